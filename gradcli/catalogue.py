@@ -1,0 +1,27 @@
+"""The catalogue as plain rows: what ``gradcli functions`` shows, read from the primitive table."""
+
+from __future__ import annotations
+
+from .primitives import ALIASES, TABLE
+from .symbolic import rule_text
+
+
+def catalogue() -> list[dict]:
+    """One dict per primitive: name, aliases, arity, syntax, derivative rules, domain, note."""
+    aliases: dict[str, list[str]] = {}
+    for alias, name in ALIASES.items():
+        aliases.setdefault(name, []).append(alias)
+    rows = []
+    for name, prim in TABLE.items():
+        params = ["a", "b"][:prim.arity]
+        if prim.symbol and prim.arity == 2:
+            syntax = f"a {prim.symbol} b" + (", a ** b, pow(a, b)" if name == "pow" else "")
+        elif prim.symbol:
+            syntax = f"{prim.symbol}a"
+        else:
+            syntax = f"{name}({', '.join(params)})"
+        rules = {f"d/d{p}": text for p, text in zip(params, rule_text(name))}
+        rows.append({"name": name, "aliases": aliases.get(name, []), "arity": prim.arity,
+                     "syntax": syntax, "derivatives": rules, "domain": prim.domain,
+                     "note": prim.note})
+    return rows

@@ -1,0 +1,196 @@
+"""The command line: click commands over the Python API. The only module that imports click.
+
+Each command is thin: read the source, parse options, call the engine, print. Every
+:class:`~gradcli.errors.GradcliError` is turned into a message on stderr and its exit code at
+one boundary (:func:`_reporting`), so no user mistake ever shows a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+
+import click
+
+from . import __version__
+from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
+
+
+class PointType(click.ParamType):
+    """``--at x=2,y=pi/4``: a mapping of names to numbers (constant expressions allowed)."""
+
+    name = "NAME=VALUE[,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, dict):
+            return value
+        from .points import parse_point
+        try:
+            return parse_point(value)
+        except GradcliError as exc:
+            self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
+
+
+class NameListType(click.ParamType):
+    """``--wrt x,y``: a comma-separated list of names."""
+
+    name = "NAME[,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        if not names:
+            self.fail("expected one or more names, e.g. --wrt x,y", param, ctx)
+        return names
+
+
+def _reporting(command):
+    """The error boundary: GradcliError -> message on stderr + its exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        ctx = click.get_current_context()
+        try:
+            return command(*args, **kwargs)
+        except GradcliError as exc:
+            click.echo(describe(exc, ctx.meta.get("gradcli.source")), err=True)
+            ctx.exit(exc.exit_code)
+        except RecursionError:  # defensive: no path should recurse, but never show a traceback
+            click.echo("error: the input is nested too deeply to process", err=True)
+            ctx.exit(2)
+        except MemoryError:
+            click.echo("error: out of memory: the input is too large", err=True)
+            ctx.exit(EXIT_NUMERICAL)
+
+    return wrapper
+
+
+def _read_source(expression: str | None, file) -> str:
+    if expression is not None and file is not None:
+        raise InputError("give either an EXPRESSION or -f FILE, not both")
+    if file is not None:
+        return file.read()
+    if expression is None:
+        raise InputError("no expression given",
+                         hint='gradcli eval "x^2 + y" --at x=1,y=2  (or -f FILE, or - for stdin)')
+    if expression == "-":
+        return sys.stdin.read()
+    return expression
+
+
+def _warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="gradcli")
+def main():
+    """gradcli: the value and exact gradient of an expression, by reverse-mode automatic
+    differentiation, with the textbook trace tables that show how it was computed.
+
+    \b
+    Examples:
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --json
+      echo "x*x" | gradcli eval - --at x=3
+      gradcli functions
+    """
+
+
+@main.command("eval", context_settings=CONTEXT)
+@click.argument("expression", required=False)
+@click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
+              help="Read the expression or program from FILE.")
+@click.option("--at", "at", type=PointType(), multiple=True,
+              help="The point: NAME=VALUE pairs, comma-separated; repeatable. "
+                   "A value may be a constant expression (x=pi/4).")
+@click.option("--wrt", type=NameListType(), default=None,
+              help="Differentiate with respect to these inputs only (default: all, "
+                   "in order of first appearance).")
+@click.option("--seed", type=float, default=1.0, show_default=True,
+              help="Adjoint of the output: the gradient is scaled by it.")
+@click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
+              help="Digits after the decimal point in human output (JSON is always exact).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in the README).")
+@_reporting
+def eval_command(expression, file, at, wrt, seed, digits, as_json):
+    """Evaluate EXPRESSION and its gradient at a point.
+
+    EXPRESSION is an expression or a program (statements separated by ';' or new lines);
+    '-' reads it from standard input.
+
+    \b
+    Examples:
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli eval "x^2*y" --at x=2 --at y=pi/4 --wrt x
+      gradcli eval -f model.grad --at a=-4,b=2 --json
+      echo "x*x" | gradcli eval - --at x=3
+
+    Exit codes: 0 success, 1 numerical failure (overflow, non-finite result),
+    2 bad input (syntax, unknown name, missing value, outside a domain).
+    """
+    from .api import compile, evaluate_graph
+    from .points import merge_points
+
+    source = _read_source(expression, file)
+    click.get_current_context().meta["gradcli.source"] = source
+    point = merge_points(list(at))
+    graph = compile(source)
+    for name in point:
+        if name not in graph.inputs:
+            _warn(f"{name} is not read by the expression; it is ignored")
+    result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+    if as_json:
+        click.echo(json.dumps(_json_result(result), ensure_ascii=False))
+    else:
+        click.echo(_plain_result(result, digits))
+
+
+def _json_result(result) -> dict:
+    return {
+        "source": result.source,
+        "inputs": result.inputs,
+        "value": result.value,
+        "gradient": result.gradient,
+        "seed": result.seed,
+    }
+
+
+def _plain_result(result, digits: int) -> str:
+    from .numbers import format_number
+    rows = [("f", result.value)] + [(f"∂f/∂{name}", g) for name, g in result.gradient.items()]
+    width = max(len(label) for label, _ in rows)
+    lines = [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
+    if result.seed != 1.0:
+        lines.append(f"(the gradient is scaled by the seed {result.seed:g})")
+    return "\n".join(lines)
+
+
+@main.command("functions", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+def functions_command(as_json):
+    """List the functions and operators with their derivative rules and domains.
+
+    In the rules, a and b are the arguments. At kinks gradcli uses the conventional
+    subgradient (relu'(0) = 0, abs'(0) = 0, ties of min/max split evenly).
+    """
+    from .catalogue import catalogue
+    rows = catalogue()
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    from .render import functions_table, show
+    show(functions_table(rows))
+
+
+def run():  # pragma: no cover - the console script entry point
+    main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

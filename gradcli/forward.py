@@ -1,0 +1,61 @@
+"""The primal sweep: every node's value, in tape order.
+
+Errors name the node: a point outside a primitive's domain is a :class:`DomainError` (exit 2),
+an overflow or a non-finite value is a :class:`NumericalError` (exit 1).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from .errors import NumericalError
+from .graph import Graph, describe_call, domain_error, overflow_error
+
+
+def forward(graph: Graph, point: Sequence[float]) -> list[float]:
+    """Values of every slot (constants, inputs, nodes) at ``point`` (input values in graph order)."""
+    base = graph.base
+    values = graph.constants + list(point) + [0.0] * len(graph.ops)
+    arg0, arg1 = graph.arg0, graph.arg1
+    primals = [p.primal for p in graph.ops]
+    k = 0
+    try:
+        for k, f in enumerate(primals):
+            b = arg1[k]
+            if b < 0:
+                values[base + k] = f(values[arg0[k]])
+            else:
+                values[base + k] = f(values[arg0[k]], values[b])
+    except (ValueError, ZeroDivisionError) as exc:
+        raise _located(graph, k, values, domain_error, exc) from None
+    except OverflowError:
+        raise _located(graph, k, values, overflow_error) from None
+    # One C-speed sum detects any inf or nan; only then look for the first one.
+    if not math.isfinite(sum(values[base:])):
+        first_non_finite(graph, values)
+    return values
+
+
+def _args(graph: Graph, k: int, values: list[float]) -> list[float]:
+    b = graph.arg1[k]
+    return [values[graph.arg0[k]]] + ([values[b]] if b >= 0 else [])
+
+
+def _located(graph: Graph, k: int, values, make, *extra):
+    error = make(graph.ops[k], _args(graph, k, values), graph.spans[k], *extra)
+    error.message = f"{graph.node_id(graph.base + k)}: {error.message}"
+    return error
+
+
+def first_non_finite(graph: Graph, values: list[float]) -> None:
+    """Raise a NumericalError naming the first node whose value is inf or nan, if any."""
+    base = graph.base
+    for k in range(len(graph.ops)):
+        v = values[base + k]
+        if not math.isfinite(v):
+            call = describe_call(graph.ops[k], _args(graph, k, values))
+            raise NumericalError(
+                f"{graph.node_id(base + k)} = {call} is {v}: the value is not a finite number",
+                graph.spans[k], hint="an intermediate result overflowed; rescale the expression "
+                                     "or evaluate at a smaller point")

@@ -1,0 +1,326 @@
+"""Lowering: AST -> a tape of engine nodes in topological order.
+
+The tape is flat arrays indexed by *slot*: constants first, then the inputs (in order of first
+appearance in the source), then the operation nodes sorted by depth (longest path from the
+inputs) and, within a depth, left to right in the source. That order is the textbooks' numbering
+(Griewank & Walther; Baydin et al. 2018, Table 2): node k is ``v{k+1}``. Operations whose
+arguments are all constants are folded into constants, so constants never carry an adjoint.
+
+Assignments are single-static-assignment: ``c += 1`` makes a new node and rebinds ``c``; each
+binding is remembered on its node as a label (``c``, or ``c#2`` when ``c`` is assigned again).
+The traversal uses an explicit stack: a 100,000-deep nesting lowers without recursion.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+
+from .ast import Assign, Binary, Call, Num, Program, Unary, Var
+from .errors import DomainError, LimitError, NameLookupError, NumericalError, Span
+from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
+
+MAX_NODES = 5_000_000  # past this a graph would take gigabytes; say so instead
+
+_CONST, _INPUT, _NODE = 0, 1, 2
+_NEG = TABLE["neg"]
+_BINARY = {op: TABLE[name] for op, name in BINARY_OPERATORS.items()}
+
+
+@dataclass(slots=True)
+class Graph:
+    """A lowered program. Slots: ``[0, n_const)`` constants, then inputs, then nodes."""
+
+    source: str
+    constants: list[float]
+    inputs: list[str]
+    ops: list[Primitive]  # node k lives in slot base + k
+    arg0: list[int]
+    arg1: list[int]  # -1 for a one-argument primitive
+    depth: list[int]
+    spans: list[Span]
+    output: int  # the slot of the result (a node, an input or a constant)
+    labels: dict[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
+    input_spans: list[Span] = field(default_factory=list)  # first read of each input
+
+    @property
+    def n_const(self) -> int:
+        return len(self.constants)
+
+    @property
+    def base(self) -> int:
+        """Slot of the first node (v1)."""
+        return len(self.constants) + len(self.inputs)
+
+    @property
+    def n_slots(self) -> int:
+        return self.base + len(self.ops)
+
+    def kind(self, slot: int) -> str:
+        if slot < len(self.constants):
+            return "constant"
+        return "input" if slot < self.base else "node"
+
+    def node_id(self, slot: int) -> str:
+        """The id used in trace tables: an input's name, ``v1``..``vk``, or a constant's value."""
+        if slot >= self.base:
+            return f"v{slot - self.base + 1}"
+        if slot >= len(self.constants):
+            return self.inputs[slot - len(self.constants)]
+        return format_constant(self.constants[slot])
+
+    def level_ranges(self) -> list[tuple[int, int]]:
+        """(first slot, end slot) of each depth level of nodes, shallowest first."""
+        ranges, start, base = [], 0, self.base
+        depth = self.depth
+        for k in range(1, len(depth) + 1):
+            if k == len(depth) or depth[k] != depth[start]:
+                ranges.append((base + start, base + k))
+                start = k
+        return ranges
+
+    def live_nodes(self) -> list[bool]:
+        """For each node, whether the output depends on it (dead statements are skipped in reverse)."""
+        base, n = self.base, len(self.ops)
+        live = [False] * n
+        if self.output >= base:
+            live[self.output - base] = True
+        arg0, arg1 = self.arg0, self.arg1
+        for k in range(n - 1, -1, -1):  # descending depth: every user is seen before its arguments
+            if live[k]:
+                a, b = arg0[k] - base, arg1[k] - base
+                if a >= 0:
+                    live[a] = True
+                if b >= 0:
+                    live[b] = True
+        return live
+
+
+def format_constant(value: float, named: bool = True) -> str:
+    """A constant as source text that reads back to the same float (``pi`` and ``e`` by name)."""
+    if named and value == math.pi:
+        return "pi"
+    if named and value == math.e:
+        return "e"
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value)
+
+
+def _suggest(name: str) -> str | None:
+    close = difflib.get_close_matches(name, function_names(), n=3, cutoff=0.6)
+    if not close:
+        return None
+    return "did you mean " + " or ".join(close) + "?"
+
+
+def lower(program: Program, source: str = "") -> Graph:
+    """Lower a parsed program to a :class:`Graph` (a tape in textbook order)."""
+    # Entities get temporary ids in creation order; final slots are assigned at the end.
+    kind: list[int] = []
+    value: list[float] = []  # for constants
+    op: list[Primitive | None] = []
+    a0: list[int] = []
+    a1: list[int] = []
+    depth: list[int] = []
+    spans: list[Span] = []
+    const_ids: dict = {}
+    input_ids: dict[str, int] = {}
+    input_spans: list[Span] = []
+    env: dict[str, int] = {}  # assigned name -> id
+    assigned_count: dict[str, int] = {}
+    bindings: list[tuple[int, str, int]] = []  # (id, name, version)
+
+    def constant(v: float) -> int:
+        key = (v, math.copysign(1.0, v)) if v == 0 else v  # keep -0.0 apart from 0.0
+        tid = const_ids.get(key)
+        if tid is None:
+            tid = const_ids[key] = len(kind)
+            kind.append(_CONST); value.append(v); op.append(None)
+            a0.append(-1); a1.append(-1); depth.append(0); spans.append((0, 0))
+        return tid
+
+    def read(name: str, span: Span) -> int:
+        tid = env.get(name)
+        if tid is not None:
+            return tid
+        if name in CONSTANTS:
+            return constant(CONSTANTS[name])
+        tid = input_ids.get(name)
+        if tid is None:
+            if lookup(name) is not None:
+                raise NameLookupError(f"{name} is a function, not a variable", span,
+                                      hint=f"call it: {name}(...)")
+            tid = input_ids[name] = len(kind)
+            input_spans.append(span)
+            kind.append(_INPUT); value.append(0.0); op.append(None)
+            a0.append(-1); a1.append(-1); depth.append(0); spans.append(span)
+        return tid
+
+    def emit(prim: Primitive, args: list[int], span: Span) -> int:
+        if all(kind[t] == _CONST for t in args):
+            return constant(_fold(prim, [value[t] for t in args], span))
+        tid = len(kind)
+        if tid >= MAX_NODES:
+            raise LimitError(f"the expression has more than {MAX_NODES:,} operations",
+                             hint="split it into smaller expressions")
+        kind.append(_NODE); value.append(0.0); op.append(prim)
+        first = args[0]
+        second = args[1] if len(args) > 1 else -1
+        a0.append(first); a1.append(second)
+        depth.append(1 + max(depth[first], depth[second] if second >= 0 else 0))
+        spans.append(span)
+        return tid
+
+    def lower_expr(expr) -> int:
+        results: list[int] = []
+        stack = [(expr, False)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, ready = pop()
+            t = type(node)
+            if t is Num:
+                results.append(constant(node.value))
+            elif t is Var:
+                results.append(read(node.name, node.span))
+            elif not ready:
+                push((node, True))
+                if t is Binary:
+                    push((node.right, False)); push((node.left, False))
+                elif t is Unary:
+                    push((node.operand, False))
+                elif t is Call:
+                    _check_call(node)
+                    for arg in reversed(node.args):
+                        push((arg, False))
+                else:
+                    raise TypeError(f"not an expression: {node!r}")
+            elif t is Binary:
+                right = results.pop()
+                left = results.pop()
+                results.append(emit(_BINARY[node.op], [left, right], node.span))
+            elif t is Unary:
+                if node.op == "-":
+                    results.append(emit(_NEG, [results.pop()], node.span))
+                # unary plus is the identity: no node
+            else:  # Call
+                n = len(node.args)
+                args = results[-n:]
+                del results[-n:]
+                results.append(emit(lookup(node.name), args, node.span))
+        return results[0]
+
+    result = -1
+    for stmt in program.statements:
+        if type(stmt) is Assign:
+            name = stmt.name
+            name_span = (stmt.span[0], stmt.span[0] + len(name))
+            if stmt.op != "=" and name not in env:
+                raise NameLookupError(f"{name} {stmt.op} ... updates {name}, which has no value yet",
+                                      name_span, hint=f"assign it first: {name} = ...")
+            if lookup(name) is not None:
+                raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
+            value_expr = stmt.value
+            if stmt.op != "=":
+                value_expr = Binary(stmt.op[0], Var(name, name_span), value_expr, stmt.span)
+            result = lower_expr(value_expr)
+            if name in input_ids:
+                raise NameLookupError(
+                    f"{name} is an input (it is read before any assignment), so it cannot be assigned",
+                    name_span, hint=f"assign to a new name, e.g. {name}2 {stmt.op} ...")
+            env[name] = result
+            version = assigned_count[name] = assigned_count.get(name, 0) + 1
+            bindings.append((result, name, version))
+        else:
+            result = lower_expr(stmt)
+
+    return _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_spans,
+                   bindings, assigned_count, result)
+
+
+def _check_call(node: Call) -> None:
+    prim = lookup(node.name)
+    if prim is None:
+        raise NameLookupError(f"unknown function {node.name}", node.name_span,
+                              hint=_suggest(node.name) or "`gradcli functions` lists them all")
+    if len(node.args) != prim.arity:
+        want = "1 argument" if prim.arity == 1 else f"{prim.arity} arguments"
+        raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span)
+
+
+def _fold(prim: Primitive, args: list[float], span: Span) -> float:
+    """Evaluate a primitive on constants at lowering time, with the same errors as the sweep."""
+    try:
+        result = prim.primal(*args)
+    except (ValueError, ZeroDivisionError) as exc:
+        raise domain_error(prim, args, span, exc) from None
+    except OverflowError:
+        raise overflow_error(prim, args, span) from None
+    if not math.isfinite(result):
+        raise overflow_error(prim, args, span)
+    return result
+
+
+def describe_call(prim: Primitive, args: list[float]) -> str:
+    """``log(-1)`` or ``2 / 0``: a primitive applied to values, for messages."""
+    shown = [format_constant(float(a)) for a in args]
+    if prim.symbol and len(args) == 2:
+        return f"{shown[0]} {prim.symbol} {shown[1]}"
+    if prim.symbol:
+        return f"{prim.symbol}{shown[0]}"
+    return f"{prim.name}({', '.join(shown)})"
+
+
+def domain_error(prim: Primitive, args: list[float], span: Span, exc: Exception) -> DomainError:
+    if prim.name == "div":
+        return DomainError(f"division by zero: {describe_call(prim, args)}", span,
+                           label="the divisor is 0")
+    return DomainError(f"{describe_call(prim, args)} is outside the domain of {prim.name} "
+                       f"({prim.domain})", span, label=f"{prim.name} is undefined here")
+
+
+def overflow_error(prim: Primitive, args: list[float], span: Span) -> NumericalError:
+    return NumericalError(f"{describe_call(prim, args)} overflows: the result is too large "
+                          "for a 64-bit float", span)
+
+
+def _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_spans, bindings,
+            assigned_count, result) -> Graph:
+    """Assign final slots (constants, inputs, nodes by depth) and remap the arguments."""
+    slot = [0] * len(kind)
+    constants, nodes = [], []
+    for tid, k in enumerate(kind):
+        if k == _CONST:
+            slot[tid] = len(constants)
+            constants.append(value[tid])
+        elif k == _NODE:
+            nodes.append(tid)
+    n_in = len(input_ids)
+    for i, tid in enumerate(input_ids.values()):
+        slot[tid] = len(constants) + i
+    # Bucket the nodes by depth, keeping creation (left-to-right) order within a depth.
+    by_depth: list[list[int]] = [[] for _ in range(max((depth[t] for t in nodes), default=0) + 1)]
+    for tid in nodes:
+        by_depth[depth[tid]].append(tid)
+    ordered = [tid for bucket in by_depth for tid in bucket]
+    base = len(constants) + n_in
+    for k, tid in enumerate(ordered):
+        slot[tid] = base + k
+    labels: dict[int, list[str]] = {}
+    for tid, name, version in bindings:
+        label = f"{name}#{version}" if assigned_count[name] > 1 else name
+        labels.setdefault(slot[tid], []).append(label)
+    return Graph(
+        source=source,
+        constants=constants,
+        inputs=list(input_ids),
+        ops=[op[t] for t in ordered],
+        arg0=[slot[a0[t]] for t in ordered],
+        arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
+        depth=[depth[t] for t in ordered],
+        spans=[spans[t] for t in ordered],
+        output=slot[result],
+        labels=labels,
+        input_spans=input_spans,
+    )

@@ -1,0 +1,185 @@
+"""Source text -> AST, with Lark's LALR parser built once per process (and cached on disk).
+
+The transformer is passed to the parser, so the AST is built during the parse itself: there is
+no second, recursive pass over a tree, and a 100,000-deep nesting parses like a flat one.
+Lark's exceptions become :class:`~gradcli.errors.ParseError` with a span and a hint.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+from lark import Lark, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from .ast import Assign, Binary, Call, Num, Program, Unary, Var
+from .errors import ParseError
+
+# How each terminal is named in "expected ..." messages.
+_FRIENDLY = {
+    "NUMBER": "a number", "NAME": "a name", "LPAR": "'('", "RPAR": "')'", "COMMA": "','",
+    "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "POW": "'^'",
+    "ASSIGN_OP": "'='", "_SEP": "';' or a new line", "$END": "the end of the input",
+}
+_OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW")
+_OPERAND_START = ("NUMBER", "NAME", "LPAR")
+
+
+@v_args(inline=True)
+class _ToAst(Transformer):
+    """Lark callbacks, one per grammar alias, each returning an AST node."""
+
+    def num(self, tok):
+        value = float(tok)
+        if value == float("inf"):
+            raise ParseError(f"the number {tok} is too large for a 64-bit float",
+                             (tok.start_pos, tok.end_pos), hint="the largest is about 1.8e308")
+        return Num(value, (tok.start_pos, tok.end_pos))
+
+    def var(self, tok):
+        return Var(str(tok), (tok.start_pos, tok.end_pos))
+
+    def unary(self, op, operand):
+        return Unary(op.value, operand, (op.start_pos, operand.span[1]))
+
+    def binary(self, left, op, right):
+        return Binary("^" if op.value == "**" else op.value, left, right,
+                      (left.span[0], right.span[1]))
+
+    def call(self, name, _lpar, *rest):
+        return Call(str(name), tuple(rest[0:-1:2]), (name.start_pos, rest[-1].end_pos),
+                    (name.start_pos, name.end_pos))
+
+    def group(self, lpar, inner, rpar):
+        return inner
+
+    def assign(self, name, op, value):
+        return Assign(str(name), op.value, value, (name.start_pos, value.span[1]))
+
+    def program(self, *statements):
+        return Program(statements)
+
+
+class _NewlinesInParentheses:
+    """Post-lexer: a newline inside parentheses continues the expression instead of ending it."""
+
+    always_accept = ()
+
+    def process(self, stream):
+        depth = 0
+        for tok in stream:
+            kind = tok.type
+            if kind == "LPAR":
+                depth += 1
+            elif kind == "RPAR":
+                depth -= 1
+            elif depth > 0 and kind == "_SEP" and tok.value != ";":
+                continue
+            yield tok
+
+
+_parser: Lark | None = None
+
+
+def grammar_text() -> str:
+    """The grammar, read from the installed package data (``grammar/gradcli.lark``)."""
+    return resources.files("gradcli.grammar").joinpath("gradcli.lark").read_text(encoding="utf-8")
+
+
+def build_parser(**options) -> Lark:
+    """A new LALR parser for the grammar; ``options`` go to :class:`lark.Lark`."""
+    settings = dict(parser="lalr", lexer="basic", transformer=_ToAst(),
+                    postlex=_NewlinesInParentheses(), maybe_placeholders=False)
+    settings.update(options)
+    return Lark(grammar_text(), **settings)
+
+
+def _get_parser() -> Lark:
+    global _parser
+    if _parser is None:
+        try:
+            # The cache file holds the LALR tables, keyed by a hash of grammar and Lark version.
+            _parser = build_parser(cache=True)
+        except OSError:
+            _parser = build_parser()
+    return _parser
+
+
+def parse(source: str) -> Program:
+    """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
+    try:
+        program = _get_parser().parse(source)
+    except UnexpectedInput as exc:
+        raise _translate(exc, source) from None
+    if not program.statements:
+        raise ParseError("the expression is empty", hint='write an expression such as "x^2 + 1"')
+    return Program(program.statements, (0, len(source)))
+
+
+def _expected(names) -> str:
+    names = set(names)
+    lead = []
+    if names & {"STAR", "SLASH", "POW"}:  # only binary operators can follow an operand
+        lead.append("an operator")
+        names -= set(_OPERATORS)
+    if names & set(_OPERAND_START):
+        lead.append("an expression")
+        names -= {"NUMBER", "NAME", "LPAR", "PLUS", "MINUS"}
+    words = lead + sorted({_FRIENDLY[n] for n in names if n in _FRIENDLY})
+    if not words:
+        return ""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _unclosed_paren(source: str, end: int) -> int | None:
+    """Offset of the innermost '(' still open at ``end``, if any."""
+    stack = []
+    for i, ch in enumerate(source[:end]):
+        if ch == "(":
+            stack.append(i)
+        elif ch == ")" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def _translate(exc: UnexpectedInput, source: str) -> ParseError:
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        char = source[pos]
+        return ParseError(f"unexpected character {char!r}", (pos, pos + 1),
+                          hint="expressions are made of numbers, names, + - * / ^ ** ( ) , "
+                               "and programs of = += -= *= /= ; and # comments")
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        expected = set(exc.expected)
+        at_end = tok.type == "$END"
+        pos = len(source.rstrip()) if at_end else tok.start_pos
+        end = pos + max(1, len(tok.value)) if not at_end else pos + 1
+        span = (pos, end)
+        what = "end of input" if at_end else (
+            "new line" if tok.type == "_SEP" and tok.value != ";" else repr(str(tok.value)))
+        if "RPAR" in expected and (at_end or tok.type == "_SEP"):
+            opened = _unclosed_paren(source, pos)
+            hint = f"the '(' at column {opened + 1} is never closed" if opened is not None else None
+            return ParseError(f"unexpected {what}: expected ')'", span, hint=hint)
+        if tok.type == "RPAR" and _unclosed_paren(source, pos) is None:
+            return ParseError("unmatched ')'", span, hint="remove it or add the '(' it closes")
+        if tok.type in _OPERAND_START and "STAR" in expected:
+            before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\))\s*$", source[:pos])
+            after = re.match(r"\w+|\([^()]*\)|\(", source[pos:])
+            left = before.group(1) if before else "…"
+            right = after.group(0) if after else str(tok.value)
+            return ParseError(f"unexpected {what}: expected an operator", span,
+                              hint=f"gradcli has no implicit multiplication: write {left}*{right}")
+        if tok.type == "ASSIGN_OP":
+            if tok.value == "=" and source[:pos].rstrip().endswith("="):
+                return ParseError(f"unexpected {what}", span,
+                                  hint="gradcli has no comparison operators; '=' assigns a name")
+            return ParseError(f"unexpected {what}", span,
+                              hint="only a plain name can be assigned to, at the start of a statement")
+        expect = _expected(expected)
+        if at_end and expect:
+            return ParseError(f"the input ends too early: expected {expect}", span)
+        return ParseError(f"unexpected {what}" + (f": expected {expect}" if expect else ""), span)
+    return ParseError(str(exc).splitlines()[0], (0, len(source)))

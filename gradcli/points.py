@@ -1,0 +1,92 @@
+"""Points: ``x=2,y=pi/4`` -> {name: float}, for ``--at`` and the Python API.
+
+A value is a number or a constant expression in the language itself (``pi/4``,
+``atan2(1, 2)``), evaluated by the same parser and lowering, never by Python's ``eval``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import GradcliError, InputError
+
+_NAME = re.compile(r"[^\W\d]\w*\Z")
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside parentheses: ``x=atan2(1,2),y=3`` -> two parts."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def constant_value(text: str, what: str) -> float:
+    """The value of a number or constant expression; ``what`` names it in errors."""
+    text = text.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None:
+        if not text:
+            raise InputError(f"{what} has no value")
+        from .graph import lower
+        from .parser import parse
+        try:
+            graph = lower(parse(text), text)
+        except GradcliError as exc:
+            raise InputError(f"{what}: {text!r} is not a number or constant expression "
+                             f"({exc.message})") from None
+        if graph.inputs:
+            raise InputError(f"{what}: {text!r} is not a number: it reads "
+                             f"{', '.join(graph.inputs)}",
+                             hint="a value may use numbers, pi, e and functions, not variables")
+        if graph.output >= graph.n_const:
+            raise InputError(f"{what}: {text!r} is not a constant expression")
+        value = graph.constants[graph.output]
+    if not math.isfinite(value):
+        raise InputError(f"{what} is {text!r}, which is not a finite number")
+    return value
+
+
+def parse_point(text: str) -> dict[str, float]:
+    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors name the offending part."""
+    point: dict[str, float] = {}
+    for part in split_top_level(text):
+        part = part.strip()
+        if not part:
+            if text.strip() in ("", ","):
+                raise InputError(f"--at {text!r} gives no values", hint="write --at x=2,y=3")
+            continue
+        name, eq, value = part.partition("=")
+        name = name.strip()
+        if not eq:
+            raise InputError(f"--at {part!r}: no value for {name}", hint=f"write {name}=2")
+        if not name:
+            raise InputError(f"--at {part!r}: a value without a name", hint="write x=2")
+        if not _NAME.match(name):
+            raise InputError(f"--at {part!r}: {name!r} is not a valid name")
+        if name in point:
+            raise InputError(f"--at gives {name} twice")
+        point[name] = constant_value(value, f"the value of {name}")
+    return point
+
+
+def merge_points(parts: list[dict[str, float]]) -> dict[str, float]:
+    """Several ``--at`` options into one point; a name given twice is an error."""
+    merged: dict[str, float] = {}
+    for part in parts:
+        for name, value in part.items():
+            if name in merged:
+                raise InputError(f"--at gives {name} twice")
+            merged[name] = value
+    return merged

@@ -1,0 +1,167 @@
+"""THE table of primitives: name -> arity, primal, one partial-derivative rule per argument, domain.
+
+Every derivative in gradcli (reverse mode, forward mode, the trace's local derivatives, the
+numerical check, symbolic ``diff``) reads the same row. A rule is a function ``(m, *args, ans)``
+that returns the partial derivative of the primitive with respect to one argument, where ``ans``
+is the primitive's own value and ``m`` is a namespace of the catalogue's functions. Because a
+rule only uses ``m`` and arithmetic operators, the same rule computes on floats (``m = FLOAT``)
+and builds expressions when given symbolic values: the rules are themselves differentiable,
+as HIPS autograd's are.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Primitive:
+    name: str
+    arity: int
+    primal: Callable[..., float]
+    partials: tuple[Callable, ...]  # partials[k](m, *args, ans) = d ans / d args[k]
+    domain: str  # in words, for `gradcli functions` and domain errors
+    symbol: str | None = None  # infix/prefix operator, for the arithmetic rows
+    note: str = ""  # conventions at kinks and singular points
+
+    @property
+    def is_operator(self) -> bool:
+        return self.symbol is not None
+
+
+# -- numerically careful primals ---------------------------------------------------------------
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)  # no overflow for very negative x
+    return z / (1.0 + z)
+
+
+def _softplus(x: float) -> float:
+    return math.log1p(math.exp(-abs(x))) + (x if x > 0 else 0.0)
+
+
+def _relu(x: float) -> float:
+    return x if x > 0 else 0.0
+
+
+def _sign(x: float) -> float:
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+
+
+def _step(x: float) -> float:
+    return 1.0 if x > 0 else 0.0
+
+
+def _cbrt(x: float) -> float:
+    return math.copysign(abs(x) ** (1.0 / 3.0), x)
+
+
+_cbrt = getattr(math, "cbrt", _cbrt)  # math.cbrt is exact to the last bit, Python >= 3.11
+
+
+def _row(name, arity, primal, partials, domain="all reals", symbol=None, note=""):
+    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note)
+
+
+# -- the table: one line per primitive, rules as (m, args..., ans) -----------------------------
+# Names of arguments in the rules: a (first), b (second), y (the primitive's value).
+
+TABLE: dict[str, Primitive] = {p.name: p for p in (
+    # arithmetic operators
+    _row("add", 2, operator.add, (lambda m, a, b, y: 1.0, lambda m, a, b, y: 1.0), symbol="+"),
+    _row("sub", 2, operator.sub, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -1.0), symbol="-"),
+    _row("mul", 2, operator.mul, (lambda m, a, b, y: b, lambda m, a, b, y: a), symbol="*"),
+    _row("div", 2, operator.truediv, (lambda m, a, b, y: 1 / b, lambda m, a, b, y: -y / b),
+         "b ≠ 0", symbol="/"),
+    _row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-"),
+    _row("pow", 2, math.pow, (lambda m, a, b, y: b * m.pow(a, b - 1),
+                              lambda m, a, b, y: y * m.log(a)),
+         "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
+         note="∂/∂b = a^b·ln a needs a > 0 (it is only computed when b is not a constant)"),
+    # exponentials and logarithms
+    _row("exp", 1, math.exp, (lambda m, a, y: y,)),
+    _row("expm1", 1, math.expm1, (lambda m, a, y: y + 1,)),
+    _row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0"),
+    _row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1"),
+    _row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0"),
+    _row("log10", 1, math.log10, (lambda m, a, y: 1 / (a * m.log(10.0)),), "a > 0"),
+    _row("sqrt", 1, math.sqrt, (lambda m, a, y: 0.5 / y,), "a ≥ 0",
+         note="not differentiable at 0 (infinite slope)"),
+    _row("cbrt", 1, _cbrt, (lambda m, a, y: 1 / (3 * y ** 2),),
+         note="not differentiable at 0 (infinite slope)"),
+    # trigonometric
+    _row("sin", 1, math.sin, (lambda m, a, y: m.cos(a),)),
+    _row("cos", 1, math.cos, (lambda m, a, y: -m.sin(a),)),
+    _row("tan", 1, math.tan, (lambda m, a, y: 1 + y ** 2,), "a ≠ π/2 + kπ"),
+    _row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
+         note="not differentiable at ±1"),
+    _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
+         note="not differentiable at ±1"),
+    _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a ** 2),)),
+    _row("atan2", 2, math.atan2, (lambda m, a, b, y: b / (a ** 2 + b ** 2),
+                                  lambda m, a, b, y: -a / (a ** 2 + b ** 2)),
+         note="atan2(a, b) is the angle of the point (b, a); not differentiable at (0, 0)"),
+    _row("hypot", 2, math.hypot, (lambda m, a, b, y: a / y, lambda m, a, b, y: b / y),
+         note="not differentiable at (0, 0)"),
+    # hyperbolic
+    _row("sinh", 1, math.sinh, (lambda m, a, y: m.cosh(a),)),
+    _row("cosh", 1, math.cosh, (lambda m, a, y: m.sinh(a),)),
+    _row("tanh", 1, math.tanh, (lambda m, a, y: 1 - y ** 2,)),
+    _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.sqrt(a ** 2 + 1),)),
+    _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / m.sqrt(a ** 2 - 1),), "a ≥ 1",
+         note="not differentiable at 1"),
+    _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1"),
+    # machine learning
+    _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * (1 - y),)),
+    _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),)),
+    _row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
+         note="relu'(0) = 0 (the conventional subgradient)"),
+    # piecewise
+    _row("abs", 1, math.fabs, (lambda m, a, y: m.sign(a),),
+         note="abs'(0) = 0 (the conventional subgradient)"),
+    _row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
+                         lambda m, a, b, y: (1 + m.sign(a - b)) / 2),
+         note="at a tie a = b each argument gets 1/2"),
+    _row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
+                         lambda m, a, b, y: (1 - m.sign(a - b)) / 2),
+         note="at a tie a = b each argument gets 1/2"),
+    _row("sign", 1, _sign, (lambda m, a, y: 0.0,),
+         note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)"),
+    _row("step", 1, _step, (lambda m, a, y: 0.0,),
+         note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)"),
+    # special
+    _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-a ** 2),)),
+)}
+
+ALIASES: dict[str, str] = {
+    "ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fabs": "abs",
+    "logistic": "sigmoid",
+}
+
+CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+
+# Infix operators of the language and the rows that compute them.
+BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
+
+# The float namespace the rules compute with: every primitive's primal, by name, and the constants.
+FLOAT = SimpleNamespace(**{p.name: p.primal for p in TABLE.values()}, **CONSTANTS)
+
+
+def function_names() -> list[str]:
+    """Every name that can be called, including aliases, sorted."""
+    return sorted([n for n, p in TABLE.items() if not p.is_operator or n == "pow"] + list(ALIASES))
+
+
+def lookup(name: str) -> Primitive | None:
+    """The primitive callable as ``name(...)`` (aliases resolved), or None."""
+    p = TABLE.get(ALIASES.get(name, name))
+    if p is None or (p.is_operator and p.name != "pow"):
+        return None
+    return p

@@ -1,0 +1,96 @@
+"""The adjoint sweep (reverse mode), as in HIPS autograd's ``backward_pass``.
+
+Starting from the output's adjoint (the seed), nodes are visited from the deepest level down
+and left to right within a level; each node passes ``upstream * local`` to each argument that is
+not a constant, where ``local`` is the primitive's partial-derivative rule from the table.
+Adjoints live in a list created for each call, never on the nodes, so two calls agree. With
+``record=True`` every contribution is kept as a :class:`Contribution` for the trace tables.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from .errors import NumericalError
+from .graph import Graph, describe_call
+from .primitives import FLOAT
+
+
+class Contribution(NamedTuple):
+    """One edge of the reverse sweep: ``adjoint[target] += upstream * local``."""
+
+    source: int  # the node whose adjoint flows back (slot)
+    target: int  # the argument receiving it (slot)
+    upstream: float
+    local: float
+    contribution: float
+
+
+def visit_order(graph: Graph) -> list[int]:
+    """Slots of the nodes the output depends on, deepest level first, left to right within one."""
+    live, base = graph.live_nodes(), graph.base
+    return [s for lo, hi in reversed(graph.level_ranges()) for s in range(lo, hi) if live[s - base]]
+
+
+def reverse(graph: Graph, values: list[float], seed: float = 1.0,
+            record: bool = False) -> tuple[list[float], list[Contribution]]:
+    """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions."""
+    adjoint = [0.0] * graph.n_slots
+    adjoint[graph.output] = seed
+    records: list[Contribution] = []
+    base, n_const, m = graph.base, graph.n_const, FLOAT
+    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+    s = base
+    try:
+        for s in visit_order(graph):
+            k = s - base
+            g = adjoint[s]
+            a, b, y = arg0[k], arg1[k], values[s]
+            rules = ops[k].partials
+            if b < 0:
+                if a >= n_const:
+                    local = rules[0](m, values[a], y)
+                    adjoint[a] += g * local
+                    if record:
+                        records.append(Contribution(s, a, g, local, g * local))
+                continue
+            va, vb = values[a], values[b]
+            if a >= n_const:
+                local = rules[0](m, va, vb, y)
+                adjoint[a] += g * local
+                if record:
+                    records.append(Contribution(s, a, g, local, g * local))
+            if b >= n_const:
+                local = rules[1](m, va, vb, y)
+                adjoint[b] += g * local
+                if record:
+                    records.append(Contribution(s, b, g, local, g * local))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise _not_differentiable(graph, s, values) from None
+    return adjoint, records
+
+
+def _not_differentiable(graph: Graph, s: int, values: list[float]) -> NumericalError:
+    k = s - graph.base
+    prim = graph.ops[k]
+    args = [values[graph.arg0[k]]] + ([values[graph.arg1[k]]] if graph.arg1[k] >= 0 else [])
+    note = f" ({prim.note})" if prim.note else ""
+    return NumericalError(
+        f"{graph.node_id(s)} = {describe_call(prim, args)}: the derivative is not finite here{note}",
+        graph.spans[k], label="not differentiable at this point")
+
+
+def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float) -> None:
+    """Raise a NumericalError naming the first edge whose contribution is not finite, if any."""
+    n_const = graph.n_const
+    if all(math.isfinite(adjoint[i]) for i in range(n_const, graph.base)):
+        return
+    _, records = reverse(graph, values, seed, record=True)
+    for rec in records:
+        if not math.isfinite(rec.contribution):
+            k = rec.source - graph.base
+            raise NumericalError(
+                f"the gradient is not finite: the contribution of {graph.node_id(rec.source)} "
+                f"to {graph.node_id(rec.target)} is {rec.contribution}", graph.spans[k])
+    raise NumericalError("the gradient is not finite")

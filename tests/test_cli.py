@@ -1,0 +1,172 @@
+"""The command line, through click's CliRunner and as the installed console script."""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from gradcli.cli import main
+
+SEED = "log(x)+x*y-sin(y)"
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args, input=None, env=None):
+        return runner.invoke(main, list(args), input=input, env=env)
+    return invoke
+
+
+def test_seed_example_plain_output(run):
+    result = run("eval", SEED, "--at", "x=2,y=3")
+    assert result.exit_code == 0
+    assert result.output == (
+        "f     = 6.552027172500\n"
+        "∂f/∂x = 3.500000000000\n"
+        "∂f/∂y = 2.989992496600\n"
+    )
+
+
+def test_digits_changes_the_display(run):
+    result = run("eval", SEED, "--at", "x=2", "--at", "y=3", "--digits", "3")
+    assert result.output.splitlines() == ["f     = 6.552", "∂f/∂x = 3.500", "∂f/∂y = 2.990"]
+
+
+def test_json_schema_and_full_precision(run):
+    result = run("eval", SEED, "--at", "x=2,y=3", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["source"] == SEED
+    assert data["inputs"] == {"x": 2.0, "y": 3.0}
+    assert data["value"] == math.log(2) + 6 - math.sin(3)
+    assert data["gradient"] == {"x": 3.5, "y": 2 - math.cos(3)}
+    assert data["seed"] == 1.0
+
+
+def test_stdin_and_file(run, tmp_path):
+    assert run("eval", "-", "--at", "x=3", input="x*x\n").output == "f     = 9.000000000000\n∂f/∂x = 6.000000000000\n"
+    program = tmp_path / "model.grad"
+    program.write_text("c = a + b\nd = a * b + b**3\nd\n")
+    data = json.loads(run("eval", "-f", str(program), "--at", "a=-4,b=2", "--json").output)
+    assert data["value"] == -8 + 8
+    assert data["gradient"] == {"a": 2, "b": -4 + 12}
+
+
+def test_at_values_may_be_constant_expressions(run):
+    data = json.loads(run("eval", "sin(x)", "--at", "x=pi/4", "--json").output)
+    assert data["inputs"]["x"] == math.pi / 4
+    data = json.loads(run("eval", "x", "--at", "x=atan2(1, 1),", "--json").output)
+    assert data["inputs"]["x"] == math.pi / 4
+
+
+def test_wrt_and_seed(run):
+    data = json.loads(run("eval", SEED, "--at", "x=2,y=3", "--wrt", "y", "--seed", "2", "--json").output)
+    assert data["gradient"] == {"y": 2 * (2 - math.cos(3))}
+
+
+def test_unknown_name_in_at_is_a_warning(run):
+    result = run("eval", "x+1", "--at", "x=1,z=2")
+    assert result.exit_code == 0
+    assert "warning: z is not read" in result.stderr
+    assert "∂f/∂z" not in result.stdout
+
+
+# (arguments, exit code, words the message must contain)
+ERRORS = [
+    (["eval", "log(x", "--at", "x=1"], 2, ["expected ')'", "log(x", "     ^"]),
+    (["eval", "2x", "--at", "x=1"], 2, ["write 2*x"]),
+    (["eval", "sinn(x)", "--at", "x=1"], 2, ["unknown function sinn", "did you mean sin"]),
+    (["eval", "x*y", "--at", "x=1"], 2, ["no value for input y", "--at y=1"]),
+    (["eval", "x", "--at", "x=abc"], 2, ["abc", "not a number"]),
+    (["eval", "x", "--at", "x"], 2, ["no value for x"]),
+    (["eval", "x", "--at", "x=1e999"], 2, ["not a finite number"]),
+    (["eval", "x", "--at", "x=1", "--at", "x=2"], 2, ["x twice"]),
+    (["eval", "log(x)", "--at", "x=-1"], 2, ["log(-1)", "domain of log"]),
+    (["eval", "sqrt(x)", "--at", "x=-4"], 2, ["sqrt(-4)"]),
+    (["eval", "1/x", "--at", "x=0"], 2, ["division by zero"]),
+    (["eval", "asin(x)", "--at", "x=2"], 2, ["asin(2)"]),
+    (["eval", "exp(x)", "--at", "x=1000"], 1, ["v1", "exp(1000)", "overflows"]),
+    (["eval", ""], 2, ["empty"]),
+    (["eval"], 2, ["no expression given"]),
+    (["eval", "atan2(x)", "--at", "x=1"], 2, ["atan2 takes 2 arguments"]),
+    (["eval", "x", "--at", "x=1", "--wrt", "y"], 2, ["--wrt names y"]),
+]
+
+
+@pytest.mark.parametrize("args, code, words", ERRORS)
+def test_bad_input_gets_a_message_and_exit_code(run, args, code, words):
+    result = run(*args)
+    assert result.exit_code == code, result.output
+    for word in words:
+        assert word in result.stderr, result.stderr
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_help_has_examples_and_every_command_has_help(run):
+    assert "Examples" in run("--help").output
+    for command in main.commands:
+        result = run(command, "--help")
+        assert result.exit_code == 0
+        assert "Usage" in result.output
+
+
+def test_version(run):
+    from gradcli import __version__
+    result = run("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_functions_lists_every_primitive_with_its_rule(run):
+    result = run("functions", "--json")
+    rows = {row["name"]: row for row in json.loads(result.output)}
+    assert rows["sin"]["derivatives"] == {"d/da": "cos(a)"}
+    assert "relu'(0) = 0" in rows["relu"]["note"]
+    assert "tie" in rows["min"]["note"]
+    table = run("functions").output
+    for name in ("exp", "erf", "atan2", "hypot", "softplus", "abs"):
+        assert name in table
+
+
+# -- the real console script, installed, run from outside the source tree -----------------------
+
+def _console_script():
+    found = shutil.which("gradcli", path=os.path.dirname(sys.executable)) or shutil.which("gradcli")
+    if not found:
+        pytest.fail("the gradcli console script is not installed (pip install -e .)")
+    return found
+
+
+def test_installed_console_script(tmp_path):
+    out = subprocess.run([_console_script(), "eval", SEED, "--at", "x=2,y=3", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["gradient"]["x"] == 3.5
+
+
+def test_installed_console_script_reports_errors_without_traceback(tmp_path):
+    out = subprocess.run([_console_script(), "eval", "log(x)", "--at", "x=-1"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 2
+    assert "log(-1)" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_python_dash_m(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "gradcli", "eval", "x*x", "--at", "x=3", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["gradient"] == {"x": 6.0}
+
+
+def test_stdin_through_the_console_script(tmp_path):
+    out = subprocess.run([_console_script(), "eval", "-", "--at", "x=3"], input="x*x",
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.stdout.splitlines()[1] == "∂f/∂x = 6.000000000000"

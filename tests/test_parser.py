@@ -1,0 +1,110 @@
+"""The grammar and parser: precedence, associativity, numbers, names, programs, and errors."""
+
+import pytest
+
+from gradcli.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from gradcli.errors import ParseError
+from gradcli.parser import build_parser, parse
+
+x, y, z = Var("x"), Var("y"), Var("z")
+
+
+def B(op, a, b):
+    return Binary(op, a, b)
+
+
+def N(v):
+    return Num(float(v))
+
+
+# (source, the single expression it must parse to)
+CASES = [
+    ("x+y*z", B("+", x, B("*", y, z))),
+    ("(x+y)*z", B("*", B("+", x, y), z)),
+    ("x-y-z", B("-", B("-", x, y), z)),
+    ("x/y/z", B("/", B("/", x, y), z)),
+    ("x^3^2", B("^", x, B("^", N(3), N(2)))),
+    ("x**3**2", B("^", x, B("^", N(3), N(2)))),
+    ("-x^2", Unary("-", B("^", x, N(2)))),
+    ("2^-x", B("^", N(2), Unary("-", x))),
+    ("+x", Unary("+", x)),
+    ("--x", Unary("-", Unary("-", x))),
+    ("x*-y", B("*", x, Unary("-", y))),
+    ("-x*y", B("*", Unary("-", x), y)),
+    ("(-x)^2", B("^", Unary("-", x), N(2))),
+    ("2", N(2)), ("2.5", N(2.5)), (".5", N(0.5)), ("5.", N(5)),
+    ("1e-3", N(0.001)), ("2.5E+1", N(25)),
+    ("θ + x_1", B("+", Var("θ"), Var("x_1"))),
+    ("atan2(y, x)", Call("atan2", (y, x))),
+    ("f()", Call("f", ())),
+    ("sin(cos(x))", Call("sin", (Call("cos", (x,)),))),
+    ("(x\n + y)", B("+", x, y)),  # a newline inside parentheses continues the expression
+    ("x # a comment", x),
+    ("x + \\\n y", B("+", x, y)),  # a backslash continues a line
+]
+
+
+@pytest.mark.parametrize("source, expected", CASES)
+def test_expression_parses_to(source, expected):
+    assert parse(source) == Program((expected,))
+
+
+def test_program_statements_and_separators():
+    program = parse("a = x; b += a\n\n# comment\nc = b*2;\n b")
+    assert program == Program((
+        Assign("a", "=", x), Assign("b", "+=", Var("a")),
+        Assign("c", "=", B("*", Var("b"), N(2))), Var("b"),
+    ))
+
+
+def test_spans_point_into_the_source():
+    expr = parse("1 + log(x)").statements[0]
+    assert expr.right.span == (4, 10)
+    assert expr.span == (0, 10)
+
+
+def test_grammar_has_no_conflicts_in_strict_mode():
+    # strict=True turns a shift/reduce collision or a terminal clash into an error
+    build_parser(strict=True)
+
+
+def test_deep_nesting_parses_without_recursion():
+    depth = 100_000
+    program = parse("(" * depth + "x" + ")" * depth)
+    assert program.statements[0] == x
+    node = parse("-" * 1000 + "x").statements[0]
+    for _ in range(1000):
+        node = node.operand
+    assert node == x
+
+
+# (source, what the message must contain, what the hint must contain or None)
+ERRORS = [
+    ("log(x", "expected ')'", "never closed"),
+    ("2x", "expected an operator", "write 2*x"),
+    ("2(x+1)", "expected an operator", "write 2*(x+1)"),
+    ("x)", "unmatched ')'", None),
+    ("", "empty", None),
+    ("   \n # nothing\n", "empty", None),
+    ("x +", "ends too early", None),
+    ("x == 2", "unexpected '='", "no comparison"),
+    ("x $ y", "unexpected character '$'", None),
+    ("sin(x,)", "unexpected ')'", None),
+    ("1e999", "too large", None),
+    ("x + 1 = 2", "unexpected '='", "plain name"),
+]
+
+
+@pytest.mark.parametrize("source, message, hint", ERRORS)
+def test_syntax_errors_say_what_was_expected(source, message, hint):
+    with pytest.raises(ParseError) as info:
+        parse(source)
+    assert message in info.value.message
+    if hint:
+        assert hint in info.value.hint
+
+
+def test_syntax_error_span_is_the_offending_column():
+    with pytest.raises(ParseError) as info:
+        parse("x + 2y")
+    assert info.value.span[0] == 5  # the 'y'
