@@ -15,6 +15,9 @@ import click
 
 from . import __version__
 from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
+from .text import result_text
+
+DEFAULT_MAX_ROWS = 40
 
 
 class PointType(click.ParamType):
@@ -117,8 +120,14 @@ def main():
 @click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
               help="Digits after the decimal point in human output (JSON is always exact).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in the README).")
+@click.option("--trace", is_flag=True,
+              help="Also print the forward trace, the reverse-sweep contributions and the adjoints.")
+@click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
+              help="At most N rows per trace table (0 = all); --json is always complete.")
+@click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
 @_reporting
-def eval_command(expression, file, at, wrt, seed, digits, as_json):
+def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_rows, export_path):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -127,6 +136,7 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json):
     \b
     Examples:
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --trace
       gradcli eval "x^2*y" --at x=2 --at y=pi/4 --wrt x
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
@@ -145,10 +155,60 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json):
         if name not in graph.inputs:
             _warn(f"{name} is not read by the expression; it is ignored")
     result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+    if export_path:
+        _check_export_suffix(export_path)
     if as_json:
-        click.echo(json.dumps(_json_result(result), ensure_ascii=False))
-    else:
-        click.echo(_plain_result(result, digits))
+        data = _json_result(result)
+        if trace:
+            data["trace"] = _json_trace(result.trace)
+        click.echo(json.dumps(data, ensure_ascii=False))
+    if trace or export_path:
+        _render(result, digits, max_rows, trace, export_path, echo=not as_json)
+    elif not as_json:
+        click.echo(result_text(result.value, result.gradient, result.seed, digits))
+
+
+def _check_export_suffix(path: str) -> None:
+    from .render import EXPORT_SUFFIXES
+    if not path.lower().endswith(EXPORT_SUFFIXES):
+        raise InputError(f"--export {path}: unknown file type",
+                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
+
+
+def _render(result, digits, max_rows, trace, export_path, echo=True) -> None:
+    """The result and (with --trace) the three tables through rich; optionally exported."""
+    import io
+
+    from .render import export, make_console, show, trace_tables
+    options = {} if echo else {"file": io.StringIO()}
+    console = make_console(record=bool(export_path), **options)
+    items = [result_text(result.value, result.gradient, result.seed, digits)]
+    if trace:
+        items += trace_tables(result.trace, digits, max_rows)
+    show(*items, console=console)
+    if export_path:
+        try:
+            export(console, export_path)
+        except OSError as exc:
+            raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
+
+
+def _json_trace(trace) -> dict:
+    forward = []
+    for row in trace.forward:
+        item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
+                "value": row.value}
+        if row.names:
+            item["name"] = ", ".join(row.names)
+        forward.append(item)
+    return {
+        "forward": forward,
+        "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
+                           "local": c.local, "contribution": c.contribution}
+                          for c in trace.contributions],
+        "adjoints": {row.id: row.adjoint for row in trace.adjoints},
+        "output": trace.output,
+    }
 
 
 def _json_result(result) -> dict:
@@ -159,16 +219,6 @@ def _json_result(result) -> dict:
         "gradient": result.gradient,
         "seed": result.seed,
     }
-
-
-def _plain_result(result, digits: int) -> str:
-    from .numbers import format_number
-    rows = [("f", result.value)] + [(f"∂f/∂{name}", g) for name, g in result.gradient.items()]
-    width = max(len(label) for label, _ in rows)
-    lines = [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
-    if result.seed != 1.0:
-        lines.append(f"(the gradient is scaled by the seed {result.seed:g})")
-    return "\n".join(lines)
 
 
 @main.command("functions", context_settings=CONTEXT)

@@ -1,19 +1,28 @@
-"""Rich tables from plain records. The only module that imports rich."""
+"""Rich tables from plain records. The only module that imports rich.
+
+Colour is used only on a terminal and never when ``NO_COLOR`` is set (rich's own rules);
+off a terminal the console is widened to fit, so piped output is plain and no cell is cut.
+"""
 
 from __future__ import annotations
 
 import os
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
+
+from .text import format_number
+
+EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text")
 
 
-def make_console(**options) -> Console:
-    """A console that respects NO_COLOR and prints plain, untruncated text when not on a terminal."""
+def make_console(record: bool = False, **options) -> Console:
+    """A console for stdout; ``record=True`` keeps what is printed for :func:`export`."""
     if os.environ.get("NO_COLOR"):
         options.setdefault("no_color", True)
-    return Console(**options)
+    return Console(record=record, **options)
 
 
 def show(*renderables, console: Console | None = None) -> None:
@@ -25,6 +34,99 @@ def show(*renderables, console: Console | None = None) -> None:
         console.width = max(console.width, widest)
     for r in renderables:
         console.print(r)
+
+
+def export(console: Console, path: str) -> None:
+    """Save what a recording console printed, as SVG, HTML or text by the file's suffix."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".svg":
+        console.save_svg(path, title="gradcli")
+    elif suffix in (".html", ".htm"):
+        console.save_html(path)
+    else:
+        console.save_text(path)
+
+
+def _table(title: str, *columns: tuple[str, str]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for header, justify in columns:
+        table.add_column(header, justify=justify, no_wrap=True)
+    return table
+
+
+def _limited(table: Table, rows: list, max_rows: int, add):
+    """Add at most ``max_rows`` rows (0 = all); below the table, say how many were left out."""
+    shown = rows if not max_rows else rows[:max_rows]
+    for row in shown:
+        add(row)
+    left = len(rows) - len(shown)
+    if not left:
+        return table
+    note = f"… {left:,} more row{'s' if left != 1 else ''} not shown (--max-rows 0 shows all)"
+    return Group(table, Text(note, style="dim"))
+
+
+def _sum(terms: list[float], digits: int) -> str:
+    """``0.5 + 3`` or ``2 - 0.25``: contributions as a sum, signs folded into the operators."""
+    text = format_number(terms[0], digits)
+    for t in terms[1:]:
+        text += (" - " if t < 0 else " + ") + format_number(abs(t), digits)
+    return text
+
+
+def forward_table(trace, digits: int, max_rows: int):
+    """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
+    named = any(row.names for row in trace.forward)
+    marked = any(row.is_output for row in (trace.forward[:max_rows] if max_rows else trace.forward))
+    columns = [("node", "left")] + ([("name", "left")] if named else [])
+    columns += [("operation", "left"), ("value", "right")] + ([("", "left")] if marked else [])
+    table = _table("Forward evaluation trace", *columns)
+
+    def add(row):
+        cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
+        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr}",
+                  format_number(row.value, digits)]
+        if marked:
+            cells.append(Text("← output", style="bold green") if row.is_output else "")
+        table.add_row(*cells)
+    return _limited(table, trace.forward, max_rows, add)
+
+
+def contributions_table(trace, digits: int, max_rows: int):
+    """Reverse sweep: one row per edge, in the order the sweep visits them."""
+    table = _table("Reverse sweep (contributions)", ("from", "left"), ("to", "left"),
+                   ("upstream adjoint", "right"), ("local derivative", "right"),
+                   ("contribution", "right"))
+
+    def add(row):
+        table.add_row(row.equation, Text(row.target, style="cyan"),
+                      format_number(row.upstream, digits), format_number(row.local, digits),
+                      format_number(row.contribution, digits))
+    return _limited(table, trace.contributions, max_rows, add)
+
+
+def adjoints_table(trace, digits: int, max_rows: int):
+    """Adjoints: every node's total, with the sum of contributions that produced it."""
+    named = any(row.names for row in trace.adjoints)
+    columns = [("node", "left")] + ([("name", "left")] if named else [])
+    table = _table("Adjoints", *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+
+    def add(row):
+        if row.id == trace.output and not row.terms:
+            how = "seed"
+        elif row.terms:
+            how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
+        else:
+            how = "(no path to the output)"
+        bar = row.id[0] + "\u0304" + row.id[1:]  # the textbook's adjoint bar: v̄5, x̄
+        cells = [Text(bar, style="cyan")] + ([", ".join(row.names)] if named else [])
+        table.add_row(*cells, format_number(row.adjoint, digits), how)
+    return _limited(table, trace.adjoints, max_rows, add)
+
+
+def trace_tables(trace, digits: int, max_rows: int) -> list:
+    return [forward_table(trace, digits, max_rows), contributions_table(trace, digits, max_rows),
+            adjoints_table(trace, digits, max_rows)]
 
 
 def functions_table(rows: list[dict]) -> Table:

@@ -1,0 +1,30 @@
+"""How numbers and results look to a person, as plain text (no rich: the fast path prints this)."""
+
+from __future__ import annotations
+
+import math
+
+DEFAULT_DIGITS = 12
+
+
+def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
+    """``6.552027172500`` for digits=12; ``1.5e-07`` style for very small or large magnitudes."""
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    if x == 0:
+        x = 0.0  # no "-0.000"
+    magnitude = abs(x)
+    if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e15):
+        return f"{x:.{digits}e}"
+    return f"{x:.{digits}f}"
+
+
+def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
+                digits: int = DEFAULT_DIGITS) -> str:
+    """``f = ...`` and one ``∂f/∂x = ...`` line per input, aligned on the equals signs."""
+    rows = [("f", value)] + [(f"∂f/∂{name}", g) for name, g in gradient.items()]
+    width = max(len(label) for label, _ in rows)
+    lines = [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
+    if seed != 1.0:
+        lines.append(f"(the gradient is scaled by the seed {seed:g})")
+    return "\n".join(lines)

@@ -1,0 +1,196 @@
+"""--trace: the forward, contribution and adjoint tables, row by row, and their rendering.
+
+Expected rows are derived by hand from the textbook computation of y = log(x) + x*y - sin(y):
+v1 = log x, v2 = x*y, v3 = sin y, v4 = v1 + v2, v5 = v4 - v3, then the adjoints backwards.
+"""
+
+import io
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from gradcli import evaluate
+from gradcli.cli import main
+from gradcli.render import show, trace_tables
+from gradcli.text import result_text
+
+SEED = "log(x)+x*y-sin(y)"
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def hand_trace(x, y):
+    """The seed example's trace, computed by hand with math.* (an independent derivation)."""
+    v1, v2, v3 = math.log(x), x * y, math.sin(y)
+    v4 = v1 + v2
+    v5 = v4 - v3
+    forward = [("x", "x", x), ("y", "y", y), ("v1", "log(x)", v1), ("v2", "x * y", v2),
+               ("v3", "sin(y)", v3), ("v4", "v1 + v2", v4), ("v5", "v4 - v3", v5)]
+    # (from, to, upstream, local, contribution) in sweep order: v5, v4, then v1, v2, v3
+    contributions = [
+        ("v5", "v4", 1, 1, 1), ("v5", "v3", 1, -1, -1),
+        ("v4", "v1", 1, 1, 1), ("v4", "v2", 1, 1, 1),
+        ("v1", "x", 1, 1 / x, 1 / x), ("v2", "x", 1, y, y), ("v2", "y", 1, x, x),
+        ("v3", "y", -1, math.cos(y), -math.cos(y)),
+    ]
+    adjoints = {"v5": 1, "v4": 1, "v1": 1, "v2": 1, "v3": -1,
+                "x": 1 / x + y, "y": x - math.cos(y)}
+    return forward, contributions, adjoints
+
+
+@pytest.mark.parametrize("x, y", [(2, 3), (2, 5)])
+def test_seed_example_tables_row_by_row(x, y):
+    trace = evaluate(SEED, {"x": x, "y": y}).trace
+    forward, contributions, adjoints = hand_trace(x, y)
+    assert [(r.id, r.expr) for r in trace.forward] == [(i, e) for i, e, _ in forward]
+    for row, (_, _, value) in zip(trace.forward, forward):
+        assert row.value == pytest.approx(value, rel=1e-15)
+    assert [r.is_output for r in trace.forward] == [False] * 6 + [True]
+    assert len(trace.contributions) == 8
+    for row, (src, dst, up, local, contrib) in zip(trace.contributions, contributions):
+        assert (row.source, row.target) == (src, dst)
+        assert row.upstream == pytest.approx(up) and row.local == pytest.approx(local, rel=1e-15)
+        assert row.contribution == pytest.approx(contrib, rel=1e-15)
+    assert trace.contributions[0].equation == "v5 = v4 - v3"
+    got = {r.id: r.adjoint for r in trace.adjoints}
+    assert got == {k: pytest.approx(v, rel=1e-15) for k, v in adjoints.items()}
+    terms = {r.id: r.terms for r in trace.adjoints}
+    assert terms["x"] == pytest.approx((1 / x, y))
+    assert terms["y"] == pytest.approx((x, -math.cos(y)))
+
+
+def test_seed_values_to_twelve_digits():
+    forward = {r.id: r.value for r in evaluate(SEED, {"x": 2, "y": 3}).trace.forward}
+    assert [f"{forward[k]:.12f}" for k in ("v1", "v3", "v4", "v5")] == [
+        "0.693147180560", "0.141120008060", "6.693147180560", "6.552027172500"]
+
+
+def test_x_times_x_has_two_contributions_to_x():
+    trace = evaluate("x*x", {"x": 3}).trace
+    assert [(c.source, c.target, c.contribution) for c in trace.contributions] == [
+        ("v1", "x", 3.0), ("v1", "x", 3.0)]
+    assert {r.id: r.terms for r in trace.adjoints}["x"] == (3.0, 3.0)
+
+
+def test_program_with_reassignments_shows_names_and_versions():
+    program = ("c = a + b\nd = a * b + b**3\nc += c + 1\nc += 1 + c + (-a)\n"
+               "d += d * 2 + relu(b + a)\nd += 3 * d + relu(b - a)\ne = c - d\nf = e**2\n"
+               "g = f / 2.0\ng += 10.0 / f\n")
+    result = evaluate(program, {"a": -4, "b": 2})
+    assert result.value == pytest.approx(24.70408163265306, rel=1e-14)
+    assert result.gradient == {"a": pytest.approx(138.83381924198252, rel=1e-14),
+                               "b": pytest.approx(645.5772594752187, rel=1e-14)}
+    names = {n for r in result.trace.forward for n in r.names}
+    assert {"c#1", "c#2", "c#3", "d#1", "d#3", "e", "f", "g#1", "g#2"} <= names
+    c1 = next(r for r in result.trace.forward if "c#1" in r.names)
+    assert c1.expr == "a + b" and c1.value == -2
+    output = next(r for r in result.trace.forward if r.is_output)
+    assert output.names == ("g#2",)
+    # constants appear inside operations, never as rows with adjoints
+    ids = {r.id for r in result.trace.forward}
+    assert ids == {"a", "b"} | {f"v{k}" for k in range(1, 26)}
+    assert {r.id for r in result.trace.adjoints} <= ids
+    assert any(r.expr.endswith(" / 2") for r in result.trace.forward)
+
+
+def _render(source, at, width=100, max_rows=40, digits=12):
+    result = evaluate(source, at)
+    console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+    show(result_text(result.value, result.gradient, digits=digits),
+         *trace_tables(result.trace, digits, max_rows), console=console)
+    return console.export_text()
+
+
+def test_rendering_snapshot():
+    # Reviewed by eye once; regenerate with GRADCLI_UPDATE_SNAPSHOTS=1 after a deliberate change.
+    text = _render(SEED, {"x": 2, "y": 3})
+    snapshot = SNAPSHOTS / "seed_trace.txt"
+    import os
+    if os.environ.get("GRADCLI_UPDATE_SNAPSHOTS"):
+        snapshot.write_text(text, encoding="utf-8")
+    assert text == snapshot.read_text(encoding="utf-8")
+
+
+def test_max_rows_limits_each_table_and_says_so():
+    text = _render(SEED, {"x": 2, "y": 3}, max_rows=3)
+    forward, reverse = text.split("Reverse sweep")
+    reverse, adjoints = reverse.split("Adjoints")
+    assert "… 4 more rows not shown" in forward and "v1 = log(x)" in forward
+    assert "v2 = x * y" not in forward
+    assert "… 5 more rows not shown" in reverse
+    assert "… 4 more rows not shown" in adjoints
+    full = _render(SEED, {"x": 2, "y": 3}, max_rows=0)
+    assert "more row" not in full
+
+
+def test_trace_cli_plain_output_is_complete_when_piped():
+    result = CliRunner().invoke(main, ["eval", SEED, "--at", "x=2,y=3", "--trace"])
+    assert result.exit_code == 0
+    out = result.output
+    assert "\x1b[" not in out  # no colour off a terminal
+    for text in ("Forward evaluation trace", "Reverse sweep (contributions)", "Adjoints",
+                 "v3 = sin(y)", "0.989992496600", "0.500000000000 + 3.000000000000",
+                 "2.000000000000 + 0.989992496600", "← output"):
+        assert text in out, text
+    assert "…" not in out
+
+
+def test_trace_json_schema():
+    result = CliRunner().invoke(main, ["eval", SEED, "--at", "x=2,y=3", "--trace", "--json",
+                                       "--max-rows", "1"])
+    data = json.loads(result.output)
+    trace = data["trace"]
+    assert [r["id"] for r in trace["forward"]] == ["x", "y", "v1", "v2", "v3", "v4", "v5"]
+    assert trace["forward"][2] == {"id": "v1", "op": "log", "args": ["x"], "expr": "log(x)",
+                                   "value": math.log(2)}
+    assert len(trace["contributions"]) == 8  # --json is complete whatever --max-rows says
+    assert trace["contributions"][7] == {"from": "v3", "to": "y", "upstream": -1.0,
+                                         "local": math.cos(3), "contribution": -math.cos(3)}
+    assert trace["adjoints"]["x"] == 3.5 and trace["adjoints"]["v3"] == -1.0
+    assert trace["output"] == "v5"
+
+
+def test_trace_json_names():
+    result = CliRunner().invoke(main, ["eval", "c = x*y; c += 1", "--at", "x=2,y=3", "--trace",
+                                       "--json"])
+    forward = json.loads(result.output)["trace"]["forward"]
+    assert [r.get("name") for r in forward] == [None, None, "c#1", "c#2"]
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".html", ".txt"])
+def test_export_by_suffix(tmp_path, suffix):
+    path = tmp_path / f"trace{suffix}"
+    result = CliRunner().invoke(main, ["eval", SEED, "--at", "x=2,y=3", "--trace",
+                                       "--export", str(path)])
+    assert result.exit_code == 0, result.output
+    content = path.read_text(encoding="utf-8")
+    if suffix == ".svg":
+        root = ET.fromstring(content)
+        assert root.tag.endswith("svg")
+        assert "Forward" in content  # rich writes text with &#160; for spaces
+    elif suffix == ".html":
+        assert "<html" in content.lower() and "v5 = v4 - v3" in content
+    else:
+        assert "v5 = v4 - v3" in content and "0.989992496600" in content
+
+
+def test_export_rejects_unknown_suffix(tmp_path):
+    result = CliRunner().invoke(main, ["eval", SEED, "--at", "x=2,y=3", "--export",
+                                       str(tmp_path / "out.pdf")])
+    assert result.exit_code == 2
+    assert "unknown file type" in result.stderr
+
+
+def test_no_color_and_terminal_colour(monkeypatch):
+    from gradcli.render import make_console
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert make_console(force_terminal=True).no_color
+    monkeypatch.delenv("NO_COLOR")
+    console = make_console(force_terminal=True, file=io.StringIO())
+    result = evaluate(SEED, {"x": 2, "y": 3})
+    show(*trace_tables(result.trace, 12, 40), console=console)
+    assert "\x1b[" in console.file.getvalue()  # colour on a terminal
