@@ -55,15 +55,21 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
     return [float(at[name]) for name in graph.inputs]
 
 
-def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                   seed: float = 1.0) -> Result:
-    """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored)."""
-    point = point_vector(graph, at)
+def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
+    """The inputs to differentiate by (default: all, in graph order); an unknown name is an error."""
     wrt = list(graph.inputs) if wrt is None else list(wrt)
     unknown = [name for name in wrt if name not in graph.inputs]
     if unknown:
         raise InputError(f"--wrt names {', '.join(unknown)}, which the expression does not read",
                          hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
+    return wrt
+
+
+def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
+                   seed: float = 1.0) -> Result:
+    """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored)."""
+    point = point_vector(graph, at)
+    wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
     adjoint, _ = reverse(graph, values, seed)
     check_gradient(graph, values, adjoint, seed)
@@ -80,7 +86,70 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     )
 
 
+@dataclass
+class ForwardResult(Result):
+    """A forward-mode evaluation: ``gradient`` by one tangent sweep per input, or, for a
+    ``direction``, the single directional derivative ``directional`` (``gradient`` is then empty)."""
+
+    mode: str = "forward"
+    direction: dict[str, float] | None = None  # every input's tangent, missing ones as 0
+    directional: float | None = None
+    partials: tuple = field(default=((), ()), repr=False)
+    sweeps: list = field(default_factory=list, repr=False)  # (label, tangents of every slot)
+
+    @cached_property
+    def trace(self):
+        """The tangent trace: each node's value, local partials and tangent in every sweep."""
+        from .tangent import tangent_trace
+        return tangent_trace(self.graph, self.values, self.partials, self.sweeps)
+
+
+def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
+                     direction: Mapping[str, float] | None = None,
+                     seed: float = 1.0) -> ForwardResult:
+    """Value and gradient by forward mode, or the derivative along ``direction`` in one sweep.
+
+    ``direction`` maps input names to tangents; inputs it leaves out get 0 and names the graph
+    does not read are ignored. The result is scaled by ``seed``, as in reverse mode.
+    """
+    from .tangent import check_tangent, local_partials, tangent_sweep
+    point = point_vector(graph, at)
+    values = forward(graph, point)
+    partials = local_partials(graph, values)
+    n = len(graph.inputs)
+    if direction is not None:
+        if wrt is not None:
+            raise InputError("--wrt and --direction cannot be combined",
+                             hint="--direction gives one directional derivative; drop --wrt")
+        seeds = [("direction", [float(direction.get(name, 0.0)) for name in graph.inputs])]
+    else:
+        seeds = [(name, [1.0 if j == i else 0.0 for j in range(n)])
+                 for name in wrt_names(graph, wrt) for i in [graph.inputs.index(name)]]
+    sweeps = []
+    for label, tangents in seeds:
+        sweep = tangent_sweep(graph, partials, tangents)
+        check_tangent(graph, values, sweep)
+        sweeps.append((label, sweep))
+    out = graph.output
+    derivative = {label: seed * sweep[out] for label, sweep in sweeps}
+    return ForwardResult(
+        source=graph.source, value=values[out],
+        gradient={} if direction is not None else derivative,
+        inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph, values=values,
+        direction=dict(zip(graph.inputs, seeds[0][1])) if direction is not None else None,
+        directional=derivative["direction"] if direction is not None else None,
+        partials=partials, sweeps=sweeps)
+
+
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,
-             wrt: Iterable[str] | None = None, seed: float = 1.0) -> Result:
-    """Parse, lower and differentiate ``source`` at the point ``at`` (name -> value)."""
+             wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
+             direction: Mapping[str, float] | None = None) -> Result:
+    """Parse, lower and differentiate ``source`` at the point ``at`` (name -> value).
+
+    ``mode="forward"`` (implied by a ``direction``) uses tangent sweeps: see :func:`evaluate_forward`.
+    """
+    if mode not in ("reverse", "forward"):
+        raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
+    if mode == "forward" or direction is not None:
+        return evaluate_forward(compile(source), at or {}, wrt=wrt, direction=direction, seed=seed)
     return evaluate_graph(compile(source), at or {}, wrt=wrt, seed=seed)

@@ -15,7 +15,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
-from .text import result_text
+from .text import directional_text, result_text
 
 DEFAULT_MAX_ROWS = 40
 
@@ -25,12 +25,15 @@ class PointType(click.ParamType):
 
     name = "NAME=VALUE[,...]"
 
+    def __init__(self, option: str = "--at"):
+        self.option = option  # named in error messages: --at or --direction
+
     def convert(self, value, param, ctx):
         if isinstance(value, dict):
             return value
         from .points import parse_point
         try:
-            return parse_point(value)
+            return parse_point(value, self.option)
         except GradcliError as exc:
             self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
 
@@ -117,6 +120,12 @@ def main():
                    "in order of first appearance).")
 @click.option("--seed", type=float, default=1.0, show_default=True,
               help="Adjoint of the output: the gradient is scaled by it.")
+@click.option("--mode", type=click.Choice(["reverse", "forward"]), default=None,
+              help="reverse: one adjoint sweep (the default); forward: one tangent sweep per "
+                   "input.")
+@click.option("--direction", type=PointType("--direction"), default=None,
+              help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
+                   "left out are 0) in one forward sweep. Implies --mode forward.")
 @click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
               help="Digits after the decimal point in human output (JSON is always exact).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in the README).")
@@ -127,7 +136,8 @@ def main():
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
 @_reporting
-def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_rows, export_path):
+def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
+                 export_path):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -138,13 +148,14 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_ro
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --trace
       gradcli eval "x^2*y" --at x=2 --at y=pi/4 --wrt x
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=5 --direction x=1,y=0 --trace
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
 
     Exit codes: 0 success, 1 numerical failure (overflow, non-finite result),
     2 bad input (syntax, unknown name, missing value, outside a domain).
     """
-    from .api import compile, evaluate_graph
+    from .api import compile, evaluate_forward, evaluate_graph
     from .points import merge_points
 
     source = _read_source(expression, file)
@@ -154,7 +165,16 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_ro
     for name in point:
         if name not in graph.inputs:
             _warn(f"{name} is not read by the expression; it is ignored")
-    result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+    if direction is not None and mode == "reverse":
+        raise InputError("--direction is a forward-mode option",
+                         hint="drop --mode reverse: --direction implies --mode forward")
+    if mode == "forward" or direction is not None:
+        for name in direction or {}:
+            if name not in graph.inputs:
+                _warn(f"--direction: {name} is not read by the expression; it is ignored")
+        result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
+    else:
+        result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     if export_path:
         _check_export_suffix(export_path)
     if as_json:
@@ -165,7 +185,15 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_ro
     if trace or export_path:
         _render(result, digits, max_rows, trace, export_path, echo=not as_json)
     elif not as_json:
-        click.echo(result_text(result.value, result.gradient, result.seed, digits))
+        click.echo(_summary(result, digits))
+
+
+def _summary(result, digits: int) -> str:
+    """The value and the gradient, or (forward mode along a direction) the directional derivative."""
+    if getattr(result, "directional", None) is not None:
+        return directional_text(result.value, result.directional, result.direction, result.seed,
+                                digits)
+    return result_text(result.value, result.gradient, result.seed, digits)
 
 
 def _check_export_suffix(path: str) -> None:
@@ -179,11 +207,13 @@ def _render(result, digits, max_rows, trace, export_path, echo=True) -> None:
     """The result and (with --trace) the three tables through rich; optionally exported."""
     import io
 
-    from .render import export, make_console, show, trace_tables
+    from .render import export, make_console, show, tangent_table, trace_tables
     options = {} if echo else {"file": io.StringIO()}
     console = make_console(record=bool(export_path), **options)
-    items = [result_text(result.value, result.gradient, result.seed, digits)]
-    if trace:
+    items = [_summary(result, digits)]
+    if trace and getattr(result, "mode", "reverse") == "forward":
+        items.append(tangent_table(result.trace, digits, max_rows))
+    elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     show(*items, console=console)
     if export_path:
@@ -193,16 +223,29 @@ def _render(result, digits, max_rows, trace, export_path, echo=True) -> None:
             raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
 
 
+def _json_row(row) -> dict:
+    item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
+            "value": row.value}
+    if row.names:
+        item["name"] = ", ".join(row.names)
+    return item
+
+
 def _json_trace(trace) -> dict:
-    forward = []
-    for row in trace.forward:
-        item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
-                "value": row.value}
-        if row.names:
-            item["name"] = ", ".join(row.names)
-        forward.append(item)
+    if hasattr(trace, "sweeps"):  # forward mode: values with their tangents, no reverse sweep
+        forward = []
+        for r in trace.rows:
+            item = _json_row(r.row)
+            if r.row.op != "input":
+                item["partials"] = list(r.partials)
+            if trace.sweeps == ["direction"]:
+                item["tangent"] = r.tangents[0]
+            else:
+                item["tangents"] = dict(zip(trace.sweeps, r.tangents))
+            forward.append(item)
+        return {"forward": forward, "output": trace.output}
     return {
-        "forward": forward,
+        "forward": [_json_row(row) for row in trace.forward],
         "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
                            "local": c.local, "contribution": c.contribution}
                           for c in trace.contributions],
@@ -212,13 +255,20 @@ def _json_trace(trace) -> dict:
 
 
 def _json_result(result) -> dict:
-    return {
+    data = {
         "source": result.source,
         "inputs": result.inputs,
         "value": result.value,
         "gradient": result.gradient,
         "seed": result.seed,
     }
+    if getattr(result, "mode", "reverse") == "forward":
+        data["mode"] = "forward"
+        if result.directional is not None:  # one sweep: no gradient, the derivative along d
+            del data["gradient"]
+            data["direction"] = result.direction
+            data["directional"] = result.directional
+    return data
 
 
 @main.command("functions", context_settings=CONTEXT)

@@ -58,25 +58,25 @@ def constant_value(text: str, what: str) -> float:
     return value
 
 
-def parse_point(text: str) -> dict[str, float]:
-    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors name the offending part."""
+def parse_point(text: str, option: str = "--at") -> dict[str, float]:
+    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors name the offending part and ``option``."""
     point: dict[str, float] = {}
     for part in split_top_level(text):
         part = part.strip()
         if not part:
             if text.strip() in ("", ","):
-                raise InputError(f"--at {text!r} gives no values", hint="write --at x=2,y=3")
+                raise InputError(f"{option} {text!r} gives no values", hint=f"write {option} x=2,y=3")
             continue
         name, eq, value = part.partition("=")
         name = name.strip()
         if not eq:
-            raise InputError(f"--at {part!r}: no value for {name}", hint=f"write {name}=2")
+            raise InputError(f"{option} {part!r}: no value for {name}", hint=f"write {name}=2")
         if not name:
-            raise InputError(f"--at {part!r}: a value without a name", hint="write x=2")
+            raise InputError(f"{option} {part!r}: a value without a name", hint="write x=2")
         if not _NAME.match(name):
-            raise InputError(f"--at {part!r}: {name!r} is not a valid name")
+            raise InputError(f"{option} {part!r}: {name!r} is not a valid name")
         if name in point:
-            raise InputError(f"--at gives {name} twice")
+            raise InputError(f"{option} gives {name} twice")
         point[name] = constant_value(value, f"the value of {name}")
     return point
 

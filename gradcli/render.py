@@ -16,6 +16,7 @@ from rich.text import Text
 from .text import format_number
 
 EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text")
+BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
 
 
 def make_console(record: bool = False, **options) -> Console:
@@ -118,10 +119,61 @@ def adjoints_table(trace, digits: int, max_rows: int):
             how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
         else:
             how = "(no path to the output)"
-        bar = row.id[0] + "\u0304" + row.id[1:]  # the textbook's adjoint bar: v̄5, x̄
+        bar = _accented(row.id, BAR)  # the textbook's adjoint bar: v̄5, x̄
         cells = [Text(bar, style="cyan")] + ([", ".join(row.names)] if named else [])
         table.add_row(*cells, format_number(row.adjoint, digits), how)
     return _limited(table, trace.adjoints, max_rows, add)
+
+
+def _accented(node_id: str, mark: str) -> str:
+    """``v5`` -> ``v̄5`` or ``v̇5``: a combining mark over the id's first letter."""
+    return node_id[0] + mark + node_id[1:]
+
+
+def _tangent_rule(row, digits: int) -> str:
+    """``v̇2 = 5·ẋ + 2·ẏ``: the tangent as the sum of local partial × argument tangent."""
+    terms = []
+    for arg, partial in zip(row.row.args, row.partials):
+        if partial is None:
+            continue  # a constant argument: its tangent is 0
+        dot = _accented(arg, DOT)
+        magnitude = abs(partial)
+        coefficient = "" if magnitude == 1 else f"{magnitude:.{max(digits, 1)}g}·"
+        sign = "-" if partial < 0 else "+"
+        terms.append((sign, coefficient + dot))
+    if not terms:
+        return "(no path to the output)"
+    text = ("-" if terms[0][0] == "-" else "") + terms[0][1]
+    for sign, term in terms[1:]:
+        text += f" {sign} {term}"
+    return f"{_accented(row.row.id, DOT)} = {text}"
+
+
+def tangent_table(trace, digits: int, max_rows: int):
+    """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
+    rows = trace.rows
+    named = any(r.row.names for r in rows)
+    marked = any(r.row.is_output for r in (rows[:max_rows] if max_rows else rows))
+    if trace.sweeps == ["direction"]:
+        sweep_headers = ["tangent v̇"]
+    else:
+        sweep_headers = [f"v̇ ({_accented(name, DOT)} = 1)" for name in trace.sweeps]
+    columns = [("node", "left")] + ([("name", "left")] if named else [])
+    columns += [("operation", "left"), ("value", "right"), ("tangent rule", "left")]
+    columns += [(h, "right") for h in sweep_headers] + ([("", "left")] if marked else [])
+    table = _table("Forward-mode tangent trace", *columns)
+
+    def add(r):
+        row = r.row
+        cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
+        is_input = row.op == "input"
+        cells += ["input" if is_input else f"{row.id} = {row.expr}",
+                  format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
+        cells += ["—" if t is None else format_number(t, digits) for t in r.tangents]
+        if marked:
+            cells.append(Text("← output", style="bold green") if row.is_output else "")
+        table.add_row(*cells)
+    return _limited(table, rows, max_rows, add)
 
 
 def trace_tables(trace, digits: int, max_rows: int) -> list:

@@ -23,8 +23,22 @@ def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
                 digits: int = DEFAULT_DIGITS) -> str:
     """``f = ...`` and one ``∂f/∂x = ...`` line per input, aligned on the equals signs."""
     rows = [("f", value)] + [(f"∂f/∂{name}", g) for name, g in gradient.items()]
-    width = max(len(label) for label, _ in rows)
-    lines = [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
+    lines = _aligned(rows, digits)
     if seed != 1.0:
         lines.append(f"(the gradient is scaled by the seed {seed:g})")
     return "\n".join(lines)
+
+
+def directional_text(value: float, directional: float, direction: dict[str, float],
+                     seed: float = 1.0, digits: int = DEFAULT_DIGITS) -> str:
+    """``f = ...``, ``∇f·d = ...`` and the direction ``d`` it was taken along."""
+    lines = _aligned([("f", value), ("∇f·d", directional)], digits)
+    lines.append("d    = (" + ", ".join(f"{name}={t:g}" for name, t in direction.items()) + ")")
+    if seed != 1.0:
+        lines.append(f"(the derivative is scaled by the seed {seed:g})")
+    return "\n".join(lines)
+
+
+def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
+    width = max(len(label) for label, _ in rows)
+    return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]

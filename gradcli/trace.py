@@ -65,9 +65,8 @@ def expression(graph: Graph, slot: int) -> str:
     return f"{prim.name}({', '.join(args)})"
 
 
-def build_trace(graph: Graph, values: list[float], adjoint: list[float],
-                records: list[Contribution], seed: float = 1.0) -> Trace:
-    """The three tables' rows: forward values, contributions in sweep order, summed adjoints."""
+def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
+    """One row per input and node, in tape order: id, operation, arguments, value, names."""
     node_id, labels = graph.node_id, graph.labels
     forward = []
     for i, name in enumerate(graph.inputs):
@@ -80,6 +79,14 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
         forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
                                   values[slot], tuple(labels.get(slot, ())),
                                   slot == graph.output))
+    return forward
+
+
+def build_trace(graph: Graph, values: list[float], adjoint: list[float],
+                records: list[Contribution], seed: float = 1.0) -> Trace:
+    """The three tables' rows: forward values, contributions in sweep order, summed adjoints."""
+    node_id, labels = graph.node_id, graph.labels
+    forward = forward_rows(graph, values)
     contributions = [
         ContributionRow(node_id(r.source), node_id(r.target),
                         f"{node_id(r.source)} = {expression(graph, r.source)}",
