@@ -141,6 +141,43 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
         partials=partials, sweeps=sweeps)
 
 
+@dataclass
+class HessianResult:
+    """Value, gradient and Hessian: ``hessian[i][j]`` = ∂²f/∂``inputs[i]``∂``inputs[j]``."""
+
+    source: str
+    inputs: list[str]  # the rows and columns, in order of first appearance (or of ``wrt``)
+    point: dict[str, float]
+    value: float
+    gradient: dict[str, float]
+    hessian: list[list[float]]
+    graph: Graph = field(repr=False)
+
+    def check(self, rtol: float = 1e-6, atol: float = 1e-8):
+        """Each entry against central differences of the AD gradient (a ``HessianCheck``)."""
+        from .hessian import check_hessian
+        columns = [self.graph.inputs.index(name) for name in self.inputs]
+        return check_hessian(self.graph, list(self.point.values()), columns, self.hessian,
+                             rtol, atol)
+
+
+def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
+                     wrt: Iterable[str] | None = None) -> HessianResult:
+    """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences)."""
+    from .hessian import hessian_matrix
+    first = evaluate_graph(graph, at, wrt=wrt)
+    names = list(first.gradient)
+    matrix = hessian_matrix(graph, first.values, [graph.inputs.index(n) for n in names])
+    return HessianResult(graph.source, names, first.inputs, first.value, first.gradient, matrix,
+                         graph)
+
+
+def hessian(source: str, at: Mapping[str, float] | None = None, *,
+            wrt: Iterable[str] | None = None) -> HessianResult:
+    """Parse ``source`` and give its value, gradient and Hessian at ``at``."""
+    return evaluate_hessian(compile(source), at or {}, wrt=wrt)
+
+
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
              direction: Mapping[str, float] | None = None) -> Result:

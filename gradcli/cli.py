@@ -74,20 +74,28 @@ def _reporting(command):
 
 
 def _read_source(expression: str | None, file) -> str:
+    """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
     if file is not None:
-        return file.read()
-    if expression is None:
+        source = file.read()
+    elif expression is None:
         raise InputError("no expression given",
                          hint='gradcli eval "x^2 + y" --at x=1,y=2  (or -f FILE, or - for stdin)')
-    if expression == "-":
-        return sys.stdin.read()
-    return expression
+    else:
+        source = sys.stdin.read() if expression == "-" else expression
+    click.get_current_context().meta["gradcli.source"] = source
+    return source
 
 
 def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def _warn_unread(point, graph, prefix: str = "") -> None:
+    for name in point:
+        if name not in graph.inputs:
+            _warn(f"{prefix}{name} is not read by the expression; it is ignored")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -104,20 +112,32 @@ def main():
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --json
       echo "x*x" | gradcli eval - --at x=3
+      gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli functions
     """
 
 
+# Arguments and options shared by the commands that read an expression.
+_EXPRESSION = click.argument("expression", required=False)
+_FILE = click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
+                     help="Read the expression or program from FILE.")
+_AT = click.option("--at", "at", type=PointType(), multiple=True,
+                   help="The point: NAME=VALUE pairs, comma-separated; repeatable. "
+                        "A value may be a constant expression (x=pi/4).")
+_WRT = click.option("--wrt", type=NameListType(), default=None,
+                    help="Differentiate with respect to these inputs only (default: all, "
+                         "in order of first appearance).")
+_DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
+                       help="Digits after the decimal point in human output (JSON is always exact).")
+_JSON = click.option("--json", "as_json", is_flag=True,
+                     help="Print one JSON object (schema in the README).")
+
+
 @main.command("eval", context_settings=CONTEXT)
-@click.argument("expression", required=False)
-@click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
-              help="Read the expression or program from FILE.")
-@click.option("--at", "at", type=PointType(), multiple=True,
-              help="The point: NAME=VALUE pairs, comma-separated; repeatable. "
-                   "A value may be a constant expression (x=pi/4).")
-@click.option("--wrt", type=NameListType(), default=None,
-              help="Differentiate with respect to these inputs only (default: all, "
-                   "in order of first appearance).")
+@_EXPRESSION
+@_FILE
+@_AT
+@_WRT
 @click.option("--seed", type=float, default=1.0, show_default=True,
               help="Adjoint of the output: the gradient is scaled by it.")
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default=None,
@@ -126,9 +146,8 @@ def main():
 @click.option("--direction", type=PointType("--direction"), default=None,
               help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
                    "left out are 0) in one forward sweep. Implies --mode forward.")
-@click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
-              help="Digits after the decimal point in human output (JSON is always exact).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in the README).")
+@_DIGITS
+@_JSON
 @click.option("--trace", is_flag=True,
               help="Also print the forward trace, the reverse-sweep contributions and the adjoints.")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
@@ -159,19 +178,14 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     from .points import merge_points
 
     source = _read_source(expression, file)
-    click.get_current_context().meta["gradcli.source"] = source
     point = merge_points(list(at))
     graph = compile(source)
-    for name in point:
-        if name not in graph.inputs:
-            _warn(f"{name} is not read by the expression; it is ignored")
+    _warn_unread(point, graph)
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
                          hint="drop --mode reverse: --direction implies --mode forward")
     if mode == "forward" or direction is not None:
-        for name in direction or {}:
-            if name not in graph.inputs:
-                _warn(f"--direction: {name} is not read by the expression; it is ignored")
+        _warn_unread(direction or {}, graph, "--direction: ")
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
@@ -269,6 +283,79 @@ def _json_result(result) -> dict:
             data["direction"] = result.direction
             data["directional"] = result.directional
     return data
+
+
+@main.command("hessian", context_settings=CONTEXT)
+@_EXPRESSION
+@_FILE
+@_AT
+@_WRT
+@_DIGITS
+@_JSON
+@click.option("--check", is_flag=True,
+              help="Also compare every entry with central differences of the AD gradient; "
+                   "exit 1 if any disagrees.")
+@click.option("--rtol", type=click.FloatRange(min=0), default=1e-6, show_default=True,
+              help="--check: relative tolerance.")
+@click.option("--atol", type=click.FloatRange(min=0), default=1e-8, show_default=True,
+              help="--check: absolute tolerance; an entry agrees when "
+                   "|AD - numeric| <= atol + rtol·|numeric|.")
+@_reporting
+def hessian_command(expression, file, at, wrt, digits, as_json, check, rtol, atol):
+    """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
+
+    Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
+    dual numbers, one Hessian-vector product per input), not by differences. Rows and
+    columns are the inputs in order of first appearance (or the --wrt order).
+
+    \b
+    Examples:
+      gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli hessian "x^2*y" --at x=2,y=3 --json
+      gradcli hessian "exp(x*y)" --at x=1,y=2 --check
+
+    Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
+    """
+    from .api import compile, evaluate_hessian
+    from .points import merge_points
+
+    source = _read_source(expression, file)
+    point = merge_points(list(at))
+    graph = compile(source)
+    _warn_unread(point, graph)
+    result = evaluate_hessian(graph, point, wrt=wrt)
+    verdict = result.check(rtol, atol) if check else None
+    if as_json:
+        data = {"source": result.source, "inputs": result.inputs, "value": result.value,
+                "gradient": result.gradient, "hessian": result.hessian}
+        if verdict is not None:
+            data["check"] = _json_check(verdict)
+        click.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        from .render import hessian_check_table, hessian_table, show
+        items = [result_text(result.value, result.gradient, 1.0, digits)]
+        if result.inputs:
+            items.append(hessian_table(result.inputs, result.hessian, digits))
+        if verdict is not None:
+            items.append(hessian_check_table(verdict, digits))
+        show(*items)
+    if verdict is not None and not verdict.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _json_check(check) -> dict:
+    """A check as JSON; a non-finite number (a difference quotient that failed) becomes null."""
+    import dataclasses
+    import math
+
+    def clean(row) -> dict:
+        item = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
+                for k, v in dataclasses.asdict(row).items()}
+        if not item["note"]:
+            del item["note"]
+        return item
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol,
+            "rows": [clean(row) for row in check.rows]}
 
 
 @main.command("functions", context_settings=CONTEXT)

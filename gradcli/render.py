@@ -181,6 +181,39 @@ def trace_tables(trace, digits: int, max_rows: int) -> list:
             adjoints_table(trace, digits, max_rows)]
 
 
+def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> Table:
+    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y."""
+    table = _table("Hessian", ("", "left"),
+                   *[(name, "right") for name in names])
+    for name, row in zip(names, matrix):
+        table.add_row(Text(name, style="cyan"), *[format_number(v, digits) for v in row])
+    return table
+
+
+def hessian_check_table(check, digits: int):
+    """Each entry, AD against differences of the AD gradient, with a one-line verdict."""
+    noted = any(row.note for row in check.rows)
+    table = _table("Check: AD Hessian against central differences of the AD gradient",
+                   ("entry", "left"), ("AD", "right"), ("numeric", "right"), ("±", "right"),
+                   ("abs error", "right"), ("rel error", "right"), ("status", "left"),
+                   *([("note", "left")] if noted else []))
+    for row in check.rows:
+        status = Text("ok", style="green") if row.ok else Text("FAIL", style="bold red")
+        table.add_row(f"∂²f/∂{row.row}∂{row.column}", format_number(row.ad, digits),
+                      format_number(row.numeric, digits), f"{row.numeric_error:.1e}",
+                      f"{row.abs_error:.1e}", f"{row.rel_error:.1e}", status,
+                      *([row.note] if noted else []))
+    failed = sum(not row.ok for row in check.rows)
+    tolerance = f"|AD - numeric| <= {check.atol:g} + {check.rtol:g}·|numeric|"
+    if failed:
+        verdict = Text(f"check FAILED: {failed} of {len(check.rows)} entries disagree ({tolerance})",
+                       style="bold red")
+    else:
+        verdict = Text(f"check passed: all {len(check.rows)} entries agree ({tolerance})",
+                       style="green")
+    return Group(table, verdict)
+
+
 def functions_table(rows: list[dict]) -> Table:
     table = Table(title="gradcli functions and operators", show_lines=False)
     table.add_column("syntax", style="bold", no_wrap=True)

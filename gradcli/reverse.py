@@ -33,13 +33,17 @@ def visit_order(graph: Graph) -> list[int]:
     return [s for lo, hi in reversed(graph.level_ranges()) for s in range(lo, hi) if live[s - base]]
 
 
-def reverse(graph: Graph, values: list[float], seed: float = 1.0,
-            record: bool = False) -> tuple[list[float], list[Contribution]]:
-    """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions."""
+def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
+            m=FLOAT) -> tuple[list[float], list[Contribution]]:
+    """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
+
+    ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
+    ``values`` and their namespace (:mod:`gradcli.hessian`), the sweep differentiates itself.
+    """
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed
     records: list[Contribution] = []
-    base, n_const, m = graph.base, graph.n_const, FLOAT
+    base, n_const = graph.base, graph.n_const
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s = base
     try:
