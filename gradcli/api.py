@@ -178,6 +178,13 @@ def hessian(source: str, at: Mapping[str, float] | None = None, *,
     return evaluate_hessian(compile(source), at or {}, wrt=wrt)
 
 
+def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -> dict[str, str]:
+    """Each partial derivative of ``source`` (of order ``order`` in one input) as source text."""
+    from .diff import derivatives_of
+    graph = compile(source)
+    return derivatives_of(graph, wrt_names(graph, wrt), order)
+
+
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
              direction: Mapping[str, float] | None = None) -> Result:

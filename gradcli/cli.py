@@ -113,6 +113,7 @@ def main():
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --json
       echo "x*x" | gradcli eval - --at x=3
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli diff "log(x)+x*y-sin(y)" --wrt x
       gradcli functions
     """
 
@@ -356,6 +357,45 @@ def _json_check(check) -> dict:
         return item
     return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol,
             "rows": [clean(row) for row in check.rows]}
+
+
+@main.command("diff", context_settings=CONTEXT)
+@_EXPRESSION
+@_FILE
+@_WRT
+@click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
+              help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
+@_JSON
+@_reporting
+def diff_command(expression, file, wrt, order, as_json):
+    """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
+
+    Built from the same derivative rules as eval, applied to the expression instead of to
+    numbers, and simplified. A subexpression that would repeat is printed once, as an
+    assignment (t1 = ...), so each derivative is a program eval reads. One derivative is
+    printed alone; several are each headed by a comment line (# ∂f/∂x).
+
+    \b
+    Examples:
+      gradcli diff "log(x)+x*y-sin(y)"
+      gradcli diff "log(x)+x*y-sin(y)" --wrt x
+      gradcli eval "$(gradcli diff 'log(x)+x*y-sin(y)' --wrt x)" --at x=2,y=3
+      gradcli diff "x^10" --order 3
+      gradcli diff "exp(x*y)" --json
+    """
+    from .api import derivatives
+
+    source = _read_source(expression, file)
+    result = derivatives(source, wrt, order)
+    if as_json:
+        click.echo(json.dumps({"derivatives": result, "order": order}, ensure_ascii=False))
+    elif len(result) == 1:
+        click.echo(next(iter(result.values())))
+    elif not result:
+        _warn("the expression reads no inputs, so it has no partial derivatives")
+    else:
+        power = "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(order)) if order > 1 else ""
+        click.echo("\n".join(f"# ∂{power}f/∂{name}{power}\n{text}" for name, text in result.items()))
 
 
 @main.command("functions", context_settings=CONTEXT)

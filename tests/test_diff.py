@@ -1,0 +1,271 @@
+"""Symbolic derivatives (`gradcli diff`): against SymPy's diff on generated expressions, every
+table row against AD, readable output, common subexpressions, the round trip through eval."""
+
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+from click.testing import CliRunner
+
+from gradcli import evaluate
+from gradcli.api import compile, derivatives, point_vector
+from gradcli.cli import main
+from gradcli.errors import InputError
+from gradcli.forward import forward
+from gradcli.parser import parse
+from gradcli.primitives import TABLE
+from test_primitives import in_domain_points
+
+SEED = "log(x)+x*y-sin(y)"
+X, Y, Z = sp.symbols("x y z", real=True)
+SYMBOLS = {"x": X, "y": Y, "z": Z}
+
+
+def value_of(program: str, at: dict) -> float:
+    """The value of a printed derivative at a point (primal sweep only)."""
+    graph = compile(program)
+    return forward(graph, point_vector(graph, at))[graph.output]
+
+
+# -- generated expressions, written twice: in gradcli's syntax and as SymPy objects -------------
+# Every function is applied to arguments inside its domain at every point (squares plus one
+# under log and sqrt, ...), so any random point is a fair comparison point.
+
+UNARY = [
+    ("sin({})", sp.sin), ("cos({})", sp.cos), ("exp({})", sp.exp), ("tanh({})", sp.tanh),
+    ("atan({})", sp.atan), ("sinh({})", sp.sinh), ("asinh({})", sp.asinh), ("erf({})", sp.erf),
+    ("sigmoid({})", lambda a: 1 / (1 + sp.exp(-a))),
+    ("softplus({})", lambda a: sp.log(1 + sp.exp(a))),
+    ("log(1 + ({})^2)", lambda a: sp.log(1 + a ** 2)),
+    ("sqrt(({})^2 + 1)", lambda a: sp.sqrt(a ** 2 + 1)),
+    ("({})^3", lambda a: a ** 3), ("-({})", lambda a: -a),
+    ("expm1({})", lambda a: sp.exp(a) - 1), ("log1p(({})^2)", lambda a: sp.log(1 + a ** 2)),
+    ("cbrt(({})^2 + 1)", lambda a: sp.cbrt(a ** 2 + 1)),
+]
+BINARY = [
+    ("({}) + ({})", lambda a, b: a + b), ("({}) - ({})", lambda a, b: a - b),
+    ("({}) * ({})", lambda a, b: a * b), ("({}) / (1 + ({})^2)", lambda a, b: a / (1 + b ** 2)),
+    ("(1 + ({})^2)^({})", lambda a, b: (1 + a ** 2) ** b),
+    ("hypot({}, 1 + ({})^2)", lambda a, b: sp.sqrt(a ** 2 + (1 + b ** 2) ** 2)),
+    ("atan2({}, 1 + ({})^2)", lambda a, b: sp.atan2(a, 1 + b ** 2)),
+]
+
+
+def generate(rng: random.Random, depth: int):
+    """A random expression as (gradcli source, SymPy expression)."""
+    if depth == 0 or rng.random() < 0.15:
+        if rng.random() < 0.2:
+            c = rng.choice([2, 3, 0.5])
+            return str(c), sp.Rational(str(c))
+        name = rng.choice("xyz")
+        return name, SYMBOLS[name]
+    if rng.random() < 0.55:
+        text, f = rng.choice(UNARY)
+        a_text, a = generate(rng, depth - 1)
+        return text.format(a_text), f(a)
+    text, f = rng.choice(BINARY)
+    (a_text, a), (b_text, b) = generate(rng, depth - 1), generate(rng, depth - 1)
+    return text.format(a_text, b_text), f(a, b)
+
+
+def _sympy_value(expr, at) -> float:
+    return float(expr.subs({SYMBOLS[k]: v for k, v in at.items()}).evalf(30))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_first_derivatives_equal_sympys(seed):
+    rng = random.Random(seed)
+    source, expr = generate(rng, 4)
+    graph = compile(source)
+    printed = derivatives(source)
+    assert list(printed) == graph.inputs
+    for _ in range(2):
+        at = {name: rng.uniform(-1.5, 1.5) for name in "xyz"}
+        for name, program in printed.items():
+            want = _sympy_value(sp.diff(expr, SYMBOLS[name]), at)
+            got = value_of(program, at)
+            assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-11), (source, name, program)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_second_and_third_derivatives_equal_sympys(seed):
+    rng = random.Random(1000 + seed)
+    source, expr = generate(rng, 3)
+    graph = compile(source)
+    if not graph.inputs:
+        source, expr = f"({source}) * x", expr * X
+    name = compile(source).inputs[0]
+    at = {n: rng.uniform(-1.2, 1.2) for n in "xyz"}
+    for order in (2, 3):
+        program = derivatives(source, [name], order)[name]
+        want = _sympy_value(sp.diff(expr, SYMBOLS[name], order), at)
+        assert math.isclose(value_of(program, at), want, rel_tol=1e-8, abs_tol=1e-10), (
+            source, order, program)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_every_row_against_reverse_mode(name):
+    """The printed derivative of each primitive evaluates to the AD gradient (new rows included)."""
+    prim = TABLE[name]
+    names = ["x", "y"][:prim.arity]
+    if prim.is_operator:
+        source = f"x {prim.symbol} y" if prim.arity == 2 else f"{prim.symbol}x"
+    else:
+        source = f"{name}({', '.join(names)})"
+    printed = derivatives(source)
+    for args in in_domain_points(prim):
+        at = dict(zip(names, args))
+        gradient = evaluate(source, at).gradient
+        for n in names:
+            assert math.isclose(value_of(printed[n], at), gradient[n], rel_tol=1e-12,
+                                abs_tol=1e-14), (source, n, printed[n], args)
+
+
+# -- readable output: derived by hand -------------------------------------------------------------
+
+PRINTED = [
+    (SEED, {}, {"x": "1/x + y", "y": "x - cos(y)"}),
+    ("x^10", {}, {"x": "10*x^9"}),
+    ("x^10", {"order": 3}, {"x": "720*x^7"}),
+    ("x^10", {"order": 10}, {"x": "3628800"}),
+    ("x^10", {"order": 11}, {"x": "0"}),
+    ("sin(x)*cos(x)", {}, {"x": "cos(x)^2 - sin(x)^2"}),
+    ("exp(x*y)", {}, {"x": "y*exp(x*y)", "y": "x*exp(x*y)"}),
+    ("1/x", {}, {"x": "-1/x^2"}),
+    ("sin(x^2)", {}, {"x": "2*x*cos(x^2)"}),
+    ("sqrt(x^2 + y^2)", {"wrt": ["y"]}, {"y": "y/sqrt(x^2 + y^2)"}),
+    ("x*x*x*x", {}, {"x": "4*x^3"}),
+    ("x + 0*y + 1*x - -x", {"wrt": ["x"]}, {"x": "3"}),
+    ("c = x*y; c += c + 1; c", {}, {"x": "2*y", "y": "2*x"}),
+    ("x^y", {}, {"x": "y*x^(y - 1)", "y": "x^y*log(x)"}),
+    ("2*pi*x", {}, {"x": "6.283185307179586"}),
+    ("sin(pi*x)", {}, {"x": "pi*cos(pi*x)"}),
+    ("abs(x)", {}, {"x": "sign(x)"}),
+]
+
+
+@pytest.mark.parametrize("source, options, expected", PRINTED)
+def test_printed_derivatives(source, options, expected):
+    assert derivatives(source, **options) == expected
+
+
+def test_powers_do_not_explode():
+    for order in range(1, 13):
+        text = derivatives("x^10", order=order)["x"]
+        assert len(text) <= 12 and "\n" not in text, (order, text)
+
+
+def test_sin_cos_stays_short():
+    assert len(derivatives("sin(x)*cos(x)", order=2)["x"]) < 40
+    assert len(derivatives("sin(x)*cos(x)", order=4)["x"]) < 200
+
+
+def test_repeated_subexpressions_become_assignments():
+    program = derivatives("sigmoid(a*x + b)", ["b"])["b"]
+    assert program == "t1 = sigmoid(a*x + b)\nt1*(1 - t1)"
+    statements = parse(program).statements
+    assert len(statements) == 2 and statements[0].name == "t1"
+    s = 1 / (1 + math.exp(-(0.5 * 2 + 0.3)))
+    assert value_of(program, {"a": 0.5, "x": 2, "b": 0.3}) == pytest.approx(s * (1 - s), rel=1e-15)
+
+
+def test_assignment_names_avoid_the_inputs():
+    program = derivatives("sigmoid(t1*x + t2)", ["x"])["x"]
+    assert program.startswith("t3 = sigmoid(t1*x + t2)\n")
+    at = {"t1": 0.7, "x": -0.4, "t2": 0.2}
+    s = 1 / (1 + math.exp(-(0.7 * -0.4 + 0.2)))
+    assert value_of(program, at) == pytest.approx(0.7 * s * (1 - s), rel=1e-14)
+
+
+def test_nested_exponentials_stay_linear():
+    # d³/dx³ of exp(exp(exp(x))): the tree would repeat exp(exp(x)) many times; the program names it
+    program = derivatives("exp(exp(exp(x)))", order=3)["x"]
+    assert len(program) < 400
+    e1 = sp.exp(sp.exp(sp.exp(X)))
+    assert value_of(program, {"x": 0.3}) == pytest.approx(_sympy_value(sp.diff(e1, X, 3), {"x": 0.3}),
+                                                          rel=1e-12)
+
+
+def test_deep_input_100000():
+    depth = 100_000
+    assert derivatives("-(" * depth + "x" + ")" * depth) == {"x": "1"}
+    chain = "sin(" * 2000 + "x" + ")" * 2000
+    program = derivatives(chain)["x"]
+    value, slope = 0.4, 1.0
+    for _ in range(2000):
+        slope *= math.cos(value)
+        value = math.sin(value)
+    assert value_of(program, {"x": 0.4}) == pytest.approx(slope, rel=1e-11)
+
+
+def test_unknown_wrt_is_an_error():
+    with pytest.raises(InputError):
+        derivatives("x*y", ["q"])
+
+
+# -- the command line, and the round trip through eval -------------------------------------------
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+    return lambda *args, input=None: runner.invoke(main, list(args), input=input)
+
+
+def test_cli_round_trip_through_eval(run):
+    printed = run("diff", SEED, "--wrt", "x")
+    assert printed.exit_code == 0 and printed.output == "1/x + y\n"
+    result = run("eval", printed.output.strip(), "--at", "x=2,y=3", "--json")
+    assert json.loads(result.output)["value"] == 3.5
+    # a derivative that no longer reads y: the point's extra name is only a warning
+    printed = run("diff", "x^2 + y", "--wrt", "x").output.strip()
+    result = run("eval", printed, "--at", "x=2,y=3")
+    assert result.exit_code == 0 and result.stdout.startswith("f     = 4.000000000000")
+    assert "warning: y is not read" in result.stderr
+
+
+def test_cli_several_derivatives_are_commented_programs(run):
+    out = run("diff", "sigmoid(a*x + b)", "--wrt", "x,b").output
+    assert out == ("# ∂f/∂x\nt1 = sigmoid(a*x + b)\na*(t1*(1 - t1))\n"
+                   "# ∂f/∂b\nt1 = sigmoid(a*x + b)\nt1*(1 - t1)\n")
+    parse(out)  # the whole text is a program too: comments and statements
+    assert run("diff", "x^3*y", "--order", "2").output == "# ∂²f/∂x²\n6*x*y\n# ∂²f/∂y²\n0\n"
+
+
+def test_cli_json_stdin_and_file(run, tmp_path):
+    data = json.loads(run("diff", "-", "--json", input=SEED).output)
+    assert data == {"derivatives": {"x": "1/x + y", "y": "x - cos(y)"}, "order": 1}
+    program = tmp_path / "f.grad"
+    program.write_text("a = x*x\nb = a*x\nb\n")
+    data = json.loads(run("diff", "-f", str(program), "--order", "2", "--json").output)
+    assert data["derivatives"] == {"x": "6*x"} and data["order"] == 2
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["diff", "x*y", "--wrt", "q"], 2, ["--wrt names q"]),
+    (["diff", "x", "--order", "0"], 2, ["--order"]),
+    (["diff", "log(x"], 2, ["expected ')'"]),
+    (["diff", "2"], 0, ["no partial derivatives"]),
+])
+def test_cli_errors(run, args, code, words):
+    result = run(*args)
+    assert result.exit_code == code
+    for word in words:
+        assert word in result.stderr
+
+
+def test_round_trip_through_the_installed_script(tmp_path):
+    script = shutil.which("gradcli", path=os.path.dirname(sys.executable)) or shutil.which("gradcli")
+    assert script, "the gradcli console script is not installed (pip install -e .)"
+    printed = subprocess.run([script, "diff", SEED, "--wrt", "x"], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    out = subprocess.run([script, "eval", printed.stdout.strip(), "--at", "x=2,y=3", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["value"] == 3.5
