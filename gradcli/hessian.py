@@ -98,7 +98,10 @@ def hessian_vector_product(graph: Graph, values: list[float], partials, directio
     try:
         adjoint, _ = reverse(graph, duals, 1.0, m=DUAL)
     except NumericalError as exc:
-        exc.message = exc.message.replace("the derivative", "the second derivative")
+        # The row's note speaks of its first derivative; here the second one failed.
+        head, found, _ = exc.message.partition(": the derivative is not finite")
+        if found:
+            exc.message = f"{head}: the second derivative is not finite here"
         raise
     inputs = [_parts(adjoint[graph.n_const + i]) for i in range(len(graph.inputs))]
     return [g for g, _ in inputs], [h for _, h in inputs]
