@@ -4,16 +4,21 @@ Expected derivatives are derived by hand with math.* (or are the one-sided slope
 textbook kinks), never copied from gradcli's output.
 """
 
+import json
 import math
+import subprocess
 
 import pytest
+from click.testing import CliRunner
 
 from gradcli.api import compile, evaluate, evaluate_graph
-from gradcli.check import (DEFAULT_RTOL, base_step, check, check_result,
+from gradcli.check import (DEFAULT_ATOL, DEFAULT_RTOL, base_step, check, check_result,
                            expected_values, parse_expectations)
+from gradcli.cli import main
 from gradcli.errors import InputError, ParseError
 from gradcli.primitives import TABLE
 from gradcli.reverse import reverse
+from test_cli import _console_script
 from test_primitives import in_domain_points
 
 SEED = "log(x)+x*y-sin(y)"
@@ -21,6 +26,10 @@ SEED = "log(x)+x*y-sin(y)"
 
 def checked(source, at, **options):
     return check_result(evaluate(source, at), **options)
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
 
 
 # -- the numerical side -------------------------------------------------------------------------
@@ -281,3 +290,122 @@ def test_check_compares_any_derivative_of_any_function_of_the_forward_values():
 def test_negative_tolerances_are_rejected():
     with pytest.raises(InputError):
         checked("x", {"x": 1}, rtol=-1)
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+def test_cli_check_table_and_exit_code_0():
+    result = run("eval", SEED, "--at", "x=2,y=3", "--check")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.startswith("f     = 6.552027172500\n∂f/∂x = 3.500000000000\n")
+    for text in ("Gradient check: AD against numerical differentiation", "input", "AD",
+                 "numerical", "± (est.)", "|AD − num.|", "rel. error", "status",
+                 "2.989992496600", "✓ AD agrees with numerical differentiation for x, y "
+                 "(rtol 1e-07, atol 1e-09)"):
+        assert text in out, text
+    assert "FAIL" not in out and "\x1b[" not in out
+
+
+def test_cli_check_of_a_constant_has_nothing_to_check():
+    result = run("eval", "2*pi", "--check")
+    assert result.exit_code == 0
+    assert result.output.splitlines()[1:] == ["nothing to check: the gradient has no components"]
+
+
+def test_cli_kink_fails_with_exit_1_and_still_prints_the_gradient():
+    result = run("eval", "relu(x)", "--at", "x=0", "--check")
+    assert result.exit_code == 1
+    out = result.output
+    assert "f     = 0.000000000000\n∂f/∂x = 0.000000000000\n" in out
+    assert "FAIL" in out and "relu'(0) = 0" in out
+    assert "slope 0 from the left and 1 from the right" in out
+    assert "✗ check failed" in out and "not differentiable along x" in out
+
+
+def test_cli_expect_implies_check_and_a_wrong_formula_fails():
+    ok = run("eval", SEED, "--at", "x=2,y=3", "--expect", "x=1/x+y", "--expect", "y=x-cos(y)")
+    assert ok.exit_code == 0, ok.output
+    assert "Gradient check" in ok.output and "1/x+y = 3.500000000000" in ok.output
+    assert "your formulas for x, y agree with AD" in ok.output
+    wrong = run("eval", SEED, "--at", "x=2,y=3", "--expect", "y=x+cos(y)")
+    assert wrong.exit_code == 1
+    assert f"is off by {2 * math.cos(3):+.3g}" in wrong.output  # (x+cos y) - (x-cos y)
+
+
+def test_cli_tolerances():
+    # with no tolerance at all only exact agreement passes, and ∂f/∂y differs in the 11th digit
+    result = run("eval", SEED, "--at", "x=2,y=3", "--check", "--rtol", "0", "--atol", "0")
+    assert result.exit_code == 1
+    assert "check failed (rtol 0, atol 0)" in result.output and "disagree for y" in result.output
+    assert run("eval", SEED, "--at", "x=2,y=3", "--check", "--rtol", "1e-9").exit_code == 0
+    assert run("eval", "x", "--at", "x=1", "--check", "--rtol", "-1").exit_code == 2
+    help_text = " ".join(run("eval", "--help").output.split())
+    assert f"default {DEFAULT_RTOL:g}".replace("e-07", "e-7") in help_text
+    assert f"default {DEFAULT_ATOL:g}".replace("e-09", "e-9") in help_text
+
+
+def test_cli_check_json():
+    result = run("eval", SEED, "--at", "x=2,y=3", "--json", "--check", "--expect", "y=x+cos(y)")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data["gradient"] == {"x": 3.5, "y": 2 - math.cos(3)}
+    check_data = data["check"]
+    assert check_data["ok"] is False
+    assert (check_data["rtol"], check_data["atol"]) == (DEFAULT_RTOL, DEFAULT_ATOL)
+    x, y = check_data["rows"]
+    assert set(x) == {"input", "ad", "numeric", "numeric_error", "abs_error", "rel_error", "ok",
+                      "step", "scheme"}  # no note, no expected: none to give
+    assert x["input"] == "x" and x["ad"] == 3.5 and x["ok"] is True
+    assert abs(x["numeric"] - 3.5) <= x["numeric_error"]
+    assert y["ok"] is True and y["expected"]["ok"] is False
+    assert y["expected"]["formula"] == "x+cos(y)"
+    assert y["expected"]["value"] == pytest.approx(2 + math.cos(3), rel=1e-15)
+    assert y["expected"]["abs_error"] == pytest.approx(abs(2 * math.cos(3)), rel=1e-12)
+
+
+def test_cli_check_json_note_and_trace():
+    result = run("eval", "log(x)", "--at", "x=1e-9", "--check", "--json", "--trace")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert "trace" in data and data["check"]["ok"] is True
+    assert "step shrunk" in data["check"]["rows"][0]["note"]
+    text = run("eval", SEED, "--at", "x=2,y=3", "--check", "--trace").output
+    assert text.index("Adjoints") < text.index("Gradient check")
+
+
+def test_cli_check_with_wrt_seed_and_export(tmp_path):
+    path = tmp_path / "check.txt"
+    result = run("eval", SEED, "--at", "x=2,y=3", "--wrt", "y", "--seed", "2", "--check",
+                 "--json", "--export", str(path))
+    assert result.exit_code == 0
+    rows = json.loads(result.output)["check"]["rows"]
+    assert [r["input"] for r in rows] == ["y"]
+    assert rows[0]["ad"] == pytest.approx(2 * (2 - math.cos(3)), rel=1e-15)
+    assert abs(rows[0]["numeric"] - rows[0]["ad"]) < 1e-8
+    assert "Gradient check" in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--expect", "x"], "NAME=FORMULA"),
+    (["--expect", "z=1"], "not part of the gradient"),
+    (["--expect", "x=1/x+"], "1/x+"),
+    (["--expect", "x=1/q"], "no value for input q"),
+])
+def test_cli_expect_errors_exit_2(args, words):
+    result = run("eval", SEED, "--at", "x=2,y=3", *args)
+    assert result.exit_code == 2
+    assert words in result.stderr and "Traceback" not in result.output
+
+
+def test_installed_console_script_check(tmp_path):
+    script = _console_script()
+    ok = subprocess.run([script, "eval", SEED, "--at", "x=2,y=3", "--check"],
+                        capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert "✓ AD agrees" in ok.stdout
+    kink = subprocess.run([script, "eval", "abs(x)", "--at", "x=0", "--check", "--json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert kink.returncode == 1
+    row = json.loads(kink.stdout)["check"]["rows"][0]
+    assert row["ok"] is False and "slope -1 from the left and 1 from the right" in row["note"]
