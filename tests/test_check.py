@@ -6,7 +6,10 @@ textbook kinks), never copied from gradcli's output.
 
 import json
 import math
+import re
+import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -409,3 +412,21 @@ def test_installed_console_script_check(tmp_path):
     assert kink.returncode == 1
     row = json.loads(kink.stdout)["check"]["rows"][0]
     assert row["ok"] is False and "slope -1 from the left and 1 from the right" in row["note"]
+
+
+def readme_check_examples():
+    """(command, printed lines) for every `$ gradcli ...` run with --check or --expect in the README."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    examples = []
+    for block in re.findall(r"```console\n(.*?)```", readme, re.S):
+        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
+            command, _, output = run_text.partition("\n")
+            if command.startswith("$ gradcli") and ("--check" in command or "--expect" in command):
+                examples.append((command[2:], [line.rstrip() for line in output.splitlines()]))
+    return examples
+
+
+@pytest.mark.parametrize("command, lines", readme_check_examples())
+def test_readme_check_examples_are_real_runs(command, lines):
+    result = run(*shlex.split(command)[1:])
+    assert [line.rstrip() for line in result.output.splitlines()] == lines
