@@ -6,6 +6,7 @@ off a terminal the console is widened to fit, so piped output is plain and no ce
 
 from __future__ import annotations
 
+import math
 import os
 
 from rich.console import Console, Group
@@ -144,17 +145,17 @@ def functions_table(rows: list[dict]) -> Table:
 
 def _error(x: float) -> str:
     """A small error as ``2.3e-11`` (``0`` when exact, ``?`` when unknown)."""
-    if x != x or x == float("inf"):
+    if not math.isfinite(x):
         return "?"
     return "0" if x == 0 else f"{x:.1e}"
 
 
 def check_verdict(check) -> Text:
     """The one-line verdict under the check table."""
-    names = ", ".join(row.input for row in check.rows)
-    tolerance = f"(rtol {check.rtol:g}, atol {check.atol:g})"
     if not check.rows:
         return Text("nothing to check: the gradient has no components", style="bold")
+    names = ", ".join(row.input for row in check.rows)
+    tolerance = f"(rtol {check.rtol:g}, atol {check.atol:g})"
     if check.ok:
         formulas = [row.input for row in check.rows if row.expected is not None]
         text = (f"✓ AD agrees with numerical differentiation for {names}"
@@ -166,7 +167,7 @@ def check_verdict(check) -> Text:
     for row in check.rows:
         if not row.ok and row.kink is not None and not row.kink.differentiable:
             problems.append(f"f is not differentiable along {row.input} (at {row.kink.nodes[0]})")
-        elif not row.ok and row.numeric != row.numeric:
+        elif not row.ok and math.isnan(row.numeric):
             problems.append(f"no difference quotient for {row.input}")
         elif not row.ok:
             problems.append(f"AD and the difference quotient disagree for {row.input} "
