@@ -126,8 +126,19 @@ def main():
               help="At most N rows per trace table (0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
+@click.option("--check", "check_", is_flag=True,
+              help="Also compare the gradient with numerical differentiation, in a table; "
+                   "exit 1 if any component disagrees.")
+@click.option("--expect", multiple=True, metavar="NAME=FORMULA",
+              help="Your own formula for ∂f/∂NAME, checked against AD at the point; "
+                   "repeatable; implies --check.")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None,
+              help="Relative tolerance of --check and --expect (default 1e-7).")
+@click.option("--atol", type=click.FloatRange(min=0), default=None,
+              help="Absolute tolerance of --check and --expect (default 1e-9).")
 @_reporting
-def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_rows, export_path):
+def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_rows, export_path,
+                 check_, expect, rtol, atol):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -140,9 +151,11 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_ro
       gradcli eval "x^2*y" --at x=2 --at y=pi/4 --wrt x
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
 
-    Exit codes: 0 success, 1 numerical failure (overflow, non-finite result),
-    2 bad input (syntax, unknown name, missing value, outside a domain).
+    Exit codes: 0 success, 1 numerical failure (overflow, non-finite result, a failed
+    --check or --expect), 2 bad input (syntax, unknown name, missing value, outside a domain).
     """
     from .api import compile, evaluate_graph
     from .points import merge_points
@@ -155,17 +168,30 @@ def eval_command(expression, file, at, wrt, seed, digits, as_json, trace, max_ro
         if name not in graph.inputs:
             _warn(f"{name} is not read by the expression; it is ignored")
     result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+    report = _check(result, point, expect, rtol, atol) if check_ or expect else None
     if export_path:
         _check_export_suffix(export_path)
     if as_json:
         data = _json_result(result)
         if trace:
             data["trace"] = _json_trace(result.trace)
+        if report is not None:
+            data["check"] = report.to_dict()
         click.echo(json.dumps(data, ensure_ascii=False))
-    if trace or export_path:
-        _render(result, digits, max_rows, trace, export_path, echo=not as_json)
+    if trace or export_path or (report is not None and not as_json):
+        _render(result, digits, max_rows, trace, export_path, echo=not as_json, check=report)
     elif not as_json:
         click.echo(result_text(result.value, result.gradient, result.seed, digits))
+    if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _check(result, point, expect, rtol, atol):
+    """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
+    from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
+    expected = expected_values(parse_expectations(expect), point, list(result.gradient))
+    return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
+                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected)
 
 
 def _check_export_suffix(path: str) -> None:
@@ -175,16 +201,19 @@ def _check_export_suffix(path: str) -> None:
                          hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
 
 
-def _render(result, digits, max_rows, trace, export_path, echo=True) -> None:
-    """The result and (with --trace) the three tables through rich; optionally exported."""
+def _render(result, digits, max_rows, trace, export_path, echo=True, check=None) -> None:
+    """The result, (with --trace) the three tables and (with --check) the check table through
+    rich; optionally exported."""
     import io
 
-    from .render import export, make_console, show, trace_tables
+    from .render import check_table, export, make_console, show, trace_tables
     options = {} if echo else {"file": io.StringIO()}
     console = make_console(record=bool(export_path), **options)
     items = [result_text(result.value, result.gradient, result.seed, digits)]
     if trace:
         items += trace_tables(result.trace, digits, max_rows)
+    if check is not None:
+        items.append(check_table(check, digits))
     show(*items, console=console)
     if export_path:
         try:
