@@ -8,10 +8,12 @@ reach, so a test fails if any edge is drawn to the wrong place.
 """
 
 import math
+import re
 
 import pytest
 
 from gradcli.api import compile, evaluate_graph
+from gradcli.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
 from gradcli.picture import build_picture
 
 SEED = "log(x)+x*y-sin(y)"
@@ -110,3 +112,79 @@ def test_the_cap_keeps_the_nodes_nearest_the_output():
     assert [n.id for n in picture.nodes if n.kind == "hidden"] == ["v94"]
     assert ("v94", "v95", 0) in edge_triples(picture)  # where the left-out part connects
     assert len(build_picture(compile(source), max_nodes=0).nodes) == 100
+
+
+# -- DOT and Mermaid ----------------------------------------------------------------------------
+
+QUOTED = r'"(?:[^"\\]|\\.)*"'
+
+
+def check_dot(text):
+    """A small structural check of DOT: braces balance outside strings, every statement is a
+    node, an edge or a rank group, every edge's ends are declared. Returns (nodes, edges)."""
+    depth = 0
+    for token in re.split(f"({QUOTED})", text):
+        if token.startswith('"'):
+            continue
+        assert '"' not in token, "an unterminated string"
+        for ch in token:
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0
+    assert depth == 0
+    lines = text.strip().splitlines()
+    assert lines[0] == "digraph gradcli {" and lines[-1] == "}"
+    nodes, edges = {}, []
+    for line in lines[1:-1]:
+        line = line.strip()
+        if m := re.fullmatch(rf"(n\d+) \[label=({QUOTED})(, [a-z]+=[\w.]+)*\];", line):
+            nodes[m[1]] = m[2]
+        elif m := re.fullmatch(rf"(n\d+) -> (n\d+)( \[label=({QUOTED})\])?;", line):
+            edges.append((m[1], m[2], m[4]))
+        else:
+            assert re.fullmatch(r"(rankdir=LR|(node|edge) \[.*\]|\{ rank=same;( n\d+;)+ \}|//.*);?",
+                                line), line
+    for a, b, _ in edges:
+        assert a in nodes and b in nodes
+    return nodes, edges
+
+
+def test_dot_of_the_seed_example():
+    dot = to_dot(annotated(SEED, {"x": 2, "y": 3}))
+    nodes, edges = check_dot(dot)
+    assert len(nodes) == 7 and len(edges) == 8
+    name = {n: re.match(r'"\{ (\S+)', label)[1] for n, label in nodes.items()}
+    assert sorted((name[a], name[b]) for a, b, _ in edges) == sorted((a, b) for a, b, _ in SEED_EDGES)
+    _, local = by_hand(2, 3)
+    for a, b, label in edges:
+        (want,) = [v for (s, t, _), v in local.items() if (s, t) == (name[a], name[b])]
+        assert float(label.strip('"')) == pytest.approx(want, abs=5e-5)
+    v5 = next(label for n, label in nodes.items() if name[n] == "v5")
+    assert "v4 - v3" in v5 and "data 6.552" in v5 and "grad 1 }" in v5
+    assert len(re.findall(r"rank=same", dot)) == 4  # one rank per layer
+
+
+def test_dot_escapes_record_and_string_syntax():
+    assert record_field("a|b{c}<d>\\") == "a\\|b\\{c\\}\\<d\\>\\\\"
+    assert dot_string('say "hi" \\') == '"say \\"hi\\" \\\\"'
+    nodes, _ = check_dot(to_dot(build_picture(compile("c = x*y; c += c + 1; c"))))
+    assert '"{ v1 (c#1) | x * y }"' in nodes.values()
+
+
+def test_mermaid_of_the_seed_example():
+    lines = to_mermaid(annotated(SEED, {"x": 2, "y": 3})).splitlines()
+    assert lines[0] == "flowchart LR"
+    nodes = dict(re.fullmatch(r'  (n\d+)\["([^"]*)"\]', line).groups()
+                 for line in lines if "[" in line)
+    edges = [re.fullmatch(r'  (n\d+) -->\|"([^"]*)"\| (n\d+)', line).groups()
+             for line in lines if "-->" in line]
+    assert len(nodes) == 7 and len(edges) == 8
+    assert all(a in nodes and b in nodes for a, _, b in edges)
+    assert nodes["n1"] == "y<br/>input<br/>data 3 | grad 2.99"
+    assert ("n4", "-1", "n6") in edges  # v3 -> v5, the subtraction's second edge
+    assert lines[-2:] == ["  classDef output stroke-width:3px", "  class n6 output"]
+
+
+def test_mermaid_escapes_what_its_labels_would_read_as_syntax():
+    assert mermaid_text('a"b#c<d>&') == "a#34;b#35;c#60;d#62;#38;"
+    out = to_mermaid(build_picture(compile("c = x*y; c += 1; c")))
+    assert 'n2["v1 (c#35;1)<br/>x * y"]' in out and 'n3["v2 (c#35;2)<br/>v1 + 1"]' in out
