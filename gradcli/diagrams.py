@@ -83,11 +83,12 @@ def to_mermaid(picture: Picture, digits: int = 4) -> str:
         label = edge_text(edge, digits)
         arrow = f'-->|"{mermaid_text(label)}"|' if label else "-->"
         lines.append(f"  n{edge.source} {arrow} n{edge.target}")
-    classes = [("output", "stroke-width:3px", [i for i, n in enumerate(picture.nodes) if n.is_output]),
+    nodes = picture.nodes
+    classes = [("output", "stroke-width:3px", [i for i, n in enumerate(nodes) if n.is_output]),
                ("hidden", "stroke-dasharray:4 4",
-                [i for i, n in enumerate(picture.nodes) if n.kind == "hidden"]),
+                [i for i, n in enumerate(nodes) if n.kind == "hidden"]),
                ("unused", "color:#888,stroke:#888",
-                [i for i, n in enumerate(picture.nodes) if not n.live and n.kind != "hidden"])]
+                [i for i, n in enumerate(nodes) if not n.live and n.kind != "hidden"])]
     for name, style, members in classes:
         if members:
             lines.append(f"  classDef {name} {style}")
