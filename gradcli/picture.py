@@ -22,8 +22,6 @@ from .reverse import reverse
 from .text import short_number
 from .trace import expression
 
-DEFAULT_MAX_NODES = 40
-
 
 @dataclass(frozen=True, slots=True)
 class Node:
@@ -69,7 +67,7 @@ class Picture:
 
 
 def build_picture(graph: Graph, values: list[float] | None = None,
-                  max_nodes: int = DEFAULT_MAX_NODES) -> Picture:
+                  max_nodes: int = 0) -> Picture:
     """The picture of ``graph``: annotated when ``values`` (a forward sweep) is given; with
     ``max_nodes`` > 0, only that many inputs and operations, the ones nearest the output."""
     n_const, base = graph.n_const, graph.base
