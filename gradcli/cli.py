@@ -18,6 +18,7 @@ from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
 from .text import result_text
 
 DEFAULT_MAX_ROWS = 40
+DEFAULT_MAX_NODES = 40  # gradcli graph: a picture, not a wall
 
 
 class PointType(click.ParamType):
@@ -70,14 +71,14 @@ def _reporting(command):
     return wrapper
 
 
-def _read_source(expression: str | None, file) -> str:
+def _read_source(expression: str | None, file,
+                 example: str = 'gradcli eval "x^2 + y" --at x=1,y=2') -> str:
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
     if file is not None:
         return file.read()
     if expression is None:
-        raise InputError("no expression given",
-                         hint='gradcli eval "x^2 + y" --at x=1,y=2  (or -f FILE, or - for stdin)')
+        raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
     if expression == "-":
         return sys.stdin.read()
     return expression
@@ -85,6 +86,12 @@ def _read_source(expression: str | None, file) -> str:
 
 def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def _warn_unread(point: dict, graph) -> None:
+    for name in point:
+        if name not in graph.inputs:
+            _warn(f"{name} is not read by the expression; it is ignored")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -265,6 +272,72 @@ def functions_command(as_json):
         return
     from .render import functions_table, show
     show(functions_table(rows))
+
+
+@main.command("graph", context_settings=CONTEXT)
+@click.argument("expression", required=False)
+@click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
+              help="Read the expression or program from FILE.")
+@click.option("--at", "at", type=PointType(), multiple=True,
+              help="Annotate at this point (NAME=VALUE pairs, repeatable): each node with its "
+                   "value (data) and adjoint (grad), each edge with its local derivative.")
+@click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid"]), default="text",
+              show_default=True,
+              help="text: a drawing in the terminal; dot: Graphviz; mermaid: for Markdown.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+              help="Write FILE instead, by its suffix: .svg .png .pdf ... rendered by Graphviz's "
+                   "dot; .dot/.gv (DOT text) and .mmd (Mermaid) need no Graphviz.")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES,
+              show_default=True,
+              help="Draw at most N inputs and operations, those nearest the output (0 = all).")
+@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="At most N digits after the decimal point (trailing zeros dropped).")
+@_reporting
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
+    """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
+    nodes numbered v1..vk as in the --trace tables.
+
+    \b
+    Examples:
+      gradcli graph "log(x)+x*y-sin(y)"
+      gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli graph "log(x)+x*y-sin(y)" --format dot > g.dot
+      gradcli graph "log(x)+x*y-sin(y)" --format mermaid
+      gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3 -o g.svg
+
+    Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
+    an image type when Graphviz's dot is not installed).
+    """
+    from .api import compile, evaluate_graph
+    from .diagrams import save, to_dot, to_mermaid
+    from .picture import build_picture, cap_note
+    from .points import merge_points
+
+    ctx = click.get_current_context()
+    source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
+    ctx.meta["gradcli.source"] = source
+    point = merge_points(list(at))
+    graph = compile(source)
+    values = None
+    if at:
+        _warn_unread(point, graph)
+        values = evaluate_graph(graph, point).values
+    picture = build_picture(graph, values, max_nodes)
+    note = cap_note(picture)
+    if fmt == "text" and not output_path:
+        from .render import show_graph
+        show_graph(picture, digits, note)  # the note is printed under the drawing
+        return
+    if output_path:
+        if ctx.get_parameter_source("fmt") is click.core.ParameterSource.COMMANDLINE:
+            raise InputError("-o chooses the format by the file's suffix: give --format or -o, "
+                             "not both")
+        save(picture, output_path, digits)
+    else:
+        click.echo(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits),
+                   nl=False)
+    if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
+        _warn(note)
 
 
 def run():  # pragma: no cover - the console script entry point

@@ -130,6 +130,39 @@ def trace_tables(trace, digits: int, max_rows: int) -> list:
             adjoints_table(trace, digits, max_rows)]
 
 
+# Styles of the graph drawing's parts (gradcli.drawing names them).
+GRAPH_STYLES = {"box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim",
+                "id": "cyan", "text": "", "edge": "", "label": "yellow"}
+
+
+def graph_drawing(picture, digits: int) -> Text:
+    """The layered drawing of a picture (gradcli.drawing) as one rich Text, never wrapped."""
+    from .drawing import draw
+    text = Text(no_wrap=True, overflow="crop")
+    for k, runs in enumerate(draw(picture, digits)):
+        if k:
+            text.append("\n")
+        for chunk, style in runs:
+            text.append(chunk, GRAPH_STYLES[style] or None)
+    return text
+
+
+def show_graph(picture, digits: int, note: str | None = None,
+               console: Console | None = None) -> None:
+    """Print the drawing, then ``note``; on a terminal too narrow for it, say where it is cut."""
+    console = console or make_console()
+    drawing = graph_drawing(picture, digits)
+    items: list = [drawing]
+    wide = Measurement.get(console, console.options.update_width(100_000), drawing).maximum
+    if console.is_terminal and wide > console.width:
+        items.append(Text(f"the drawing is {wide} columns wide and is cut at {console.width}: "
+                          "pipe it (gradcli graph ... | less -S) or use --format dot",
+                          style="dim"))
+    if note:
+        items.append(Text(note, style="dim"))
+    show(*items, console=console)
+
+
 def functions_table(rows: list[dict]) -> Table:
     table = Table(title="gradcli functions and operators", show_lines=False)
     table.add_column("syntax", style="bold", no_wrap=True)

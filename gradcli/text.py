@@ -28,3 +28,12 @@ def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
     if seed != 1.0:
         lines.append(f"(the gradient is scaled by the seed {seed:g})")
     return "\n".join(lines)
+
+
+def short_number(x: float, digits: int = 4) -> str:
+    """:func:`format_number` without trailing zeros, for pictures: ``-1``, ``0.5``, ``6.552``."""
+    text = format_number(x, digits)
+    mantissa, e, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + e + exponent
