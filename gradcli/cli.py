@@ -95,6 +95,8 @@ def _warn_unread(point: dict, graph) -> None:
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
+# Commands taking an EXPRESSION: "-x^2" is an expression, not an unknown option.
+EXPRESSION_CONTEXT = dict(CONTEXT, ignore_unknown_options=True)
 
 
 @click.group(context_settings=CONTEXT)
@@ -112,7 +114,7 @@ def main():
     """
 
 
-@main.command("eval", context_settings=CONTEXT)
+@main.command("eval", context_settings=EXPRESSION_CONTEXT)
 @click.argument("expression", required=False)
 @click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
               help="Read the expression or program from FILE.")
@@ -274,7 +276,7 @@ def functions_command(as_json):
     show(functions_table(rows))
 
 
-@main.command("graph", context_settings=CONTEXT)
+@main.command("graph", context_settings=EXPRESSION_CONTEXT)
 @click.argument("expression", required=False)
 @click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
               help="Read the expression or program from FILE.")

@@ -155,3 +155,11 @@ def test_stdin_through_the_console_script(tmp_path):
     out = subprocess.run([_console_script(), "eval", "-", "--at", "x=3"], input="x*x",
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.stdout.splitlines()[1] == "∂f/∂x = 6.000000000000"
+
+
+def test_expression_starting_with_minus_is_not_an_option(run):
+    # -(x^2) at 3: value -9, derivative -2x = -6
+    result = run("eval", "-x^2", "--at", "x=3", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["gradient"] == {"x": -6.0}
+    assert run("eval", "x", "--at", "x=1", "--jsn").exit_code == 2  # a typo is still an error
