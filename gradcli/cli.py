@@ -18,6 +18,7 @@ from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
 from .text import directional_text, result_text
 
 DEFAULT_MAX_ROWS = 40
+DEFAULT_MAX_NODES = 40  # gradcli graph: a picture, not a wall
 
 
 class PointType(click.ParamType):
@@ -73,15 +74,15 @@ def _reporting(command):
     return wrapper
 
 
-def _read_source(expression: str | None, file) -> str:
+def _read_source(expression: str | None, file,
+                 example: str = 'gradcli eval "x^2 + y" --at x=1,y=2') -> str:
     """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
     if file is not None:
         source = file.read()
     elif expression is None:
-        raise InputError("no expression given",
-                         hint='gradcli eval "x^2 + y" --at x=1,y=2  (or -f FILE, or - for stdin)')
+        raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
     else:
         source = sys.stdin.read() if expression == "-" else expression
     click.get_current_context().meta["gradcli.source"] = source
@@ -99,6 +100,8 @@ def _warn_unread(point, graph, prefix: str = "") -> None:
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
+# Commands taking an EXPRESSION: "-x^2" is an expression, not an unknown option.
+EXPRESSION_CONTEXT = dict(CONTEXT, ignore_unknown_options=True)
 
 
 @click.group(context_settings=CONTEXT)
@@ -134,7 +137,7 @@ _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON object (schema in the README).")
 
 
-@main.command("eval", context_settings=CONTEXT)
+@main.command("eval", context_settings=EXPRESSION_CONTEXT)
 @_EXPRESSION
 @_FILE
 @_AT
@@ -155,9 +158,19 @@ _JSON = click.option("--json", "as_json", is_flag=True,
               help="At most N rows per trace table (0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
+@click.option("--check", "check_", is_flag=True,
+              help="Also compare the gradient with numerical differentiation, in a table; "
+                   "exit 1 if any component disagrees.")
+@click.option("--expect", multiple=True, metavar="NAME=FORMULA",
+              help="Your own formula for ∂f/∂NAME, checked against AD at the point; "
+                   "repeatable; implies --check.")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None,
+              help="Relative tolerance of --check and --expect (default 1e-7).")
+@click.option("--atol", type=click.FloatRange(min=0), default=None,
+              help="Absolute tolerance of --check and --expect (default 1e-9).")
 @_reporting
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                 export_path):
+                 export_path, check_, expect, rtol, atol):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -171,9 +184,11 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=5 --direction x=1,y=0 --trace
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
 
-    Exit codes: 0 success, 1 numerical failure (overflow, non-finite result),
-    2 bad input (syntax, unknown name, missing value, outside a domain).
+    Exit codes: 0 success, 1 numerical failure (overflow, non-finite result, a failed
+    --check or --expect), 2 bad input (syntax, unknown name, missing value, outside a domain).
     """
     from .api import compile, evaluate_forward, evaluate_graph
     from .points import merge_points
@@ -185,22 +200,30 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
                          hint="drop --mode reverse: --direction implies --mode forward")
+    if direction is not None and (check_ or expect):
+        raise InputError("--check and --expect compare a gradient, and --direction gives none",
+                         hint="drop --direction to check the gradient (--mode forward works)")
     if mode == "forward" or direction is not None:
         _warn_unread(direction or {}, graph, "--direction: ")
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+    report = _check(result, point, expect, rtol, atol) if check_ or expect else None
     if export_path:
         _check_export_suffix(export_path)
     if as_json:
         data = _json_result(result)
         if trace:
             data["trace"] = _json_trace(result.trace)
+        if report is not None:
+            data["check"] = report.to_dict()
         click.echo(json.dumps(data, ensure_ascii=False))
-    if trace or export_path:
-        _render(result, digits, max_rows, trace, export_path, echo=not as_json)
+    if trace or export_path or (report is not None and not as_json):
+        _render(result, digits, max_rows, trace, export_path, echo=not as_json, check=report)
     elif not as_json:
         click.echo(_summary(result, digits))
+    if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
 
 
 def _summary(result, digits: int) -> str:
@@ -211,6 +234,14 @@ def _summary(result, digits: int) -> str:
     return result_text(result.value, result.gradient, result.seed, digits)
 
 
+def _check(result, point, expect, rtol, atol):
+    """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
+    from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
+    expected = expected_values(parse_expectations(expect), point, list(result.gradient))
+    return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
+                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected)
+
+
 def _check_export_suffix(path: str) -> None:
     from .render import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
@@ -218,11 +249,12 @@ def _check_export_suffix(path: str) -> None:
                          hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
 
 
-def _render(result, digits, max_rows, trace, export_path, echo=True) -> None:
-    """The result and (with --trace) the three tables through rich; optionally exported."""
+def _render(result, digits, max_rows, trace, export_path, echo=True, check=None) -> None:
+    """The result, (with --trace) the three tables and (with --check) the check table through
+    rich; optionally exported."""
     import io
 
-    from .render import export, make_console, show, tangent_table, trace_tables
+    from .render import check_table, export, make_console, show, tangent_table, trace_tables
     options = {} if echo else {"file": io.StringIO()}
     console = make_console(record=bool(export_path), **options)
     items = [_summary(result, digits)]
@@ -230,6 +262,8 @@ def _render(result, digits, max_rows, trace, export_path, echo=True) -> None:
         items.append(tangent_table(result.trace, digits, max_rows))
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
+    if check is not None:
+        items.append(check_table(check, digits))
     show(*items, console=console)
     if export_path:
         try:
@@ -286,7 +320,7 @@ def _json_result(result) -> dict:
     return data
 
 
-@main.command("hessian", context_settings=CONTEXT)
+@main.command("hessian", context_settings=EXPRESSION_CONTEXT)
 @_EXPRESSION
 @_FILE
 @_AT
@@ -359,7 +393,7 @@ def _json_check(check) -> dict:
             "rows": [clean(row) for row in check.rows]}
 
 
-@main.command("diff", context_settings=CONTEXT)
+@main.command("diff", context_settings=EXPRESSION_CONTEXT)
 @_EXPRESSION
 @_FILE
 @_WRT
@@ -413,6 +447,70 @@ def functions_command(as_json):
         return
     from .render import functions_table, show
     show(functions_table(rows))
+
+
+@main.command("graph", context_settings=EXPRESSION_CONTEXT)
+@_EXPRESSION
+@_FILE
+@click.option("--at", "at", type=PointType(), multiple=True,
+              help="Annotate at this point (NAME=VALUE pairs, repeatable): each node with its "
+                   "value (data) and adjoint (grad), each edge with its local derivative.")
+@click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid"]), default="text",
+              show_default=True,
+              help="text: a drawing in the terminal; dot: Graphviz; mermaid: for Markdown.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+              help="Write FILE instead, by its suffix: .svg .png .pdf ... rendered by Graphviz's "
+                   "dot; .dot/.gv (DOT text) and .mmd (Mermaid) need no Graphviz.")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=DEFAULT_MAX_NODES,
+              show_default=True,
+              help="Draw at most N inputs and operations, those nearest the output (0 = all).")
+@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="At most N digits after the decimal point (trailing zeros dropped).")
+@_reporting
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
+    """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
+    nodes numbered v1..vk as in the --trace tables.
+
+    \b
+    Examples:
+      gradcli graph "log(x)+x*y-sin(y)"
+      gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli graph "log(x)+x*y-sin(y)" --format dot > g.dot
+      gradcli graph "log(x)+x*y-sin(y)" --format mermaid
+      gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3 -o g.svg
+
+    Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
+    an image type when Graphviz's dot is not installed).
+    """
+    from .api import compile, evaluate_graph
+    from .diagrams import save, to_dot, to_mermaid
+    from .picture import build_picture, cap_note
+    from .points import merge_points
+
+    ctx = click.get_current_context()
+    source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
+    point = merge_points(list(at))
+    graph = compile(source)
+    values = None
+    if at:
+        _warn_unread(point, graph)
+        values = evaluate_graph(graph, point).values
+    picture = build_picture(graph, values, max_nodes)
+    note = cap_note(picture)
+    if fmt == "text" and not output_path:
+        from .render import show_graph
+        show_graph(picture, digits, note)  # the note is printed under the drawing
+        return
+    if output_path:
+        if ctx.get_parameter_source("fmt") is click.core.ParameterSource.COMMANDLINE:
+            raise InputError("-o chooses the format by the file's suffix: give --format or -o, "
+                             "not both")
+        save(picture, output_path, digits)
+    else:
+        click.echo(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits),
+                   nl=False)
+    if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
+        _warn(note)
 
 
 def run():  # pragma: no cover - the console script entry point

@@ -27,6 +27,9 @@ class Primitive:
     domain: str  # in words, for `gradcli functions` and domain errors
     symbol: str | None = None  # infix/prefix operator, for the arithmetic rows
     note: str = ""  # conventions at kinks and singular points
+    # Which side of its kink the arguments lie on: -1 or +1, and 0 exactly at the kink (where
+    # the rule returns a conventional subgradient). None for primitives without a kink.
+    kink: Callable[..., int] | None = None
 
     @property
     def is_operator(self) -> bool:
@@ -58,6 +61,11 @@ def _step(x: float) -> float:
     return 1.0 if x > 0 else 0.0
 
 
+def _side(a: float, b: float = 0.0) -> int:
+    """-1, 0 or +1 as a < b, a = b, a > b: where relu, abs, sign, step (b = 0), min, max turn."""
+    return (a > b) - (a < b)
+
+
 def _cbrt(x: float) -> float:
     return math.copysign(abs(x) ** (1.0 / 3.0), x)
 
@@ -65,8 +73,8 @@ def _cbrt(x: float) -> float:
 _cbrt = getattr(math, "cbrt", _cbrt)  # math.cbrt is exact to the last bit, Python >= 3.11
 
 
-def _row(name, arity, primal, partials, domain="all reals", symbol=None, note=""):
-    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note)
+def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None):
+    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink)
 
 
 # -- the table: one line per primitive, rules as (m, args..., ans) -----------------------------
@@ -121,20 +129,22 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * (1 - y),)),
     _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),)),
     _row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
-         note="relu'(0) = 0 (the conventional subgradient)"),
+         note="relu'(0) = 0 (the conventional subgradient)", kink=_side),
     # piecewise
     _row("abs", 1, math.fabs, (lambda m, a, y: m.sign(a),),
-         note="abs'(0) = 0 (the conventional subgradient)"),
+         note="abs'(0) = 0 (the conventional subgradient)", kink=_side),
     _row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 + m.sign(a - b)) / 2),
-         note="at a tie a = b each argument gets 1/2"),
+         note="at a tie a = b each argument gets 1/2", kink=_side),
     _row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 - m.sign(a - b)) / 2),
-         note="at a tie a = b each argument gets 1/2"),
+         note="at a tie a = b each argument gets 1/2", kink=_side),
     _row("sign", 1, _sign, (lambda m, a, y: 0.0,),
-         note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)"),
+         note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)",
+         kink=_side),
     _row("step", 1, _step, (lambda m, a, y: 0.0,),
-         note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)"),
+         note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
+         kink=_side),
     # special
     _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-a ** 2),)),
 )}

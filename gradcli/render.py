@@ -6,6 +6,7 @@ off a terminal the console is widened to fit, so piped output is plain and no ce
 
 from __future__ import annotations
 
+import math
 import os
 
 from rich.console import Console, Group
@@ -214,6 +215,39 @@ def hessian_check_table(check, digits: int):
     return Group(table, verdict)
 
 
+# Styles of the graph drawing's parts (gradcli.drawing names them).
+GRAPH_STYLES = {"box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim",
+                "id": "cyan", "text": "", "edge": "", "label": "yellow"}
+
+
+def graph_drawing(picture, digits: int) -> Text:
+    """The layered drawing of a picture (gradcli.drawing) as one rich Text, never wrapped."""
+    from .drawing import draw
+    text = Text(no_wrap=True, overflow="crop")
+    for k, runs in enumerate(draw(picture, digits)):
+        if k:
+            text.append("\n")
+        for chunk, style in runs:
+            text.append(chunk, GRAPH_STYLES[style] or None)
+    return text
+
+
+def show_graph(picture, digits: int, note: str | None = None,
+               console: Console | None = None) -> None:
+    """Print the drawing, then ``note``; on a terminal too narrow for it, say where it is cut."""
+    console = console or make_console()
+    drawing = graph_drawing(picture, digits)
+    items: list = [drawing]
+    wide = Measurement.get(console, console.options.update_width(100_000), drawing).maximum
+    if console.is_terminal and wide > console.width:
+        items.append(Text(f"the drawing is {wide} columns wide and is cut at {console.width}: "
+                          "pipe it (gradcli graph ... | less -S) or use --format dot",
+                          style="dim"))
+    if note:
+        items.append(Text(note, style="dim"))
+    show(*items, console=console)
+
+
 def functions_table(rows: list[dict]) -> Table:
     table = Table(title="gradcli functions and operators", show_lines=False)
     table.add_column("syntax", style="bold", no_wrap=True)
@@ -225,3 +259,67 @@ def functions_table(rows: list[dict]) -> Table:
         syntax = row["syntax"] + "".join(f"\n{a}(…)" for a in row["aliases"])
         table.add_row(syntax, rules, row["domain"], row["note"])
     return table
+
+
+def _error(x: float) -> str:
+    """A small error as ``2.3e-11`` (``0`` when exact, ``?`` when unknown)."""
+    if not math.isfinite(x):
+        return "?"
+    return "0" if x == 0 else f"{x:.1e}"
+
+
+def check_verdict(check) -> Text:
+    """The one-line verdict under the check table."""
+    if not check.rows:
+        return Text("nothing to check: the gradient has no components", style="bold")
+    names = ", ".join(row.input for row in check.rows)
+    tolerance = f"(rtol {check.rtol:g}, atol {check.atol:g})"
+    if check.ok:
+        formulas = [row.input for row in check.rows if row.expected is not None]
+        text = (f"✓ AD agrees with numerical differentiation for {names}"
+                + (f", and your formula{'s' if len(formulas) > 1 else ''} for "
+                   f"{', '.join(formulas)} agree{'s' if len(formulas) == 1 else ''} with AD"
+                   if formulas else "") + f" {tolerance}")
+        return Text(text, style="bold green")
+    problems = []
+    for row in check.rows:
+        if not row.ok and row.kink is not None and not row.kink.differentiable:
+            problems.append(f"f is not differentiable along {row.input} (at {row.kink.nodes[0]})")
+        elif not row.ok and math.isnan(row.numeric):
+            problems.append(f"no difference quotient for {row.input}")
+        elif not row.ok:
+            problems.append(f"AD and the difference quotient disagree for {row.input} "
+                            f"by {_error(row.abs_error)}")
+        e = row.expected
+        if e is not None and not e.ok:
+            problems.append(f"your formula for ∂f/∂{row.input} is off by {e.value - row.ad:+.3g} "
+                            f"({e.formula} = {e.value:.12g}, AD gives {row.ad:.12g})")
+    return Text(f"✗ check failed {tolerance}: " + "; ".join(problems), style="bold red")
+
+
+def check_table(check, digits: int):
+    """AD against numerical derivatives (and hand-derived formulas), notes, and the verdict."""
+    if not check.rows:
+        return check_verdict(check)
+    expect = any(row.expected is not None for row in check.rows)
+    columns = [("input", "left"), ("AD", "right"), ("numerical", "right"), ("± (est.)", "right"),
+               ("|AD − num.|", "right"), ("rel. error", "right")]
+    if expect:
+        columns += [("your formula", "left"), ("formula − AD", "right")]
+    table = _table("Gradient check: AD against numerical differentiation", *columns,
+                   ("status", "left"))
+    notes = []
+    for row in check.rows:
+        cells = [Text(row.input, style="cyan"), format_number(row.ad, digits),
+                 format_number(row.numeric, digits), _error(row.numeric_error),
+                 _error(row.abs_error), _error(row.rel_error)]
+        e = row.expected
+        if expect:
+            cells += ["", ""] if e is None else [f"{e.formula} = {format_number(e.value, digits)}",
+                                                 format_number(e.value - row.ad, digits)]
+        ok = row.ok and (e is None or e.ok)
+        cells.append(Text("ok", style="green") if ok else Text("FAIL", style="bold red"))
+        table.add_row(*cells)
+        if row.note:
+            notes.append(Text(f"{row.input}: {row.note}", style="dim"))
+    return Group(table, *notes, check_verdict(check))

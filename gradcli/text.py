@@ -42,3 +42,12 @@ def directional_text(value: float, directional: float, direction: dict[str, floa
 def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
     width = max(len(label) for label, _ in rows)
     return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
+
+
+def short_number(x: float, digits: int = 4) -> str:
+    """:func:`format_number` without trailing zeros, for pictures: ``-1``, ``0.5``, ``6.552``."""
+    text = format_number(x, digits)
+    mantissa, e, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + e + exponent

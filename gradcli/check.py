@@ -1,0 +1,541 @@
+"""Numerical differentiation as a check on AD, and on a gradient derived by hand.
+
+:func:`check` compares derivatives that AD computed with difference quotients of the same compiled
+graph, re-running the forward sweep at points shifted along one input at a time. It returns one
+plain :class:`CheckRow` per input:
+
+- The step is scaled to the input: h ≈ ε^(1/3)·max(1, |x|), rounded to a power of two so that
+  the points sampled are exact. Central differences at h, h/2, h/4 are combined by Richardson
+  extrapolation, and again at 3h/4, 3h/8, 3h/16; the spread of the extrapolants, the distance
+  between the two results and a bound on rounding make the estimate of the numerical
+  derivative's own error.
+- When that error is too large to decide the check, steps from h/64 to 256h are tried and the
+  most accurate estimate is kept. A step that would leave a function's domain, overflow, or cross
+  a kink shrinks, or becomes one-sided, the same way. The row's note says what happened; it is
+  never an error.
+- A kink is a node of a primitive with a ``kink`` column (relu, abs, sign, step, min, max) sitting
+  exactly at its kink point, whose side changes along the input. There the slopes from the left
+  and from the right are estimated separately; when they differ f is not differentiable, the row
+  fails, and its note says which function, which subgradient AD used and what each side sees.
+
+``gradient`` is a callable and ``function`` picks the scalar that is differentiated from the
+forward values (default: the output), so the same comparison checks other derivatives, e.g. one
+component of the AD gradient against a row of a Hessian.
+
+>>> from gradcli.api import compile, evaluate_graph
+>>> g = compile("log(x)+x*y-sin(y)")
+>>> ad = lambda p: evaluate_graph(g, dict(zip(g.inputs, p))).gradient
+>>> result = check(g, [2.0, 3.0], ad)
+>>> result.ok, [row.rel_error < 1e-8 for row in result.rows]
+(True, [True, True])
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from .errors import GradcliError, InputError
+from .forward import forward
+from .graph import Graph, describe_call, format_constant
+from .primitives import FLOAT
+from .reverse import reverse
+
+EPS = sys.float_info.epsilon
+# Stricter than autograd's check_grads (rtol = atol = 1e-6), JAX's 1e-5 and PyTorch's gradcheck
+# (rtol 1e-3): on random expressions (benchmarks/check_accuracy.py) every estimate accurate enough
+# to decide agreed with AD even at tolerances ten times smaller than these.
+DEFAULT_RTOL = 1e-7
+DEFAULT_ATOL = 1e-9
+# Where f is sampled on each side, as fractions of the step: Richardson ladders h, h/2, h/4 and
+# 3h/4, 3h/8, 3h/16 (all exact in binary for a power-of-two h).
+_LADDERS = ((1.0, 0.5, 0.25), (0.75, 0.375, 0.1875))
+_OFFSETS = tuple(f for ladder in _LADDERS for f in ladder)
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """A derivative the user derived by hand, evaluated at the point and compared with AD."""
+
+    formula: str
+    value: float
+    abs_error: float  # |value - AD|
+    rel_error: float  # abs_error / |AD|
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Kink:
+    """Nodes at their kink point along an input, and the one-sided slopes of f there."""
+
+    nodes: tuple[str, ...]  # "v1 = relu(0)"
+    subgradients: tuple[str, ...]  # what AD used: "relu'(0) = 0", "∂min/∂a = 0.5, ∂min/∂b = 0.5"
+    left: float
+    right: float
+    differentiable: bool  # the two slopes agree: f is smooth along the input after all
+    jump: bool  # f itself jumps: the slopes grow like 1/h
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRow:
+    """One input: AD's derivative against the numerical one (and the user's formula)."""
+
+    input: str
+    ad: float
+    numeric: float
+    numeric_error: float  # estimated error of ``numeric`` itself
+    abs_error: float  # |ad - numeric|
+    rel_error: float  # abs_error / |numeric|
+    ok: bool  # abs_error <= atol + rtol * |numeric|, and not at a kink
+    note: str = ""
+    step: float = math.nan
+    scheme: str = "central"  # "central", "forward", "backward" or "one-sided slopes" (a kink)
+    kink: Kink | None = None
+    expected: Expected | None = None
+
+
+@dataclass(slots=True)
+class Check:
+    """The check of every input; ``ok`` when AD agrees with every numerical derivative and formula."""
+
+    rows: list[CheckRow]
+    rtol: float
+    atol: float
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok and (r.expected is None or r.expected.ok) for r in self.rows)
+
+    def to_dict(self) -> dict:
+        """The ``check`` object of ``--json`` (non-finite numbers become null)."""
+        rows = []
+        for r in self.rows:
+            item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
+                    "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
+                    "rel_error": _finite(r.rel_error), "ok": r.ok, "step": _finite(r.step),
+                    "scheme": r.scheme}
+            if r.note:
+                item["note"] = r.note
+            if r.expected is not None:
+                e = r.expected
+                item["expected"] = {"formula": e.formula, "value": e.value,
+                                    "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
+                                    "ok": e.ok}
+            rows.append(item)
+        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": rows}
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def agrees(value: float, reference: float, rtol: float, atol: float) -> bool:
+    """|value - reference| <= atol + rtol * |reference|."""
+    return abs(value - reference) <= atol + rtol * abs(reference)
+
+
+def relative(error: float, reference: float) -> float:
+    if error == 0:
+        return 0.0
+    return error / abs(reference) if reference else math.inf
+
+
+def base_step(x: float) -> float:
+    """ε^(1/3)·max(1, |x|), rounded to a power of two."""
+    return math.ldexp(1.0, round(math.log2(EPS ** (1 / 3) * max(1.0, abs(x)))))
+
+
+# -- estimates ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _Estimate:
+    value: float
+    error: float
+    step: float
+    scheme: str
+
+
+def _extrapolate(d: list[float], rounding: list[float], orders: tuple[int, ...]) -> tuple[float, float]:
+    """Richardson: quotients ``d`` at steps h, h/2, ... whose errors go as h^p for p in ``orders``.
+
+    Returns the extrapolated value and an error estimate: the spread of the last pair of
+    extrapolants (the truncation and noise left) plus the propagated bound on rounding.
+    """
+    spread = 0.0
+    for p in orders:
+        c = 1.0 / (2 ** p - 1)
+        d = [b + (b - a) * c for a, b in zip(d, d[1:])]
+        rounding = [rb * (1 + c) + ra * c for ra, rb in zip(rounding, rounding[1:])]
+        if len(d) >= 2:
+            spread = abs(d[-1] - d[-2])
+    return d[-1], spread + rounding[-1]
+
+
+class _Line:
+    """f near the point, along one input at a time: values, and the side of each kink node."""
+
+    def __init__(self, graph: Graph, point: list[float], function, kinks):
+        self.graph, self.point, self.function, self.kinks = graph, point, function, kinks
+        self.cache: dict[tuple[int, float], tuple[float | None, tuple[int, ...], str]] = {}
+
+    def sample(self, i: int, t: float) -> tuple[float | None, tuple[int, ...], str]:
+        """(f, kink sides, "") with input i moved by t, or (None, (), why f is not defined)."""
+        key = (i, t)
+        found = self.cache.get(key)
+        if found is None:
+            moved = list(self.point)
+            moved[i] += t
+            try:
+                found = self.evaluate(moved)
+            except GradcliError as exc:
+                found = (None, (), exc.message)
+            self.cache[key] = found
+        return found
+
+    def evaluate(self, point: list[float]):
+        values = forward(self.graph, point)
+        value = self.function(values)
+        if not math.isfinite(value):
+            return None, (), f"f is {value}"
+        return value, self.sides(values), ""
+
+    def sides(self, values: list[float]) -> tuple[int, ...]:
+        return tuple(side(values[a]) if b < 0 else side(values[a], values[b])
+                     for _, side, a, b in self.kinks)
+
+
+class _Checker:
+    """Numerical derivatives along each input of one point, with their steps and notes."""
+
+    def __init__(self, graph: Graph, point: Sequence[float], function, rtol: float, atol: float,
+                 noise: float):
+        self.graph, self.rtol, self.atol, self.noise = graph, rtol, atol, noise
+        live, base = graph.live_nodes(), graph.base
+        kinks = [(base + k, p.kink, graph.arg0[k], graph.arg1[k])
+                 for k, p in enumerate(graph.ops) if p.kink is not None and live[k]]
+        self.kink_slots = [slot for slot, *_ in kinks]
+        self.line = _Line(graph, list(point), function, kinks)
+        self.values = forward(graph, list(point))
+        self.center = function(self.values)
+        self.sides = self.line.sides(self.values)
+
+    def _where(self, i: int, t: float) -> str:
+        name = self.graph.inputs[i]
+        return name if t == 0 else f"{name} {'+' if t > 0 else '−'} {abs(t):.2g}"
+
+    def _call(self, slot: int) -> str:
+        return describe_call(*self._args(slot)[:2])
+
+    def _args(self, slot: int):
+        k = slot - self.graph.base
+        a, b = self.graph.arg0[k], self.graph.arg1[k]
+        return self.graph.ops[k], [self.values[a]] + ([self.values[b]] if b >= 0 else [])
+
+    def unusable(self, i: int, s: int, h: float) -> str:
+        """Why side s (-1 or +1) of input i cannot be sampled at step h; "" when it can.
+
+        It can when f is finite there, no kink node that is off its kink at the point changes
+        side, and the nodes at their kink stay on one side throughout.
+        """
+        seen = None
+        for fraction in _OFFSETS:
+            t = s * h * fraction
+            value, sides, why = self.line.sample(i, t)
+            if value is None:
+                return f"at {self._where(i, t)}: {why}"
+            for j, (c, now) in enumerate(zip(self.sides, sides)):
+                if (c != 0 and now != c) or (c == 0 and seen is not None and now != seen[j]):
+                    slot = self.kink_slots[j]
+                    return (f"{self.graph.node_id(slot)} = {self._call(slot)} crosses its kink "
+                            f"between {self._where(i, 0)} and {self._where(i, t)}")
+            seen = sides
+        return ""
+
+    def usable_step(self, i: int, s: int, h0: float) -> tuple[float | None, str]:
+        """The largest step h0 / 2^j usable on side s (None if none is), and why h0 was not."""
+        why = self.unusable(i, s, h0)
+        if not why:
+            return h0, ""
+        floor = 64 * math.ulp(self.line.point[i])
+        lo, hi = 1, max(1, int(math.log2(h0) - math.log2(floor)))
+        if self.unusable(i, s, math.ldexp(h0, -hi)):
+            return None, why
+        while lo < hi:  # the smallest j whose step is usable, assuming usable steps nest
+            mid = (lo + hi) // 2
+            if self.unusable(i, s, math.ldexp(h0, -mid)):
+                lo = mid + 1
+            else:
+                hi = mid
+        return math.ldexp(h0, -lo), why
+
+    def central(self, i: int, h: float) -> _Estimate | None:
+        """Richardson-extrapolated central differences at step h (None if a side is unusable)."""
+        if self.unusable(i, -1, h) or self.unusable(i, 1, h):
+            return None
+
+        def quotient(t):
+            fp, fm = self.line.sample(i, t)[0], self.line.sample(i, -t)[0]
+            return (fp - fm) / (2 * t), (self._rounding(fp) + self._rounding(fm)) / (2 * t)
+        return self._extrapolated(quotient, h, (2, 4), "central")
+
+    def one_sided(self, i: int, s: int, h: float) -> _Estimate | None:
+        """Richardson-extrapolated one-sided differences on side s (None if it is unusable)."""
+        if self.unusable(i, s, h):
+            return None
+        f0 = self.center
+
+        def quotient(t):
+            f = self.line.sample(i, s * t)[0]
+            return (f - f0) / (s * t), (self._rounding(f) + self._rounding(f0)) / t
+        return self._extrapolated(quotient, h, (1, 2), "forward" if s > 0 else "backward")
+
+    def _rounding(self, f: float) -> float:
+        """How far a computed value of f may be from the exact one."""
+        return max(EPS * abs(f), self.noise)
+
+    @staticmethod
+    def _extrapolated(quotient, h: float, orders, scheme: str) -> _Estimate:
+        # Two ladders, h·(1, 1/2, 1/4) and h·(3/4, 3/8, 3/16): f's rounding errors at points
+        # aligned in binary can line up into a smooth-looking but wrong slope (a value quantised
+        # near a singularity); a second ladder with other points does not line up the same way.
+        (value, error), (other, other_error) = [
+            _extrapolate(*map(list, zip(*(quotient(h * f) for f in ladder))), orders)
+            for ladder in _LADDERS]
+        return _Estimate(value, max(error, other_error, abs(value - other)), h, scheme)
+
+    def _score(self, e: _Estimate) -> float:
+        # Error measured against the tolerance at that value: estimates of very different sizes
+        # (one converged, one not) compare fairly, and near zero the absolute error decides.
+        return e.error / max(self.atol + self.rtol * abs(e.value), EPS * abs(e.value), 1e-300)
+
+    def refine(self, estimator, h: float, shrunk: bool) -> _Estimate | None:
+        """The estimate at step h when it is accurate enough to decide the check; otherwise
+        (and always after a step was shrunk) the best over the steps h·4^k, k = -3 .. 4."""
+        if not shrunk:
+            first = estimator(h)
+            if first is not None and self._score(first) <= 1:
+                return first
+        tries = [estimator(h * 4.0 ** k) for k in range(-3, 5)]
+        found = []
+        for k, e in enumerate(tries):
+            if e is None:
+                continue
+            # An estimate must also agree with a neighbouring step's: a spread that is small by
+            # coincidence does not make a wrong step look accurate.
+            near = [abs(e.value - tries[j].value) for j in (k - 1, k + 1)
+                    if 0 <= j < len(tries) and tries[j] is not None]
+            found.append(_Estimate(e.value, max([e.error, min(near)] if near else [e.error]),
+                                   e.step, e.scheme))
+        return min(found, key=self._score, default=None)
+
+    def estimate(self, i: int) -> tuple[_Estimate | None, str, Kink | None]:
+        """The numerical derivative along input i, a note on how it was found, and any kink."""
+        h0 = base_step(self.line.point[i])
+        (hl, why_l), (hr, why_r) = self.usable_step(i, -1, h0), self.usable_step(i, 1, h0)
+        if hl is not None and hr is not None:
+            kink = self._kink(i, hl, hr, h0)
+            if kink is not None:
+                return kink
+        central = lambda h: self.central(i, h)  # noqa: E731
+        if not (why_l or why_r):
+            best = self.refine(central, h0, False)
+            if best.step == h0:
+                return best, "", None
+            return best, (f"step {best.step:.2g} instead of {h0:.2g}, where the difference "
+                          f"quotient is only accurate to ±{central(h0).error:.2g}"), None
+        candidates = []
+        if hl is not None and hr is not None:
+            candidates.append(self.refine(central, min(hl, hr), True))
+        for s, h in ((-1, hl), (1, hr)):
+            if h is not None:
+                candidates.append(self.refine(lambda h, s=s: self.one_sided(i, s, h), h, True))
+        best = min((e for e in candidates if e is not None), key=self._score, default=None)
+        why = why_l or why_r
+        if best is None:
+            return None, (f"no difference quotient: f is not defined on either side of "
+                          f"{self._where(i, 0)} ({why_l}; {why_r})"), None
+        if best.scheme == "central":
+            return best, f"step shrunk from {h0:.2g} to {best.step:.2g}: {why}", None
+        return best, f"one-sided ({best.scheme}) differences, step {best.step:.2g}: {why}", None
+
+    def _kink(self, i: int, hl: float, hr: float, h0: float):
+        """At a kink along input i: (estimate, note, Kink) from the one-sided slopes; else None."""
+        left_sides, right_sides = self.line.sample(i, -hl)[1], self.line.sample(i, hr)[1]
+        at = [j for j, c in enumerate(self.sides) if c == 0 and left_sides[j] != right_sides[j]]
+        if not at:
+            return None
+        left = self.refine(lambda h: self.one_sided(i, -1, h), hl, hl < h0)
+        right = self.refine(lambda h: self.one_sided(i, 1, h), hr, hr < h0)
+        slots = [self.kink_slots[j] for j in at]
+        jump = self._jumps(i, -1, left.step) or self._jumps(i, 1, right.step)
+        differentiable = not jump and agrees(left.value, right.value, self.rtol, self.atol)
+        kink = Kink(tuple(f"{self.graph.node_id(s)} = {self._call(s)}" for s in slots),
+                    tuple(self._subgradient(s) for s in slots),
+                    left.value, right.value, differentiable, jump)
+        estimate = _Estimate((left.value + right.value) / 2, max(left.error, right.error),
+                             min(left.step, right.step), "one-sided slopes")
+        return estimate, "", kink
+
+    def inconclusive(self, i: int, e: _Estimate) -> str:
+        """Why a disagreement may be the difference quotient's fault rather than AD's, if it may."""
+        name = self.graph.inputs[i]
+        sides = {"forward": (1,), "backward": (-1,)}.get(e.scheme, (-1, 1))
+        if all(self.line.sample(i, s * e.step * f)[0] == self.center for s in sides for f in _OFFSETS):
+            return (f"inconclusive: f does not change at all when {name} moves by up to "
+                    f"{e.step:.2g}: the step is lost to rounding (a much larger intermediate "
+                    "value absorbs it)")
+        if e.error > self.atol + self.rtol * abs(e.value):
+            return (f"inconclusive: the numerical derivative is itself only accurate to "
+                    f"±{e.error:.2g} here, more than the tolerance allows")
+        return ""
+
+    def _jumps(self, i: int, s: int, h: float) -> bool:
+        """f(x + s·h/4) - f(x) is nearly f(x + s·h) - f(x): f jumps, it has no slope."""
+        near = self.line.sample(i, s * h / 4)[0] - self.center
+        far = self.line.sample(i, s * h)[0] - self.center
+        return abs(far) > 1e3 * EPS * abs(self.center) and abs(near) > 0.9 * abs(far)
+
+    def _subgradient(self, slot: int) -> str:
+        """The local derivatives AD took at the kink, from the primitive's own rules."""
+        prim, args = self._args(slot)
+        local = [rule(FLOAT, *args, self.values[slot]) for rule in prim.partials]
+        if len(local) == 1:
+            return f"{prim.name}'({format_constant(args[0])}) = {format_constant(local[0])}"
+        return ", ".join(f"∂{prim.name}/∂{p} = {format_constant(v)}" for p, v in zip("ab", local))
+
+
+def kink_note(kink: Kink, name: str, ad: float, ok: bool) -> str:
+    """The explanation of a kink row: which functions, which subgradients, what each side sees."""
+    if len(kink.nodes) == 1:
+        where = f"{kink.nodes[0]} is at its kink, where AD uses {kink.subgradients[0]}"
+    else:
+        where = (f"{' and '.join(kink.nodes)} are at their kinks, where AD uses "
+                 f"{' and '.join(kink.subgradients)}")
+    if kink.jump:
+        return (f"{where}; but f jumps here along {name}: the difference quotients grow like 1/h "
+                f"({kink.left:.3g} from the left, {kink.right:.3g} from the right), so f has no "
+                "derivative at this point")
+    if kink.differentiable:
+        text = (f"{where}; f has the same slope {kink.left:.12g} from the left and the right "
+                f"along {name}, so it is differentiable here")
+        return text + ("" if ok else f"; but AD's subgradients add up to {ad:.12g}")
+    return (f"{where}; along {name} the difference quotient sees slope {kink.left:.12g} from the "
+            f"left and {kink.right:.12g} from the right, so f is not differentiable here")
+
+
+def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]], Mapping[str, float]],
+          *, function: Callable[[list[float]], float] | None = None, noise: float = 0.0,
+          rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
+          expected: Mapping[str, tuple[str, float]] | None = None) -> Check:
+    """Compare ``gradient(point)`` (input name -> AD derivative) with numerical derivatives.
+
+    ``point`` holds the input values in graph order. ``function(values)`` gives the scalar to
+    differentiate from the forward sweep's values (default: the output); ``noise`` bounds the
+    rounding error of its computed values near the point, beyond one ulp (see
+    :func:`rounding_noise`). ``expected`` maps an input name to ``(formula, value)``, a
+    hand-derived derivative compared with AD.
+    """
+    if rtol < 0 or atol < 0:
+        raise InputError("tolerances must not be negative")
+    output = graph.output
+    function = function or (lambda values: values[output])
+    ad = gradient(list(point))
+    checker = _Checker(graph, point, function, rtol, atol, noise)
+    expected = expected or {}
+    rows = []
+    for name, derivative in ad.items():
+        i = graph.inputs.index(name)
+        estimate, note, kink = checker.estimate(i)
+        if estimate is None:
+            numeric, error, step, scheme = math.nan, math.inf, math.nan, "none"
+        else:
+            numeric, error, step, scheme = (estimate.value, estimate.error, estimate.step,
+                                            estimate.scheme)
+        abs_error = abs(derivative - numeric)
+        ok = (estimate is not None and (kink is None or kink.differentiable)
+              and agrees(derivative, numeric, rtol, atol))
+        if kink is not None:
+            note = kink_note(kink, name, derivative, ok)
+        elif not ok and estimate is not None:
+            note = "; ".join(filter(None, [note, checker.inconclusive(i, estimate)]))
+        mine = None
+        if name in expected:
+            formula, value = expected[name]
+            diff = abs(value - derivative)
+            mine = Expected(formula, value, diff, relative(diff, derivative),
+                            agrees(value, derivative, rtol, atol))
+        rows.append(CheckRow(name, derivative, numeric, error, abs_error,
+                             relative(abs_error, numeric), ok, note, step, scheme, kink, mine))
+    return Check(rows, rtol, atol)
+
+
+# -- derivatives derived by hand (--expect) -----------------------------------------------------
+
+def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
+    """``["x=1/x+y", "y=x-cos(y)"]`` -> ``{"x": "1/x+y", "y": "x-cos(y)"}``."""
+    formulas: dict[str, str] = {}
+    for text in texts:
+        name, eq, formula = text.partition("=")
+        name = name.strip()
+        if not eq or not name or not formula.strip():
+            raise InputError(f"--expect {text!r}: expected NAME=FORMULA",
+                             hint='e.g. --expect x="1/x+y"')
+        if not name.isidentifier():
+            raise InputError(f"--expect {text!r}: {name!r} is not a valid name")
+        if name in formulas:
+            raise InputError(f"--expect gives {name} twice")
+        formulas[name] = formula
+    return formulas
+
+
+def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
+                    names: Sequence[str]) -> dict[str, tuple[str, float]]:
+    """Each formula evaluated at the point ``at`` by the engine: name -> (formula, value).
+
+    ``names`` are the inputs whose derivatives are compared; a formula for another name, a
+    syntax error or a point outside the formula's domain is an error pointing into the formula.
+    """
+    from .api import compile, point_vector
+    values = {}
+    for name, formula in formulas.items():
+        if name not in names:
+            raise InputError(f"--expect {name}: ∂f/∂{name} is not part of the gradient",
+                             hint="the gradient has " + (", ".join(names) or "no inputs"))
+        try:
+            graph = compile(formula)
+            value = forward(graph, point_vector(graph, at))[graph.output]
+        except GradcliError as exc:
+            exc.message = f"--expect {name}: {exc.message}"
+            exc.source = formula
+            raise
+        values[name] = (formula.strip(), value)
+    return values
+
+
+def rounding_noise(graph: Graph, values: list[float], adjoint: list[float]) -> float:
+    """ε·max |v̄·v| over the nodes: the largest error one node's rounding can put into f.
+
+    A node rounded to one ulp of its value v moves f by about ε·|v|·|∂f/∂v|. Near a singularity
+    (atanh of a value next to -1, acos next to 1) that is far more than one ulp of f, and the
+    difference quotients of f are that much less accurate; the error estimates must say so.
+    """
+    return EPS * max((abs(adjoint[s] * values[s]) for s in range(graph.base, graph.n_slots)),
+                     default=0.0)
+
+
+def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
+                 expected: Mapping[str, tuple[str, float]] | None = None) -> Check:
+    """Check an evaluation (:class:`gradcli.api.Result`): its gradient, for its ``wrt`` and
+    ``seed``, against numerical derivatives of its graph at its point."""
+    from .api import evaluate_graph
+    graph, wrt, seed, output = result.graph, list(result.gradient), result.seed, result.graph.output
+
+    def gradient(point: list[float]) -> dict[str, float]:
+        return evaluate_graph(graph, dict(zip(graph.inputs, point)), wrt=wrt, seed=seed).gradient
+    adjoint, _ = reverse(graph, result.values, seed)
+    return check(graph, [result.inputs[name] for name in graph.inputs], gradient,
+                 function=lambda values: seed * values[output],
+                 noise=rounding_noise(graph, result.values, adjoint), rtol=rtol, atol=atol,
+                 expected=expected)

@@ -1,0 +1,407 @@
+"""The layered drawing of a :class:`~gradcli.picture.Picture` on a character grid (no rich here).
+
+Columns are the picture's layers: the inputs on the left, the output on the right. Each node is
+a box; an edge leaves its argument's box on the right (``├``) and enters one of the user's
+argument ports on the left (``▶``): the first argument on the box's first line, the second on
+its third, so ``2 - x`` shows which side x is on. In the gap between two columns each node that
+feeds the next column has a vertical track, so a node read twice is drawn once, its line
+branching (``┬ ├ ┤ └``) to each reader; nodes whose lines are rows apart share a track. An edge
+that skips columns is carried through them by a line with a small step (a "dummy node" of
+layered graph drawing, Sugiyama et al. 1981). The order within columns (barycentre sweeps) and
+the rows (isotonic regression towards the neighbours) keep crossings few and lines straight.
+
+Output ports sit on even rows and argument ports on odd rows, so in a gap no two horizontal
+segments ever share a row and a corner never lands on another line: where lines meet without
+joining, they cross (``┼``), and ``┼`` means nothing else.
+
+:func:`draw` gives lines of ``(text, style)`` runs; ``render.py`` gives the styles their colours.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from .errors import LimitError
+from .picture import Edge, Picture, edge_text, node_lines
+
+MAX_ITEMS = 20_000  # boxes and carried lines; past this the drawing would be a wall, not a picture
+SWEEPS = 4  # rounds of reordering and of levelling; small graphs settle in one or two
+
+# Line cells are stored as sets of directions (bits) and turned into box-drawing characters last.
+UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
+CROSSING = 16
+GLYPH = {UP: "│", DOWN: "│", UP | DOWN: "│", LEFT: "─", RIGHT: "─", LEFT | RIGHT: "─",
+         DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
+         UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", DOWN | LEFT | RIGHT: "┬",
+         UP | LEFT | RIGHT: "┴", CROSSING: "┼"}
+BOX = {"plain": "╭─╮│╰╯", "output": "╔═╗║╚╝", "hidden": "╭┄╮┆╰╯"}
+
+
+@dataclass(eq=False)
+class Item:
+    """One thing in a column: a node's box, or a line carrying a node's value onward."""
+
+    node: int  # the node boxed or carried
+    carried: bool
+    lines: list[str]  # a box's text ([] for a carried line)
+    in_offsets: list[int]  # rows of the argument ports below the top, in argument order
+    out_offset: int
+    height: int
+    top: int = 0  # always even: outputs on even rows, argument ports on odd rows
+    order: int = 0  # position in its column
+
+    @property
+    def in_rows(self) -> list[int]:
+        return [self.top + k for k in self.in_offsets]
+
+    @property
+    def out_row(self) -> int:
+        return self.top + self.out_offset
+
+
+@dataclass(eq=False)
+class Link:
+    """A line across one gap: from an item's output to an argument port of the next column."""
+
+    left: Item
+    right: Item
+    port: int  # index into right.in_offsets
+    label: str = ""  # the local derivative, on the last link of an edge
+    arrow: bool = False  # right is a box (not a carried line)
+
+
+def draw(picture: Picture, digits: int = 4) -> list[list[tuple[str, str]]]:
+    """The drawing as lines of ``(text, style)`` runs; styles: box, output, hidden, unused, id,
+    text, edge, label."""
+    nodes, edges = picture.nodes, picture.edges
+    layer_column = {layer: c for c, layer in enumerate(sorted({n.layer for n in nodes}))}
+    column_of = [layer_column[n.layer] for n in nodes]
+    into: dict[int, list[Edge]] = {}
+    farthest: dict[int, int] = {}
+    for e in edges:
+        into.setdefault(e.target, []).append(e)
+        farthest[e.source] = max(farthest.get(e.source, 0), column_of[e.target])
+    carries = sum(max(0, far - column_of[s] - 1) for s, far in farthest.items())
+    if len(nodes) + carries > MAX_ITEMS:
+        raise LimitError(f"the drawing would have {len(nodes) + carries:,} boxes and lines",
+                         hint="lower --max-nodes, or use --format dot")
+
+    columns: list[list[Item]] = [[] for _ in layer_column]
+    box = [_box_item(i, node_lines(node, digits), [e.position for e in into.get(i, ())])
+           for i, node in enumerate(nodes)]
+    for i, item in enumerate(box):
+        columns[column_of[i]].append(item)
+    links: list[list[Link]] = [[] for _ in range(len(columns) - 1)]
+    carry: dict[tuple[int, int], Item] = {}
+    for s, far in farthest.items():
+        for c in range(column_of[s] + 1, far):
+            carry[(s, c)] = Item(s, True, [], [1], 2, 3)
+            columns[c].append(carry[(s, c)])
+            left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
+            links[c - 1].append(Link(left, carry[(s, c)], 0))
+    for t, es in into.items():
+        c = column_of[t] - 1
+        for port, e in enumerate(es):
+            left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
+            links[c].append(Link(left, box[t], port, edge_text(e, digits), True))
+
+    _order(columns, links)
+    _level(columns, links)
+    height = max(item.top + item.height for column in columns for item in column)
+    grid = _Grid(height)
+    x = 0
+    for c, column in enumerate(columns):
+        width = max([3] + [len(line) + 4 for item in column for line in item.lines])
+        for item in column:
+            if item.carried:
+                grid.carried_line(x, width, item)
+            else:
+                grid.box(x, width, item, nodes[item.node], item.node in farthest)
+        x += width
+        if c < len(links):
+            x += grid.gap(x, _nets(links[c]))
+    return grid.runs()
+
+
+def _box_item(node: int, lines: list[str], positions: list[int]) -> Item:
+    """A box, its text padded so its ports fit: the output on the second line, the first
+    argument on the first line and the second argument on the third (``2 - x``: x on the third)."""
+    content = max(len(lines), 3 if 1 in positions else 2)
+    lines = lines + [""] * (content - len(lines))
+    return Item(node, False, lines, [1 + 2 * p for p in positions], 2, content + 2)
+
+
+# -- order within columns: few crossings (the barycentre heuristic) ----------------------------
+
+def _crossings(links: list[list[Link]]) -> int:
+    """Pairs of links that cross, over all gaps: a link from higher up reaching a lower port."""
+    total = 0
+    for gap in links:
+        ends: list[tuple[int, int]] = []  # ports reached from the items above, sorted
+        by_left: dict[int, list[tuple[int, int]]] = {}
+        for link in gap:
+            by_left.setdefault(link.left.order, []).append((link.right.order, link.port))
+        for left in sorted(by_left):
+            group = by_left[left]
+            total += sum(len(ends) - bisect.bisect_right(ends, end) for end in group)
+            for end in group:
+                bisect.insort(ends, end)
+    return total
+
+
+def _order(columns: list[list[Item]], links: list[list[Link]]) -> None:
+    """Order each column by the mean position of its neighbours, sweeping right then left a
+    few times and keeping the order with the fewest crossings. The inputs keep the order of
+    their first appearance."""
+    for column in columns:
+        for k, item in enumerate(column):
+            item.order = k
+    if len(columns) < 2:
+        return
+    best, fewest = [list(col) for col in columns], _crossings(links)
+
+    def sweep(c: int, gap: list[Link], from_left: bool) -> None:
+        total: dict[int, float] = {}
+        count: dict[int, int] = {}
+        for link in gap:
+            me, other = (link.right, link.left) if from_left else (link.left, link.right)
+            position = other.order + (0 if from_left else link.port / 2)
+            total[id(me)] = total.get(id(me), 0.0) + position
+            count[id(me)] = count.get(id(me), 0) + 1
+        columns[c].sort(key=lambda item: (total[id(item)] / count[id(item)] if id(item) in total
+                                          else item.order, item.order))
+        for k, item in enumerate(columns[c]):
+            item.order = k
+
+    for _ in range(SWEEPS):
+        for c in range(1, len(columns)):
+            sweep(c, links[c - 1], True)
+        for c in range(len(columns) - 2, 0, -1):
+            sweep(c, links[c], False)
+        crossings = _crossings(links)
+        if crossings < fewest:
+            best, fewest = [list(col) for col in columns], crossings
+    for c, column in enumerate(best):
+        columns[c] = column
+        for k, item in enumerate(column):
+            item.order = k
+
+
+# -- rows: level each item with its neighbours, keeping the order ------------------------------
+
+def _level(columns: list[list[Item]], links: list[list[Link]]) -> None:
+    """Give every item its rows: as level with the lines it connects to as the items around
+    it allow (so lines run straight where they can), by rounds of isotonic regression."""
+    for column in columns:
+        _settle(column, {})
+    for _ in range(SWEEPS):
+        for c in range(1, len(columns)):
+            _settle(columns[c], _wishes(links[c - 1], True))
+        for c in range(len(columns) - 2, -1, -1):
+            _settle(columns[c], _wishes(links[c], False))
+    for c in range(1, len(columns)):
+        _settle(columns[c], _wishes(links[c - 1], True))
+    lowest = min(item.top for column in columns for item in column)
+    for column in columns:
+        for item in column:
+            item.top -= lowest  # lowest is even, so tops stay even
+
+
+def _wishes(gap: list[Link], from_left: bool) -> dict[int, float]:
+    """For each item on one side of a gap, the top that would level its ports with the other
+    side's, averaged over its links."""
+    total: dict[int, float] = {}
+    count: dict[int, int] = {}
+    for link in gap:
+        if from_left:
+            me, wish = link.right, link.left.out_row - link.right.in_offsets[link.port]
+        else:
+            me, wish = link.left, link.right.in_rows[link.port] - link.left.out_offset
+        total[id(me)] = total.get(id(me), 0.0) + wish
+        count[id(me)] = count.get(id(me), 0) + 1
+    return {key: total[key] / count[key] for key in total}
+
+
+def _settle(column: list[Item], wishes: dict[int, float]) -> None:
+    """Tops for a column's items, in order, one blank row apart, closest (least squares) to
+    their wishes (items without one stay where they are): pool adjacent violators."""
+    offsets, offset = [], 0
+    for item in column:
+        offsets.append(offset)
+        step = item.height + 1
+        offset += step + (step & 1)
+    blocks: list[list[float]] = []  # [sum, count] of pooled items
+    for item, o in zip(column, offsets):
+        blocks.append([wishes.get(id(item), item.top) - o, 1])
+        while len(blocks) > 1 and blocks[-2][0] * blocks[-1][1] > blocks[-1][0] * blocks[-2][1]:
+            total, n = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += n
+    k = 0
+    for total, n in blocks:
+        y = 2 * round(total / n / 2)  # even
+        for _ in range(int(n)):
+            column[k].top = y + offsets[k]
+            k += 1
+
+
+def _nets(gap: list[Link]) -> list[_Net]:
+    """The gap's lines grouped by the item they leave (one track each), in a good order."""
+    nets: dict[int, _Net] = {}
+    for link in gap:
+        net = nets.setdefault(id(link.left), _Net(link.left.out_row, []))
+        net.targets.append((link.right.in_rows[link.port], link.label, link.arrow))
+    arranged = _arrange(list(nets.values()))
+    _share_tracks(arranged)
+    return arranged
+
+
+@dataclass
+class _Net:
+    """One item's value crossing one gap: from its row on the left to rows on the right."""
+
+    source_row: int
+    targets: list[tuple[int, str, bool]]  # (row, label, ends at a box: draw an arrowhead)
+    track: int = 0  # which vertical track of the gap it runs on, counted from the left
+
+    def span(self) -> tuple[int, int]:
+        rows = [self.source_row] + [t[0] for t in self.targets]
+        return min(rows), max(rows)
+
+
+def _track_crossings(nets: list[_Net]) -> int:
+    """How many crossings the nets make with their tracks in this order (left to right)."""
+    total = 0
+    spans = [net.span() for net in nets]
+    for i, net in enumerate(nets):
+        for j, (lo, hi) in enumerate(spans):
+            if j < i and lo < net.source_row < hi:  # my source line crosses a track to my left
+                total += 1
+            if j > i:  # my target lines cross the tracks to my right
+                total += sum(1 for row, _, _ in net.targets if lo < row < hi)
+    return total
+
+
+def _arrange(nets: list[_Net]) -> list[_Net]:
+    """An order of the tracks with few crossings: the better of two natural orders, then
+    swaps of neighbours while they help (only for small gaps: this is quadratic)."""
+    if len(nets) < 2:
+        return nets
+    candidates = [sorted(nets, key=lambda n: n.source_row),
+                  sorted(nets, key=lambda n: -n.source_row)]
+    if len(nets) > 40:
+        return candidates[0]
+    best = min(candidates, key=_track_crossings)
+    score = _track_crossings(best)
+    improved = True
+    while improved:
+        improved = False
+        for i in range(len(best) - 1):
+            trial = best[:i] + [best[i + 1], best[i]] + best[i + 2:]
+            trial_score = _track_crossings(trial)
+            if trial_score < score:
+                best, score, improved = trial, trial_score, True
+    return best
+
+
+def _share_tracks(nets: list[_Net]) -> None:
+    """Put each net on the leftmost track right of every earlier net whose rows it overlaps:
+    nets whose rows are apart never meet, so they may share a track (the gap stays narrow)."""
+    if len(nets) > 1000:  # quadratic; a gap this busy is unreadable anyway
+        for k, net in enumerate(nets):
+            net.track = k
+        return
+    spans = [net.span() for net in nets]
+    for i, (lo, hi) in enumerate(spans):
+        nets[i].track = 1 + max((nets[j].track for j, (a, b) in enumerate(spans[:i])
+                                 if lo <= b + 1 and a <= hi + 1), default=-1)
+
+
+class _Grid:
+    """Rows of cells; a cell is a character with a style, or a set of line directions."""
+
+    def __init__(self, height: int):
+        self.rows: list[dict[int, tuple[str, str]]] = [{} for _ in range(height)]
+        # x -> (directions, owner): lines of different owners in one cell are a crossing
+        self.lines: list[dict[int, tuple[int, int]]] = [{} for _ in range(height)]
+
+    def put(self, row: int, x: int, text: str, style: str) -> None:
+        for k, ch in enumerate(text):
+            self.rows[row][x + k] = (ch, style)
+
+    def line(self, row: int, x: int, bits: int, owner: int) -> None:
+        old = self.lines[row].get(x)
+        if old is not None and old[1] != owner:
+            self.lines[row][x] = (CROSSING, owner)
+        else:
+            self.lines[row][x] = ((old[0] if old else 0) | bits, owner)
+
+    def hline(self, row: int, x0: int, x1: int, owner: int) -> None:
+        """A horizontal line over columns x0..x1-1."""
+        for x in range(x0, x1):
+            self.line(row, x, LEFT | RIGHT, owner)
+
+    def box(self, x: int, width: int, item: Item, node, has_users: bool) -> None:
+        kind = "output" if node.is_output else "hidden" if node.kind == "hidden" else "plain"
+        style = "box" if kind == "plain" else kind
+        if not node.live and kind != "hidden":
+            style = "unused"
+        tl, h, tr, v, bl, br = BOX[kind]
+        top, inner = item.top, width - 2
+        self.put(top, x, tl + h * inner + tr, style)
+        for k, text in enumerate(item.lines):
+            row = top + 1 + k
+            self.put(row, x, v, style)
+            self.put(row, x + 1, " " + text.ljust(inner - 1), "id" if k == 0 else "text")
+            right = ("╟" if kind == "output" else "├") if has_users and row == item.out_row else v
+            self.put(row, x + width - 1, right, style)
+        self.put(top + item.height - 1, x, bl + h * inner + br, style)
+
+    def carried_line(self, x: int, width: int, item: Item) -> None:
+        middle = x + width // 2
+        owner = -1 - item.node
+        self.hline(item.top + 1, x, middle, owner)
+        self.line(item.top + 1, middle, LEFT | DOWN, owner)
+        self.line(item.out_row, middle, UP | RIGHT, owner)
+        self.hline(item.out_row, middle + 1, x + width, owner)
+
+    def gap(self, x: int, nets: list[_Net]) -> int:
+        """Draw the nets of one gap starting at column x; return the gap's width."""
+        label_width = max((len(t[1]) for net in nets for t in net.targets), default=0)
+        tracks = 1 + max((net.track for net in nets), default=-1)
+        zone = x + 2 + 2 * tracks  # the label zone starts after the tracks
+        width = zone - x + (label_width + 2 if label_width else 0) + 2
+        for net in nets:
+            owner = id(net)
+            track = x + 2 + 2 * net.track
+            lo, hi = net.span()
+            self.hline(net.source_row, x, track, owner)
+            self.line(net.source_row, track, LEFT, owner)
+            for row in range(lo, hi + 1):
+                self.line(row, track, (UP if row > lo else 0) | (DOWN if row < hi else 0), owner)
+            for row, label, arrow in net.targets:
+                self.line(row, track, RIGHT, owner)
+                self.hline(row, track + 1, x + width - (1 if arrow else 0), owner)
+                if label:
+                    self.put(row, zone, f" {label} ", "label")
+                if arrow:
+                    self.put(row, x + width - 1, "▶", "edge")
+        return width
+
+    def runs(self) -> list[list[tuple[str, str]]]:
+        out = []
+        for cells, lines in zip(self.rows, self.lines):
+            merged = {x: (GLYPH[bits if bits in GLYPH else CROSSING], "edge")
+                      for x, (bits, _) in lines.items()}
+            merged.update(cells)  # text (boxes, labels, arrowheads) is drawn over lines
+            runs: list[tuple[str, str]] = []
+            end = max(merged, default=-1) + 1
+            for x in range(end):
+                ch, style = merged.get(x, (" ", "text"))
+                if runs and runs[-1][1] == style:
+                    runs[-1] = (runs[-1][0] + ch, style)
+                else:
+                    runs.append((ch, style))
+            out.append(runs)
+        return out

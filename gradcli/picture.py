@@ -1,0 +1,201 @@
+"""The computational graph as plain records, for ``gradcli graph``: nodes, edges and layers.
+
+:func:`build_picture` reads a :class:`~gradcli.graph.Graph` (and, given the values of a point,
+the reverse sweep's contribution records) and gives a :class:`Picture` that every format draws
+from: the terminal drawing (``drawing.py``), DOT and Mermaid (``diagrams.py``). Nodes carry the
+trace tables' ids (inputs by name, ``v1``..``vk``) and their operation written with their
+arguments' ids; constants appear inside those operations (``v1 + 1``), never as nodes.
+
+>>> from gradcli.api import compile
+>>> p = build_picture(compile("x*x"))
+>>> [(p.nodes[e.source].id, p.nodes[e.target].id, e.position) for e in p.edges]
+[('x', 'v1', 0), ('x', 'v1', 1)]
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from .graph import Graph
+from .reverse import reverse
+from .text import short_number
+from .trace import expression
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: str  # the trace tables' id: an input's name, v1..vk (a constant output: its value)
+    kind: str  # "input", "operation", "constant" (only a constant output) or "hidden"
+    label: str  # "input", "log(x)", "v1 + 1"; a hidden node's is "…"
+    layer: int  # depth: 0 for inputs, 1 + the deepest argument for an operation
+    names: tuple[str, ...] = ()  # names the program assigned to this node (c, c#2)
+    is_output: bool = False
+    live: bool = True  # the output depends on it
+    value: float | None = None  # with a point: the node's value ...
+    adjoint: float | None = None  # ... and its adjoint (∂output/∂node)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    source: int  # index in Picture.nodes of the argument
+    target: int  # index of the operation that reads it
+    position: int  # which argument of the target it is: 0 or 1
+    local: float | None = None  # with a point: ∂target/∂source there (the local derivative)
+
+
+@dataclass(slots=True)
+class Picture:
+    """What a drawing shows. A node of kind ``hidden`` stands for one left out by the cap."""
+
+    nodes: list[Node]  # in tape order: inputs, then v1..vk
+    edges: list[Edge]  # by target in tape order, then argument position
+    output: int  # index of the output node
+    annotated: bool  # values, adjoints and local derivatives are known
+    total: int  # inputs and operations in the whole graph
+    left_out: int = 0  # of those, how many the cap left out
+
+    def layers(self) -> list[list[int]]:
+        """Node indices by layer, inputs first, the output's side last; empty layers skipped."""
+        by_layer: dict[int, list[int]] = {}
+        for i, node in enumerate(self.nodes):
+            by_layer.setdefault(node.layer, []).append(i)
+        return [by_layer[layer] for layer in sorted(by_layer)]
+
+    def count(self, kind: str) -> int:
+        return sum(1 for node in self.nodes if node.kind == kind)
+
+
+def build_picture(graph: Graph, values: list[float] | None = None,
+                  max_nodes: int = 0) -> Picture:
+    """The picture of ``graph``: annotated when ``values`` (a forward sweep) is given; with
+    ``max_nodes`` > 0, only that many inputs and operations, the ones nearest the output."""
+    n_const, base = graph.n_const, graph.base
+    total = graph.n_slots - n_const
+    if 0 < max_nodes < total:
+        shown = set(_nearest_output(graph, max_nodes))
+    else:
+        shown = set(range(n_const, graph.n_slots))
+    # A hidden node stands for an argument left out; it sits one layer before its first user.
+    hidden: dict[int, int] = {}
+    for s in shown:
+        if s >= base:
+            for a in _args(graph, s):
+                if a not in shown:
+                    layer = graph.depth[s - base] - 1
+                    hidden[a] = min(hidden.get(a, layer), layer)
+    live = _live_slots(graph)
+    locals_: dict[tuple[int, int], float] = {}
+    adjoint = None
+    if values is not None:
+        adjoint, records = reverse(graph, values, record=True)
+        locals_ = _local_derivatives(graph, records)
+    slots = sorted(shown | hidden.keys())
+    if graph.output < n_const:  # a constant result: the only constant drawn as a node
+        slots.append(graph.output)
+    index = {s: i for i, s in enumerate(slots)}
+    nodes = []
+    for s in slots:
+        if s in hidden:
+            nodes.append(Node(graph.node_id(s), "hidden", "…", hidden[s], live=s in live))
+        else:
+            nodes.append(_node(graph, s, s in live, values, adjoint))
+    edges = [Edge(index[a], index[s], p, locals_.get((s, p)))
+             for s in slots if s >= base and s not in hidden
+             for p, a in enumerate(_pair(graph, s)) if a >= n_const]
+    return Picture(nodes, edges, index[graph.output], values is not None, total,
+                   total - len(shown))
+
+
+def _pair(graph: Graph, slot: int) -> tuple[int, int]:
+    """A node's two argument slots (the second is -1 for a one-argument primitive)."""
+    k = slot - graph.base
+    return graph.arg0[k], graph.arg1[k]
+
+
+def _args(graph: Graph, slot: int) -> list[int]:
+    """The arguments of a node that are inputs or nodes (constants are not)."""
+    return [a for a in _pair(graph, slot) if a >= graph.n_const]
+
+
+def _nearest_output(graph: Graph, limit: int) -> list[int]:
+    """``limit`` slots (inputs and nodes), breadth first from the output over the arguments;
+    when those run out, the rest from the end of the tape."""
+    order, seen = [], set()
+    if graph.output >= graph.n_const:
+        queue = deque([graph.output])
+        seen.add(graph.output)
+        while queue and len(order) < limit:
+            s = queue.popleft()
+            order.append(s)
+            if s >= graph.base:
+                for a in _args(graph, s):
+                    if a not in seen:
+                        seen.add(a)
+                        queue.append(a)
+    s = graph.n_slots - 1
+    while len(order) < limit and s >= graph.n_const:
+        if s not in seen:
+            order.append(s)
+        s -= 1
+    return order
+
+
+def _local_derivatives(graph: Graph, records) -> dict[tuple[int, int], float]:
+    """(node slot, argument position) -> local derivative, from the reverse sweep's records.
+
+    A node's records come in the order of its arguments that are not constants, so the i-th
+    record of a node belongs to its i-th such argument (``x*x`` has two, both for ``x``)."""
+    seen: dict[int, int] = {}
+    local = {}
+    for r in records:
+        positions = [p for p, a in enumerate(_pair(graph, r.source)) if a >= graph.n_const]
+        i = seen[r.source] = seen.get(r.source, -1) + 1
+        local[(r.source, positions[i])] = r.local
+    return local
+
+
+def _live_slots(graph: Graph) -> set[int]:
+    """Slots of the output, and of the inputs and nodes it depends on."""
+    base = graph.base
+    live = {base + k for k, is_live in enumerate(graph.live_nodes()) if is_live}
+    live |= {a for s in live for a in _args(graph, s)}
+    live.add(graph.output)
+    return live
+
+
+def _node(graph: Graph, s: int, live: bool, values, adjoint) -> Node:
+    kind = graph.kind(s)
+    if kind == "node":
+        kind, label, layer = "operation", expression(graph, s), graph.depth[s - graph.base]
+    else:
+        label, layer = kind, 0
+    return Node(graph.node_id(s), kind, label, layer, tuple(graph.labels.get(s, ())),
+                s == graph.output, live, None if values is None else values[s],
+                None if adjoint is None else adjoint[s])
+
+
+def node_lines(node: Node, digits: int) -> list[str]:
+    """A node's text, line by line: its id (and assigned names), its operation, and with a
+    point micrograd's ``data`` (the value) and ``grad`` (the adjoint)."""
+    title = node.id + (f" ({', '.join(node.names)})" if node.names else "")
+    lines = [title, node.label]
+    if node.value is not None:
+        lines.append(f"data {short_number(node.value, digits)}")
+    if node.adjoint is not None:
+        lines.append(f"grad {short_number(node.adjoint, digits)}")
+    return lines
+
+
+def edge_text(edge: Edge, digits: int) -> str:
+    """An edge's label: its local derivative, or nothing without a point."""
+    return "" if edge.local is None else short_number(edge.local, digits)
+
+
+def cap_note(picture: Picture) -> str | None:
+    """What the cap left out, in a sentence, or None when the picture is complete."""
+    if not picture.left_out:
+        return None
+    shown = picture.total - picture.left_out
+    return (f"showing the {shown:,} nodes nearest the output, of {picture.total:,}; "
+            "a node marked … stands for a part left out (--max-nodes 0 shows all)")
