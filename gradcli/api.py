@@ -153,12 +153,15 @@ class HessianResult:
     hessian: list[list[float]]
     graph: Graph = field(repr=False)
 
-    def check(self, rtol: float = 1e-6, atol: float = 1e-8):
-        """Each entry against central differences of the AD gradient (a ``HessianCheck``)."""
+    def check(self, rtol: float | None = None, atol: float | None = None):
+        """Each row against numerical derivatives of that component of the AD gradient (a
+        ``HessianCheck``); the tolerances default to ``eval --check``'s."""
+        from .check import DEFAULT_ATOL, DEFAULT_RTOL
         from .hessian import check_hessian
         columns = [self.graph.inputs.index(name) for name in self.inputs]
         return check_hessian(self.graph, list(self.point.values()), columns, self.hessian,
-                             rtol, atol)
+                             DEFAULT_RTOL if rtol is None else rtol,
+                             DEFAULT_ATOL if atol is None else atol)
 
 
 def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,

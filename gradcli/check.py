@@ -532,10 +532,14 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
     from .api import evaluate_graph
     graph, wrt, seed, output = result.graph, list(result.gradient), result.seed, result.graph.output
 
+    at = [result.inputs[name] for name in graph.inputs]
+
     def gradient(point: list[float]) -> dict[str, float]:
+        if point == at:  # the numbers shown, whichever mode computed them (eval --mode forward)
+            return dict(result.gradient)
         return evaluate_graph(graph, dict(zip(graph.inputs, point)), wrt=wrt, seed=seed).gradient
     adjoint, _ = reverse(graph, result.values, seed)
-    return check(graph, [result.inputs[name] for name in graph.inputs], gradient,
+    return check(graph, at, gradient,
                  function=lambda values: seed * values[output],
                  noise=rounding_noise(graph, result.values, adjoint), rtol=rtol, atol=atol,
                  expected=expected)

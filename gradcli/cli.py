@@ -327,16 +327,15 @@ def _json_result(result) -> dict:
 @_WRT
 @_DIGITS
 @_JSON
-@click.option("--check", is_flag=True,
-              help="Also compare every entry with central differences of the AD gradient; "
-                   "exit 1 if any disagrees.")
-@click.option("--rtol", type=click.FloatRange(min=0), default=1e-6, show_default=True,
-              help="--check: relative tolerance.")
-@click.option("--atol", type=click.FloatRange(min=0), default=1e-8, show_default=True,
-              help="--check: absolute tolerance; an entry agrees when "
-                   "|AD - numeric| <= atol + rtol·|numeric|.")
+@click.option("--check", "check_", is_flag=True,
+              help="Also compare every entry with numerical derivatives of the AD gradient, "
+                   "as eval --check does for the gradient; exit 1 if any disagrees.")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None,
+              help="Relative tolerance of --check (default 1e-7).")
+@click.option("--atol", type=click.FloatRange(min=0), default=None,
+              help="Absolute tolerance of --check (default 1e-9).")
 @_reporting
-def hessian_command(expression, file, at, wrt, digits, as_json, check, rtol, atol):
+def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, atol):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -352,6 +351,7 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check, rtol, ato
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
     from .api import compile, evaluate_hessian
+    from .check import DEFAULT_ATOL, DEFAULT_RTOL
     from .points import merge_points
 
     source = _read_source(expression, file)
@@ -359,38 +359,26 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check, rtol, ato
     graph = compile(source)
     _warn_unread(point, graph)
     result = evaluate_hessian(graph, point, wrt=wrt)
-    verdict = result.check(rtol, atol) if check else None
+    report = None
+    if check_:
+        report = result.check(DEFAULT_RTOL if rtol is None else rtol,
+                              DEFAULT_ATOL if atol is None else atol)
     if as_json:
         data = {"source": result.source, "inputs": result.inputs, "value": result.value,
                 "gradient": result.gradient, "hessian": result.hessian}
-        if verdict is not None:
-            data["check"] = _json_check(verdict)
+        if report is not None:
+            data["check"] = report.to_dict()
         click.echo(json.dumps(data, ensure_ascii=False))
     else:
-        from .render import hessian_check_table, hessian_table, show
+        from .render import hessian_check_tables, hessian_table, show
         items = [result_text(result.value, result.gradient, 1.0, digits)]
         if result.inputs:
             items.append(hessian_table(result.inputs, result.hessian, digits))
-        if verdict is not None:
-            items.append(hessian_check_table(verdict, digits))
+        if report is not None:
+            items += hessian_check_tables(report, digits)
         show(*items)
-    if verdict is not None and not verdict.ok:
+    if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
-
-
-def _json_check(check) -> dict:
-    """A check as JSON; a non-finite number (a difference quotient that failed) becomes null."""
-    import dataclasses
-    import math
-
-    def clean(row) -> dict:
-        item = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
-                for k, v in dataclasses.asdict(row).items()}
-        if not item["note"]:
-            del item["note"]
-        return item
-    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol,
-            "rows": [clean(row) for row in check.rows]}
 
 
 @main.command("diff", context_settings=EXPRESSION_CONTEXT)

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable
 
-from .errors import GradcliError, NumericalError
-from .forward import forward
+from .check import DEFAULT_ATOL, DEFAULT_RTOL, Check, check
+from .errors import NumericalError
 from .graph import Graph
 from .primitives import CONSTANTS, FLOAT, TABLE, Primitive
-from .reverse import check_gradient, reverse
+from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
 
@@ -127,115 +127,43 @@ def hessian_matrix(graph: Graph, values: list[float], columns: list[int]) -> lis
     return matrix
 
 
-# -- finite-difference check of the Hessian ------------------------------------------------------
-# Central differences of the AD gradient. gradcli/check.py (eval --check, built on another branch)
-# does the same for the gradient; the two belong together once both are merged.
-
-@dataclass(frozen=True, slots=True)
-class HessianCheckRow:
-    row: str  # H[row][column] = ∂²f/∂row∂column
-    column: str
-    ad: float
-    numeric: float
-    numeric_error: float  # estimate of the difference quotient's own error
-    abs_error: float
-    rel_error: float
-    ok: bool
-    note: str = ""
-
+# -- the check: each row of H against numerical derivatives of that gradient component ----------
 
 @dataclass(slots=True)
 class HessianCheck:
-    ok: bool
+    """Row ``name`` of H checked as the gradient of ∂f/∂name (a :class:`~gradcli.check.Check`
+    whose rows are the columns), with :mod:`gradcli.check`'s numerical differentiation."""
+
+    rows: dict[str, Check]
     rtol: float
     atol: float
-    rows: list[HessianCheckRow]
 
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.rows.values())
 
-def _gradient(graph: Graph, point: list[float], columns: list[int]) -> list[float]:
-    values = forward(graph, point)
-    adjoint, _ = reverse(graph, values)
-    check_gradient(graph, values, adjoint, 1.0)
-    return [adjoint[graph.n_const + i] for i in columns]
-
-
-def _difference_column(graph: Graph, point: list[float], j: int, columns: list[int]):
-    """``(∂g/∂x_j for each g in the gradient, error estimates, note)`` by differences.
-
-    Central differences at steps h, h/2 and h/4; Richardson extrapolation of the first two is
-    the estimate and its distance from the extrapolation of the last two (plus the rounding
-    error) estimates its error. A step that leaves the domain shrinks; as a last resort the
-    differences become one-sided. The note says so.
-    """
-    x = point[j]
-
-    def g(t: float) -> list[float]:
-        moved = list(point)
-        moved[j] = x + t
-        return _gradient(graph, moved, columns)
-
-    def estimate(h: float, quotient) -> tuple[list[float], list[float]]:
-        d = [quotient(h / 2 ** k) for k in range(3)]  # difference quotients at h, h/2, h/4
-        ones = [[(4 * b - a) / 3 for a, b in zip(d[k], d[k + 1])] for k in range(2)]
-        scale = max((abs(v) for v in g(0.0)), default=0.0)
-        rounding = 2.2e-16 * scale / h * 8
-        return ones[0], [abs(a - b) + rounding for a, b in zip(*ones)]
-
-    def central(h: float) -> list[float]:
-        return [(a - b) / (2 * h) for a, b in zip(g(h), g(-h))]
-
-    # ε^(1/3)·max(1, |x|) to start: small enough for sin(1000*x), large enough for rounding
-    h, shrunk = 6e-6 * max(1.0, abs(x)), False
-    while h > 1e-14 * max(1.0, abs(x)):
-        try:
-            g(h), g(-h)
-        except GradcliError:
-            h, shrunk = h / 10, True
-            continue
-        # Smaller steps while the error estimate improves: a function that varies on a scale
-        # below 1 (sqrt(x) near 0) needs a step below that scale.
-        best = None
-        for step in (h, h / 10, h / 100, h / 1000):
-            try:
-                numeric, error = estimate(step, central)
-            except GradcliError:
-                break
-            if best is not None and max(error) >= max(best[1]):
-                break
-            best = (numeric, error, step)
-        if best is None:
-            break
-        note = f"step shrunk to {best[2]:.0e} to stay in the domain" if shrunk else ""
-        return best[0], best[1], note
-    h = 1e-5 * max(1.0, abs(x))
-    for s in (1.0, -1.0):  # second-order one-sided differences
-        def one_sided(h: float, s: float = s) -> list[float]:
-            return [s * (-3 * a + 4 * b - c) / (2 * h)
-                    for a, b, c in zip(g(0.0), g(s * h), g(s * 2 * h))]
-        try:
-            numeric, error = estimate(h, one_sided)
-        except GradcliError:
-            continue
-        return numeric, error, f"one-sided ({'forward' if s > 0 else 'backward'}) differences"
-    nan = [math.nan] * len(columns)
-    return nan, nan, "the gradient is not defined near the point"
+    def to_dict(self) -> dict:
+        """The ``check`` object of ``hessian --json``: one entry per (row, column)."""
+        entries = []
+        for name, c in self.rows.items():
+            for item in c.to_dict()["rows"]:
+                entries.append({"row": name, "column": item.pop("input"), **item})
+        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": entries}
 
 
 def check_hessian(graph: Graph, point: list[float], columns: list[int],
-                  matrix: list[list[float]], rtol: float = 1e-6,
-                  atol: float = 1e-8) -> HessianCheck:
-    """Compare each AD entry with central differences of the AD gradient:
-    agreement is ``|ad - numeric| <= atol + rtol·|numeric|``."""
-    names = graph.inputs
-    rows: list[HessianCheckRow] = []
-    numeric_columns = [_difference_column(graph, point, j, columns) for j in columns]
+                  matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
+                  atol: float = DEFAULT_ATOL) -> HessianCheck:
+    """Compare each row of ``matrix`` (the inputs at ``columns``) with numerical derivatives of
+    the AD gradient's component: ``|ad - numeric| <= atol + rtol·|numeric|``."""
+    names = [graph.inputs[j] for j in columns]
+    rows = {}
     for a, i in enumerate(columns):
-        for b, j in enumerate(columns):
-            numeric_col, error_col, note = numeric_columns[b]
-            ad, numeric = matrix[a][b], numeric_col[a]
-            abs_error = abs(ad - numeric)
-            rel_error = abs_error / abs(numeric) if numeric else (0.0 if ad == 0 else math.inf)
-            ok = abs_error <= atol + rtol * abs(numeric)  # False for nan
-            rows.append(HessianCheckRow(names[i], names[j], ad, numeric, error_col[a],
-                                        abs_error, rel_error, ok, note))
-    return HessianCheck(all(r.ok for r in rows), rtol, atol, rows)
+        slot = graph.n_const + i
+
+        def component(values: list[float], slot: int = slot) -> float:
+            return reverse(graph, values)[0][slot]
+        row = dict(zip(names, matrix[a]))
+        rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
+                               rtol=rtol, atol=atol)
+    return HessianCheck(rows, rtol, atol)

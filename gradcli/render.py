@@ -191,28 +191,16 @@ def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> T
     return table
 
 
-def hessian_check_table(check, digits: int):
-    """Each entry, AD against differences of the AD gradient, with a one-line verdict."""
-    noted = any(row.note for row in check.rows)
-    table = _table("Check: AD Hessian against central differences of the AD gradient",
-                   ("entry", "left"), ("AD", "right"), ("numeric", "right"), ("±", "right"),
-                   ("abs error", "right"), ("rel error", "right"), ("status", "left"),
-                   *([("note", "left")] if noted else []))
-    for row in check.rows:
-        status = Text("ok", style="green") if row.ok else Text("FAIL", style="bold red")
-        table.add_row(f"∂²f/∂{row.row}∂{row.column}", format_number(row.ad, digits),
-                      format_number(row.numeric, digits), f"{row.numeric_error:.1e}",
-                      f"{row.abs_error:.1e}", f"{row.rel_error:.1e}", status,
-                      *([row.note] if noted else []))
-    failed = sum(not row.ok for row in check.rows)
-    tolerance = f"|AD - numeric| <= {check.atol:g} + {check.rtol:g}·|numeric|"
-    if failed:
-        verdict = Text(f"check FAILED: {failed} of {len(check.rows)} entries disagree ({tolerance})",
-                       style="bold red")
-    else:
-        verdict = Text(f"check passed: all {len(check.rows)} entries agree ({tolerance})",
-                       style="green")
-    return Group(table, verdict)
+def hessian_check_tables(check, digits: int) -> list:
+    """One check table per row of the Hessian: that gradient component, differentiated
+    numerically along each input, against the row."""
+    items: list = []
+    for name, row in check.rows.items():
+        items.append(check_table(row, digits, title=f"Hessian check, row {name}: AD against "
+                                                     f"numerical derivatives of ∂f/∂{name}"))
+    if not check.ok and any(r.note for row in check.rows.values() for r in row.rows):
+        items.append(Text("(in a row's notes, f is that row's gradient component)", style="dim"))
+    return items
 
 
 # Styles of the graph drawing's parts (gradcli.drawing names them).
@@ -297,7 +285,8 @@ def check_verdict(check) -> Text:
     return Text(f"✗ check failed {tolerance}: " + "; ".join(problems), style="bold red")
 
 
-def check_table(check, digits: int):
+def check_table(check, digits: int,
+                title: str = "Gradient check: AD against numerical differentiation"):
     """AD against numerical derivatives (and hand-derived formulas), notes, and the verdict."""
     if not check.rows:
         return check_verdict(check)
@@ -306,8 +295,7 @@ def check_table(check, digits: int):
                ("|AD − num.|", "right"), ("rel. error", "right")]
     if expect:
         columns += [("your formula", "left"), ("formula − AD", "right")]
-    table = _table("Gradient check: AD against numerical differentiation", *columns,
-                   ("status", "left"))
+    table = _table(title, *columns, ("status", "left"))
     notes = []
     for row in check.rows:
         cells = [Text(row.input, style="cyan"), format_number(row.ad, digits),

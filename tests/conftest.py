@@ -1,7 +1,9 @@
 import math
 import os
+import re
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -56,3 +58,16 @@ def gradcli_script():
     if not found:
         pytest.fail("the gradcli console script is not installed (pip install -e .)")
     return found
+
+
+def readme_runs(select) -> list[tuple[str, list[str]]]:
+    """(command, printed lines) for every ``$ gradcli ...`` run in the README's console blocks
+    that ``select(command)`` accepts: tests replay them, so the README shows real output."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    examples = []
+    for block in re.findall(r"```console\n(.*?)```", readme, re.S):
+        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
+            command, _, output = run_text.partition("\n")
+            if command.startswith("$ gradcli") and select(command[2:]):
+                examples.append((command[2:], [line.rstrip() for line in output.splitlines()]))
+    return examples

@@ -6,10 +6,8 @@ textbook kinks), never copied from gradcli's output.
 
 import json
 import math
-import re
 import shlex
 import subprocess
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +19,7 @@ from gradcli.cli import main
 from gradcli.errors import InputError, ParseError
 from gradcli.primitives import TABLE
 from gradcli.reverse import reverse
+from conftest import readme_runs
 from test_cli import _console_script
 from test_primitives import in_domain_points
 
@@ -416,14 +415,7 @@ def test_installed_console_script_check(tmp_path):
 
 def readme_check_examples():
     """(command, printed lines) for every `$ gradcli ...` run with --check or --expect in the README."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"```console\n(.*?)```", readme, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ gradcli") and ("--check" in command or "--expect" in command):
-                examples.append((command[2:], [line.rstrip() for line in output.splitlines()]))
-    return examples
+    return readme_runs(lambda command: "--check" in command or "--expect" in command)
 
 
 @pytest.mark.parametrize("command, lines", readme_check_examples())

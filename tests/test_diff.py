@@ -3,23 +3,20 @@ table row against AD, readable output, common subexpressions, the round trip thr
 
 import json
 import math
-import os
 import random
-import shutil
+import shlex
 import subprocess
-import sys
 
 import pytest
 import sympy as sp
-from click.testing import CliRunner
 
 from gradcli import evaluate
 from gradcli.api import compile, derivatives, point_vector
-from gradcli.cli import main
 from gradcli.errors import InputError
 from gradcli.forward import forward
 from gradcli.parser import parse
 from gradcli.primitives import TABLE
+from conftest import readme_runs
 from test_primitives import in_domain_points
 
 SEED = "log(x)+x*y-sin(y)"
@@ -211,12 +208,6 @@ def test_unknown_wrt_is_an_error():
 
 # -- the command line, and the round trip through eval -------------------------------------------
 
-@pytest.fixture
-def run():
-    runner = CliRunner()
-    return lambda *args, input=None: runner.invoke(main, list(args), input=input)
-
-
 def test_cli_round_trip_through_eval(run):
     printed = run("diff", SEED, "--wrt", "x")
     assert printed.exit_code == 0 and printed.output == "1/x + y\n"
@@ -252,16 +243,12 @@ def test_cli_json_stdin_and_file(run, tmp_path):
     (["diff", "log(x"], 2, ["expected ')'"]),
     (["diff", "2"], 0, ["no partial derivatives"]),
 ])
-def test_cli_errors(run, args, code, words):
-    result = run(*args)
-    assert result.exit_code == code
-    for word in words:
-        assert word in result.stderr
+def test_cli_errors(run, reported, args, code, words):
+    reported(run(*args), code, words)
 
 
-def test_round_trip_through_the_installed_script(tmp_path):
-    script = shutil.which("gradcli", path=os.path.dirname(sys.executable)) or shutil.which("gradcli")
-    assert script, "the gradcli console script is not installed (pip install -e .)"
+def test_round_trip_through_the_installed_script(tmp_path, gradcli_script):
+    script = gradcli_script
     printed = subprocess.run([script, "diff", SEED, "--wrt", "x"], capture_output=True, text=True,
                              cwd=tmp_path, timeout=60)
     assert printed.returncode == 0, printed.stderr
@@ -269,3 +256,22 @@ def test_round_trip_through_the_installed_script(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["value"] == 3.5
+
+
+def _beyond_the_gradient(command: str) -> bool:
+    """README runs of this issue's commands (--check runs are replayed by test_check)."""
+    words = command.split()
+    ours = words[1] in ("hessian", "diff") or "--mode" in words or "--direction" in words
+    return ours and "$(" not in command and "--check" not in words
+
+
+@pytest.mark.parametrize("command, lines", readme_runs(_beyond_the_gradient))
+def test_readme_examples_are_real_runs(run, command, lines):
+    result = run(*shlex.split(command)[1:])
+    assert [line.rstrip() for line in result.output.splitlines()] == lines
+
+
+def test_readme_has_examples_of_every_new_command():
+    commands = " ".join(c for c, _ in readme_runs(_beyond_the_gradient))
+    for words in ("gradcli hessian", "gradcli diff", "--order", "--direction", "--mode forward"):
+        assert words in commands

@@ -6,11 +6,9 @@ import math
 import random
 
 import pytest
-from click.testing import CliRunner
 
 from gradcli import evaluate
 from gradcli.api import compile, hessian
-from gradcli.cli import main
 from gradcli.errors import InputError, NumericalError
 from gradcli.forward import forward
 from gradcli.hessian import DUAL, Dual, hessian_vector_product
@@ -170,26 +168,29 @@ def test_second_derivative_failure_names_the_node():
     ("log(x)*y", {"x": 1e-9, "y": 2}),  # the step must shrink to stay in log's domain
 ])
 def test_check_passes_on_smooth_functions(source, at):
-    check = hessian(source, at).check()
-    assert check.ok, [(r.row, r.column, r.ad, r.numeric) for r in check.rows]
-    assert len(check.rows) == len(at) ** 2
-    assert (check.rtol, check.atol) == (1e-6, 1e-8)
+    result = hessian(source, at)
+    check = result.check()
+    assert check.ok, check.to_dict()
+    assert list(check.rows) == result.inputs
+    for a, row in enumerate(check.rows.values()):  # row a of H, one entry per column
+        assert [r.input for r in row.rows] == result.inputs
+        assert [r.ad for r in row.rows] == result.hessian[a]
+    assert (check.rtol, check.atol) == (1e-7, 1e-9)  # eval --check's defaults
+    entries = check.to_dict()["rows"]
+    assert [(e["row"], e["column"]) for e in entries] == [(i, j) for i in at for j in at]
 
 
 def test_check_fails_at_a_kink():
-    # relu(x)^2: the gradient 2*relu(x) has a kink at 0; AD's convention gives 0, differences 1
+    # relu(x)^2: the gradient 2*relu(x) has a kink at 0; AD's convention gives 0, the
+    # difference quotient slopes 0 from the left and 2 from the right
     check = hessian("relu(x)^2", {"x": 0}).check()
     assert not check.ok
-    assert check.rows[0].ad == 0 and check.rows[0].numeric == pytest.approx(1, rel=1e-9)
+    row = check.rows["x"].rows[0]
+    assert row.ad == 0 and (row.kink.left, row.kink.right) == pytest.approx((0, 2), abs=1e-6)
+    assert "relu(0) is at its kink" in row.note
 
 
 # -- the command line -------------------------------------------------------------------------
-
-@pytest.fixture
-def run():
-    runner = CliRunner()
-    return lambda *args, input=None: runner.invoke(main, list(args), input=input)
-
 
 def test_cli_table(run):
     result = run("hessian", "log(x)+x*y-sin(y)", "--at", "x=2,y=3")
@@ -219,12 +220,17 @@ def test_cli_check_json_and_exit_codes(run):
     check = json.loads(ok.output)["check"]
     assert check["ok"] is True and len(check["rows"]) == 4
     assert set(check["rows"][0]) == {"row", "column", "ad", "numeric", "numeric_error",
-                                     "abs_error", "rel_error", "ok"}
+                                     "abs_error", "rel_error", "ok", "step", "scheme"}
+    human = run("hessian", "exp(x*y)", "--at", "x=1,y=2", "--check").output
+    assert "Hessian check, row x" in human and "Hessian check, row y" in human
     bad = run("hessian", "relu(x)^2 + y", "--at", "x=0,y=1", "--check")
     assert bad.exit_code == 1
-    assert "check FAILED: 1 of 4 entries disagree" in bad.output
-    loose = run("hessian", "relu(x)^2", "--at", "x=0", "--check", "--atol", "2")
-    assert loose.exit_code == 0 and "check passed" in loose.output
+    assert "✗ check failed" in bad.output and "f is not differentiable along x" in bad.output
+    assert "✓ AD agrees with numerical differentiation for x, y" in bad.output  # row y
+    data = json.loads(run("hessian", "relu(x)^2", "--at", "x=0", "--check", "--json").output)
+    assert data["check"]["ok"] is False and "kink" in data["check"]["rows"][0]["note"]
+    loose = run("hessian", "x^2*y", "--at", "x=2,y=3", "--check", "--rtol", "0", "--atol", "0")
+    assert loose.exit_code == 0  # exact: the differences of a quadratic gradient are exact
 
 
 @pytest.mark.parametrize("args, code, words", [
@@ -234,8 +240,5 @@ def test_cli_check_json_and_exit_codes(run):
     (["hessian", "x", "--at", "x=1", "--wrt", "y"], 2, ["--wrt names y"]),
     (["hessian"], 2, ["no expression given"]),
 ])
-def test_cli_errors(run, args, code, words):
-    result = run(*args)
-    assert result.exit_code == code
-    for word in words:
-        assert word in result.stderr
+def test_cli_errors(run, reported, args, code, words):
+    reported(run(*args), code, words)
