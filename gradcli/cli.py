@@ -351,18 +351,14 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
     from .api import compile, evaluate_hessian
-    from .check import DEFAULT_ATOL, DEFAULT_RTOL
     from .points import merge_points
 
-    source = _read_source(expression, file)
+    source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
     point = merge_points(list(at))
     graph = compile(source)
     _warn_unread(point, graph)
     result = evaluate_hessian(graph, point, wrt=wrt)
-    report = None
-    if check_:
-        report = result.check(DEFAULT_RTOL if rtol is None else rtol,
-                              DEFAULT_ATOL if atol is None else atol)
+    report = result.check(rtol, atol) if check_ else None  # None: eval --check's defaults
     if as_json:
         data = {"source": result.source, "inputs": result.inputs, "value": result.value,
                 "gradient": result.gradient, "hessian": result.hessian}
@@ -407,7 +403,7 @@ def diff_command(expression, file, wrt, order, as_json):
     """
     from .api import derivatives
 
-    source = _read_source(expression, file)
+    source = _read_source(expression, file, example='gradcli diff "x^2*y"')
     result = derivatives(source, wrt, order)
     if as_json:
         click.echo(json.dumps({"derivatives": result, "order": order}, ensure_ascii=False))
