@@ -98,7 +98,7 @@ def hessian_vector_product(graph: Graph, values: list[float], partials, directio
     try:
         adjoint, _ = reverse(graph, duals, 1.0, m=DUAL)
     except NumericalError as exc:
-        # The row's note speaks of its first derivative; here the second one failed.
+        # The primitive's note is about its first derivative; here the second one failed.
         head, found, _ = exc.message.partition(": the derivative is not finite")
         if found:
             exc.message = f"{head}: the second derivative is not finite here"
