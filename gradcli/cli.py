@@ -117,6 +117,7 @@ def main():
       echo "x*x" | gradcli eval - --at x=3
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "log(x)+x*y-sin(y)" --wrt x
+      gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli functions
     """
 
