@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 from sys import intern
+from typing import Callable
 
 from lark import Lark, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -91,6 +92,7 @@ class _NewlinesInParentheses:
 
 
 _parser: Lark | None = None
+_fast: "Callable[[str], object] | None" = None
 
 
 def grammar_text() -> str:
@@ -117,10 +119,128 @@ def _get_parser() -> Lark:
     return _parser
 
 
+_FAILED = object()
+
+
+def _fast_parser(lark: Lark):
+    """The same parse as ``lark.parse`` in one tight loop, or None where this Lark differs.
+
+    Lark's own LALR loop pays several Python calls per token (a lexer generator, a Token built
+    through ``__new__(*args, **kwargs)``, line counting, ``feed_token``, a wrapper per
+    reduction). This loop reads the very same things Lark built: its master lexer regex, its
+    LALR tables and its callbacks (our transformer), so it accepts the same language and builds
+    the same AST. It returns ``_FAILED`` at the first token it cannot shift or reduce; the
+    caller then lets Lark parse the text again, to raise Lark's own exception (errors are rare,
+    so paying twice for them keeps every message and span exactly as Lark's path gives them).
+    """
+    try:
+        frontend = lark.parser
+        lexer = frontend.lexer.lexer  # the BasicLexer behind the post-lexer connector
+        (pattern,) = lexer.scanner._mres  # one compiled alternation of every terminal
+        table = frontend.parser._parse_table
+        callbacks = frontend.parser.parser.callbacks
+        postlex = lark.options.postlex
+        ignore = lexer.ignore_types
+        if lexer.callback or any(isinstance(key, str) for key in callbacks):
+            return None  # terminal callbacks: keep Lark's loop, which knows them
+    except (AttributeError, TypeError, ValueError):
+        return None  # another Lark version or set-up: its own loop is always right
+
+    from lark.lexer import Token
+    from lark.parsers.lalr_analysis import Shift
+
+    # One dict per state, keyed by terminal (the action) and by rule name (the goto). A shift
+    # or goto is the target state's own dict, so the stack holds dicts and no index is looked up;
+    # a reduction is (size, rule name, callback), with callback None for a unit rule like
+    # ``?sum: product``, whose value is its only child (Lark's ExpandSingleChild).
+    rows = {state: {} for state in table.states}
+    for state, row in table.states.items():
+        out = rows[state]
+        for symbol, (action, arg) in row.items():
+            if action is Shift:
+                out[symbol] = rows[arg]
+            else:
+                out[symbol] = (len(arg.expansion), arg.origin.name,
+                               None if _is_unit(arg) else callbacks[arg])
+    start, end = rows[table.start_states["start"]], rows[table.end_states["start"]]
+    new_token, finditer = str.__new__, pattern.finditer
+
+    def scan(source):
+        """Lark's tokens, then an ``$END`` token if every character was matched."""
+        pos = 0
+        for match in finditer(source):
+            begin, pos_end = match.span()
+            if begin != pos:
+                return  # a character no terminal matches: the parse cannot complete
+            pos = pos_end
+            kind = match.lastgroup
+            if kind in ignore:
+                continue
+            text = match.group()
+            tok = new_token(Token, text)
+            tok.type, tok.value, tok.start_pos, tok.end_pos = kind, text, begin, pos_end
+            yield tok
+        if pos == len(source):
+            tok = new_token(Token, "")
+            tok.type, tok.value, tok.start_pos, tok.end_pos = "$END", "", pos, pos
+            yield tok
+
+    def parse(source):
+        stack = [start]
+        values = []
+        push, push_value = stack.append, values.append
+        row = start
+        for tok in postlex.process(scan(source)):
+            kind = tok.type
+            while True:
+                action = row.get(kind)
+                if action is None:
+                    return _FAILED
+                if action.__class__ is dict:  # shift
+                    push(action)
+                    push_value(tok)
+                    row = action
+                    break
+                size, name, callback = action
+                if callback is None:  # a unit rule: the same value in a new state
+                    row = stack[-1] = stack[-2][name]
+                else:
+                    if size:
+                        children = values[-size:]
+                        del values[-size:]
+                        del stack[-size:]
+                    else:
+                        children = []
+                    push_value(callback(children))
+                    row = stack[-1][name]
+                    push(row)
+                if row is end and kind == "$END":
+                    return values[-1]
+        return _FAILED  # the scan stopped short
+
+    return parse
+
+
+def _is_unit(rule) -> bool:
+    """Whether Lark reduces ``rule`` to its single child unchanged (a ``?rule`` of one symbol)."""
+    if not rule.options.expand1 or rule.alias or len(rule.expansion) != 1:
+        return False
+    (symbol,) = rule.expansion
+    filtered = symbol.is_term and symbol.filter_out and not rule.options.keep_all_tokens
+    inlined = not symbol.is_term and symbol.name.startswith("_")
+    return not (filtered or inlined)
+
+
 def parse(source: str) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
+    global _fast
+    lark = _get_parser()
+    if _fast is None:
+        _fast = _fast_parser(lark) or lark.parse
     try:
-        program = _get_parser().parse(source)
+        program = _fast(source)
+        if program is _FAILED:
+            program = lark.parse(source)  # raises Lark's own error for the text
     except UnexpectedInput as exc:
         raise _translate(exc, source) from None
     if not program.statements:

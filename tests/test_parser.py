@@ -1,6 +1,8 @@
 """The grammar and parser: precedence, associativity, numbers, names, programs, and errors."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradcli.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from gradcli.errors import ParseError
@@ -108,3 +110,68 @@ def test_syntax_error_span_is_the_offending_column():
     with pytest.raises(ParseError) as info:
         parse("x + 2y")
     assert info.value.span[0] == 5  # the 'y'
+
+
+# -- the fast loop (parser._fast_parser) against Lark's own loop ---------------------------------
+
+def _flat(node):
+    """Every node of an AST with its fields and span, in a fixed order, without recursion."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if not hasattr(n, "__dataclass_fields__"):
+            out.append(n)
+            continue
+        out.append((type(n).__name__, getattr(n, "span", None), getattr(n, "name_span", None)))
+        stack.extend(reversed([getattr(n, f) for f in n.__dataclass_fields__
+                               if f not in ("span", "name_span")]))
+    return out
+
+
+def _outcome(run, source):
+    from lark.exceptions import UnexpectedInput
+    try:
+        return _flat(run(source))
+    except UnexpectedInput:
+        return "syntax error"
+    except ParseError as exc:  # raised by a callback, e.g. a number too large
+        return exc.message
+
+
+def _fast_and_lark(source):
+    """What the fast loop gives and what Lark's own loop gives: a flattened AST or the error."""
+    from gradcli import parser
+    lark = parser._get_parser()
+    fast = parser._fast_parser(lark)
+    assert fast is not None, "the fast loop must handle the installed Lark"
+    theirs = _outcome(lark.parse, source)
+    if theirs == "syntax error" and fast(source) is parser._FAILED:
+        return theirs, theirs  # the fast loop gives up where Lark raises; parse() then asks Lark
+    return _outcome(fast, source), theirs
+
+
+FAST_CASES = [src for src, _ in CASES] + [src for src, _, _ in ERRORS] + [
+    "a = x; b += a\n\n# comment\nc = b*2;\n b", "f(x,\n y)\n", "x\r\ny", "((x)\n)", "x;;;y;",
+    "  ", "\n\n", "x # c\n # d", "1e999 + x", "x + 1e999 $", "x $ 1e999", "(x\n", "x\\\n+ y",
+]
+
+
+@pytest.mark.parametrize("source", FAST_CASES)
+def test_fast_loop_builds_what_lark_builds(source):
+    fast, lark = _fast_and_lark(source)
+    assert fast == lark
+
+
+TOKENS = ["x", "y2", "θ", "sin", "atan2", "1", "2.5", ".5", "1e-3", "+", "-", "*", "/", "^", "**",
+          "(", ")", ",", "=", "+=", "*=", ";", "\n", " ", "\t", "# note\n", "\\\n", "$", "1e999"]
+
+
+@given(st.lists(st.sampled_from(TOKENS), max_size=30))
+@settings(max_examples=400, deadline=None)
+def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
+    source = "".join(tokens)
+    fast, lark = _fast_and_lark(source)
+    assert fast == lark
