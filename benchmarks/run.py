@@ -83,8 +83,16 @@ def measure_stages(family: str, n: int, repeat: int) -> dict:
 # -- memory, in a fresh process per workload ---------------------------------------------------------
 
 def _rss_peak_bytes() -> int:
-    # ru_maxrss is in kilobytes on Linux (bytes on macOS)
-    scale = 1 if sys.platform == "darwin" else 1024
+    """This process's peak resident set size. Linux's VmHWM is reset by exec; ru_maxrss is not
+    (a child starts with its parent's peak), so it is only the fallback."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is in kB on Linux
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
