@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from .errors import DomainError, LimitError, NameLookupError, NumericalError, Span
+from .gcpause import gc_paused
 from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
 MAX_NODES = 5_000_000  # past this a graph would take gigabytes; say so instead
@@ -115,6 +116,7 @@ def _suggest(name: str) -> str | None:
     return "did you mean " + " or ".join(close) + "?"
 
 
+@gc_paused()
 def lower(program: Program, source: str = "") -> Graph:
     """Lower a parsed program to a :class:`Graph` (a tape in textbook order)."""
     # Entities get temporary ids in creation order; final slots are assigned at the end.

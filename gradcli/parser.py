@@ -17,6 +17,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from .errors import ParseError
+from .gcpause import gc_paused
 
 # How each terminal is named in "expected ..." messages.
 _FRIENDLY = {
@@ -231,6 +232,7 @@ def _is_unit(rule) -> bool:
     return not (filtered or inlined)
 
 
+@gc_paused()
 def parse(source: str) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
     global _fast

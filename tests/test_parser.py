@@ -175,3 +175,20 @@ def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
     source = "".join(tokens)
     fast, lark = _fast_and_lark(source)
     assert fast == lark
+
+
+def test_parse_and_lower_restore_the_garbage_collector():
+    import gc
+
+    from gradcli.graph import lower
+    assert gc.isenabled()
+    lower(parse("x*y"))
+    with pytest.raises(ParseError):
+        parse("x +")
+    assert gc.isenabled()  # back on after a success and after an error
+    gc.disable()
+    try:
+        lower(parse("x*y"))
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
