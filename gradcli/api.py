@@ -13,11 +13,13 @@ from typing import Iterable, Mapping
 
 from .errors import InputError
 from .forward import forward
+from .gcpause import gc_paused
 from .graph import Graph, lower
 from .parser import parse
 from .reverse import check_gradient, reverse
 
 
+@gc_paused()  # one pause for both stages: the AST is built and freed without a collection
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`evaluate_graph`."""
     return lower(parse(source), source)
