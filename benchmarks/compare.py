@@ -30,11 +30,11 @@ sys.path[:0] = [{tree!r}, {bench!r}]
 import gradcli
 assert gradcli.__file__.startswith({tree!r}), gradcli.__file__
 from families import FAMILIES
-from run import run_pipeline
+from run import CLOCKS, run_pipeline
 source = FAMILIES[{family!r}]({terms})
 run_pipeline("x0*x1")  # imports and the parser's cache, outside the measurement
 gc.collect()
-times, nodes, _, _ = run_pipeline(source)
+times, nodes, _, _ = run_pipeline(source, CLOCKS[{clock!r}])
 print(json.dumps({{"times": times, "nodes": nodes}}))
 """
 
@@ -54,8 +54,8 @@ def unpack(revision: str, into: Path) -> Path:
     return tree
 
 
-def run_once(tree: Path, family: str, terms: int) -> dict:
-    code = WORKER.format(tree=str(tree), bench=str(HERE), family=family, terms=terms)
+def run_once(tree: Path, family: str, terms: int, clock: str) -> dict:
+    code = WORKER.format(tree=str(tree), bench=str(HERE), family=family, terms=terms, clock=clock)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -67,18 +67,22 @@ def main(argv=None) -> int:
     ap.add_argument("--terms", type=int, default=10_000)
     ap.add_argument("--families", default="wide,deep,shared")
     ap.add_argument("--rounds", type=int, default=5, help="runs of each version (median)")
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="CPU time of the worker process (default: steadier when the machine is "
+                         "shared) or wall time")
     args = ap.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
         trees = {rev: unpack(rev, Path(tmp)) for rev in (args.before, args.after)}
-        print(f"{args.terms:,} terms, median of {args.rounds} interleaved runs; µs per node\n")
+        print(f"{args.terms:,} terms, median of {args.rounds} interleaved runs; "
+              f"µs of {args.clock} time per node\n")
         print("| family | stage | " + " | ".join(trees) + " | after ÷ before |")
         print("|---|---|---|---|---|")
         for family in args.families.split(","):
             runs = {rev: [] for rev in trees}
             for _ in range(args.rounds):
                 for rev, tree in trees.items():
-                    runs[rev].append(run_once(tree, family, args.terms))
+                    runs[rev].append(run_once(tree, family, args.terms, args.clock))
             for stage in STAGES + ("total",):
                 med = {}
                 for rev, rs in runs.items():

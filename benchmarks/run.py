@@ -41,8 +41,14 @@ def median(xs):
 
 # -- stages, in this process ------------------------------------------------------------------------
 
-def run_pipeline(source: str, timed: bool = True):
-    """One parse -> lower -> forward -> reverse -> render of the plain result; stage times in s."""
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def run_pipeline(source: str, clock=time.perf_counter):
+    """One parse -> lower -> forward -> reverse -> render of the plain result; stage times in s.
+
+    ``clock`` is wall time by default; ``time.process_time`` (CPU time) is steadier on a machine
+    other work is running on."""
     from gradcli.forward import forward
     from gradcli.graph import lower
     from gradcli.parser import parse
@@ -54,7 +60,6 @@ def run_pipeline(source: str, timed: bool = True):
     except ImportError:  # a version without it (benchmarks/compare.py runs older ones)
         from contextlib import nullcontext as gc_paused
 
-    clock = time.perf_counter
     with gc_paused():
         t0 = clock()
         program = parse(source)
@@ -74,12 +79,12 @@ def run_pipeline(source: str, timed: bool = True):
     return times, len(graph.ops), gradient, text
 
 
-def measure_stages(family: str, n: int, repeat: int) -> dict:
+def measure_stages(family: str, n: int, repeat: int, clock=time.perf_counter) -> dict:
     source = FAMILIES[family](n)
     runs, nodes, gradient = [], 0, None
     for _ in range(repeat):
         gc.collect()
-        times, nodes, gradient, _ = run_pipeline(source)
+        times, nodes, gradient, _ = run_pipeline(source, clock)
         runs.append(times)
     stage = {s: median([r[s] for r in runs]) for s in STAGES}
     total = median([sum(r[s] for s in STAGES[:4]) for r in runs])  # parse+lower+forward+reverse
@@ -320,6 +325,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--clock", choices=CLOCKS, default="wall",
+                    help="stage times as wall time (default) or CPU time of this process")
     ap.add_argument("--json", metavar="FILE", help="also write every measurement to FILE")
     ap.add_argument("--_memory", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--_peer", nargs=3, help=argparse.SUPPRESS)
@@ -339,7 +346,8 @@ def main(argv=None) -> int:
     startup_runs = args.startup_runs or (7 if args.quick else 21)
     peer_max = args.peer_max or (1000 if args.quick else max(sizes))
     report: dict = {"python": sys.version.split()[0], "cpus": os.cpu_count()}
-    print(f"Python {report['python']}, {report['cpus']} CPUs; medians of {repeat} runs\n")
+    print(f"Python {report['python']}, {report['cpus']} CPUs; medians of {repeat} runs; "
+          f"stage times are {args.clock} time\n")
 
     if not args.no_startup:
         startup = measure_startup(startup_runs, not args.no_peers)
@@ -355,7 +363,7 @@ def main(argv=None) -> int:
     if not args.no_stages:
         for family in families:
             for n in sizes:
-                r = measure_stages(family, n, repeat)
+                r = measure_stages(family, n, repeat, CLOCKS[args.clock])
                 if not args.no_memory:
                     r["memory"] = measure_memory(family, n)
                 results.append(r)
