@@ -13,7 +13,6 @@ The traversal uses an explicit stack: a 100,000-deep nesting lowers without recu
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 
@@ -110,6 +109,7 @@ def format_constant(value: float, named: bool = True) -> str:
 
 
 def _suggest(name: str) -> str | None:
+    import difflib  # only for the hint of an unknown name: not at start-up
     close = difflib.get_close_matches(name, function_names(), n=3, cutoff=0.6)
     if not close:
         return None

@@ -7,8 +7,8 @@ Lark's exceptions become :class:`~gradcli.errors.ParseError` with a span and a h
 
 from __future__ import annotations
 
+import os
 import re
-from importlib import resources
 from sys import intern
 from typing import Callable
 
@@ -98,7 +98,13 @@ _fast: "Callable[[str], object] | None" = None
 
 def grammar_text() -> str:
     """The grammar, read from the installed package data (``grammar/gradcli.lark``)."""
-    return resources.files("gradcli.grammar").joinpath("gradcli.lark").read_text(encoding="utf-8")
+    from . import grammar
+    try:  # a plain file next to the package: no importlib.resources (a millisecond at start-up)
+        with open(os.path.join(grammar.__path__[0], "gradcli.lark"), encoding="utf-8") as file:
+            return file.read()
+    except OSError:  # e.g. installed inside a zip file
+        from importlib import resources
+        return resources.files(grammar).joinpath("gradcli.lark").read_text(encoding="utf-8")
 
 
 def build_parser(**options) -> Lark:
