@@ -1,19 +1,26 @@
-"""Source text -> AST, with Lark's LALR parser built once per process (and cached on disk).
+"""Source text -> AST: the LALR(1) parser Lark builds from ``grammar/gradcli.lark``.
 
-The transformer is passed to the parser, so the AST is built during the parse itself: there is
-no second, recursive pass over a tree, and a 100,000-deep nesting parses like a flat one.
-Lark's exceptions become :class:`~gradcli.errors.ParseError` with a span and a hint.
+Lark reads the grammar and computes the parser: the lexer's regular expression, the LALR
+tables, and which callback of the transformer (:class:`_ToAst`) each reduction calls. The
+transformer runs during the parse, so the AST is built as the input is read: there is no second,
+recursive pass over a tree, and a 100,000-deep nesting parses like a flat one.
+
+For speed, those tables are saved once, as plain data, to a small file in the user's cache
+directory, keyed by the grammar, the Lark installation, this module and the Python version; a
+tight loop here runs them (:func:`_fast_parser`). A run of ``gradcli`` then neither imports nor
+builds Lark, and a parse costs a few Python operations per token. Any text that loop cannot
+parse is parsed again by Lark itself, whose exception becomes a
+:class:`~gradcli.errors.ParseError` with a span and a hint: every error comes from Lark.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
+import sys
 from sys import intern
 from typing import Callable
-
-from lark import Lark, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from .errors import ParseError
@@ -29,18 +36,26 @@ _OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW")
 _OPERAND_START = ("NUMBER", "NAME", "LPAR")
 
 
-class _ToAst(Transformer):
-    """Lark callbacks, one per grammar alias, each building an AST node from the rule's children.
+class _Token:
+    """A token of the fast loop: the part of Lark's ``Token`` that the callbacks read."""
 
-    The methods take the children as one list (Lark's plain callback convention, no ``v_args``
-    wrapper): Lark then calls them directly, and so does the fast loop in :func:`_fast_parser`.
+    __slots__ = ("type", "value", "start_pos", "end_pos")
+
+
+class _ToAst:
+    """The callbacks, one per grammar alias, each building an AST node from the rule's children.
+
+    Lark calls them during its parse (``transformer=_ToAst()``) and so does the fast loop. They
+    take the children as one list, Lark's plain callback convention, so neither adds a wrapper.
+    A token is Lark's ``Token`` or a :class:`_Token`; only ``value``, ``start_pos`` and
+    ``end_pos`` are read.
     """
 
     def num(self, children):
         tok = children[0]
-        value = float(tok)
+        value = float(tok.value)
         if value == float("inf"):
-            raise ParseError(f"the number {tok} is too large for a 64-bit float",
+            raise ParseError(f"the number {tok.value} is too large for a 64-bit float",
                              (tok.start_pos, tok.end_pos), hint="the largest is about 1.8e308")
         return Num(value, (tok.start_pos, tok.end_pos))
 
@@ -92,8 +107,12 @@ class _NewlinesInParentheses:
             yield tok
 
 
-_parser: Lark | None = None
-_fast: "Callable[[str], object] | None" = None
+_TRANSFORMER = _ToAst()
+_POSTLEX = _NewlinesInParentheses()
+_parser = None  # the Lark parser, built on first need (a cache miss or an error)
+_fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
+_FAILED = object()  # what the loop returns for text it cannot parse
+_FORMAT = 1  # of the saved tables; part of their key
 
 
 def grammar_text() -> str:
@@ -107,73 +126,168 @@ def grammar_text() -> str:
         return resources.files(grammar).joinpath("gradcli.lark").read_text(encoding="utf-8")
 
 
-def build_parser(**options) -> Lark:
-    """A new LALR parser for the grammar; ``options`` go to :class:`lark.Lark`."""
-    settings = dict(parser="lalr", lexer="basic", transformer=_ToAst(),
-                    postlex=_NewlinesInParentheses(), maybe_placeholders=False)
+def build_parser(**options):
+    """A new Lark LALR parser for the grammar; ``options`` go to :class:`lark.Lark`."""
+    from lark import Lark
+    settings = dict(parser="lalr", lexer="basic", transformer=_TRANSFORMER, postlex=_POSTLEX,
+                    maybe_placeholders=False)
     settings.update(options)
     return Lark(grammar_text(), **settings)
 
 
-def _get_parser() -> Lark:
+def _get_parser():
     global _parser
     if _parser is None:
         try:
-            # The cache file holds the LALR tables, keyed by a hash of grammar and Lark version.
+            # Lark's own cache file holds its tables, keyed by the grammar and Lark's version.
             _parser = build_parser(cache=True)
         except OSError:
             _parser = build_parser()
     return _parser
 
 
-_FAILED = object()
+# -- the tables as plain data -----------------------------------------------------------------
 
+def _tables_from_lark(lark) -> dict | None:
+    """Lark's lexer regex, LALR states and reductions as plain data, or None if this Lark
+    parser uses a feature the fast loop does not reproduce (then Lark parses everything).
 
-def _fast_parser(lark: Lark):
-    """The same parse as ``lark.parse`` in one tight loop, or None where this Lark differs.
-
-    Lark's own LALR loop pays several Python calls per token (a lexer generator, a Token built
-    through ``__new__(*args, **kwargs)``, line counting, ``feed_token``, a wrapper per
-    reduction). This loop reads the very same things Lark built: its master lexer regex, its
-    LALR tables and its callbacks (our transformer), so it accepts the same language and builds
-    the same AST. It returns ``_FAILED`` at the first token it cannot shift or reduce; the
-    caller then lets Lark parse the text again, to raise Lark's own exception (errors are rare,
-    so paying twice for them keeps every message and span exactly as Lark's path gives them).
+    A state is a dict: terminal -> shift target, rule name -> goto target (state numbers), and
+    terminal -> reduction ``(size, rule name, callback)``. The callback is None for a unit rule
+    such as ``?sum: product`` (its value is its only child: Lark's ExpandSingleChild), or
+    ``(method, kept)``: the transformer method to call (None for Lark's helper rules such as
+    ``__program_star_0``, whose children are spliced into their parent) with the children it
+    gets, ``kept`` being ``(index, splice)`` pairs (Lark's child filter: ``_SEP`` is dropped).
     """
     try:
+        from lark.parsers.lalr_analysis import Shift
         frontend = lark.parser
         lexer = frontend.lexer.lexer  # the BasicLexer behind the post-lexer connector
         (pattern,) = lexer.scanner._mres  # one compiled alternation of every terminal
         table = frontend.parser._parse_table
-        callbacks = frontend.parser.parser.callbacks
-        postlex = lark.options.postlex
-        ignore = lexer.ignore_types
-        if lexer.callback or any(isinstance(key, str) for key in callbacks):
-            return None  # terminal callbacks: keep Lark's loop, which knows them
-    except (AttributeError, TypeError, ValueError):
+        options = lark.options
+        if (lexer.callback or options.lexer_callbacks or options.maybe_placeholders
+                or options.propagate_positions or options.keep_all_tokens
+                or options.postlex is not _POSTLEX or options.transformer is not _TRANSFORMER):
+            return None
+        states = {}
+        for state, row in table.states.items():
+            out = states[state] = {}
+            for symbol, (action, arg) in row.items():
+                if action is Shift:
+                    out[symbol] = arg
+                    continue
+                callback = _reduction(arg)
+                if callback is False:
+                    return None
+                out[symbol] = (len(arg.expansion), arg.origin.name, callback)
+        return {"pattern": pattern.pattern, "flags": pattern.flags,
+                "ignore": sorted(lexer.ignore_types), "states": states,
+                "start": table.start_states["start"], "end": table.end_states["start"]}
+    except (AttributeError, TypeError, ValueError, KeyError, ImportError):
         return None  # another Lark version or set-up: its own loop is always right
 
-    from lark.lexer import Token
-    from lark.parsers.lalr_analysis import Shift
 
-    # One dict per state, keyed by terminal (the action) and by rule name (the goto). A shift
-    # or goto is the target state's own dict, so the stack holds dicts and no index is looked up;
-    # a reduction is (size, rule name, callback), with callback None for a unit rule like
-    # ``?sum: product``, whose value is its only child (Lark's ExpandSingleChild).
-    rows = {state: {} for state in table.states}
-    for state, row in table.states.items():
+def _reduction(rule):
+    """What Lark's parse-tree builder does when ``rule`` is reduced (see _tables_from_lark),
+    or False for what this module does not reproduce."""
+    opts = rule.options
+    if opts.keep_all_tokens or opts.template_source or opts.empty_indices:
+        return False
+    kept = tuple((i, not sym.is_term and sym.name.startswith("_"))
+                 for i, sym in enumerate(rule.expansion) if not (sym.is_term and sym.filter_out))
+    if opts.expand1 and not rule.alias:
+        if len(rule.expansion) == 1 and kept == ((0, False),):
+            return None  # a unit rule: the child itself
+        return False  # ExpandSingleChild over several children
+    name = rule.alias or rule.origin.name
+    if name.startswith("_"):
+        return (None, kept)
+    if not callable(getattr(_TRANSFORMER, name, None)):
+        return False  # Lark would build a Tree here; the grammar never needs one
+    return (name, kept)
+
+
+def _cache_file() -> str | None:
+    """Where the tables are saved: $GRADCLI_CACHE_DIR, else the user's cache directory."""
+    folder = os.environ.get("GRADCLI_CACHE_DIR")
+    if not folder:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "gradcli")
+    if not os.path.isabs(folder):
+        return None  # no home directory: do not write into the current one
+    # One file per installation of gradcli, so two virtual environments do not take turns.
+    from binascii import crc32
+    return os.path.join(folder, f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-"
+                                f"{crc32(__file__.encode()):08x}.marshal")
+
+
+def _tables_key(grammar: str) -> tuple:
+    """What the saved tables depend on: this module, the grammar, the Lark installation."""
+    import importlib.util
+    spec = importlib.util.find_spec("lark")
+    if spec is None or not spec.origin:
+        return ()
+    lark_stat, own_stat = os.stat(spec.origin), os.stat(__file__)
+    return (_FORMAT, sys.version, grammar, spec.origin, lark_stat.st_mtime_ns, lark_stat.st_size,
+            __file__, own_stat.st_mtime_ns, own_stat.st_size)
+
+
+def _load_tables() -> dict | None:
+    """The tables from the cache file if it matches, else from Lark (and then saved)."""
+    path = _cache_file()
+    try:
+        key = _tables_key(grammar_text())
+    except OSError:
+        key, path = (), None
+    if path and key:
+        try:
+            with open(path, "rb") as file:
+                saved_key, tables = marshal.load(file)
+            if saved_key == key:
+                return tables
+        except (OSError, EOFError, ValueError, TypeError):
+            pass  # missing, unreadable or from another version: build it again
+    tables = _tables_from_lark(_get_parser())
+    if path and key and tables is not None:
+        try:  # written whole to a temporary name, then renamed: a reader never sees half a file
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temporary = f"{path}.{os.getpid()}.tmp"
+            with open(temporary, "wb") as file:
+                marshal.dump((key, tables), file)
+            os.replace(temporary, path)
+        except OSError:
+            pass  # a read-only home: parse from Lark's tables in memory, as now
+    return tables
+
+
+# -- the loop -------------------------------------------------------------------------------------
+
+def _fast_parser(tables: dict) -> Callable[[str], object]:
+    """A parse function running ``tables``: the AST for valid text, ``_FAILED`` for the rest.
+
+    It returns ``_FAILED`` at the first character no terminal matches or the first token it can
+    neither shift nor reduce; :func:`parse` then lets Lark parse the text again to raise Lark's
+    own error (errors are rare, so paying twice for them keeps every message and span Lark's).
+    """
+    # A shift or goto becomes the target state's own dict, so the stack holds dicts and no
+    # index is looked up; a reduction becomes (size, rule name, callback or None for a unit).
+    rows = {state: {} for state in tables["states"]}
+    for state, row in tables["states"].items():
         out = rows[state]
-        for symbol, (action, arg) in row.items():
-            if action is Shift:
-                out[symbol] = rows[arg]
+        for symbol, action in row.items():
+            if isinstance(action, int):
+                out[symbol] = rows[action]
             else:
-                out[symbol] = (len(arg.expansion), arg.origin.name,
-                               None if _is_unit(arg) else callbacks[arg])
-    start, end = rows[table.start_states["start"]], rows[table.end_states["start"]]
-    new_token, finditer = str.__new__, pattern.finditer
+                size, name, callback = action
+                out[symbol] = (size, name, None if callback is None else _callback(size, *callback))
+    start, end = rows[tables["start"]], rows[tables["end"]]
+    finditer = re.compile(tables["pattern"], tables["flags"]).finditer
+    ignore = frozenset(tables["ignore"])
+    new_token = object.__new__
 
     def scan(source):
-        """Lark's tokens, then an ``$END`` token if every character was matched."""
+        """The tokens, then an ``$END`` token if every character was matched."""
         pos = 0
         for match in finditer(source):
             begin, pos_end = match.span()
@@ -183,12 +297,11 @@ def _fast_parser(lark: Lark):
             kind = match.lastgroup
             if kind in ignore:
                 continue
-            text = match.group()
-            tok = new_token(Token, text)
-            tok.type, tok.value, tok.start_pos, tok.end_pos = kind, text, begin, pos_end
+            tok = new_token(_Token)
+            tok.type, tok.value, tok.start_pos, tok.end_pos = kind, match.group(), begin, pos_end
             yield tok
         if pos == len(source):
-            tok = new_token(Token, "")
+            tok = new_token(_Token)
             tok.type, tok.value, tok.start_pos, tok.end_pos = "$END", "", pos, pos
             yield tok
 
@@ -197,7 +310,7 @@ def _fast_parser(lark: Lark):
         values = []
         push, push_value = stack.append, values.append
         row = start
-        for tok in postlex.process(scan(source)):
+        for tok in _POSTLEX.process(scan(source)):
             kind = tok.type
             while True:
                 action = row.get(kind)
@@ -228,32 +341,47 @@ def _fast_parser(lark: Lark):
     return parse
 
 
-def _is_unit(rule) -> bool:
-    """Whether Lark reduces ``rule`` to its single child unchanged (a ``?rule`` of one symbol)."""
-    if not rule.options.expand1 or rule.alias or len(rule.expansion) != 1:
-        return False
-    (symbol,) = rule.expansion
-    filtered = symbol.is_term and symbol.filter_out and not rule.options.keep_all_tokens
-    inlined = not symbol.is_term and symbol.name.startswith("_")
-    return not (filtered or inlined)
+def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], object]:
+    """The callback of one reduction: Lark's child filter, then the transformer's method."""
+    function = getattr(_TRANSFORMER, method) if method else None
+    if len(kept) == size and not any(splice for _, splice in kept):
+        # nothing dropped or spliced (the common case): the method itself
+        return function or (lambda children: children)
+
+    def filtered(children):
+        out = []
+        for i, splice in kept:
+            if splice:
+                out += children[i]  # a helper rule's children, spliced in
+            else:
+                out.append(children[i])
+        return function(out) if function else out
+
+    return filtered
 
 
 @gc_paused()
 def parse(source: str) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
     global _fast
-    lark = _get_parser()
     if _fast is None:
-        _fast = _fast_parser(lark) or lark.parse
-    try:
-        program = _fast(source)
-        if program is _FAILED:
-            program = lark.parse(source)  # raises Lark's own error for the text
-    except UnexpectedInput as exc:
-        raise _translate(exc, source) from None
+        tables = _load_tables()
+        _fast = _fast_parser(tables) if tables else (lambda text: _FAILED)
+    program = _fast(source)
+    if program is _FAILED:
+        program = _parse_with_lark(source)
     if not program.statements:
         raise ParseError("the expression is empty", hint='write an expression such as "x^2 + 1"')
     return Program(program.statements, (0, len(source)))
+
+
+def _parse_with_lark(source: str) -> Program:
+    """Lark's own parse of ``source``; its syntax errors become ParseErrors."""
+    from lark.exceptions import UnexpectedInput
+    try:
+        return _get_parser().parse(source)
+    except UnexpectedInput as exc:
+        raise _translate(exc, source) from None
 
 
 def _expected(names) -> str:
@@ -282,7 +410,8 @@ def _unclosed_paren(source: str, end: int) -> int | None:
     return stack[-1] if stack else None
 
 
-def _translate(exc: UnexpectedInput, source: str) -> ParseError:
+def _translate(exc, source: str) -> ParseError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
     if isinstance(exc, UnexpectedCharacters):
         pos = exc.pos_in_stream
         char = source[pos]

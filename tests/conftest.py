@@ -71,3 +71,16 @@ def readme_runs(select) -> list[tuple[str, list[str]]]:
             if command.startswith("$ gradcli") and select(command[2:]):
                 examples.append((command[2:], [line.rstrip() for line in output.splitlines()]))
     return examples
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _parser_cache_in_a_temporary_directory(tmp_path_factory):
+    """The parser saves its tables under $GRADCLI_CACHE_DIR: keep the tests (and the console
+    scripts they start) out of the user's own cache directory."""
+    old = os.environ.get("GRADCLI_CACHE_DIR")
+    os.environ["GRADCLI_CACHE_DIR"] = str(tmp_path_factory.mktemp("gradcli-cache"))
+    yield
+    if old is None:
+        del os.environ["GRADCLI_CACHE_DIR"]
+    else:
+        os.environ["GRADCLI_CACHE_DIR"] = old

@@ -145,8 +145,9 @@ def _fast_and_lark(source):
     """What the fast loop gives and what Lark's own loop gives: a flattened AST or the error."""
     from gradcli import parser
     lark = parser._get_parser()
-    fast = parser._fast_parser(lark)
-    assert fast is not None, "the fast loop must handle the installed Lark"
+    tables = parser._tables_from_lark(lark)
+    assert tables is not None, "the fast loop must handle the installed Lark"
+    fast = parser._fast_parser(tables)
     theirs = _outcome(lark.parse, source)
     if theirs == "syntax error" and fast(source) is parser._FAILED:
         return theirs, theirs  # the fast loop gives up where Lark raises; parse() then asks Lark
@@ -192,3 +193,56 @@ def test_parse_and_lower_restore_the_garbage_collector():
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+# -- the saved tables --------------------------------------------------------------------------
+
+def _run_parse(cache_dir, source="log(x)+x*y-sin(y)"):
+    """Parse in a fresh process with ``cache_dir``: (the repr of the AST, was Lark imported?)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; from gradcli.parser import parse; p = parse(sys.argv[1]); "
+            "print(repr(p.statements)); print('lark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, source], capture_output=True, text=True,
+                         env={**os.environ, "GRADCLI_CACHE_DIR": str(cache_dir)}, check=True)
+    ast_repr, lark_imported = out.stdout.splitlines()
+    return ast_repr, lark_imported == "True"
+
+
+def test_saved_tables_spare_a_later_run_lark(tmp_path):
+    first, lark_first = _run_parse(tmp_path)
+    assert lark_first  # nothing saved yet: Lark builds the tables, which are then saved
+    assert len(list(tmp_path.iterdir())) == 1
+    second, lark_second = _run_parse(tmp_path)
+    assert not lark_second  # the saved tables alone parse valid input
+    assert first == second == repr(parse("log(x)+x*y-sin(y)").statements)
+
+
+def test_damaged_or_stale_tables_are_rebuilt(tmp_path):
+    import marshal
+    _run_parse(tmp_path)
+    (saved,) = tmp_path.iterdir()
+    saved.write_bytes(b"not marshal data")
+    assert _run_parse(tmp_path) == (repr(parse("log(x)+x*y-sin(y)").statements), True)
+    key, tables = marshal.loads(saved.read_bytes())  # rewritten whole
+    saved.write_bytes(marshal.dumps((key[:-1] + (key[-1] + 1,), tables)))  # another gradcli
+    assert _run_parse(tmp_path)[1]  # a key that does not match is not trusted
+
+
+def test_an_unwritable_cache_still_parses(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would go")
+    ast_repr, _ = _run_parse(blocker / "cache")
+    assert ast_repr == repr(parse("log(x)+x*y-sin(y)").statements)
+
+
+def test_without_usable_tables_lark_parses_everything(monkeypatch):
+    from gradcli import parser
+    monkeypatch.setattr(parser, "_tables_from_lark", lambda lark: None)
+    monkeypatch.setattr(parser, "_cache_file", lambda: None)
+    monkeypatch.setattr(parser, "_fast", None)
+    assert parse("x + 2*y") == Program((B("+", x, B("*", N(2), y)),))
+    with pytest.raises(ParseError) as info:
+        parse("2x")
+    assert "write 2*x" in info.value.hint
