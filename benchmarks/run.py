@@ -158,7 +158,16 @@ def importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def startup_commands(with_peers: bool) -> dict[str, list[str]]:
+def ensure_bytecode() -> None:
+    """Compile gradcli's modules as ``pip install`` does, so that start-up is not measured
+    recompiling them (PYTHONDONTWRITEBYTECODE keeps an editable install from ever caching)."""
+    import compileall
+
+    import gradcli
+    compileall.compile_dir(os.path.dirname(gradcli.__file__), quiet=2)
+
+
+def startup_commands(with_peers: bool, others: list[str] = ()) -> dict[str, list[str]]:
     expr, at = SEED_EXAMPLE
     commands = {
         "python -c pass": [PYTHON, "-c", "pass"],
@@ -168,6 +177,8 @@ def startup_commands(with_peers: bool) -> dict[str, list[str]]:
         f'gradcli eval "{expr}" --at {at} --json': gradcli_command() + ["eval", expr, "--at", at,
                                                                         "--json"],
     }
+    for exe in others:  # other gradcli installations, e.g. a checkout of main in its own venv
+        commands[f'{exe} eval "{expr}" --at {at}'] = [exe, "eval", expr, "--at", at]
     if with_peers:
         for label, (module, code) in PEER_ONESHOT.items():
             if importable(module):
@@ -180,12 +191,13 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure_startup(runs: int, with_peers: bool) -> dict[str, tuple[float, float]]:
+def measure_startup(runs: int, with_peers: bool, others: list[str] = ()) -> dict[str, tuple[float, float]]:
     """Median wall time and median CPU time (user + system) of each command, in seconds.
 
     The commands take turns, so a busy machine slows them alike; CPU time is the steadier of
     the two when other work shares the cores."""
-    commands = startup_commands(with_peers)
+    ensure_bytecode()
+    commands = startup_commands(with_peers, others)
     wall: dict[str, list[float]] = {label: [] for label in commands}
     cpu: dict[str, list[float]] = {label: [] for label in commands}
     for label, cmd in commands.items():  # warm the disk cache and Lark's table cache once
@@ -335,6 +347,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--other-gradcli", action="append", default=[], metavar="EXE",
+                    help="also time this gradcli executable's start-up (repeatable)")
     ap.add_argument("--clock", choices=CLOCKS, default="wall",
                     help="stage times as wall time (default) or CPU time of this process")
     ap.add_argument("--json", metavar="FILE", help="also write every measurement to FILE")
@@ -360,7 +374,7 @@ def main(argv=None) -> int:
           f"stage times are {args.clock} time\n")
 
     if not args.no_startup:
-        startup = measure_startup(startup_runs, not args.no_peers)
+        startup = measure_startup(startup_runs, not args.no_peers, args.other_gradcli)
         report["startup"] = startup
         ref_wall, ref_cpu = startup['python -c "import click, lark"']
         print(f"## Start-up: whole process, median of {startup_runs} interleaved runs\n")
