@@ -349,12 +349,18 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
         return function or (lambda children: children)
 
     def filtered(children):
-        out = []
+        out = None
         for i, splice in kept:
-            if splice:
-                out += children[i]  # a helper rule's children, spliced in
+            if splice:  # a helper rule's children, spliced in
+                if out is None:
+                    out = children[i]  # its own list, extended in place (as Lark does): a
+                else:                  # program of n statements is n appends, not n copies
+                    out += children[i]
+            elif out is None:
+                out = [children[i]]
             else:
                 out.append(children[i])
+        out = [] if out is None else out
         return function(out) if function else out
 
     return filtered
