@@ -26,6 +26,7 @@ MAX_NODES = 5_000_000  # past this a graph would take gigabytes; say so instead
 _CONST, _INPUT, _NODE = 0, 1, 2
 _NEG = TABLE["neg"]
 _BINARY = {op: TABLE[name] for op, name in BINARY_OPERATORS.items()}
+_IDENTITY = object()  # what unary plus lowers to: its operand itself
 
 
 @dataclass(slots=True)
@@ -160,57 +161,57 @@ def lower(program: Program, source: str = "") -> Graph:
             a0.append(-1); a1.append(-1); depth.append(0); spans.append(span)
         return tid
 
-    def emit(prim: Primitive, args: list[int], span: Span) -> int:
-        if all(kind[t] == _CONST for t in args):
-            return constant(_fold(prim, [value[t] for t in args], span))
+    def emit(prim: Primitive, a: int, b: int, span: Span) -> int:
+        """The node ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
+        if kind[a] == _CONST and (b < 0 or kind[b] == _CONST):
+            return constant(_fold(prim, [value[a]] if b < 0 else [value[a], value[b]], span))
         tid = len(kind)
         if tid >= MAX_NODES:
             raise LimitError(f"the expression has more than {MAX_NODES:,} operations",
                              hint="split it into smaller expressions")
         kind.append(_NODE); value.append(0.0); op.append(prim)
-        first = args[0]
-        second = args[1] if len(args) > 1 else -1
-        a0.append(first); a1.append(second)
-        depth.append(1 + max(depth[first], depth[second] if second >= 0 else 0))
+        a0.append(a); a1.append(b)
+        da, db = depth[a], (depth[b] if b >= 0 else 0)
+        depth.append(1 + (da if da > db else db))
         spans.append(span)
         return tid
 
+    env_get, input_get = env.get, input_ids.get
+
     def lower_expr(expr) -> int:
+        # Post-order with an explicit stack: (node, None) asks to visit a node, (node, prim)
+        # to emit it once its arguments are on ``results``. Visiting order is creation order,
+        # which fixes the slots; a call's name is checked before its arguments are lowered.
         results: list[int] = []
-        stack = [(expr, False)]
+        result, pop_result = results.append, results.pop
+        stack = [(expr, None)]
         pop, push = stack.pop, stack.append
         while stack:
-            node, ready = pop()
+            node, prim = pop()
+            if prim is not None:
+                if prim is not _IDENTITY:  # unary plus makes no node
+                    b = pop_result() if prim.arity == 2 else -1
+                    result(emit(prim, pop_result(), b, node.span))
+                continue
             t = type(node)
-            if t is Num:
-                results.append(constant(node.value))
-            elif t is Var:
-                results.append(read(node.name, node.span))
-            elif not ready:
-                push((node, True))
-                if t is Binary:
-                    push((node.right, False)); push((node.left, False))
-                elif t is Unary:
-                    push((node.operand, False))
-                elif t is Call:
-                    _check_call(node)
-                    for arg in reversed(node.args):
-                        push((arg, False))
-                else:
-                    raise TypeError(f"not an expression: {node!r}")
+            if t is Var:
+                name = node.name
+                tid = env_get(name)
+                if tid is None:
+                    tid = input_get(name)  # never pi or e: those are read as constants
+                result(tid if tid is not None else read(name, node.span))
             elif t is Binary:
-                right = results.pop()
-                left = results.pop()
-                results.append(emit(_BINARY[node.op], [left, right], node.span))
+                push((node, _BINARY[node.op])); push((node.right, None)); push((node.left, None))
+            elif t is Num:
+                result(constant(node.value))
+            elif t is Call:
+                push((node, _check_call(node)))
+                for arg in reversed(node.args):
+                    push((arg, None))
             elif t is Unary:
-                if node.op == "-":
-                    results.append(emit(_NEG, [results.pop()], node.span))
-                # unary plus is the identity: no node
-            else:  # Call
-                n = len(node.args)
-                args = results[-n:]
-                del results[-n:]
-                results.append(emit(lookup(node.name), args, node.span))
+                push((node, _NEG if node.op == "-" else _IDENTITY)); push((node.operand, None))
+            else:
+                raise TypeError(f"not an expression: {node!r}")
         return results[0]
 
     result = -1
@@ -241,7 +242,8 @@ def lower(program: Program, source: str = "") -> Graph:
                    bindings, assigned_count, result)
 
 
-def _check_call(node: Call) -> None:
+def _check_call(node: Call) -> Primitive:
+    """The primitive ``node`` calls, after checking its name and its number of arguments."""
     prim = lookup(node.name)
     if prim is None:
         raise NameLookupError(f"unknown function {node.name}", node.name_span,
@@ -249,6 +251,7 @@ def _check_call(node: Call) -> None:
     if len(node.args) != prim.arity:
         want = "1 argument" if prim.arity == 1 else f"{prim.arity} arguments"
         raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span)
+    return prim
 
 
 def _fold(prim: Primitive, args: list[float], span: Span) -> float:
