@@ -14,7 +14,9 @@ The traversal uses an explicit stack: a 100,000-deep nesting lowers without recu
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from .errors import DomainError, LimitError, NameLookupError, NumericalError, Span
@@ -40,7 +42,7 @@ class Graph:
     arg0: list[int]
     arg1: list[int]  # -1 for a one-argument primitive
     depth: list[int]
-    spans: list[Span]
+    spans: "Spans"  # spans[k] is node k's (start, end) in the source
     output: int  # the slot of the result (a node, an input or a constant)
     labels: dict[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
     input_spans: list[Span] = field(default_factory=list)  # first read of each input
@@ -96,6 +98,32 @@ class Graph:
                 if b >= 0:
                     live[b] = True
         return live
+
+
+class Spans:
+    """The source span of each node, ``spans[k] == (start, end)``, stored as two arrays of
+    machine integers. A tuple per node would be a container the garbage collector has to walk
+    once the graph is built: half a second for a 100,000-term sum."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, spans=()):
+        self.starts = array("q", map(itemgetter(0), spans))
+        self.ends = array("q", map(itemgetter(1), spans))
+
+    def __getitem__(self, k: int) -> Span:
+        return self.starts[k], self.ends[k]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, (Spans, list, tuple)):
+            return NotImplemented
+        return list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"Spans({list(self)!r})"
 
 
 def format_constant(value: float, named: bool = True) -> str:
@@ -324,7 +352,7 @@ def _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_span
         arg0=[slot[a0[t]] for t in ordered],
         arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
         depth=[depth[t] for t in ordered],
-        spans=[spans[t] for t in ordered],
+        spans=Spans([spans[t] for t in ordered]),
         output=slot[result],
         labels=labels,
         input_spans=input_spans,
