@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -56,7 +57,10 @@ def unpack(revision: str, into: Path) -> Path:
 
 def run_once(tree: Path, family: str, terms: int, clock: str) -> dict:
     code = WORKER.format(tree=str(tree), bench=str(HERE), family=family, terms=terms, clock=clock)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # the parser's saved tables go next to the unpacked copy, not into the user's cache
+    env = {**os.environ, "GRADCLI_CACHE_DIR": str(tree / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env)
     return json.loads(out.stdout)
 
 
