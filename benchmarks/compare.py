@@ -3,6 +3,7 @@
     python benchmarks/compare.py main HEAD                      # wide, deep, shared at 10^4 terms
     python benchmarks/compare.py main HEAD --terms 100000 --families wide --rounds 3
     python benchmarks/compare.py main WORKTREE                  # the uncommitted working tree
+    python benchmarks/compare.py main HEAD --startup            # start-up of the seed example
 
 Each version (a git revision, or WORKTREE) is unpacked into a temporary directory and imported
 from there in a fresh process, one process per run, the two versions taking turns so that a busy
@@ -64,6 +65,43 @@ def run_once(tree: Path, family: str, terms: int, clock: str) -> dict:
     return json.loads(out.stdout)
 
 
+STARTUP = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from gradcli.cli import main; "
+           "main()")
+
+
+def startup_once(tree: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``gradcli eval`` of the seed example run from ``tree``."""
+    import resource
+    import time
+    command = [sys.executable, "-c", STARTUP, str(tree), "eval", "log(x)+x*y-sin(y)",
+               "--at", "x=2,y=3"]
+    env = {**os.environ, "GRADCLI_CACHE_DIR": str(tree / "cache")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def compare_startup(trees: dict[str, Path], rounds: int) -> None:
+    import compileall
+    for tree in trees.values():  # as pip install does; PYTHONDONTWRITEBYTECODE would not
+        compileall.compile_dir(str(tree), quiet=2)
+        startup_once(tree)  # and the parser's tables saved once, as after a first run
+    runs = {rev: [] for rev in trees}
+    for _ in range(rounds):
+        for rev, tree in trees.items():
+            runs[rev].append(startup_once(tree))
+    print(f"start-up of `gradcli eval \"log(x)+x*y-sin(y)\" --at x=2,y=3`, median of {rounds} "
+          f"interleaved runs\n")
+    print("| | " + " | ".join(trees) + " | after ÷ before |")
+    print("|---|---|---|---|")
+    for i, what in enumerate(("wall", "CPU")):
+        med = [statistics.median(r[i] for r in rs) * 1e3 for rs in runs.values()]
+        print(f"| {what} | {med[0]:.1f} ms | {med[1]:.1f} ms | {med[1] / med[0]:.2f} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before", help="a git revision, or WORKTREE")
@@ -71,6 +109,8 @@ def main(argv=None) -> int:
     ap.add_argument("--terms", type=int, default=10_000)
     ap.add_argument("--families", default="wide,deep,shared")
     ap.add_argument("--rounds", type=int, default=5, help="runs of each version (median)")
+    ap.add_argument("--startup", action="store_true",
+                    help="compare the start-up of one small evaluation instead of the stages")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="CPU time of the worker process (default: steadier when the machine is "
                          "shared) or wall time")
@@ -78,6 +118,9 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         trees = {rev: unpack(rev, Path(tmp)) for rev in (args.before, args.after)}
+        if args.startup:
+            compare_startup(trees, args.rounds * 4)
+            return 0
         print(f"{args.terms:,} terms, median of {args.rounds} interleaved runs; "
               f"µs of {args.clock} time per node\n")
         print("| family | stage | " + " | ".join(trees) + " | after ÷ before |")

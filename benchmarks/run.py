@@ -311,7 +311,7 @@ def measure_peer(module: str, family: str, n: int, timeout: float) -> dict:
         return {"error": f"> {timeout:g} s"}
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
-        return {"error": last.split(":")[0][:40] or f"exit {out.returncode}"}
+        return {"error": last[:70]}  # e.g. "SyntaxError: too many nested parentheses"
     return json.loads(out.stdout)
 
 
