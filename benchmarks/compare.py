@@ -29,6 +29,9 @@ STAGES = ("parse", "lower", "forward", "reverse")
 WORKER = """
 import gc, json, sys
 sys.path[:0] = [{tree!r}, {bench!r}]
+# An editable install's finder would fill in modules this version lacks from the checkout.
+sys.meta_path[:] = [f for f in sys.meta_path
+                    if "editable" not in str(getattr(f, "__module__", ""))]
 import gradcli
 assert gradcli.__file__.startswith({tree!r}), gradcli.__file__
 from families import FAMILIES
@@ -65,8 +68,10 @@ def run_once(tree: Path, family: str, terms: int, clock: str) -> dict:
     return json.loads(out.stdout)
 
 
-STARTUP = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from gradcli.cli import main; "
-           "main()")
+STARTUP = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+           "sys.meta_path[:] = [f for f in sys.meta_path "
+           "if 'editable' not in str(getattr(f, '__module__', ''))]; "
+           "from gradcli.cli import main; main()")
 
 
 def startup_once(tree: Path) -> tuple[float, float]:
