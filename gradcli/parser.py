@@ -170,6 +170,8 @@ def _tables_from_lark(lark) -> dict | None:
                 or options.propagate_positions or options.keep_all_tokens
                 or options.postlex is not _POSTLEX or options.transformer is not _TRANSFORMER):
             return None
+        if not all(isinstance(state, int) for state in table.states):
+            return None  # Lark numbers its states unless debugging; the data needs numbers
         states = {}
         for state, row in table.states.items():
             out = states[state] = {}
@@ -250,14 +252,17 @@ def _load_tables() -> dict | None:
             pass  # missing, unreadable or from another version: build it again
     tables = _tables_from_lark(_get_parser())
     if path and key and tables is not None:
+        temporary = f"{path}.{os.getpid()}.tmp"
         try:  # written whole to a temporary name, then renamed: a reader never sees half a file
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            temporary = f"{path}.{os.getpid()}.tmp"
             with open(temporary, "wb") as file:
                 marshal.dump((key, tables), file)
             os.replace(temporary, path)
-        except OSError:
-            pass  # a read-only home: parse from Lark's tables in memory, as now
+        except (OSError, ValueError):  # e.g. a read-only home: the tables still serve this run
+            try:
+                os.remove(temporary)
+            except OSError:
+                pass
     return tables
 
 
