@@ -67,7 +67,8 @@ def shared(n: int, seed: int = 7) -> str:
     for i in range(1, n + 1):
         window = max(0, i - 50)
         u = f"t{rng.randrange(window, i)}"
-        w = f"t{rng.randrange(window, i)}" if rng.random() < 0.7 else INPUTS[rng.randrange(N_INPUTS)]
+        w = (f"t{rng.randrange(window, i)}" if rng.random() < 0.7
+             else INPUTS[rng.randrange(N_INPUTS)])
         f = BOUNDED[i % len(BOUNDED)]
         lines.append(f"t{i} = {f}(t{i - 1}*{u} + 0.5*{w})")
         if i % 7 == 0:

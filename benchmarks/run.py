@@ -39,7 +39,7 @@ def median(xs):
     return statistics.median(xs)
 
 
-# -- stages, in this process ------------------------------------------------------------------------
+# -- stages, in this process ----------------------------------------------------------------------
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
@@ -92,7 +92,7 @@ def measure_stages(family: str, n: int, repeat: int, clock=time.perf_counter) ->
             "total": total, "gradient": gradient}
 
 
-# -- memory, in a fresh process per workload ---------------------------------------------------------
+# -- memory, in a fresh process per workload ------------------------------------------------------
 
 def _rss_peak_bytes() -> int:
     """This process's peak resident set size. Linux's VmHWM is reset by exec; ru_maxrss is not
@@ -130,7 +130,7 @@ def measure_memory(family: str, n: int) -> dict:
     return json.loads(out.stdout)
 
 
-# -- whole processes: start-up, side by side ---------------------------------------------------------
+# -- whole processes: start-up, side by side ------------------------------------------------------
 
 def gradcli_command() -> list[str]:
     script = Path(PYTHON).parent / "gradcli"
@@ -143,11 +143,15 @@ PEER_ONESHOT = {  # the seed example as each peer writes it (from a ready Python
                       "f = lambda x, y: np.log(x) + x*y - np.sin(y)\n"
                       "print(f(2., 3.), grad(f, 0)(2., 3.), grad(f, 1)(2., 3.))"),
     "SymPy": ("sympy", "import sympy as s\nx, y = s.symbols('x y')\nf = s.log(x) + x*y - s.sin(y)\n"
-              "p = {x: 2, y: 3}\nprint(f.subs(p).evalf(), [f.diff(v).subs(p).evalf() for v in (x, y)])"),
-    "PyTorch": ("torch", "import torch\nx = torch.tensor(2., dtype=torch.float64, requires_grad=True)\n"
+              "p = {x: 2, y: 3}\n"
+              "print(f.subs(p).evalf(), [f.diff(v).subs(p).evalf() for v in (x, y)])"),
+    "PyTorch": ("torch", "import torch\n"
+                "x = torch.tensor(2., dtype=torch.float64, requires_grad=True)\n"
                 "y = torch.tensor(3., dtype=torch.float64, requires_grad=True)\n"
-                "f = torch.log(x) + x*y - torch.sin(y)\nf.backward()\nprint(f.item(), x.grad, y.grad)"),
-    "JAX": ("jax", "import jax\njax.config.update('jax_enable_x64', True)\nimport jax.numpy as jnp\n"
+                "f = torch.log(x) + x*y - torch.sin(y)\nf.backward()\n"
+                "print(f.item(), x.grad, y.grad)"),
+    "JAX": ("jax", "import jax\njax.config.update('jax_enable_x64', True)\n"
+            "import jax.numpy as jnp\n"
             "f = lambda x, y: jnp.log(x) + x*y - jnp.sin(y)\n"
             "print(f(2., 3.), jax.grad(f, (0, 1))(2., 3.))"),
 }
@@ -191,7 +195,8 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure_startup(runs: int, with_peers: bool, others: list[str] = ()) -> dict[str, tuple[float, float]]:
+def measure_startup(runs: int, with_peers: bool,
+                    others: list[str] = ()) -> dict[str, tuple[float, float]]:
     """Median wall time and median CPU time (user + system) of each command, in seconds.
 
     The commands take turns, so a busy machine slows them alike; CPU time is the steadier of
@@ -211,7 +216,7 @@ def measure_startup(runs: int, with_peers: bool, others: list[str] = ()) -> dict
     return {label: (median(wall[label]), median(cpu[label])) for label in commands}
 
 
-# -- peers on the same generated source --------------------------------------------------------------
+# -- peers on the same generated source -----------------------------------------------------------
 
 PEERS = {"SymPy": "sympy", "HIPS autograd": "autograd", "PyTorch": "torch", "JAX": "jax"}
 
@@ -239,7 +244,8 @@ def _namespace(peer: str) -> dict:
             sigmoid=lambda a: 1 / (1 + m.exp(-a)), softplus=lambda a: m.log(1 + m.exp(a)),
             relu=lambda a: (a + m.Abs(a)) / 2, abs=m.Abs, erf=m.erf, sign=m.sign, step=m.Heaviside,
             pow=m.Pow, atan2=m.atan2, hypot=lambda a, b: m.sqrt(a**2 + b**2),
-            min=lambda a, b: (a + b - m.Abs(a - b)) / 2, max=lambda a, b: (a + b + m.Abs(a - b)) / 2)
+            min=lambda a, b: (a + b - m.Abs(a - b)) / 2,
+            max=lambda a, b: (a + b + m.Abs(a - b)) / 2)
     if peer in ("autograd", "jax"):
         if peer == "autograd":
             import autograd.numpy as np
@@ -251,7 +257,8 @@ def _namespace(peer: str) -> dict:
             from jax.scipy.special import erf
         return dict(
             exp=np.exp, expm1=np.expm1, log=np.log, log1p=np.log1p, log2=np.log2, log10=np.log10,
-            sqrt=np.sqrt, cbrt=lambda a: np.sign(a) * np.abs(a) ** (1 / 3), sin=np.sin, cos=np.cos, tan=np.tan, asin=np.arcsin,
+            sqrt=np.sqrt, cbrt=lambda a: np.sign(a) * np.abs(a) ** (1 / 3), sin=np.sin,
+            cos=np.cos, tan=np.tan, asin=np.arcsin,
             acos=np.arccos, atan=np.arctan, sinh=np.sinh, cosh=np.cosh, tanh=np.tanh,
             asinh=np.arcsinh, acosh=np.arccosh, atanh=np.arctanh,
             sigmoid=lambda a: 1 / (1 + np.exp(-a)), softplus=lambda a: np.logaddexp(0.0, a),
@@ -319,7 +326,7 @@ def gradients_agree(a: list[float], b: list[float]) -> bool:
     return all(abs(x - y) <= 1e-8 * max(1.0, abs(x), abs(y)) for x, y in zip(a, b))
 
 
-# -- reporting ----------------------------------------------------------------------------------------
+# -- reporting ------------------------------------------------------------------------------------
 
 def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -423,7 +430,8 @@ def main(argv=None) -> int:
         if ratios:
             report["ratios"] = ratios
             print("## Scaling: time(10N) / time(N) (linear is 10)\n")
-            print(table(["family", "terms", "total", "parse", "lower", "forward", "reverse"], ratios))
+            print(table(["family", "terms", "total", "parse", "lower", "forward", "reverse"],
+                        ratios))
             print()
 
     if not args.no_peers and results:
@@ -434,7 +442,8 @@ def main(argv=None) -> int:
                 continue
             for label, module in available.items():
                 if (label, r["family"]) in failed:  # it failed on fewer terms: spare the wait
-                    rows.append([label, r["family"], f"{r['n']:,}", "not run (failed on fewer terms)", "—"])
+                    rows.append([label, r["family"], f"{r['n']:,}",
+                                 "not run (failed on fewer terms)", "—"])
                     continue
                 p = measure_peer(module, r["family"], r["n"], args.peer_timeout)
                 if "error" in p:
@@ -444,8 +453,8 @@ def main(argv=None) -> int:
                     rows.append([label, r["family"], f"{r['n']:,}", p["error"], "—"])
                     continue
                 ok = gradients_agree(p["gradient"], [r["gradient"].get(x, 0.0) for x in INPUTS])
-                rows.append([label, r["family"], f"{r['n']:,}", fmt_seconds(p["seconds"]),
-                             f"{p['seconds'] / r['total']:.1f}" + ("" if ok else " (gradient differs!)")])
+                ratio = f"{p['seconds'] / r['total']:.1f}" + ("" if ok else " (gradient differs!)")
+                rows.append([label, r["family"], f"{r['n']:,}", fmt_seconds(p["seconds"]), ratio])
         if rows:
             print("## Peers on the same generated source (from the string to the gradient)\n")
             print(table(["peer", "family", "terms", "time", "÷ gradcli"], rows))
