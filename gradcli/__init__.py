@@ -9,11 +9,13 @@ The engine is imported on first use, so ``import gradcli`` (and the CLI's start-
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "compile", "evaluate_graph", "Result", "GradcliError", "__version__"]
+_API = ("evaluate", "compile", "evaluate_graph", "evaluate_forward", "hessian", "evaluate_hessian",
+        "derivatives", "Result", "HessianResult")
+__all__ = [*_API, "GradcliError", "__version__"]
 
 
 def __getattr__(name):
-    if name in ("evaluate", "compile", "evaluate_graph", "Result"):
+    if name in _API:
         from . import api
         return getattr(api, name)
     if name == "GradcliError":

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
@@ -54,7 +55,16 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
         span = graph.input_spans[graph.inputs.index(missing[0])]
         raise InputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} {names}",
                          span, hint=f"add --at {example}")
-    return [float(at[name]) for name in graph.inputs]
+    point = []
+    for name, span in zip(graph.inputs, graph.input_spans):
+        try:
+            value = float(at[name])
+        except (TypeError, ValueError):
+            raise InputError(f"the value of {name} is {at[name]!r}, not a number", span) from None
+        if not math.isfinite(value):  # a NaN or inf input is a bad input, not a numerical failure
+            raise InputError(f"the value of {name} is {value}, which is not a finite number", span)
+        point.append(value)
+    return point
 
 
 def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
@@ -71,6 +81,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
                    seed: float = 1.0) -> Result:
     """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored)."""
     point = point_vector(graph, at)
+    if not math.isfinite(seed):
+        raise InputError(f"the seed is {seed}, which is not a finite number")
     wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
     adjoint, _ = reverse(graph, values, seed)
@@ -159,7 +171,7 @@ class HessianResult:
         """Each row against numerical derivatives of that component of the AD gradient (a
         ``HessianCheck``); the tolerances default to ``eval --check``'s."""
         from .check import DEFAULT_ATOL, DEFAULT_RTOL
-        from .hessian import check_hessian
+        from .hvp import check_hessian
         columns = [self.graph.inputs.index(name) for name in self.inputs]
         return check_hessian(self.graph, list(self.point.values()), columns, self.hessian,
                              DEFAULT_RTOL if rtol is None else rtol,
@@ -169,7 +181,7 @@ class HessianResult:
 def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
                      wrt: Iterable[str] | None = None) -> HessianResult:
     """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences)."""
-    from .hessian import hessian_matrix
+    from .hvp import hessian_matrix
     first = evaluate_graph(graph, at, wrt=wrt)
     names = list(first.gradient)
     matrix = hessian_matrix(graph, first.values, [graph.inputs.index(n) for n in names])

@@ -80,13 +80,38 @@ def _read_source(expression: str | None, file,
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
     if file is not None:
-        source = file.read()
+        source = _read_text(file.read, file.name)
     elif expression is None:
         raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
+    elif expression == "-":
+        source = _read_text(sys.stdin.read, "standard input")
     else:
-        source = sys.stdin.read() if expression == "-" else expression
+        source = _utf8(expression, "the expression")
     click.get_current_context().meta["gradcli.source"] = source
     return source
+
+
+def _read_text(read, what: str) -> str:
+    """At most one character more than the parser accepts (so memory stays bounded and the
+    parser can say the source is too long), checked to be UTF-8 text."""
+    from .parser import MAX_SOURCE
+    try:
+        text = read(MAX_SOURCE + 1)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text (it holds the byte "
+                         f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None
+    return _utf8(text, what)
+
+
+def _utf8(text: str, what: str) -> str:
+    """``text`` itself, unless it holds a stray byte (which Python decodes to a lone surrogate
+    that no UTF-8 output can print)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text (character {exc.start + 1} is a stray byte)",
+                         hint="save it as UTF-8") from None
+    return text
 
 
 def _warn(message: str) -> None:
@@ -100,8 +125,43 @@ def _warn_unread(point, graph, prefix: str = "") -> None:
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
-# Commands taking an EXPRESSION: "-x^2" is an expression, not an unknown option.
-EXPRESSION_CONTEXT = dict(CONTEXT, ignore_unknown_options=True)
+
+
+class ExpressionCommand(click.Command):
+    """A command whose EXPRESSION may start with a minus sign: ``gradcli eval "-x^2" --at x=3``.
+
+    An argument that starts with a single '-' and is not one of the command's options (nor an
+    option's value) is moved behind '--', so click reads it as the EXPRESSION. Unknown long
+    options (``--jsn``) are still errors.
+    """
+
+    def parse_args(self, ctx, args):
+        takes_value = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for name in param.opts + param.secondary_opts:
+                    takes_value[name] = not param.is_flag and not param.count
+        kept, moved, i = [], [], 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                kept += args[i:]
+                break
+            if (not moved and arg.startswith("-") and not arg.startswith("--") and arg != "-"
+                    and arg not in takes_value):
+                moved.append(arg)
+            else:
+                kept.append(arg)
+                if takes_value.get(arg) and i + 1 < len(args):
+                    kept.append(args[i + 1])  # an option's value, even "-2"
+                    i += 1
+            i += 1
+        if moved:
+            kept += moved if "--" in kept else ["--", *moved]
+        return super().parse_args(ctx, kept)
+
+
+EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)
 
 
 @click.group(context_settings=CONTEXT)
@@ -138,7 +198,7 @@ _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON object (schema in the README).")
 
 
-@main.command("eval", context_settings=EXPRESSION_CONTEXT)
+@main.command("eval", **EXPRESSION_COMMAND)
 @_EXPRESSION
 @_FILE
 @_AT
@@ -321,7 +381,7 @@ def _json_result(result) -> dict:
     return data
 
 
-@main.command("hessian", context_settings=EXPRESSION_CONTEXT)
+@main.command("hessian", **EXPRESSION_COMMAND)
 @_EXPRESSION
 @_FILE
 @_AT
@@ -378,7 +438,7 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-@main.command("diff", context_settings=EXPRESSION_CONTEXT)
+@main.command("diff", **EXPRESSION_COMMAND)
 @_EXPRESSION
 @_FILE
 @_WRT
@@ -434,7 +494,7 @@ def functions_command(as_json):
     show(functions_table(rows))
 
 
-@main.command("graph", context_settings=EXPRESSION_CONTEXT)
+@main.command("graph", **EXPRESSION_COMMAND)
 @_EXPRESSION
 @_FILE
 @click.option("--at", "at", type=PointType(), multiple=True,

@@ -23,8 +23,10 @@ from sys import intern
 from typing import Callable
 
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
-from .errors import ParseError
+from .errors import LimitError, ParseError
 from .gcpause import gc_paused
+
+MAX_SOURCE = 1_048_576  # characters; a program this long takes seconds and hundreds of MB to parse
 
 # How each terminal is named in "expected ..." messages.
 _FRIENDLY = {
@@ -376,6 +378,9 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
 @gc_paused()
 def parse(source: str) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
+    if len(source) > MAX_SOURCE:
+        raise LimitError(f"the source is longer than {MAX_SOURCE:,} characters, "
+                         "the most gradcli reads", hint="split it into smaller programs")
     global _fast
     if _fast is None:
         tables = _load_tables()
@@ -447,7 +452,8 @@ def _translate(exc, source: str) -> ParseError:
         if tok.type == "RPAR" and _unclosed_paren(source, pos) is None:
             return ParseError("unmatched ')'", span, hint="remove it or add the '(' it closes")
         if tok.type in _OPERAND_START and "STAR" in expected:
-            before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\))\s*$", source[:pos])
+            tail = source[max(0, pos - 100):pos]  # not all of it: this search is quadratic
+            before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\))\s*$", tail)
             after = re.match(r"\w+|\([^()]*\)|\(", source[pos:])
             left = before.group(1) if before else "…"
             right = after.group(0) if after else str(tok.value)

@@ -64,7 +64,7 @@ def parse_point(text: str, option: str = "--at") -> dict[str, float]:
     for part in split_top_level(text):
         part = part.strip()
         if not part:
-            if text.strip() in ("", ","):
+            if not text.replace(",", "").strip():
                 raise InputError(f"{option} {text!r} gives no values", hint=f"write {option} x=2,y=3")
             continue
         name, eq, value = part.partition("=")

@@ -94,7 +94,8 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          note="∂/∂b = a^b·ln a needs a > 0 (it is only computed when b is not a constant)"),
     # exponentials and logarithms
     _row("exp", 1, math.exp, (lambda m, a, y: y,)),
-    _row("expm1", 1, math.expm1, (lambda m, a, y: y + 1,)),
+    _row("expm1", 1, math.expm1, (lambda m, a, y: m.exp(a),),
+         note="d/da = exp(a), not expm1(a) + 1, which cancels to 0 for very negative a"),
     _row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0"),
     _row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1"),
     _row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0"),
@@ -111,22 +112,28 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          note="not differentiable at ±1"),
     _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
          note="not differentiable at ±1"),
-    _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a ** 2),)),
-    _row("atan2", 2, math.atan2, (lambda m, a, b, y: b / (a ** 2 + b ** 2),
-                                  lambda m, a, b, y: -a / (a ** 2 + b ** 2)),
+    # a*a and hypot, not a**2: float ** raises OverflowError from |a| ≈ 1.3e154, where these
+    # derivatives are still finite (or underflow to 0)
+    _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),)),
+    _row("atan2", 2, math.atan2, (lambda m, a, b, y: b / m.hypot(a, b) / m.hypot(a, b),
+                                  lambda m, a, b, y: -a / m.hypot(a, b) / m.hypot(a, b)),
          note="atan2(a, b) is the angle of the point (b, a); not differentiable at (0, 0)"),
     _row("hypot", 2, math.hypot, (lambda m, a, b, y: a / y, lambda m, a, b, y: b / y),
          note="not differentiable at (0, 0)"),
     # hyperbolic
     _row("sinh", 1, math.sinh, (lambda m, a, y: m.cosh(a),)),
     _row("cosh", 1, math.cosh, (lambda m, a, y: m.sinh(a),)),
-    _row("tanh", 1, math.tanh, (lambda m, a, y: 1 - y ** 2,)),
-    _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.sqrt(a ** 2 + 1),)),
-    _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / m.sqrt(a ** 2 - 1),), "a ≥ 1",
-         note="not differentiable at 1"),
+    _row("tanh", 1, math.tanh, (lambda m, a, y: 4 * m.sigmoid(2 * a) * m.sigmoid(-2 * a),),
+         note="d/da = 1 - tanh(a)^2, computed as 4·sigmoid(2a)·sigmoid(-2a), which keeps its "
+              "precision for large |a| (1 - tanh(a)^2 cancels to 0 from |a| ≈ 19)"),
+    _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),)),
+    _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
+         "a ≥ 1", note="not differentiable at 1"),
     _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1"),
     # machine learning
-    _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * (1 - y),)),
+    _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
+         note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
+              "keeps its precision for large a"),
     _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),)),
     _row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
          note="relu'(0) = 0 (the conventional subgradient)", kink=_side),
@@ -146,7 +153,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
          kink=_side),
     # special
-    _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-a ** 2),)),
+    _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),)),
 )}
 
 ALIASES: dict[str, str] = {

@@ -43,7 +43,7 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
-    ``values`` and their namespace (:mod:`gradcli.hessian`), the sweep differentiates itself.
+    ``values`` and their namespace (:mod:`gradcli.hvp`), the sweep differentiates itself.
     """
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed

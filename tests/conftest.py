@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 
 def central_difference(f, x: float, h: float | None = None) -> float:
@@ -84,3 +85,11 @@ def _parser_cache_in_a_temporary_directory(tmp_path_factory):
         del os.environ["GRADCLI_CACHE_DIR"]
     else:
         os.environ["GRADCLI_CACHE_DIR"] = old
+
+# -- hypothesis profiles: "ci" by default; GRADCLI_HYPOTHESIS=long for a search by hand ----------
+# Wall-clock deadlines are off: the machine is shared, and a slow example is not a failure.
+settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS", "ci"))

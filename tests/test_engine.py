@@ -143,6 +143,9 @@ ERRORS = [
     ("atan2(x)", {"x": 1}, NameLookupError, ["atan2 takes 2 arguments, got 1"]),
     ("sin(x, y)", {"x": 1, "y": 1}, NameLookupError, ["sin takes 1 argument, got 2"]),
     ("x*y", {"x": 1}, InputError, ["no value for input y"]),
+    ("x+1", {"x": math.nan}, InputError, ["the value of x is nan", "not a finite number"]),
+    ("x", {"x": -math.inf}, InputError, ["the value of x is -inf", "not a finite number"]),
+    ("x", {"x": "abc"}, InputError, ["the value of x is 'abc', not a number"]),
     ("y = x + 1; x = 2; y", {"x": 1}, NameLookupError, ["x is an input"]),
     ("c += 1", {}, NameLookupError, ["c, which has no value yet"]),
     ("y = y + 1", {"y": 1}, NameLookupError, ["y is an input"]),
@@ -157,6 +160,13 @@ def test_errors_name_what_went_wrong(source, at, error, words):
     for word in words:
         assert word in info.value.message
     assert info.value.span is not None or error is InputError
+
+
+@pytest.mark.parametrize("seed", [math.nan, math.inf])
+def test_a_non_finite_seed_is_bad_input(seed):
+    with pytest.raises(InputError) as info:
+        evaluate("x*y", {"x": 1, "y": 2}, seed=seed)
+    assert "seed" in info.value.message and info.value.exit_code == 2
 
 
 def test_unknown_function_suggests_the_nearest_name():

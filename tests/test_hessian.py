@@ -11,7 +11,7 @@ from gradcli import evaluate
 from gradcli.api import compile, hessian
 from gradcli.errors import InputError, NumericalError
 from gradcli.forward import forward
-from gradcli.hessian import DUAL, Dual, hessian_vector_product
+from gradcli.hvp import DUAL, Dual, hessian_vector_product
 from gradcli.primitives import TABLE
 from gradcli.tangent import local_partials
 from conftest import central_difference

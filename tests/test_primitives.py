@@ -3,6 +3,7 @@
 import itertools
 import math
 
+import mpmath
 import pytest
 
 from gradcli import evaluate
@@ -76,3 +77,35 @@ def test_numerically_careful_primals():
     assert TABLE["softplus"].primal(800.0) == 800.0
     assert TABLE["softplus"].primal(-800.0) == 0.0
     assert TABLE["cbrt"].primal(-8.0) == -2.0
+
+
+# Derivatives in the tails: written as 1 - tanh(a)^2, sigmoid(a)*(1 - sigmoid(a)) or
+# expm1(a) + 1 they cancel to 0, and written with a**2 they overflow (an exception, in Python)
+# from |a| ≈ 1.3e154 although the derivative is finite or underflows to 0. Expected values are
+# the textbook derivatives evaluated by mpmath at 50 digits.
+TAILS = [
+    ("sigmoid(x)", 17.0, lambda x: mpmath.exp(-x) / (1 + mpmath.exp(-x)) ** 2),
+    ("sigmoid(x)", 40.0, lambda x: mpmath.exp(-x) / (1 + mpmath.exp(-x)) ** 2),
+    ("sigmoid(x)", -1e200, lambda x: mpmath.exp(x) / (1 + mpmath.exp(x)) ** 2),
+    ("tanh(x)", 10.0, lambda x: mpmath.sech(x) ** 2),
+    ("tanh(x)", -20.0, lambda x: mpmath.sech(x) ** 2),
+    ("tanh(x)", 1e200, lambda x: mpmath.sech(x) ** 2),
+    ("expm1(x)", -40.0, mpmath.exp),
+    ("atan(x)", 1e150, lambda x: 1 / (1 + x ** 2)),
+    ("atan(x)", 1e200, lambda x: 1 / (1 + x ** 2)),
+    ("atan2(x, 1e200)", 1e200, lambda x: mpmath.mpf(1e200) / (x ** 2 + mpmath.mpf(1e200) ** 2)),
+    ("atan2(1e200, x)", 1e200, lambda x: -mpmath.mpf(1e200) / (x ** 2 + mpmath.mpf(1e200) ** 2)),
+    ("asinh(x)", -1e200, lambda x: 1 / mpmath.sqrt(x ** 2 + 1)),
+    ("acosh(x)", 1e200, lambda x: 1 / mpmath.sqrt(x ** 2 - 1)),
+    ("acosh(x)", 1 + 2 ** -40, lambda x: 1 / mpmath.sqrt(x ** 2 - 1)),
+    ("erf(x)", 1e200, lambda x: 2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-x ** 2)),
+    ("erf(x)", 26.0, lambda x: 2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-x ** 2)),
+]
+
+
+@pytest.mark.parametrize("source, x, derivative", TAILS, ids=[f"{s} at {x!r}" for s, x, _ in TAILS])
+def test_derivatives_keep_their_precision_in_the_tails(source, x, derivative):
+    with mpmath.workdps(50):
+        expected = float(derivative(mpmath.mpf(x)))
+    got = evaluate(source, {"x": x}).gradient["x"]
+    assert math.isclose(got, expected, rel_tol=1e-13, abs_tol=0), (got, expected)

@@ -1,0 +1,209 @@
+"""The stated limits (README, "Limits"): inputs up to them work, inputs past them get a clear error.
+
+The largest inputs run as the installed console script under a 2 GiB address-space limit and a
+generous timeout: a hang or unbounded memory use fails the test (the timeout is a hang guard, not
+a performance assertion; the figures are measured by hand, see the README).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import resource
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import gradcli
+from gradcli import graph
+from gradcli.cli import main
+from gradcli.errors import LimitError
+from gradcli.parser import MAX_SOURCE, parse
+from test_cli import _console_script
+
+MEMORY = 2 << 30  # bytes of address space a run may use
+HANG = 300  # seconds: far beyond the slowest input here (about 8 s on a 2-core machine)
+
+
+def run_script(*args: str | bytes, input: bytes | None = None, env=None,
+               cwd=None) -> subprocess.CompletedProcess:
+    """The console script in a subprocess with bounded memory; a hang fails the test."""
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    out = subprocess.run([_console_script(), *args], input=input, capture_output=True,
+                         timeout=HANG, preexec_fn=limit_memory, cwd=cwd,
+                         env={**os.environ, **(env or {})})
+    assert out.returncode in (0, 1, 2), out.stderr[-2000:]
+    assert b"Traceback" not in out.stderr
+    return out
+
+
+def invoke(*args: str, input: str | None = None):
+    result = CliRunner().invoke(main, list(args), input=input)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+# -- source length ---------------------------------------------------------------------------
+
+def test_a_source_of_exactly_the_limit_is_read():
+    assert parse("x" + " " * (MAX_SOURCE - 1)).statements == parse("x").statements
+
+
+def test_a_source_past_the_limit_is_a_limit_error():
+    with pytest.raises(LimitError) as info:
+        gradcli.evaluate("x" + " " * MAX_SOURCE, {"x": 1})
+    assert info.value.exit_code == 2
+    assert f"longer than {MAX_SOURCE:,} characters" in info.value.message
+
+
+def test_a_file_past_the_limit_is_refused(tmp_path):
+    path = tmp_path / "big.grad"
+    path.write_text("x+" * MAX_SOURCE + "1")
+    result = invoke("eval", "-f", str(path), "--at", "x=1")
+    assert result.exit_code == 2
+    assert f"limit exceeded: the source is longer than {MAX_SOURCE:,}" in result.stderr
+
+
+def test_stdin_is_read_only_up_to_the_limit(tmp_path):
+    # 64 MiB on stdin: refused after reading one character past the limit, in bounded memory
+    out = run_script("eval", "-", "--at", "x=1", input=b"x+" * (32 << 20) + b"1", cwd=tmp_path)
+    assert out.returncode == 2
+    assert b"longer than 1,048,576 characters" in out.stderr
+
+
+def test_a_one_megabyte_program(tmp_path):
+    # 1 MB of statements reusing the input: a0 = x*0 + sin(x), a1 = x*1 + sin(x), ...
+    lines, size, i = [], 0, 0
+    while size < 1_000_000:
+        lines.append(f"a{i} = x*{i} + sin(x)")
+        size += len(lines[-1]) + 1
+        i += 1
+    program = "\n".join(lines) + f"\na{i - 1}"
+    assert 1_000_000 <= len(program) <= MAX_SOURCE
+    path = tmp_path / "big.grad"
+    path.write_text(program)
+    out = run_script("eval", "-f", str(path), "--at", "x=0.5", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["value"] == pytest.approx((i - 1) * 0.5 + math.sin(0.5), rel=1e-15)
+    assert data["gradient"] == {"x": pytest.approx(i - 1 + math.cos(0.5), rel=1e-15)}
+
+
+def test_a_syntax_error_at_the_end_of_a_megabyte_is_explained(tmp_path):
+    # The hint for a missing operator reads the text before the error; it once searched all of
+    # it with a regular expression that is quadratic here (hours for 1 MB: the hang guard fails).
+    out = run_script("eval", "-", input=b"a" * 1_000_000 + b" + 2 3", cwd=tmp_path)
+    assert out.returncode == 2
+    assert b"write 2*3" in out.stderr
+
+
+# -- nesting depth ---------------------------------------------------------------------------
+
+def test_100000_deep_parentheses_through_the_console_script(tmp_path):
+    depth = 100_000
+    out = run_script("eval", "-", "--at", "x=3", "--json", cwd=tmp_path,
+                     input=("(" * depth + "x*x" + ")" * depth).encode())
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["gradient"] == {"x": 6.0}
+
+
+@pytest.mark.parametrize("source, words", [
+    ("(" * 100_000 + "x" + ")" * 99_999, ["expected ')'", "the '(' at column 1 is never closed"]),
+    ("(" * 100_000 + "x" + ")" * 100_001, ["unmatched ')'"]),
+    ("(" * 100_000, ["ends too early"]),
+    ("-" * 100_000, ["ends too early"]),
+], ids=["unclosed", "unmatched", "only-opening", "only-minus"])
+def test_100000_deep_mistakes_get_a_message(source, words):
+    result = invoke("eval", "-", "--at", "x=1", input=source)
+    assert result.exit_code == 2
+    for word in words:
+        assert word in result.stderr
+
+
+def test_nesting_at_the_source_limit():
+    depth = (MAX_SOURCE - 1) // 2  # the deepest parenthesised expression the limit allows
+    result = invoke("eval", "-", "--at", "x=2", "--json", input="(" * depth + "x" + ")" * depth)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["gradient"] == {"x": 1.0}
+
+
+# -- graph nodes -----------------------------------------------------------------------------
+
+def test_too_many_nodes_is_a_limit_error(monkeypatch):
+    # The source limit keeps real programs below MAX_NODES (each node costs at least one
+    # character), so the error path is exercised with a lowered limit.
+    monkeypatch.setattr(graph, "MAX_NODES", 10)
+    result = invoke("eval", "+".join(["x"] * 20), "--at", "x=1")
+    assert result.exit_code == 2
+    assert "limit exceeded: the expression has more than 10 operations" in result.stderr
+
+
+def test_max_nodes_is_not_below_what_the_source_limit_allows():
+    assert graph.MAX_NODES >= MAX_SOURCE
+
+
+# -- long names and long numbers ---------------------------------------------------------------
+
+def test_very_long_names():
+    name = "a" * 100_000
+    result = invoke("eval", f"{name}*2", "--at", f"{name}=3", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["gradient"] == {name: 2.0}
+    assert invoke("eval", f"{name}(1)").exit_code == 2  # an unknown function
+    assert invoke("eval", f"{name}*2").exit_code == 2  # no value for the input
+
+
+@pytest.mark.parametrize("number, code, words", [
+    ("9" * 400, 2, ["is too large for a 64-bit float"]),
+    ("1e309", 2, ["is too large for a 64-bit float"]),
+    ("0." + "0" * 400 + "1", 0, []),  # rounds to 0, as float("1e-401") does
+    ("1" + "0" * 308 + "*10", 1, ["overflows"]),
+    ("1" * 100_000, 2, ["is too large"]),
+], ids=["400-digits", "1e309", "tiny", "1e308*10", "100000-digits"])
+def test_huge_numbers(number, code, words):
+    result = invoke("eval", number)
+    assert result.exit_code == code
+    for word in words:
+        assert word in result.stderr
+
+
+# -- bytes only a real process can pass -------------------------------------------------------
+
+def test_stray_bytes_in_argv_stdin_and_files(tmp_path):
+    path = tmp_path / "latin1.grad"
+    path.write_bytes(b"x * 2 # caf\xe9\n")
+    for args, stdin in [([b"eval", b"x*\xff", b"--at", b"x=1"], None),
+                        ([b"eval", b"x # \xff", b"--at", b"x=1", b"--json"], None),
+                        ([b"eval", b"-", b"--at", b"x=1"], b"x*\xff"),
+                        ([b"eval", b"-f", str(path).encode(), b"--at", b"x=1"], None)]:
+        # PYTHONIOENCODING=utf-8 makes stdout strict: a stray byte echoed there would crash
+        out = run_script(*args, input=stdin, env={"PYTHONIOENCODING": "utf-8"}, cwd=tmp_path)
+        assert out.returncode == 2, (args, out.stderr)
+        assert b"is not UTF-8 text" in out.stderr
+
+
+# -- never eval or exec user text --------------------------------------------------------------
+
+# A call of the builtin: not preceded by a dot or a name character (so ``r.evaluate(`` and
+# ``self.exec(`` do not count).
+BUILTIN_CALL = re.compile(r"(?<![\w.])(eval|exec)\s*\(")
+
+
+def test_the_pattern_finds_builtin_calls_only():
+    assert BUILTIN_CALL.search("value = eval(text)") and BUILTIN_CALL.search("exec (code)")
+    assert not BUILTIN_CALL.search("evaluate(x); r.eval(x); self.exec(y); evaluate_graph(g)")
+
+
+def test_the_package_never_calls_eval_or_exec():
+    package = Path(gradcli.__file__).parent
+    sources = sorted(package.rglob("*.py"))
+    assert len(sources) >= 10
+    found = [f"{path.name}:{n}: {line.strip()}" for path in sources
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if BUILTIN_CALL.search(line)]
+    assert not found, found
