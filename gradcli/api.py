@@ -15,6 +15,7 @@ from typing import Iterable, Mapping
 from .errors import InputError
 from .engine.forward import forward
 from .engine.graph import Graph, compile, point_vector, wrt_names
+from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
 
 
@@ -29,11 +30,17 @@ class Result:
     seed: float
     graph: Graph = field(repr=False)
     values: list[float] = field(repr=False)
+    adjoint: list[float] | None = field(default=None, repr=False)  # of every slot (reverse mode)
+
+    @cached_property
+    def partials(self) -> Partials:
+        """Every node's local partial derivatives at the point (computed on first use)."""
+        return local_partials(self.graph, self.values)
 
     @cached_property
     def sweep(self) -> tuple[list[float], list]:
         """The reverse sweep with its records: (adjoint of every slot, contributions)."""
-        return reverse(self.graph, self.values, self.seed, record=True)
+        return reverse(self.graph, self.values, self.seed, record=True, partials=self.partials)
 
     @cached_property
     def trace(self):
@@ -64,6 +71,7 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
         seed=seed,
         graph=graph,
         values=values,
+        adjoint=adjoint,
     )
 
 
@@ -93,7 +101,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     ``direction`` maps input names to tangents; inputs it leaves out get 0 and names the graph
     does not read are ignored. The result is scaled by ``seed``, as in reverse mode.
     """
-    from .engine.tangent import check_tangent, local_partials, tangent_sweep
+    from .engine.tangent import check_tangent, tangent_sweep
     point = point_vector(graph, at)
     values = forward(graph, point)
     partials = local_partials(graph, values)

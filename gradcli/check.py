@@ -41,7 +41,7 @@ from .errors import GradcliError, InputError
 from .engine.forward import forward
 from .engine.graph import Graph, compile, describe_call, point_vector
 from .language.printer import format_constant
-from .engine.primitives import FLOAT
+from .engine.partials import local_partials, node_partials
 from .engine.reverse import reverse
 
 EPS = sys.float_info.epsilon
@@ -203,8 +203,7 @@ class _Line:
         return value, self.sides(values), ""
 
     def sides(self, values: list[float]) -> tuple[int, ...]:
-        return tuple(side(values[a]) if b < 0 else side(values[a], values[b])
-                     for _, side, a, b in self.kinks)
+        return tuple(side(*[values[a] for a in args]) for _, side, args in self.kinks)
 
 
 class _Checker:
@@ -214,7 +213,7 @@ class _Checker:
                  noise: float):
         self.graph, self.rtol, self.atol, self.noise = graph, rtol, atol, noise
         live, base = graph.live_nodes(), graph.base
-        kinks = [(base + k, p.kink, graph.arg0[k], graph.arg1[k])
+        kinks = [(base + k, p.kink, graph.args(k))
                  for k, p in enumerate(graph.ops) if p.kink is not None and live[k]]
         self.kink_slots = [slot for slot, *_ in kinks]
         self.line = _Line(graph, list(point), function, kinks)
@@ -231,8 +230,7 @@ class _Checker:
 
     def _args(self, slot: int):
         k = slot - self.graph.base
-        a, b = self.graph.arg0[k], self.graph.arg1[k]
-        return self.graph.ops[k], [self.values[a]] + ([self.values[b]] if b >= 0 else [])
+        return self.graph.ops[k], [self.values[a] for a in self.graph.args(k)]
 
     def unusable(self, i: int, s: int, h: float) -> str:
         """Why side s (-1 or +1) of input i cannot be sampled at step h; "" when it can.
@@ -399,12 +397,14 @@ class _Checker:
         return abs(far) > 1e3 * EPS * abs(self.center) and abs(near) > 0.9 * abs(far)
 
     def _subgradient(self, slot: int) -> str:
-        """The local derivatives AD took at the kink, from the primitive's own rules."""
+        """The local derivatives AD took at the kink (a constant argument has none)."""
         prim, args = self._args(slot)
-        local = [rule(FLOAT, *args, self.values[slot]) for rule in prim.partials]
+        partials = local_partials(self.graph, self.values, slots=[slot])
+        local = node_partials(self.graph, partials, slot - self.graph.base)
         if len(local) == 1:
             return f"{prim.name}'({format_constant(args[0])}) = {format_constant(local[0])}"
-        return ", ".join(f"∂{prim.name}/∂{p} = {format_constant(v)}" for p, v in zip("ab", local))
+        return ", ".join(f"∂{prim.name}/∂{p} = {format_constant(v)}"
+                         for p, v in zip("ab", local) if v is not None)
 
 
 def kink_note(kink: Kink, name: str, ad: float, ok: bool) -> str:

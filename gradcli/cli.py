@@ -542,7 +542,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     if at:
         _warn_unread(point, graph)
         result = evaluate_graph(graph, point)
-        picture = build_picture(graph, result.values, max_nodes, sweep=result.sweep)
+        picture = build_picture(graph, result.values, max_nodes, adjoint=result.adjoint,
+                                partials=result.partials)
     else:
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)

@@ -51,6 +51,7 @@ class Graph:
     output: int  # the slot of the result (a node, an input or a constant)
     labels: dict[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
     input_spans: list[Span] = field(default_factory=list)  # first read of each input
+    _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n_const(self) -> int:
@@ -86,10 +87,18 @@ class Graph:
     def live_nodes(self) -> list[bool]:
         """For each node, whether the output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
+        arg0, arg1 = self.arg0, self.arg1
+        # Every node but the output has a user: then none is dead (the last dead node would have
+        # none). Checked with sets, in C; the common case needs no loop.
+        used = set(arg0)
+        used.update(arg1)
+        used.difference_update(range(-1, base))
+        used.discard(self.output)
+        if len(used) == n - (self.output >= base):
+            return [True] * n
         live = [False] * n
         if self.output >= base:
             live[self.output - base] = True
-        arg0, arg1 = self.arg0, self.arg1
         for k in range(n - 1, -1, -1):  # descending depth: every user is seen before its arguments
             if live[k]:
                 a, b = arg0[k] - base, arg1[k] - base
@@ -98,6 +107,20 @@ class Graph:
                 if b >= 0:
                     live[b] = True
         return live
+
+    def visit_order(self) -> list[int]:
+        """Slots of the nodes the output depends on, deepest level first, left to right within one:
+        the reverse sweep's order (computed once per graph)."""
+        if self._visit is not None:
+            return self._visit
+        live, base, depth = self.live_nodes(), self.base, self.depth
+        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
+        # loop over the levels costs a Python step per level, and a deep graph has one per node).
+        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+        if not all(live):
+            order = [k for k in order if live[k]]
+        self._visit = list(map(base.__add__, order))
+        return self._visit
 
 
 class Spans:
@@ -286,28 +309,24 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     return result
 
 
-def describe_call(prim: Primitive, args: list[float]) -> str:
-    """``log(-1)`` or ``2 / 0``: a primitive applied to values, for messages."""
-    shown = [format_constant(float(a)) for a in args]
-    if prim.symbol and len(args) == 2:
-        return f"{shown[0]} {prim.symbol} {shown[1]}"
-    if prim.symbol:
-        return f"{prim.symbol}{shown[0]}"
-    return f"{prim.name}({', '.join(shown)})"
-
-
-def expression(graph: Graph, slot: int) -> str:
-    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
-    k = slot - graph.base
-    prim = graph.ops[k]
-    args = [graph.node_id(graph.arg0[k])]
-    if graph.arg1[k] >= 0:
-        args.append(graph.node_id(graph.arg1[k]))
+def spell(prim: Primitive, args: list[str]) -> str:
+    """A primitive applied to arguments already written out: ``a + b``, ``-a``, ``f(a, b)``."""
     if prim.symbol and len(args) == 2:
         return f"{args[0]} {prim.symbol} {args[1]}"
     if prim.symbol:
         return f"{prim.symbol}{args[0]}"
     return f"{prim.name}({', '.join(args)})"
+
+
+def describe_call(prim: Primitive, args: list[float]) -> str:
+    """``log(-1)`` or ``2 / 0``: a primitive applied to values, for messages."""
+    return spell(prim, [format_constant(float(a)) for a in args])
+
+
+def expression(graph: Graph, slot: int) -> str:
+    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
+    k = slot - graph.base
+    return spell(graph.ops[k], [graph.node_id(a) for a in graph.args(k)])
 
 
 def domain_error(prim: Primitive, args: list[float], span: Span,

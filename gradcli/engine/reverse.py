@@ -2,7 +2,7 @@
 
 Starting from the output's adjoint (the seed), nodes are visited from the deepest level down
 and left to right within a level; each node passes ``upstream * local`` to each argument that is
-not a constant, where ``local`` is the primitive's partial-derivative rule from the table.
+not a constant, where ``local`` is the node's partial derivative (:mod:`gradcli.engine.partials`).
 Adjoints live in a list created for each call, never on the nodes, so two calls agree. With
 ``record=True`` every contribution is kept as a :class:`Contribution` for the trace tables.
 """
@@ -13,7 +13,8 @@ import math
 from typing import NamedTuple
 
 from ..errors import NumericalError
-from .graph import Graph, describe_call
+from .graph import Graph
+from .partials import Partials, local_partials, not_differentiable  # noqa: F401 - re-exported
 from .primitives import FLOAT
 
 
@@ -29,70 +30,45 @@ class Contribution(NamedTuple):
 
 def visit_order(graph: Graph) -> list[int]:
     """Slots of the nodes the output depends on, deepest level first, left to right within one."""
-    live, base, depth = graph.live_nodes(), graph.base, graph.depth
-    # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
-    # loop over the levels costs a Python step per level, and a deep graph has one per node).
-    order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
-    if not all(live):
-        order = [k for k in order if live[k]]
-    return list(map(base.__add__, order))
+    return graph.visit_order()
 
 
-def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT, order: int = 1) -> tuple[list[float], list[Contribution]]:
+def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
+            m=FLOAT, order: int = 1, partials: Partials | None = None,
+            ) -> tuple[list, list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
-    ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
-    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself,
-    and a rule that fails is a failed derivative of ``order`` 2 (the error says which).
+    The local partials are :func:`~gradcli.engine.partials.local_partials` (pass ``partials``
+    when they are already known). ``m`` is the namespace the rules compute with: floats by
+    default; given dual numbers as ``values`` and their namespace (:mod:`gradcli.engine.dual`),
+    the sweep differentiates itself, and a rule that fails is a failed derivative of ``order`` 2.
     """
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed
+    slots = graph.visit_order()
+    if partials is None:
+        partials = local_partials(graph, values, m, order, slots)
+    first, second = partials
+    base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     records: list[Contribution] = []
-    base, n_const = graph.base, graph.n_const
-    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    s = base
-    try:
-        for s in visit_order(graph):
-            k = s - base
-            g = adjoint[s]
-            a, b, y = arg0[k], arg1[k], values[s]
-            rules = ops[k].partials
-            if b < 0:
-                if a >= n_const:
-                    local = rules[0](m, values[a], y)
-                    adjoint[a] += g * local
-                    if record:
-                        records.append(Contribution(s, a, g, local, g * local))
-                continue
-            va, vb = values[a], values[b]
-            if a >= n_const:
-                local = rules[0](m, va, vb, y)
-                adjoint[a] += g * local
-                if record:
-                    records.append(Contribution(s, a, g, local, g * local))
-            if b >= n_const:
-                local = rules[1](m, va, vb, y)
-                adjoint[b] += g * local
-                if record:
-                    records.append(Contribution(s, b, g, local, g * local))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, s, values, order) from None
+    if record:
+        for s in slots:
+            k, g = s - base, adjoint[s]
+            for a, p in ((arg0[k], first[k]), (arg1[k], second[k])):
+                if p is not None:
+                    adjoint[a] += g * p
+                    records.append(Contribution(s, a, g, p, g * p))
+        return adjoint, records
+    for s in slots:  # each node passes its adjoint times the local partial to its arguments
+        k = s - base
+        g = adjoint[s]
+        p = first[k]
+        if p is not None:
+            adjoint[arg0[k]] += g * p
+        q = second[k]
+        if q is not None:
+            adjoint[arg1[k]] += g * q
     return adjoint, records
-
-
-def not_differentiable(graph: Graph, s: int, values: list, order: int = 1) -> NumericalError:
-    """The error of node ``s``, whose derivative (``order`` 2: second derivative) is not finite."""
-    k = s - graph.base
-    prim, node = graph.ops[k], graph.node_id(s)
-    args = [values[a] for a in graph.args(k)]
-    if order == 1:
-        what = "the derivative is not finite here" + (f" ({prim.note})" if prim.note else "")
-    else:  # the primitive's note is about its first derivative
-        what = "the second derivative is not finite here"
-    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
-                          label="not differentiable at this point", node=node,
-                          values=tuple(float(a) for a in args))
 
 
 def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float) -> None:

@@ -158,12 +158,11 @@ class Interner:
         for k, prim in enumerate(graph.ops):
             if not live[k]:
                 continue
-            a = expr[graph.arg0[k]]
-            if graph.arg1[k] < 0:
-                node = negate(a) if prim.symbol else call(prim.name, a)
+            args = [expr[a] for a in graph.args(k)]
+            if not prim.symbol:
+                node = call(prim.name, *args)
             else:
-                b = expr[graph.arg1[k]]
-                node = binary(prim.symbol, a, b) if prim.symbol else call(prim.name, a, b)
+                node = negate(*args) if len(args) == 1 else binary(prim.symbol, *args)
             expr[graph.base + k] = self.intern(node)
         return expr[graph.output]
 

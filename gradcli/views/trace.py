@@ -6,10 +6,11 @@ value) and writes each node's operation in terms of its parents (``v4 = v1 + v2`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..engine.graph import Graph, expression
-from ..engine.reverse import Contribution, visit_order
+from ..engine.partials import Partials, node_partials
+from ..engine.reverse import Contribution
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +49,6 @@ class Trace:
     adjoints: list[AdjointRow]  # in sweep order: the output first, inputs last
     output: str
     seed: float = 1.0
-    extras: dict = field(default_factory=dict)
-
-
 
 
 def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
@@ -63,7 +61,7 @@ def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
                                   tuple(labels.get(slot, ())), slot == graph.output))
     for k, prim in enumerate(graph.ops):
         slot = graph.base + k
-        args = (node_id(graph.arg0[k]),) + ((node_id(graph.arg1[k]),) if graph.arg1[k] >= 0 else ())
+        args = tuple(map(node_id, graph.args(k)))
         forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
                                   values[slot], tuple(labels.get(slot, ())),
                                   slot == graph.output))
@@ -84,7 +82,7 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
     terms: dict[int, list[float]] = {}
     for r in records:
         terms.setdefault(r.target, []).append(r.contribution)
-    order = [s for s in visit_order(graph)]
+    order = list(graph.visit_order())
     if graph.output not in order and graph.output >= graph.n_const:
         order.insert(0, graph.output)
     seen = set(order)
@@ -111,17 +109,12 @@ class TangentTrace:
     output: str
 
 
-def tangent_trace(graph: Graph, values: list[float], partials,
+def tangent_trace(graph: Graph, values: list[float], partials: Partials,
                   sweeps: list[tuple[str, list]]) -> TangentTrace:
     """The tangent table's rows for the given ``(label, tangents)`` sweeps."""
-    first, second = partials
     rows = []
     for i, row in enumerate(forward_rows(graph, values)):
         slot = graph.n_const + i
-        if slot < graph.base:
-            local: tuple = ()
-        else:
-            k = slot - graph.base
-            local = (first[k],) + ((second[k],) if graph.arg1[k] >= 0 else ())
+        local = () if slot < graph.base else node_partials(graph, partials, slot - graph.base)
         rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
     return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))

@@ -1,0 +1,81 @@
+"""Local partial derivatives: each node's ∂node/∂argument at a point, from the rule table.
+
+This is the one place the table's derivative rules are evaluated on a tape. Reverse mode
+multiplies the partials by adjoints (``adjoint[a] += g * p``), forward mode by tangents; the
+trace tables and the graph picture show them, and the numerical check reads the subgradient a
+kink used. Since every consumer reads the same numbers, the modes agree and fail at the same
+node.
+
+>>> from gradcli.api import compile
+>>> from gradcli.engine.forward import forward
+>>> g = compile("x*y + sin(x)")
+>>> first, second = local_partials(g, forward(g, [2.0, 3.0]))
+>>> [node_partials(g, (first, second), k) for k in range(len(g.ops))]
+[(3.0, 2.0), (-0.4161468365471424,), (1.0, 1.0)]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import NumericalError
+from .graph import Graph, describe_call
+from .primitives import FLOAT
+
+Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
+
+
+def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
+                   slots: Sequence[int] | None = None) -> Partials:
+    """The partial derivatives of the nodes at ``slots`` (default: every node the output
+    depends on, in the reverse sweep's order) at the point whose forward ``values`` are given.
+
+    ``first[k]`` is ∂node_k/∂(first argument) and ``second[k]`` ∂node_k/∂(second argument). A
+    constant argument gets ``None`` (its tangent and adjoint do not matter, and its rule may not
+    even be defined there: ∂(a^b)/∂b needs a > 0), as does every argument of a node not in
+    ``slots``. ``m`` is the namespace the rules compute with (dual numbers give second
+    derivatives: ``order`` 2, for the error message). A rule that fails is a
+    :class:`NumericalError` naming the first node, in ``slots`` order, whose derivative is not
+    finite.
+    """
+    n = len(graph.ops)
+    first: list = [None] * n
+    second: list = [None] * n
+    base, n_const = graph.base, graph.n_const
+    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+    s = base
+    try:
+        for s in graph.visit_order() if slots is None else slots:
+            k = s - base
+            a, b, y = arg0[k], arg1[k], values[s]
+            if b < 0:
+                first[k] = ops[k].partials[0](m, values[a], y)
+                continue
+            rules, va, vb = ops[k].partials, values[a], values[b]
+            if a >= n_const:
+                first[k] = rules[0](m, va, vb, y)
+            if b >= n_const:
+                second[k] = rules[1](m, va, vb, y)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise not_differentiable(graph, s, values, order) from None
+    return first, second
+
+
+def node_partials(graph: Graph, partials: Partials, k: int) -> tuple:
+    """Node k's partials, one per argument (``None`` for a constant argument)."""
+    first, second = partials
+    return (first[k],) if graph.arg1[k] < 0 else (first[k], second[k])
+
+
+def not_differentiable(graph: Graph, s: int, values: Sequence, order: int = 1) -> NumericalError:
+    """The error of node ``s``, whose derivative (``order`` 2: second derivative) is not finite."""
+    k = s - graph.base
+    prim, node = graph.ops[k], graph.node_id(s)
+    args = [values[a] for a in graph.args(k)]
+    if order == 1:
+        what = "the derivative is not finite here" + (f" ({prim.note})" if prim.note else "")
+    else:  # the primitive's note is about its first derivative
+        what = "the second derivative is not finite here"
+    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
+                          label="not differentiable at this point", node=node,
+                          values=tuple(float(a) for a in args))
