@@ -244,15 +244,6 @@ def case(source: str, **point: float) -> Case:
     return Case(parse(source), {k: float(v) for k, v in point.items()})
 
 
-# -- properties of features still to come (issues 3-5) reuse the helpers above: ----------------
-# forward mode equals reverse:  the same ``cases()``, compare the two gradient dicts with
-#   ``math.isclose(..., rel_tol=1e-12)`` per input (no reference needed).
-# Hessian symmetric and equal to SymPy's:  ``compare(f"H[{a},{b}]", H[i][j],
-#   reference(sympy_program(case.program), case.point, (a, b)))`` and ``H[i][j] == H[j][i]``.
-# ``diff`` output re-parsed equals the AD gradient:  evaluate the printed derivative with
-#   ``gradcli.evaluate`` at ``case.point`` and compare with the reverse-mode gradient component.
-
-
 # -- value and gradient against SymPy -----------------------------------------------------------
 
 # SymPy is the slow side (about a second an example on 2 cores): the CI profile runs a few hundred
