@@ -21,7 +21,8 @@ from .engine.reverse import check_gradient, reverse
 
 @dataclass
 class Result:
-    """What an evaluation gives: ``value``, ``gradient`` (input name -> float), ``inputs``."""
+    """What an evaluation gives: ``value``, ``gradient`` (input name -> float), ``inputs``, and
+    the ``mode`` that computed it."""
 
     source: str
     value: float
@@ -31,6 +32,7 @@ class Result:
     graph: Graph = field(repr=False)
     values: list[float] = field(repr=False)
     adjoint: list[float] | None = field(default=None, repr=False)  # of every slot (reverse mode)
+    mode: str = "reverse"  # how the gradient was computed: "reverse" or "forward"
 
     @cached_property
     def partials(self) -> Partials:

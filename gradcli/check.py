@@ -109,28 +109,6 @@ class Check:
     def ok(self) -> bool:
         return all(r.ok and (r.expected is None or r.expected.ok) for r in self.rows)
 
-    def to_dict(self) -> dict:
-        """The ``check`` object of ``--json`` (non-finite numbers become null)."""
-        rows = []
-        for r in self.rows:
-            item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
-                    "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
-                    "rel_error": _finite(r.rel_error), "ok": r.ok, "step": _finite(r.step),
-                    "scheme": r.scheme}
-            if r.note:
-                item["note"] = r.note
-            if r.expected is not None:
-                e = r.expected
-                item["expected"] = {"formula": e.formula, "value": e.value,
-                                    "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
-                                    "ok": e.ok}
-            rows.append(item)
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": rows}
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
 
 def agrees(value: float, reference: float, rtol: float, atol: float) -> bool:
     """|value - reference| <= atol + rtol * |reference|."""
@@ -560,14 +538,6 @@ class HessianCheck:
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.rows.values())
-
-    def to_dict(self) -> dict:
-        """The ``check`` object of ``hessian --json``: one entry per (row, column)."""
-        entries = []
-        for name, c in self.rows.items():
-            for item in c.to_dict()["rows"]:
-                entries.append({"row": name, "column": item.pop("input"), **item})
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": entries}
 
 
 def check_hessian(graph: Graph, point: list[float], columns: list[int],

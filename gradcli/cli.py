@@ -8,7 +8,6 @@ a traceback.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -199,7 +198,7 @@ _WRT = click.option("--wrt", type=NameListType(), default=None,
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
 _JSON = click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON object (schema in the README).")
+                     help="Print one JSON object (schema in docs/json.md).")
 
 
 @main.command("eval", **EXPRESSION_COMMAND)
@@ -279,12 +278,8 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if export_path:
         _check_export_suffix(export_path)
     if as_json:
-        data = _json_result(result)
-        if trace:
-            data["trace"] = _json_trace(result.trace)
-        if report is not None:
-            data["check"] = report.to_dict()
-        click.echo(json.dumps(data, ensure_ascii=False))
+        from .views.json import dumps, eval_json
+        click.echo(dumps(eval_json(result, result.trace if trace else None, report)))
     if trace or export_path or (report is not None and not as_json):
         _render(result, digits, max_rows, trace, export_path, echo=not as_json, check=report)
     elif not as_json:
@@ -295,7 +290,7 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
 
 def _summary(result, digits: int) -> str:
     """The value and the gradient, or (forward mode along a direction) the directional derivative."""
-    if getattr(result, "directional", None) is not None:
+    if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits)
     return result_text(result.value, result.gradient, result.seed, digits)
@@ -325,7 +320,7 @@ def _render(result, digits, max_rows, trace, export_path, echo=True, check=None)
     options = {} if echo else {"file": io.StringIO()}
     console = make_console(record=bool(export_path), **options)
     items = [_summary(result, digits)]
-    if trace and getattr(result, "mode", "reverse") == "forward":
+    if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
@@ -337,54 +332,6 @@ def _render(result, digits, max_rows, trace, export_path, echo=True, check=None)
             export(console, export_path)
         except OSError as exc:
             raise FileError(f"cannot write {export_path}: {exc.strerror}") from None
-
-
-def _json_row(row) -> dict:
-    item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
-            "value": row.value}
-    if row.names:
-        item["name"] = ", ".join(row.names)
-    return item
-
-
-def _json_trace(trace) -> dict:
-    if hasattr(trace, "sweeps"):  # forward mode: values with their tangents, no reverse sweep
-        forward = []
-        for r in trace.rows:
-            item = _json_row(r.row)
-            if r.row.op != "input":
-                item["partials"] = list(r.partials)
-            if trace.sweeps == ["direction"]:
-                item["tangent"] = r.tangents[0]
-            else:
-                item["tangents"] = dict(zip(trace.sweeps, r.tangents))
-            forward.append(item)
-        return {"forward": forward, "output": trace.output}
-    return {
-        "forward": [_json_row(row) for row in trace.forward],
-        "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "contribution": c.contribution}
-                          for c in trace.contributions],
-        "adjoints": {row.id: row.adjoint for row in trace.adjoints},
-        "output": trace.output,
-    }
-
-
-def _json_result(result) -> dict:
-    data = {
-        "source": result.source,
-        "inputs": result.inputs,
-        "value": result.value,
-        "gradient": result.gradient,
-        "seed": result.seed,
-    }
-    if getattr(result, "mode", "reverse") == "forward":
-        data["mode"] = "forward"
-        if result.directional is not None:  # one sweep: no gradient, the derivative along d
-            del data["gradient"]
-            data["direction"] = result.direction
-            data["directional"] = result.directional
-    return data
 
 
 @main.command("hessian", **EXPRESSION_COMMAND)
@@ -426,11 +373,8 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
     result = evaluate_hessian(graph, point, wrt=wrt)
     report = result.check(rtol, atol) if check_ else None  # None: eval --check's defaults
     if as_json:
-        data = {"source": result.source, "inputs": result.inputs, "value": result.value,
-                "gradient": result.gradient, "hessian": result.hessian}
-        if report is not None:
-            data["check"] = report.to_dict()
-        click.echo(json.dumps(data, ensure_ascii=False))
+        from .views.json import dumps, hessian_json
+        click.echo(dumps(hessian_json(result, report)))
     else:
         from .views.tables import hessian_check_tables, hessian_table, show
         items = [result_text(result.value, result.gradient, 1.0, digits)]
@@ -471,7 +415,8 @@ def diff_command(expression, file, wrt, order, as_json):
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
     result = derivatives(source, wrt, order)
     if as_json:
-        click.echo(json.dumps({"derivatives": result, "order": order}, ensure_ascii=False))
+        from .views.json import diff_json, dumps
+        click.echo(dumps(diff_json(result, order)))
     elif len(result) == 1:
         click.echo(next(iter(result.values())))
     elif not result:
@@ -492,7 +437,8 @@ def functions_command(as_json):
     from .views.catalogue import catalogue
     rows = catalogue()
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        from .views.json import dumps, functions_json
+        click.echo(dumps(functions_json(rows), indent=2))
         return
     from .views.tables import functions_table, show
     show(functions_table(rows))

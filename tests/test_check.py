@@ -19,6 +19,7 @@ from gradcli.cli import main
 from gradcli.errors import InputError, ParseError
 from gradcli.engine.primitives import TABLE
 from gradcli.engine.reverse import reverse
+from gradcli.views.json import check_json
 from conftest import readme_runs
 from test_cli import _console_script
 from test_primitives import in_domain_points
@@ -136,7 +137,7 @@ def test_no_difference_quotient_is_a_failed_row_not_a_crash():
     row = result.rows[0]
     assert not result.ok and not row.ok
     assert math.isnan(row.numeric) and "no difference quotient" in row.note
-    assert result.to_dict()["rows"][0]["numeric"] is None  # JSON never carries NaN
+    assert check_json(result)["rows"][0]["numeric"] is None  # JSON never carries NaN
 
 
 def test_a_step_lost_to_rounding_is_reported_as_inconclusive():

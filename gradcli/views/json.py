@@ -1,0 +1,130 @@
+"""Every ``--json`` object, built from records in this one module (schema: ``docs/json.md``).
+
+Each function takes the plain records a command computed (results, traces, checks, catalogue
+rows) and gives a dict of JSON types, keys in a fixed order; non-finite numbers become ``null``
+where they can occur (a numerical derivative that could not be estimated). The CLI only calls
+one of these and prints ``dumps(...)``.
+
+>>> from gradcli.api import evaluate
+>>> data = eval_json(evaluate("x*y", {"x": 2, "y": 3}))
+>>> list(data), data["gradient"], data["mode"]
+(['source', 'inputs', 'value', 'gradient', 'seed', 'mode'], {'x': 3.0, 'y': 2.0}, 'reverse')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .trace import ForwardRow, TangentTrace, Trace
+
+
+def dumps(data, indent: int | None = None) -> str:
+    """JSON text (one line unless ``indent``), UTF-8 characters kept as they are (``∂``, ``θ``)."""
+    return json.dumps(data, ensure_ascii=False, indent=indent)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+# -- gradcli eval -----------------------------------------------------------------------------
+
+def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> dict:
+    """``eval --json``: the result (:class:`gradcli.api.Result` or ``ForwardResult``), with its
+    trace (``--trace``) and its check (``--check``/``--expect``) when given."""
+    data = {"source": result.source, "inputs": result.inputs, "value": result.value,
+            "gradient": result.gradient, "seed": result.seed, "mode": result.mode}
+    if result.mode == "forward" and result.directional is not None:
+        del data["gradient"]  # one sweep along a direction: no gradient
+        data["direction"] = result.direction
+        data["directional"] = result.directional
+    if trace is not None:
+        data["trace"] = trace_json(trace)
+    if check is not None:
+        data["check"] = check_json(check)
+    return data
+
+
+def trace_json(trace: Trace | TangentTrace) -> dict:
+    """``trace`` of ``eval --json --trace``: reverse mode's three tables, or forward mode's one."""
+    if isinstance(trace, TangentTrace):  # values with their tangents; no reverse sweep
+        forward = []
+        for r in trace.rows:
+            item = _row_json(r.row)
+            if r.row.op != "input":
+                item["partials"] = list(r.partials)
+            if trace.sweeps == ["direction"]:
+                item["tangent"] = r.tangents[0]
+            else:
+                item["tangents"] = dict(zip(trace.sweeps, r.tangents))
+            forward.append(item)
+        return {"forward": forward, "output": trace.output}
+    return {
+        "forward": [_row_json(row) for row in trace.forward],
+        "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
+                           "local": c.local, "contribution": c.contribution}
+                          for c in trace.contributions],
+        "adjoints": {row.id: row.adjoint for row in trace.adjoints},
+        "output": trace.output,
+    }
+
+
+def _row_json(row: ForwardRow) -> dict:
+    item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
+            "value": row.value}
+    if row.names:
+        item["name"] = ", ".join(row.names)
+    return item
+
+
+def check_json(check) -> dict:
+    """``check`` of ``eval --check --json``: one row per gradient component (a
+    :class:`gradcli.check.Check`)."""
+    rows = []
+    for r in check.rows:
+        item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
+                "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
+                "rel_error": _finite(r.rel_error), "ok": r.ok, "step": _finite(r.step),
+                "scheme": r.scheme}
+        if r.note:
+            item["note"] = r.note
+        if r.expected is not None:
+            e = r.expected
+            item["expected"] = {"formula": e.formula, "value": e.value, "abs_error": e.abs_error,
+                                "rel_error": _finite(e.rel_error), "ok": e.ok}
+        rows.append(item)
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "rows": rows}
+
+
+# -- gradcli hessian --------------------------------------------------------------------------
+
+def hessian_json(result, check=None) -> dict:
+    """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
+    data = {"source": result.source, "inputs": result.inputs, "value": result.value,
+            "gradient": result.gradient, "hessian": result.hessian}
+    if check is not None:
+        data["check"] = hessian_check_json(check)
+    return data
+
+
+def hessian_check_json(check) -> dict:
+    """``check`` of ``hessian --check --json``: one entry per (row, column) of H (a
+    :class:`gradcli.check.HessianCheck`)."""
+    entries = []
+    for name, c in check.rows.items():
+        for item in check_json(c)["rows"]:
+            entries.append({"row": name, "column": item.pop("input"), **item})
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "rows": entries}
+
+
+# -- gradcli diff, gradcli functions ----------------------------------------------------------
+
+def diff_json(derivatives: dict[str, str], order: int) -> dict:
+    """``diff --json``: input name -> the derivative as source text, and the order."""
+    return {"derivatives": derivatives, "order": order}
+
+
+def functions_json(rows: list[dict]) -> list[dict]:
+    """``functions --json``: the catalogue's rows (:func:`gradcli.views.catalogue.catalogue`)."""
+    return rows
