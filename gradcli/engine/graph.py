@@ -240,7 +240,7 @@ class _Builder:
         if tid >= MAX_NODES:
             raise LimitError(f"the expression has more than {MAX_NODES:,} operations",
                              hint="split it into smaller expressions")
-        depth.append(1 + (da if da > db else db))
+        depth.append(1 + (da if da > db else db))  # _new's appends, inline: once per operation
         self.op.append(prim)
         self.a0.append(a)
         self.a1.append(b)

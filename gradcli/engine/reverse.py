@@ -46,28 +46,21 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed
     slots = graph.visit_order()
+    if not record and partials is None:  # the hot path: partials accumulated as computed
+        local_partials(graph, values, m, order, slots, adjoint)
+        return adjoint, []
     if partials is None:
         partials = local_partials(graph, values, m, order, slots)
     first, second = partials
     base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     records: list[Contribution] = []
-    if record:
-        for s in slots:
-            k, g = s - base, adjoint[s]
-            for a, p in ((arg0[k], first[k]), (arg1[k], second[k])):
-                if p is not None:
-                    adjoint[a] += g * p
-                    records.append(Contribution(s, a, g, p, g * p))
-        return adjoint, records
     for s in slots:  # each node passes its adjoint times the local partial to its arguments
-        k = s - base
-        g = adjoint[s]
-        p = first[k]
-        if p is not None:
-            adjoint[arg0[k]] += g * p
-        q = second[k]
-        if q is not None:
-            adjoint[arg1[k]] += g * q
+        k, g = s - base, adjoint[s]
+        for a, p in ((arg0[k], first[k]), (arg1[k], second[k])):
+            if p is not None:
+                adjoint[a] += g * p
+                if record:
+                    records.append(Contribution(s, a, g, p, g * p))
     return adjoint, records
 
 
