@@ -171,7 +171,7 @@ def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -
 def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
                    wrt: Iterable[str] | None = None):
     """Value and gradient at many points at once: ``points`` maps each input to an array-like
-    (a scalar stands for a whole column). Gives a :class:`~gradcli.batch.BatchResult`:
+    (a scalar stands for a whole column). Gives a :class:`~gradcli.engine.batch.BatchResult`:
     ``values``, ``gradient`` (input name -> array) and ``errors`` (None, or why that row failed,
     its outputs being NaN). Needs NumPy (``pip install "gradcli[batch]"``).
 
@@ -179,7 +179,7 @@ def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
     >>> r.gradient["x"].tolist()
     [3.5, 3.25]
     """
-    from .batch import evaluate_columns
+    from .engine.batch import evaluate_columns
     graph = compile(source) if isinstance(source, str) else source
     return evaluate_columns(graph, points, wrt=wrt)
 

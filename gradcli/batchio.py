@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from .errors import InputError
-from .graph import Graph
+from .engine.graph import Graph
 
 CSV_BLOCK_BYTES = 1 << 20  # bytes of CSV per chunk (about 40,000 rows of two numbers)
 CHUNK_ROWS = 1 << 16  # rows per chunk of Parquet, JSON lines and grids
@@ -291,7 +291,7 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
     pa = _arrow()
     import numpy as np
 
-    from .batch import evaluate_columns
+    from .engine.batch import evaluate_columns
     n = batch.num_rows
     columns: dict = {}
     problems: dict[int, str] = {}
@@ -472,7 +472,7 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
 
     ``at`` fixes inputs the rows do not hold; ``progress(done, total)`` is called after each
     chunk (units: bytes for a CSV file, rows otherwise)."""
-    from .api import wrt_names
+    from .engine.graph import wrt_names
     _arrow()
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)
@@ -523,7 +523,7 @@ def _compiled(source: str) -> Graph:
     cache = _compiled.__dict__.setdefault("cache", {})
     graph = cache.get(source)
     if graph is None:
-        from .api import compile
+        from .engine.graph import compile
         graph = cache[source] = compile(source)
     return graph
 
@@ -560,7 +560,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
     (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
     ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler`` or a local one."""
-    from .api import wrt_names
+    from .engine.graph import wrt_names
     dask, dd, distributed = _dask()
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)

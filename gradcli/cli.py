@@ -346,7 +346,7 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
                     raise InputError(f"--grid gives {name} twice")
                 ranges[name] = value
         _warn_unread(ranges, graph, "--grid: ")
-        from .render import DelayedProgress
+        from .views.tables import DelayedProgress
         progress = DelayedProgress()
         try:
             rows = grid_rows(ranges) if ranges else read_points(points_path, graph)

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 import gradcli
 from gradcli.api import compile
-from gradcli.batch import NUMPY, BatchResult, evaluate_columns
+from gradcli.engine.batch import NUMPY, BatchResult, evaluate_columns
 from gradcli.errors import GradcliError, InputError
-from gradcli.primitives import TABLE
+from gradcli.engine.primitives import TABLE
 
 EXACT = {"add", "sub", "mul", "div", "neg", "sqrt", "abs", "min", "max", "relu", "sign", "step"}
 RTOL = 2e-14  # ~90 ulp: bounds a few ulp in each of the handful of operations per row
@@ -184,7 +184,7 @@ def test_a_deep_graph_and_many_rows():
 def test_generated_programs_equal_the_single_point_engine(data):
     from strategies import cases
 
-    from gradcli.printer import to_source
+    from gradcli.language.printer import to_source
     case = data.draw(cases())
     source = to_source(case.program)
     graph = compile(source)

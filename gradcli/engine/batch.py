@@ -1,6 +1,6 @@
 """The tape swept over whole columns: values and gradients at many points at once, with NumPy.
 
-The same rule table as the single-point engine (:mod:`.primitives`): its rules are written over
+The same rule table as the single-point engine (:mod:`gradcli.engine.primitives`): its rules are written over
 a namespace ``m`` of the catalogue's functions, and here ``m`` is :data:`NUMPY`, whose functions
 take arrays. The forward sweep computes each node for every row; the reverse sweep passes
 ``adjoint * local`` back along each edge, for every row, in the single-point engine's visit
@@ -32,7 +32,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from .errors import GradcliError, InputError
+from ..errors import GradcliError, InputError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
@@ -177,7 +177,7 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     the forward sweep alone (``gradient`` is then empty). A row outside a domain, or whose value
     or gradient is not finite, gives NaN and a message in ``errors``; the others are unaffected.
     """
-    from .api import wrt_names
+    from .graph import wrt_names
     wrt = wrt_names(graph, wrt)
     n, arrays = as_columns(graph, columns)
     values = np.empty(n)
@@ -324,7 +324,7 @@ def _row_args(graph: Graph, k: int, slots: list, r: int) -> list[float]:
 def _value_message(graph: Graph, k: int, slots: list, r: int) -> str:
     """The single-point engine's message for node k failing at row r (its arguments are finite):
     the scalar primal, run on the row's arguments, says whether it is a domain error or an
-    overflow, exactly as :func:`gradcli.forward.forward` reports it."""
+    overflow, exactly as :func:`gradcli.engine.forward.forward` reports it."""
     prim = graph.ops[k]
     args = _row_args(graph, k, slots, r)
     span = graph.spans[k]
