@@ -19,6 +19,7 @@ import io
 import json
 import math
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -176,6 +177,13 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{path}: {_arrow_message(exc)}") from None
     names = list(reader.schema.names)
+    try:  # the reader puts the explicit schema's columns first: keep the file's order instead
+        with open(path, encoding="utf-8") as f:
+            first = list(json.loads(f.readline()))
+    except (ValueError, TypeError):
+        first = []
+    if sorted(first) == sorted(names):
+        names = first
     done = [0]
 
     def chunks():
@@ -189,10 +197,10 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
                                  hint="each line is one JSON object whose inputs are numbers") \
                     from None
             done[0] += batch.num_rows
-            if list(batch.schema.names) != names:  # a later chunk met a new key
+            if sorted(batch.schema.names) != sorted(names):  # a later chunk met a new key
                 raise InputError(f"{path}: the lines do not all have the same keys "
                                  f"({', '.join(batch.schema.names)} after {', '.join(names)})")
-            yield batch
+            yield batch.select(names)
 
     return Rows(names, chunks(), None, lambda: done[0])
 
@@ -503,6 +511,7 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
 # -- Dask ---------------------------------------------------------------------------------------
 
 DASK_HINT = 'pip install "gradcli[dask]"'
+DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
 
 
 def _dask():
@@ -534,13 +543,19 @@ def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
     function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
     error of a row that computed (CSV output writes "")."""
     import pyarrow as pa
-    batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
     table, _ = evaluate_chunk(_compiled(source), batch, wrt, at)
-    out = table.to_pandas()
+    out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
     if error_fill is not None:
         out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
     out.index = frame.index
     return out
+
+
+def _arrow_dtype(arrow_type):
+    import pandas as pd
+    return pd.ArrowDtype(arrow_type)
 
 
 def partition_failures(frame):
@@ -556,7 +571,7 @@ def partition_failures(frame):
 
 def run_dask(graph: Graph, path: str, output_path: str | None, *,
              wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-             scheduler: str | None = None, csv_block_bytes: int | str = "64MB") -> Summary:
+             scheduler: str | None = None) -> Summary:
     """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
     (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
     ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler`` or a local one."""
@@ -584,7 +599,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
             frame = dd.read_parquet(path)
         elif kind == "csv":
             frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
-                                blocksize=csv_block_bytes)
+                                blocksize=DASK_CSV_BLOCK_BYTES)
         else:
             raise InputError("--engine dask reads CSV or Parquet",
                              hint="convert the JSON lines first, or use --engine numpy")
@@ -612,7 +627,11 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                                    meta=partition_failures(meta.iloc[:0]).iloc[:0])
     client = _client(distributed, scheduler)
     try:
-        _, parts = dask.compute(write, counts)
+        with warnings.catch_warnings():
+            # to_csv gives a delayed write: computed with the counts, the expressions are
+            # materialised (what the warning says), and each partition still runs once
+            warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
+            _, parts = dask.compute(write, counts)
     finally:
         client.close()
     summary, offset = Summary(), 0
