@@ -76,41 +76,24 @@ class Rows:
 
 
 class _Counted(io.RawIOBase):
-    """A binary stream read through, counting the bytes handed on (for the progress bar), with
-    bytes already read (the header line) put back in front."""
+    """A binary stream read through, counting the bytes handed on (for the progress bar)."""
 
-    def __init__(self, raw, prefix: bytes = b""):
-        self.raw, self.prefix, self.count = raw, prefix, 0
+    def __init__(self, raw, count: int = 0):
+        self.raw, self.count = raw, count
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        if self.prefix:
-            n = min(len(buffer), len(self.prefix))
-            buffer[:n], self.prefix = self.prefix[:n], self.prefix[n:]
-        else:
-            data = self.raw.read(len(buffer))
-            n = len(data)
-            buffer[:n] = data
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
         self.count += n
         return n
 
 
-def read_csv(path: str) -> Rows:
-    """CSV with a header line, every column read as text (a column the expression reads is
-    parsed to numbers chunk by chunk, so one odd cell fails its row, not the file)."""
-    pa = _arrow()
-    from pyarrow import csv as pacsv
-    if path == "-":
-        raw, total, what = sys.stdin.buffer, None, "standard input"
-    else:
-        try:
-            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        import os
-        total, what = os.fstat(raw.fileno()).st_size, path
+def _csv_header(raw, what: str) -> tuple[list[str], int]:
+    """The column names of a CSV stream's header line, and the line's length in bytes."""
     header = raw.readline()
     try:
         text = header.decode("utf-8-sig").rstrip("\r\n")
@@ -121,19 +104,55 @@ def read_csv(path: str) -> Rows:
                          hint="the first line names the columns: x,y")
     names = next(csv.reader([text]))
     _check_names(names, what)
-    stream = _Counted(raw, b"")
-    stream.count = len(header)
+    return names, len(header)
+
+
+def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
+    """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
+    cell is null), the others kept as text."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+    return pacsv.open_csv(
+        io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
+        read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES,
+                                       skip_rows_after_names=skip),
+        convert_options=pacsv.ConvertOptions(
+            column_types={name: pa.float64() if name in numbers else pa.string()
+                          for name in names},
+            strings_can_be_null=False, quoted_strings_can_be_null=False))
+
+
+def read_csv(path: str, graph: Graph | None = None) -> Rows:
+    """CSV with a header line. The columns the expression reads are parsed as numbers by
+    pyarrow; should a cell not be a number, the rest of the file is read with those columns
+    as text and parsed row by row, so one odd cell fails its row, not the file (standard input,
+    which cannot be read twice, is read as text from the start). Other columns stay text."""
+    pa = _arrow()
+    if path == "-":
+        raw, total, what = sys.stdin.buffer, None, "standard input"
+    else:
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        import os
+        total, what = os.fstat(raw.fileno()).st_size, path
+    names, header_bytes = _csv_header(raw, what)
+    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
+    stream = _Counted(raw, header_bytes)
     try:
-        reader = pacsv.open_csv(
-            io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES),
-            convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in names}, strings_can_be_null=False,
-                quoted_strings_can_be_null=False))
+        reader = _csv_reader(stream, names, numbers)  # reads the first block
     except pa.ArrowInvalid as exc:
-        raise InputError(f"{what}: {_arrow_message(exc)}") from None
+        if not numbers or "conversion error" not in str(exc):
+            raise InputError(f"{what}: {_arrow_message(exc)}") from None
+        numbers.clear()
+        raw.seek(header_bytes)
+        stream = _Counted(raw, header_bytes)
+        reader = _csv_reader(stream, names, numbers)
 
     def chunks():
+        nonlocal raw, reader, stream
+        rows = 0
         try:
             while True:
                 try:
@@ -141,7 +160,16 @@ def read_csv(path: str) -> Rows:
                 except StopIteration:
                     return
                 except pa.ArrowInvalid as exc:
-                    raise InputError(f"{what}: {_arrow_message(exc)}") from None
+                    if not numbers or "conversion error" not in str(exc):
+                        raise InputError(f"{what}: {_arrow_message(exc)}") from None
+                    numbers.clear()  # read on as text, from the first row not yet given
+                    raw.close()
+                    raw = open(path, "rb")  # noqa: SIM115
+                    _csv_header(raw, what)
+                    stream = _Counted(raw, stream.count)
+                    reader = _csv_reader(stream, names, numbers, skip=rows)
+                    continue
+                rows += batch.num_rows
                 yield batch
         finally:
             if raw is not sys.stdin.buffer:
@@ -232,7 +260,7 @@ def read_points(path: str, graph: Graph) -> Rows:
         return read_parquet(path)
     if kind == "jsonl":
         return read_jsonl(path, graph)
-    return read_csv(path)
+    return read_csv(path, graph)
 
 
 def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
@@ -262,12 +290,13 @@ def _numbers(column, name: str):
     """A column as float64 values, and the messages of the rows that hold no number."""
     pa = _arrow()
     import numpy as np
-    import pyarrow.compute as pc
     problems: dict[int, str] = {}
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        import pyarrow.compute as pc
         try:
             column = pc.cast(column, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a cell is not a number
             texts = column.to_pylist()
             values = np.empty(len(texts))
             for i, text in enumerate(texts):
@@ -278,17 +307,16 @@ def _numbers(column, name: str):
                     problems[i] = (f"the value of {name} is {text!r}, not a number"
                                    if text is not None and text.strip()
                                    else f"no value for input {name}")
-            column = pa.array(values)
-    elif not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)
-              or pa.types.is_boolean(column.type) or pa.types.is_null(column.type)):
-        raise InputError(f"the column {name} holds {column.type} values, not numbers")
-    else:
-        column = pc.cast(column, pa.float64())
+            return values, problems
+    elif not (pa.types.is_floating(kind) or pa.types.is_integer(kind)
+              or pa.types.is_boolean(kind) or pa.types.is_null(kind)):
+        raise InputError(f"the column {name} holds {kind} values, not numbers")
     if column.null_count:
-        for i in np.flatnonzero(np.asarray(column.is_null())):
-            problems.setdefault(int(i), f"no value for input {name}")
-    values = column.to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float64), problems
+        for i, value in enumerate(column.to_pylist()):
+            if value is None:
+                problems[i] = f"no value for input {name}"
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return values, problems
 
 
 def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
@@ -332,7 +360,8 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
     for name, values in zip(output_names(output, wrt), results):
         arrays.append(pa.array(values))
         names.append(name)
-    arrays.append(pa.array(errors, type=pa.string()))
+    arrays.append(pa.array(errors, type=pa.string()) if result.n_failed or problems
+                  else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors
 

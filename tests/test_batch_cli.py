@@ -132,14 +132,20 @@ def test_failures_in_a_later_chunk_are_numbered_from_the_first_row(run, tmp_path
     n = 300
     x = [1.0 + i for i in range(n)]
     x[250] = -2.0
+    cells = [repr(v) for v in x]
+    cells[280] = "abc"  # a later chunk stops pyarrow's number parsing: read on as text
     path = tmp_path / "p.csv"
-    path.write_text("x\n" + "\n".join(repr(v) for v in x) + "\n")
+    path.write_text("x\n" + "\n".join(cells) + "\n")
     result = run("eval", "log(x)", "--points", str(path))
     assert result.exit_code == 1
     cols = read_csv_text(result.stdout)
-    assert len(cols["x"]) == n and cols["x"] == [v if i != 250 else -2.0 for i, v in enumerate(x)]
+    assert len(cols["x"]) == n
+    assert same(cols["x"], [math.nan if i == 280 else v for i, v in enumerate(x)])
     assert cols["f"][:250] == [math.log(v) for v in x[:250]]
-    assert "1 of 300 points failed" in result.stderr and "row 251: v1: log(-2)" in result.stderr
+    assert cols["f"][281:] == [math.log(v) for v in x[281:]]
+    assert cols["error"][280] == "the value of x is 'abc', not a number"
+    assert "2 of 300 points failed" in result.stderr and "row 251: v1: log(-2)" in result.stderr
+    assert "row 281: the value of x is 'abc'" in result.stderr
 
 
 def test_standard_input_and_json_lines(run):

@@ -38,6 +38,7 @@ from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
 
 BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns stay in cache
+BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big graphs, fewer rows
 
 
 # -- the NumPy namespace: every primitive's primal on arrays ------------------------------------
@@ -185,6 +186,7 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     errors = np.full(n, None, dtype=object)
     order = visit_order(graph) if gradient else []
     primals = numpy_primals(graph)
+    block_rows = max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
     with np.errstate(all="ignore"):
         for start in range(0, n, block_rows):
             stop = min(n, start + block_rows)
@@ -226,9 +228,11 @@ def _times(g, local):
     return g * local
 
 
-def reverse_block(graph: Graph, slots: list, order: list[int]) -> list:
-    """Adjoints of every slot for one block, as the single-point reverse sweep computes them
-    (same visit order, same rules, same order of accumulation); None where nothing flows."""
+def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False) -> list:
+    """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
+    computes them (same visit order, same rules, same order of accumulation); None where nothing
+    flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
+    memory falls during the sweep, and ``slots`` is consumed)."""
     adjoint: list = [None] * graph.n_slots
     adjoint[graph.output] = 1.0
     base, n_const = graph.base, graph.n_const
@@ -244,6 +248,9 @@ def reverse_block(graph: Graph, slots: list, order: list[int]) -> list:
             c = _times(g, rules[0](m, slots[a], y))
             prev = adjoint[a]
             adjoint[a] = c if prev is None else prev + c
+            adjoint[s] = None
+            if free:
+                slots[s] = None
             continue
         va, vb = slots[a], slots[b]
         if a >= n_const:
@@ -254,6 +261,9 @@ def reverse_block(graph: Graph, slots: list, order: list[int]) -> list:
             c = _times(g, rules[1](m, va, vb, y))
             prev = adjoint[b]
             adjoint[b] = c if prev is None else prev + c
+        adjoint[s] = None
+        if free:
+            slots[s] = None
     return adjoint
 
 
@@ -272,7 +282,7 @@ def _evaluate_block(graph, block, primals, order, wrt, offset, values_out, grads
         if failed is not None:
             values_out[failed] = np.nan
         return
-    adjoint = reverse_block(graph, slots, order)
+    adjoint = reverse_block(graph, slots, order, free=True)
     for name in wrt:
         g = adjoint[n_const + graph.inputs.index(name)]
         grads_out[name][...] = 0.0 if g is None else g
