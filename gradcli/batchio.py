@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from .errors import InputError
+from .errors import InputError, MissingInputError
 from .engine.graph import Graph
 
 CSV_BLOCK_BYTES = 1 << 20  # bytes of CSV per chunk (about 40,000 rows of two numbers)
@@ -58,7 +58,7 @@ def file_format(path: str, *, output: bool = False) -> str:
     if lower.endswith((".parquet", ".pq")):
         return "parquet"
     if output and not lower.endswith(".csv"):
-        raise InputError(f"-o {path}: unknown file type",
+        raise InputError(f"{path}: unknown file type", option="output",
                          hint="use a name ending in " + ", ".join(OUTPUT_SUFFIXES))
     return "csv"
 
@@ -491,8 +491,8 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
         return JsonlSink(out, names) if as_json else CsvSink(out, names)
     kind = file_format(path, output=True)
     if as_json:
-        raise InputError("--json writes JSON lines to standard output; -o chooses the format "
-                         "by the file's suffix", hint=f"drop --json, or write -o {path}.jsonl")
+        raise InputError("writes JSON lines to standard output; a file's format is chosen by "
+                         "its suffix", option="json", hint=f"write to {path}.jsonl instead")
     if kind == "parquet":
         return ParquetSink(path, names)
     try:
@@ -515,13 +515,13 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
     wrt = wrt_names(graph, wrt)
     both = [name for name in at if name in rows.columns]
     if both:
-        raise InputError(f"--at gives {both[0]}, which is also a column of the points",
-                         hint=f"drop --at {both[0]}=... or that column")
+        raise InputError(f"gives {both[0]}, which is also a column of the points",
+                         option="at", names=(both[0],), hint="give each input one way")
     missing = [name for name in graph.inputs if name not in rows.columns and name not in at]
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise InputError(f"the points have no column for {', '.join(missing)}", span,
-                         hint=f"add a column, or fix it with --at {missing[0]}=1")
+        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
+                                names=tuple(missing))
     names = output_columns(rows, at, wrt)
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
@@ -551,8 +551,8 @@ def _dask():
         import dask.dataframe as dd
         import distributed
     except ImportError:
-        raise InputError("--engine dask needs Dask (dask[dataframe] and distributed), which is "
-                         "not installed", hint=DASK_HINT) from None
+        raise InputError("dask needs Dask (dask[dataframe] and distributed), which is not "
+                         "installed", option="engine", hint=DASK_HINT) from None
     return dask, dd, distributed
 
 
@@ -609,19 +609,20 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)
     if output_path is None:
-        raise InputError("--engine dask writes its result with -o",
-                         hint="-o out.parquet (a directory of parts) or -o 'out-*.csv'")
+        raise InputError("dask writes its result to files", option="engine",
+                         hint="name the output: out.parquet (a directory of parts) or "
+                              "'out-*.csv' (one file per partition)")
     lower = output_path.lower()
     if lower.endswith(".csv") and "*" in output_path:
         out_kind = "csv"
     elif lower.endswith((".parquet", ".pq")) or lower.endswith(".parquet/"):
         out_kind = "parquet"
     else:
-        raise InputError(f"-o {output_path}: --engine dask writes a directory of Parquet parts "
-                         "or one CSV file per partition",
-                         hint="-o out.parquet, or -o 'out-*.csv' (* is the partition number)")
+        raise InputError(f"{output_path}: the dask engine writes a directory of Parquet parts "
+                         "or one CSV file per partition", option="output",
+                         hint="out.parquet, or 'out-*.csv' (* is the partition number)")
     if path == "-":
-        raise InputError("--engine dask reads files, not standard input")
+        raise InputError("dask reads files, not standard input", option="engine")
     kind = file_format(path)
     try:
         if kind == "parquet":
@@ -630,19 +631,21 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
             frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
                                 blocksize=DASK_CSV_BLOCK_BYTES)
         else:
-            raise InputError("--engine dask reads CSV or Parquet",
-                             hint="convert the JSON lines first, or use --engine numpy")
+            raise InputError("dask reads CSV or Parquet", option="engine",
+                             hint="convert the JSON lines first, or use the numpy engine")
     except (FileNotFoundError, OSError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
     columns = list(frame.columns)
     rows = Rows(columns, iter(()), None, lambda: 0)
     both = [name for name in at if name in columns]
     if both:
-        raise InputError(f"--at gives {both[0]}, which the points also give")
+        raise InputError(f"gives {both[0]}, which is also a column of the points",
+                         option="at", names=(both[0],), hint="give each input one way")
     missing = [name for name in graph.inputs if name not in columns and name not in at]
     if missing:
-        raise InputError(f"the points have no column for {', '.join(missing)}",
-                         hint=f"add a column, or fix it with --at {missing[0]}=1")
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
+                                names=tuple(missing))
     output_columns(rows, at, wrt)  # checks for collisions
     fill = "" if out_kind == "csv" else None
     meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill)

@@ -264,8 +264,8 @@ def test_a_large_grid_streams_in_chunks(tmp_path, monkeypatch):
     (["--points", "-"], "x,y,f\n1,2,3\n", ["column named 'f'", "rename that column"]),
     (["--points", "-"], "x,x,y\n1,2,3\n", ["two columns named 'x'"]),
     (["--points", "-"], "", ["no header line"]),
-    (["--points", "-", "--at", "x=1"], "x,y\n1,2\n", ["--at gives x", "also"]),
-    (["--points", "-", "-o", "out.txt"], "x,y\n1,2\n", ["-o out.txt: unknown file type"]),
+    (["--points", "-", "--at", "x=1"], "x,y\n1,2\n", ["--at gives x, which is also a column"]),
+    (["--points", "-", "-o", "out.txt"], "x,y\n1,2\n", ["--output out.txt: unknown file type"]),
     (["--points", "-", "--trace"], "x,y\n1,2\n", ["--trace", "does not go with --points"]),
     (["--points", "-", "--check"], "x,y\n1,2\n", ["--check", "does not go with --points"]),
     (["--points", "-", "--grid", "x=0:1:2"], "x,y\n1,2\n", ["--points or --grid, not both"]),
@@ -409,8 +409,8 @@ def test_dask_on_csv_through_the_command_line_writes_one_csv_per_partition(run, 
 
 
 @pytest.mark.parametrize("output, words", [
-    (None, ["writes its result with -o"]),
-    ("out.csv", ["-o 'out-*.csv'"]),
+    (None, ["--engine dask writes its result to files"]),
+    ("out.csv", ["--output out.csv: the dask engine", "'out-*.csv'"]),
 ])
 def test_dask_output_mistakes(run, tmp_path, output, words):
     source = write_points(points_table(5), tmp_path / "p.csv")

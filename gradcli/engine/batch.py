@@ -32,7 +32,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..errors import GradcliError, InputError
+from ..errors import GradcliError, InputError, MissingInputError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
@@ -149,9 +149,8 @@ def as_columns(graph: Graph, columns: Mapping[str, object]) -> tuple[int, dict[s
     missing = [name for name in graph.inputs if name not in columns]
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise InputError(f"no values for {'input' if len(missing) == 1 else 'inputs'} "
-                         f"{', '.join(missing)}", span,
-                         hint="give a column for every input the expression reads")
+        raise MissingInputError(f"no values for {'input' if len(missing) == 1 else 'inputs'} "
+                                f"{', '.join(missing)}", span, names=tuple(missing))
     n = column_length(columns)
     arrays = {}
     for name, span in zip(graph.inputs, graph.input_spans):
@@ -337,17 +336,13 @@ def _value_message(graph: Graph, k: int, slots: list, r: int) -> str:
     overflow, exactly as :func:`gradcli.engine.forward.forward` reports it."""
     prim = graph.ops[k]
     args = _row_args(graph, k, slots, r)
-    span = graph.spans[k]
+    span, node = graph.spans[k], graph.node_id(graph.base + k)
     try:
         value = prim.primal(*args)
-        error: GradcliError | None = None
-    except (ValueError, ZeroDivisionError) as exc:
-        error = domain_error(prim, args, span, exc)
+    except (ValueError, ZeroDivisionError):
+        return domain_error(prim, args, span, node=node).message
     except OverflowError:
-        error = overflow_error(prim, args, span)
-    node = graph.node_id(graph.base + k)
-    if error is not None:
-        return f"{node}: {error.message}"
+        return overflow_error(prim, args, span, node=node).message
     if math.isfinite(value):  # NumPy and the C library disagree at the very edge of the range
         value = float(np.asarray(slots[graph.base + k])[r])
     return f"{node} = {describe_call(prim, args)} is {value}: the value is not a finite number"
