@@ -92,9 +92,13 @@ def merge_points(parts: list[dict[str, float]]) -> dict[str, float]:
     return merged
 
 
-def parse_grid(text: str) -> dict[str, tuple[float, float, int]]:
+def parse_grid(text: str, option: str = "--grid",
+               default_count: int | None = None) -> dict[str, tuple[float, float, int]]:
     """``"x=0:1:101,y=-1:1:21"`` -> ``{"x": (0.0, 1.0, 101), "y": (-1.0, 1.0, 21)}``: for each
-    name, ``start:stop:count`` (count values from start to stop inclusive, as numpy.linspace)."""
+    name, ``start:stop:count`` (count values from start to stop inclusive, as numpy.linspace).
+    With ``default_count``, the count may be left out (``x=-3:3``, for ``plot --over``) and
+    ``default_count`` stands for it."""
+    form = "START:STOP:COUNT" if default_count is None else "START:STOP[:COUNT]"
     grid: dict[str, tuple[float, float, int]] = {}
     for part in split_top_level(text):
         part = part.strip()
@@ -103,13 +107,18 @@ def parse_grid(text: str) -> dict[str, tuple[float, float, int]]:
         name, eq, spec = part.partition("=")
         name = name.strip()
         if not eq or not _NAME.match(name):
-            raise InputError(f"--grid {part!r} is not NAME=START:STOP:COUNT",
-                             hint="write --grid x=0:1:101,y=-1:1:21")
+            raise InputError(f"{option} {part!r} is not NAME={form}",
+                             hint=f"write {option} x=0:1:101,y=-1:1:21" if default_count is None
+                             else f"write {option} x=-3:3")
         if name in grid:
-            raise InputError(f"--grid gives {name} twice")
+            raise InputError(f"{option} gives {name} twice")
         pieces = split_top_level(spec, ":")
+        if default_count is not None and len(pieces) == 2:
+            start = constant_value(pieces[0], f"the start of {name}")
+            grid[name] = (start, constant_value(pieces[1], f"the stop of {name}"), default_count)
+            continue
         if len(pieces) != 3:
-            raise InputError(f"--grid {part!r}: expected START:STOP:COUNT, three parts",
+            raise InputError(f"{option} {part!r}: expected {form}",
                              hint=f"write {name}=0:1:11 for 11 values from 0 to 1")
         start = constant_value(pieces[0], f"the start of {name}")
         stop = constant_value(pieces[1], f"the stop of {name}")
@@ -118,9 +127,9 @@ def parse_grid(text: str) -> dict[str, tuple[float, float, int]]:
         except ValueError:
             count = 0
         if count < 1:
-            raise InputError(f"--grid {part!r}: the count {pieces[2].strip()!r} is not a "
+            raise InputError(f"{option} {part!r}: the count {pieces[2].strip()!r} is not a "
                              "whole number of at least 1")
         grid[name] = (start, stop, count)
     if not grid:
-        raise InputError(f"--grid {text!r} gives no ranges", hint="write --grid x=0:1:101")
+        raise InputError(f"{option} {text!r} gives no ranges", hint=f"write {option} x=0:1:101")
     return grid
