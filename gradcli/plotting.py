@@ -163,23 +163,19 @@ def _curves(request, ranges, size):
         save_curve(curve, request.output, size, tangent)
         yield "err", f"saved {request.output}\n"
         if equation:
-            yield "out", _plain(equation)
+            yield "out", equation
         if note:
             yield "err", note
         return
-    from .views.plot import curve_text
+    from .views.plot import curve_text, to_ascii
     width, height, color, ascii_only = _terminal(request)
     text = curve_text(curve, width=width, height=height, color=color, ascii_only=ascii_only,
                       tangent=tangent)
     yield "out", text
     if equation:
-        yield "out", equation if not ascii_only else _plain(equation)
+        yield "out", equation if not ascii_only else to_ascii(equation)
     if note:
         yield "out", note
-
-
-def _plain(text: str) -> str:
-    return text.replace("·", "*").replace("−", "-")
 
 
 def _column(label: str, name: str) -> str:
@@ -235,7 +231,7 @@ def _surface(request, ranges, size):
         return
     from rich.console import Console
 
-    from .views.plot import surface_text
+    from .views.plot import surface_text, to_ascii
     text = surface_text(surface, log=request.log, descent=request.descent, color=color,
                         ascii_only=ascii_only)
     console = Console(width=max(width, nx + 12), force_terminal=color, no_color=not color,
@@ -243,6 +239,6 @@ def _surface(request, ranges, size):
                       soft_wrap=True)
     with console.capture() as capture:
         console.print(text, end="")
-    yield "out", capture.get()
+    yield "out", to_ascii(capture.get()) if ascii_only else capture.get()
     if note:
         yield "out", note

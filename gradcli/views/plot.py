@@ -24,6 +24,15 @@ _VIRIDIS = [(68, 1, 84), (70, 50, 126), (54, 92, 141), (39, 127, 142), (31, 161,
             (74, 193, 109), (160, 218, 57), (253, 231, 37)]
 
 
+_ASCII = str.maketrans({"┌": "+", "┐": "+", "└": "+", "┘": "+", "─": "-", "│": "|", "█": "#",
+                        "▁": "_", "·": "*", "−": "-", "∇": "grad "})
+
+
+def to_ascii(text: str) -> str:
+    """Frames, blocks and the notation in ASCII, for output that cannot encode them."""
+    return text.translate(_ASCII)
+
+
 def visible_range(series: list[np.ndarray]) -> tuple[float, float] | None:
     """The y range to show: the union of each curve's range, where a curve's range is all its
     finite values unless a few (a pole) would flatten the rest: then its 2nd to 98th
@@ -98,7 +107,8 @@ def curve_text(curve, *, width: int, height: int, color: bool, ascii_only: bool,
         # Without colour the block characters of every curve look alike: ASCII gives each
         # curve its own mark (+ x o *), and the legend says which is which.
         **({} if color and not ascii_only else {"character_set": "ascii"}))
-    return text.rstrip("\n") + "\n"
+    text = text.rstrip("\n") + "\n"
+    return to_ascii(text) if ascii_only else text
 
 
 def short(value: float) -> str:
