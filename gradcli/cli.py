@@ -178,6 +178,7 @@ def main():
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "log(x)+x*y-sin(y)" --wrt x
       gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli plot "sin(x)^2" --over x=-3:3
       gradcli functions
     """
 
