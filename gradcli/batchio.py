@@ -19,10 +19,11 @@ import io
 import json
 import math
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from .errors import InputError
+from .errors import InputError, MissingInputError
 from .engine.graph import Graph
 
 CSV_BLOCK_BYTES = 1 << 20  # bytes of CSV per chunk (about 40,000 rows of two numbers)
@@ -57,7 +58,7 @@ def file_format(path: str, *, output: bool = False) -> str:
     if lower.endswith((".parquet", ".pq")):
         return "parquet"
     if output and not lower.endswith(".csv"):
-        raise InputError(f"-o {path}: unknown file type",
+        raise InputError(f"{path}: unknown file type", option="output",
                          hint="use a name ending in " + ", ".join(OUTPUT_SUFFIXES))
     return "csv"
 
@@ -75,41 +76,24 @@ class Rows:
 
 
 class _Counted(io.RawIOBase):
-    """A binary stream read through, counting the bytes handed on (for the progress bar), with
-    bytes already read (the header line) put back in front."""
+    """A binary stream read through, counting the bytes handed on (for the progress bar)."""
 
-    def __init__(self, raw, prefix: bytes = b""):
-        self.raw, self.prefix, self.count = raw, prefix, 0
+    def __init__(self, raw, count: int = 0):
+        self.raw, self.count = raw, count
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        if self.prefix:
-            n = min(len(buffer), len(self.prefix))
-            buffer[:n], self.prefix = self.prefix[:n], self.prefix[n:]
-        else:
-            data = self.raw.read(len(buffer))
-            n = len(data)
-            buffer[:n] = data
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
         self.count += n
         return n
 
 
-def read_csv(path: str) -> Rows:
-    """CSV with a header line, every column read as text (a column the expression reads is
-    parsed to numbers chunk by chunk, so one odd cell fails its row, not the file)."""
-    pa = _arrow()
-    from pyarrow import csv as pacsv
-    if path == "-":
-        raw, total, what = sys.stdin.buffer, None, "standard input"
-    else:
-        try:
-            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        import os
-        total, what = os.fstat(raw.fileno()).st_size, path
+def _csv_header(raw, what: str) -> tuple[list[str], int]:
+    """The column names of a CSV stream's header line, and the line's length in bytes."""
     header = raw.readline()
     try:
         text = header.decode("utf-8-sig").rstrip("\r\n")
@@ -120,19 +104,55 @@ def read_csv(path: str) -> Rows:
                          hint="the first line names the columns: x,y")
     names = next(csv.reader([text]))
     _check_names(names, what)
-    stream = _Counted(raw, b"")
-    stream.count = len(header)
+    return names, len(header)
+
+
+def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
+    """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
+    cell is null), the others kept as text."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+    return pacsv.open_csv(
+        io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
+        read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES,
+                                       skip_rows_after_names=skip),
+        convert_options=pacsv.ConvertOptions(
+            column_types={name: pa.float64() if name in numbers else pa.string()
+                          for name in names},
+            strings_can_be_null=False, quoted_strings_can_be_null=False))
+
+
+def read_csv(path: str, graph: Graph | None = None) -> Rows:
+    """CSV with a header line. The columns the expression reads are parsed as numbers by
+    pyarrow; should a cell not be a number, the rest of the file is read with those columns
+    as text and parsed row by row, so one odd cell fails its row, not the file (standard input,
+    which cannot be read twice, is read as text from the start). Other columns stay text."""
+    pa = _arrow()
+    if path == "-":
+        raw, total, what = sys.stdin.buffer, None, "standard input"
+    else:
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        import os
+        total, what = os.fstat(raw.fileno()).st_size, path
+    names, header_bytes = _csv_header(raw, what)
+    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
+    stream = _Counted(raw, header_bytes)
     try:
-        reader = pacsv.open_csv(
-            io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES),
-            convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in names}, strings_can_be_null=False,
-                quoted_strings_can_be_null=False))
+        reader = _csv_reader(stream, names, numbers)  # reads the first block
     except pa.ArrowInvalid as exc:
-        raise InputError(f"{what}: {_arrow_message(exc)}") from None
+        if not numbers or "conversion error" not in str(exc):
+            raise InputError(f"{what}: {_arrow_message(exc)}") from None
+        numbers.clear()
+        raw.seek(header_bytes)
+        stream = _Counted(raw, header_bytes)
+        reader = _csv_reader(stream, names, numbers)
 
     def chunks():
+        nonlocal raw, reader, stream
+        rows = 0
         try:
             while True:
                 try:
@@ -140,7 +160,16 @@ def read_csv(path: str) -> Rows:
                 except StopIteration:
                     return
                 except pa.ArrowInvalid as exc:
-                    raise InputError(f"{what}: {_arrow_message(exc)}") from None
+                    if not numbers or "conversion error" not in str(exc):
+                        raise InputError(f"{what}: {_arrow_message(exc)}") from None
+                    numbers.clear()  # read on as text, from the first row not yet given
+                    raw.close()
+                    raw = open(path, "rb")  # noqa: SIM115
+                    _csv_header(raw, what)
+                    stream = _Counted(raw, stream.count)
+                    reader = _csv_reader(stream, names, numbers, skip=rows)
+                    continue
+                rows += batch.num_rows
                 yield batch
         finally:
             if raw is not sys.stdin.buffer:
@@ -176,6 +205,13 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{path}: {_arrow_message(exc)}") from None
     names = list(reader.schema.names)
+    try:  # the reader puts the explicit schema's columns first: keep the file's order instead
+        with open(path, encoding="utf-8") as f:
+            first = list(json.loads(f.readline()))
+    except (ValueError, TypeError):
+        first = []
+    if sorted(first) == sorted(names):
+        names = first
     done = [0]
 
     def chunks():
@@ -189,10 +225,10 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
                                  hint="each line is one JSON object whose inputs are numbers") \
                     from None
             done[0] += batch.num_rows
-            if list(batch.schema.names) != names:  # a later chunk met a new key
+            if sorted(batch.schema.names) != sorted(names):  # a later chunk met a new key
                 raise InputError(f"{path}: the lines do not all have the same keys "
                                  f"({', '.join(batch.schema.names)} after {', '.join(names)})")
-            yield batch
+            yield batch.select(names)
 
     return Rows(names, chunks(), None, lambda: done[0])
 
@@ -224,7 +260,7 @@ def read_points(path: str, graph: Graph) -> Rows:
         return read_parquet(path)
     if kind == "jsonl":
         return read_jsonl(path, graph)
-    return read_csv(path)
+    return read_csv(path, graph)
 
 
 def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
@@ -254,12 +290,13 @@ def _numbers(column, name: str):
     """A column as float64 values, and the messages of the rows that hold no number."""
     pa = _arrow()
     import numpy as np
-    import pyarrow.compute as pc
     problems: dict[int, str] = {}
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        import pyarrow.compute as pc
         try:
             column = pc.cast(column, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a cell is not a number
             texts = column.to_pylist()
             values = np.empty(len(texts))
             for i, text in enumerate(texts):
@@ -270,17 +307,16 @@ def _numbers(column, name: str):
                     problems[i] = (f"the value of {name} is {text!r}, not a number"
                                    if text is not None and text.strip()
                                    else f"no value for input {name}")
-            column = pa.array(values)
-    elif not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)
-              or pa.types.is_boolean(column.type) or pa.types.is_null(column.type)):
-        raise InputError(f"the column {name} holds {column.type} values, not numbers")
-    else:
-        column = pc.cast(column, pa.float64())
+            return values, problems
+    elif not (pa.types.is_floating(kind) or pa.types.is_integer(kind)
+              or pa.types.is_boolean(kind) or pa.types.is_null(kind)):
+        raise InputError(f"the column {name} holds {kind} values, not numbers")
     if column.null_count:
-        for i in np.flatnonzero(np.asarray(column.is_null())):
-            problems.setdefault(int(i), f"no value for input {name}")
-    values = column.to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float64), problems
+        for i, value in enumerate(column.to_pylist()):
+            if value is None:
+                problems[i] = f"no value for input {name}"
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return values, problems
 
 
 def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
@@ -324,7 +360,8 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
     for name, values in zip(output_names(output, wrt), results):
         arrays.append(pa.array(values))
         names.append(name)
-    arrays.append(pa.array(errors, type=pa.string()))
+    arrays.append(pa.array(errors, type=pa.string()) if result.n_failed or problems
+                  else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors
 
@@ -454,8 +491,8 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
         return JsonlSink(out, names) if as_json else CsvSink(out, names)
     kind = file_format(path, output=True)
     if as_json:
-        raise InputError("--json writes JSON lines to standard output; -o chooses the format "
-                         "by the file's suffix", hint=f"drop --json, or write -o {path}.jsonl")
+        raise InputError("writes JSON lines to standard output; a file's format is chosen by "
+                         "its suffix", option="json", hint=f"write to {path}.jsonl instead")
     if kind == "parquet":
         return ParquetSink(path, names)
     try:
@@ -478,13 +515,13 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
     wrt = wrt_names(graph, wrt)
     both = [name for name in at if name in rows.columns]
     if both:
-        raise InputError(f"--at gives {both[0]}, which is also a column of the points",
-                         hint=f"drop --at {both[0]}=... or that column")
+        raise InputError(f"gives {both[0]}, which is also a column of the points",
+                         option="at", names=(both[0],), hint="give each input one way")
     missing = [name for name in graph.inputs if name not in rows.columns and name not in at]
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise InputError(f"the points have no column for {', '.join(missing)}", span,
-                         hint=f"add a column, or fix it with --at {missing[0]}=1")
+        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
+                                names=tuple(missing))
     names = output_columns(rows, at, wrt)
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
@@ -503,6 +540,7 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
 # -- Dask ---------------------------------------------------------------------------------------
 
 DASK_HINT = 'pip install "gradcli[dask]"'
+DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
 
 
 def _dask():
@@ -513,8 +551,8 @@ def _dask():
         import dask.dataframe as dd
         import distributed
     except ImportError:
-        raise InputError("--engine dask needs Dask (dask[dataframe] and distributed), which is "
-                         "not installed", hint=DASK_HINT) from None
+        raise InputError("dask needs Dask (dask[dataframe] and distributed), which is not "
+                         "installed", option="engine", hint=DASK_HINT) from None
     return dask, dd, distributed
 
 
@@ -534,13 +572,19 @@ def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
     function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
     error of a row that computed (CSV output writes "")."""
     import pyarrow as pa
-    batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
     table, _ = evaluate_chunk(_compiled(source), batch, wrt, at)
-    out = table.to_pandas()
+    out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
     if error_fill is not None:
         out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
     out.index = frame.index
     return out
+
+
+def _arrow_dtype(arrow_type):
+    import pandas as pd
+    return pd.ArrowDtype(arrow_type)
 
 
 def partition_failures(frame):
@@ -556,7 +600,7 @@ def partition_failures(frame):
 
 def run_dask(graph: Graph, path: str, output_path: str | None, *,
              wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-             scheduler: str | None = None, csv_block_bytes: int | str = "64MB") -> Summary:
+             scheduler: str | None = None) -> Summary:
     """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
     (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
     ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler`` or a local one."""
@@ -565,40 +609,43 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)
     if output_path is None:
-        raise InputError("--engine dask writes its result with -o",
-                         hint="-o out.parquet (a directory of parts) or -o 'out-*.csv'")
+        raise InputError("dask writes its result to files", option="engine",
+                         hint="name the output: out.parquet (a directory of parts) or "
+                              "'out-*.csv' (one file per partition)")
     lower = output_path.lower()
     if lower.endswith(".csv") and "*" in output_path:
         out_kind = "csv"
     elif lower.endswith((".parquet", ".pq")) or lower.endswith(".parquet/"):
         out_kind = "parquet"
     else:
-        raise InputError(f"-o {output_path}: --engine dask writes a directory of Parquet parts "
-                         "or one CSV file per partition",
-                         hint="-o out.parquet, or -o 'out-*.csv' (* is the partition number)")
+        raise InputError(f"{output_path}: the dask engine writes a directory of Parquet parts "
+                         "or one CSV file per partition", option="output",
+                         hint="out.parquet, or 'out-*.csv' (* is the partition number)")
     if path == "-":
-        raise InputError("--engine dask reads files, not standard input")
+        raise InputError("dask reads files, not standard input", option="engine")
     kind = file_format(path)
     try:
         if kind == "parquet":
             frame = dd.read_parquet(path)
         elif kind == "csv":
             frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
-                                blocksize=csv_block_bytes)
+                                blocksize=DASK_CSV_BLOCK_BYTES)
         else:
-            raise InputError("--engine dask reads CSV or Parquet",
-                             hint="convert the JSON lines first, or use --engine numpy")
+            raise InputError("dask reads CSV or Parquet", option="engine",
+                             hint="convert the JSON lines first, or use the numpy engine")
     except (FileNotFoundError, OSError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
     columns = list(frame.columns)
     rows = Rows(columns, iter(()), None, lambda: 0)
     both = [name for name in at if name in columns]
     if both:
-        raise InputError(f"--at gives {both[0]}, which the points also give")
+        raise InputError(f"gives {both[0]}, which is also a column of the points",
+                         option="at", names=(both[0],), hint="give each input one way")
     missing = [name for name in graph.inputs if name not in columns and name not in at]
     if missing:
-        raise InputError(f"the points have no column for {', '.join(missing)}",
-                         hint=f"add a column, or fix it with --at {missing[0]}=1")
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
+                                names=tuple(missing))
     output_columns(rows, at, wrt)  # checks for collisions
     fill = "" if out_kind == "csv" else None
     meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill)
@@ -612,7 +659,11 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                                    meta=partition_failures(meta.iloc[:0]).iloc[:0])
     client = _client(distributed, scheduler)
     try:
-        _, parts = dask.compute(write, counts)
+        with warnings.catch_warnings():
+            # to_csv gives a delayed write: computed with the counts, the expressions are
+            # materialised (what the warning says), and each partition still runs once
+            warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
+            _, parts = dask.compute(write, counts)
     finally:
         client.close()
     summary, offset = Summary(), 0

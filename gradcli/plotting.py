@@ -56,18 +56,18 @@ def _ranges(over: list[str]) -> dict[str, tuple[float, float, int | None]]:
     from .points import parse_grid
     ranges: dict[str, tuple[float, float, int | None]] = {}
     for text in over:
-        for name, (start, stop, count) in parse_grid(text, "--over", default_count=0).items():
+        for name, (start, stop, count) in parse_grid(text, "over", default_count=0).items():
             if name in ranges:
-                raise InputError(f"--over gives {name} twice")
+                raise InputError(f"gives {name} twice", option="over", names=(name,))
             if not start < stop:
-                raise InputError(f"--over {name}={start:g}:{stop:g}: the start must be below "
-                                 "the stop")
+                raise InputError(f"{name}={start:g}:{stop:g}: the start must be below the stop",
+                                 option="over", names=(name,), values=(start, stop))
             ranges[name] = (start, stop, count or None)
     if not ranges:
-        raise InputError("no range to plot over", hint='e.g. --over x=-3:3')
+        raise InputError("gives no range to plot over", option="over", hint="e.g. x=-3:3")
     if len(ranges) > 2:
-        raise InputError(f"--over gives {len(ranges)} inputs; a plot has one or two",
-                         hint="fix the others with --at")
+        raise InputError(f"gives {len(ranges)} inputs; a plot has one or two", option="over",
+                         names=tuple(ranges), hint="fix the others with --at")
     return ranges
 
 
@@ -78,8 +78,8 @@ def _size(text: str) -> tuple[int, int]:
     except ValueError:
         size = (0, 0)
     if not sep or not (50 <= size[0] <= 10_000 and 50 <= size[1] <= 10_000):
-        raise InputError(f"--size {text!r} is not WIDTHxHEIGHT in pixels (50 to 10000)",
-                         hint="e.g. --size 800x600")
+        raise InputError(f"{text!r} is not WIDTHxHEIGHT in pixels (50 to 10000)",
+                         option="size", hint="e.g. 800x600")
     return size
 
 
@@ -110,11 +110,12 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
     """Draw the request: ``(channel, text)`` pieces, channel ``"out"`` or ``"err"``."""
     ranges = _ranges(request.over)
     if request.output and request.fmt == "csv":
-        raise InputError("-o saves an image; --format csv prints the samples: give one")
+        raise InputError("saves an image and the csv format prints the samples: give one",
+                         option="output")
     suffix = os.path.splitext(request.output or "")[1].lower()
     if request.output and suffix not in (".png", ".svg", ".pdf"):
-        raise InputError(f"-o {request.output}: the image type {suffix or '(none)'} is not "
-                         "known", hint="use .png, .svg or .pdf")
+        raise InputError(f"{request.output}: the image type {suffix or '(none)'} is not known",
+                         option="output", hint="use .png, .svg or .pdf")
     size = _size(request.size)
     _require("numpy", what="gradcli plot")
     if request.output:
@@ -125,8 +126,8 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
         yield from _curves(request, ranges, size)
     else:
         if request.tangent is not None or request.order != 1:
-            raise InputError("--tangent and --order go with one input; a heat map shows f "
-                             "and its gradient")
+            raise InputError("goes with one input; a heat map shows f and its gradient",
+                             option="tangent" if request.tangent is not None else "order")
         yield from _surface(request, ranges, size)
 
 
@@ -140,8 +141,9 @@ def _curves(request, ranges, size):
     equation = None
     if request.tangent is not None:
         if list(request.tangent) != [name]:
-            raise InputError(f"--tangent names {', '.join(request.tangent)}; the plot is over "
-                             f"{name}", hint=f"write --tangent {name}=1")
+            raise InputError(f"names {', '.join(request.tangent)}; the plot is over {name}",
+                             option="tangent", names=tuple(request.tangent),
+                             hint=f"write {name}=1")
         a = request.tangent[name]
         fa, slope = tangent_line(request.source, name, a, request.at)
         tangent = (a, fa, slope)

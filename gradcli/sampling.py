@@ -26,7 +26,7 @@ import numpy as np
 
 from .engine.batch import evaluate_columns
 from .engine.graph import Graph, compile
-from .errors import InputError
+from .errors import InputError, MissingInputError
 from .symbolic.diff import derivatives_of
 
 DEFAULT_SAMPLES = 400
@@ -71,13 +71,12 @@ def _free_inputs(graph: Graph, over: list[str], at: Mapping[str, float]) -> None
     unknown = [name for name in over if name not in graph.inputs]
     if unknown:
         raise InputError(f"the expression does not read {', '.join(unknown)}",
+                         names=tuple(unknown),
                          hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
     missing = [name for name in graph.inputs if name not in over and name not in at]
     if missing:
-        raise InputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
-                         f"{', '.join(missing)}",
-                         hint="fix the other inputs with --at, e.g. --at "
-                              + ",".join(f"{name}=1" for name in missing))
+        raise MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
+                                f"{', '.join(missing)}", names=tuple(missing))
 
 
 def _first_error(errors: np.ndarray) -> str | None:

@@ -171,7 +171,7 @@ def test_pdf_is_written(run, tmp_path):
     (["x*y*z", "--over", "x=0:1,y=0:1,z=0:1"], ["one or two"]),
     (["x^2", "--over", "x=0:1", "-o", "p.bmp"], [".bmp"]),
     (["x^2", "--over", "x=0:1", "--size", "big"], ["--size"]),
-    (["x*y", "--over", "x=0:1,y=0:1", "--tangent", "x=1"], ["one input"]),
+    (["x*y", "--over", "x=0:1,y=0:1", "--tangent", "x=1"], ["--tangent goes with one input"]),
     (["x^2", "--over", "x=0:1", "--tangent", "y=1"], ["--tangent names y"]),
 ])
 def test_bad_input(run, reported, args, words):

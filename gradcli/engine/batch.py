@@ -32,12 +32,13 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..errors import GradcliError, InputError
+from ..errors import GradcliError, InputError, MissingInputError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
 
 BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns stay in cache
+BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big graphs, fewer rows
 
 
 # -- the NumPy namespace: every primitive's primal on arrays ------------------------------------
@@ -148,9 +149,8 @@ def as_columns(graph: Graph, columns: Mapping[str, object]) -> tuple[int, dict[s
     missing = [name for name in graph.inputs if name not in columns]
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise InputError(f"no values for {'input' if len(missing) == 1 else 'inputs'} "
-                         f"{', '.join(missing)}", span,
-                         hint="give a column for every input the expression reads")
+        raise MissingInputError(f"no values for {'input' if len(missing) == 1 else 'inputs'} "
+                                f"{', '.join(missing)}", span, names=tuple(missing))
     n = column_length(columns)
     arrays = {}
     for name, span in zip(graph.inputs, graph.input_spans):
@@ -185,6 +185,7 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     errors = np.full(n, None, dtype=object)
     order = visit_order(graph) if gradient else []
     primals = numpy_primals(graph)
+    block_rows = max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
     with np.errstate(all="ignore"):
         for start in range(0, n, block_rows):
             stop = min(n, start + block_rows)
@@ -226,9 +227,11 @@ def _times(g, local):
     return g * local
 
 
-def reverse_block(graph: Graph, slots: list, order: list[int]) -> list:
-    """Adjoints of every slot for one block, as the single-point reverse sweep computes them
-    (same visit order, same rules, same order of accumulation); None where nothing flows."""
+def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False) -> list:
+    """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
+    computes them (same visit order, same rules, same order of accumulation); None where nothing
+    flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
+    memory falls during the sweep, and ``slots`` is consumed)."""
     adjoint: list = [None] * graph.n_slots
     adjoint[graph.output] = 1.0
     base, n_const = graph.base, graph.n_const
@@ -244,6 +247,9 @@ def reverse_block(graph: Graph, slots: list, order: list[int]) -> list:
             c = _times(g, rules[0](m, slots[a], y))
             prev = adjoint[a]
             adjoint[a] = c if prev is None else prev + c
+            adjoint[s] = None
+            if free:
+                slots[s] = None
             continue
         va, vb = slots[a], slots[b]
         if a >= n_const:
@@ -254,6 +260,9 @@ def reverse_block(graph: Graph, slots: list, order: list[int]) -> list:
             c = _times(g, rules[1](m, va, vb, y))
             prev = adjoint[b]
             adjoint[b] = c if prev is None else prev + c
+        adjoint[s] = None
+        if free:
+            slots[s] = None
     return adjoint
 
 
@@ -272,7 +281,7 @@ def _evaluate_block(graph, block, primals, order, wrt, offset, values_out, grads
         if failed is not None:
             values_out[failed] = np.nan
         return
-    adjoint = reverse_block(graph, slots, order)
+    adjoint = reverse_block(graph, slots, order, free=True)
     for name in wrt:
         g = adjoint[n_const + graph.inputs.index(name)]
         grads_out[name][...] = 0.0 if g is None else g
@@ -327,17 +336,13 @@ def _value_message(graph: Graph, k: int, slots: list, r: int) -> str:
     overflow, exactly as :func:`gradcli.engine.forward.forward` reports it."""
     prim = graph.ops[k]
     args = _row_args(graph, k, slots, r)
-    span = graph.spans[k]
+    span, node = graph.spans[k], graph.node_id(graph.base + k)
     try:
         value = prim.primal(*args)
-        error: GradcliError | None = None
-    except (ValueError, ZeroDivisionError) as exc:
-        error = domain_error(prim, args, span, exc)
+    except (ValueError, ZeroDivisionError):
+        return domain_error(prim, args, span, node=node).message
     except OverflowError:
-        error = overflow_error(prim, args, span)
-    node = graph.node_id(graph.base + k)
-    if error is not None:
-        return f"{node}: {error.message}"
+        return overflow_error(prim, args, span, node=node).message
     if math.isfinite(value):  # NumPy and the C library disagree at the very edge of the range
         value = float(np.asarray(slots[graph.base + k])[r])
     return f"{node} = {describe_call(prim, args)} is {value}: the value is not a finite number"
