@@ -32,7 +32,7 @@ _OPEN_NEW = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
 
 
-def _sha256(data: bytes) -> str:
+def _sha256_function():
     # The C module hashlib itself falls back on: importing hashlib loads OpenSSL (milliseconds).
     try:
         from _sha2 import sha256  # Python >= 3.12
@@ -41,7 +41,18 @@ def _sha256(data: bytes) -> str:
             from _sha256 import sha256  # Python 3.10, 3.11
         except ImportError:
             from hashlib import sha256
-    return sha256(data).hexdigest()
+    return sha256
+
+
+_sha256 = None
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data``, in hex."""
+    global _sha256
+    if _sha256 is None:
+        _sha256 = _sha256_function()
+    return _sha256(data).hexdigest()
 
 
 def directory(environ=os.environ) -> str | None:
@@ -81,7 +92,7 @@ def encode(key, data) -> bytes:
     """A file's bytes: the checksum line, then the JSON of ``key`` and ``data``."""
     body = json.dumps({"key": key, "data": data}, separators=(",", ":"), ensure_ascii=True,
                       allow_nan=False).encode("ascii")
-    return MAGIC + _sha256(body).encode("ascii") + b"\n" + body
+    return MAGIC + sha256_hex(body).encode("ascii") + b"\n" + body
 
 
 def decode(blob: bytes, key):
@@ -89,7 +100,7 @@ def decode(blob: bytes, key):
     header, newline, body = blob.partition(b"\n")
     if not newline or not header.startswith(MAGIC):
         return None
-    if header[len(MAGIC):] != _sha256(body).encode("ascii"):
+    if header[len(MAGIC):] != sha256_hex(body).encode("ascii"):
         return None  # truncated, or a byte changed
     try:
         content = json.loads(body)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradcli.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from gradcli.errors import ParseError
-from gradcli.parser import build_parser, parse
+from gradcli.language.parser import build_parser, parse
 
 x, y, z = Var("x"), Var("y"), Var("z")
 
@@ -137,7 +137,7 @@ def _flat(node):
 @functools.cache
 def _lark_and_fast():
     """Lark's own parser, and the fast loop over the tables read from its serialization."""
-    from gradcli import parser
+    from gradcli.language import parser
     return parser.build_parser(), parser._fast_parser(parser.build_tables())
 
 
@@ -158,7 +158,7 @@ def _lark_outcome(source):
 
 def _fast_outcome(source):
     """What the fast loop gives, in the same terms as _lark_outcome."""
-    from gradcli.parser import SyntaxFault
+    from gradcli.language.parser import SyntaxFault
     try:
         result = _lark_and_fast()[1](source)
     except ParseError as exc:
@@ -196,7 +196,7 @@ def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
 def test_parse_and_lower_restore_the_garbage_collector():
     import gc
 
-    from gradcli.graph import lower
+    from gradcli.engine.graph import lower
     assert gc.isenabled()
     lower(parse("x*y"))
     with pytest.raises(ParseError):
@@ -213,7 +213,7 @@ def test_parse_and_lower_restore_the_garbage_collector():
 # -- the tables from Lark's serialization ------------------------------------------------------
 
 def test_the_tables_are_plain_data():
-    from gradcli.parser import build_tables
+    from gradcli.language.parser import build_tables
     tables = build_tables()
     assert json.loads(json.dumps(tables, allow_nan=False)) == tables  # JSON, whole
     assert set(tables) == {"pattern", "ignore", "symbols", "states", "reductions", "start", "end"}
@@ -221,8 +221,8 @@ def test_the_tables_are_plain_data():
 
 @pytest.mark.parametrize("option", ["keep_all_tokens", "propagate_positions"])
 def test_a_parser_the_fast_loop_cannot_run_is_an_error(option):
-    from gradcli import parser
-    from gradcli.tables import LarkMismatch, tables_from_lark
+    from gradcli.language import parser
+    from gradcli.language.tables import LarkMismatch, tables_from_lark
     lark = build_parser(**{option: True})
     with pytest.raises(LarkMismatch, match=option):
         tables_from_lark(lark, parser._TRANSFORMER, parser._POSTLEX, parser._METHODS)
@@ -235,8 +235,8 @@ def test_a_parser_the_fast_loop_cannot_run_is_an_error(option):
 def test_a_grammar_the_fast_loop_cannot_run_is_an_error(grammar, what):
     from lark import Lark
 
-    from gradcli import parser
-    from gradcli.tables import LarkMismatch, tables_from_lark
+    from gradcli.language import parser
+    from gradcli.language.tables import LarkMismatch, tables_from_lark
     lark = Lark(grammar, parser="lalr", lexer="basic", transformer=parser._TRANSFORMER,
                 postlex=parser._POSTLEX, maybe_placeholders=False)
     with pytest.raises(LarkMismatch, match=what):
@@ -246,7 +246,7 @@ def test_a_grammar_the_fast_loop_cannot_run_is_an_error(grammar, what):
 def test_the_tables_follow_larks_terminal_order():
     """Lark tries terminals by priority, longest possible match, longest pattern, then name:
     '**' must be tried before '*' ('x**2' is a power), '+=' before '+'."""
-    from gradcli.parser import build_tables
+    from gradcli.language.parser import build_tables
     pattern = build_tables()["pattern"]
     assert pattern.index("(?P<POW>") < pattern.index("(?P<STAR>")
     assert pattern.index("(?P<ASSIGN_OP>") < pattern.index("(?P<PLUS>")

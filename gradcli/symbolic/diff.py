@@ -3,7 +3,7 @@
 The graph becomes a shared expression DAG (:class:`Interner`: equal subexpressions are one
 object, found by hashing small keys, never by comparing trees). A tangent sweep over that DAG
 with the symbolic namespace (``m = SYMBOLIC``) builds each node's derivative from the very rules
-reverse mode evaluates on floats, simplifying as it goes (:mod:`gradcli.symbolic`). Higher
+reverse mode evaluates on floats, simplifying as it goes (:mod:`gradcli.symbolic.expr`). Higher
 orders sweep the derivative's own DAG again. Printing names every subexpression that is used
 more than once and is worth a name, so the result is a small program, not an exponential tree:
 
@@ -24,12 +24,12 @@ from __future__ import annotations
 import math
 from itertools import count
 
-from .ast import Assign, Binary, Call, Num, Program, Unary, Var
-from .errors import LimitError
-from .graph import Graph
-from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, lookup
-from .printer import to_source
-from .symbolic import SYMBOLIC, Sym, binary, call, negate, number
+from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from ..errors import LimitError
+from ..engine.graph import Graph
+from ..engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, lookup
+from ..language.printer import to_source
+from .expr import SYMBOLIC, Sym, binary, call, negate, number
 
 MAX_EXPRESSIONS = 2_000_000  # distinct subexpressions; past this the derivative is too large to print
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)

@@ -6,13 +6,14 @@ callbacks run during the parse, so the AST is built as the input is read: there 
 recursive pass over a tree, and a 100,000-deep nesting parses like a flat one.
 
 Lark's serialization of that parser becomes plain data (``tables.py``), which a tight loop here
-runs (:func:`_fast_parser`), valid text and mistakes alike: a syntax error is the token the tables
-cannot shift or reduce and the terminals they expected there, exactly what Lark's own loop would
-report (a test compares the two on random token sequences). The tables are saved as JSON in the
-user's cache directory (``usercache.py``: checksummed, keyed by the versions of gradcli, Lark,
-Python and the grammar), so a run of ``gradcli`` neither imports nor builds Lark, and a parse
-costs a few Python operations per token. Lark is only imported to build the tables when no
-saved copy fits; it is never given a cache file, and nothing read from disk is unpickled.
+runs (:func:`_fast_parser`), valid text and mistakes alike: a syntax error is the token the
+tables cannot shift or reduce and the terminals they expected there, exactly what Lark's own
+loop would report (a test compares the two on random token sequences). The tables are saved as
+JSON in the user's cache directory (``usercache.py``: checksummed, keyed by the versions of
+gradcli, Lark, Python and the grammar), so a run of ``gradcli`` neither imports nor builds Lark,
+and a parse costs a few Python operations per token. Lark is only imported to build the tables
+when no saved copy fits; it is never given a cache file, and nothing read from disk is
+unpickled.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import sys
 from sys import intern
 from typing import Callable, NamedTuple
 
-from . import __version__, usercache
+from .. import usercache
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
-from .errors import LimitError, ParseError
-from .gcpause import gc_paused
+from ..errors import LimitError, ParseError
+from ..gcpause import gc_paused
 
 MAX_SOURCE = 1_048_576  # characters; a program this long takes seconds and hundreds of MB to parse
 
@@ -131,7 +132,7 @@ class SyntaxFault(NamedTuple):
 
 def grammar_text() -> str:
     """The grammar, read from the installed package data (``grammar/gradcli.lark``)."""
-    from . import grammar
+    from .. import grammar
     try:  # a plain file next to the package: no importlib.resources (a millisecond at start-up)
         with open(os.path.join(grammar.__path__[0], "gradcli.lark"), encoding="utf-8") as file:
             return file.read()
@@ -180,8 +181,11 @@ def _tables_key(grammar: str) -> dict:
     for name in ("parser.py", "tables.py"):
         st = os.stat(os.path.join(here, name))
         code.append([name, st.st_size, st.st_mtime_ns])
-    return {"format": TABLES_FORMAT, "gradcli": __version__, "python": sys.version,
-            "lark": _lark_version(), "grammar": usercache._sha256(grammar.encode("utf-8")),
+    # the package is imported before its modules; ``from .. import __version__`` would be an
+    # import from the top layer
+    version = getattr(sys.modules.get(__name__.partition(".")[0]), "__version__", "")
+    return {"format": TABLES_FORMAT, "gradcli": version, "python": sys.version,
+            "lark": _lark_version(), "grammar": usercache.sha256_hex(grammar.encode("utf-8")),
             "code": code}
 
 
@@ -189,7 +193,7 @@ def _tables_name() -> str:
     """The file name: one per Python version and installation of gradcli, so two virtual
     environments do not overwrite each other's tables in turn."""
     here = os.path.dirname(os.path.abspath(__file__))
-    digest = usercache._sha256(here.encode("utf-8", "surrogateescape"))[:12]
+    digest = usercache.sha256_hex(here.encode("utf-8", "surrogateescape"))[:12]
     return f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.json"
 
 
@@ -232,13 +236,12 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             pairs = tuple((kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2))
             reductions.append((size, rule, _callback(size, method, pairs)))
     rows: list[dict] = [{} for _ in tables["states"]]
-    for row, flat in zip(rows, tables["states"]):
-        for i in range(0, len(flat), 2):
-            action = flat[i + 1]
-            if action < 0:
-                row[names[flat[i]]] = reductions[-1 - action]
-            else:
-                row[names[flat[i]]] = rows[action]
+    n = len(rows)
+    for row, pairs in zip(rows, tables["states"]):
+        pairs = bytes.fromhex(pairs)
+        for i in range(0, len(pairs), 2):
+            action = pairs[i + 1]
+            row[names[pairs[i]]] = rows[action] if action < n else reductions[action - n]
     start, end = rows[tables["start"]], rows[tables["end"]]
     finditer = re.compile(tables["pattern"]).finditer
     ignore = frozenset(tables["ignore"])
@@ -331,7 +334,7 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
 
 @gc_paused()
 def parse(source: str) -> Program:
-    """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
+    """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
     if len(source) > MAX_SOURCE:
         raise LimitError(f"the source is longer than {MAX_SOURCE:,} characters, "
                          "the most gradcli reads", hint="split it into smaller programs")

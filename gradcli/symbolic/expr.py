@@ -3,7 +3,7 @@
 :class:`Sym` wraps an AST expression and overloads arithmetic, simplifying as it builds
 (constants folded and gathered in front; ``0*a``, ``1*a``, ``a+0``, ``a^1`` and ``--a`` removed).
 Like terms and powers of one base combine (``a + a`` is ``2*a``, ``a*a^2`` is ``a^3``) when they
-are the same object, as equal parts are in :mod:`gradcli.diff`'s shared expressions: identity is
+are the same object, as equal parts are in :mod:`gradcli.symbolic.diff`'s shared expressions: identity is
 checked, never tree equality, so no rule walks a tree. Every rule looks at most two levels down
 and never recurses deeper, so building stays linear and flat. ``SYMBOLIC`` is the
 namespace a rule receives as ``m``: ``m.cos(a)`` builds the call ``cos(a)``. Feeding a rule
@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from .ast import Binary, Call, Num, Unary, Var
-from .primitives import CONSTANTS, TABLE
+from ..language.ast import Binary, Call, Num, Unary, Var
+from ..engine.primitives import CONSTANTS, TABLE
 
 # Functions folded when their arguments are constants: exact, and clearer as a number.
 _FOLDABLE = {"sign", "step", "abs", "min", "max"}
@@ -225,7 +225,7 @@ class Sym:
     def __pos__(self): return self
 
     def __repr__(self) -> str:
-        from .printer import to_source
+        from ..language.printer import to_source
         return f"Sym({to_source(self.node)})"
 
 
@@ -240,7 +240,7 @@ SYMBOLIC.pow = lambda a, b: Sym(a) ** b if not isinstance(a, Sym) else a ** b
 
 def rule_text(name: str) -> list[str]:
     """Each partial-derivative rule of a primitive, printed with arguments ``a`` and ``b``."""
-    from .printer import to_source
+    from ..language.printer import to_source
     prim = TABLE[name]
     args = [Sym(Var("a")), Sym(Var("b"))][:prim.arity]
     if prim.symbol and prim.arity == 2:
