@@ -50,10 +50,10 @@ class _Token:
 class _ToAst:
     """The callbacks, one per grammar alias, each building an AST node from the rule's children.
 
-    Lark calls them during its parse (``transformer=_ToAst()``) and so does the fast loop. They
-    take the children as one list, Lark's plain callback convention, so neither adds a wrapper.
-    A token is Lark's ``Token`` or a :class:`_Token`; only ``value``, ``start_pos`` and
-    ``end_pos`` are read.
+    The fast loop calls them, and so does Lark's own loop (``transformer=_ToAst()``, which the
+    tests compare it with). They take the children as one list, Lark's plain callback
+    convention, so neither adds a wrapper. A token is a :class:`_Token` or Lark's ``Token``;
+    only ``value``, ``start_pos`` and ``end_pos`` are read.
     """
 
     def num(self, children):
