@@ -143,6 +143,10 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
     try:
         reader = _csv_reader(stream, names, numbers)  # reads the first block
     except pa.ArrowInvalid as exc:
+        if "Empty CSV file" in str(exc):  # a header and no rows: no chunks
+            if raw is not sys.stdin.buffer:
+                raw.close()
+            return Rows(names, iter(()), total, lambda: stream.count)
         if not numbers or "conversion error" not in str(exc):
             raise InputError(f"{what}: {_arrow_message(exc)}") from None
         numbers.clear()
