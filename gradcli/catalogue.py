@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .primitives import ALIASES, TABLE
-from .symbolic import rule_text
+from .canonical import rule_text
 
 
 def catalogue() -> list[dict]:
