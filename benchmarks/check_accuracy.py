@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from gradcli.api import compile, evaluate_graph  # noqa: E402
 from gradcli.check import DEFAULT_ATOL, DEFAULT_RTOL, check_result  # noqa: E402
 from gradcli.errors import GradcliError  # noqa: E402
-from gradcli.primitives import TABLE  # noqa: E402
+from gradcli.engine.primitives import TABLE  # noqa: E402
 from test_check import catalogue_source  # noqa: E402
 from test_primitives import in_domain_points  # noqa: E402
 

@@ -49,11 +49,11 @@ def run_pipeline(source: str, clock=time.perf_counter):
 
     ``clock`` is wall time by default; ``time.process_time`` (CPU time) is steadier on a machine
     other work is running on."""
-    from gradcli.forward import forward
-    from gradcli.graph import lower
-    from gradcli.parser import parse
-    from gradcli.reverse import reverse
-    from gradcli.text import result_text
+    from gradcli.engine.forward import forward
+    from gradcli.engine.graph import lower
+    from gradcli.language.parser import parse
+    from gradcli.engine.reverse import reverse
+    from gradcli.views.text import result_text
 
     try:  # parse and lower under one pause of the cyclic GC, as gradcli.api.compile does
         from gradcli.gcpause import gc_paused

@@ -13,17 +13,9 @@ from functools import cached_property
 from typing import Iterable, Mapping
 
 from .errors import InputError
-from .forward import forward
-from .gcpause import gc_paused
-from .graph import Graph, lower
-from .parser import parse
-from .reverse import check_gradient, reverse
-
-
-@gc_paused()  # one pause for both stages: the AST is built and freed without a collection
-def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
-    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`evaluate_graph`."""
-    return lower(parse(source), source)
+from .engine.forward import forward
+from .engine.graph import Graph, compile, point_vector, wrt_names
+from .engine.reverse import check_gradient, reverse
 
 
 @dataclass
@@ -39,42 +31,16 @@ class Result:
     values: list[float] = field(repr=False)
 
     @cached_property
+    def sweep(self) -> tuple[list[float], list]:
+        """The reverse sweep with its records: (adjoint of every slot, contributions)."""
+        return reverse(self.graph, self.values, self.seed, record=True)
+
+    @cached_property
     def trace(self):
         """The forward, contribution and adjoint records (computed on first use)."""
-        from .trace import build_trace
-        adjoint, records = reverse(self.graph, self.values, self.seed, record=True)
+        from .views.trace import build_trace
+        adjoint, records = self.sweep
         return build_trace(self.graph, self.values, adjoint, records, self.seed)
-
-
-def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
-    """The graph's input values in graph order; a missing input is an :class:`InputError`."""
-    missing = [name for name in graph.inputs if name not in at]
-    if missing:
-        names = ", ".join(missing)
-        example = ",".join(f"{n}=1" for n in missing)
-        span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise InputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} {names}",
-                         span, hint=f"add --at {example}")
-    point = []
-    for name, span in zip(graph.inputs, graph.input_spans):
-        try:
-            value = float(at[name])
-        except (TypeError, ValueError):
-            raise InputError(f"the value of {name} is {at[name]!r}, not a number", span) from None
-        if not math.isfinite(value):  # a NaN or inf input is a bad input, not a numerical failure
-            raise InputError(f"the value of {name} is {value}, which is not a finite number", span)
-        point.append(value)
-    return point
-
-
-def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
-    """The inputs to differentiate by (default: all, in graph order); an unknown name is an error."""
-    wrt = list(graph.inputs) if wrt is None else list(wrt)
-    unknown = [name for name in wrt if name not in graph.inputs]
-    if unknown:
-        raise InputError(f"--wrt names {', '.join(unknown)}, which the expression does not read",
-                         hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
-    return wrt
 
 
 def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
@@ -114,7 +80,7 @@ class ForwardResult(Result):
     @cached_property
     def trace(self):
         """The tangent trace: each node's value, local partials and tangent in every sweep."""
-        from .tangent import tangent_trace
+        from .views.trace import tangent_trace
         return tangent_trace(self.graph, self.values, self.partials, self.sweeps)
 
 
@@ -126,7 +92,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     ``direction`` maps input names to tangents; inputs it leaves out get 0 and names the graph
     does not read are ignored. The result is scaled by ``seed``, as in reverse mode.
     """
-    from .tangent import check_tangent, local_partials, tangent_sweep
+    from .engine.tangent import check_tangent, local_partials, tangent_sweep
     point = point_vector(graph, at)
     values = forward(graph, point)
     partials = local_partials(graph, values)
@@ -171,7 +137,7 @@ class HessianResult:
         """Each row against numerical derivatives of that component of the AD gradient (a
         ``HessianCheck``); the tolerances default to ``eval --check``'s."""
         from .check import DEFAULT_ATOL, DEFAULT_RTOL
-        from .hvp import check_hessian
+        from .check import check_hessian
         columns = [self.graph.inputs.index(name) for name in self.inputs]
         return check_hessian(self.graph, list(self.point.values()), columns, self.hessian,
                              DEFAULT_RTOL if rtol is None else rtol,
@@ -181,7 +147,7 @@ class HessianResult:
 def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
                      wrt: Iterable[str] | None = None) -> HessianResult:
     """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences)."""
-    from .hvp import hessian_matrix
+    from .engine.dual import hessian_matrix
     first = evaluate_graph(graph, at, wrt=wrt)
     names = list(first.gradient)
     matrix = hessian_matrix(graph, first.values, [graph.inputs.index(n) for n in names])
@@ -197,7 +163,7 @@ def hessian(source: str, at: Mapping[str, float] | None = None, *,
 
 def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -> dict[str, str]:
     """Each partial derivative of ``source`` (of order ``order`` in one input) as source text."""
-    from .diff import derivatives_of
+    from .symbolic.diff import derivatives_of
     graph = compile(source)
     return derivatives_of(graph, wrt_names(graph, wrt), order)
 

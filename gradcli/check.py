@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from .errors import GradcliError, InputError
-from .forward import forward
-from .graph import Graph, describe_call, format_constant
-from .primitives import FLOAT
-from .reverse import reverse
+from .engine.forward import forward
+from .engine.graph import Graph, compile, describe_call, point_vector
+from .language.printer import format_constant
+from .engine.primitives import FLOAT
+from .engine.reverse import reverse
 
 EPS = sys.float_info.epsilon
 # Stricter than autograd's check_grads (rtol = atol = 1e-6), JAX's 1e-5 and PyTorch's gradcheck
@@ -497,7 +498,6 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     ``names`` are the inputs whose derivatives are compared; a formula for another name, a
     syntax error or a point outside the formula's domain is an error pointing into the formula.
     """
-    from .api import compile, point_vector
     values = {}
     for name, formula in formulas.items():
         if name not in names:
@@ -529,7 +529,6 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
                  expected: Mapping[str, tuple[str, float]] | None = None) -> Check:
     """Check an evaluation (:class:`gradcli.api.Result`): its gradient, for its ``wrt`` and
     ``seed``, against numerical derivatives of its graph at its point."""
-    from .api import evaluate_graph
     graph, wrt, seed, output = result.graph, list(result.gradient), result.seed, result.graph.output
 
     at = [result.inputs[name] for name in graph.inputs]
@@ -537,9 +536,52 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
     def gradient(point: list[float]) -> dict[str, float]:
         if point == at:  # the numbers shown, whichever mode computed them (eval --mode forward)
             return dict(result.gradient)
-        return evaluate_graph(graph, dict(zip(graph.inputs, point)), wrt=wrt, seed=seed).gradient
+        adjoint, _ = reverse(graph, forward(graph, point), seed)
+        return {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}
     adjoint, _ = reverse(graph, result.values, seed)
     return check(graph, at, gradient,
                  function=lambda values: seed * values[output],
                  noise=rounding_noise(graph, result.values, adjoint), rtol=rtol, atol=atol,
                  expected=expected)
+
+
+# -- the check: each row of H against numerical derivatives of that gradient component ----------
+
+@dataclass(slots=True)
+class HessianCheck:
+    """Row ``name`` of H checked as the gradient of ∂f/∂name (a :class:`~gradcli.check.Check`
+    whose rows are the columns), with :mod:`gradcli.check`'s numerical differentiation."""
+
+    rows: dict[str, Check]
+    rtol: float
+    atol: float
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.rows.values())
+
+    def to_dict(self) -> dict:
+        """The ``check`` object of ``hessian --json``: one entry per (row, column)."""
+        entries = []
+        for name, c in self.rows.items():
+            for item in c.to_dict()["rows"]:
+                entries.append({"row": name, "column": item.pop("input"), **item})
+        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": entries}
+
+
+def check_hessian(graph: Graph, point: list[float], columns: list[int],
+                  matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
+                  atol: float = DEFAULT_ATOL) -> HessianCheck:
+    """Compare each row of ``matrix`` (the inputs at ``columns``) with numerical derivatives of
+    the AD gradient's component: ``|ad - numeric| <= atol + rtol·|numeric|``."""
+    names = [graph.inputs[j] for j in columns]
+    rows = {}
+    for a, i in enumerate(columns):
+        slot = graph.n_const + i
+
+        def component(values: list[float], slot: int = slot) -> float:
+            return reverse(graph, values)[0][slot]
+        row = dict(zip(names, matrix[a]))
+        rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
+                               rtol=rtol, atol=atol)
+    return HessianCheck(rows, rtol, atol)

@@ -15,7 +15,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
-from .text import directional_text, result_text
+from .views.text import directional_text, result_text
 
 DEFAULT_MAX_ROWS = 40
 DEFAULT_MAX_NODES = 40  # gradcli graph: a picture, not a wall
@@ -94,7 +94,7 @@ def _read_source(expression: str | None, file,
 def _read_text(read, what: str) -> str:
     """At most one character more than the parser accepts (so memory stays bounded and the
     parser can say the source is too long), checked to be UTF-8 text."""
-    from .parser import MAX_SOURCE
+    from .language.parser import MAX_SOURCE
     try:
         text = read(MAX_SOURCE + 1)
     except UnicodeDecodeError as exc:
@@ -304,7 +304,7 @@ def _check(result, point, expect, rtol, atol):
 
 
 def _check_export_suffix(path: str) -> None:
-    from .render import EXPORT_SUFFIXES
+    from .views.tables import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
         raise InputError(f"--export {path}: unknown file type",
                          hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
@@ -315,7 +315,7 @@ def _render(result, digits, max_rows, trace, export_path, echo=True, check=None)
     rich; optionally exported."""
     import io
 
-    from .render import check_table, export, make_console, show, tangent_table, trace_tables
+    from .views.tables import check_table, export, make_console, show, tangent_table, trace_tables
     options = {} if echo else {"file": io.StringIO()}
     console = make_console(record=bool(export_path), **options)
     items = [_summary(result, digits)]
@@ -427,7 +427,7 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
             data["check"] = report.to_dict()
         click.echo(json.dumps(data, ensure_ascii=False))
     else:
-        from .render import hessian_check_tables, hessian_table, show
+        from .views.tables import hessian_check_tables, hessian_table, show
         items = [result_text(result.value, result.gradient, 1.0, digits)]
         if result.inputs:
             items.append(hessian_table(result.inputs, result.hessian, digits))
@@ -485,12 +485,12 @@ def functions_command(as_json):
     In the rules, a and b are the arguments. At kinks gradcli uses the conventional
     subgradient (relu'(0) = 0, abs'(0) = 0, ties of min/max split evenly).
     """
-    from .catalogue import catalogue
+    from .views.catalogue import catalogue
     rows = catalogue()
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    from .render import functions_table, show
+    from .views.tables import functions_table, show
     show(functions_table(rows))
 
 
@@ -528,22 +528,23 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     an image type when Graphviz's dot is not installed).
     """
     from .api import compile, evaluate_graph
-    from .diagrams import save, to_dot, to_mermaid
-    from .picture import build_picture, cap_note
+    from .views.diagrams import save, to_dot, to_mermaid
+    from .views.picture import build_picture, cap_note
     from .points import merge_points
 
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
     point = merge_points(list(at))
     graph = compile(source)
-    values = None
     if at:
         _warn_unread(point, graph)
-        values = evaluate_graph(graph, point).values
-    picture = build_picture(graph, values, max_nodes)
+        result = evaluate_graph(graph, point)
+        picture = build_picture(graph, result.values, max_nodes, sweep=result.sweep)
+    else:
+        picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)
     if fmt == "text" and not output_path:
-        from .render import show_graph
+        from .views.tables import show_graph
         show_graph(picture, digits, note)  # the note is printed under the drawing
         return
     if output_path:

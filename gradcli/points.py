@@ -39,8 +39,8 @@ def constant_value(text: str, what: str) -> float:
     if value is None:
         if not text:
             raise InputError(f"{what} has no value")
-        from .graph import lower
-        from .parser import parse
+        from .engine.graph import lower
+        from .language.parser import parse
         try:
             graph = lower(parse(text), text)
         except GradcliError as exc:

@@ -8,7 +8,7 @@ singular point, or large enough to overflow later, is shifted onto an anchor (``
 ``arg - c``) where the function is smooth. Nothing is filtered out. Smoothness is probed with the
 primal alone (never with gradcli's derivative rules, which are what the properties test).
 
-The catalogue is read from :data:`gradcli.primitives.TABLE` and :func:`function_names`, so a new
+The catalogue is read from :data:`gradcli.engine.primitives.TABLE` and :func:`function_names`, so a new
 row is generated (under its name and every alias) the moment it is added.
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from gradcli.ast import Assign, Binary, Call, Num, Program, Unary, Var
-from gradcli.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
+from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from gradcli.engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
 INPUT_NAMES = ("x", "y", "z", "θ")  # a Unicode name is an ordinary input
 ASSIGNED_NAMES = ("a", "b", "c", "t", "e")  # assigning e shadows the constant from then on

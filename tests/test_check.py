@@ -17,8 +17,8 @@ from gradcli.check import (DEFAULT_ATOL, DEFAULT_RTOL, base_step, check, check_r
                            expected_values, parse_expectations)
 from gradcli.cli import main
 from gradcli.errors import InputError, ParseError
-from gradcli.primitives import TABLE
-from gradcli.reverse import reverse
+from gradcli.engine.primitives import TABLE
+from gradcli.engine.reverse import reverse
 from conftest import readme_runs
 from test_cli import _console_script
 from test_primitives import in_domain_points

@@ -13,9 +13,9 @@ import sympy as sp
 from gradcli import evaluate
 from gradcli.api import compile, derivatives, point_vector
 from gradcli.errors import InputError
-from gradcli.forward import forward
-from gradcli.parser import parse
-from gradcli.primitives import TABLE
+from gradcli.engine.forward import forward
+from gradcli.language.parser import parse
+from gradcli.engine.primitives import TABLE
 from conftest import readme_runs
 from test_primitives import in_domain_points
 

@@ -3,8 +3,8 @@
 import math
 
 from gradcli import compile, evaluate
-from gradcli.forward import forward
-from gradcli.reverse import visit_order
+from gradcli.engine.forward import forward
+from gradcli.engine.reverse import visit_order
 
 
 def test_a_dead_statement_is_not_visited_even_where_it_has_no_derivative():

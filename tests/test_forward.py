@@ -9,7 +9,7 @@ import pytest
 
 from gradcli import evaluate
 from gradcli.errors import InputError, NumericalError
-from gradcli.primitives import TABLE
+from gradcli.engine.primitives import TABLE
 from test_primitives import in_domain_points
 
 SEED = "log(x)+x*y-sin(y)"

@@ -17,8 +17,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gradcli.cli import main
-from gradcli.primitives import function_names
-from gradcli.printer import to_source
+from gradcli.engine.primitives import function_names
+from gradcli.language.printer import to_source
 from strategies import cases
 
 runner = CliRunner()

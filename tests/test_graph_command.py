@@ -25,9 +25,9 @@ from rich.console import Console
 
 from gradcli.api import compile, evaluate_graph
 from gradcli.cli import main
-from gradcli.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
-from gradcli.picture import build_picture
-from gradcli.render import show_graph
+from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
+from gradcli.views.picture import build_picture
+from gradcli.views.tables import show_graph
 
 SEED = "log(x)+x*y-sin(y)"
 SEED_EDGES = [("x", "v1", 0), ("x", "v2", 0), ("y", "v2", 1), ("y", "v3", 0),
@@ -55,7 +55,8 @@ def by_hand(x, y):
 def annotated(source, at):
     """The picture of ``source`` annotated at the point ``at``."""
     graph = compile(source)
-    return build_picture(graph, evaluate_graph(graph, at).values)
+    result = evaluate_graph(graph, at)
+    return build_picture(graph, result.values, sweep=result.sweep)
 
 
 def edge_triples(picture):

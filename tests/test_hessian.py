@@ -10,10 +10,10 @@ import pytest
 from gradcli import evaluate
 from gradcli.api import compile, hessian
 from gradcli.errors import InputError, NumericalError
-from gradcli.forward import forward
-from gradcli.hvp import DUAL, Dual, hessian_vector_product
-from gradcli.primitives import TABLE
-from gradcli.tangent import local_partials
+from gradcli.engine.forward import forward
+from gradcli.engine.dual import DUAL, Dual, hessian_vector_product
+from gradcli.engine.primitives import TABLE
+from gradcli.engine.tangent import local_partials
 from conftest import central_difference
 from test_primitives import in_domain_points
 

@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 import gradcli
-from gradcli import graph
+from gradcli.engine import graph
 from gradcli.cli import main
 from gradcli.errors import LimitError
-from gradcli.parser import MAX_SOURCE, parse
+from gradcli.language.parser import MAX_SOURCE, parse
 from test_cli import _console_script
 
 MEMORY = 2 << 30  # bytes of address space a run may use

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradcli.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from gradcli.errors import ParseError
-from gradcli.parser import build_parser, parse
+from gradcli.language.parser import build_parser, parse
 
 x, y, z = Var("x"), Var("y"), Var("z")
 
@@ -143,7 +143,7 @@ def _outcome(run, source):
 
 def _fast_and_lark(source):
     """What the fast loop gives and what Lark's own loop gives: a flattened AST or the error."""
-    from gradcli import parser
+    from gradcli.language import parser
     lark = parser._get_parser()
     tables = parser._tables_from_lark(lark)
     assert tables is not None, "the fast loop must handle the installed Lark"
@@ -181,7 +181,7 @@ def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
 def test_parse_and_lower_restore_the_garbage_collector():
     import gc
 
-    from gradcli.graph import lower
+    from gradcli.engine.graph import lower
     assert gc.isenabled()
     lower(parse("x*y"))
     with pytest.raises(ParseError):
@@ -202,7 +202,7 @@ def _run_parse(cache_dir, source="log(x)+x*y-sin(y)"):
     import os
     import subprocess
     import sys
-    code = ("import sys; from gradcli.parser import parse; p = parse(sys.argv[1]); "
+    code = ("import sys; from gradcli.language.parser import parse; p = parse(sys.argv[1]); "
             "print(repr(p.statements)); print('lark' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, source], capture_output=True, text=True,
                          env={**os.environ, "GRADCLI_CACHE_DIR": str(cache_dir)}, check=True)
@@ -238,7 +238,7 @@ def test_an_unwritable_cache_still_parses(tmp_path):
 
 
 def test_without_usable_tables_lark_parses_everything(monkeypatch):
-    from gradcli import parser
+    from gradcli.language import parser
     monkeypatch.setattr(parser, "_tables_from_lark", lambda lark: None)
     monkeypatch.setattr(parser, "_cache_file", lambda: None)
     monkeypatch.setattr(parser, "_fast", None)

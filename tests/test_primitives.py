@@ -7,7 +7,7 @@ import mpmath
 import pytest
 
 from gradcli import evaluate
-from gradcli.primitives import FLOAT, TABLE, function_names, lookup
+from gradcli.engine.primitives import FLOAT, TABLE, function_names, lookup
 from conftest import central_difference
 
 CANDIDATES = [-2.3, -0.7, -0.2, 0.3, 0.6, 1.4, 2.5, 3.7]

@@ -32,10 +32,10 @@ from hypothesis import Phase, event, example, given, note, seed, settings
 from hypothesis import strategies as st
 
 import gradcli
-from gradcli.ast import Assign, Binary, Call, Num, Program, Unary, Var
-from gradcli.parser import parse
-from gradcli.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, function_names, lookup
-from gradcli.printer import to_source
+from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from gradcli.language.parser import parse
+from gradcli.engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, function_names, lookup
+from gradcli.language.printer import to_source
 from strategies import COMPOUND, Case, cases, expressions, programs
 
 RTOL = 1e-9  # the agreement asked for

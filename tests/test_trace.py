@@ -16,8 +16,8 @@ from rich.console import Console
 
 from gradcli import evaluate
 from gradcli.cli import main
-from gradcli.render import show, trace_tables
-from gradcli.text import result_text
+from gradcli.views.tables import show, trace_tables
+from gradcli.views.text import result_text
 
 SEED = "log(x)+x*y-sin(y)"
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -186,7 +186,7 @@ def test_export_rejects_unknown_suffix(tmp_path):
 
 
 def test_no_color_and_terminal_colour(monkeypatch):
-    from gradcli.render import make_console
+    from gradcli.views.tables import make_console
     monkeypatch.setenv("NO_COLOR", "1")
     assert make_console(force_terminal=True).no_color
     monkeypatch.delenv("NO_COLOR")

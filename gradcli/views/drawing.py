@@ -1,4 +1,4 @@
-"""The layered drawing of a :class:`~gradcli.picture.Picture` on a character grid (no rich here).
+"""The layered drawing of a :class:`~gradcli.views.picture.Picture` on a character grid (no rich here).
 
 Columns are the picture's layers: the inputs on the left, the output on the right. Each node is
 a box; an edge leaves its argument's box on the right (``├``) and enters one of the user's
@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from .errors import LimitError
+from ..errors import LimitError
 from .picture import Edge, Picture, edge_text, node_lines
 
 MAX_ITEMS = 20_000  # boxes and carried lines; past this the drawing would be a wall, not a picture

@@ -1,6 +1,6 @@
 """Symbolic derivatives: a tangent sweep over canonical expressions, printed in gradcli's syntax.
 
-The graph becomes one canonical expression (:mod:`gradcli.canonical`: flat sums and products,
+The graph becomes one canonical expression (:mod:`gradcli.symbolic.expr`: flat sums and products,
 like terms and powers collected, equal subexpressions one node). A tangent sweep over its nodes
 builds each node's derivative: a catalogue function by the rule table's own rules, run on
 expressions (``m = SYMBOLIC``); a sum term by term; a product by the product rule, a power
@@ -26,13 +26,12 @@ from __future__ import annotations
 from fractions import Fraction
 from itertools import count
 
-from .ast import Assign, Program, Var
-from .canonical import (ONE, Apply, Number, Product, Sum, Symbol, add, apply, build_ast,
-                        children, fresh_context, local_derivatives, multiply, number, reachable,
-                        symbol)
-from .graph import Graph
-from .primitives import CONSTANTS, TABLE
-from .printer import to_source
+from ..engine.graph import Graph
+from ..engine.primitives import CONSTANTS, TABLE
+from ..language.ast import Assign, Program, Var
+from ..language.printer import to_source
+from .expr import (ONE, Apply, Number, Sum, Symbol, add, apply, build_ast, children,
+                   fresh_context, local_derivatives, multiply, number, reachable, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 

@@ -23,8 +23,8 @@ from sys import intern
 from typing import Callable
 
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
-from .errors import LimitError, ParseError
-from .gcpause import gc_paused
+from ..errors import LimitError, ParseError
+from ..gcpause import gc_paused
 
 MAX_SOURCE = 1_048_576  # characters; a program this long takes seconds and hundreds of MB to parse
 
@@ -119,7 +119,7 @@ _FORMAT = 1  # of the saved tables; part of their key
 
 def grammar_text() -> str:
     """The grammar, read from the installed package data (``grammar/gradcli.lark``)."""
-    from . import grammar
+    from .. import grammar
     try:  # a plain file next to the package: no importlib.resources (a millisecond at start-up)
         with open(os.path.join(grammar.__path__[0], "gradcli.lark"), encoding="utf-8") as file:
             return file.read()
@@ -377,7 +377,7 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
 
 @gc_paused()
 def parse(source: str) -> Program:
-    """Parse a program (or a single expression) into a :class:`~gradcli.ast.Program`."""
+    """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
     if len(source) > MAX_SOURCE:
         raise LimitError(f"the source is longer than {MAX_SOURCE:,} characters, "
                          "the most gradcli reads", hint="split it into smaller programs")

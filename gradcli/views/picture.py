@@ -1,6 +1,6 @@
 """The computational graph as plain records, for ``gradcli graph``: nodes, edges and layers.
 
-:func:`build_picture` reads a :class:`~gradcli.graph.Graph` (and, given the values of a point,
+:func:`build_picture` reads a :class:`~gradcli.engine.graph.Graph` (and, given the values of a point,
 the reverse sweep's contribution records) and gives a :class:`Picture` that every format draws
 from: the terminal drawing (``drawing.py``), DOT and Mermaid (``diagrams.py``). Nodes carry the
 trace tables' ids (inputs by name, ``v1``..``vk``) and their operation written with their
@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from .graph import Graph
-from .reverse import reverse
+from ..engine.graph import Graph
 from .text import short_number
 from .trace import expression
 
@@ -66,10 +65,11 @@ class Picture:
         return sum(1 for node in self.nodes if node.kind == kind)
 
 
-def build_picture(graph: Graph, values: list[float] | None = None,
-                  max_nodes: int = 0) -> Picture:
-    """The picture of ``graph``: annotated when ``values`` (a forward sweep) is given; with
-    ``max_nodes`` > 0, only that many inputs and operations, the ones nearest the output."""
+def build_picture(graph: Graph, values: list[float] | None = None, max_nodes: int = 0,
+                  sweep: tuple[list, list] | None = None) -> Picture:
+    """The picture of ``graph``: annotated when ``values`` (a forward sweep) and ``sweep`` (the
+    reverse sweep's adjoints and contribution records) are given; with ``max_nodes`` > 0, only
+    that many inputs and operations, the ones nearest the output."""
     n_const, base = graph.n_const, graph.base
     total = graph.n_slots - n_const
     if 0 < max_nodes < total:
@@ -87,8 +87,8 @@ def build_picture(graph: Graph, values: list[float] | None = None,
     live = _live_slots(graph)
     locals_: dict[tuple[int, int], float] = {}
     adjoint = None
-    if values is not None:
-        adjoint, records = reverse(graph, values, record=True)
+    if sweep is not None:
+        adjoint, records = sweep
         locals_ = _local_derivatives(graph, records)
     slots = sorted(shown | hidden.keys())
     if graph.output < n_const:  # a constant result: the only constant drawn as a node

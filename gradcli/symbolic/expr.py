@@ -37,8 +37,8 @@ import zlib
 from contextlib import contextmanager
 from fractions import Fraction
 
-from .errors import LimitError
-from .primitives import CONSTANTS, TABLE
+from ..engine.primitives import CONSTANTS, TABLE
+from ..errors import LimitError
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
@@ -91,7 +91,7 @@ class Node:
     __slots__ = ("serial", "key", "hash")
 
     def __repr__(self) -> str:
-        from .printer import to_source
+        from ..language.printer import to_source
         return f"{type(self).__name__}({to_source(to_ast(self))})"
 
 
@@ -498,7 +498,7 @@ def reachable(root) -> list:
 
 def _rational_ast(v: Fraction):
     """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2``."""
-    from .ast import Binary, Num
+    from ..language.ast import Binary, Num
     num, den = _coefficient_parts(abs(v))
     tree = num if num is not None else Num(1.0)
     if v < 0:
@@ -510,7 +510,7 @@ def _coefficient_parts(c: Fraction) -> tuple[object, object]:
     """A positive coefficient as (numerator AST or None, denominator AST or None), or as one
     decimal numerator when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (1, 2), ``1.25``
     is (5, 4), ``0.3`` is (3, 10); a double that is no short rational prints as itself."""
-    from .ast import Num
+    from ..language.ast import Num
     p, q = c.numerator, c.denominator
     if q == 1:
         return (Num(float(p)) if p != 1 else None), None
@@ -523,7 +523,7 @@ def _coefficient_parts(c: Fraction) -> tuple[object, object]:
 def _product_ast(coeff: Fraction, factors, out: dict):
     """``coeff * Π base^exp`` as an AST: negative powers under one fraction bar, the sign on the
     leading factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
-    from .ast import Binary, Num, Unary
+    from ..language.ast import Binary, Num, Unary
     top, bottom, later = [], [], []
     for base, e in factors:
         ev, b = _value(e), out[base.serial]
@@ -566,7 +566,7 @@ def _term_ast(node, c: Fraction, out: dict, named: set):
 
 def _sum_ast(node, out: dict, named: set):
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
-    from .ast import Binary
+    from ..language.ast import Binary
     positive = [(t, c) for t, c in node.terms if c > 0]
     negative = [(t, -c) for t, c in node.terms if c < 0]
     if node.const > 0:
@@ -587,7 +587,7 @@ def _sum_ast(node, out: dict, named: set):
 
 def build_ast(node, out: dict, named: set):
     """The AST of one node whose parts' ASTs are already in ``out`` (serial -> AST)."""
-    from .ast import Call, Var
+    from ..language.ast import Call, Var
     t = type(node)
     if t is Number:
         return _rational_ast(node.value)
@@ -609,7 +609,7 @@ def to_ast(root):
 
 
 def text(node) -> str:
-    from .printer import to_source
+    from ..language.printer import to_source
     return to_source(to_ast(node))
 
 

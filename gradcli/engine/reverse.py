@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .errors import NumericalError
+from ..errors import NumericalError
 from .graph import Graph, describe_call
 from .primitives import FLOAT
 
@@ -43,7 +43,7 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
-    ``values`` and their namespace (:mod:`gradcli.hvp`), the sweep differentiates itself.
+    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself.
     """
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed
@@ -76,11 +76,11 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
                 if record:
                     records.append(Contribution(s, b, g, local, g * local))
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise _not_differentiable(graph, s, values) from None
+        raise not_differentiable(graph, s, values) from None
     return adjoint, records
 
 
-def _not_differentiable(graph: Graph, s: int, values: list[float]) -> NumericalError:
+def not_differentiable(graph: Graph, s: int, values: list[float]) -> NumericalError:
     k = s - graph.base
     prim = graph.ops[k]
     args = [values[graph.arg0[k]]] + ([values[graph.arg1[k]]] if graph.arg1[k] >= 0 else [])

@@ -6,13 +6,25 @@ explicit stack, so deep expressions print without recursion.
 
 from __future__ import annotations
 
+import math
+
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
-from .graph import format_constant
 
 # Precedence levels of the grammar's rule layers.
 _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
 _BINARY = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "^": _POWER}
 _SPACED = {"+": " + ", "-": " - ", "*": "*", "/": "/", "^": "^"}
+
+
+def format_constant(value: float, named: bool = True) -> str:
+    """A constant as source text that reads back to the same float (``pi`` and ``e`` by name)."""
+    if named and value == math.pi:
+        return "pi"
+    if named and value == math.e:
+        return "e"
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value)
 
 
 def _precedence(node) -> int:

@@ -7,7 +7,7 @@ once per node (:func:`local_partials`) and reused by every sweep. One sweep give
 directional derivative (a Jacobian-vector product); the gradient takes one sweep per input.
 
 >>> from gradcli.api import compile
->>> from gradcli.forward import forward
+>>> from gradcli.engine.forward import forward
 >>> g = compile("log(x)+x*y-sin(y)")
 >>> values = forward(g, [2.0, 5.0])
 >>> tangents = tangent_sweep(g, local_partials(g, values), [1.0, 0.0])
@@ -18,14 +18,12 @@ directional derivative (a Jacobian-vector product); the gradient takes one sweep
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import NumericalError
-from .graph import Graph
+from ..errors import NumericalError
+from .graph import Graph, expression
 from .primitives import FLOAT
-from .reverse import _not_differentiable
-from .trace import ForwardRow, expression, forward_rows
+from .reverse import not_differentiable
 
 Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
 
@@ -59,7 +57,7 @@ def local_partials(graph: Graph, values: list[float]) -> Partials:
             if b >= n_const:
                 second[k] = rules[1](m, va, vb, y)
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise _not_differentiable(graph, base + k, values) from None
+        raise not_differentiable(graph, base + k, values) from None
     return first, second
 
 
@@ -98,35 +96,3 @@ def check_tangent(graph: Graph, values: list[float], tangent: list) -> None:
                 f"the derivative is not finite: the tangent of {graph.node_id(s)} = "
                 f"{expression(graph, s)} is {t}", graph.spans[k])
     raise NumericalError("the derivative is not finite")
-
-
-# -- the tangent trace: plain records for the table and --json ----------------------------------
-
-@dataclass(frozen=True, slots=True)
-class TangentRow:
-    row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
-    partials: tuple  # ∂v/∂argument for each argument; None for a constant argument
-    tangents: tuple  # v̇ in each sweep; None when the output does not depend on the node
-
-
-@dataclass(slots=True)
-class TangentTrace:
-    rows: list[TangentRow]
-    sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
-    output: str
-
-
-def tangent_trace(graph: Graph, values: list[float], partials: Partials,
-                  sweeps: list[tuple[str, list]]) -> TangentTrace:
-    """The tangent table's rows for the given ``(label, tangents)`` sweeps."""
-    first, second = partials
-    rows = []
-    for i, row in enumerate(forward_rows(graph, values)):
-        slot = graph.n_const + i
-        if slot < graph.base:
-            local: tuple = ()
-        else:
-            k = slot - graph.base
-            local = (first[k],) + ((second[k],) if graph.arg1[k] >= 0 else ())
-        rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
-    return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))

@@ -203,13 +203,13 @@ def hessian_check_tables(check, digits: int) -> list:
     return items
 
 
-# Styles of the graph drawing's parts (gradcli.drawing names them).
+# Styles of the graph drawing's parts (gradcli.views.drawing names them).
 GRAPH_STYLES = {"box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim",
                 "id": "cyan", "text": "", "edge": "", "label": "yellow"}
 
 
 def graph_drawing(picture, digits: int) -> Text:
-    """The layered drawing of a picture (gradcli.drawing) as one rich Text, never wrapped."""
+    """The layered drawing of a picture (gradcli.views.drawing) as one rich Text, never wrapped."""
     from .drawing import draw
     text = Text(no_wrap=True, overflow="crop")
     for k, runs in enumerate(draw(picture, digits)):

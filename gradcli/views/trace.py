@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .graph import Graph
-from .reverse import Contribution, visit_order
+from ..engine.graph import Graph, expression
+from ..engine.reverse import Contribution, visit_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +51,6 @@ class Trace:
     extras: dict = field(default_factory=dict)
 
 
-def expression(graph: Graph, slot: int) -> str:
-    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
-    k = slot - graph.base
-    prim = graph.ops[k]
-    args = [graph.node_id(graph.arg0[k])]
-    if graph.arg1[k] >= 0:
-        args.append(graph.node_id(graph.arg1[k]))
-    if prim.symbol and len(args) == 2:
-        return f"{args[0]} {prim.symbol} {args[1]}"
-    if prim.symbol:
-        return f"{prim.symbol}{args[0]}"
-    return f"{prim.name}({', '.join(args)})"
 
 
 def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
@@ -105,3 +93,35 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
                            tuple(labels.get(s, ()))) for s in order]
     output = node_id(graph.output)
     return Trace(forward, contributions, adjoints, output, seed)
+
+
+# -- the tangent trace: plain records for the table and --json ----------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TangentRow:
+    row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
+    partials: tuple  # ∂v/∂argument for each argument; None for a constant argument
+    tangents: tuple  # v̇ in each sweep; None when the output does not depend on the node
+
+
+@dataclass(slots=True)
+class TangentTrace:
+    rows: list[TangentRow]
+    sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
+    output: str
+
+
+def tangent_trace(graph: Graph, values: list[float], partials,
+                  sweeps: list[tuple[str, list]]) -> TangentTrace:
+    """The tangent table's rows for the given ``(label, tangents)`` sweeps."""
+    first, second = partials
+    rows = []
+    for i, row in enumerate(forward_rows(graph, values)):
+        slot = graph.n_const + i
+        if slot < graph.base:
+            local: tuple = ()
+        else:
+            k = slot - graph.base
+            local = (first[k],) + ((second[k],) if graph.arg1[k] >= 0 else ())
+        rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
+    return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))

@@ -18,9 +18,13 @@ from array import array
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from .ast import Assign, Binary, Call, Num, Program, Unary, Var
-from .errors import DomainError, LimitError, NameLookupError, NumericalError, Span
-from .gcpause import gc_paused
+from typing import Iterable, Mapping
+
+from ..errors import DomainError, InputError, LimitError, NameLookupError, NumericalError, Span
+from ..gcpause import gc_paused
+from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from ..language.parser import parse
+from ..language.printer import format_constant
 from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
 MAX_NODES = 5_000_000  # past this a graph would take gigabytes; say so instead
@@ -126,15 +130,6 @@ class Spans:
         return f"Spans({list(self)!r})"
 
 
-def format_constant(value: float, named: bool = True) -> str:
-    """A constant as source text that reads back to the same float (``pi`` and ``e`` by name)."""
-    if named and value == math.pi:
-        return "pi"
-    if named and value == math.e:
-        return "e"
-    if value.is_integer() and abs(value) < 1e16:
-        return str(int(value))
-    return repr(value)
 
 
 def _suggest(name: str) -> str | None:
@@ -305,6 +300,20 @@ def describe_call(prim: Primitive, args: list[float]) -> str:
     return f"{prim.name}({', '.join(shown)})"
 
 
+def expression(graph: Graph, slot: int) -> str:
+    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
+    k = slot - graph.base
+    prim = graph.ops[k]
+    args = [graph.node_id(graph.arg0[k])]
+    if graph.arg1[k] >= 0:
+        args.append(graph.node_id(graph.arg1[k]))
+    if prim.symbol and len(args) == 2:
+        return f"{args[0]} {prim.symbol} {args[1]}"
+    if prim.symbol:
+        return f"{prim.symbol}{args[0]}"
+    return f"{prim.name}({', '.join(args)})"
+
+
 def domain_error(prim: Primitive, args: list[float], span: Span, exc: Exception) -> DomainError:
     if prim.name == "div":
         return DomainError(f"division by zero: {describe_call(prim, args)}", span,
@@ -357,3 +366,40 @@ def _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_span
         labels=labels,
         input_spans=input_spans,
     )
+
+
+@gc_paused()  # one pause for both stages: the AST is built and freed without a collection
+def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
+    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`."""
+    return lower(parse(source), source)
+
+
+def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
+    """The graph's input values in graph order; a missing input is an :class:`InputError`."""
+    missing = [name for name in graph.inputs if name not in at]
+    if missing:
+        names = ", ".join(missing)
+        example = ",".join(f"{n}=1" for n in missing)
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        raise InputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} {names}",
+                         span, hint=f"add --at {example}")
+    point = []
+    for name, span in zip(graph.inputs, graph.input_spans):
+        try:
+            value = float(at[name])
+        except (TypeError, ValueError):
+            raise InputError(f"the value of {name} is {at[name]!r}, not a number", span) from None
+        if not math.isfinite(value):  # a NaN or inf input is a bad input, not a numerical failure
+            raise InputError(f"the value of {name} is {value}, which is not a finite number", span)
+        point.append(value)
+    return point
+
+
+def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
+    """The inputs to differentiate by (default: all, in graph order); an unknown name is an error."""
+    wrt = list(graph.inputs) if wrt is None else list(wrt)
+    unknown = [name for name in wrt if name not in graph.inputs]
+    if unknown:
+        raise InputError(f"--wrt names {', '.join(unknown)}, which the expression does not read",
+                         hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
+    return wrt

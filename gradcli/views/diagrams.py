@@ -1,4 +1,4 @@
-"""A :class:`~gradcli.picture.Picture` as DOT (Graphviz) or Mermaid text, and DOT rendered by
+"""A :class:`~gradcli.views.picture.Picture` as DOT (Graphviz) or Mermaid text, and DOT rendered by
 Graphviz's ``dot`` program into SVG, PNG, PDF, ...
 
 Node ids in both texts are ``n0``, ``n1``, ... (the node's index in the picture): the textbook
@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 
-from .errors import InputError, LimitError
+from ..errors import InputError, LimitError
 from .picture import Picture, cap_note, edge_text, node_lines
 
 # Graphviz output formats by file suffix (what `-o FILE` accepts)

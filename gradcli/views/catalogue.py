@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .primitives import ALIASES, TABLE
-from .canonical import rule_text
+from ..engine.primitives import ALIASES, TABLE
+from ..symbolic.expr import rule_text
 
 
 def catalogue() -> list[dict]:

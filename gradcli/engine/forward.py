@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .errors import NumericalError
+from ..errors import NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
 
 

@@ -11,7 +11,7 @@ turn gives the Hessian a column at a time, exact to rounding, with no finite dif
 row's primal and its tangent is ``Σ_k partials[k](FLOAT, ...)·tangent_k``, the row's own rules.
 
 >>> from gradcli.api import compile
->>> from gradcli.forward import forward
+>>> from gradcli.engine.forward import forward
 >>> g = compile("x^2*y")
 >>> hessian_matrix(g, forward(g, [2.0, 3.0]), [0, 1])
 [[6.0, 4.0], [4.0, 0.0]]
@@ -20,12 +20,10 @@ row's primal and its tangent is ``Σ_k partials[k](FLOAT, ...)·tangent_k``, the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable
 
-from .check import DEFAULT_ATOL, DEFAULT_RTOL, Check, check
-from .errors import NumericalError
+from ..errors import NumericalError
 from .graph import Graph
 from .primitives import CONSTANTS, FLOAT, TABLE, Primitive
 from .reverse import reverse
@@ -125,45 +123,3 @@ def hessian_matrix(graph: Graph, values: list[float], columns: list[int]) -> lis
                 raise NumericalError(f"the Hessian is not finite: ∂²f/∂{names[i]}∂{names[j]} "
                                      f"is {matrix[a][b]}")
     return matrix
-
-
-# -- the check: each row of H against numerical derivatives of that gradient component ----------
-
-@dataclass(slots=True)
-class HessianCheck:
-    """Row ``name`` of H checked as the gradient of ∂f/∂name (a :class:`~gradcli.check.Check`
-    whose rows are the columns), with :mod:`gradcli.check`'s numerical differentiation."""
-
-    rows: dict[str, Check]
-    rtol: float
-    atol: float
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.rows.values())
-
-    def to_dict(self) -> dict:
-        """The ``check`` object of ``hessian --json``: one entry per (row, column)."""
-        entries = []
-        for name, c in self.rows.items():
-            for item in c.to_dict()["rows"]:
-                entries.append({"row": name, "column": item.pop("input"), **item})
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": entries}
-
-
-def check_hessian(graph: Graph, point: list[float], columns: list[int],
-                  matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
-                  atol: float = DEFAULT_ATOL) -> HessianCheck:
-    """Compare each row of ``matrix`` (the inputs at ``columns``) with numerical derivatives of
-    the AD gradient's component: ``|ad - numeric| <= atol + rtol·|numeric|``."""
-    names = [graph.inputs[j] for j in columns]
-    rows = {}
-    for a, i in enumerate(columns):
-        slot = graph.n_const + i
-
-        def component(values: list[float], slot: int = slot) -> float:
-            return reverse(graph, values)[0][slot]
-        row = dict(zip(names, matrix[a]))
-        rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
-                               rtol=rtol, atol=atol)
-    return HessianCheck(rows, rtol, atol)
