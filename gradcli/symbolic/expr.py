@@ -43,6 +43,12 @@ from ..errors import LimitError
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
 _FOLDABLE = {"sign", "step", "abs", "min", "max"}  # folded for any numeric argument: exact
+# f(-a) = -f(a) and f(-a) = f(a), exactly in floating point too: sin(-y) is -sin(y)
+_ODD = {"sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "erf", "cbrt", "sign"}
+_EVEN = {"cos", "cosh", "abs"}
+# f(g(a)) = a wherever g(a) is defined (exact up to rounding): cosh(acosh(a)) is a
+_INVERSE = {"sin": "asin", "cos": "acos", "tan": "atan", "sinh": "asinh", "cosh": "acosh",
+            "tanh": "atanh", "exp": "log", "log": "exp"}
 ZERO, ONE = Fraction(0), Fraction(1)
 
 
@@ -161,11 +167,29 @@ def apply(name: str, args: tuple) -> Node:
         if folded is not None:
             return number(folded)
     args = tuple(args)
+    inner = args[0]
+    if type(inner) is Apply and _INVERSE.get(name) == inner.name:
+        return inner.args[0]
+    if (name in _ODD or name in _EVEN) and _negative(args[0]):
+        inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
+        return inner if name in _EVEN else multiply([(inner, ONE_NODE())], -ONE)
 
     def init(n):
         n.name, n.args = name, args
     return _intern(Apply, ("a", name) + tuple(a.serial for a in args), 3, name,
                    tuple(a.hash for a in args), init)
+
+
+def _negative(node) -> bool:
+    """Whether ``node`` reads best with its sign taken out: ``-2*x``, ``1 - x - y``."""
+    t = type(node)
+    if t is Product:
+        return node.coeff < 0
+    if t is Sum and len(node.terms) <= FLAT:
+        signs = [c < 0 for _, c in node.terms] + ([node.const < 0] if node.const else [])
+        minus = sum(signs)
+        return 2 * minus > len(signs) or (2 * minus == len(signs) and signs[0])
+    return False
 
 
 def _fold_call(name: str, xs: list[float]) -> float | None:
@@ -496,17 +520,18 @@ def reachable(root) -> list:
     return [seen[s] for s in sorted(seen)]
 
 
-def _rational_ast(v: Fraction):
-    """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2``."""
+def _rational_ast(v: Fraction, exponent: bool = False):
+    """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an
+    exponent a fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
     from ..language.ast import Binary, Num
-    num, den = _coefficient_parts(abs(v))
+    num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
     tree = num if num is not None else Num(1.0)
     if v < 0:
         tree = Num(-tree.value)
     return tree if den is None else Binary("/", tree, den)
 
 
-def _coefficient_parts(c: Fraction) -> tuple[object, object]:
+def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
     """A positive coefficient as (numerator AST or None, denominator AST or None), or as one
     decimal numerator when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (1, 2), ``1.25``
     is (5, 4), ``0.3`` is (3, 10); a double that is no short rational prints as itself."""
@@ -515,7 +540,7 @@ def _coefficient_parts(c: Fraction) -> tuple[object, object]:
     if q == 1:
         return (Num(float(p)) if p != 1 else None), None
     decimal = float(c)
-    if q > 10 ** 6 or (exact(decimal) == c and len(repr(decimal)) < len(str(p)) + len(str(q))):
+    if q > 10 ** 6 or (exact(decimal) == c and len(repr(decimal)) < len(str(p)) + len(str(q)) + slack):
         return Num(decimal), None
     return (Num(float(p)) if p != 1 else None), Num(float(q))
 
@@ -530,9 +555,9 @@ def _product_ast(coeff: Fraction, factors, out: dict):
         if ev is None:  # powers with an expression for exponent after the rest: y*x^(y - 1)
             later.append(Binary("^", b, out[e.serial]))
         elif ev < 0:
-            bottom.append(b if ev == -1 else Binary("^", b, _rational_ast(-ev)))
+            bottom.append(b if ev == -1 else Binary("^", b, _rational_ast(-ev, True)))
         else:  # symbols first: 2*x*cos(x)
-            piece = b if ev == 1 else Binary("^", b, _rational_ast(ev))
+            piece = b if ev == 1 else Binary("^", b, _rational_ast(ev, True))
             (top if type(base) is Symbol else later).append(piece)
     top += later
     num, den = _coefficient_parts(abs(coeff))
