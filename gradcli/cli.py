@@ -338,6 +338,8 @@ def _json_row(row) -> dict:
             "value": row.value}
     if row.names:
         item["name"] = ", ".join(row.names)
+    if row.step:
+        item["step"] = row.step
     return item
 
 
@@ -357,7 +359,8 @@ def _json_trace(trace) -> dict:
     return {
         "forward": [_json_row(row) for row in trace.forward],
         "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "contribution": c.contribution}
+                           "local": c.local, "local_expr": c.local_expr,
+                           "contribution": c.contribution}
                           for c in trace.contributions],
         "adjoints": {row.id: row.adjoint for row in trace.adjoints},
         "output": trace.output,
