@@ -146,7 +146,8 @@ def number(value) -> Number:
 
     def init(n):
         n.value = v
-    return _intern(Number, ("n", v), 0, "", (hash(v),), init)
+    pair = (v.numerator, v.denominator)  # ints hash fast; Fraction.__hash__ is slow
+    return _intern(Number, ("n",) + pair, 0, "", pair, init)
 
 
 def symbol(name: str) -> Symbol:
@@ -213,18 +214,22 @@ def _fold_call(name: str, xs: list[float]) -> float | None:
 def _sum_node(const: Fraction, terms: tuple) -> Sum:
     def init(n):
         n.const, n.terms, n._tail = const, terms, None
-    key = ("+", const) + tuple((t.serial, c) for t, c in terms)
-    return _intern(Sum, key, 4, "", (hash(const),) + tuple((t.hash, hash(c)) for t, c in terms),
+    key = ("+", const.numerator, const.denominator) + tuple(
+        (t.serial, c.numerator, c.denominator) for t, c in terms)
+    return _intern(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
+        (t.hash, c.numerator, c.denominator) for t, c in terms),
                    init)
 
 
 def _product_node(coeff: Fraction, factors: tuple) -> Product:
     def init(n):
         n.coeff, n.factors, n._unit = coeff, factors, None
-    key = ("*", coeff) + tuple((b.serial, e.serial) for b, e in factors)
+    key = ("*", coeff.numerator, coeff.denominator) + tuple(
+        (b.serial, e.serial) for b, e in factors)
     first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
     return _intern(Product, key, first[0], first[1],
-                   (hash(coeff),) + tuple((b.hash, e.hash) for b, e in factors), init, 1)
+                   (coeff.numerator, coeff.denominator) + tuple((b.hash, e.hash) for b, e in factors),
+                   init, 1)
 
 
 def unit(node: Product):
@@ -297,7 +302,7 @@ def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
         if abs(k) > 256 and abs(base) != 1 and base != 0:
             return None
         return base ** k
-    if base > 0:  # an exact root: 4^0.5 is 2
+    if base > 0 and exp.denominator <= 16 and abs(exp.numerator) <= 64:  # 4^0.5 is 2
         try:
             r = float(base) ** float(exp)
         except OverflowError:
