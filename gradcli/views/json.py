@@ -63,7 +63,8 @@ def trace_json(trace: Trace | TangentTrace) -> dict:
     return {
         "forward": [_row_json(row) for row in trace.forward],
         "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "contribution": c.contribution}
+                           "local": c.local, "local_expr": c.local_expr,
+                           "contribution": c.contribution}
                           for c in trace.contributions],
         "adjoints": {row.id: row.adjoint for row in trace.adjoints},
         "output": trace.output,
@@ -75,6 +76,8 @@ def _row_json(row: ForwardRow) -> dict:
             "value": row.value}
     if row.names:
         item["name"] = ", ".join(row.names)
+    if row.step:
+        item["step"] = row.step
     return item
 
 
