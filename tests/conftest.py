@@ -86,10 +86,15 @@ def _parser_cache_in_a_temporary_directory(tmp_path_factory):
     else:
         os.environ["GRADCLI_CACHE_DIR"] = old
 
-# -- hypothesis profiles: "ci" by default; GRADCLI_HYPOTHESIS=long for a search by hand ----------
+# -- hypothesis profiles --------------------------------------------------------------------------
+# "dev" (the default): random examples, and the failures found are kept in .hypothesis/ and tried
+# first on the next run. "ci" (when $CI is set, as CI services and .ci/run set it): the same
+# examples on every run (derandomize) and no example database, so a red build is never a new
+# random find or a stale local database, only a change. GRADCLI_HYPOTHESIS=long: a search by hand.
 # Wall-clock deadlines are off: the machine is shared, and a slow example is not a failure.
-settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS", "ci"))
+_common = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=500, **_common)
+settings.register_profile("ci", max_examples=500, derandomize=True, database=None, **_common)
+settings.register_profile("long", max_examples=20_000, **_common)
+settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS")
+                      or ("ci" if os.environ.get("CI") else "dev"))
