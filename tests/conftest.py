@@ -62,16 +62,11 @@ def gradcli_script():
 
 
 def readme_runs(select) -> list[tuple[str, list[str]]]:
-    """(command, printed lines) for every ``$ gradcli ...`` run in the README's console blocks
-    that ``select(command)`` accepts: tests replay them, so the README shows real output."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"```console\n(.*?)```", readme, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ gradcli") and select(command[2:]):
-                examples.append((command[2:], [line.rstrip() for line in output.splitlines()]))
-    return examples
+    """(command, printed lines) for every ``$ gradcli ...`` run in the console blocks of the
+    README and docs/*.md that ``select(command)`` accepts. tests/test_docs.py replays them all;
+    this is for tests that ask which examples the pages have."""
+    from test_docs import ALL_RUNS
+    return [(run.command, run.shown) for run in ALL_RUNS if select(run.command)]
 
 
 @pytest.fixture(autouse=True, scope="session")

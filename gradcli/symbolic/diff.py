@@ -13,8 +13,8 @@ more than once and is worth a name, so the result is a small program, not an exp
 >>> derivatives_of(compile("x^10"), ["x"], order=3)
 {'x': '720*x^7'}
 >>> print(derivatives_of(compile("sigmoid(a*x + b)"), ["b"])["b"])
-t1 = sigmoid(a*x + b)
-t1*(1 - t1)
+t1 = a*x + b
+sigmoid(t1)*sigmoid(-t1)
 
 Everything is iterative (explicit stacks and id-ordered sweeps): 100,000-deep input works.
 """
