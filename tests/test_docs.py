@@ -153,6 +153,16 @@ def test_the_readme_is_a_front_door():
     assert {f"docs/{page.name}" for page in PAGES[1:]} <= linked, "a docs page the README omits"
 
 
+def test_ci_runs_the_readmes_set_up_and_test_command():
+    """.ci/run is the README's second set-up command, step by step, so CI tests what people run."""
+    commands = [text.strip() for language, _, text in blocks(ROOT / "README.md")
+                if language == "sh" and "pytest" in text]
+    assert len(commands) == 1
+    steps = [step.strip() for step in commands[0].split("&&")]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert [line for line in ci if line in steps] == steps
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_links_resolve_and_no_machine_paths(page):
     text = page.read_text(encoding="utf-8")
