@@ -413,6 +413,6 @@ def test_installed_console_script_check(tmp_path):
 
 
 def test_the_docs_show_check_and_expect_runs():
-    """tests/test_docs.py replays every example; here: the pages have ones of --check and --expect."""
+    """tests/test_docs.py replays every example; here: the pages have --check and --expect ones."""
     commands = [command for command, _ in readme_runs(lambda c: "--check" in c or "--expect" in c)]
     assert any("--expect" in c for c in commands) and any("relu" in c for c in commands)
