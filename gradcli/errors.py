@@ -63,6 +63,12 @@ class LimitError(GradcliError):
     kind = "limit exceeded"
 
 
+class OutputError(GradcliError):
+    """Standard output cannot be written: a full disk, a closed stream."""
+
+    kind = "io error"
+
+
 class NumericalError(GradcliError):
     """The computation overflowed or produced a non-finite number."""
 
