@@ -123,6 +123,8 @@ def pieces(line: str, formula: bool = False) -> list[str]:
 
 def narrowest(text: str, formula: bool = False) -> int:
     """The narrowest width ``text`` wraps to without breaking a piece."""
+    if text.isascii() and not any(b in text for b in "([{"):
+        return max(map(len, text.split()), default=0)  # the pieces are the words
     return max((width_of(p.strip()) for line in text.split("\n") for p in pieces(line, formula)),
                default=0)
 
@@ -176,53 +178,68 @@ def _pad(text: str, width: int, justify: str) -> str:
 
 # -- tables ---------------------------------------------------------------------------------------
 
-@dataclass
 class _Cells:
-    """A sheet's text after the ASCII rewrite, with its measurements."""
+    """A sheet's text after the ASCII rewrite, with its measurements (the narrowest widths
+    are measured only when the natural ones do not fit)."""
 
-    headers: list[str]
-    rows: list  # tuples of (text, style), or Gap
-    natural: list[int]
-    minimum: list[int]
-    kinds: list[str] = field(default_factory=list)
+    def __init__(self, sheet: Sheet, ascii: bool):
+        fix = to_ascii if ascii else None
+        self.columns = sheet.columns
+        self.kinds = [c.kind for c in sheet.columns]
+        self.headers = [fix(c.header) if fix else c.header for c in sheet.columns]
+        natural = [_text_width(h) for h in self.headers]
+        rows: list = []  # (cells as (text, style), their widths, no cell holds a line break)
+        for row in sheet.rows:
+            if isinstance(row, Gap):
+                rows.append(Gap(row.count, fix(row.hint) if fix else row.hint))
+                continue
+            cells = tuple(c if type(c) is tuple else (c, None) if type(c) is str
+                          else (c.plain, str(c.style) or None) for c in row)
+            if fix:
+                cells = tuple((fix(t), s) for t, s in cells)
+            widths = tuple(len(t) if t.isascii() and "\n" not in t else _text_width(t)
+                           for t, _ in cells)
+            simple = not any("\n" in t for t, _ in cells)
+            rows.append((cells, widths, simple))
+            for k, w in enumerate(widths):
+                if w > natural[k]:
+                    natural[k] = w
+        for k, c in enumerate(sheet.columns):
+            if c.max_width and c.kind not in WHOLE:
+                natural[k] = max(self._narrowest_in(k, rows, 0), min(natural[k], c.max_width))
+        self.rows = rows
+        self.natural = natural
+        self._minimum: list[int] | None = None
+
+    @property
+    def minimum(self) -> list[int]:
+        if self._minimum is None:
+            minimum = []
+            for k, kind in enumerate(self.kinds):
+                if kind in WHOLE:
+                    minimum.append(max([narrowest(self.headers[k])] +
+                                       [r[1][k] for r in self.rows if not isinstance(r, Gap)]))
+                else:
+                    least = self._narrowest_in(k, self.rows, narrowest(self.headers[k]))
+                    minimum.append(max(least, min(self.natural[k], TEXT_FLOOR)))
+            self._minimum = minimum
+        return self._minimum
+
+    def _narrowest_in(self, k: int, rows: list, least: int) -> int:
+        formula = self.kinds[k] == "formula"
+        for r in rows:
+            if not isinstance(r, Gap) and r[1][k] > least:
+                least = max(least, narrowest(r[0][k][0], formula))
+        return least
+
+
+def _text_width(text: str) -> int:
+    """The width of the widest line of ``text``."""
+    return max(map(width_of, text.split("\n"))) if "\n" in text else width_of(text)
 
 
 def _measure(sheet: Sheet, ascii: bool) -> _Cells:
-    fix = to_ascii if ascii else (lambda text: text)
-    headers = [fix(c.header) for c in sheet.columns]
-    minimum = [narrowest(h) for h in headers]  # a header may wrap between its words
-    natural = [width_of(h) if c.kind == "number" else m
-               for h, c, m in zip(headers, sheet.columns, minimum)]
-    rows = []
-    text_columns = [k for k, c in enumerate(sheet.columns) if c.kind != "number"]
-    for row in sheet.rows:
-        if isinstance(row, Gap):
-            rows.append(Gap(row.count, fix(row.hint)))
-            continue
-        cells = []
-        for k, cell in enumerate(row):
-            plain = cell.plain if hasattr(cell, "plain") else str(cell)
-            style = str(cell.style) or None if hasattr(cell, "plain") else None
-            plain = fix(plain)
-            cells.append((plain, style))
-            w = max(map(width_of, plain.split("\n"))) if "\n" in plain else width_of(plain)
-            if w > natural[k]:
-                natural[k] = w
-        rows.append(tuple(cells))
-    for k in text_columns:
-        formula = sheet.columns[k].kind == "formula"
-        minimum[k] = max([minimum[k]] + [narrowest(r[k][0], formula) for r in rows
-                                         if not isinstance(r, Gap) and width_of(r[k][0]) >
-                                         minimum[k]])
-    for k, c in enumerate(sheet.columns):
-        if c.kind in WHOLE:
-            minimum[k] = max([minimum[k]] + [width_of(r[k][0]) for r in rows
-                                             if not isinstance(r, Gap)])
-            continue
-        if c.max_width:
-            natural[k] = max(minimum[k], min(natural[k], c.max_width))
-        minimum[k] = max(minimum[k], min(natural[k], TEXT_FLOOR))
-    return _Cells(headers, rows, natural, minimum, [c.kind for c in sheet.columns])
+    return _Cells(sheet, ascii)
 
 
 def table_widths(sheet: Sheet, width: int | None, ascii: bool = False):
@@ -315,7 +332,14 @@ def render_sheet(sheet: Sheet, width: int | None, ascii: bool = False,
     lines += content("head", [wrap(h, w) for h, w in zip(cells.headers, widths)],
                      ["header"] * len(widths), justify)
     lines.append(rule("rule"))
+    bar = frame["row"][0]
     for r, row in enumerate(cells.rows):
+        if not styled and not isinstance(row, Gap) and row[2] and all(
+                cw <= w for cw, w in zip(row[1], widths)):  # the common case, fast
+            lines.append([(bar + bar.join(
+                [" " + (" " * (w - cw) + t if j == "right" else t + " " * (w - cw)) + " "
+                 for (t, _), cw, w, j in zip(row[0], row[1], widths, justify)]) + bar, None)])
+            continue
         if isinstance(row, Gap):
             if r:
                 lines.append(rule("gap"))
@@ -326,9 +350,9 @@ def render_sheet(sheet: Sheet, width: int | None, ascii: bool = False,
             if r + 1 < len(cells.rows):
                 lines.append(rule("after"))
             continue
-        texts = [[t] if width_of(t) <= w and "\n" not in t else wrap(t, w, kind == "formula")
-                 for (t, _), w, kind in zip(row, widths, cells.kinds)]
-        lines += content("row", texts, [s for _, s in row], justify)
+        texts = [[t] if cw <= w and "\n" not in t else wrap(t, w, kind == "formula")
+                 for (t, _), cw, w, kind in zip(row[0], row[1], widths, cells.kinds)]
+        lines += content("row", texts, [s for _, s in row[0]], justify)
     if cells.rows and isinstance(cells.rows[-1], Gap):
         left, fill, _, right = frame["bottom"]
         lines.append([(left + fill * inner + right, "frame")])
@@ -364,10 +388,10 @@ def _plain_table(cells: _Cells, widths: list[int], sheet: Sheet, frame: dict,
             lines += [[(text, "dim")] for text in wrap(to_ascii(row.text()) if ascii_of(frame)
                                                         else row.text(), total)]
             continue
-        lines += content([[t] if width_of(t) <= w and "\n" not in t
+        lines += content([[t] if cw <= w and "\n" not in t
                           else wrap(t, w, kind == "formula")
-                          for (t, _), w, kind in zip(row, widths, cells.kinds)],
-                         [s for _, s in row])
+                          for (t, _), cw, w, kind in zip(row[0], row[1], widths, cells.kinds)],
+                         [s for _, s in row[0]])
     return lines
 
 
@@ -390,7 +414,7 @@ def _records(sheet: Sheet, cells: _Cells, width: int, title: str, ascii: bool) -
             lines += [[(text, "dim")] for text in wrap(to_ascii(row.text()) if ascii
                                                         else row.text(), width)]
             continue
-        for label, (text, style), column in zip(labels, row, sheet.columns):
+        for label, (text, style), column in zip(labels, row[0], sheet.columns):
             if not text:
                 continue
             room = width - indent if indent else width - 2

@@ -27,6 +27,7 @@ from .layout import Line, plain_text, render, width_of
 from .notation import needs_ascii, to_ascii
 
 MIN_WIDTH = 20  # narrower than this, no table or drawing could be read: --width says at least it
+CHUNK = 1 << 15  # characters per write
 COLOUR_LINES = 400  # past this many lines output is written plain (rich's styling costs ~ms/line)
 EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text", ".json")
 
@@ -54,7 +55,10 @@ class Screen:
         if self.ascii:
             text = to_ascii(text, getattr(self.stream, "encoding", None) or "ascii")
         try:
-            self.stream.write(text)
+            # In pieces: one huge write to a pipe whose reader leaves can end "successfully"
+            # half-written, so the closed pipe would go unnoticed.
+            for k in range(0, len(text), CHUNK):
+                self.stream.write(text[k:k + CHUNK])
         except BrokenPipeError:
             raise
         except OSError as exc:
@@ -69,7 +73,7 @@ class Screen:
 
     def show(self, *blocks) -> None:
         """Lay the blocks out for this screen and write them, in colour where that helps."""
-        if self.colour:
+        if self.colour and _size(blocks) <= COLOUR_LINES:
             lines = render(list(blocks), self.width, self.ascii, styled=True)
             if len(lines) <= COLOUR_LINES:
                 self._print_styled(lines)
@@ -109,6 +113,18 @@ def open_screen(width: int | None = None, ascii: bool = False,
     ascii = ascii or needs_ascii(getattr(stream, "encoding", None))
     colour = terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
     return Screen(stream, width, ascii, colour, terminal)
+
+
+def _size(blocks) -> int:
+    """About how many lines the blocks take (a table's rows; other blocks count one)."""
+    total, stack = 0, list(blocks)
+    while stack:
+        block = stack.pop()
+        if isinstance(block, (list, tuple)):
+            stack += block
+        else:
+            total += len(getattr(block, "rows", ())) + len(getattr(block, "lines", ())) + 1
+    return total
 
 
 def _isatty(stream) -> bool:

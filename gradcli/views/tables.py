@@ -44,7 +44,8 @@ def make_console(record: bool = False, **options):
 
 def _table(title: str, *columns: tuple) -> Sheet:
     """A sheet with these ``(header, justify[, kind])`` columns: right-justified ones hold
-    numbers (never broken), left-justified ones text (broken between words when needed)."""
+    numbers (never broken), left-justified ones text (broken between words when needed).
+    A styled cell is a ``(text, style)`` pair."""
     table = Sheet(title)
     for header, justify, *kind in columns:
         table.add_column(header, justify, *kind)
@@ -96,11 +97,11 @@ def forward_table(trace, digits: int, max_rows: int):
     table = _table("Forward evaluation trace", *columns)
 
     def add(row):
-        cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
+        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
         cells += ["input" if row.op == "input" else f"{row.id} = {row.expr}",
                   format_number(row.value, digits)]
         if marked:
-            cells.append(Text("← output", style="bold green") if row.is_output else "")
+            cells.append(("← output", "bold green") if row.is_output else "")
         table.add_row(*cells)
     keep = [i for i, row in enumerate(trace.forward) if row.op == "input" or row.is_output]
     return _limited(table, trace.forward, max_rows, add, keep)
@@ -113,7 +114,7 @@ def contributions_table(trace, digits: int, max_rows: int):
                    ("contribution", "right"))
 
     def add(row):
-        table.add_row(row.equation, Text(row.target, style="cyan"),
+        table.add_row(row.equation, (row.target, "cyan"),
                       format_number(row.upstream, digits), format_number(row.local, digits),
                       format_number(row.contribution, digits))
     return _limited(table, trace.contributions, max_rows, add,
@@ -147,7 +148,7 @@ def adjoints_table(trace, digits: int, max_rows: int):
         else:
             how = "(no path to the output)"
         bar = _adjoint_mark(row.id)  # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
-        cells = [Text(bar, style="cyan")] + ([", ".join(row.names)] if named else [])
+        cells = [(bar, "cyan")] + ([", ".join(row.names)] if named else [])
         table.add_row(*cells, format_number(row.adjoint, digits), how)
     inputs = {row.id for row in trace.forward if row.op == "input"}
     keep = [i for i, row in enumerate(trace.adjoints) if row.id == trace.output or row.id in inputs]
@@ -194,13 +195,13 @@ def tangent_table(trace, digits: int, max_rows: int):
 
     def add(r):
         row = r.row
-        cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
+        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
         is_input = row.op == "input"
         cells += ["input" if is_input else f"{row.id} = {row.expr}",
                   format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
         cells += ["—" if t is None else format_number(t, digits) for t in r.tangents]
         if marked:
-            cells.append(Text("← output", style="bold green") if row.is_output else "")
+            cells.append(("← output", "bold green") if row.is_output else "")
         table.add_row(*cells)
     keep = [i for i, r in enumerate(rows) if r.row.op == "input" or r.row.is_output]
     return _limited(table, rows, max_rows, add, keep)
@@ -216,7 +217,7 @@ def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> S
     table = _table("Hessian", ("", "left"),
                    *[(name, "right") for name in names])
     for name, row in zip(names, matrix):
-        table.add_row(Text(name, style="cyan"), *[format_number(v, digits) for v in row])
+        table.add_row((name, "cyan"), *[format_number(v, digits) for v in row])
     return table
 
 
@@ -295,7 +296,7 @@ def functions_table(rows: list[dict]) -> Sheet:
         rules = "\n".join(f"{k} = {v}" for k, v in row["derivatives"].items())
         syntax = "\n".join(_alternatives(row["syntax"]) + [f"{a}(…)" for a in row["aliases"]])
         about = row["domain"] + (f"\n{row['note']}" if row["note"] else "")
-        table.add_row(Text(syntax, style="bold"), rules, about)
+        table.add_row((syntax, "bold"), rules, about)
     return table
 
 
@@ -359,7 +360,7 @@ def check_table(check, digits: int,
     table = _table(title, *columns, ("status", "left"))
     notes = []
     for row in check.rows:
-        cells = [Text(row.input, style="cyan"), format_number(row.ad, digits),
+        cells = [(row.input, "cyan"), format_number(row.ad, digits),
                  format_number(row.numeric, digits), _error(row.numeric_error),
                  _error(row.abs_error), _error(row.rel_error)]
         e = row.expected
@@ -367,7 +368,7 @@ def check_table(check, digits: int,
             cells += ["", ""] if e is None else [f"{e.formula} = {format_number(e.value, digits)}",
                                                  format_number(e.value - row.ad, digits)]
         ok = row.ok and (e is None or e.ok)
-        cells.append(Text("ok", style="green") if ok else Text("FAIL", style="bold red"))
+        cells.append(("ok", "green") if ok else ("FAIL", "bold red"))
         table.add_row(*cells)
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
