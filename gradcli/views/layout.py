@@ -138,16 +138,21 @@ def wrap(text: str, width: int, formula: bool = False) -> list[str]:
             out.append(line)
             continue
         current = ""
-        for piece in pieces(line, formula):
+        queue = pieces(line, formula)[::-1]
+        while queue:
+            piece = queue.pop()
             joined = current + piece if current else piece.lstrip()
             if width_of(joined) <= width:
                 current = joined
+                continue
+            if width_of(piece.strip()) > width and " " in piece.strip():
+                queue += re.findall(r"\s*\S+", piece)[::-1]  # too wide: its words, then
                 continue
             if current:
                 out.append(current.rstrip())
             current = piece.lstrip()
             while width_of(current) > width and not NUMBER.match(current):
-                head = _fold(current, width)
+                head = _fold(current, width)  # a word wider than the line: folded
                 out.append(head)
                 current = current[len(head):]
         out.append(current.rstrip())

@@ -145,6 +145,11 @@ def styled_text(lines: list[Line]):
     for k, line in enumerate(lines):
         if k:
             text.append("\n")
+        line = list(line)
+        while line and not line[-1][0].strip():
+            line.pop()  # no trailing spaces
+        if line:
+            line[-1] = (line[-1][0].rstrip(), line[-1][1])
         for chunk, style in line:
             text.append(chunk, STYLES.get(style, style) if style else None)
     return text
