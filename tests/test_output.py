@@ -469,3 +469,15 @@ def test_a_sheet_at_every_width_keeps_every_cell():
 
 def test_gap_text():
     assert Gap(1).text() == "⋮ 1 row not shown" and Gap(2, "x").text() == "⋮ 2 rows not shown (x)"
+
+
+def test_docs_output_shows_real_output():
+    """Every ``$ gradcli ...`` example in docs/output.md prints what the page says it prints."""
+    import shlex
+    page = (Path(__file__).parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```console\n\$ (gradcli [^\n]*)\n(.*?)```", page, re.S)
+    assert len(examples) == 4
+    for command, shown in examples:
+        result = CliRunner().invoke(main, shlex.split(command)[1:])
+        assert result.exit_code == 0, (command, result.output)
+        assert [line.rstrip() for line in result.stdout.splitlines()] == shown.splitlines(), command
