@@ -636,6 +636,10 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 
 
 def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
+    try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):
+        pass  # closed (None) or not a text file: nothing to reconfigure
     main(prog_name="gradcli")
 
 

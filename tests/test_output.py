@@ -311,6 +311,8 @@ def test_a_stream_that_cannot_show_the_notation_gets_ascii(encoding):
     assert out.isascii()
     assert "df/dx = 2.000000000000" in out and "vbar1" in out and "bar(x)" in out
     assert "+------" in out and "| v1 = x * y |" in out
+    result = piped(["eval", "--help"], PYTHONIOENCODING=encoding)  # help text holds ∂
+    assert result.returncode == 0 and b"Traceback" not in result.stderr
     runner = CliRunner(charset=encoding)
     for args in (["graph", SEED, "--at", AT], ["diff", "x*y*θ"], ["functions"],
                  ["hessian", SEED, "--at", AT, "--check"], ["eval", "x*y", "--at", "x=1,y=2",

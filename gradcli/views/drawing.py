@@ -117,7 +117,7 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
     carry: dict[tuple[int, int], Item] = {}
     for s, far in farthest.items():
         for c in range(column_of[s] + 1, far):
-            carry[(s, c)] = Item(s, True, [], [1], 2, 3)
+            carry[(s, c)] = Item(s, True, [], [2], 2, 3)  # straight through (see _straighten)
             columns[c].append(carry[(s, c)])
             left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
             links[c - 1].append(Link(left, carry[(s, c)], 0))
@@ -129,6 +129,7 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
 
     _order(columns, links)
     _level(columns, links)
+    _straighten(links)
     height = max(item.top + item.height for column in columns for item in column)
     grid = _Grid(height)
     x = 0
@@ -276,6 +277,18 @@ def _level(columns: list[list[Item]], links: list[list[Link]]) -> None:
     for column in columns:
         for item in column:
             item.top -= lowest  # lowest is even, so tops stay even
+
+
+def _straighten(links: list[list[Link]]) -> None:
+    """A carried line enters and leaves on the same (even) row, so a long edge runs straight
+    through the columns it crosses. That is safe only where the line that feeds it arrives
+    level (no other line can then use that row in the gap); where it does not, the carried
+    line takes its input one row higher, on an odd row like every argument port, and steps
+    down inside its column."""
+    for gap in links:
+        for link in gap:
+            if link.right.carried and link.left.out_row != link.right.in_rows[0]:
+                link.right.in_offsets = [1]
 
 
 def _wishes(gap: list[Link], from_left: bool) -> dict[int, float]:
@@ -444,10 +457,13 @@ class _Grid:
         self.put(top + item.height - 1, x, bl + h * inner + br, style)
 
     def carried_line(self, x: int, width: int, item: Item) -> None:
-        middle = x + width // 2
         owner = -1 - item.node
-        self.hline(item.top + 1, x, middle, owner)
-        self.line(item.top + 1, middle, LEFT | DOWN, owner)
+        if item.in_rows[0] == item.out_row:  # straight through the column
+            self.hline(item.out_row, x, x + width, owner)
+            return
+        middle = x + width // 2
+        self.hline(item.in_rows[0], x, middle, owner)
+        self.line(item.in_rows[0], middle, LEFT | DOWN, owner)
         self.line(item.out_row, middle, UP | RIGHT, owner)
         self.hline(item.out_row, middle + 1, x + width, owner)
 
