@@ -340,6 +340,8 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
     if as_json:
         screen.json(data)
+    elif len(blocks) == 1:  # the value and the gradient: short lines, nothing to lay out
+        screen.echo(blocks[0])
     else:
         screen.show(*blocks)
     if json_export:

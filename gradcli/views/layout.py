@@ -21,8 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rich.cells import cell_len
-
 from .notation import to_ascii
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
@@ -93,7 +91,10 @@ class Preformatted:
 
 def width_of(text: str) -> int:
     """Columns ``text`` takes in a terminal (wide characters count two, combining marks none)."""
-    return len(text) if text.isascii() else cell_len(text)
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len  # only for text that is not ASCII: plain output stays light
+    return cell_len(text)
 
 
 def pieces(line: str, formula: bool = False) -> list[str]:

@@ -15,16 +15,15 @@ pipe raises ``BrokenPipeError``, which the command line ends quietly.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from typing import TextIO
 
 from ..errors import InputError, OutputError
-from .layout import Line, plain_text, render, width_of
 from .notation import needs_ascii, to_ascii
+
+Line = list  # of (text, style) runs, as gradcli.views.layout gives them
 
 MIN_WIDTH = 20  # narrower than this, no table or drawing could be read: --width says at least it
 CHUNK = 1 << 15  # characters per write
@@ -69,10 +68,15 @@ class Screen:
 
     def json(self, data) -> None:
         """One JSON document on a line (``\\uXXXX`` escapes on an ASCII stream)."""
+        import json
         self.echo(json.dumps(data, ensure_ascii=self.ascii))
 
     def show(self, *blocks) -> None:
         """Lay the blocks out for this screen and write them, in colour where that helps."""
+        if all(isinstance(b, str) and "\n" not in b and len(b) < MIN_WIDTH for b in blocks):
+            self.write("".join(b + "\n" for b in blocks))  # short lines: nothing to lay out
+            return
+        from .layout import plain_text, render
         if self.colour and _size(blocks) <= COLOUR_LINES:
             lines = render(list(blocks), self.width, self.ascii, styled=True)
             if len(lines) <= COLOUR_LINES:
@@ -109,7 +113,7 @@ def open_screen(width: int | None = None, ascii: bool = False,
     stream = sys.stdout if stream is None else stream
     terminal = _isatty(stream)
     if width is None and terminal:
-        width = max(MIN_WIDTH, shutil.get_terminal_size((80, 24)).columns)
+        width = max(MIN_WIDTH, _terminal_columns(stream))
     ascii = ascii or needs_ascii(getattr(stream, "encoding", None))
     colour = terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
     return Screen(stream, width, ascii, colour, terminal)
@@ -127,6 +131,19 @@ def _size(blocks) -> int:
     return total
 
 
+def _terminal_columns(stream) -> int:
+    """The terminal's width: $COLUMNS if set (as shells and rich read it), else the size of
+    the terminal standard output is on."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
 def _isatty(stream) -> bool:
     try:
         return bool(stream is not None and stream.isatty())
@@ -135,6 +152,7 @@ def _isatty(stream) -> bool:
 
 
 def _line_width(line: Line) -> int:
+    from .layout import width_of
     return sum(width_of(t) for t, _ in line)
 
 
@@ -164,6 +182,7 @@ def _console(file, width: int, terminal: bool, record: bool = False):
 
 def crop(lines: list[Line], width: int) -> list[Line]:
     """Each line cut at ``width`` columns (never wrapped: the line count stays the same)."""
+    from .layout import width_of
     out = []
     for line in lines:
         used, kept = 0, []
@@ -221,6 +240,8 @@ def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> 
     ``.svg`` (self-contained: no web fonts), ``.html``. The layout is ``width`` or the natural
     width, never the terminal's."""
     import io
+
+    from .layout import plain_text, render
     suffix = os.path.splitext(path)[1].lower()
     lines = render(list(blocks), width, ascii, styled=suffix not in (".txt", ".text"))
     try:
@@ -241,6 +262,7 @@ def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> 
 
 
 def save_json(data, path: str) -> None:
+    import json
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
