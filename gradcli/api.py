@@ -48,7 +48,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored)."""
     point = point_vector(graph, at)
     if not math.isfinite(seed):
-        raise InputError(f"the seed is {seed}, which is not a finite number")
+        raise InputError(f"is {seed}, which is not a finite number", option="seed",
+                         values=(seed,))
     wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
     adjoint, _ = reverse(graph, values, seed)
@@ -99,8 +100,8 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     n = len(graph.inputs)
     if direction is not None:
         if wrt is not None:
-            raise InputError("--wrt and --direction cannot be combined",
-                             hint="--direction gives one directional derivative; drop --wrt")
+            raise InputError("cannot be combined with direction", option="wrt",
+                             hint="direction gives one directional derivative; leave out wrt")
         seeds = [("direction", [float(direction.get(name, 0.0)) for name in graph.inputs])]
     else:
         seeds = [(name, [1.0 if j == i else 0.0 for j in range(n)])

@@ -191,7 +191,7 @@ class _Line:
             try:
                 found = self.evaluate(moved)
             except GradcliError as exc:
-                found = (None, (), exc.message)
+                found = (None, (), str(exc))
             self.cache[key] = found
         return found
 
@@ -481,12 +481,12 @@ def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
         name, eq, formula = text.partition("=")
         name = name.strip()
         if not eq or not name or not formula.strip():
-            raise InputError(f"--expect {text!r}: expected NAME=FORMULA",
-                             hint='e.g. --expect x="1/x+y"')
+            raise InputError(f"{text!r}: expected NAME=FORMULA", option="expect",
+                             hint='e.g. x="1/x+y"')
         if not name.isidentifier():
-            raise InputError(f"--expect {text!r}: {name!r} is not a valid name")
+            raise InputError(f"{text!r}: {name!r} is not a valid name", option="expect")
         if name in formulas:
-            raise InputError(f"--expect gives {name} twice")
+            raise InputError(f"gives {name} twice", option="expect", names=(name,))
         formulas[name] = formula
     return formulas
 
@@ -501,14 +501,15 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     values = {}
     for name, formula in formulas.items():
         if name not in names:
-            raise InputError(f"--expect {name}: ∂f/∂{name} is not part of the gradient",
+            raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
+                             names=(name,),
                              hint="the gradient has " + (", ".join(names) or "no inputs"))
         try:
             graph = compile(formula)
             value = forward(graph, point_vector(graph, at))[graph.output]
-        except GradcliError as exc:
-            exc.message = f"--expect {name}: {exc.message}"
-            exc.source = formula
+        except GradcliError as exc:  # the formula's own error, said to be about expect
+            exc.sentence = f"{name}: {exc.text()}"
+            exc.option, exc.source = "expect", formula
             raise
         values[name] = (formula.strip(), value)
     return values

@@ -2,19 +2,20 @@
 
 Each command is thin: read the source, parse options, call the engine, print. Every
 :class:`~gradcli.errors.GradcliError` is turned into a message on stderr and its exit code at
-one boundary (:func:`_reporting`), so no user mistake ever shows a traceback.
+one boundary (:class:`GradcliGroup`, around option parsing too), so no user mistake ever shows
+a traceback.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
 import click
 
 from . import __version__
-from .errors import EXIT_NUMERICAL, GradcliError, InputError, OutputError, describe
+from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, MissingInputError,
+                     OutputError, describe)
 from .views.text import directional_text, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
@@ -29,17 +30,14 @@ class PointType(click.ParamType):
 
     name = "NAME=VALUE[,...]"
 
-    def __init__(self, option: str = "--at"):
-        self.option = option  # named in error messages: --at or --direction
+    def __init__(self, option: str = "at"):
+        self.option = option  # the option's name in errors: at or direction
 
     def convert(self, value, param, ctx):
         if isinstance(value, dict):
             return value
         from .points import parse_point
-        try:
-            return parse_point(value, self.option)
-        except GradcliError as exc:
-            self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
+        return parse_point(value, self.option)  # an error is reported by GradcliGroup
 
 
 class NameListType(click.ParamType):
@@ -52,19 +50,27 @@ class NameListType(click.ParamType):
             return value
         names = [n.strip() for n in value.split(",") if n.strip()]
         if not names:
-            self.fail("expected one or more names, e.g. --wrt x,y", param, ctx)
+            raise InputError("gives no names", option="wrt", hint="e.g. --wrt x,y")
         return names
 
 
-def _reporting(command):
-    """The error boundary: GradcliError -> message on stderr + its exit code."""
+def _hint(exc: GradcliError) -> str | None:
+    """The hint on the command line: the error's own, or how to fix it with a flag."""
+    if isinstance(exc, MissingInputError):
+        return "add --at " + ",".join(f"{name}=1" for name in exc.names)
+    return exc.hint
 
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        ctx = click.get_current_context()
+
+class GradcliGroup(click.Group):
+    """The error boundary, around parsing the options as well as running the command:
+    a GradcliError becomes its message on stderr and its exit code, never a traceback."""
+
+    def invoke(self, ctx):
         try:
-            command(*args, **kwargs)
-            _flush_stdout()
+            try:
+                return super().invoke(ctx)
+            finally:
+                _flush_stdout()  # a full disk or a closed pipe shows here, inside the boundary
         except BrokenPipeError:  # the reader went away (| head): stop quietly
             _silence_stdout()
             ctx.exit(EXIT_PIPE)
@@ -73,7 +79,9 @@ def _reporting(command):
             click.echo(describe(exc), err=True)
             ctx.exit(exc.exit_code)
         except GradcliError as exc:
-            click.echo(describe(exc, ctx.meta.get("gradcli.source")), err=True)
+            text = describe(exc, ctx.meta.get("gradcli.source"), option_prefix="--",
+                            hint=_hint(exc))
+            click.echo(text, err=True)
             ctx.exit(exc.exit_code)
         except RecursionError:  # defensive: no path should recurse, but never show a traceback
             click.echo("error: the input is nested too deeply to process", err=True)
@@ -81,8 +89,6 @@ def _reporting(command):
         except MemoryError:
             click.echo("error: out of memory: the input is too large", err=True)
             ctx.exit(EXIT_NUMERICAL)
-
-    return wrapper
 
 
 def _flush_stdout() -> None:
@@ -203,7 +209,7 @@ class ExpressionCommand(click.Command):
 EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=GradcliGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="gradcli")
 def main():
     """gradcli: the value and exact gradient of an expression, by reverse-mode automatic
@@ -263,7 +269,7 @@ def _screen(width, ascii_):
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default=None,
               help="reverse: one adjoint sweep (the default); forward: one tangent sweep per "
                    "input.")
-@click.option("--direction", type=PointType("--direction"), default=None,
+@click.option("--direction", type=PointType("direction"), default=None,
               help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
                    "left out are 0) in one forward sweep. Implies --mode forward.")
 @_DIGITS
@@ -286,7 +292,6 @@ def _screen(width, ascii_):
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check and --expect (default 1e-9).")
 @_output_options
-@_reporting
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
                  export_path, check_, expect, rtol, atol, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
@@ -318,6 +323,9 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
                          hint="drop --mode reverse: --direction implies --mode forward")
+    if direction is not None and wrt is not None:
+        raise InputError("--wrt and --direction cannot be combined",
+                         hint="--direction gives one directional derivative; drop --wrt")
     if direction is not None and (check_ or expect):
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
@@ -459,7 +467,6 @@ def _json_result(result) -> dict:
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
 @_output_options
-@_reporting
 def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, atol, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
@@ -511,7 +518,6 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
 @_JSON
 @_output_options
-@_reporting
 def diff_command(expression, file, wrt, order, as_json, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
@@ -547,7 +553,6 @@ def diff_command(expression, file, wrt, order, as_json, width, ascii_):
 @main.command("functions", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
 @_output_options
-@_reporting
 def functions_command(as_json, width, ascii_):
     """List the functions and operators with their derivative rules and domains.
 
@@ -586,7 +591,6 @@ def functions_command(as_json, width, ascii_):
               help="lr: inputs on the left, the output on the right; tb: one box under another, "
                    "inputs at the top (narrow terminals).")
 @_output_options
-@_reporting
 def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
                   ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..errors import InputError, OutputError
+from ..errors import FileError, OutputError
 from .notation import needs_ascii, to_ascii
 
 Line = list  # of (text, style) runs, as gradcli.views.layout gives them
@@ -258,7 +258,7 @@ def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> 
         else:
             console.save_html(path, theme=_light_theme())
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def save_json(data, path: str) -> None:
@@ -267,4 +267,4 @@ def save_json(data, path: str) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
