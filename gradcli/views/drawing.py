@@ -14,7 +14,10 @@ Output ports sit on even rows and argument ports on odd rows, so in a gap no two
 segments ever share a row and a corner never lands on another line: where lines meet without
 joining, they cross (``┼``), and ``┼`` means nothing else.
 
-:func:`draw` gives lines of ``(text, style)`` runs; ``render.py`` gives the styles their colours.
+:func:`draw` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles their colours.
+Text is measured by display width (a wide character takes two cells, a combining mark none).
+``layout="tb"`` draws one box under another instead (:func:`_draw_top_to_bottom`), for narrow
+terminals; with ``ascii`` every character is ASCII.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from .layout import Preformatted, Sheet
 from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
-from .screen import EXPORT_SUFFIXES, STYLES, crop, open_screen, styled_text
+from .screen import crop, open_screen, styled_text
 from .text import format_number
 
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
