@@ -23,6 +23,7 @@ LAYERS = [
     ("gradcli.symbolic",),
     ("gradcli.points",),
     ("gradcli.check",),
+    ("gradcli.batchio",),
     ("gradcli.views",),
     ("gradcli.api",),
     ("gradcli.cli", "gradcli.__main__", "gradcli"),
