@@ -17,15 +17,15 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "gradcli"
 
 # Bottom first. A new module or folder must be given its place here.
 LAYERS = [
-    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar"),
+    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.usercache"),
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic",),
     ("gradcli.points",),
-    ("gradcli.check",),
+    ("gradcli.check", "gradcli.sampling"),
     ("gradcli.batchio",),
     ("gradcli.views",),
-    ("gradcli.api",),
+    ("gradcli.api", "gradcli.plotting"),
     ("gradcli.cli", "gradcli.__main__", "gradcli"),
 ]
 # Third-party packages a layer may not import (at any depth, even lazily).
