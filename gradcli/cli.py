@@ -240,6 +240,9 @@ _WRT = click.option("--wrt", type=NameListType(), default=None,
                          "in order of first appearance).")
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
+_STANDALONE = click.option("--standalone", is_flag=True,
+                           help="With --export FILE.tex: a complete LaTeX document (compiles with "
+                                "pdflatex) instead of a fragment to \\input.")
 _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON object (schema in the README).")
 
@@ -281,7 +284,9 @@ def _screen(width, ascii_):
               help="At most N rows per trace table (0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the output to FILE: .txt (plain text at --width or natural "
-                   "width), .svg, .html; .json (or any FILE with --json) saves the JSON.")
+                   "width), .svg, .html, .tex (LaTeX booktabs tables); .json (or any FILE "
+                   "with --json) saves the JSON.")
+@_STANDALONE
 @click.option("--check", "check_", is_flag=True,
               help="Also compare the gradient with numerical differentiation, in a table; "
                    "exit 1 if any component disagrees.")
@@ -311,8 +316,8 @@ def _screen(width, ascii_):
                    "local cluster).")
 @_output_options
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                 export_path, check_, expect, rtol, atol, points_path, grid, output_path, engine,
-                 scheduler, width, ascii_):
+                 export_path, standalone, check_, expect, rtol, atol, points_path, grid,
+                 output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -327,6 +332,7 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --trace --export trace.tex --standalone
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
       gradcli eval "log(x)+x*y-sin(y)" --points points.csv -o results.parquet
       gradcli eval "log(x)+x*y-sin(y)" --grid x=0.5:2:4,y=-1:1:3
@@ -345,7 +351,8 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if points_path is not None or grid:
         used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
                                       ("--direction", direction), ("--trace", trace),
-                                      ("--export", export_path), ("--check", check_),
+                                      ("--export", export_path), ("--standalone", standalone),
+                                      ("--check", check_),
                                       ("--expect", expect)) if on]
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
                            scheduler, used)
@@ -369,8 +376,10 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     report = _check(result, point, expect, rtol, atol) if check_ or expect else None
-    json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
-    if export_path:
+    tex = _latex_export(export_path, standalone)
+    json_export = bool(export_path) and not tex and (as_json or
+                                                     export_path.lower().endswith(".json"))
+    if export_path and not tex:
         _check_export_suffix(export_path, as_json)
     screen = _screen(width, ascii_)
     if as_json or json_export:
@@ -389,10 +398,13 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if json_export:
         from .views.screen import save_json
         save_json(data, export_path)
-    elif export_path:
+    elif export_path and not tex:
         from .views.screen import export
         export(blocks or _blocks(result, digits, max_rows, trace, report), export_path, width,
                ascii_)
+    if tex:
+        from .views.latex import eval_export
+        _write(export_path, eval_export(result, digits, trace, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -452,11 +464,28 @@ def _check(result, point, expect, rtol, atol):
                         atol=DEFAULT_ATOL if atol is None else atol, expected=expected)
 
 
+def _latex_export(path: str | None, standalone: bool) -> bool:
+    """Whether --export names a LaTeX file; --standalone only shapes one."""
+    tex = bool(path) and path.lower().endswith(".tex")
+    if standalone and not tex:
+        raise InputError("--standalone shapes a LaTeX export",
+                         hint="add --export FILE.tex, or drop --standalone")
+    return tex
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def _check_export_suffix(path: str, as_json: bool) -> None:
     from .views.screen import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
         raise InputError(f"--export {path}: unknown file type",
-                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
+                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES + (".tex",)))
     if as_json and path.lower().endswith((".svg", ".html", ".htm")):
         raise InputError(f"--export {path}: with --json the export is JSON, not a picture",
                          hint="use --export FILE.json, or drop --json to save the tables")
@@ -482,6 +511,8 @@ def _json_row(row) -> dict:
             "value": row.value}
     if row.names:
         item["name"] = ", ".join(row.names)
+    if row.step:
+        item["step"] = row.step
     return item
 
 
@@ -501,7 +532,8 @@ def _json_trace(trace) -> dict:
     return {
         "forward": [_json_row(row) for row in trace.forward],
         "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "contribution": c.contribution}
+                           "local": c.local, "local_expr": c.local_expr,
+                           "contribution": c.contribution}
                           for c in trace.contributions],
         "adjoints": {row.id: row.adjoint for row in trace.adjoints},
         "output": trace.output,
@@ -539,8 +571,13 @@ def _json_result(result) -> dict:
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
+@click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
+                   "FILE.tex.")
+@_STANDALONE
 @_output_options
-def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, atol, width, ascii_):
+def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, atol, export_path,
+                    standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -552,6 +589,7 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli hessian "x^2*y" --at x=2,y=3 --json
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
+      gradcli hessian "x^2*y" --at x=2,y=3 --export hessian.tex --standalone
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
@@ -559,6 +597,10 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
+    if export_path and not _latex_export(export_path, standalone):
+        raise InputError(f"--export {export_path}: hessian writes LaTeX only",
+                         hint="use a name ending in .tex")
+    _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
     graph = compile(source)
     _warn_unread(point, graph)
@@ -579,6 +621,9 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
         if report is not None:
             items += hessian_check_tables(report, digits)
         screen.show(*items)
+    if export_path:
+        from .views.latex import hessian_export
+        _write(export_path, hessian_export(result, digits, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -590,8 +635,10 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
 @_JSON
+@click.option("--latex", "as_latex", is_flag=True,
+              help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
 @_output_options
-def diff_command(expression, file, wrt, order, as_json, width, ascii_):
+def diff_command(expression, file, wrt, order, as_json, as_latex, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -606,6 +653,7 @@ def diff_command(expression, file, wrt, order, as_json, width, ascii_):
       gradcli eval "$(gradcli diff 'log(x)+x*y-sin(y)' --wrt x)" --at x=2,y=3
       gradcli diff "x^10" --order 3
       gradcli diff "exp(x*y)" --json
+      gradcli diff "x/(1+x)" --order 2 --latex
     """
     from .api import derivatives
 
@@ -614,6 +662,9 @@ def diff_command(expression, file, wrt, order, as_json, width, ascii_):
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped, whatever --width
     if as_json:
         screen.json({"derivatives": result, "order": order})
+    elif as_latex and result:
+        from .views.latex import derivatives as latex_derivatives
+        screen.echo(latex_derivatives(result, order))
     elif len(result) == 1:
         screen.echo(next(iter(result.values())))
     elif not result:

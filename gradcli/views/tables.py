@@ -98,7 +98,7 @@ def forward_table(trace, digits: int, max_rows: int):
 
     def add(row):
         cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
-        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr}",
+        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}",
                   format_number(row.value, digits)]
         if marked:
             cells.append(("← output", "bold green") if row.is_output else "")
@@ -107,15 +107,25 @@ def forward_table(trace, digits: int, max_rows: int):
     return _limited(table, trace.forward, max_rows, add, keep)
 
 
+def _formula(formula: str, value: str) -> str:
+    """``1/x = 0.5``: a formula beside its value (a number alone when the formula is one)."""
+    try:
+        float(formula)
+        return value
+    except ValueError:
+        return f"{formula} = {value}" if formula else value
+
+
 def contributions_table(trace, digits: int, max_rows: int):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
     table = _table("Reverse sweep (contributions)", ("from", "left"), ("to", "left"),
-                   ("upstream adjoint", "right"), ("local derivative", "right"),
+                   ("upstream adjoint", "right"), ("local derivative", "right", "text"),
                    ("contribution", "right"))
 
     def add(row):
         table.add_row(row.equation, (row.target, "cyan"),
-                      format_number(row.upstream, digits), format_number(row.local, digits),
+                      format_number(row.upstream, digits),
+                      _formula(row.local_expr, format_number(row.local, digits)),
                       format_number(row.contribution, digits))
     return _limited(table, trace.contributions, max_rows, add,
                     _contributions_kept(trace, max_rows))
