@@ -120,7 +120,7 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
     carry: dict[tuple[int, int], Item] = {}
     for s, far in farthest.items():
         for c in range(column_of[s] + 1, far):
-            carry[(s, c)] = Item(s, True, [], [2], 2, 3)  # straight through (see _straighten)
+            carry[(s, c)] = Item(s, True, [], [1], 2, 3)
             columns[c].append(carry[(s, c)])
             left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
             links[c - 1].append(Link(left, carry[(s, c)], 0))
@@ -132,7 +132,6 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
 
     _order(columns, links)
     _level(columns, links)
-    _straighten(links)
     height = max(item.top + item.height for column in columns for item in column)
     grid = _Grid(height)
     x = 0
@@ -280,18 +279,6 @@ def _level(columns: list[list[Item]], links: list[list[Link]]) -> None:
     for column in columns:
         for item in column:
             item.top -= lowest  # lowest is even, so tops stay even
-
-
-def _straighten(links: list[list[Link]]) -> None:
-    """A carried line enters and leaves on the same (even) row, so a long edge runs straight
-    through the columns it crosses. That is safe only where the line that feeds it arrives
-    level (no other line can then use that row in the gap); where it does not, the carried
-    line takes its input one row higher, on an odd row like every argument port, and steps
-    down inside its column."""
-    for gap in links:
-        for link in gap:
-            if link.right.carried and link.left.out_row != link.right.in_rows[0]:
-                link.right.in_offsets = [1]
 
 
 def _wishes(gap: list[Link], from_left: bool) -> dict[int, float]:
@@ -461,9 +448,6 @@ class _Grid:
 
     def carried_line(self, x: int, width: int, item: Item) -> None:
         owner = -1 - item.node
-        if item.in_rows[0] == item.out_row:  # straight through the column
-            self.hline(item.out_row, x, x + width, owner)
-            return
         middle = x + width // 2
         self.hline(item.in_rows[0], x, middle, owner)
         self.line(item.in_rows[0], middle, LEFT | DOWN, owner)
