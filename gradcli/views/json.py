@@ -19,9 +19,10 @@ import math
 from .trace import ForwardRow, TangentTrace, Trace
 
 
-def dumps(data, indent: int | None = None) -> str:
-    """JSON text (one line unless ``indent``), UTF-8 characters kept as they are (``∂``, ``θ``)."""
-    return json.dumps(data, ensure_ascii=False, indent=indent)
+def dumps(data, indent: int | None = None, ascii: bool = False) -> str:
+    """JSON text (one line unless ``indent``); UTF-8 characters (``∂``, ``θ``) kept as they are
+    unless ``ascii``."""
+    return json.dumps(data, ensure_ascii=ascii, indent=indent)
 
 
 def _finite(x: float) -> float | None:
