@@ -30,13 +30,16 @@ class PointType(click.ParamType):
         self.option = option  # named in error messages: --at or --direction
 
     def convert(self, value, param, ctx):
-        if isinstance(value, dict):
-            return value
-        from .points import parse_point
-        try:
-            return parse_point(value, self.option)
-        except GradcliError as exc:
-            self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
+        return value  # parsed by the command (_point), inside its error boundary
+
+
+def _point(texts, option: str = "--at"):
+    """The point given by one or more ``--at`` texts (a :class:`gradcli.points.Point`)."""
+    from .points import merge_points, parse_point
+    if isinstance(texts, str):
+        texts = [texts]
+    return merge_points([t if isinstance(t, dict) else parse_point(t, option) for t in texts],
+                        option)
 
 
 class NameListType(click.ParamType):
@@ -118,10 +121,13 @@ def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
-def _warn_unread(point, graph, prefix: str = "") -> None:
-    for name in point:
-        if name not in graph.inputs:
-            _warn(f"{prefix}{name} is not read by the expression; it is ignored")
+def _warn_unread(point, graph) -> None:
+    from .errors import name_list
+    read = set(graph.inputs)
+    unread = [name for name in point if name not in read]
+    if unread:
+        _warn(f"{name_list(unread)} {'is' if len(unread) == 1 else 'are'} not read by the "
+              "expression; ignored")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -195,7 +201,15 @@ _WRT = click.option("--wrt", type=NameListType(), default=None,
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
 _JSON = click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON object (schema in the README).")
+                     help="Print one JSON object (schema in the README); an error is one "
+                          "object too, {\"error\": {...}} (docs/errors.md).")
+_STRICT = click.option("--strict", is_flag=True,
+                       help="With --check: an inconclusive row (the difference quotient cannot "
+                            "decide) fails too, exit 1.")
+_MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS,
+                         show_default=True,
+                         help="At most N rows (and Hessian columns) per table (0 = all); --json "
+                              "is always complete.")
 
 
 @main.command("eval", **EXPRESSION_COMMAND)
@@ -216,22 +230,24 @@ _JSON = click.option("--json", "as_json", is_flag=True,
 @click.option("--trace", is_flag=True,
               help="Also print the forward trace, the reverse-sweep contributions and the adjoints.")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
-              help="At most N rows per trace table (0 = all); --json is always complete.")
+              help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
 @click.option("--check", "check_", is_flag=True,
               help="Also compare the gradient with numerical differentiation, in a table; "
-                   "exit 1 if any component disagrees.")
+                   "exit 1 if any component disagrees (an inconclusive one does not, unless "
+                   "--strict).")
 @click.option("--expect", multiple=True, metavar="NAME=FORMULA",
-              help="Your own formula for ∂f/∂NAME, checked against AD at the point; "
-                   "repeatable; implies --check.")
+              help="Your own formula for ∂f/∂NAME (one expression; never scaled by --seed), "
+                   "checked against AD's ∂f/∂NAME at the point; repeatable; implies --check.")
+@_STRICT
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
               help="Relative tolerance of --check and --expect (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check and --expect (default 1e-9).")
 @_reporting
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                 export_path, check_, expect, rtol, atol):
+                 export_path, check_, expect, strict, rtol, atol):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -252,10 +268,11 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     --check or --expect), 2 bad input (syntax, unknown name, missing value, outside a domain).
     """
     from .api import compile, evaluate_forward, evaluate_graph
-    from .points import merge_points
 
     source = _read_source(expression, file)
-    point = merge_points(list(at))
+    point = _point(at)
+    if direction is not None:
+        direction = _point(direction, "--direction")
     graph = compile(source)
     _warn_unread(point, graph)
     if direction is not None and mode == "reverse":
@@ -265,11 +282,10 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
     if mode == "forward" or direction is not None:
-        _warn_unread(direction or {}, graph, "--direction: ")
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
-    report = _check(result, point, expect, rtol, atol) if check_ or expect else None
+    report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     if export_path:
         _check_export_suffix(export_path)
     if as_json:
@@ -295,12 +311,13 @@ def _summary(result, digits: int) -> str:
     return result_text(result.value, result.gradient, result.seed, digits)
 
 
-def _check(result, point, expect, rtol, atol):
+def _check(result, point, expect, rtol, atol, strict):
     """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
     from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
     expected = expected_values(parse_expectations(expect), point, list(result.gradient))
     return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
-                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected)
+                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected,
+                        strict=strict)
 
 
 def _check_export_suffix(path: str) -> None:
@@ -324,7 +341,7 @@ def _render(result, digits, max_rows, trace, export_path, echo=True, check=None)
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     if check is not None:
-        items.append(check_table(check, digits))
+        items.append(check_table(check, digits, max_rows=max_rows))
     show(*items, console=console)
     if export_path:
         try:
@@ -391,12 +408,15 @@ def _json_result(result) -> dict:
 @click.option("--check", "check_", is_flag=True,
               help="Also compare every entry with numerical derivatives of the AD gradient, "
                    "as eval --check does for the gradient; exit 1 if any disagrees.")
+@_STRICT
+@_MAX_ROWS
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
 @_reporting
-def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, atol):
+def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, max_rows, rtol,
+                    atol):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -412,14 +432,13 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
     from .api import compile, evaluate_hessian
-    from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
-    point = merge_points(list(at))
+    point = _point(at)
     graph = compile(source)
     _warn_unread(point, graph)
     result = evaluate_hessian(graph, point, wrt=wrt)
-    report = result.check(rtol, atol) if check_ else None  # None: eval --check's defaults
+    report = result.check(rtol, atol, strict) if check_ else None  # None: eval --check's defaults
     if as_json:
         data = {"source": result.source, "inputs": result.inputs, "value": result.value,
                 "gradient": result.gradient, "hessian": result.hessian}
@@ -430,9 +449,9 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
         from .views.tables import hessian_check_tables, hessian_table, show
         items = [result_text(result.value, result.gradient, 1.0, digits)]
         if result.inputs:
-            items.append(hessian_table(result.inputs, result.hessian, digits))
+            items.append(hessian_table(result.inputs, result.hessian, digits, max_rows))
         if report is not None:
-            items += hessian_check_tables(report, digits)
+            items += hessian_check_tables(report, digits, max_rows)
         show(*items)
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
@@ -530,11 +549,9 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     from .api import compile, evaluate_graph
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
-    from .points import merge_points
-
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
-    point = merge_points(list(at))
+    point = _point(at)
     graph = compile(source)
     if at:
         _warn_unread(point, graph)

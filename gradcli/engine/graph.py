@@ -87,6 +87,26 @@ class Graph:
                 start = k
         return ranges
 
+    def active(self, inputs=None) -> bytearray:
+        """For each slot, whether it depends on one of the input slots ``inputs`` (default: all
+        inputs): the arguments whose partial derivatives a sweep needs. A partial by an
+        argument that is not differentiated is never computed (∂(a^b)/∂b with --wrt a)."""
+        n_const, base = self.n_const, self.base
+        if inputs is None:
+            return bytearray(n_const) + b"\x01" * (self.n_slots - n_const)
+        flags = bytearray(self.n_slots)
+        for s in inputs:
+            flags[s] = 1
+        if len(set(inputs)) == base - n_const:  # every input: every node depends on one
+            flags[base:] = b"\x01" * len(self.ops)
+            return flags
+        arg0, arg1 = self.arg0, self.arg1
+        for k in range(len(self.ops)):  # tape order: arguments before their users
+            b = arg1[k]
+            if flags[arg0[k]] or (b >= 0 and flags[b]):
+                flags[base + k] = 1
+        return flags
+
     def live_nodes(self) -> list[bool]:
         """For each node, whether the output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)

@@ -39,18 +39,22 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT) -> tuple[list[float], list[Contribution]]:
+            m=FLOAT, active=None) -> tuple[list[float], list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
     ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself.
+    ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are wanted: a partial by any
+    other argument is not computed (default: every slot that is not a constant).
     """
+    if active is None:
+        active = graph.active()
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed
     records: list[Contribution] = []
-    base, n_const = graph.base, graph.n_const
+    base = graph.base
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    s = base
+    s, which = base, 0  # the node and the argument whose partial is being computed
     try:
         for s in visit_order(graph):
             k = s - base
@@ -58,44 +62,62 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
             if b < 0:
-                if a >= n_const:
+                if active[a]:
                     local = rules[0](m, values[a], y)
                     adjoint[a] += g * local
                     if record:
                         records.append(Contribution(s, a, g, local, g * local))
                 continue
             va, vb = values[a], values[b]
-            if a >= n_const:
+            which = 0
+            if active[a]:
                 local = rules[0](m, va, vb, y)
                 adjoint[a] += g * local
                 if record:
                     records.append(Contribution(s, a, g, local, g * local))
-            if b >= n_const:
+            which = 1
+            if active[b]:
                 local = rules[1](m, va, vb, y)
                 adjoint[b] += g * local
                 if record:
                     records.append(Contribution(s, b, g, local, g * local))
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, s, values) from None
+        raise not_differentiable(graph, s, values, which) from None
     return adjoint, records
 
 
-def not_differentiable(graph: Graph, s: int, values: list[float]) -> NumericalError:
+_ROLES = {"pow": ("the base", "the exponent")}
+
+
+def not_differentiable(graph: Graph, s: int, values: list[float], which: int = 0) -> NumericalError:
+    """The error for node ``s`` whose partial derivative by argument ``which`` is not finite:
+    it names that argument (``x``, ``v3``) and its role."""
     k = s - graph.base
     prim = graph.ops[k]
-    args = [values[graph.arg0[k]]] + ([values[graph.arg1[k]]] if graph.arg1[k] >= 0 else [])
-    note = f" ({prim.note})" if prim.note else ""
+    two = graph.arg1[k] >= 0
+    args = [values[graph.arg0[k]]] + ([values[graph.arg1[k]]] if two else [])
+    argument = graph.node_id(graph.arg1[k] if which else graph.arg0[k])
+    if two:
+        role = _ROLES.get(prim.name, ("the first argument", "the second argument"))[which]
+        by = f" by {argument} ({role}, {'ab'[which]})"
+    else:
+        by = ""
+    # The row's note, without its sentences about the other argument's rule.
+    note = ". ".join(part for part in prim.note.split(". ")
+                     if not (two and part.startswith(f"∂/∂{'ba'[which]}")))
     return NumericalError(
-        f"{graph.node_id(s)} = {describe_call(prim, args)}: the derivative is not finite here{note}",
+        f"{graph.node_id(s)} = {describe_call(prim, args)}: the derivative{by} is not finite "
+        f"here" + (f" ({note})" if note else ""),
         graph.spans[k], label="not differentiable at this point")
 
 
-def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float) -> None:
+def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
+                   active=None) -> None:
     """Raise a NumericalError naming the first edge whose contribution is not finite, if any."""
     n_const = graph.n_const
-    if all(math.isfinite(adjoint[i]) for i in range(n_const, graph.base)):
+    if math.isfinite(sum(adjoint[n_const:graph.base])):  # one C-speed pass finds any inf or nan
         return
-    _, records = reverse(graph, values, seed, record=True)
+    _, records = reverse(graph, values, seed, record=True, active=active)
     for rec in records:
         if not math.isfinite(rec.contribution):
             k = rec.source - graph.base
