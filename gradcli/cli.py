@@ -97,9 +97,9 @@ def _read_source(expression: str | None, file,
 def _read_text(read, what: str) -> str:
     """At most one character more than the parser accepts (so memory stays bounded and the
     parser can say the source is too long), checked to be UTF-8 text."""
-    from .language.parser import MAX_SOURCE
+    from .limits import max_source
     try:
-        text = read(MAX_SOURCE + 1)
+        text = read(max_source() + 1)
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (it holds the byte "
                          f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None

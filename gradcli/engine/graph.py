@@ -22,12 +22,12 @@ from typing import Iterable, Mapping
 
 from ..errors import DomainError, InputError, LimitError, NameLookupError, NumericalError, Span
 from ..gcpause import gc_paused
+from ..limits import NODES_VARIABLE, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
 from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
-MAX_NODES = 5_000_000  # past this a graph would take gigabytes; say so instead
 
 _CONST, _INPUT, _NODE = 0, 1, 2
 _NEG = TABLE["neg"]
@@ -177,6 +177,8 @@ def lower(program: Program, source: str = "") -> Graph:
     env: dict[str, int] = {}  # assigned name -> id
     assigned_count: dict[str, int] = {}
     bindings: list[tuple[int, str, int]] = []  # (id, name, version)
+    # Checked as each node is made: memory stops growing at the limit, not after the whole graph.
+    limit = max_nodes()
 
     def constant(v: float) -> int:
         key = (v, math.copysign(1.0, v)) if v == 0 else v  # keep -0.0 apart from 0.0
@@ -209,9 +211,11 @@ def lower(program: Program, source: str = "") -> Graph:
         if kind[a] == _CONST and (b < 0 or kind[b] == _CONST):
             return constant(_fold(prim, [value[a]] if b < 0 else [value[a], value[b]], span))
         tid = len(kind)
-        if tid >= MAX_NODES:
-            raise LimitError(f"the expression has more than {MAX_NODES:,} operations",
-                             hint="split it into smaller expressions")
+        if tid >= limit:
+            raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
+                             f"gradcli builds ({NODES_VARIABLE})",
+                             span, hint=f"raise the limit for this run: {NODES_VARIABLE}="
+                                        f"{limit * 4} gradcli ... (docs/limits.md)")
         kind.append(_NODE); value.append(0.0); op.append(prim)
         a0.append(a); a1.append(b)
         da, db = depth[a], (depth[b] if b >= 0 else 0)

@@ -25,8 +25,8 @@ from typing import Callable
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..errors import LimitError, ParseError
 from ..gcpause import gc_paused
+from ..limits import SOURCE_VARIABLE, max_source
 
-MAX_SOURCE = 1_048_576  # characters; a program this long takes seconds and hundreds of MB to parse
 
 # How each terminal is named in "expected ..." messages.
 _FRIENDLY = {
@@ -378,9 +378,12 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
 @gc_paused()
 def parse(source: str) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
-    if len(source) > MAX_SOURCE:
-        raise LimitError(f"the source is longer than {MAX_SOURCE:,} characters, "
-                         "the most gradcli reads", hint="split it into smaller programs")
+    limit = max_source()
+    if len(source) > limit:
+        raise LimitError(f"the source is longer than {limit:,} characters, the most gradcli "
+                         f"reads ({SOURCE_VARIABLE})",
+                         hint=f"raise the limit for this run: {SOURCE_VARIABLE}={limit * 4} "
+                              "gradcli ... (docs/limits.md)")
     global _fast
     if _fast is None:
         tables = _load_tables()
