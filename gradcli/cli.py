@@ -14,7 +14,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
+from .errors import EXIT_NUMERICAL, GradcliError, InputError, LimitError, describe
 from .views.text import directional_text, result_text
 
 DEFAULT_MAX_ROWS = 40
@@ -57,7 +57,8 @@ class NameListType(click.ParamType):
 
 
 def _reporting(command):
-    """The error boundary: GradcliError -> message on stderr + its exit code."""
+    """The error boundary: a GradcliError (also out of memory, too deep) -> its message on stderr,
+    with --json also an ``{"error": ...}`` object on stdout, and its exit code."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -65,16 +66,46 @@ def _reporting(command):
         try:
             return command(*args, **kwargs)
         except GradcliError as exc:
-            click.echo(describe(exc, ctx.meta.get("gradcli.source")), err=True)
-            ctx.exit(exc.exit_code)
+            error = exc
         except RecursionError:  # defensive: no path should recurse, but never show a traceback
-            click.echo("error: the input is nested too deeply to process", err=True)
-            ctx.exit(2)
+            error = LimitError("the input is nested too deeply to process")
         except MemoryError:
-            click.echo("error: out of memory: the input is too large", err=True)
-            ctx.exit(EXIT_NUMERICAL)
+            error = None  # made below, once the frames holding the memory are released
+        _report(error if error is not None else _out_of_memory(ctx), ctx)
 
     return wrapper
+
+
+def _report(error: GradcliError, ctx) -> None:
+    source = ctx.meta.get("gradcli.source")
+    if ctx.params.get("as_json"):
+        from .views.errors import error_object
+        click.echo(json.dumps(error_object(error, source), ensure_ascii=False))
+    click.echo(describe(error, source), err=True)
+    ctx.exit(error.exit_code)
+
+
+def _out_of_memory(ctx) -> LimitError:
+    """Out of memory: a limit error saying what to lower or drop for this command."""
+    from .limits import NODES_VARIABLE
+    params, advice = ctx.params, []
+    if "max_nodes" in params:
+        advice.append("lower --max-nodes" + (" (0 draws every node)"
+                                             if params["max_nodes"] == 0 else ""))
+    if params.get("fmt") in ("dot", "mermaid") or params.get("output_path"):
+        advice.append("drop --format/-o (the drawing in the terminal needs less)")
+    for name, option in (("trace", "--trace"), ("check_", "--check"), ("expect", "--expect")):
+        if params.get(name):
+            advice.append(f"drop {option}")
+    if params.get("mode") == "forward":
+        advice.append("drop --mode forward")
+    if params.get("max_rows") == 0:
+        advice.append("give --max-rows a limit")
+    advice.append("split the input or run it with more memory; "
+                  f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
+    return LimitError("out of memory: this input needs more memory than is available",
+                      hint="; ".join(advice[:-1]) + (", or " if len(advice) > 1 else "")
+                      + advice[-1])
 
 
 def _read_source(expression: str | None, file,
@@ -165,6 +196,18 @@ class ExpressionCommand(click.Command):
         if moved:
             kept += moved if "--" in kept else ["--", *moved]
         return super().parse_args(ctx, kept)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """With --json, a usage error (an unknown option, a bad --digits) is also an
+        ``{"error": ...}`` object on stdout; click still prints its usage text on stderr."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            if "--json" in args:
+                from .views.errors import error_object
+                click.echo(json.dumps(error_object(InputError(exc.format_message())),
+                                      ensure_ascii=False))
+            raise
 
 
 EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)

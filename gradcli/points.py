@@ -68,10 +68,10 @@ def one_expression(text: str, what: str, fail):
         if at >= 0:
             raise fail(f"{what} is not one expression: it holds {sep!r}, which separates "
                        "statements", (at, at + 1))
+    from .engine.graph import parse_source
     from .language.ast import Assign
-    from .language.parser import parse
     try:
-        program = parse(text)
+        program = parse_source(text)
     except GradcliError as exc:
         raise fail(f"{what} is not an expression: {exc.message}",
                    exc.span or (0, len(text)), exc.hint, type(exc)) from None

@@ -20,7 +20,8 @@ from operator import itemgetter
 
 from typing import Iterable, Mapping
 
-from ..errors import DomainError, InputError, LimitError, NameLookupError, NumericalError, Span
+from ..errors import (DomainError, InputError, LimitError, NameLookupError, NumericalError,
+                      ParseError, Span, name_list)
 from ..gcpause import gc_paused
 from ..limits import NODES_VARIABLE, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
@@ -395,15 +396,28 @@ def _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_span
 @gc_paused()  # one pause for both stages: the AST is built and freed without a collection
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`."""
-    return lower(parse(source), source)
+    return lower(parse_source(source), source)
+
+
+def parse_source(source: str) -> Program:
+    """:func:`~gradcli.language.parser.parse`, with hints that need the function table: two
+    names side by side whose first is a function (``sin x``) -> ``write sin(x)``."""
+    try:
+        return parse(source)
+    except ParseError as exc:
+        left, right = getattr(exc, "juxtaposed", (None, None))
+        if left is not None and lookup(left) is not None:
+            exc.hint = f"a function's argument goes in parentheses: write {left}({right})" if (
+                right[0] != "(") else exc.hint
+        raise
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
     """The graph's input values in graph order; a missing input is an :class:`InputError`."""
     missing = [name for name in graph.inputs if name not in at]
     if missing:
-        names = ", ".join(missing)
-        example = ",".join(f"{n}=1" for n in missing)
+        names = name_list(missing)
+        example = ",".join(f"{n}=1" for n in missing[:10]) + (",..." if len(missing) > 10 else "")
         span = graph.input_spans[graph.inputs.index(missing[0])]
         raise InputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} {names}",
                          span, hint=f"add --at {example}")
@@ -421,9 +435,11 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
 
 def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     """The inputs to differentiate by (default: all, in graph order); an unknown name is an error."""
-    wrt = list(graph.inputs) if wrt is None else list(wrt)
-    unknown = [name for name in wrt if name not in graph.inputs]
+    if wrt is None:
+        return list(graph.inputs)
+    wrt, read = list(wrt), set(graph.inputs)
+    unknown = [name for name in wrt if name not in read]
     if unknown:
-        raise InputError(f"--wrt names {', '.join(unknown)}, which the expression does not read",
-                         hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
+        raise InputError(f"--wrt names {name_list(unknown)}, which the expression does not read",
+                         hint=f"its inputs are: {name_list(graph.inputs) or '(none)'}")
     return wrt
