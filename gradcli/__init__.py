@@ -10,7 +10,7 @@ The engine is imported on first use, so ``import gradcli`` (and the CLI's start-
 __version__ = "0.1.0"
 
 _API = ("evaluate", "compile", "evaluate_graph", "evaluate_forward", "hessian", "evaluate_hessian",
-        "derivatives", "Result", "HessianResult")
+        "derivatives", "Result", "HessianResult", "evaluate_batch")
 __all__ = [*_API, "GradcliError", "__version__"]
 
 

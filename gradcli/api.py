@@ -68,7 +68,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     """
     point = point_vector(graph, at)
     if not math.isfinite(seed):
-        raise InputError(f"the seed is {seed}, which is not a finite number")
+        raise InputError(f"is {seed}, which is not a finite number", option="seed",
+                         values=(seed,))
     wrt = wrt_names(graph, wrt)
     slot = _slots(graph)
     active = _active(graph, [slot[name] for name in wrt])
@@ -123,12 +124,13 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     from .engine.tangent import check_tangent, local_partials, tangent_sweep
     point = point_vector(graph, at)
     if not math.isfinite(seed):
-        raise InputError(f"the seed is {seed}, which is not a finite number")
+        raise InputError(f"is {seed}, which is not a finite number", option="seed",
+                         values=(seed,))
     slot = _slots(graph)
     if direction is not None:
         if wrt is not None:
-            raise InputError("--wrt and --direction cannot be combined",
-                             hint="--direction gives one directional derivative; drop --wrt")
+            raise InputError("cannot be combined with direction", option="wrt",
+                             hint="direction gives one directional derivative; leave out wrt")
         from .points import check_direction
         check_direction(direction, graph.inputs)
         direction = {name: float(direction.get(name, 0.0)) for name in graph.inputs}
@@ -212,6 +214,22 @@ def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -
     from .symbolic.diff import derivatives_of
     graph = compile(source)
     return derivatives_of(graph, wrt_names(graph, wrt), order)
+
+
+def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
+                   wrt: Iterable[str] | None = None):
+    """Value and gradient at many points at once: ``points`` maps each input to an array-like
+    (a scalar stands for a whole column). Gives a :class:`~gradcli.engine.batch.BatchResult`:
+    ``values``, ``gradient`` (input name -> array) and ``errors`` (None, or why that row failed,
+    its outputs being NaN). Needs NumPy (``pip install "gradcli[batch]"``).
+
+    >>> r = evaluate_batch("log(x)+x*y-sin(y)", {"x": [2.0, 4.0], "y": 3})
+    >>> r.gradient["x"].tolist()
+    [3.5, 3.25]
+    """
+    from .engine.batch import evaluate_columns
+    graph = compile(source) if isinstance(source, str) else source
+    return evaluate_columns(graph, points, wrt=wrt)
 
 
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,

@@ -205,7 +205,7 @@ class _Line:
             try:
                 found = self.evaluate(moved)
             except GradcliError as exc:
-                found = (None, (), exc.message)
+                found = (None, (), str(exc))
             self.cache[key] = found
         return found
 
@@ -535,12 +535,12 @@ def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
         name, eq, formula = text.partition("=")
         name = name.strip()
         if not eq or not name or not formula.strip():
-            raise InputError(f"--expect {text!r}: expected NAME=FORMULA",
-                             hint='e.g. --expect x="1/x+y"')
+            raise InputError(f"{text!r}: expected NAME=FORMULA", option="expect",
+                             hint='e.g. x="1/x+y"')
         if not name.isidentifier():
-            raise InputError(f"--expect {text!r}: {name!r} is not a valid name")
+            raise InputError(f"{text!r}: {name!r} is not a valid name", option="expect")
         if name in formulas:
-            raise InputError(f"--expect gives {name} twice")
+            raise InputError(f"gives {name} twice", option="expect", names=(name,))
         formulas[name] = formula
     return formulas
 
@@ -558,22 +558,19 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     known = set(names)
     for name, formula in formulas.items():
         if name not in known:
-            raise InputError(f"--expect {name}: ∂f/∂{name} is not part of the gradient",
+            raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
+                             names=(name,),
                              hint="the gradient has " + (name_list(names) or "no inputs"))
-        shown = f"--expect {name}={formula}"
-        offset = len(shown) - len(formula)
 
-        def fail(message, span, hint=None, cls=InputError):
-            return cls(message, (offset + span[0], offset + span[1]), hint=hint, source=shown)
-        program = one_expression(formula, f"the formula for ∂f/∂{name}", fail)
+        def fail(message, span, hint=None, cls=InputError, name=name, formula=formula):
+            return cls(message, span, hint=hint, source=formula, option="expect", names=(name,))
+        program = one_expression(formula, f"{name}: the formula", fail)
         try:
             graph = lower(program, formula)
             value = forward(graph, point_vector(graph, at))[graph.output]
-        except GradcliError as exc:
-            exc.message = f"--expect {name}: {exc.message}"
-            if exc.span is not None:
-                exc.span = (offset + exc.span[0], offset + exc.span[1])
-            exc.source = shown
+        except GradcliError as exc:  # the formula's own error, said to be about expect
+            exc.sentence = f"{name}: {exc.text()}"
+            exc.option, exc.source = "expect", formula
             raise
         values[name] = (formula.strip(), value)
     return values

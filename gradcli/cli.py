@@ -2,19 +2,20 @@
 
 Each command is thin: read the source, parse options, call the engine, print. Every
 :class:`~gradcli.errors.GradcliError` is turned into a message on stderr and its exit code at
-one boundary (:func:`_reporting`), so no user mistake ever shows a traceback.
+one boundary (:class:`GradcliGroup`, around option parsing too), so no user mistake ever shows
+a traceback.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 
 import click
 
 from . import __version__
-from .errors import EXIT_NUMERICAL, GradcliError, InputError, LimitError, describe
+from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, LimitError,
+                     MissingInputError, describe)
 from .views.text import directional_text, result_text
 
 DEFAULT_MAX_ROWS = 40
@@ -26,20 +27,14 @@ class PointType(click.ParamType):
 
     name = "NAME=VALUE[,...]"
 
-    def __init__(self, option: str = "--at"):
-        self.option = option  # named in error messages: --at or --direction
+    def __init__(self, option: str = "at"):
+        self.option = option  # the option's name in errors: at or direction
 
     def convert(self, value, param, ctx):
-        return value  # parsed by the command (_point), inside its error boundary
-
-
-def _point(texts, option: str = "--at"):
-    """The point given by one or more ``--at`` texts (a :class:`gradcli.points.Point`)."""
-    from .points import merge_points, parse_point
-    if isinstance(texts, str):
-        texts = [texts]
-    return merge_points([t if isinstance(t, dict) else parse_point(t, option) for t in texts],
-                        option)
+        if isinstance(value, dict):
+            return value
+        from .points import parse_point
+        return parse_point(value, self.option)  # an error is reported by GradcliGroup
 
 
 class NameListType(click.ParamType):
@@ -52,19 +47,26 @@ class NameListType(click.ParamType):
             return value
         names = [n.strip() for n in value.split(",") if n.strip()]
         if not names:
-            self.fail("expected one or more names, e.g. --wrt x,y", param, ctx)
+            raise InputError("gives no names", option="wrt", hint="e.g. --wrt x,y")
         return names
 
 
-def _reporting(command):
-    """The error boundary: a GradcliError (also out of memory, too deep) -> its message on stderr,
-    with --json also an ``{"error": ...}`` object on stdout, and its exit code."""
+def _hint(exc: GradcliError) -> str | None:
+    """The hint on the command line: the error's own, or how to fix it with a flag."""
+    if isinstance(exc, MissingInputError):
+        names = exc.names
+        return ("add --at " + ",".join(f"{name}=1" for name in names[:10])
+                + (",..." if len(names) > 10 else ""))
+    return exc.hint
 
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        ctx = click.get_current_context()
+
+class GradcliGroup(click.Group):
+    """The error boundary, around parsing the options as well as running the command:
+    a GradcliError becomes its message on stderr and its exit code, never a traceback."""
+
+    def invoke(self, ctx):
         try:
-            return command(*args, **kwargs)
+            return super().invoke(ctx)
         except GradcliError as exc:
             error = exc
         except RecursionError:  # defensive: no path should recurse, but never show a traceback
@@ -73,22 +75,22 @@ def _reporting(command):
             error = None  # made below, once the frames holding the memory are released
         _report(error if error is not None else _out_of_memory(ctx), ctx)
 
-    return wrapper
-
 
 def _report(error: GradcliError, ctx) -> None:
-    source = ctx.meta.get("gradcli.source")
-    if ctx.params.get("as_json"):
+    """The error on stderr for people; with --json also on stdout, as one object."""
+    source, hint = ctx.meta.get("gradcli.source"), _hint(error)
+    if ctx.meta.get("gradcli.json"):
         from .views.errors import error_object
-        click.echo(json.dumps(error_object(error, source), ensure_ascii=False))
-    click.echo(describe(error, source), err=True)
+        click.echo(json.dumps(error_object(error, source, message=error.text("--"), hint=hint),
+                              ensure_ascii=False))
+    click.echo(describe(error, source, option_prefix="--", hint=hint), err=True)
     ctx.exit(error.exit_code)
 
 
 def _out_of_memory(ctx) -> LimitError:
     """Out of memory: a limit error saying what to lower or drop for this command."""
     from .limits import NODES_VARIABLE
-    params, advice = ctx.params, []
+    params, advice = ctx.meta.get("gradcli.params", {}), []
     if "max_nodes" in params:
         advice.append("lower --max-nodes" + (" (0 draws every node)"
                                              if params["max_nodes"] == 0 else ""))
@@ -152,13 +154,14 @@ def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
-def _warn_unread(point, graph) -> None:
+def _warn_unread(point, graph, prefix: str = "") -> None:
     from .errors import name_list
     read = set(graph.inputs)
     unread = [name for name in point if name not in read]
     if unread:
-        _warn(f"{name_list(unread)} {'is' if len(unread) == 1 else 'are'} not read by the "
-              "expression; ignored")
+        one = len(unread) == 1
+        _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
+              f"{'it is' if one else 'they are'} ignored")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -173,6 +176,9 @@ class ExpressionCommand(click.Command):
     """
 
     def parse_args(self, ctx, args):
+        # Read by the error boundary (GradcliGroup), which runs outside this context: an error
+        # while converting an option's value is JSON too with --json.
+        ctx.meta["gradcli.json"] = "--json" in (args[:args.index("--")] if "--" in args else args)
         takes_value = {}
         for param in self.get_params(ctx):
             if isinstance(param, click.Option):
@@ -197,6 +203,10 @@ class ExpressionCommand(click.Command):
             kept += moved if "--" in kept else ["--", *moved]
         return super().parse_args(ctx, kept)
 
+    def invoke(self, ctx):
+        ctx.meta["gradcli.params"] = ctx.params  # for the advice of an out-of-memory error
+        return super().invoke(ctx)
+
     def make_context(self, info_name, args, parent=None, **extra):
         """With --json, a usage error (an unknown option, a bad --digits) is also an
         ``{"error": ...}`` object on stdout; click still prints its usage text on stderr."""
@@ -213,7 +223,7 @@ class ExpressionCommand(click.Command):
 EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=GradcliGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="gradcli")
 def main():
     """gradcli: the value and exact gradient of an expression, by reverse-mode automatic
@@ -265,7 +275,7 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
 @click.option("--mode", type=click.Choice(["reverse", "forward"]), default=None,
               help="reverse: one adjoint sweep (the default); forward: one tangent sweep per "
                    "input.")
-@click.option("--direction", type=PointType("--direction"), default=None,
+@click.option("--direction", type=PointType("direction"), default=None,
               help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
                    "left out are 0) in one forward sweep. Implies --mode forward.")
 @_DIGITS
@@ -288,9 +298,26 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
               help="Relative tolerance of --check and --expect (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check and --expect (default 1e-9).")
-@_reporting
+@click.option("--points", "points_path", metavar="FILE",
+              help="Evaluate at every row of FILE: CSV with a header ('-' reads standard "
+                   "input), .jsonl or .parquet. Writes CSV rows: the columns, f, df/dx, ..., "
+                   "error (docs/batch.md).")
+@click.option("--grid", multiple=True, metavar="NAME=START:STOP:COUNT[,...]",
+              help="Evaluate on the grid of these inclusive ranges (the last name varies "
+                   "fastest); --at may fix other inputs.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+              help="With --points/--grid: write FILE (.csv, .jsonl or .parquet) instead of "
+                   "standard output.")
+@click.option("--engine", type=click.Choice(["numpy", "dask"]), default="numpy",
+              show_default=True,
+              help="With --points: dask evaluates the partitions of the file on a Dask cluster "
+                   '(pip install "gradcli[dask]").')
+@click.option("--scheduler", metavar="ADDRESS",
+              help="With --engine dask: the address of a running Dask scheduler (default: a "
+                   "local cluster).")
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                 export_path, check_, expect, strict, rtol, atol):
+                 export_path, check_, expect, strict, rtol, atol, points_path, grid, output_path,
+                 engine, scheduler):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -306,21 +333,38 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
       echo "x*x" | gradcli eval - --at x=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
+      gradcli eval "log(x)+x*y-sin(y)" --points points.csv -o results.parquet
+      gradcli eval "log(x)+x*y-sin(y)" --grid x=0.5:2:4,y=-1:1:3
 
     Exit codes: 0 success, 1 numerical failure (overflow, non-finite result, a failed
-    --check or --expect), 2 bad input (syntax, unknown name, missing value, outside a domain).
+    --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
+    name, missing value, outside a domain).
     """
     from .api import compile, evaluate_forward, evaluate_graph
+    from .points import merge_points
 
     source = _read_source(expression, file)
-    point = _point(at)
-    if direction is not None:
-        direction = _point(direction, "--direction")
+    point = merge_points(list(at))
     graph = compile(source)
     _warn_unread(point, graph)
+    if points_path is not None or grid:
+        used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
+                                      ("--direction", direction), ("--trace", trace),
+                                      ("--export", export_path), ("--check", check_),
+                                      ("--expect", expect)) if on]
+        return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
+                           scheduler, used)
+    for name, value in (("-o", output_path), ("--scheduler", scheduler)):
+        if value is not None:
+            raise InputError(f"{name} goes with --points or --grid")
+    if engine != "numpy":
+        raise InputError("--engine goes with --points", hint="add --points FILE")
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
                          hint="drop --mode reverse: --direction implies --mode forward")
+    if direction is not None and wrt is not None:
+        raise InputError("--wrt and --direction cannot be combined",
+                         hint="--direction gives one directional derivative; drop --wrt")
     if direction is not None and (check_ or expect):
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
@@ -343,6 +387,45 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     elif not as_json:
         click.echo(_summary(result, digits))
     if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
+                used) -> None:
+    """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
+    row failed, after writing them all."""
+    from .batchio import grid_rows, read_points, run_batch, run_dask
+    from .points import parse_grid
+    if used:
+        raise InputError(f"{used[0]} gives one point's details; it does not go with "
+                         f"{'--points' if points_path is not None else '--grid'}")
+    if points_path is not None and grid:
+        raise InputError("give --points or --grid, not both")
+    if engine == "dask":
+        if points_path is None:
+            raise InputError("--engine dask reads --points FILE", hint="write the grid to a file")
+        summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
+                           scheduler=scheduler)
+    else:
+        if scheduler is not None:
+            raise InputError("--scheduler goes with --engine dask")
+        ranges = {}
+        for text in grid:
+            for name, value in parse_grid(text).items():
+                if name in ranges:
+                    raise InputError(f"--grid gives {name} twice")
+                ranges[name] = value
+        _warn_unread(ranges, graph, "--grid: ")
+        from .views.tables import DelayedProgress
+        progress = DelayedProgress()
+        try:
+            rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
+            summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
+                                progress=progress)
+        finally:
+            progress.close()
+    if summary.failed:
+        click.echo(f"error: {summary.text()}", err=True)
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
@@ -390,7 +473,7 @@ def _render(result, digits, max_rows, trace, export_path, echo=True, check=None)
         try:
             export(console, export_path)
         except OSError as exc:
-            raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
+            raise FileError(f"cannot write {export_path}: {exc.strerror}") from None
 
 
 def _json_row(row) -> dict:
@@ -457,7 +540,6 @@ def _json_result(result) -> dict:
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
-@_reporting
 def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, max_rows, rtol,
                     atol):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
@@ -475,9 +557,10 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
     from .api import compile, evaluate_hessian
+    from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
-    point = _point(at)
+    point = merge_points(list(at))
     graph = compile(source)
     _warn_unread(point, graph)
     result = evaluate_hessian(graph, point, wrt=wrt)
@@ -507,7 +590,6 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
 @_JSON
-@_reporting
 def diff_command(expression, file, wrt, order, as_json):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
@@ -573,7 +655,6 @@ def functions_command(as_json):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-@_reporting
 def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables.
@@ -592,9 +673,11 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     from .api import compile, evaluate_graph
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
+    from .points import merge_points
+
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
-    point = _point(at)
+    point = merge_points(list(at))
     graph = compile(source)
     if at:
         _warn_unread(point, graph)
@@ -617,10 +700,6 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
                    nl=False)
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
-
-
-def run():  # pragma: no cover - the console script entry point
-    main()
 
 
 if __name__ == "__main__":  # pragma: no cover

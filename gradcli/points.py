@@ -1,9 +1,9 @@
-"""Points: ``x=2,y=pi/4`` -> {name: float}, for ``--at``, ``--direction`` and the Python API.
+"""Points: ``x=2,y=pi/4`` -> {name: float}, for ``at``, ``direction``, ``grid`` and the Python API.
 
 A value is a number or exactly one constant expression in the language itself (``pi/4``,
 ``atan2(1, 2)``), evaluated by the same parser and lowering, never by Python's ``eval``. A
-statement, an assignment, a ``;`` or an input name in a value is an :class:`InputError` whose
-caret points into the option as the user typed it (``--at x=1;y=2``).
+statement, an assignment, a ``;`` or an input name in a value is an :class:`InputError` about
+the option, whose caret points into the option's text as the user typed it (``x=1;y=2``).
 """
 
 from __future__ import annotations
@@ -32,16 +32,19 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
-def constant_value(text: str, what: str, *, shown: str | None = None, offset: int = 0) -> float:
-    """The value of a number or of one constant expression; ``what`` names it in errors.
+def constant_value(text: str, what: str, option: str | None = None, *, shown: str | None = None,
+                   offset: int = 0) -> float:
+    """The value of a number or of one constant expression; ``what`` names it in errors, which
+    are about ``option`` when one is given.
 
-    ``shown`` is the whole text the user typed (``--at x=1;y=2``) and ``offset`` where ``text``
+    ``shown`` is the whole text the user typed (``x=1;y=2``) and ``offset`` where ``text``
     starts in it: an error's caret then points into ``shown``.
     """
     def fail(message: str, span: Span | None = None, hint: str | None = _RULE) -> InputError:
         if span is None or shown is None:
-            return InputError(message, hint=hint)
-        return InputError(message, (offset + span[0], offset + span[1]), hint=hint, source=shown)
+            return InputError(message, hint=hint, option=option)
+        return InputError(message, (offset + span[0], offset + span[1]), hint=hint, source=shown,
+                          option=option)
 
     lead = len(text) - len(text.lstrip())
     body = text.strip()
@@ -51,7 +54,7 @@ def constant_value(text: str, what: str, *, shown: str | None = None, offset: in
         value = None
     if value is None:
         if not body:
-            raise fail(f"{what} has no value", (lead, lead + 1), hint=None)
+            raise fail(f"{what} is missing", (lead, lead + 1), hint=None)
         value = _evaluate(body, what, lambda m, s, h=_RULE: fail(m, (lead + s[0], lead + s[1]), h))
     if not math.isfinite(value):
         raise fail(f"{what} is {body!r}, which is not a finite number", (lead, lead + len(body)),
@@ -73,7 +76,7 @@ def one_expression(text: str, what: str, fail):
     try:
         program = parse_source(text)
     except GradcliError as exc:
-        raise fail(f"{what} is not an expression: {exc.message}",
+        raise fail(f"{what} is not an expression: {exc}",
                    exc.span or (0, len(text)), exc.hint, type(exc)) from None
     statement = program.statements[0]
     if len(program.statements) != 1 or isinstance(statement, Assign):
@@ -88,7 +91,7 @@ def _evaluate(text: str, what: str, fail) -> float:
     try:
         graph = lower(program, text)
     except GradcliError as exc:
-        raise fail(f"{what} is not a constant expression: {exc.message}",
+        raise fail(f"{what} is not a constant expression: {exc}",
                    exc.span or (0, len(text)), exc.hint or _RULE) from None
     if graph.inputs:
         raise fail(f"{what} is not a number: it reads the name {graph.inputs[0]}",
@@ -107,19 +110,24 @@ class Point(dict):
         super().__init__()
         self.places: dict[str, tuple[str, Span]] = {}
 
-    def error(self, name: str, message: str, hint: str | None = None) -> InputError:
-        """An InputError about ``name`` with the caret under it, when its place is known."""
+    def error(self, name: str, message: str, option: str, hint: str | None = None) -> InputError:
+        """An InputError about ``name`` (and ``option``) with the caret under the name, when its
+        place is known."""
         place = self.places.get(name)
         if place is None:
-            return InputError(message, hint=hint)
-        return InputError(message, place[1], hint=hint, source=place[0])
+            return InputError(message, hint=hint, option=option, names=(name,))
+        return InputError(message, place[1], hint=hint, source=place[0], option=option,
+                          names=(name,))
 
 
-def parse_point(text: str, option: str = "--at") -> Point:
-    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors point into ``option text``."""
-    shown = f"{option} {text}"
+def parse_point(text: str, option: str = "at") -> Point:
+    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors are about ``option`` and point into
+    ``text``."""
     point = Point()
-    start = len(option) + 1  # where the current part starts in ``shown``
+    start = 0  # where the current part starts in ``text``
+
+    def error(message, span, hint=None, names=()):
+        return InputError(message, span, hint=hint, source=text, option=option, names=names)
     for raw in split_top_level(text):
         lead = len(raw) - len(raw.lstrip())
         part = raw.strip()
@@ -127,7 +135,8 @@ def parse_point(text: str, option: str = "--at") -> Point:
         start += len(raw) + 1
         if not part:
             if not text.replace(",", "").strip():
-                raise InputError(f"{option} {text!r} gives no values", hint=f"write {option} x=2,y=3")
+                raise InputError(f"{text!r} gives no values", option=option,
+                                 hint="write NAME=VALUE pairs: x=2,y=3")
             continue
         span = (here, here + len(part))
         name, eq, value = part.partition("=")
@@ -135,37 +144,34 @@ def parse_point(text: str, option: str = "--at") -> Point:
         if not eq:
             left, colon, right = part.partition(":")
             if colon and _NAME.match(left.strip()) and right.strip():
-                raise InputError(f"{option} {part}: a name and its value are joined by '='",
-                                 span, hint=f"write {option} {left.strip()}={right.strip()}",
-                                 source=shown)
-            raise InputError(f"{option} {part}: no value for {part}", span,
-                             hint=f"write {option} {part}=2" if _NAME.match(part)
-                             else f"write {option} x=2", source=shown)
+                raise error(f"{part}: a name and its value are joined by '='", span,
+                            hint=f"write {left.strip()}={right.strip()}")
+            raise error(f"{part}: no value for {part}", span,
+                        hint=f"write {part}=2" if _NAME.match(part) else "write x=2")
         if not name:
-            raise InputError(f"{option} {part}: a value without a name", span,
-                             hint=f"write {option} x=2", source=shown)
+            raise error(f"{part}: a value without a name", span, hint="write x=2")
         if not _NAME.match(name):
-            raise InputError(f"{option} {part}: {name!r} is not a valid name",
-                             (here, here + len(part.partition("=")[0].rstrip())),
-                             source=shown)
+            raise error(f"{part}: {name!r} is not a valid name",
+                        (here, here + len(part.partition("=")[0].rstrip())))
         if name in point:
-            raise InputError(f"{option} gives {name} twice", (here, here + len(name)),
-                             source=shown)
+            raise error(f"gives {name} twice", (here, here + len(name)), names=(name,))
         value_at = here + len(part) - len(value)
-        point[name] = constant_value(value, f"the value of {name}", shown=shown, offset=value_at)
-        point.places[name] = (shown, (here, here + len(name)))
+        point[name] = constant_value(value, f"{name}: the value", option, shown=text,
+                                     offset=value_at)
+        point.places[name] = (text, (here, here + len(name)))
     return point
 
 
-def merge_points(parts: list[dict[str, float]], option: str = "--at") -> Point:
-    """Several ``--at`` options into one point; a name given twice is an error."""
+def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
+    """Several points (repeated ``at`` options) into one; a name given twice is an error."""
     merged = Point()
     for part in parts:
         places = getattr(part, "places", {})
         for name, value in part.items():
             if name in merged:
-                message = f"{option} gives {name} twice"
-                raise part.error(name, message) if name in places else InputError(message)
+                message = f"gives {name} twice"
+                raise (part.error(name, message, option) if name in places
+                       else InputError(message, option=option, names=(name,)))
             merged[name] = value
             if name in places:
                 merged.places[name] = places[name]
@@ -178,11 +184,46 @@ def check_direction(direction, inputs) -> None:
     read = set(inputs)
     for name in direction:
         if name not in read:
-            message = f"--direction names {name}, which the expression does not read"
+            message = f"names {name}, which the expression does not read"
             hint = f"its inputs are: {name_list(inputs) or '(none)'}"
-            raise (direction.error(name, message, hint) if isinstance(direction, Point)
-                   else InputError(message, hint=hint))
+            raise (direction.error(name, message, "direction", hint)
+                   if isinstance(direction, Point)
+                   else InputError(message, hint=hint, option="direction", names=(name,)))
     if not any(direction.values()):
-        raise InputError("--direction is zero in every input, so the derivative along it is 0 "
-                         "by definition", hint="give at least one input a non-zero tangent, "
-                                               "e.g. --direction x=1")
+        raise InputError("is zero in every input, so the derivative along it is 0 by "
+                         "definition", option="direction",
+                         hint="give at least one input a non-zero tangent, e.g. x=1")
+
+
+def parse_grid(text: str, option: str = "grid") -> dict[str, tuple[float, float, int]]:
+    """``"x=0:1:101,y=-1:1:21"`` -> ``{"x": (0.0, 1.0, 101), "y": (-1.0, 1.0, 21)}``: for each
+    name, ``start:stop:count`` (count values from start to stop inclusive, as numpy.linspace)."""
+    grid: dict[str, tuple[float, float, int]] = {}
+    for part in split_top_level(text):
+        part = part.strip()
+        if not part:
+            continue
+        name, eq, spec = part.partition("=")
+        name = name.strip()
+        if not eq or not _NAME.match(name):
+            raise InputError(f"{part!r} is not NAME=START:STOP:COUNT", option=option,
+                             hint="write x=0:1:101,y=-1:1:21")
+        if name in grid:
+            raise InputError(f"gives {name} twice", option=option, names=(name,))
+        pieces = split_top_level(spec, ":")
+        if len(pieces) != 3:
+            raise InputError(f"{part!r}: expected START:STOP:COUNT, three parts", option=option,
+                             hint=f"write {name}=0:1:11 for 11 values from 0 to 1")
+        start = constant_value(pieces[0], f"the start of {name}", option)
+        stop = constant_value(pieces[1], f"the stop of {name}", option)
+        try:
+            count = int(pieces[2].strip())
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise InputError(f"{part!r}: the count {pieces[2].strip()!r} is not a whole number "
+                             "of at least 1", option=option)
+        grid[name] = (start, stop, count)
+    if not grid:
+        raise InputError(f"{text!r} gives no ranges", option=option, hint="write x=0:1:101")
+    return grid

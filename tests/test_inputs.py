@@ -36,28 +36,30 @@ def lines(text: str) -> list[str]:
 @pytest.mark.parametrize("args, expected", [
     # a ';' was a statement separator: x=1;y=2 evaluated the program "1;y=2" and gave f = 2
     (["eval", "x", "--at", "x=1;y=2"],
-     ["input error: the value of x is not one expression: it holds ';', which separates statements",
-      "  --at x=1;y=2",
-      "          ^"]),
+     ["input error: --at x: the value is not one expression: it holds ';', which separates "
+      "statements",
+      "  x=1;y=2",
+      "     ^"]),
     # an assignment inside a value: once x = 6 (a=3; a*2) and "no value for input y" with x*y
     (["eval", "x*y", "--at", "x=a=3;a*2"],
-     ["input error: the value of x is not one expression: it holds ';', which separates statements",
-      "  --at x=a=3;a*2",
-      "            ^"]),
+     ["input error: --at x: the value is not one expression: it holds ';', which separates "
+      "statements",
+      "  x=a=3;a*2",
+      "       ^"]),
     (["eval", "x", "--at", "x=a=3"],
-     ["input error: the value of x is an assignment, not an expression",
-      "  --at x=a=3",
-      "         ^^^"]),
+     ["input error: --at x: the value is an assignment, not an expression",
+      "  x=a=3",
+      "    ^^^"]),
     # an input name inside a value
     (["eval", "x+y", "--at", "y=2,x=y+1"],
-     ["input error: the value of x is not a number: it reads the name y",
-      "  --at y=2,x=y+1",
-      "             ^"]),
+     ["input error: --at x: the value is not a number: it reads the name y",
+      "  y=2,x=y+1",
+      "        ^"]),
     (["eval", "x", "--at", "x:1"],
      ["input error: --at x:1: a name and its value are joined by '='",
-      "  --at x:1",
-      "       ^^^",
-      "hint: write --at x=1"]),
+      "  x:1",
+      "  ^^^",
+      "hint: write x=1"]),
 ])
 def test_a_point_value_that_is_not_one_constant_expression_is_an_input_error(args, expected):
     out = gradcli(*args)
@@ -76,10 +78,10 @@ def test_expect_formulas_are_one_expression():
     out = gradcli("eval", "x*y", "--at", "x=2,y=3", "--expect", "x=y;y")
     assert out.returncode == 2
     assert lines(out.stderr)[:3] == [
-        "input error: the formula for ∂f/∂x is not one expression: it holds ';', which separates "
-        "statements",
-        "  --expect x=y;y",
-        "              ^"]
+        "input error: --expect x: the formula is not one expression: it holds ';', which "
+        "separates statements",
+        "  y;y",
+        "   ^"]
 
 
 # -- a direction names inputs the source reads --------------------------------------------------
@@ -87,9 +89,10 @@ def test_expect_formulas_are_one_expression():
 def test_a_mistyped_direction_is_an_input_error_not_a_zero_derivative():
     out = gradcli("eval", "x", "--at", "x=1", "--direction", "q=1")
     assert out.returncode == 2 and out.stdout == ""
-    assert lines(out.stderr) == ["input error: --direction names q, which the expression does not read",
-                                 "  --direction q=1",
-                                 "              ^",
+    assert lines(out.stderr) == ["input error: --direction names q, which the expression does "
+                                 "not read",
+                                 "  q=1",
+                                 "  ^",
                                  "hint: its inputs are: x"]
 
 
@@ -151,7 +154,8 @@ def test_json_error_fields_locate_the_mistake():
     assert (error["kind"], error["line"], error["column"]) == ("syntax", 2, 8)
     out = gradcli("eval", "x", "--at", "x:1", "--json")
     error = json.loads(out.stdout)["error"]
-    assert error["hint"] == "write --at x=1" and error["span"] == [5, 8]  # in "--at x:1"
+    assert error["hint"] == "write x=1" and error["span"] == [0, 3]  # in the value "x:1"
+    assert error["message"] == "--at x:1: a name and its value are joined by '='"
 
 
 def test_json_io_kind_is_mapped():
@@ -342,5 +346,6 @@ def test_out_of_memory_in_a_real_process(tmp_path):
 def test_point_api_errors_are_input_errors():
     from gradcli.points import parse_point
     with pytest.raises(InputError) as info:
-        parse_point("x=1,y=(2", "--at")
-    assert info.value.source == "--at x=1,y=(2" and info.value.span == (11, 12)
+        parse_point("x=1,y=(2")
+    assert info.value.source == "x=1,y=(2" and info.value.span == (6, 7)
+    assert info.value.option == "at" and str(info.value).startswith("at y: the value")

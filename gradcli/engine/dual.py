@@ -95,14 +95,7 @@ def hessian_vector_product(graph: Graph, values: list[float], partials, directio
     (over the ``active`` slots, :meth:`Graph.active`; default all)."""
     tangents = tangent_sweep(graph, partials, direction)
     duals = [Dual(v, t) if t else v for v, t in zip(values, tangents)]
-    try:
-        adjoint, _ = reverse(graph, duals, 1.0, m=DUAL, active=active)
-    except NumericalError as exc:
-        # The primitive's note is about its first derivative; here the second one failed.
-        head, found, _ = exc.message.partition(" is not finite here")
-        if found and ": the derivative" in head:
-            exc.message = head.replace(": the derivative", ": the second derivative", 1) + found
-        raise
+    adjoint, _ = reverse(graph, duals, 1.0, m=DUAL, order=2, active=active)
     inputs = [_parts(adjoint[graph.n_const + i]) for i in range(len(graph.inputs))]
     return [g for g, _ in inputs], [h for _, h in inputs]
 
@@ -126,5 +119,6 @@ def hessian_matrix(graph: Graph, values: list[float], columns: list[int],
             if not math.isfinite(matrix[a][b]):
                 names = graph.inputs
                 raise NumericalError(f"the Hessian is not finite: ∂²f/∂{names[i]}∂{names[j]} "
-                                     f"is {matrix[a][b]}")
+                                     f"is {matrix[a][b]}", names=(names[i], names[j]),
+                                     values=(matrix[a][b],))
     return matrix

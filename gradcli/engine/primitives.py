@@ -73,9 +73,19 @@ def _cbrt(x: float) -> float:
 _cbrt = getattr(math, "cbrt", _cbrt)  # math.cbrt is exact to the last bit, Python >= 3.11
 
 
+def _columns(*args) -> bool:
+    """Whether a rule is given NumPy columns (the batch engine): its special cases then need
+    NumPy's ``where``, imported only then."""
+    return any(hasattr(x, "shape") for x in args)
+
+
 def _pow_by_base(m, a, b, y):
     """∂(a^b)/∂a = b·a^(b-1); where b = 0 that is 0 for every a (a^0 = 1 is constant), also at
     a = 0, where the formula would be 0·0^(-1)."""
+    if _columns(a, b):
+        import numpy as np
+        zero = np.asarray(b) == 0
+        return np.where(zero, 0.0, b * m.pow(a, np.where(zero, 1.0, b) - 1))
     if type(b) is float and b == 0:
         return 0.0
     return b * m.pow(a, b - 1)
@@ -84,6 +94,10 @@ def _pow_by_base(m, a, b, y):
 def _pow_by_exponent(m, a, b, y):
     """∂(a^b)/∂b = a^b·ln a; where a = 0 and b > 0 that is 0 (0^b = 0 for every b > 0), though
     ln 0 is not finite. Elsewhere ln a needs a > 0."""
+    if _columns(a, b):
+        import numpy as np
+        zero = (np.asarray(a) == 0) & (np.asarray(b) > 0)
+        return np.where(zero, 0.0, y * m.log(np.where(zero, 1.0, a)))
     if type(a) is float and a == 0 and type(b) is float and b > 0:
         return 0.0
     return y * m.log(a)

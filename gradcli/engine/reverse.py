@@ -39,11 +39,12 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT, active=None) -> tuple[list[float], list[Contribution]]:
+            m=FLOAT, order: int = 1, active=None) -> tuple[list[float], list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
-    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself.
+    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself,
+    and a rule that fails is a failed derivative of ``order`` 2 (the error says which).
     ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are wanted: a partial by any
     other argument is not computed (default: every slot that is not a constant).
     """
@@ -82,33 +83,36 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
                 if record:
                     records.append(Contribution(s, b, g, local, g * local))
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, s, values, which) from None
+        raise not_differentiable(graph, s, values, order, which) from None
     return adjoint, records
 
 
 _ROLES = {"pow": ("the base", "the exponent")}
 
 
-def not_differentiable(graph: Graph, s: int, values: list[float], which: int = 0) -> NumericalError:
-    """The error for node ``s`` whose partial derivative by argument ``which`` is not finite:
-    it names that argument (``x``, ``v3``) and its role."""
+def not_differentiable(graph: Graph, s: int, values: list, order: int = 1,
+                       which: int = 0) -> NumericalError:
+    """The error of node ``s``, whose derivative (``order`` 2: second derivative) by argument
+    ``which`` is not finite: it names that argument (``x``, ``v3``) and its role."""
     k = s - graph.base
-    prim = graph.ops[k]
-    two = graph.arg1[k] >= 0
-    args = [values[graph.arg0[k]]] + ([values[graph.arg1[k]]] if two else [])
-    argument = graph.node_id(graph.arg1[k] if which else graph.arg0[k])
+    prim, node = graph.ops[k], graph.node_id(s)
+    arg_slots = graph.args(k)
+    args = [values[a] for a in arg_slots]
+    two = len(arg_slots) == 2
+    by = ""
     if two:
         role = _ROLES.get(prim.name, ("the first argument", "the second argument"))[which]
-        by = f" by {argument} ({role}, {'ab'[which]})"
-    else:
-        by = ""
-    # The row's note, without its sentences about the other argument's rule.
-    note = ". ".join(part for part in prim.note.split(". ")
-                     if not (two and part.startswith(f"∂/∂{'ba'[which]}")))
-    return NumericalError(
-        f"{graph.node_id(s)} = {describe_call(prim, args)}: the derivative{by} is not finite "
-        f"here" + (f" ({note})" if note else ""),
-        graph.spans[k], label="not differentiable at this point")
+        by = f" by {graph.node_id(arg_slots[which])} ({role}, {'ab'[which]})"
+    if order == 1:
+        # The row's note, without its sentences about the other argument's rule.
+        note = ". ".join(part for part in prim.note.split(". ")
+                         if not (two and part.startswith(f"∂/∂{'ba'[which]}")))
+        what = f"the derivative{by} is not finite here" + (f" ({note})" if note else "")
+    else:  # the primitive's note is about its first derivative
+        what = f"the second derivative{by} is not finite here"
+    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
+                          label="not differentiable at this point", node=node,
+                          values=tuple(float(a) for a in args))
 
 
 def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
@@ -120,8 +124,9 @@ def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed
     _, records = reverse(graph, values, seed, record=True, active=active)
     for rec in records:
         if not math.isfinite(rec.contribution):
-            k = rec.source - graph.base
+            k, node = rec.source - graph.base, graph.node_id(rec.source)
             raise NumericalError(
-                f"the gradient is not finite: the contribution of {graph.node_id(rec.source)} "
-                f"to {graph.node_id(rec.target)} is {rec.contribution}", graph.spans[k])
+                f"the gradient is not finite: the contribution of {node} "
+                f"to {graph.node_id(rec.target)} is {rec.contribution}", graph.spans[k],
+                node=node, values=(rec.contribution,))
     raise NumericalError("the gradient is not finite")

@@ -19,21 +19,23 @@ KINDS = ("syntax", "name", "input", "domain", "numerical", "limit", "io")
 
 
 def kind_of(error: GradcliError) -> str:
-    """``"syntax"``, ``"name"``, ... : the first word of the error's kind (``"syntax error"``)."""
-    word = str(getattr(error, "kind", "")).split(" ")[0].lower()
-    return word if word in KINDS else "input"
+    """The error's one-word kind (``"syntax"``, ``"io"``, ...); anything else reads as input."""
+    kind = str(getattr(error, "kind", "")).split(" ")[0].lower()
+    return kind if kind in KINDS else "input"
 
 
-def error_object(error: GradcliError, source: str | None = None) -> dict:
+def error_object(error: GradcliError, source: str | None = None, *, message: str | None = None,
+                 hint: str | None = None) -> dict:
     """``{"error": {kind, message, line, column, span, hint}}``. ``line`` and ``column`` count
-    from 1, in the text the span points into: the error's own (an option's value, a --expect
-    formula), else ``source``; they and ``span`` are null when the error has no place."""
+    from 1, in the text the span points into: the error's own (an option's value, an expect
+    formula), else ``source``; they and ``span`` are null when the error has no place.
+    ``message`` and ``hint`` replace the error's own (the CLI's text names flags)."""
     text = error.source if getattr(error, "source", None) is not None else source
     span = getattr(error, "span", None)
     line = column = None
     if span is not None and text is not None:
         line, col, _ = locate(text, span[0])
         column = col + 1
-    return {"error": {"kind": kind_of(error), "message": error.message, "line": line,
+    return {"error": {"kind": kind_of(error), "message": message or str(error), "line": line,
                       "column": column, "span": list(span) if span is not None else None,
-                      "hint": getattr(error, "hint", None)}}
+                      "hint": hint if hint is not None else getattr(error, "hint", None)}}
