@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 
 from .errors import GradcliError, InputError, name_list
 from .engine.forward import forward
-from .engine.graph import Graph, compile, describe_call, point_vector
+from .engine.graph import Graph, describe_call, point_vector
 from .language.printer import format_constant
 from .engine.primitives import FLOAT
 from .engine.reverse import reverse

@@ -349,3 +349,34 @@ def test_point_api_errors_are_input_errors():
         parse_point("x=1,y=(2")
     assert info.value.source == "x=1,y=(2" and info.value.span == (6, 7)
     assert info.value.option == "at" and str(info.value).startswith("at y: the value")
+
+
+# -- the docs show real runs -------------------------------------------------------------------
+
+def docs_runs():
+    """(file, environment, command, printed lines) of every ``$ gradcli ...`` run, optionally
+    after ``NAME=value`` settings, in the console blocks of the docs this issue wrote."""
+    import re
+    import shlex
+    from pathlib import Path
+    found = []
+    for name in ("inputs.md", "errors.md", "limits.md"):
+        text = (Path(__file__).parent.parent / "docs" / name).read_text(encoding="utf-8")
+        for block in re.findall(r"```console\n(.*?)```", text, re.S):
+            for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
+                command, _, output = run_text.partition("\n")
+                if not command.startswith("$ "):
+                    continue
+                words = shlex.split(command[2:])
+                env = {}
+                while "=" in words[0]:
+                    key, _, value = words.pop(0).partition("=")
+                    env[key] = value
+                assert words[0] == "gradcli"
+                found.append((name, env, words[1:], lines(output)))
+    return found
+
+
+@pytest.mark.parametrize("name, env, args, expected", docs_runs())
+def test_docs_examples_are_real_runs(run, name, env, args, expected):
+    assert lines(run(*args, env=env).output) == expected
