@@ -237,6 +237,7 @@ def main():
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "log(x)+x*y-sin(y)" --wrt x
       gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli plot "sin(x)^2" --over x=-3:3
       gradcli functions
     """
 
@@ -253,6 +254,9 @@ _WRT = click.option("--wrt", type=NameListType(), default=None,
                          "in order of first appearance).")
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
+_STANDALONE = click.option("--standalone", is_flag=True,
+                           help="With --export FILE.tex: a complete LaTeX document (compiles with "
+                                "pdflatex) instead of a fragment to \\input.")
 _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON object (schema in the README); an error is one "
                           "object too, {\"error\": {...}} (docs/errors.md).")
@@ -285,7 +289,9 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
-              help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
+              help="Also save the rendered result and tables to FILE: .svg, .html, .txt, or "
+                   ".tex (LaTeX booktabs tables).")
+@_STANDALONE
 @click.option("--check", "check_", is_flag=True,
               help="Also compare the gradient with numerical differentiation, in a table; "
                    "exit 1 if any component disagrees (an inconclusive one does not, unless "
@@ -316,8 +322,8 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                 export_path, check_, expect, strict, rtol, atol, points_path, grid, output_path,
-                 engine, scheduler):
+                 export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
+                 output_path, engine, scheduler):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -332,6 +338,7 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --trace --export trace.tex --standalone
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
       gradcli eval "log(x)+x*y-sin(y)" --points points.csv -o results.parquet
       gradcli eval "log(x)+x*y-sin(y)" --grid x=0.5:2:4,y=-1:1:3
@@ -350,7 +357,8 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if points_path is not None or grid:
         used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
                                       ("--direction", direction), ("--trace", trace),
-                                      ("--export", export_path), ("--check", check_),
+                                      ("--export", export_path), ("--standalone", standalone),
+                                      ("--check", check_),
                                       ("--expect", expect)) if on]
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
                            scheduler, used)
@@ -373,7 +381,8 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
-    if export_path:
+    tex = _latex_export(export_path, standalone)
+    if export_path and not tex:
         _check_export_suffix(export_path)
     if as_json:
         data = _json_result(result)
@@ -382,10 +391,14 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
         if report is not None:
             data["check"] = report.to_dict()
         click.echo(json.dumps(data, ensure_ascii=False))
-    if trace or export_path or (report is not None and not as_json):
-        _render(result, digits, max_rows, trace, export_path, echo=not as_json, check=report)
+    if trace or (export_path and not tex) or (report is not None and not as_json):
+        _render(result, digits, max_rows, trace, None if tex else export_path, echo=not as_json,
+                check=report)
     elif not as_json:
         click.echo(_summary(result, digits))
+    if tex:
+        from .views.latex import eval_export
+        _write(export_path, eval_export(result, digits, trace, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -446,11 +459,28 @@ def _check(result, point, expect, rtol, atol, strict):
                         strict=strict)
 
 
+def _latex_export(path: str | None, standalone: bool) -> bool:
+    """Whether --export names a LaTeX file; --standalone only shapes one."""
+    tex = bool(path) and path.lower().endswith(".tex")
+    if standalone and not tex:
+        raise InputError("--standalone shapes a LaTeX export",
+                         hint="add --export FILE.tex, or drop --standalone")
+    return tex
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def _check_export_suffix(path: str) -> None:
     from .views.tables import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
         raise InputError(f"--export {path}: unknown file type",
-                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
+                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES + (".tex",)))
 
 
 def _render(result, digits, max_rows, trace, export_path, echo=True, check=None) -> None:
@@ -481,6 +511,8 @@ def _json_row(row) -> dict:
             "value": row.value}
     if row.names:
         item["name"] = ", ".join(row.names)
+    if row.step:
+        item["step"] = row.step
     return item
 
 
@@ -500,7 +532,8 @@ def _json_trace(trace) -> dict:
     return {
         "forward": [_json_row(row) for row in trace.forward],
         "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "contribution": c.contribution}
+                           "local": c.local, "local_expr": c.local_expr,
+                           "contribution": c.contribution}
                           for c in trace.contributions],
         "adjoints": {row.id: row.adjoint for row in trace.adjoints},
         "output": trace.output,
@@ -540,8 +573,12 @@ def _json_result(result) -> dict:
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
+@click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
+                   "FILE.tex.")
+@_STANDALONE
 def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, max_rows, rtol,
-                    atol):
+                    atol, export_path, standalone):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -553,6 +590,7 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli hessian "x^2*y" --at x=2,y=3 --json
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
+      gradcli hessian "x^2*y" --at x=2,y=3 --export hessian.tex --standalone
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
@@ -560,6 +598,10 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
+    if export_path and not _latex_export(export_path, standalone):
+        raise InputError(f"--export {export_path}: hessian writes LaTeX only",
+                         hint="use a name ending in .tex")
+    _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
     graph = compile(source)
     _warn_unread(point, graph)
@@ -579,6 +621,9 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
         if report is not None:
             items += hessian_check_tables(report, digits, max_rows)
         show(*items)
+    if export_path:
+        from .views.latex import hessian_export
+        _write(export_path, hessian_export(result, digits, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -590,7 +635,9 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
 @_JSON
-def diff_command(expression, file, wrt, order, as_json):
+@click.option("--latex", "as_latex", is_flag=True,
+              help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
+def diff_command(expression, file, wrt, order, as_json, as_latex):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -605,6 +652,7 @@ def diff_command(expression, file, wrt, order, as_json):
       gradcli eval "$(gradcli diff 'log(x)+x*y-sin(y)' --wrt x)" --at x=2,y=3
       gradcli diff "x^10" --order 3
       gradcli diff "exp(x*y)" --json
+      gradcli diff "x/(1+x)" --order 2 --latex
     """
     from .api import derivatives
 
@@ -612,6 +660,9 @@ def diff_command(expression, file, wrt, order, as_json):
     result = derivatives(source, wrt, order)
     if as_json:
         click.echo(json.dumps({"derivatives": result, "order": order}, ensure_ascii=False))
+    elif as_latex and result:
+        from .views.latex import derivatives as latex_derivatives
+        click.echo(latex_derivatives(result, order))
     elif len(result) == 1:
         click.echo(next(iter(result.values())))
     elif not result:
@@ -700,6 +751,69 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
                    nl=False)
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
+
+
+@main.command("plot", **EXPRESSION_COMMAND)
+@_EXPRESSION
+@_FILE
+@click.option("--over", "over", multiple=True, metavar="NAME=START:STOP[:COUNT][,...]",
+              help="The range of one input (curves) or two inputs (a heat map with the gradient "
+                   "field); COUNT is the number of samples.")
+@_AT
+@click.option("--order", type=click.IntRange(0, 6), default=1, show_default=True,
+              help="Draw f and its derivatives up to this order (one input).")
+@click.option("--tangent", "tangent", type=PointType("tangent"), default=None,
+              help="Draw the tangent line at NAME=VALUE and print its equation (one input).")
+@click.option("--samples", type=click.IntRange(2, 1_000_000), default=None,
+              help="Samples along the range (default 400; a heat map: one per character "
+                   "cell, an image: 200 per axis).")
+@click.option("--width", type=click.IntRange(20, 1000), default=None,
+              help="Terminal plot width in characters (default: the terminal's, or 80).")
+@click.option("--height", type=click.IntRange(5, 500), default=None,
+              help="Terminal plot height in lines (default: fits the terminal, at most 24).")
+@click.option("--size", "size", default="800x600", show_default=True, metavar="WxH",
+              help="Image size in pixels, with -o.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False), default=None,
+              help="Save an image: .png, .svg or .pdf (needs matplotlib: the plot extra).")
+@click.option("--format", "fmt", type=click.Choice(["text", "csv"]), default="text",
+              show_default=True, help="text: a picture; csv: the sampled data, for plotting "
+                                      "elsewhere.")
+@click.option("--log", "log_scale", is_flag=True,
+              help="Colour a heat map by log(f - min f), for valleys like Rosenbrock's.")
+@click.option("--field", type=click.Choice(["descent", "ascent"]), default="descent",
+              show_default=True, help="Heat map arrows: -grad f (descent) or grad f (ascent).")
+@click.option("--ascii", "ascii_only", is_flag=True, help="Draw with ASCII characters only.")
+def plot_command(expression, file, over, at, order, tangent, samples, width, height, size,
+                 output_path, fmt, log_scale, field, ascii_only):
+    """Plot f and its derivatives over a range, or f and its gradient field over a rectangle.
+
+    \b
+    Examples:
+      gradcli plot "sin(x)^2" --over x=-3:3
+      gradcli plot "sin(x)^2" --over x=-3:3 --order 2 --tangent x=1
+      gradcli plot "x^2*y" --over x=-2:2 --at y=3
+      gradcli plot "(1-x)^2 + 100*(y-x^2)^2" --over x=-2:2,y=-1:3 --log
+      gradcli plot "sin(x)^2" --over x=-3:3 -o plot.png
+      gradcli plot "log(x)" --over x=0.5:2:5 --format csv
+
+    A sample where f is undefined is left out of the picture and counted, not an error.
+    Needs the plot extra: pip install "gradcli[plot]". Exit codes: 0 success, 2 bad input
+    (also: the extra is not installed).
+    """
+    from .plotting import PlotRequest, plot
+    source = _read_source(expression, file, example='gradcli plot "sin(x)^2" --over x=-3:3')
+    request = PlotRequest(
+        source=source, over=list(over), at=dict(_merged(at)), order=order,
+        tangent=tangent, samples=samples, width=width, height=height, size=size,
+        output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
+        ascii_only=ascii_only)
+    for channel, text in plot(request):
+        click.echo(text, nl=False, err=channel == "err")
+
+
+def _merged(at):
+    from .points import merge_points
+    return merge_points(list(at))
 
 
 if __name__ == "__main__":  # pragma: no cover

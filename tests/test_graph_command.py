@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -324,7 +324,11 @@ EXPRESSIONS = st.recursive(
 @settings(max_examples=60, deadline=None)
 @given(EXPRESSIONS)
 def test_every_edge_is_drawn_to_the_right_port(source):
-    graph = compile(source)
+    from gradcli.errors import DomainError
+    try:
+        graph = compile(source)
+    except DomainError:  # constants folded at lowering: (2 / (2 - 2)) is a division by zero
+        assume(False)
     picture = build_picture(graph)
     expected = sorted(edge_triples(picture))
     if graph.output < graph.n_const:
