@@ -8,15 +8,18 @@ a traceback.
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 
 import click
 
 from . import __version__
 from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, LimitError,
-                     MissingInputError, describe)
+                     MissingInputError, OutputError, describe)
 from .views.text import directional_text, result_text
+
+EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 DEFAULT_MAX_ROWS = 40
 DEFAULT_MAX_NODES = 40  # gradcli graph: a picture, not a wall
@@ -66,7 +69,17 @@ class GradcliGroup(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                _flush_stdout()  # a full disk or a closed pipe shows here, inside the boundary
+        except BrokenPipeError:  # the reader went away (| head): stop quietly
+            _silence_stdout()
+            ctx.exit(EXIT_PIPE)
+        except OutputError as exc:
+            _silence_stdout()
+            click.echo(describe(exc), err=True)
+            ctx.exit(exc.exit_code)
         except GradcliError as exc:
             error = exc
         except RecursionError:  # defensive: no path should recurse, but never show a traceback
@@ -80,6 +93,7 @@ def _report(error: GradcliError, ctx) -> None:
     """The error on stderr for people; with --json also on stdout, as one object."""
     source, hint = ctx.meta.get("gradcli.source"), _hint(error)
     if ctx.meta.get("gradcli.json"):
+        import json
         from .views.errors import error_object
         click.echo(json.dumps(error_object(error, source, message=error.text("--"), hint=hint),
                               ensure_ascii=False))
@@ -110,6 +124,29 @@ def _out_of_memory(ctx) -> LimitError:
                       + advice[-1])
 
 
+def _flush_stdout() -> None:
+    """Write out what is buffered, so a full disk or a closed pipe is reported here."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device: what is still buffered for a closed pipe or a
+    full disk is dropped, instead of failing again as Python exits."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (AttributeError, OSError, ValueError):
+        pass  # not a real file (a test runner's buffer): nothing to drop
+
+
 def _read_source(expression: str | None, file,
                  example: str = 'gradcli eval "x^2 + y" --at x=1,y=2') -> str:
     """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
@@ -120,6 +157,9 @@ def _read_source(expression: str | None, file,
     elif expression is None:
         raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
     elif expression == "-":
+        if sys.stdin is None:
+            raise InputError("standard input is closed, so '-' has nothing to read",
+                             hint="pipe the expression in: echo 'x*x' | gradcli eval - --at x=3")
         source = _read_text(sys.stdin.read, "standard input")
     else:
         source = _utf8(expression, "the expression")
@@ -136,6 +176,8 @@ def _read_text(read, what: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (it holds the byte "
                          f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None
+    except (OSError, ValueError) as exc:  # a closed or unreadable stream
+        raise InputError(f"cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None
     return _utf8(text, what)
 
 
@@ -214,6 +256,7 @@ class ExpressionCommand(click.Command):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
             if "--json" in args:
+                import json
                 from .views.errors import error_object
                 click.echo(json.dumps(error_object(InputError(exc.format_message())),
                                       ensure_ascii=False))
@@ -269,6 +312,22 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
                               "is always complete.")
 
 
+def _output_options(command):
+    """--width and --ascii, on every command (docs/output.md)."""
+    command = click.option("--ascii", "ascii_", is_flag=True,
+                           help="Only ASCII characters: vbar5, df/dx, +-| lines (chosen "
+                                "automatically when the output's encoding cannot show the "
+                                "notation).")(command)
+    return click.option("--width", type=click.IntRange(min=20), default=None, metavar="N",
+                        help="Lay the output out for N columns (default: the terminal's width; "
+                             "piped, each table's natural width).")(command)
+
+
+def _screen(width, ascii_):
+    from .views.screen import open_screen
+    return open_screen(width, ascii_)
+
+
 @main.command("eval", **EXPRESSION_COMMAND)
 @_EXPRESSION
 @_FILE
@@ -289,8 +348,9 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
-              help="Also save the rendered result and tables to FILE: .svg, .html, .txt, or "
-                   ".tex (LaTeX booktabs tables).")
+              help="Also save the output to FILE: .txt (plain text at --width or natural "
+                   "width), .svg, .html, .tex (LaTeX booktabs tables); .json (or any FILE "
+                   "with --json) saves the JSON.")
 @_STANDALONE
 @click.option("--check", "check_", is_flag=True,
               help="Also compare the gradient with numerical differentiation, in a table; "
@@ -321,9 +381,10 @@ _MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAU
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
+@_output_options
 def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
-                 output_path, engine, scheduler):
+                 output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -382,20 +443,31 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
+    json_export = bool(export_path) and not tex and (as_json or
+                                                     export_path.lower().endswith(".json"))
     if export_path and not tex:
-        _check_export_suffix(export_path)
-    if as_json:
+        _check_export_suffix(export_path, as_json)
+    screen = _screen(width, ascii_)
+    if as_json or json_export:
         data = _json_result(result)
         if trace:
             data["trace"] = _json_trace(result.trace)
         if report is not None:
             data["check"] = report.to_dict()
-        click.echo(json.dumps(data, ensure_ascii=False))
-    if trace or (export_path and not tex) or (report is not None and not as_json):
-        _render(result, digits, max_rows, trace, None if tex else export_path, echo=not as_json,
-                check=report)
-    elif not as_json:
-        click.echo(_summary(result, digits))
+    blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
+    if as_json:
+        screen.json(data)
+    elif len(blocks) == 1:  # the value and the gradient: short lines, nothing to lay out
+        screen.echo(blocks[0])
+    else:
+        screen.show(*blocks)
+    if json_export:
+        from .views.screen import save_json
+        save_json(data, export_path)
+    elif export_path and not tex:
+        from .views.screen import export
+        export(blocks or _blocks(result, digits, max_rows, trace, report), export_path, width,
+               ascii_)
     if tex:
         from .views.latex import eval_export
         _write(export_path, eval_export(result, digits, trace, report, standalone))
@@ -476,34 +548,29 @@ def _write(path: str, text: str) -> None:
         raise FileError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _check_export_suffix(path: str) -> None:
-    from .views.tables import EXPORT_SUFFIXES
+def _check_export_suffix(path: str, as_json: bool) -> None:
+    from .views.screen import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
         raise InputError(f"--export {path}: unknown file type",
                          hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES + (".tex",)))
+    if as_json and path.lower().endswith((".svg", ".html", ".htm")):
+        raise InputError(f"--export {path}: with --json the export is JSON, not a picture",
+                         hint="use --export FILE.json, or drop --json to save the tables")
 
 
-def _render(result, digits, max_rows, trace, export_path, echo=True, check=None) -> None:
-    """The result, (with --trace) the three tables and (with --check) the check table through
-    rich; optionally exported."""
-    import io
-
-    from .views.tables import check_table, export, make_console, show, tangent_table, trace_tables
-    options = {} if echo else {"file": io.StringIO()}
-    console = make_console(record=bool(export_path), **options)
-    items = [_summary(result, digits)]
+def _blocks(result, digits, max_rows, trace, check=None) -> list:
+    """What eval shows: the result, (with --trace) the trace tables, (with --check) the check."""
+    items: list = [_summary(result, digits)]
+    if not trace and check is None:
+        return items
+    from .views.tables import check_table, tangent_table, trace_tables
     if trace and getattr(result, "mode", "reverse") == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     if check is not None:
         items.append(check_table(check, digits, max_rows=max_rows))
-    show(*items, console=console)
-    if export_path:
-        try:
-            export(console, export_path)
-        except OSError as exc:
-            raise FileError(f"cannot write {export_path}: {exc.strerror}") from None
+    return items
 
 
 def _json_row(row) -> dict:
@@ -577,8 +644,9 @@ def _json_result(result) -> dict:
               help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
                    "FILE.tex.")
 @_STANDALONE
+@_output_options
 def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, max_rows, rtol,
-                    atol, export_path, standalone):
+                    atol, export_path, standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -607,20 +675,21 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
     _warn_unread(point, graph)
     result = evaluate_hessian(graph, point, wrt=wrt)
     report = result.check(rtol, atol, strict) if check_ else None  # None: eval --check's defaults
+    screen = _screen(width, ascii_)
     if as_json:
         data = {"source": result.source, "inputs": result.inputs, "value": result.value,
                 "gradient": result.gradient, "hessian": result.hessian}
         if report is not None:
             data["check"] = report.to_dict()
-        click.echo(json.dumps(data, ensure_ascii=False))
+        screen.json(data)
     else:
-        from .views.tables import hessian_check_tables, hessian_table, show
+        from .views.tables import hessian_check_tables, hessian_table
         items = [result_text(result.value, result.gradient, 1.0, digits)]
         if result.inputs:
             items.append(hessian_table(result.inputs, result.hessian, digits, max_rows))
         if report is not None:
             items += hessian_check_tables(report, digits, max_rows)
-        show(*items)
+        screen.show(*items)
     if export_path:
         from .views.latex import hessian_export
         _write(export_path, hessian_export(result, digits, report, standalone))
@@ -637,7 +706,8 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
-def diff_command(expression, file, wrt, order, as_json, as_latex):
+@_output_options
+def diff_command(expression, file, wrt, order, as_json, as_latex, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -658,23 +728,25 @@ def diff_command(expression, file, wrt, order, as_json, as_latex):
 
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
     result = derivatives(source, wrt, order)
+    screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped, whatever --width
     if as_json:
-        click.echo(json.dumps({"derivatives": result, "order": order}, ensure_ascii=False))
+        screen.json({"derivatives": result, "order": order})
     elif as_latex and result:
         from .views.latex import derivatives as latex_derivatives
-        click.echo(latex_derivatives(result, order))
+        screen.echo(latex_derivatives(result, order))
     elif len(result) == 1:
-        click.echo(next(iter(result.values())))
+        screen.echo(next(iter(result.values())))
     elif not result:
         _warn("the expression reads no inputs, so it has no partial derivatives")
     else:
         power = "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(order)) if order > 1 else ""
-        click.echo("\n".join(f"# ∂{power}f/∂{name}{power}\n{text}" for name, text in result.items()))
+        screen.echo("\n".join(f"# ∂{power}f/∂{name}{power}\n{text}" for name, text in result.items()))
 
 
 @main.command("functions", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
-def functions_command(as_json):
+@_output_options
+def functions_command(as_json, width, ascii_):
     """List the functions and operators with their derivative rules and domains.
 
     In the rules, a and b are the arguments. At kinks gradcli uses the conventional
@@ -682,11 +754,13 @@ def functions_command(as_json):
     """
     from .views.catalogue import catalogue
     rows = catalogue()
+    screen = _screen(width, ascii_)
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        import json
+        screen.echo(json.dumps(rows, ensure_ascii=screen.ascii, indent=2))
         return
-    from .views.tables import functions_table, show
-    show(functions_table(rows))
+    from .views.tables import functions_table
+    screen.show(functions_table(rows))
 
 
 @main.command("graph", **EXPRESSION_COMMAND)
@@ -706,7 +780,12 @@ def functions_command(as_json):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
+@click.option("--layout", type=click.Choice(["lr", "tb"]), default="lr", show_default=True,
+              help="lr: inputs on the left, the output on the right; tb: one box under another, "
+                   "inputs at the top (narrow terminals).")
+@_output_options
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
+                  ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables.
 
@@ -737,9 +816,12 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     else:
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)
+    screen = _screen(width, ascii_)
     if fmt == "text" and not output_path:
         from .views.tables import show_graph
-        show_graph(picture, digits, note)  # the note is printed under the drawing
+        cut = show_graph(picture, digits, note, screen=screen, layout=layout)
+        if cut:  # on stderr: the drawing's line count never depends on the width
+            _warn(cut)
         return
     if output_path:
         if ctx.get_parameter_source("fmt") is click.core.ParameterSource.COMMANDLINE:
@@ -747,8 +829,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
                              "not both")
         save(picture, output_path, digits)
     else:
-        click.echo(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits),
-                   nl=False)
+        screen.write(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits))
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
 
@@ -814,6 +895,14 @@ def plot_command(expression, file, over, at, order, tangent, samples, width, hei
 def _merged(at):
     from .points import merge_points
     return merge_points(list(at))
+
+
+def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
+    try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):
+        pass  # closed (None) or not a text file: nothing to reconfigure
+    main(prog_name="gradcli")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -308,7 +308,8 @@ def test_hessian_table_has_the_row_cap():
     at = ",".join(f"v{i}=1" for i in range(60))
     out = gradcli("hessian", source, "--at", at, "--max-rows", "5")
     assert out.returncode == 0
-    assert "… the first 5 of 60 rows and columns shown" in out.stdout
+    assert "Hessian (the first 5 of 60 columns; --max-rows 0 shows all)" in out.stdout
+    assert "55 rows not shown (--max-rows 0 shows all)" in out.stdout
     assert "v5 " not in out.stdout.split("Hessian")[1]
     full = json.loads(gradcli("hessian", source, "--at", at, "--max-rows", "5", "--json").stdout)
     assert full["hessian"] == [[2.0 if i == j else 0.0 for j in range(60)] for i in range(60)]
