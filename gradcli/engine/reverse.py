@@ -34,23 +34,26 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
-            m=FLOAT, order: int = 1, partials: Partials | None = None,
+            m=FLOAT, order: int = 1, partials: Partials | None = None, active=None,
             ) -> tuple[list, list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     The local partials are :func:`~gradcli.engine.partials.local_partials` (pass ``partials``
     when they are already known). ``m`` is the namespace the rules compute with: floats by
     default; given dual numbers as ``values`` and their namespace (:mod:`gradcli.engine.dual`),
-    the sweep differentiates itself, and a rule that fails is a failed derivative of ``order`` 2.
+    the sweep differentiates itself, and a rule that fails is a failed derivative of ``order`` 2
+    (the error says which). ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are
+    wanted: a partial by any other argument is not computed (default: every slot that is not a
+    constant).
     """
     adjoint = [0.0] * graph.n_slots
     adjoint[graph.output] = seed
     slots = graph.visit_order()
     if not record and partials is None:  # the hot path: partials accumulated as computed
-        local_partials(graph, values, m, order, slots, adjoint)
+        local_partials(graph, values, m, order, slots, adjoint, active)
         return adjoint, []
     if partials is None:
-        partials = local_partials(graph, values, m, order, slots)
+        partials = local_partials(graph, values, m, order, slots, active=active)
     first, second = partials
     base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     records: list[Contribution] = []
@@ -64,12 +67,13 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
     return adjoint, records
 
 
-def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float) -> None:
+def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
+                   active=None) -> None:
     """Raise a NumericalError naming the first edge whose contribution is not finite, if any."""
     n_const = graph.n_const
-    if all(math.isfinite(adjoint[i]) for i in range(n_const, graph.base)):
+    if math.isfinite(sum(adjoint[n_const:graph.base])):  # one C-speed pass finds any inf or nan
         return
-    _, records = reverse(graph, values, seed, record=True)
+    _, records = reverse(graph, values, seed, record=True, active=active)
     for rec in records:
         if not math.isfinite(rec.contribution):
             k, node = rec.source - graph.base, graph.node_id(rec.source)

@@ -89,16 +89,18 @@ def check_json(check) -> dict:
     for r in check.rows:
         item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
                 "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
-                "rel_error": _finite(r.rel_error), "ok": r.ok, "step": _finite(r.step),
-                "scheme": r.scheme}
+                "rel_error": _finite(r.rel_error), "ok": r.ok, "status": r.status,
+                "step": _finite(r.step), "scheme": r.scheme}
         if r.note:
             item["note"] = r.note
         if r.expected is not None:
             e = r.expected
-            item["expected"] = {"formula": e.formula, "value": e.value, "abs_error": e.abs_error,
-                                "rel_error": _finite(e.rel_error), "ok": e.ok}
+            item["expected"] = {"formula": e.formula, "value": e.value, "ad": e.ad,
+                                "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
+                                "ok": e.ok}
         rows.append(item)
-    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "rows": rows}
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
+            "inconclusive": check.inconclusive, "rows": rows}
 
 
 # -- gradcli hessian --------------------------------------------------------------------------
@@ -119,7 +121,8 @@ def hessian_check_json(check) -> dict:
     for name, c in check.rows.items():
         for item in check_json(c)["rows"]:
             entries.append({"row": name, "column": item.pop("input"), **item})
-    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "rows": entries}
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
+            "inconclusive": check.inconclusive, "rows": entries}
 
 
 # -- gradcli diff, gradcli functions ----------------------------------------------------------
