@@ -93,10 +93,9 @@ def _report(error: GradcliError, ctx) -> None:
     """The error on stderr for people; with --json also on stdout, as one object."""
     source, hint = ctx.meta.get("gradcli.source"), _hint(error)
     if ctx.meta.get("gradcli.json"):
-        import json
         from .views.errors import error_object
-        click.echo(json.dumps(error_object(error, source, message=error.text("--"), hint=hint),
-                              ensure_ascii=False))
+        from .views.json import dumps
+        click.echo(dumps(error_object(error, source, message=error.text("--"), hint=hint)))
     click.echo(describe(error, source, option_prefix="--", hint=hint), err=True)
     ctx.exit(error.exit_code)
 
@@ -256,10 +255,9 @@ class ExpressionCommand(click.Command):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
             if "--json" in args:
-                import json
                 from .views.errors import error_object
-                click.echo(json.dumps(error_object(InputError(exc.format_message())),
-                                      ensure_ascii=False))
+                from .views.json import dumps
+                click.echo(dumps(error_object(InputError(exc.format_message()))))
             raise
 
 
