@@ -2,8 +2,8 @@
 
 NumPy's float64 ``np.sin`` and ``np.cos`` call the C library once per element (no SIMD), about
 17 ns each; the batch engine needs both for every ``sin`` or ``cos`` node (the value and the
-local derivative). :func:`sincos` computes the pair in about 45 array passes of NumPy
-arithmetic that run on all the lanes of the processor, sharing one argument reduction:
+local derivative). :func:`sincos` computes the pair in about 35 array passes of NumPy
+arithmetic, which use every SIMD lane of the processor, sharing one argument reduction:
 
 1. Reduction (Cody and Waite): ``k = rint(x·2/π)`` and ``r = x - k·π/2`` with π/2 in three
    parts (:data:`PIO2_1`, :data:`PIO2_2` of 40 bits, so that ``k·part`` is exact for
@@ -13,10 +13,13 @@ arithmetic that run on all the lanes of the processor, sharing one argument redu
    ``__kernel_cos`` (Sun Microsystems, 1993; error below 2**-58 on the interval).
 3. Quadrant ``k mod 4``: swap sine and cosine for odd ``k``, and set their signs.
 
+Every step is an element-wise NumPy operation on blocks of :data:`CHUNK` rows, with scratch
+arrays kept per thread, so a row's result does not depend on the rows computed with it.
+
 Above :data:`BOUND` (where ``k`` outgrows 13 bits) and for inf and nan, the rows are computed
 by ``np.sin`` and ``np.cos`` instead, so every input is handled. Measured against mpmath
-(tests/test_trig.py, benchmarks/batch.py --only accuracy) the error is under 1.5 ulp; the C
-library's is under 1 ulp, and the two agree to a few ulp.
+(tests/test_trig.py, ``benchmarks/batch.py --only accuracy``) the error is under 1.5 ulp (the
+C library's: under 1 ulp).
 
 >>> import numpy as np
 >>> s, c = sincos(np.array([0.0, 1.0, 1e300]))
@@ -47,8 +50,7 @@ COS = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767
        -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
 
 _SIGN = np.int64(-1 << 63)  # the sign bit of a float64, as an int64
-# Both kernels' polynomials as one matrix: KERNELS @ [1, z, z², z³, z⁴, z⁵] is [P(z), Q(z)] for
-# a whole block in one matrix product (BLAS) instead of twenty array passes of Horner's rule.
+# Both kernels' coefficients, a row each: Horner's rule runs on both rows in one array pass a step
 KERNELS = np.array([SIN, COS])
 _LOCAL = threading.local()  # each thread's scratch arrays, by block length
 
@@ -64,17 +66,15 @@ def _scratch(n: int) -> SimpleNamespace:
     if w is None:
         if len(by_length) > 4:  # a few lengths at a time (the last block of a column is short)
             by_length.clear()
-        powers = np.empty((6, n))
-        powers[0] = 1.0
         w = by_length[n] = SimpleNamespace(
-            powers=powers, pq=np.empty((2, n)), k=np.empty(n), r=np.empty(n), t=np.empty(n),
+            z=np.empty(n), pq=np.empty((2, n)), k=np.empty(n), r=np.empty(n), t=np.empty(n),
             ints=np.empty((4, n), dtype=np.int64))
     return w
 
 
 def _reduced_into(x: np.ndarray, out: np.ndarray, w: SimpleNamespace) -> None:
     """[sin(x), cos(x)] into the 2-row ``out``, for finite |x| <= BOUND (w: scratch arrays)."""
-    k, r, t, powers = w.k, w.r, w.t, w.powers
+    k, r, t = w.k, w.r, w.t
     # r = x - k·π/2, k = rint(x·2/π)
     np.multiply(x, TWO_OVER_PI, out=k)
     np.rint(k, out=k)
@@ -84,19 +84,20 @@ def _reduced_into(x: np.ndarray, out: np.ndarray, w: SimpleNamespace) -> None:
     r -= t
     np.multiply(k, PIO2_3, out=t)
     r -= t
-    # the kernels on |r| <= π/4: P(z) and Q(z) at once, z = r²
-    z, z2 = powers[1], powers[2]
+    # the kernels on |r| <= π/4, z = r²: P(z) and Q(z) by Horner's rule, both rows at once
+    z, pq = w.z, w.pq
     np.multiply(r, r, out=z)
-    np.multiply(z, z, out=z2)
-    np.multiply(z2, z, out=powers[3])
-    np.multiply(z2, z2, out=powers[4])
-    np.multiply(powers[4], z, out=powers[5])
-    np.matmul(KERNELS, powers, out=w.pq)
+    np.multiply(z, KERNELS[:, -1:], out=pq)
+    for i in range(KERNELS.shape[1] - 2, 0, -1):
+        pq += KERNELS[:, i:i + 1]
+        pq *= z
+    pq += KERNELS[:, :1]
     sin, cos = out
     np.multiply(r, z, out=t)  # sine: r + (r·z)·P(z)
-    np.multiply(w.pq[0], t, out=sin)
+    np.multiply(pq[0], t, out=sin)
     sin += r
-    np.multiply(w.pq[1], z2, out=cos)  # cosine: 1 - (z/2 - z²·Q(z))
+    np.multiply(z, z, out=t)  # cosine: 1 - (z/2 - z²·Q(z))
+    np.multiply(pq[1], t, out=cos)
     np.multiply(z, 0.5, out=t)
     np.subtract(t, cos, out=cos)
     np.subtract(1.0, cos, out=cos)
