@@ -341,15 +341,28 @@ def _times(g, local):
 
 
 def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False,
-                  m: SimpleNamespace | None = None) -> list:
+                  m: SimpleNamespace | None = None, into: dict | None = None) -> list:
     """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
     computes them (same visit order, same rules, same order of accumulation); None where nothing
     flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
     memory falls during the sweep, and ``slots`` is consumed). ``m``: the namespace the rules
-    compute with (the forward sweep's, so that the pairs it computed are reused)."""
+    compute with (the forward sweep's, so that the pairs it computed are reused). ``into``: slot
+    -> array where that slot's sums of contributions are written (the caller's output column,
+    saving a copy; a slot with one contribution still gets that contribution itself)."""
     m = m or block_namespace()
+    into = into or {}
     adjoint: list = [None] * graph.n_slots
     adjoint[graph.output] = 1.0
+
+    def add(a: int, c) -> None:
+        prev = adjoint[a]
+        if prev is None:
+            adjoint[a] = c
+        elif a in into:
+            adjoint[a] = np.add(prev, c, out=into[a])
+        else:
+            adjoint[a] = prev + c
+
     base, n_const = graph.base, graph.n_const
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     for s in order:
@@ -360,22 +373,13 @@ def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = Fals
         a, b, y = arg0[k], arg1[k], slots[s]
         rules = ops[k].partials
         if b < 0:
-            c = _times(g, rules[0](m, slots[a], y))
-            prev = adjoint[a]
-            adjoint[a] = c if prev is None else prev + c
-            adjoint[s] = None
-            if free:
-                slots[s] = None
-            continue
-        va, vb = slots[a], slots[b]
-        if a >= n_const:
-            c = _times(g, rules[0](m, va, vb, y))
-            prev = adjoint[a]
-            adjoint[a] = c if prev is None else prev + c
-        if b >= n_const:
-            c = _times(g, rules[1](m, va, vb, y))
-            prev = adjoint[b]
-            adjoint[b] = c if prev is None else prev + c
+            add(a, _times(g, rules[0](m, slots[a], y)))
+        else:
+            va, vb = slots[a], slots[b]
+            if a >= n_const:
+                add(a, _times(g, rules[0](m, va, vb, y)))
+            if b >= n_const:
+                add(b, _times(g, rules[1](m, va, vb, y)))
         adjoint[s] = None
         if free:
             slots[s] = None
@@ -404,10 +408,12 @@ def _evaluate_block(graph, block, order, checked, wrt, offset, values_out, grads
         if failed is not None:
             values_out[failed] = np.nan
         return
-    adjoint = reverse_block(graph, slots, order, free=True, m=m)
+    into = {n_const + graph.inputs.index(name): grads_out[name] for name in wrt}
+    adjoint = reverse_block(graph, slots, order, free=True, m=m, into=into)
     for name in wrt:
         g = adjoint[n_const + graph.inputs.index(name)]
-        grads_out[name][...] = 0.0 if g is None else g
+        if g is not grads_out[name]:
+            grads_out[name][...] = 0.0 if g is None else g
     input_adjoints = [a for a in adjoint[n_const:base] if a is not None]
     if not _all_finite(input_adjoints):
         bad = np.zeros(n, dtype=bool)
