@@ -39,14 +39,20 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT) -> tuple[list[float], list[Contribution]]:
+            m=FLOAT, cotangent=None) -> tuple[list[float], list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
     ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself.
+    ``cotangent`` (one adjoint per output, in order) seeds every output at once instead: the
+    inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep.
     """
     adjoint = [0.0] * graph.n_slots
-    adjoint[graph.output] = seed
+    if cotangent is None:
+        adjoint[graph.output] = seed
+    else:
+        for slot, w in zip(graph.output_slots, cotangent):
+            adjoint[slot] += w  # two outputs may be one node: their seeds add
     records: list[Contribution] = []
     base, n_const = graph.base, graph.n_const
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
@@ -90,12 +96,13 @@ def not_differentiable(graph: Graph, s: int, values: list[float]) -> NumericalEr
         graph.spans[k], label="not differentiable at this point")
 
 
-def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float) -> None:
+def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
+                   cotangent=None) -> None:
     """Raise a NumericalError naming the first edge whose contribution is not finite, if any."""
     n_const = graph.n_const
     if all(math.isfinite(adjoint[i]) for i in range(n_const, graph.base)):
         return
-    _, records = reverse(graph, values, seed, record=True)
+    _, records = reverse(graph, values, seed, record=True, cotangent=cotangent)
     for rec in records:
         if not math.isfinite(rec.contribution):
             k = rec.source - graph.base
