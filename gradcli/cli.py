@@ -39,6 +39,25 @@ class PointType(click.ParamType):
             self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
 
 
+class SeedType(click.ParamType):
+    """``--seed 2`` (the one output's adjoint) or ``--seed u=1,v=2`` (a cotangent on the outputs)."""
+
+    name = "NUMBER|NAME=VALUE[,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (float, int, dict)):
+            return value
+        try:
+            return float(value)
+        except ValueError:
+            pass
+        from .points import parse_point
+        try:
+            return parse_point(value, "--seed")
+        except GradcliError as exc:
+            self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
+
+
 class NameListType(click.ParamType):
     """``--wrt x,y``: a comma-separated list of names."""
 
@@ -192,6 +211,9 @@ _AT = click.option("--at", "at", type=PointType(), multiple=True,
 _WRT = click.option("--wrt", type=NameListType(), default=None,
                     help="Differentiate with respect to these inputs only (default: all, "
                          "in order of first appearance).")
+_OF = click.option("--of", type=NameListType(), default=None,
+                   help="The outputs to differentiate (comma-separated): assigned names, or f1, "
+                        "f2, ... for the bare expressions (default: every output).")
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
 _JSON = click.option("--json", "as_json", is_flag=True,
@@ -203,39 +225,45 @@ _JSON = click.option("--json", "as_json", is_flag=True,
 @_FILE
 @_AT
 @_WRT
-@click.option("--seed", type=float, default=1.0, show_default=True,
-              help="Adjoint of the output: the gradient is scaled by it.")
-@click.option("--mode", type=click.Choice(["reverse", "forward"]), default=None,
-              help="reverse: one adjoint sweep (the default); forward: one tangent sweep per "
-                   "input.")
+@_OF
+@click.option("--seed", type=SeedType(), default=1.0, show_default=True,
+              help="Adjoint of the output: the gradient is scaled by it. With several outputs, "
+                   "a weight per output (--seed f1=1,f2=2) gives the vector-Jacobian product "
+                   "in one reverse sweep.")
+@click.option("--mode", type=click.Choice(["auto", "reverse", "forward"]), default=None,
+              help="reverse: one adjoint sweep per output; forward: one tangent sweep per "
+                   "input; auto (the default): whichever takes fewer sweeps.")
 @click.option("--direction", type=PointType("--direction"), default=None,
               help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
-                   "left out are 0) in one forward sweep. Implies --mode forward.")
+                   "left out are 0) in one forward sweep, of every output. Implies --mode "
+                   "forward.")
 @_DIGITS
 @_JSON
 @click.option("--trace", is_flag=True,
-              help="Also print the forward trace, the reverse-sweep contributions and the adjoints.")
+              help="Also print the forward trace, the reverse-sweep contributions and the "
+                   "adjoints (a sweep per output).")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per trace table (0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
 @click.option("--check", "check_", is_flag=True,
-              help="Also compare the gradient with numerical differentiation, in a table; "
-                   "exit 1 if any component disagrees.")
+              help="Also compare the gradient (every Jacobian entry) with numerical "
+                   "differentiation, in a table; exit 1 if any component disagrees.")
 @click.option("--expect", multiple=True, metavar="NAME=FORMULA",
-              help="Your own formula for ∂f/∂NAME, checked against AD at the point; "
-                   "repeatable; implies --check.")
+              help="Your own formula for ∂f/∂NAME (with several outputs ∂f2/∂x as "
+                   "f2.x=FORMULA), checked against AD at the point; repeatable; implies --check.")
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
               help="Relative tolerance of --check and --expect (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check and --expect (default 1e-9).")
 @_reporting
-def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                 export_path, check_, expect, rtol, atol):
+def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace,
+                 max_rows, export_path, check_, expect, rtol, atol):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
-    '-' reads it from standard input.
+    '-' reads it from standard input. Its outputs are its bare expressions (f1, f2, ...), or
+    with none its last assigned name; with several, eval prints each value and the Jacobian.
 
     \b
     Examples:
@@ -247,16 +275,18 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
       echo "x*x" | gradcli eval - --at x=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
+      gradcli eval "x*y; x+y; sin(x)" --at x=2,y=3
+      gradcli eval "x*y; x+y" --at x=2,y=3 --seed f1=1,f2=2
 
     Exit codes: 0 success, 1 numerical failure (overflow, non-finite result, a failed
     --check or --expect), 2 bad input (syntax, unknown name, missing value, outside a domain).
     """
-    from .api import compile, evaluate_forward, evaluate_graph
+    from .api import compile, evaluate_forward, evaluate_graph, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file)
     point = merge_points(list(at))
-    graph = compile(source)
+    graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
@@ -264,6 +294,12 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if direction is not None and (check_ or expect):
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
+    if isinstance(seed, dict):
+        seed = _one_seed(seed, graph) if graph.n_outputs == 1 else seed
+    if graph.n_outputs > 1 or isinstance(seed, dict):
+        _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
+                      max_rows, export_path, check_, expect, rtol, atol)
+        return
     if mode == "forward" or direction is not None:
         _warn_unread(direction or {}, graph, "--direction: ")
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
@@ -285,6 +321,102 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
         click.echo(_summary(result, digits))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _one_seed(seed: dict, graph) -> float:
+    """``--seed f=2`` for a program with one output: its adjoint, as ``--seed 2``."""
+    name = graph.output_names[0]
+    unknown = [n for n in seed if n != name]
+    if unknown:
+        raise InputError(f"--seed names {', '.join(unknown)}, which is not an output",
+                         hint=f"the output is {name}: --seed {name}=2, or --seed 2")
+    return seed.get(name, 0.0)
+
+
+def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
+                  export_path, check_, expect, rtol, atol) -> None:
+    """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
+    or --direction), printed as text and tables or as JSON."""
+    from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
+    from .views import jacobian_json as js
+    from .views.text import jvp_text, mode_line, values_text, vjp_text
+    cotangent = seed if isinstance(seed, dict) else None
+    if cotangent is None and seed != 1.0:
+        raise InputError(f"--seed {seed:g} is the adjoint of one output, and the program has "
+                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
+                         hint=f"give a weight per output: --seed {graph.output_names[0]}=1,"
+                              f"{graph.output_names[1]}=2")
+    if cotangent is not None and (direction is not None or mode == "forward"):
+        raise InputError("--seed NAME=WEIGHT gives a vector-Jacobian product, by one reverse sweep",
+                         hint="drop --direction and --mode forward")
+    if cotangent is not None and (check_ or expect):
+        raise InputError("--check and --expect compare the Jacobian's entries, and --seed "
+                         "NAME=WEIGHT gives only their weighted sum",
+                         hint="drop --seed to check the Jacobian")
+    if direction is not None:
+        if wrt is not None:
+            raise InputError("--wrt and --direction cannot be combined",
+                             hint="--direction gives one directional derivative; drop --wrt")
+        _warn_unread(direction, graph, "--direction: ")
+        result = evaluate_jvp(graph, point, direction)
+    elif cotangent is not None:
+        result = evaluate_vjp(graph, point, cotangent, wrt=wrt)
+    else:
+        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto")
+    report = None
+    if check_ or expect:
+        from .check import entry_values, parse_expectations
+        expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
+        report = result.check(rtol, atol, expected)
+    if export_path:
+        _check_export_suffix(export_path)
+    is_jacobian = not hasattr(result, "kind")
+    if as_json:
+        data = js.jacobian_json(result) if is_jacobian else js.product_json(result)
+        if trace:
+            data["trace"] = (js.jacobian_trace_json(result.trace) if is_jacobian
+                             else js.product_trace_json(result.trace))
+        if report is not None:
+            data["check"] = report.to_dict()
+        click.echo(json.dumps(data, ensure_ascii=False))
+    if is_jacobian:
+        summary = values_text(result.values, digits) + "\n" + mode_line(
+            result.mode, len(result.outputs), len(result.inputs), result.auto)
+    elif result.kind == "vjp":
+        summary = vjp_text(result.values, result.product, result.weights, digits)
+    else:
+        summary = jvp_text(result.values, result.product, result.weights, digits)
+    if not as_json or export_path:
+        _render_outputs(result, summary, digits, max_rows, trace, export_path, not as_json,
+                        report)
+    if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _render_outputs(result, summary, digits, max_rows, trace, export_path, echo, report) -> None:
+    """Several outputs through rich: the values, the Jacobian table, (--trace) every sweep's
+    tables, (--check) a check table per output; optionally exported."""
+    import io
+
+    from .views import tables as t
+    console = t.make_console(record=bool(export_path), **({} if echo else {"file": io.StringIO()}))
+    items: list = [summary]
+    if not hasattr(result, "kind"):
+        if result.inputs:
+            items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits))
+        if trace:
+            items += t.jacobian_trace_tables(result.trace, digits, max_rows)
+    elif trace:
+        items += ([t.tangent_table(result.trace, digits, max_rows)] if result.kind == "jvp"
+                  else t.trace_tables(result.trace, digits, max_rows))
+    if report is not None:
+        items += t.jacobian_check_tables(report, digits)
+    t.show(*items, console=console)
+    if export_path:
+        try:
+            t.export(console, export_path)
+        except OSError as exc:
+            raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
 
 
 def _summary(result, digits: int) -> str:

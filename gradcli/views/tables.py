@@ -89,14 +89,22 @@ def forward_table(trace, digits: int, max_rows: int):
         cells += ["input" if row.op == "input" else f"{row.id} = {row.expr}",
                   format_number(row.value, digits)]
         if marked:
-            cells.append(Text("← output", style="bold green") if row.is_output else "")
+            cells.append(_output_mark(row))
         table.add_row(*cells)
     return _limited(table, trace.forward, max_rows, add)
 
 
-def contributions_table(trace, digits: int, max_rows: int):
+def _output_mark(row) -> Text | str:
+    """``← output``, or with several outputs ``← f1`` (the names of the outputs it is)."""
+    if not row.is_output:
+        return ""
+    return Text("← " + (", ".join(row.outputs) if row.outputs else "output"), style="bold green")
+
+
+def contributions_table(trace, digits: int, max_rows: int,
+                        title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
-    table = _table("Reverse sweep (contributions)", ("from", "left"), ("to", "left"),
+    table = _table(title, ("from", "left"), ("to", "left"),
                    ("upstream adjoint", "right"), ("local derivative", "right"),
                    ("contribution", "right"))
 
@@ -107,14 +115,19 @@ def contributions_table(trace, digits: int, max_rows: int):
     return _limited(table, trace.contributions, max_rows, add)
 
 
-def adjoints_table(trace, digits: int, max_rows: int):
+def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
     named = any(row.names for row in trace.adjoints)
     columns = [("node", "left")] + ([("name", "left")] if named else [])
-    table = _table("Adjoints", *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+    table = _table(title, *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+    seeds = trace.seeds
 
     def add(row):
-        if row.id == trace.output and not row.terms:
+        if row.id in seeds:  # a vector-Jacobian product seeds every output with its weight
+            how = f"seed {format_number(seeds[row.id], digits)}"
+            if row.terms:
+                how += " + " + _sum(list(row.terms[:8]), digits)
+        elif row.id == trace.output and not row.terms:
             how = "seed"
         elif row.terms:
             how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
@@ -172,7 +185,7 @@ def tangent_table(trace, digits: int, max_rows: int):
                   format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
         cells += ["—" if t is None else format_number(t, digits) for t in r.tangents]
         if marked:
-            cells.append(Text("← output", style="bold green") if row.is_output else "")
+            cells.append(_output_mark(row))
         table.add_row(*cells)
     return _limited(table, rows, max_rows, add)
 
@@ -180,6 +193,38 @@ def tangent_table(trace, digits: int, max_rows: int):
 def trace_tables(trace, digits: int, max_rows: int) -> list:
     return [forward_table(trace, digits, max_rows), contributions_table(trace, digits, max_rows),
             adjoints_table(trace, digits, max_rows)]
+
+
+def jacobian_trace_tables(trace, digits: int, max_rows: int) -> list:
+    """A Jacobian's sweeps: the forward trace once, then each output's reverse sweep (titled
+    with the output), or the tangent trace with one column per input's sweep."""
+    if trace.mode == "forward":
+        return [tangent_table(trace.tangents, digits, max_rows)]
+    items = [forward_table(trace, digits, max_rows)]
+    for name, sweep in trace.sweeps:
+        node = trace.outputs[name]
+        items.append(contributions_table(sweep, digits, max_rows,
+                                         title=f"Reverse sweep for {name} = {node} (contributions)"))
+        items.append(adjoints_table(sweep, digits, max_rows,
+                                    title=f"Adjoints of {name}: ∂{name}/∂v"))
+    return items
+
+
+def jacobian_table(outputs: list[str], inputs: list[str], matrix: list[list[float]],
+                   digits: int) -> Table:
+    """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x."""
+    table = _table("Jacobian", ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs])
+    for name, row in zip(outputs, matrix):
+        table.add_row(Text(name, style="cyan"), *[format_number(v, digits) for v in row])
+    return table
+
+
+def jacobian_check_tables(check, digits: int) -> list:
+    """One check table per row of the Jacobian: that output's gradient against numerical
+    derivatives."""
+    return [check_table(row, digits, title=f"Jacobian check, row {name}: AD against numerical "
+                                           f"derivatives of {name}")
+            for name, row in check.rows.items()]
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> Table:

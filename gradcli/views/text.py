@@ -39,6 +39,43 @@ def directional_text(value: float, directional: float, direction: dict[str, floa
     return "\n".join(lines)
 
 
+def values_text(values: dict[str, float], digits: int = DEFAULT_DIGITS) -> str:
+    """``f1 = ...``, ``f2 = ...``: each output's value, aligned on the equals signs."""
+    return "\n".join(_aligned(list(values.items()), digits))
+
+
+def mode_line(mode: str, outputs: int, inputs: int, auto: bool) -> str:
+    """How a Jacobian was computed, in one line: the mode and its sweeps (and, when ``--mode
+    auto`` chose it, what the other mode would have taken)."""
+    def sweeps(m: str) -> str:
+        k, what, per = ((outputs, "adjoint", "output") if m == "reverse"
+                        else (inputs, "tangent", "input"))
+        return f"{k} {what} sweep{'s' if k != 1 else ''}, one per {per}"
+    other = "forward" if mode == "reverse" else "reverse"
+    line = f"{mode} mode{' (auto)' if auto else ''}: {sweeps(mode)}"
+    return line + (f" ({other} mode would take {sweeps(other)})" if auto else "")
+
+
+def vjp_text(values: dict[str, float], product: dict[str, float], weights: dict[str, float],
+             digits: int = DEFAULT_DIGITS) -> str:
+    """The outputs, ``∂(w·f)/∂x = ...`` per input (the vector-Jacobian product wᵀJ) and ``w``."""
+    rows = list(values.items()) + [(f"∂(w·f)/∂{name}", v) for name, v in product.items()]
+    lines = _aligned(rows, digits)
+    lines.append("w = (" + ", ".join(f"{name}={t:g}" for name, t in weights.items())
+                 + "): wᵀJ in one reverse sweep")
+    return "\n".join(lines)
+
+
+def jvp_text(values: dict[str, float], product: dict[str, float], direction: dict[str, float],
+             digits: int = DEFAULT_DIGITS) -> str:
+    """The outputs, ``∇f1·d = ...`` per output (the Jacobian-vector product J·d) and ``d``."""
+    rows = list(values.items()) + [(f"∇{name}·d", v) for name, v in product.items()]
+    lines = _aligned(rows, digits)
+    lines.append("d = (" + ", ".join(f"{name}={t:g}" for name, t in direction.items())
+                 + "): J·d in one forward sweep")
+    return "\n".join(lines)
+
+
 def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
     width = max(len(label) for label, _ in rows)
     return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]

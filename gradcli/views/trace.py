@@ -21,6 +21,7 @@ class ForwardRow:
     value: float
     names: tuple[str, ...] = ()  # names the program assigned to this node
     is_output: bool = False
+    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,7 @@ class Trace:
     output: str
     seed: float = 1.0
     extras: dict = field(default_factory=dict)
+    seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
 
 
 
@@ -56,25 +58,33 @@ class Trace:
 def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
     """One row per input and node, in tape order: id, operation, arguments, value, names."""
     node_id, labels = graph.node_id, graph.labels
+    outputs: dict[int, tuple[str, ...]] = {}
+    if graph.n_outputs > 1:
+        for name, slot in zip(graph.output_names, graph.output_slots):
+            outputs[slot] = outputs.get(slot, ()) + (name,)
+    else:
+        outputs[graph.output] = ()
     forward = []
     for i, name in enumerate(graph.inputs):
         slot = graph.n_const + i
         forward.append(ForwardRow(name, "input", (), name, values[slot],
-                                  tuple(labels.get(slot, ())), slot == graph.output))
+                                  tuple(labels.get(slot, ())), slot in outputs,
+                                  outputs.get(slot, ())))
     for k, prim in enumerate(graph.ops):
         slot = graph.base + k
         args = (node_id(graph.arg0[k]),) + ((node_id(graph.arg1[k]),) if graph.arg1[k] >= 0 else ())
         forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
                                   values[slot], tuple(labels.get(slot, ())),
-                                  slot == graph.output))
+                                  slot in outputs, outputs.get(slot, ())))
     return forward
 
 
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
-                records: list[Contribution], seed: float = 1.0) -> Trace:
+                records: list[Contribution], seed: float = 1.0,
+                forward: list[ForwardRow] | None = None) -> Trace:
     """The three tables' rows: forward values, contributions in sweep order, summed adjoints."""
     node_id, labels = graph.node_id, graph.labels
-    forward = forward_rows(graph, values)
+    forward = forward_rows(graph, values) if forward is None else forward
     contributions = [
         ContributionRow(node_id(r.source), node_id(r.target),
                         f"{node_id(r.source)} = {expression(graph, r.source)}",
@@ -85,8 +95,9 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
     for r in records:
         terms.setdefault(r.target, []).append(r.contribution)
     order = [s for s in visit_order(graph)]
-    if graph.output not in order and graph.output >= graph.n_const:
-        order.insert(0, graph.output)
+    for out in reversed(graph.output_slots):
+        if out not in order and out >= graph.n_const:
+            order.insert(0, out)
     seen = set(order)
     order += [graph.n_const + i for i in range(len(graph.inputs)) if graph.n_const + i not in seen]
     adjoints = [AdjointRow(node_id(s), adjoint[s], tuple(terms.get(s, ())),
@@ -125,3 +136,52 @@ def tangent_trace(graph: Graph, values: list[float], partials,
             local = (first[k],) + ((second[k],) if graph.arg1[k] >= 0 else ())
         rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
     return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))
+
+
+# -- several outputs: a trace per sweep -----------------------------------------------------------
+
+@dataclass(slots=True)
+class JacobianTrace:
+    """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
+    reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
+    :class:`TangentTrace` with a sweep per input."""
+
+    forward: list[ForwardRow]
+    mode: str
+    sweeps: list[tuple[str, Trace]] = field(default_factory=list)
+    tangents: TangentTrace | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # output name -> its node's id
+
+
+def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],
+                   detail) -> JacobianTrace:
+    """The records of a Jacobian's sweeps: ``detail`` is each output's adjoints (reverse) or
+    ``(partials, tangents per input)`` (forward)."""
+    from ..engine.reverse import reverse
+    rows = forward_rows(graph, values)
+    outputs = {name: graph.node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
+    if mode == "forward":
+        partials, tangents = detail
+        return JacobianTrace(rows, mode, tangents=tangent_trace(
+            graph, values, partials, list(zip(inputs, tangents))), outputs=outputs)
+    sweeps = []
+    for i, name in enumerate(graph.output_names):
+        one = graph.only(i)
+        adjoint, records = reverse(one, values, record=True)
+        sweeps.append((name, build_trace(one, values, adjoint, records, forward=rows)))
+    return JacobianTrace(rows, mode, sweeps, outputs=outputs)
+
+
+def product_trace(graph: Graph, values: list[float], kind: str, detail):
+    """The one sweep of a product: a :class:`Trace` seeded on every output (``"vjp"``, detail
+    ``(adjoints, weights)``) or a :class:`TangentTrace` along the direction (``"jvp"``)."""
+    if kind == "jvp":
+        partials, sweeps = detail
+        return tangent_trace(graph, values, partials, sweeps)
+    from ..engine.reverse import reverse
+    _, weights = detail
+    adjoint, records = reverse(graph, values, record=True, cotangent=weights)
+    trace = build_trace(graph, values, adjoint, records)
+    for slot, w in zip(graph.output_slots, weights):
+        trace.seeds[graph.node_id(slot)] = trace.seeds.get(graph.node_id(slot), 0.0) + w
+    return trace
