@@ -232,6 +232,19 @@ def evaluate(source: str, at: Mapping[str, float] | None = None, *,
     return evaluate_graph(graph, at or {}, wrt=wrt, seed=seed)
 
 
+def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], tuple]:
+    """What ``gradcli graph --at`` draws: every slot's value, and (adjoints, contribution
+    records) of the reverse sweep. With several outputs there is an adjoint per output, so
+    none is given (None); the records, of a sweep seeded on every output, give each edge's
+    local derivative."""
+    if graph.n_outputs == 1:
+        result = evaluate_graph(graph, at)
+        return result.values, result.sweep
+    values = forward(graph, point_vector(graph, at))
+    _, records = reverse(graph, values, record=True, cotangent=[1.0] * graph.n_outputs)
+    return values, (None, records)
+
+
 # -- several outputs: the Jacobian and its products ---------------------------------------------
 
 @dataclass

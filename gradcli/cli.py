@@ -518,6 +518,7 @@ def _json_result(result) -> dict:
 @_FILE
 @_AT
 @_WRT
+@_OF
 @_DIGITS
 @_JSON
 @click.option("--check", "check_", is_flag=True,
@@ -528,45 +529,64 @@ def _json_result(result) -> dict:
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
 @_reporting
-def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, atol):
+def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol, atol):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
     dual numbers, one Hessian-vector product per input), not by differences. Rows and
-    columns are the inputs in order of first appearance (or the --wrt order).
+    columns are the inputs in order of first appearance (or the --wrt order). A program
+    with several outputs gets one Hessian per output (--of picks them).
 
     \b
     Examples:
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli hessian "x^2*y" --at x=2,y=3 --json
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
+      gradcli hessian "x^2*y; sin(x*y)" --at x=1,y=2 --of f2
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
-    from .api import compile, evaluate_hessian
+    from .api import compile, evaluate_hessian, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
     point = merge_points(list(at))
-    graph = compile(source)
+    graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
-    result = evaluate_hessian(graph, point, wrt=wrt)
-    report = result.check(rtol, atol) if check_ else None  # None: eval --check's defaults
+    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt)
+               for i, name in enumerate(graph.output_names)}
+    reports = {name: r.check(rtol, atol) if check_ else None for name, r in results.items()}
+    several = len(results) > 1
     if as_json:
-        data = {"source": result.source, "inputs": result.inputs, "value": result.value,
-                "gradient": result.gradient, "hessian": result.hessian}
-        if report is not None:
-            data["check"] = report.to_dict()
+        def one(result, report) -> dict:
+            data = {"source": result.source, "inputs": result.inputs, "value": result.value,
+                    "gradient": result.gradient, "hessian": result.hessian}
+            if report is not None:
+                data["check"] = report.to_dict()
+            return data
+        if several:
+            first = next(iter(results.values()))
+            data = {"source": first.source, "inputs": first.inputs, "outputs": list(results),
+                    "hessians": {name: {k: v for k, v in one(r, reports[name]).items()
+                                        if k not in ("source", "inputs")}
+                                 for name, r in results.items()}}
+        else:
+            data = one(*next(zip(results.values(), reports.values())))
         click.echo(json.dumps(data, ensure_ascii=False))
     else:
         from .views.tables import hessian_check_tables, hessian_table, show
-        items = [result_text(result.value, result.gradient, 1.0, digits)]
-        if result.inputs:
-            items.append(hessian_table(result.inputs, result.hessian, digits))
-        if report is not None:
-            items += hessian_check_tables(report, digits)
+        from .views.text import gradient_text
+        items: list = []
+        for name, result in results.items():
+            label = name if several else "f"
+            items.append(gradient_text(label, result.value, result.gradient, digits))
+            if result.inputs:
+                items.append(hessian_table(result.inputs, result.hessian, digits,
+                                           title=f"Hessian of {name}" if several else "Hessian"))
+            if reports[name] is not None:
+                items += hessian_check_tables(reports[name], digits)
         show(*items)
-    if report is not None and not report.ok:
+    if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
@@ -574,17 +594,23 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, rtol, at
 @_EXPRESSION
 @_FILE
 @_WRT
+@_OF
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
+@click.option("--mixed", type=NameListType(), default=None, metavar="NAME,NAME[,...]",
+              help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
+                   "--mixed x,x,y is third order.")
 @_JSON
 @_reporting
-def diff_command(expression, file, wrt, order, as_json):
+def diff_command(expression, file, wrt, of, order, mixed, as_json):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
     numbers, and simplified. A subexpression that would repeat is printed once, as an
     assignment (t1 = ...), so each derivative is a program eval reads. One derivative is
-    printed alone; several are each headed by a comment line (# ∂f/∂x).
+    printed alone; several are each headed by a comment line (# ∂f/∂x, or # ∂f2/∂x for a
+    program with several outputs), and the whole text is a program with one output per
+    derivative: eval evaluates them all.
 
     \b
     Examples:
@@ -592,21 +618,34 @@ def diff_command(expression, file, wrt, order, as_json):
       gradcli diff "log(x)+x*y-sin(y)" --wrt x
       gradcli eval "$(gradcli diff 'log(x)+x*y-sin(y)' --wrt x)" --at x=2,y=3
       gradcli diff "x^10" --order 3
+      gradcli diff "x^2*y^3" --order 2 | gradcli eval - --at x=1,y=2
+      gradcli diff "exp(x*y)" --mixed x,y
       gradcli diff "exp(x*y)" --json
     """
-    from .api import derivatives
+    from .api import all_derivatives
+    from .views.text import derivative_label
 
+    if mixed is not None and (order != 1 or wrt is not None):
+        raise InputError("--mixed names the inputs to differentiate by, one per order",
+                         hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
-    result = derivatives(source, wrt, order)
+    result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
+    several = len(result) > 1
     if as_json:
-        click.echo(json.dumps({"derivatives": result, "order": order}, ensure_ascii=False))
-    elif len(result) == 1:
-        click.echo(next(iter(result.values())))
-    elif not result:
+        data: dict = {"derivatives": result if several else next(iter(result.values()))}
+        if several:
+            data["outputs"] = list(result)
+        data.update({"mixed": mixed} if mixed is not None else {"order": order})
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    blocks = [(derivative_label(output, key.split(",") if mixed else [key] * order), text)
+              for output, texts in result.items() for key, text in texts.items()]
+    if len(blocks) == 1:
+        click.echo(blocks[0][1])
+    elif not blocks:
         _warn("the expression reads no inputs, so it has no partial derivatives")
     else:
-        power = "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(order)) if order > 1 else ""
-        click.echo("\n".join(f"# ∂{power}f/∂{name}{power}\n{text}" for name, text in result.items()))
+        click.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
 
 
 @main.command("functions", context_settings=CONTEXT)
@@ -646,7 +685,8 @@ def functions_command(as_json):
 @_reporting
 def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
-    nodes numbered v1..vk as in the --trace tables.
+    nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
+    its name (→ f1) and, at a point, nodes show no adjoint (there is one per output).
 
     \b
     Examples:
@@ -659,7 +699,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
     an image type when Graphviz's dot is not installed).
     """
-    from .api import compile, evaluate_graph
+    from .api import annotations, compile
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
     from .points import merge_points
@@ -670,8 +710,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     graph = compile(source)
     if at:
         _warn_unread(point, graph)
-        result = evaluate_graph(graph, point)
-        picture = build_picture(graph, result.values, max_nodes, sweep=result.sweep)
+        values, sweep = annotations(graph, point)
+        picture = build_picture(graph, values, max_nodes, sweep=sweep)
     else:
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)

@@ -227,9 +227,10 @@ def jacobian_check_tables(check, digits: int) -> list:
             for name, row in check.rows.items()]
 
 
-def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> Table:
+def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
+                  title: str = "Hessian") -> Table:
     """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y."""
-    table = _table("Hessian", ("", "left"),
+    table = _table(title, ("", "left"),
                    *[(name, "right") for name in names])
     for name, row in zip(names, matrix):
         table.add_row(Text(name, style="cyan"), *[format_number(v, digits) for v in row])

@@ -29,6 +29,13 @@ def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
     return "\n".join(lines)
 
 
+def gradient_text(output: str, value: float, gradient: dict[str, float],
+                  digits: int = DEFAULT_DIGITS) -> str:
+    """As :func:`result_text`, for the output named ``output``: ``f2 = ...``, ``∂f2/∂x = ...``."""
+    rows = [(output, value)] + [(f"∂{output}/∂{name}", g) for name, g in gradient.items()]
+    return "\n".join(_aligned(rows, digits))
+
+
 def directional_text(value: float, directional: float, direction: dict[str, float],
                      seed: float = 1.0, digits: int = DEFAULT_DIGITS) -> str:
     """``f = ...``, ``∇f·d = ...`` and the direction ``d`` it was taken along."""
@@ -74,6 +81,24 @@ def jvp_text(values: dict[str, float], product: dict[str, float], direction: dic
     lines.append("d = (" + ", ".join(f"{name}={t:g}" for name, t in direction.items())
                  + "): J·d in one forward sweep")
     return "\n".join(lines)
+
+
+def superscript(n: int) -> str:
+    """``²`` for 2, ``¹⁰`` for 10; nothing for 1."""
+    return "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(n)) if n > 1 else ""
+
+
+def derivative_label(output: str, names: list[str]) -> str:
+    """``∂f/∂x``, ``∂²f/∂x²``, ``∂³f2/∂x²∂y``: ``output`` differentiated by each of ``names`` in
+    turn (a run of one name is written once with its power)."""
+    runs: list[list] = []
+    for name in names:
+        if runs and runs[-1][0] == name:
+            runs[-1][1] += 1
+        else:
+            runs.append([name, 1])
+    below = "".join(f"∂{name}{superscript(k)}" for name, k in runs)
+    return f"∂{superscript(len(names))}{output}/{below}"
 
 
 def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
