@@ -445,3 +445,19 @@ def test_doc_examples_are_real_output(run, command, expected):
         result = run(*args, input=stdin)
         stdin = result.stdout
     assert [line.rstrip() for line in result.stdout.splitlines()] == expected
+
+
+def test_doc_python_examples():
+    import doctest
+    result = doctest.testfile(str(DOC), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 4 and result.failed == 0
+
+
+def test_api_doctests():
+    import doctest
+
+    import gradcli.api
+    import gradcli.engine.jacobian
+    for module in (gradcli.api, gradcli.engine.jacobian):
+        result = doctest.testmod(module)
+        assert result.attempted and result.failed == 0, module
