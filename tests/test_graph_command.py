@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
 from gradcli.api import compile, evaluate_graph
 from gradcli.cli import main
+from gradcli.errors import DomainError
 from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
 from gradcli.views.picture import build_picture
 from gradcli.views.tables import show_graph
@@ -321,10 +322,13 @@ EXPRESSIONS = st.recursive(
 
 
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(EXPRESSIONS)
 def test_every_edge_is_drawn_to_the_right_port(source):
-    graph = compile(source)
+    try:
+        graph = compile(source)
+    except DomainError:  # constants folded to 2 / (2 - 2): nothing to draw
+        assume(False)
     picture = build_picture(graph)
     expected = sorted(edge_triples(picture))
     if graph.output < graph.n_const:
