@@ -211,8 +211,8 @@ def one_output(graph: Graph, instead: str = "jacobian") -> None:
     """An :class:`InputError` when ``graph`` has several outputs: name them and what to call."""
     if graph.n_outputs > 1:
         names = ", ".join(graph.output_names)
-        raise InputError(f"the program has {graph.n_outputs} outputs ({names}), and this gives "
-                         "the derivatives of one",
+        raise InputError(f"the program has {graph.n_outputs} outputs ({names}); this call "
+                         "differentiates one output",
                          hint=f"call gradcli.{instead}(...) for all of them, or pick one with of=")
 
 
