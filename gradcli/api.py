@@ -49,7 +49,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
-        raise InputError(f"the seed is {seed}, which is not a finite number")
+        raise InputError(f"is {seed}, which is not a finite number", option="seed",
+                         values=(seed,))
     wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
     adjoint, _ = reverse(graph, values, seed)
@@ -101,8 +102,8 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     n = len(graph.inputs)
     if direction is not None:
         if wrt is not None:
-            raise InputError("--wrt and --direction cannot be combined",
-                             hint="--direction gives one directional derivative; drop --wrt")
+            raise InputError("cannot be combined with direction", option="wrt",
+                             hint="direction gives one directional derivative; leave out wrt")
         seeds = [("direction", [float(direction.get(name, 0.0)) for name in graph.inputs])]
     else:
         seeds = [(name, [1.0 if j == i else 0.0 for j in range(n)])
@@ -355,13 +356,14 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
     names = list(graph.output_names)
     unknown = [name for name in cotangent if name not in names]
     if unknown:
-        raise InputError(f"--seed names {', '.join(unknown)}, which is not an output",
-                         hint=f"the outputs are: {', '.join(names)}")
+        raise InputError(f"names {', '.join(unknown)}, which is not an output", option="seed",
+                         names=tuple(unknown), hint=f"the outputs are: {', '.join(names)}")
     weights = []
     for name in names:
         w = float(cotangent.get(name, 0.0))
         if not math.isfinite(w):
-            raise InputError(f"the seed of {name} is {w}, which is not a finite number")
+            raise InputError(f"of {name} is {w}, which is not a finite number", option="seed",
+                             names=(name,), values=(w,))
         weights.append(w)
     return weights
 

@@ -191,7 +191,7 @@ class _Line:
             try:
                 found = self.evaluate(moved)
             except GradcliError as exc:
-                found = (None, (), exc.message)
+                found = (None, (), str(exc))
             self.cache[key] = found
         return found
 
@@ -482,13 +482,13 @@ def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
         name, eq, formula = text.partition("=")
         name = name.strip()
         if not eq or not name or not formula.strip():
-            raise InputError(f"--expect {text!r}: expected NAME=FORMULA",
-                             hint='e.g. --expect x="1/x+y"')
+            raise InputError(f"{text!r}: expected NAME=FORMULA", option="expect",
+                             hint='e.g. x="1/x+y"')
         if not all(part.isidentifier() for part in name.split(".", 1)):
-            raise InputError(f"--expect {text!r}: {name!r} is not a valid name",
+            raise InputError(f"{text!r}: {name!r} is not a valid name", option="expect",
                              hint="an input (x), or an output and an input (f2.x)")
         if name in formulas:
-            raise InputError(f"--expect gives {name} twice")
+            raise InputError(f"gives {name} twice", option="expect", names=(name,))
         formulas[name] = formula
     return formulas
 
@@ -503,7 +503,8 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     values = {}
     for name, formula in formulas.items():
         if name not in names:
-            raise InputError(f"--expect {name}: ∂f/∂{name} is not part of the gradient",
+            raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
+                             names=(name,),
                              hint="the gradient has " + (", ".join(names) or "no inputs"))
         values[name] = (formula.strip(), _formula_value(name, formula, at))
     return values
@@ -515,9 +516,9 @@ def _formula_value(name: str, formula: str, at: Mapping[str, float]) -> float:
         if graph.n_outputs > 1:
             raise InputError(f"the formula has {graph.n_outputs} outputs; give one expression")
         return forward(graph, point_vector(graph, at))[graph.output]
-    except GradcliError as exc:
-        exc.message = f"--expect {name}: {exc.message}"
-        exc.source = formula
+    except GradcliError as exc:  # the formula's own error, said to be about expect
+        exc.sentence = f"{name}: {exc.text()}"
+        exc.option, exc.source = "expect", formula
         raise
 
 
@@ -529,13 +530,15 @@ def entry_values(formulas: Mapping[str, str], at: Mapping[str, float], outputs: 
     for name, formula in formulas.items():
         output, dot, input_ = name.rpartition(".")
         if not dot:
-            raise InputError(f"--expect {name}: the program has {len(outputs)} outputs; say "
-                             "which one", hint=f"e.g. --expect {outputs[0]}.{name}=...")
+            raise InputError(f"{name}: the program has {len(outputs)} outputs; say which one",
+                             option="expect", names=(name,),
+                             hint=f"e.g. {outputs[0]}.{name}=...")
         if output not in outputs:
-            raise InputError(f"--expect {name}: {output} is not an output",
-                             hint="the outputs are " + ", ".join(outputs))
+            raise InputError(f"{name}: {output} is not an output", option="expect",
+                             names=(output,), hint="the outputs are " + ", ".join(outputs))
         if input_ not in inputs:
-            raise InputError(f"--expect {name}: ∂{output}/∂{input_} is not part of the Jacobian",
+            raise InputError(f"{name}: ∂{output}/∂{input_} is not part of the Jacobian",
+                             option="expect", names=(input_,),
                              hint="its inputs are " + (", ".join(inputs) or "none"))
         values.setdefault(output, {})[input_] = (formula.strip(), _formula_value(name, formula, at))
     return values

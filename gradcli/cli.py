@@ -2,19 +2,20 @@
 
 Each command is thin: read the source, parse options, call the engine, print. Every
 :class:`~gradcli.errors.GradcliError` is turned into a message on stderr and its exit code at
-one boundary (:func:`_reporting`), so no user mistake ever shows a traceback.
+one boundary (:class:`GradcliGroup`, around option parsing too), so no user mistake ever shows
+a traceback.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 
 import click
 
 from . import __version__
-from .errors import EXIT_NUMERICAL, GradcliError, InputError, describe
+from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, MissingInputError,
+                     describe)
 from .views.text import directional_text, result_text
 
 DEFAULT_MAX_ROWS = 40
@@ -26,17 +27,14 @@ class PointType(click.ParamType):
 
     name = "NAME=VALUE[,...]"
 
-    def __init__(self, option: str = "--at"):
-        self.option = option  # named in error messages: --at or --direction
+    def __init__(self, option: str = "at"):
+        self.option = option  # the option's name in errors: at or direction
 
     def convert(self, value, param, ctx):
         if isinstance(value, dict):
             return value
         from .points import parse_point
-        try:
-            return parse_point(value, self.option)
-        except GradcliError as exc:
-            self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
+        return parse_point(value, self.option)  # an error is reported by GradcliGroup
 
 
 class SeedType(click.ParamType):
@@ -52,10 +50,7 @@ class SeedType(click.ParamType):
         except ValueError:
             pass
         from .points import parse_point
-        try:
-            return parse_point(value, "--seed")
-        except GradcliError as exc:
-            self.fail(exc.message + (f" ({exc.hint})" if exc.hint else ""), param, ctx)
+        return parse_point(value, "seed")  # an error is reported by GradcliGroup
 
 
 class NameListType(click.ParamType):
@@ -68,20 +63,28 @@ class NameListType(click.ParamType):
             return value
         names = [n.strip() for n in value.split(",") if n.strip()]
         if not names:
-            self.fail("expected one or more names, e.g. --wrt x,y", param, ctx)
+            raise InputError("gives no names", option="wrt", hint="e.g. --wrt x,y")
         return names
 
 
-def _reporting(command):
-    """The error boundary: GradcliError -> message on stderr + its exit code."""
+def _hint(exc: GradcliError) -> str | None:
+    """The hint on the command line: the error's own, or how to fix it with a flag."""
+    if isinstance(exc, MissingInputError):
+        return "add --at " + ",".join(f"{name}=1" for name in exc.names)
+    return exc.hint
 
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        ctx = click.get_current_context()
+
+class GradcliGroup(click.Group):
+    """The error boundary, around parsing the options as well as running the command:
+    a GradcliError becomes its message on stderr and its exit code, never a traceback."""
+
+    def invoke(self, ctx):
         try:
-            return command(*args, **kwargs)
+            return super().invoke(ctx)
         except GradcliError as exc:
-            click.echo(describe(exc, ctx.meta.get("gradcli.source")), err=True)
+            text = describe(exc, ctx.meta.get("gradcli.source"), option_prefix="--",
+                            hint=_hint(exc))
+            click.echo(text, err=True)
             ctx.exit(exc.exit_code)
         except RecursionError:  # defensive: no path should recurse, but never show a traceback
             click.echo("error: the input is nested too deeply to process", err=True)
@@ -89,8 +92,6 @@ def _reporting(command):
         except MemoryError:
             click.echo("error: out of memory: the input is too large", err=True)
             ctx.exit(EXIT_NUMERICAL)
-
-    return wrapper
 
 
 def _read_source(expression: str | None, file,
@@ -183,7 +184,7 @@ class ExpressionCommand(click.Command):
 EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=GradcliGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="gradcli")
 def main():
     """gradcli: the value and exact gradient of an expression, by reverse-mode automatic
@@ -233,7 +234,7 @@ _JSON = click.option("--json", "as_json", is_flag=True,
 @click.option("--mode", type=click.Choice(["auto", "reverse", "forward"]), default=None,
               help="reverse: one adjoint sweep per output; forward: one tangent sweep per "
                    "input; auto (the default): whichever takes fewer sweeps.")
-@click.option("--direction", type=PointType("--direction"), default=None,
+@click.option("--direction", type=PointType("direction"), default=None,
               help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
                    "left out are 0) in one forward sweep, of every output. Implies --mode "
                    "forward.")
@@ -256,7 +257,6 @@ _JSON = click.option("--json", "as_json", is_flag=True,
               help="Relative tolerance of --check and --expect (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check and --expect (default 1e-9).")
-@_reporting
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace,
                  max_rows, export_path, check_, expect, rtol, atol):
     """Evaluate EXPRESSION and its gradient at a point.
@@ -291,6 +291,9 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
                          hint="drop --mode reverse: --direction implies --mode forward")
+    if direction is not None and wrt is not None:
+        raise InputError("--wrt and --direction cannot be combined",
+                         hint="--direction gives one directional derivative; drop --wrt")
     if direction is not None and (check_ or expect):
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
@@ -354,9 +357,6 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
                          "NAME=WEIGHT gives only their weighted sum",
                          hint="drop --seed to check the Jacobian")
     if direction is not None:
-        if wrt is not None:
-            raise InputError("--wrt and --direction cannot be combined",
-                             hint="--direction gives one directional derivative; drop --wrt")
         _warn_unread(direction, graph, "--direction: ")
         result = evaluate_jvp(graph, point, direction)
     elif cotangent is not None:
@@ -462,7 +462,7 @@ def _render(result, digits, max_rows, trace, export_path, echo=True, check=None)
         try:
             export(console, export_path)
         except OSError as exc:
-            raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
+            raise FileError(f"cannot write {export_path}: {exc.strerror}") from None
 
 
 def _json_row(row) -> dict:
@@ -528,7 +528,6 @@ def _json_result(result) -> dict:
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
-@_reporting
 def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol, atol):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
@@ -601,7 +600,6 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
               help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
                    "--mixed x,x,y is third order.")
 @_JSON
-@_reporting
 def diff_command(expression, file, wrt, of, order, mixed, as_json):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
@@ -682,7 +680,6 @@ def functions_command(as_json):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-@_reporting
 def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
@@ -729,10 +726,6 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
                    nl=False)
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
-
-
-def run():  # pragma: no cover - the console script entry point
-    main()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,73 +1,116 @@
-"""Every error gradcli reports: one base class, a source span, a short label, and an exit code.
+"""Every error gradcli reports: one base class whose subclasses carry fields, not sentences.
 
-An error knows *where* it happened (a span of character offsets into the source) and, where we can
-tell, what would fix it (``hint``). :func:`describe` turns it into the text a person reads:
-the message, the offending line with a caret under the span, and the hint.
+An error knows its ``kind`` (one word, for programs: ``"syntax"``, ``"name"``, ``"input"``,
+``"domain"``, ``"numerical"``, ``"limit"`` or ``"io"``), *where* it happened (``span``: character
+offsets into the source; ``node``: the tape id such as ``v3``), what it is about (``names`` of
+inputs, ``values`` involved, the ``option`` — the parameter at fault, spelled as the Python API
+spells it: ``at``, ``wrt``, ``direction``, ``expect``, ``seed``, ``mode``) and, where we can
+tell, what would fix it (``hint``). Nothing here mentions command-line flags: the CLI turns the
+fields into its own text (:func:`describe` with ``option_prefix="--"``) and adds flag hints.
+
+>>> e = InputError("names q, which the expression does not read", option="wrt", names=("q",))
+>>> str(e), e.kind
+('wrt names q, which the expression does not read', 'input')
+>>> describe(e, option_prefix="--")
+'input error: --wrt names q, which the expression does not read'
 """
 
 from __future__ import annotations
 
 Span = tuple[int, int]
 
-EXIT_OK = 0
 EXIT_NUMERICAL = 1
 EXIT_BAD_INPUT = 2
 
 
 class GradcliError(Exception):
-    """Base class. ``exit_code`` is 2 (bad input) unless a subclass says otherwise."""
+    """Base class. ``exit_code`` is 2 (bad input) unless a subclass says otherwise.
+
+    When ``option`` is set, the sentence given is about that option and the text reads
+    ``"{option} {sentence}"``: that is ``message`` (and ``str(error)``); the CLI writes the
+    option as a flag (:meth:`text` with ``option_prefix="--"``).
+    """
 
     exit_code = EXIT_BAD_INPUT
-    kind = "error"
+    kind = "input"  # for programs (JSON): one word
+    title = "error"  # for people: the head of the message
 
     def __init__(self, message: str, span: Span | None = None, *, hint: str | None = None,
-                 label: str | None = None, source: str | None = None):
+                 label: str | None = None, source: str | None = None, node: str | None = None,
+                 names: tuple[str, ...] = (), values: tuple[float, ...] = (),
+                 option: str | None = None):
         super().__init__(message)
-        self.message = message
+        self.sentence = message  # without the option
         self.span = span
         self.hint = hint
-        self.label = label
+        self.label = label  # printed after the caret
         self.source = source  # the text the span points into, when it is not the main source
+        self.node = node  # the tape id of the node at fault: "v3" (an input: its name)
+        self.names = tuple(names)  # the inputs (or assigned names) the error is about
+        self.values = tuple(values)  # the numbers involved: a call's arguments, a bad value
+        self.option = option  # the parameter at fault, as the Python API names it
+
+    def text(self, option_prefix: str = "") -> str:
+        """The sentence, with the option (if any) written ``option_prefix + option`` in front."""
+        if self.option is None:
+            return self.sentence
+        return f"{option_prefix}{self.option} {self.sentence}"
+
+    @property
+    def message(self) -> str:
+        """The text as the Python API says it: ``wrt names q, which the expression ...``."""
+        return self.text()
 
     def __str__(self) -> str:
-        return self.message
+        return self.text()
 
 
 class ParseError(GradcliError):
     """The source is not a well-formed expression or program."""
 
-    kind = "syntax error"
+    kind, title = "syntax", "syntax error"
 
 
 class NameLookupError(GradcliError):
     """An unknown function, a wrong number of arguments, or a name used in the wrong role."""
 
-    kind = "name error"
+    kind, title = "name", "name error"
 
 
 class InputError(GradcliError):
-    """The point is wrong: a missing input, a value that is not a number, an unknown --wrt name."""
+    """The point or an option is wrong: a missing input, a value that is not a number, an
+    unknown name to differentiate by."""
 
-    kind = "input error"
+    kind, title = "input", "input error"
+
+
+class MissingInputError(InputError):
+    """The point gives no value for the inputs ``names`` (``span``: the first one's first read)."""
 
 
 class DomainError(GradcliError):
     """A function was evaluated outside its domain (``log(-1)``, ``1/0``)."""
 
-    kind = "domain error"
+    kind, title = "domain", "domain error"
 
 
 class LimitError(GradcliError):
     """The input is larger than gradcli supports (source length, nodes)."""
 
-    kind = "limit exceeded"
+    kind, title = "limit", "limit exceeded"
 
 
 class NumericalError(GradcliError):
     """The computation overflowed or produced a non-finite number."""
 
     exit_code = EXIT_NUMERICAL
-    kind = "numerical error"
+    kind, title = "numerical", "numerical error"
+
+
+class FileError(GradcliError):
+    """A file could not be read or written, or an external program (Graphviz) is missing."""
+
+    kind, title = "io", "input error"  # the title people have always seen for these
 
 
 def locate(source: str, offset: int) -> tuple[int, int, str]:
@@ -96,12 +139,15 @@ def caret_lines(source: str, span: Span, label: str | None = None) -> list[str]:
     return [gutter + text, caret]
 
 
-def describe(error: GradcliError, source: str | None = None) -> str:
-    """The full human message: ``kind: message``, the source line with a caret, and the hint."""
-    lines = [f"{error.kind}: {error.message}"]
+def describe(error: GradcliError, source: str | None = None, *, option_prefix: str = "",
+             hint: str | None = None) -> str:
+    """The full human message: ``title: text``, the source line with a caret, and the hint
+    (``hint``, when given, replaces the error's own)."""
+    lines = [f"{error.title}: {error.text(option_prefix)}"]
     text = error.source if error.source is not None else source
     if error.span is not None and text is not None:
         lines += caret_lines(text, error.span, error.label)
-    if error.hint:
-        lines.append(f"hint: {error.hint}")
+    hint = hint or error.hint
+    if hint:
+        lines.append(f"hint: {hint}")
     return "\n".join(lines)

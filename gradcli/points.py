@@ -29,8 +29,9 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
-def constant_value(text: str, what: str) -> float:
-    """The value of a number or constant expression; ``what`` names it in errors."""
+def constant_value(text: str, what: str, option: str | None = None) -> float:
+    """The value of a number or constant expression; ``what`` names it in errors, which are
+    about ``option`` when one is given."""
     text = text.strip()
     try:
         value = float(text)
@@ -38,55 +39,58 @@ def constant_value(text: str, what: str) -> float:
         value = None
     if value is None:
         if not text:
-            raise InputError(f"{what} has no value")
+            raise InputError(f"{what} has no value", option=option)
         from .engine.graph import lower
         from .language.parser import parse
         try:
             graph = lower(parse(text), text)
         except GradcliError as exc:
             raise InputError(f"{what}: {text!r} is not a number or constant expression "
-                             f"({exc.message})") from None
+                             f"({exc})", option=option) from None
         if graph.inputs:
             raise InputError(f"{what}: {text!r} is not a number: it reads "
                              f"{', '.join(graph.inputs)}",
+                             option=option,
                              hint="a value may use numbers, pi, e and functions, not variables")
         if graph.output >= graph.n_const:
-            raise InputError(f"{what}: {text!r} is not a constant expression")
+            raise InputError(f"{what}: {text!r} is not a constant expression", option=option)
         value = graph.constants[graph.output]
     if not math.isfinite(value):
-        raise InputError(f"{what} is {text!r}, which is not a finite number")
+        raise InputError(f"{what} is {text!r}, which is not a finite number", option=option)
     return value
 
 
-def parse_point(text: str, option: str = "--at") -> dict[str, float]:
+def parse_point(text: str, option: str = "at") -> dict[str, float]:
     """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors name the offending part and ``option``."""
     point: dict[str, float] = {}
     for part in split_top_level(text):
         part = part.strip()
         if not part:
             if not text.replace(",", "").strip():
-                raise InputError(f"{option} {text!r} gives no values", hint=f"write {option} x=2,y=3")
+                raise InputError(f"{text!r} gives no values", option=option,
+                                 hint="write NAME=VALUE pairs: x=2,y=3")
             continue
         name, eq, value = part.partition("=")
         name = name.strip()
         if not eq:
-            raise InputError(f"{option} {part!r}: no value for {name}", hint=f"write {name}=2")
+            raise InputError(f"{part!r}: no value for {name}", option=option,
+                             hint=f"write {name}=2")
         if not name:
-            raise InputError(f"{option} {part!r}: a value without a name", hint="write x=2")
+            raise InputError(f"{part!r}: a value without a name", option=option, hint="write x=2")
         if not _NAME.match(name):
-            raise InputError(f"{option} {part!r}: {name!r} is not a valid name")
+            raise InputError(f"{part!r}: {name!r} is not a valid name", option=option)
         if name in point:
-            raise InputError(f"{option} gives {name} twice")
-        point[name] = constant_value(value, f"the value of {name}")
+            raise InputError(f"gives {name} twice", option=option, names=(name,))
+        point[name] = constant_value(value, name, option)
     return point
 
 
 def merge_points(parts: list[dict[str, float]]) -> dict[str, float]:
-    """Several ``--at`` options into one point; a name given twice is an error."""
+    """Several points (repeated ``at`` options) into one; a name given twice is an error."""
     merged: dict[str, float] = {}
     for part in parts:
         for name, value in part.items():
             if name in merged:
-                raise InputError(f"--at gives {name} twice")
+                raise InputError(f"gives {name} twice", option="at", names=(name,))
             merged[name] = value
     return merged

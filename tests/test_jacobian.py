@@ -69,7 +69,7 @@ def test_of_and_wrt_pick_rows_and_columns():
 
 
 def test_of_unknown_name_is_an_input_error():
-    with pytest.raises(InputError, match="--of names q"):
+    with pytest.raises(InputError, match="of names q"):
         gradcli.jacobian("a = x; a; x^2", {"x": 1}, of=["q"])
 
 

@@ -93,14 +93,7 @@ def hessian_vector_product(graph: Graph, values: list[float], partials, directio
     """``(gradient, H·direction)`` over the inputs, in graph order, from one dual reverse sweep."""
     tangents = tangent_sweep(graph, partials, direction)
     duals = [Dual(v, t) if t else v for v, t in zip(values, tangents)]
-    try:
-        adjoint, _ = reverse(graph, duals, 1.0, m=DUAL)
-    except NumericalError as exc:
-        # The primitive's note is about its first derivative; here the second one failed.
-        head, found, _ = exc.message.partition(": the derivative is not finite")
-        if found:
-            exc.message = f"{head}: the second derivative is not finite here"
-        raise
+    adjoint, _ = reverse(graph, duals, 1.0, m=DUAL, order=2)
     inputs = [_parts(adjoint[graph.n_const + i]) for i in range(len(graph.inputs))]
     return [g for g, _ in inputs], [h for _, h in inputs]
 
@@ -121,5 +114,6 @@ def hessian_matrix(graph: Graph, values: list[float], columns: list[int]) -> lis
             if not math.isfinite(matrix[a][b]):
                 names = graph.inputs
                 raise NumericalError(f"the Hessian is not finite: ∂²f/∂{names[i]}∂{names[j]} "
-                                     f"is {matrix[a][b]}")
+                                     f"is {matrix[a][b]}", names=(names[i], names[j]),
+                                     values=(matrix[a][b],))
     return matrix

@@ -27,8 +27,8 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
                 values[base + k] = f(values[arg0[k]])
             else:
                 values[base + k] = f(values[arg0[k]], values[b])
-    except (ValueError, ZeroDivisionError) as exc:
-        raise _located(graph, k, values, domain_error, exc) from None
+    except (ValueError, ZeroDivisionError):
+        raise _located(graph, k, values, domain_error) from None
     except OverflowError:
         raise _located(graph, k, values, overflow_error) from None
     # One C-speed sum detects any inf or nan; only then look for the first one.
@@ -37,15 +37,10 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
     return values
 
 
-def _args(graph: Graph, k: int, values: list[float]) -> list[float]:
-    b = graph.arg1[k]
-    return [values[graph.arg0[k]]] + ([values[b]] if b >= 0 else [])
-
-
-def _located(graph: Graph, k: int, values, make, *extra):
-    error = make(graph.ops[k], _args(graph, k, values), graph.spans[k], *extra)
-    error.message = f"{graph.node_id(graph.base + k)}: {error.message}"
-    return error
+def _located(graph: Graph, k: int, values, make):
+    """The error ``make`` builds for node k, naming the node."""
+    args = [values[a] for a in graph.args(k)]
+    return make(graph.ops[k], args, graph.spans[k], node=graph.node_id(graph.base + k))
 
 
 def first_non_finite(graph: Graph, values: list[float]) -> None:
@@ -54,8 +49,9 @@ def first_non_finite(graph: Graph, values: list[float]) -> None:
     for k in range(len(graph.ops)):
         v = values[base + k]
         if not math.isfinite(v):
-            call = describe_call(graph.ops[k], _args(graph, k, values))
+            node, args = graph.node_id(base + k), [values[a] for a in graph.args(k)]
             raise NumericalError(
-                f"{graph.node_id(base + k)} = {call} is {v}: the value is not a finite number",
-                graph.spans[k], hint="an intermediate result overflowed; rescale the expression "
-                                     "or evaluate at a smaller point")
+                f"{node} = {describe_call(graph.ops[k], args)} is {v}: the value is not a finite "
+                "number", graph.spans[k], node=node, values=(v,),
+                hint="an intermediate result overflowed; rescale the expression or evaluate at a "
+                     "smaller point")

@@ -25,7 +25,8 @@ from operator import itemgetter
 
 from typing import Iterable, Mapping
 
-from ..errors import DomainError, InputError, LimitError, NameLookupError, NumericalError, Span
+from ..errors import (DomainError, InputError, LimitError, MissingInputError, NameLookupError,
+                      NumericalError, Span)
 from ..gcpause import gc_paused
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
@@ -100,15 +101,10 @@ class Graph:
             return self.inputs[slot - len(self.constants)]
         return format_constant(self.constants[slot])
 
-    def level_ranges(self) -> list[tuple[int, int]]:
-        """(first slot, end slot) of each depth level of nodes, shallowest first."""
-        ranges, start, base = [], 0, self.base
-        depth = self.depth
-        for k in range(1, len(depth) + 1):
-            if k == len(depth) or depth[k] != depth[start]:
-                ranges.append((base + start, base + k))
-                start = k
-        return ranges
+    def args(self, k: int) -> tuple[int, ...]:
+        """The argument slots of node k (slot ``base + k``): one or two, in order."""
+        b = self.arg1[k]
+        return (self.arg0[k],) if b < 0 else (self.arg0[k], b)
 
     def live_nodes(self) -> list[bool]:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
@@ -307,8 +303,8 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     """Evaluate a primitive on constants at lowering time, with the same errors as the sweep."""
     try:
         result = prim.primal(*args)
-    except (ValueError, ZeroDivisionError) as exc:
-        raise domain_error(prim, args, span, exc) from None
+    except (ValueError, ZeroDivisionError):
+        raise domain_error(prim, args, span) from None
     except OverflowError:
         raise overflow_error(prim, args, span) from None
     if not math.isfinite(result):
@@ -340,17 +336,25 @@ def expression(graph: Graph, slot: int) -> str:
     return f"{prim.name}({', '.join(args)})"
 
 
-def domain_error(prim: Primitive, args: list[float], span: Span, exc: Exception) -> DomainError:
+def domain_error(prim: Primitive, args: list[float], span: Span,
+                 node: str | None = None) -> DomainError:
+    """``log(-1)`` is outside the domain of log; with ``node``, the message starts ``v3: ``."""
+    at = f"{node}: " if node else ""
+    values = tuple(float(a) for a in args)
     if prim.name == "div":
-        return DomainError(f"division by zero: {describe_call(prim, args)}", span,
-                           label="the divisor is 0")
-    return DomainError(f"{describe_call(prim, args)} is outside the domain of {prim.name} "
-                       f"({prim.domain})", span, label=f"{prim.name} is undefined here")
+        return DomainError(f"{at}division by zero: {describe_call(prim, args)}", span,
+                           label="the divisor is 0", node=node, values=values)
+    return DomainError(f"{at}{describe_call(prim, args)} is outside the domain of {prim.name} "
+                       f"({prim.domain})", span, label=f"{prim.name} is undefined here",
+                       node=node, values=values)
 
 
-def overflow_error(prim: Primitive, args: list[float], span: Span) -> NumericalError:
-    return NumericalError(f"{describe_call(prim, args)} overflows: the result is too large "
-                          "for a 64-bit float", span)
+def overflow_error(prim: Primitive, args: list[float], span: Span,
+                   node: str | None = None) -> NumericalError:
+    at = f"{node}: " if node else ""
+    return NumericalError(f"{at}{describe_call(prim, args)} overflows: the result is too large "
+                          "for a 64-bit float", span, node=node,
+                          values=tuple(float(a) for a in args))
 
 
 def _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_spans, bindings,
@@ -415,11 +419,12 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
     unknown = [name for name in of if name not in graph.names and name not in own]
     if unknown:
         offered = list(own) + [n for n in graph.names if n not in own]
-        raise InputError(f"--of names {', '.join(unknown)}, which is neither an output nor an "
-                         "assigned name", hint=f"choose from: {', '.join(offered)}")
+        raise InputError(f"names {', '.join(unknown)}, which is neither an output nor an "
+                         "assigned name", option="of", names=tuple(unknown),
+                         hint=f"choose from: {', '.join(offered)}")
     twice = [name for name in dict.fromkeys(of) if of.count(name) > 1]
     if twice:
-        raise InputError(f"--of gives {', '.join(twice)} twice")
+        raise InputError(f"gives {', '.join(twice)} twice", option="of", names=tuple(twice))
     slots = [graph.names[name] if name in graph.names else own[name] for name in of]
     return replace(graph, output=slots[-1], outputs=slots,
                    output_names=of)
@@ -432,22 +437,22 @@ def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compi
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
-    """The graph's input values in graph order; a missing input is an :class:`InputError`."""
+    """The graph's input values in graph order; a missing input is a :class:`MissingInputError`."""
     missing = [name for name in graph.inputs if name not in at]
     if missing:
-        names = ", ".join(missing)
-        example = ",".join(f"{n}=1" for n in missing)
         span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise InputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} {names}",
-                         span, hint=f"add --at {example}")
+        raise MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
+                                f"{', '.join(missing)}", span, names=tuple(missing))
     point = []
     for name, span in zip(graph.inputs, graph.input_spans):
         try:
             value = float(at[name])
         except (TypeError, ValueError):
-            raise InputError(f"the value of {name} is {at[name]!r}, not a number", span) from None
+            raise InputError(f"the value of {name} is {at[name]!r}, not a number", span,
+                             names=(name,)) from None
         if not math.isfinite(value):  # a NaN or inf input is a bad input, not a numerical failure
-            raise InputError(f"the value of {name} is {value}, which is not a finite number", span)
+            raise InputError(f"the value of {name} is {value}, which is not a finite number", span,
+                             names=(name,), values=(value,))
         point.append(value)
     return point
 
@@ -457,6 +462,7 @@ def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     wrt = list(graph.inputs) if wrt is None else list(wrt)
     unknown = [name for name in wrt if name not in graph.inputs]
     if unknown:
-        raise InputError(f"--wrt names {', '.join(unknown)}, which the expression does not read",
+        raise InputError(f"names {', '.join(unknown)}, which the expression does not read",
+                         option="wrt", names=tuple(unknown),
                          hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
     return wrt

@@ -39,11 +39,12 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT, cotangent=None) -> tuple[list[float], list[Contribution]]:
+            m=FLOAT, order: int = 1, cotangent=None) -> tuple[list[float], list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
-    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself.
+    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself,
+    and a rule that fails is a failed derivative of ``order`` 2 (the error says which).
     ``cotangent`` (one adjoint per output, in order) seeds every output at once instead: the
     inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep.
     """
@@ -82,18 +83,22 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
                 if record:
                     records.append(Contribution(s, b, g, local, g * local))
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, s, values) from None
+        raise not_differentiable(graph, s, values, order) from None
     return adjoint, records
 
 
-def not_differentiable(graph: Graph, s: int, values: list[float]) -> NumericalError:
+def not_differentiable(graph: Graph, s: int, values: list, order: int = 1) -> NumericalError:
+    """The error of node ``s``, whose derivative (``order`` 2: second derivative) is not finite."""
     k = s - graph.base
-    prim = graph.ops[k]
-    args = [values[graph.arg0[k]]] + ([values[graph.arg1[k]]] if graph.arg1[k] >= 0 else [])
-    note = f" ({prim.note})" if prim.note else ""
-    return NumericalError(
-        f"{graph.node_id(s)} = {describe_call(prim, args)}: the derivative is not finite here{note}",
-        graph.spans[k], label="not differentiable at this point")
+    prim, node = graph.ops[k], graph.node_id(s)
+    args = [values[a] for a in graph.args(k)]
+    if order == 1:
+        what = "the derivative is not finite here" + (f" ({prim.note})" if prim.note else "")
+    else:  # the primitive's note is about its first derivative
+        what = "the second derivative is not finite here"
+    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
+                          label="not differentiable at this point", node=node,
+                          values=tuple(float(a) for a in args))
 
 
 def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
@@ -105,8 +110,9 @@ def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed
     _, records = reverse(graph, values, seed, record=True, cotangent=cotangent)
     for rec in records:
         if not math.isfinite(rec.contribution):
-            k = rec.source - graph.base
+            k, node = rec.source - graph.base, graph.node_id(rec.source)
             raise NumericalError(
-                f"the gradient is not finite: the contribution of {graph.node_id(rec.source)} "
-                f"to {graph.node_id(rec.target)} is {rec.contribution}", graph.spans[k])
+                f"the gradient is not finite: the contribution of {node} "
+                f"to {graph.node_id(rec.target)} is {rec.contribution}", graph.spans[k],
+                node=node, values=(rec.contribution,))
     raise NumericalError("the gradient is not finite")

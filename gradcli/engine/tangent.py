@@ -91,8 +91,8 @@ def check_tangent(graph: Graph, values: list[float], tangent: list) -> None:
     for s in range(graph.base, graph.n_slots):
         t = tangent[s]
         if t is not None and not math.isfinite(t):
-            k = s - graph.base
+            k, node = s - graph.base, graph.node_id(s)
             raise NumericalError(
-                f"the derivative is not finite: the tangent of {graph.node_id(s)} = "
-                f"{expression(graph, s)} is {t}", graph.spans[k])
+                f"the derivative is not finite: the tangent of {node} = "
+                f"{expression(graph, s)} is {t}", graph.spans[k], node=node, values=(t,))
     raise NumericalError("the derivative is not finite")

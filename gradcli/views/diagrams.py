@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 
-from ..errors import InputError, LimitError
+from ..errors import FileError, InputError, LimitError
 from .picture import Picture, cap_note, edge_text, node_lines
 
 # Graphviz output formats by file suffix (what `-o FILE` accepts)
@@ -101,7 +101,7 @@ def write_file(path: str, text: str) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def save(picture: Picture, path: str, digits: int = 4) -> None:
@@ -123,7 +123,7 @@ def render_with_graphviz(dot_text: str, path: str, fmt: str) -> None:
     """Run ``dot -T<fmt> -o <path>`` on ``dot_text``; without Graphviz, say how to get it."""
     program = shutil.which("dot")
     if program is None:
-        raise InputError(
+        raise FileError(
             f"-o {path} needs Graphviz's dot program, which is not on PATH",
             hint="install Graphviz (apt-get install graphviz, or brew install graphviz), "
                  "or print DOT text with --format dot > graph.dot (-o graph.dot needs no Graphviz)")
@@ -131,10 +131,10 @@ def render_with_graphviz(dot_text: str, path: str, fmt: str) -> None:
         done = subprocess.run([program, f"-T{fmt}", "-o", path], input=dot_text, text=True,
                               capture_output=True, timeout=DOT_TIMEOUT)
     except OSError as exc:
-        raise InputError(f"cannot run {program}: {exc.strerror}") from None
+        raise FileError(f"cannot run {program}: {exc.strerror}") from None
     except subprocess.TimeoutExpired:
         raise LimitError(f"Graphviz's dot took more than {DOT_TIMEOUT} s",
                          hint="lower --max-nodes") from None
     if done.returncode != 0:
         message = done.stderr.strip() or f"exit status {done.returncode}"
-        raise InputError(f"Graphviz's dot could not write {path}: {message}")
+        raise FileError(f"Graphviz's dot could not write {path}: {message}")
