@@ -58,12 +58,16 @@ class NameListType(click.ParamType):
 
     name = "NAME[,...]"
 
+    def __init__(self, option: str = "wrt"):
+        self.option = option  # the option's name in errors: wrt, of or mixed
+
     def convert(self, value, param, ctx):
         if isinstance(value, list):
             return value
         names = [n.strip() for n in value.split(",") if n.strip()]
         if not names:
-            raise InputError("gives no names", option="wrt", hint="e.g. --wrt x,y")
+            raise InputError("gives no names", option=self.option,
+                             hint=f"e.g. --{self.option} x,y")
         return names
 
 
@@ -212,7 +216,7 @@ _AT = click.option("--at", "at", type=PointType(), multiple=True,
 _WRT = click.option("--wrt", type=NameListType(), default=None,
                     help="Differentiate with respect to these inputs only (default: all, "
                          "in order of first appearance).")
-_OF = click.option("--of", type=NameListType(), default=None,
+_OF = click.option("--of", type=NameListType("of"), default=None,
                    help="The outputs to differentiate (comma-separated): assigned names, or f1, "
                         "f2, ... for the bare expressions (default: every output).")
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
@@ -596,7 +600,7 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
 @_OF
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
-@click.option("--mixed", type=NameListType(), default=None, metavar="NAME,NAME[,...]",
+@click.option("--mixed", type=NameListType("mixed"), default=None, metavar="NAME,NAME[,...]",
               help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
                    "--mixed x,x,y is third order.")
 @_JSON
