@@ -205,7 +205,7 @@ def measure_startup(runs: int, with_peers: bool,
     commands = startup_commands(with_peers, others)
     wall: dict[str, list[float]] = {label: [] for label in commands}
     cpu: dict[str, list[float]] = {label: [] for label in commands}
-    for label, cmd in commands.items():  # warm the disk cache and Lark's table cache once
+    for label, cmd in commands.items():  # warm the disk cache and the parser's saved tables
         subprocess.run(cmd, capture_output=True, check=True)
     for _ in range(runs):
         for label, cmd in commands.items():

@@ -217,6 +217,22 @@ def one_output(graph: Graph, instead: str = "jacobian") -> None:
                          hint=f"call gradcli.{instead}(...) for all of them, or pick one with of=")
 
 
+def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
+                   wrt: Iterable[str] | None = None):
+    """Value and gradient at many points at once: ``points`` maps each input to an array-like
+    (a scalar stands for a whole column). Gives a :class:`~gradcli.engine.batch.BatchResult`:
+    ``values``, ``gradient`` (input name -> array) and ``errors`` (None, or why that row failed,
+    its outputs being NaN). Needs NumPy (``pip install "gradcli[batch]"``).
+
+    >>> r = evaluate_batch("log(x)+x*y-sin(y)", {"x": [2.0, 4.0], "y": 3})
+    >>> r.gradient["x"].tolist()
+    [3.5, 3.25]
+    """
+    from .engine.batch import evaluate_columns
+    graph = compile(source) if isinstance(source, str) else source
+    return evaluate_columns(graph, points, wrt=wrt)
+
+
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
              direction: Mapping[str, float] | None = None, of: str | None = None) -> Result:

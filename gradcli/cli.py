@@ -261,8 +261,26 @@ _JSON = click.option("--json", "as_json", is_flag=True,
               help="Relative tolerance of --check and --expect (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check and --expect (default 1e-9).")
+@click.option("--points", "points_path", metavar="FILE",
+              help="Evaluate at every row of FILE: CSV with a header ('-' reads standard "
+                   "input), .jsonl or .parquet. Writes CSV rows: the columns, f, df/dx, ..., "
+                   "error (docs/batch.md).")
+@click.option("--grid", multiple=True, metavar="NAME=START:STOP:COUNT[,...]",
+              help="Evaluate on the grid of these inclusive ranges (the last name varies "
+                   "fastest); --at may fix other inputs.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+              help="With --points/--grid: write FILE (.csv, .jsonl or .parquet) instead of "
+                   "standard output.")
+@click.option("--engine", type=click.Choice(["numpy", "dask"]), default="numpy",
+              show_default=True,
+              help="With --points: dask evaluates the partitions of the file on a Dask cluster "
+                   '(pip install "gradcli[dask]").')
+@click.option("--scheduler", metavar="ADDRESS",
+              help="With --engine dask: the address of a running Dask scheduler (default: a "
+                   "local cluster).")
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace,
-                 max_rows, export_path, check_, expect, rtol, atol):
+                 max_rows, export_path, check_, expect, rtol, atol, points_path, grid, output_path,
+                 engine, scheduler):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -281,9 +299,12 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
       gradcli eval "x*y; x+y; sin(x)" --at x=2,y=3
       gradcli eval "x*y; x+y" --at x=2,y=3 --seed f1=1,f2=2
+      gradcli eval "log(x)+x*y-sin(y)" --points points.csv -o results.parquet
+      gradcli eval "log(x)+x*y-sin(y)" --grid x=0.5:2:4,y=-1:1:3
 
     Exit codes: 0 success, 1 numerical failure (overflow, non-finite result, a failed
-    --check or --expect), 2 bad input (syntax, unknown name, missing value, outside a domain).
+    --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
+    name, missing value, outside a domain).
     """
     from .api import compile, evaluate_forward, evaluate_graph, select_outputs
     from .points import merge_points
@@ -292,6 +313,18 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     point = merge_points(list(at))
     graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
+    if points_path is not None or grid:
+        used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
+                                      ("--direction", direction), ("--trace", trace),
+                                      ("--export", export_path), ("--check", check_),
+                                      ("--expect", expect)) if on]
+        return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
+                           scheduler, used)
+    for name, value in (("-o", output_path), ("--scheduler", scheduler)):
+        if value is not None:
+            raise InputError(f"{name} goes with --points or --grid")
+    if engine != "numpy":
+        raise InputError("--engine goes with --points", hint="add --points FILE")
     if direction is not None and mode == "reverse":
         raise InputError("--direction is a forward-mode option",
                          hint="drop --mode reverse: --direction implies --mode forward")
@@ -421,6 +454,49 @@ def _render_outputs(result, summary, digits, max_rows, trace, export_path, echo,
             t.export(console, export_path)
         except OSError as exc:
             raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
+
+
+def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
+                used) -> None:
+    """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
+    row failed, after writing them all."""
+    from .batchio import grid_rows, read_points, run_batch, run_dask
+    from .points import parse_grid
+    if used:
+        raise InputError(f"{used[0]} gives one point's details; it does not go with "
+                         f"{'--points' if points_path is not None else '--grid'}")
+    if graph.n_outputs > 1:  # the batch sweeps differentiate one output
+        raise InputError(f"--points and --grid evaluate one output, and the program has "
+                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
+                         hint=f"pick one with --of {graph.output_names[0]}")
+    if points_path is not None and grid:
+        raise InputError("give --points or --grid, not both")
+    if engine == "dask":
+        if points_path is None:
+            raise InputError("--engine dask reads --points FILE", hint="write the grid to a file")
+        summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
+                           scheduler=scheduler)
+    else:
+        if scheduler is not None:
+            raise InputError("--scheduler goes with --engine dask")
+        ranges = {}
+        for text in grid:
+            for name, value in parse_grid(text).items():
+                if name in ranges:
+                    raise InputError(f"--grid gives {name} twice")
+                ranges[name] = value
+        _warn_unread(ranges, graph, "--grid: ")
+        from .views.tables import DelayedProgress
+        progress = DelayedProgress()
+        try:
+            rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
+            summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
+                                progress=progress)
+        finally:
+            progress.close()
+    if summary.failed:
+        click.echo(f"error: {summary.text()}", err=True)
+        click.get_current_context().exit(EXIT_NUMERICAL)
 
 
 def _summary(result, digits: int) -> str:

@@ -94,3 +94,37 @@ def merge_points(parts: list[dict[str, float]]) -> dict[str, float]:
                 raise InputError(f"gives {name} twice", option="at", names=(name,))
             merged[name] = value
     return merged
+
+
+def parse_grid(text: str, option: str = "grid") -> dict[str, tuple[float, float, int]]:
+    """``"x=0:1:101,y=-1:1:21"`` -> ``{"x": (0.0, 1.0, 101), "y": (-1.0, 1.0, 21)}``: for each
+    name, ``start:stop:count`` (count values from start to stop inclusive, as numpy.linspace)."""
+    grid: dict[str, tuple[float, float, int]] = {}
+    for part in split_top_level(text):
+        part = part.strip()
+        if not part:
+            continue
+        name, eq, spec = part.partition("=")
+        name = name.strip()
+        if not eq or not _NAME.match(name):
+            raise InputError(f"{part!r} is not NAME=START:STOP:COUNT", option=option,
+                             hint="write x=0:1:101,y=-1:1:21")
+        if name in grid:
+            raise InputError(f"gives {name} twice", option=option, names=(name,))
+        pieces = split_top_level(spec, ":")
+        if len(pieces) != 3:
+            raise InputError(f"{part!r}: expected START:STOP:COUNT, three parts", option=option,
+                             hint=f"write {name}=0:1:11 for 11 values from 0 to 1")
+        start = constant_value(pieces[0], f"the start of {name}", option)
+        stop = constant_value(pieces[1], f"the stop of {name}", option)
+        try:
+            count = int(pieces[2].strip())
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise InputError(f"{part!r}: the count {pieces[2].strip()!r} is not a whole number "
+                             "of at least 1", option=option)
+        grid[name] = (start, stop, count)
+    if not grid:
+        raise InputError(f"{text!r} gives no ranges", option=option, hint="write x=0:1:101")
+    return grid

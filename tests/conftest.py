@@ -3,6 +3,7 @@ import os
 import re
 import shutil
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -75,16 +76,34 @@ def readme_runs(select) -> list[tuple[str, list[str]]]:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _parser_cache_in_a_temporary_directory(tmp_path_factory):
+def _private_cache_and_temporary_directories(tmp_path_factory):
     """The parser saves its tables under $GRADCLI_CACHE_DIR: keep the tests (and the console
-    scripts they start) out of the user's own cache directory."""
-    old = os.environ.get("GRADCLI_CACHE_DIR")
+    scripts they start) out of the user's own cache directory, and the console scripts out of
+    the shared temporary directory, so no test passes because of what an earlier run left there."""
+    saved = {name: os.environ.get(name) for name in ("GRADCLI_CACHE_DIR", "TMPDIR")}
     os.environ["GRADCLI_CACHE_DIR"] = str(tmp_path_factory.mktemp("gradcli-cache"))
+    os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tmp"))
     yield
-    if old is None:
-        del os.environ["GRADCLI_CACHE_DIR"]
-    else:
-        os.environ["GRADCLI_CACHE_DIR"] = old
+    for name, value in saved.items():
+        if value is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture
+def empty_dirs(tmp_path, monkeypatch):
+    """An empty, private temporary directory and cache directory for this test, in the
+    environment of the processes it starts; the parser forgets the tables it loaded."""
+    from gradcli.language import parser
+    dirs = types.SimpleNamespace(tmp=tmp_path / "tmp", cache=tmp_path / "cache")
+    for folder in (dirs.tmp, dirs.cache):
+        folder.mkdir(mode=0o700)
+    monkeypatch.setenv("TMPDIR", str(dirs.tmp))
+    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(dirs.cache))
+    monkeypatch.setattr(parser, "_fast", None)
+    return dirs
+
 
 # -- hypothesis profiles: "ci" by default; GRADCLI_HYPOTHESIS=long for a search by hand ----------
 # Wall-clock deadlines are off: the machine is shared, and a slow example is not a failure.

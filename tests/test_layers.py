@@ -17,12 +17,13 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "gradcli"
 
 # Bottom first. A new module or folder must be given its place here.
 LAYERS = [
-    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar"),
+    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.usercache"),
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic",),
     ("gradcli.points",),
     ("gradcli.check",),
+    ("gradcli.batchio",),
     ("gradcli.views",),
     ("gradcli.api",),
     ("gradcli.cli", "gradcli.__main__", "gradcli"),

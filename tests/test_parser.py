@@ -1,5 +1,8 @@
 """The grammar and parser: precedence, associativity, numbers, names, programs, and errors."""
 
+import functools
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -131,27 +134,41 @@ def _flat(node):
     return out
 
 
-def _outcome(run, source):
-    from lark.exceptions import UnexpectedInput
+@functools.cache
+def _lark_and_fast():
+    """Lark's own parser, and the fast loop over the tables read from its serialization."""
+    from gradcli.language import parser
+    return parser.build_parser(), parser._fast_parser(parser.build_tables())
+
+
+def _lark_outcome(source):
+    """What Lark's own loop gives: a flattened AST, or its error as (kind, position, ...)."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
     try:
-        return _flat(run(source))
-    except UnexpectedInput:
-        return "syntax error"
+        return _flat(_lark_and_fast()[0].parse(source))
+    except UnexpectedCharacters as exc:
+        return ("character", exc.pos_in_stream)
+    except UnexpectedToken as exc:
+        tok = exc.token  # at the end, Lark borrows the last token's position: not compared
+        return ("token", None if tok.type == "$END" else tok.start_pos, tok.type, str(tok.value),
+                frozenset(exc.expected))
     except ParseError as exc:  # raised by a callback, e.g. a number too large
         return exc.message
 
 
-def _fast_and_lark(source):
-    """What the fast loop gives and what Lark's own loop gives: a flattened AST or the error."""
-    from gradcli.language import parser
-    lark = parser._get_parser()
-    tables = parser._tables_from_lark(lark)
-    assert tables is not None, "the fast loop must handle the installed Lark"
-    fast = parser._fast_parser(tables)
-    theirs = _outcome(lark.parse, source)
-    if theirs == "syntax error" and fast(source) is parser._FAILED:
-        return theirs, theirs  # the fast loop gives up where Lark raises; parse() then asks Lark
-    return _outcome(fast, source), theirs
+def _fast_outcome(source):
+    """What the fast loop gives, in the same terms as _lark_outcome."""
+    from gradcli.language.parser import SyntaxFault
+    try:
+        result = _lark_and_fast()[1](source)
+    except ParseError as exc:
+        return exc.message
+    if not isinstance(result, SyntaxFault):
+        return _flat(result)
+    if result.token_type is None:
+        return ("character", result.pos)
+    return ("token", None if result.token_type == "$END" else result.pos, result.token_type,
+            result.token_value, result.expected)
 
 
 FAST_CASES = [src for src, _ in CASES] + [src for src, _, _ in ERRORS] + [
@@ -162,8 +179,7 @@ FAST_CASES = [src for src, _ in CASES] + [src for src, _, _ in ERRORS] + [
 
 @pytest.mark.parametrize("source", FAST_CASES)
 def test_fast_loop_builds_what_lark_builds(source):
-    fast, lark = _fast_and_lark(source)
-    assert fast == lark
+    assert _fast_outcome(source) == _lark_outcome(source)
 
 
 TOKENS = ["x", "y2", "θ", "sin", "atan2", "1", "2.5", ".5", "1e-3", "+", "-", "*", "/", "^", "**",
@@ -174,8 +190,7 @@ TOKENS = ["x", "y2", "θ", "sin", "atan2", "1", "2.5", ".5", "1e-3", "+", "-", "
 @settings(max_examples=400, deadline=None)
 def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
     source = "".join(tokens)
-    fast, lark = _fast_and_lark(source)
-    assert fast == lark
+    assert _fast_outcome(source) == _lark_outcome(source)
 
 
 def test_parse_and_lower_restore_the_garbage_collector():
@@ -195,54 +210,45 @@ def test_parse_and_lower_restore_the_garbage_collector():
         gc.enable()
 
 
-# -- the saved tables --------------------------------------------------------------------------
+# -- the tables from Lark's serialization ------------------------------------------------------
 
-def _run_parse(cache_dir, source="log(x)+x*y-sin(y)"):
-    """Parse in a fresh process with ``cache_dir``: (the repr of the AST, was Lark imported?)."""
-    import os
-    import subprocess
-    import sys
-    code = ("import sys; from gradcli.language.parser import parse; p = parse(sys.argv[1]); "
-            "print(repr(p.statements)); print('lark' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, source], capture_output=True, text=True,
-                         env={**os.environ, "GRADCLI_CACHE_DIR": str(cache_dir)}, check=True)
-    ast_repr, lark_imported = out.stdout.splitlines()
-    return ast_repr, lark_imported == "True"
+def test_the_tables_are_plain_data():
+    from gradcli.language.parser import build_tables
+    tables = build_tables()
+    assert json.loads(json.dumps(tables, allow_nan=False)) == tables  # JSON, whole
+    assert set(tables) == {"pattern", "ignore", "symbols", "states", "reductions", "start", "end"}
 
 
-def test_saved_tables_spare_a_later_run_lark(tmp_path):
-    first, lark_first = _run_parse(tmp_path)
-    assert lark_first  # nothing saved yet: Lark builds the tables, which are then saved
-    assert len(list(tmp_path.iterdir())) == 1
-    second, lark_second = _run_parse(tmp_path)
-    assert not lark_second  # the saved tables alone parse valid input
-    assert first == second == repr(parse("log(x)+x*y-sin(y)").statements)
-
-
-def test_damaged_or_stale_tables_are_rebuilt(tmp_path):
-    import marshal
-    _run_parse(tmp_path)
-    (saved,) = tmp_path.iterdir()
-    saved.write_bytes(b"not marshal data")
-    assert _run_parse(tmp_path) == (repr(parse("log(x)+x*y-sin(y)").statements), True)
-    key, tables = marshal.loads(saved.read_bytes())  # rewritten whole
-    saved.write_bytes(marshal.dumps((key[:-1] + (key[-1] + 1,), tables)))  # another gradcli
-    assert _run_parse(tmp_path)[1]  # a key that does not match is not trusted
-
-
-def test_an_unwritable_cache_still_parses(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("a file where the cache folder would go")
-    ast_repr, _ = _run_parse(blocker / "cache")
-    assert ast_repr == repr(parse("log(x)+x*y-sin(y)").statements)
-
-
-def test_without_usable_tables_lark_parses_everything(monkeypatch):
+@pytest.mark.parametrize("option", ["keep_all_tokens", "propagate_positions"])
+def test_a_parser_the_fast_loop_cannot_run_is_an_error(option):
     from gradcli.language import parser
-    monkeypatch.setattr(parser, "_tables_from_lark", lambda lark: None)
-    monkeypatch.setattr(parser, "_cache_file", lambda: None)
-    monkeypatch.setattr(parser, "_fast", None)
-    assert parse("x + 2*y") == Program((B("+", x, B("*", N(2), y)),))
-    with pytest.raises(ParseError) as info:
-        parse("2x")
-    assert "write 2*x" in info.value.hint
+    from gradcli.language.tables import LarkMismatch, tables_from_lark
+    lark = build_parser(**{option: True})
+    with pytest.raises(LarkMismatch, match=option):
+        tables_from_lark(lark, parser._TRANSFORMER, parser._POSTLEX, parser._METHODS)
+
+
+@pytest.mark.parametrize("grammar, what", [
+    ('start: NAME "sin" -> program\nNAME: /[a-z]+/', "also matches NAME"),  # a keyword
+    ("start: thing\nthing: NAME\nNAME: /[a-z]+/", "would build a Tree"),
+])
+def test_a_grammar_the_fast_loop_cannot_run_is_an_error(grammar, what):
+    from lark import Lark
+
+    from gradcli.language import parser
+    from gradcli.language.tables import LarkMismatch, tables_from_lark
+    lark = Lark(grammar, parser="lalr", lexer="basic", transformer=parser._TRANSFORMER,
+                postlex=parser._POSTLEX, maybe_placeholders=False)
+    with pytest.raises(LarkMismatch, match=what):
+        tables_from_lark(lark, parser._TRANSFORMER, parser._POSTLEX, parser._METHODS)
+
+
+def test_the_tables_follow_larks_terminal_order():
+    """Lark tries terminals by priority, longest possible match, longest pattern, then name:
+    '**' must be tried before '*' ('x**2' is a power), '+=' before '+'."""
+    from gradcli.language.parser import build_tables
+    pattern = build_tables()["pattern"]
+    assert pattern.index("(?P<POW>") < pattern.index("(?P<STAR>")
+    assert pattern.index("(?P<ASSIGN_OP>") < pattern.index("(?P<PLUS>")
+    assert parse("x**2") == Program((B("^", x, N(2)),))
+    assert parse("a+=1") == Program((Assign("a", "+=", N(1)),))

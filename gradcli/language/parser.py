@@ -2,26 +2,29 @@
 
 Lark reads the grammar and computes the parser: the lexer's regular expression, the LALR
 tables, and which callback of the transformer (:class:`_ToAst`) each reduction calls. The
-transformer runs during the parse, so the AST is built as the input is read: there is no second,
+callbacks run during the parse, so the AST is built as the input is read: there is no second,
 recursive pass over a tree, and a 100,000-deep nesting parses like a flat one.
 
-For speed, those tables are saved once, as plain data, to a small file in the user's cache
-directory, keyed by the grammar, the Lark installation, this module and the Python version; a
-tight loop here runs them (:func:`_fast_parser`). A run of ``gradcli`` then neither imports nor
-builds Lark, and a parse costs a few Python operations per token. Any text that loop cannot
-parse is parsed again by Lark itself, whose exception becomes a
-:class:`~gradcli.errors.ParseError` with a span and a hint: every error comes from Lark.
+Lark's serialization of that parser becomes plain data (``tables.py``), which a tight loop here
+runs (:func:`_fast_parser`), valid text and mistakes alike: a syntax error is the token the
+tables cannot shift or reduce and the terminals they expected there, exactly what Lark's own
+loop would report (a test compares the two on random token sequences). The tables are saved as
+JSON in the user's cache directory (``usercache.py``: checksummed, keyed by the versions of
+gradcli, Lark, Python and the grammar), so a run of ``gradcli`` neither imports nor builds Lark,
+and a parse costs a few Python operations per token. Lark is only imported to build the tables
+when no saved copy fits; it is never given a cache file, and nothing read from disk is
+unpickled.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import re
 import sys
 from sys import intern
-from typing import Callable
+from typing import Callable, NamedTuple
 
+from .. import usercache
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..errors import LimitError, ParseError
 from ..gcpause import gc_paused
@@ -47,10 +50,10 @@ class _Token:
 class _ToAst:
     """The callbacks, one per grammar alias, each building an AST node from the rule's children.
 
-    Lark calls them during its parse (``transformer=_ToAst()``) and so does the fast loop. They
-    take the children as one list, Lark's plain callback convention, so neither adds a wrapper.
-    A token is Lark's ``Token`` or a :class:`_Token`; only ``value``, ``start_pos`` and
-    ``end_pos`` are read.
+    The fast loop calls them, and so does Lark's own loop (``transformer=_ToAst()``, which the
+    tests compare it with). They take the children as one list, Lark's plain callback
+    convention, so neither adds a wrapper. A token is a :class:`_Token` or Lark's ``Token``;
+    only ``value``, ``start_pos`` and ``end_pos`` are read.
     """
 
     def num(self, children):
@@ -110,11 +113,21 @@ class _NewlinesInParentheses:
 
 
 _TRANSFORMER = _ToAst()
+_METHODS = frozenset(name for name in vars(_ToAst) if not name.startswith("_"))
 _POSTLEX = _NewlinesInParentheses()
-_parser = None  # the Lark parser, built on first need (a cache miss or an error)
 _fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
-_FAILED = object()  # what the loop returns for text it cannot parse
-_FORMAT = 1  # of the saved tables; part of their key
+TABLES_FORMAT = 2  # the layout of the tables (see tables.py); part of their key
+
+
+class SyntaxFault(NamedTuple):
+    """Where the tables stopped, as Lark's ``UnexpectedCharacters``/``UnexpectedToken`` say it:
+    at a character no terminal matches (``token_type`` None), or at a token the current state
+    can neither shift nor reduce, with the terminals it ``expected``."""
+
+    pos: int
+    token_type: str | None = None
+    token_value: str = ""
+    expected: frozenset = frozenset()
 
 
 def grammar_text() -> str:
@@ -129,7 +142,10 @@ def grammar_text() -> str:
 
 
 def build_parser(**options):
-    """A new Lark LALR parser for the grammar; ``options`` go to :class:`lark.Lark`."""
+    """A new Lark LALR parser for the grammar; ``options`` go to :class:`lark.Lark`.
+
+    Never with Lark's ``cache`` option: Lark would keep a pickle in the shared temporary
+    directory and load it on a later run, and a planted pickle runs code."""
     from lark import Lark
     settings = dict(parser="lalr", lexer="basic", transformer=_TRANSFORMER, postlex=_POSTLEX,
                     maybe_placeholders=False)
@@ -137,169 +153,107 @@ def build_parser(**options):
     return Lark(grammar_text(), **settings)
 
 
-def _get_parser():
-    global _parser
-    if _parser is None:
-        try:
-            # Lark's own cache file holds its tables, keyed by the grammar and Lark's version.
-            _parser = build_parser(cache=True)
-        except OSError:
-            _parser = build_parser()
-    return _parser
+def build_tables() -> dict:
+    """The tables, from a new Lark parser (about a tenth of a second)."""
+    from .tables import tables_from_lark
+    return tables_from_lark(build_parser(), _TRANSFORMER, _POSTLEX, _METHODS)
 
 
-# -- the tables as plain data -----------------------------------------------------------------
+# -- the saved tables --------------------------------------------------------------------------
 
-def _tables_from_lark(lark) -> dict | None:
-    """Lark's lexer regex, LALR states and reductions as plain data, or None if this Lark
-    parser uses a feature the fast loop does not reproduce (then Lark parses everything).
-
-    A state is a dict: terminal -> shift target, rule name -> goto target (state numbers), and
-    terminal -> reduction ``(size, rule name, callback)``. The callback is None for a unit rule
-    such as ``?sum: product`` (its value is its only child: Lark's ExpandSingleChild), or
-    ``(method, kept)``: the transformer method to call (None for Lark's helper rules such as
-    ``__program_star_0``, whose children are spliced into their parent) with the children it
-    gets, ``kept`` being ``(index, splice)`` pairs (Lark's child filter: ``_SEP`` is dropped).
-    """
-    try:
-        from lark.parsers.lalr_analysis import Shift
-        frontend = lark.parser
-        lexer = frontend.lexer.lexer  # the BasicLexer behind the post-lexer connector
-        (pattern,) = lexer.scanner._mres  # one compiled alternation of every terminal
-        table = frontend.parser._parse_table
-        options = lark.options
-        if (lexer.callback or options.lexer_callbacks or options.maybe_placeholders
-                or options.propagate_positions or options.keep_all_tokens
-                or options.postlex is not _POSTLEX or options.transformer is not _TRANSFORMER):
-            return None
-        if not all(isinstance(state, int) for state in table.states):
-            return None  # Lark numbers its states unless debugging; the data needs numbers
-        states = {}
-        for state, row in table.states.items():
-            out = states[state] = {}
-            for symbol, (action, arg) in row.items():
-                if action is Shift:
-                    out[symbol] = arg
-                    continue
-                callback = _reduction(arg)
-                if callback is False:
-                    return None
-                out[symbol] = (len(arg.expansion), arg.origin.name, callback)
-        return {"pattern": pattern.pattern, "flags": pattern.flags,
-                "ignore": sorted(lexer.ignore_types), "states": states,
-                "start": table.start_states["start"], "end": table.end_states["start"]}
-    except (AttributeError, TypeError, ValueError, KeyError, ImportError):
-        return None  # another Lark version or set-up: its own loop is always right
-
-
-def _reduction(rule):
-    """What Lark's parse-tree builder does when ``rule`` is reduced (see _tables_from_lark),
-    or False for what this module does not reproduce."""
-    opts = rule.options
-    if opts.keep_all_tokens or opts.template_source or opts.empty_indices:
-        return False
-    kept = tuple((i, not sym.is_term and sym.name.startswith("_"))
-                 for i, sym in enumerate(rule.expansion) if not (sym.is_term and sym.filter_out))
-    if opts.expand1 and not rule.alias:
-        if len(rule.expansion) == 1 and kept == ((0, False),):
-            return None  # a unit rule: the child itself
-        return False  # ExpandSingleChild over several children
-    name = rule.alias or rule.origin.name
-    if name.startswith("_"):
-        return (None, kept)
-    if not callable(getattr(_TRANSFORMER, name, None)):
-        return False  # Lark would build a Tree here; the grammar never needs one
-    return (name, kept)
-
-
-def _cache_file() -> str | None:
-    """Where the tables are saved: $GRADCLI_CACHE_DIR, else the user's cache directory."""
-    folder = os.environ.get("GRADCLI_CACHE_DIR")
-    if not folder:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "gradcli")
-    if not os.path.isabs(folder):
-        return None  # no home directory: do not write into the current one
-    # One file per installation of gradcli, so two virtual environments do not take turns.
-    from binascii import crc32
-    return os.path.join(folder, f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-"
-                                f"{crc32(__file__.encode()):08x}.marshal")
-
-
-def _tables_key(grammar: str) -> tuple:
-    """What the saved tables depend on: this module, the grammar, the Lark installation."""
-    import importlib.util
-    spec = importlib.util.find_spec("lark")
+def _lark_version() -> list:
+    """The installed Lark, found without importing it: its version and its file."""
+    from importlib.util import find_spec
+    spec = find_spec("lark")
     if spec is None or not spec.origin:
-        return ()
-    lark_stat, own_stat = os.stat(spec.origin), os.stat(__file__)
-    return (_FORMAT, sys.version, grammar, spec.origin, lark_stat.st_mtime_ns, lark_stat.st_size,
-            __file__, own_stat.st_mtime_ns, own_stat.st_size)
+        return []
+    st = os.stat(spec.origin)
+    with open(spec.origin, encoding="utf-8", errors="replace") as file:
+        found = re.search(r"""^__version__\b[^=\n]*=\s*["']([^"'\n]+)""", file.read(), re.M)
+    return [found.group(1) if found else "", spec.origin, st.st_size, st.st_mtime_ns]
 
 
-def _load_tables() -> dict | None:
-    """The tables from the cache file if it matches, else from Lark (and then saved)."""
-    path = _cache_file()
+def _tables_key(grammar: str) -> dict:
+    """What the tables depend on: the versions of gradcli, Lark, Python and the grammar (and
+    the files of this module and of tables.py, for a gradcli changed without a new version)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = []
+    for name in ("parser.py", "tables.py"):
+        st = os.stat(os.path.join(here, name))
+        code.append([name, st.st_size, st.st_mtime_ns])
+    # the package is imported before its modules; ``from .. import __version__`` would be an
+    # import from the top layer
+    version = getattr(sys.modules.get(__name__.partition(".")[0]), "__version__", "")
+    return {"format": TABLES_FORMAT, "gradcli": version, "python": sys.version,
+            "lark": _lark_version(), "grammar": usercache.sha256_hex(grammar.encode("utf-8")),
+            "code": code}
+
+
+def _tables_name() -> str:
+    """The file name: one per Python version and installation of gradcli, so two virtual
+    environments do not overwrite each other's tables in turn."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = usercache.sha256_hex(here.encode("utf-8", "surrogateescape"))[:12]
+    return f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.json"
+
+
+def _load_fast() -> Callable[[str], object]:
+    """The parse function: over the saved tables if they fit, else over new ones (then saved)."""
     try:
-        key = _tables_key(grammar_text())
-    except OSError:
-        key, path = (), None
-    if path and key:
-        try:
-            with open(path, "rb") as file:
-                saved_key, tables = marshal.load(file)
-            if saved_key == key:
-                return tables
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # missing, unreadable or from another version: build it again
-    tables = _tables_from_lark(_get_parser())
-    if path and key and tables is not None:
-        temporary = f"{path}.{os.getpid()}.tmp"
-        try:  # written whole to a temporary name, then renamed: a reader never sees half a file
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(temporary, "wb") as file:
-                marshal.dump((key, tables), file)
-            os.replace(temporary, path)
-        except (OSError, ValueError):  # e.g. a read-only home: the tables still serve this run
+        key, name = _tables_key(grammar_text()), _tables_name()
+    except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
+        key = name = None
+    if name is not None:
+        tables = usercache.load(name, key)
+        if tables is not None:
             try:
-                os.remove(temporary)
-            except OSError:
-                pass
-    return tables
+                return _fast_parser(tables)
+            except (TypeError, ValueError, KeyError, IndexError, re.error):
+                pass  # whole and for this key, yet not tables: written by hand; build anew
+    tables = build_tables()
+    if name is not None:
+        usercache.save(name, key, tables)
+    return _fast_parser(tables)
 
 
 # -- the loop -------------------------------------------------------------------------------------
 
 def _fast_parser(tables: dict) -> Callable[[str], object]:
-    """A parse function running ``tables``: the AST for valid text, ``_FAILED`` for the rest.
-
-    It returns ``_FAILED`` at the first character no terminal matches or the first token it can
-    neither shift nor reduce; :func:`parse` then lets Lark parse the text again to raise Lark's
-    own error (errors are rare, so paying twice for them keeps every message and span Lark's).
-    """
+    """A parse function running ``tables``: the AST, or a :class:`SyntaxFault` for text the
+    tables reject (at the same place and with the same expected terminals as Lark's loop)."""
+    names = [intern(name) for name in tables["symbols"]]
     # A shift or goto becomes the target state's own dict, so the stack holds dicts and no
     # index is looked up; a reduction becomes (size, rule name, callback or None for a unit).
-    rows = {state: {} for state in tables["states"]}
-    for state, row in tables["states"].items():
-        out = rows[state]
-        for symbol, action in row.items():
-            if isinstance(action, int):
-                out[symbol] = rows[action]
-            else:
-                size, name, callback = action
-                out[symbol] = (size, name, None if callback is None else _callback(size, *callback))
+    reductions = []
+    for entry in tables["reductions"]:
+        size, rule = entry[0], names[entry[1]]
+        if len(entry) == 2:
+            reductions.append((size, rule, None))
+        else:
+            method, kept = entry[2], entry[3]
+            if method is not None and method not in _METHODS:
+                raise ValueError(f"no callback {method!r}")
+            pairs = tuple((kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2))
+            reductions.append((size, rule, _callback(size, method, pairs)))
+    rows: list[dict] = [{} for _ in tables["states"]]
+    n = len(rows)
+    for row, pairs in zip(rows, tables["states"]):
+        pairs = bytes.fromhex(pairs)
+        for i in range(0, len(pairs), 2):
+            action = pairs[i + 1]
+            row[names[pairs[i]]] = rows[action] if action < n else reductions[action - n]
     start, end = rows[tables["start"]], rows[tables["end"]]
-    finditer = re.compile(tables["pattern"], tables["flags"]).finditer
+    finditer = re.compile(tables["pattern"]).finditer
     ignore = frozenset(tables["ignore"])
     new_token = object.__new__
 
     def scan(source):
-        """The tokens, then an ``$END`` token if every character was matched."""
+        """The tokens, then an ``$END`` token; a token of type None where no terminal matches."""
         pos = 0
         for match in finditer(source):
             begin, pos_end = match.span()
             if begin != pos:
-                return  # a character no terminal matches: the parse cannot complete
+                break
             pos = pos_end
             kind = match.lastgroup
             if kind in ignore:
@@ -307,10 +261,10 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             tok = new_token(_Token)
             tok.type, tok.value, tok.start_pos, tok.end_pos = kind, match.group(), begin, pos_end
             yield tok
-        if pos == len(source):
-            tok = new_token(_Token)
-            tok.type, tok.value, tok.start_pos, tok.end_pos = "$END", "", pos, pos
-            yield tok
+        tok = new_token(_Token)
+        tok.type = "$END" if pos == len(source) else None
+        tok.value, tok.start_pos, tok.end_pos = "", pos, pos
+        yield tok
 
     def parse(source):
         stack = [start]
@@ -324,7 +278,10 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             while True:
                 action = row.get(kind)
                 if action is None:
-                    return _FAILED
+                    if kind is None:
+                        return SyntaxFault(tok.start_pos)
+                    return SyntaxFault(tok.start_pos, kind, tok.value,
+                                       frozenset(s for s in row if s.isupper()))
                 if action.__class__ is dict:  # shift
                     push(action)
                     push_value(tok)
@@ -345,7 +302,7 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
                     push(row)
                 if row is end and kind == "$END":
                     return values[-1]
-        return _FAILED  # the scan stopped short
+        raise AssertionError("the scan ends with $END or a stop")  # pragma: no cover
 
     return parse
 
@@ -383,23 +340,13 @@ def parse(source: str) -> Program:
                          "the most gradcli reads", hint="split it into smaller programs")
     global _fast
     if _fast is None:
-        tables = _load_tables()
-        _fast = _fast_parser(tables) if tables else (lambda text: _FAILED)
+        _fast = _load_fast()
     program = _fast(source)
-    if program is _FAILED:
-        program = _parse_with_lark(source)
+    if program.__class__ is SyntaxFault:
+        raise _translate(program, source)
     if not program.statements:
         raise ParseError("the expression is empty", hint='write an expression such as "x^2 + 1"')
     return Program(program.statements, (0, len(source)))
-
-
-def _parse_with_lark(source: str) -> Program:
-    """Lark's own parse of ``source``; its syntax errors become ParseErrors."""
-    from lark.exceptions import UnexpectedInput
-    try:
-        return _get_parser().parse(source)
-    except UnexpectedInput as exc:
-        raise _translate(exc, source) from None
 
 
 def _expected(names) -> str:
@@ -428,45 +375,40 @@ def _unclosed_paren(source: str, end: int) -> int | None:
     return stack[-1] if stack else None
 
 
-def _translate(exc, source: str) -> ParseError:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
-    if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
-        char = source[pos]
-        return ParseError(f"unexpected character {char!r}", (pos, pos + 1),
+def _translate(fault: SyntaxFault, source: str) -> ParseError:
+    """The ParseError for a fault: what was found, what would have fitted, and a hint."""
+    if fault.token_type is None:
+        pos = fault.pos
+        return ParseError(f"unexpected character {source[pos]!r}", (pos, pos + 1),
                           hint="expressions are made of numbers, names, + - * / ^ ** ( ) , "
                                "and programs of = += -= *= /= ; and # comments")
-    if isinstance(exc, UnexpectedToken):
-        tok = exc.token
-        expected = set(exc.expected)
-        at_end = tok.type == "$END"
-        pos = len(source.rstrip()) if at_end else tok.start_pos
-        end = pos + max(1, len(tok.value)) if not at_end else pos + 1
-        span = (pos, end)
-        what = "end of input" if at_end else (
-            "new line" if tok.type == "_SEP" and tok.value != ";" else repr(str(tok.value)))
-        if "RPAR" in expected and (at_end or tok.type == "_SEP"):
-            opened = _unclosed_paren(source, pos)
-            hint = f"the '(' at column {opened + 1} is never closed" if opened is not None else None
-            return ParseError(f"unexpected {what}: expected ')'", span, hint=hint)
-        if tok.type == "RPAR" and _unclosed_paren(source, pos) is None:
-            return ParseError("unmatched ')'", span, hint="remove it or add the '(' it closes")
-        if tok.type in _OPERAND_START and "STAR" in expected:
-            tail = source[max(0, pos - 100):pos]  # not all of it: this search is quadratic
-            before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\))\s*$", tail)
-            after = re.match(r"\w+|\([^()]*\)|\(", source[pos:])
-            left = before.group(1) if before else "…"
-            right = after.group(0) if after else str(tok.value)
-            return ParseError(f"unexpected {what}: expected an operator", span,
-                              hint=f"gradcli has no implicit multiplication: write {left}*{right}")
-        if tok.type == "ASSIGN_OP":
-            if tok.value == "=" and source[:pos].rstrip().endswith("="):
-                return ParseError(f"unexpected {what}", span,
-                                  hint="gradcli has no comparison operators; '=' assigns a name")
+    kind, value, expected = fault.token_type, fault.token_value, fault.expected
+    at_end = kind == "$END"
+    pos = len(source.rstrip()) if at_end else fault.pos
+    span = (pos, pos + 1) if at_end else (pos, pos + max(1, len(value)))
+    what = "end of input" if at_end else (
+        "new line" if kind == "_SEP" and value != ";" else repr(value))
+    if "RPAR" in expected and (at_end or kind == "_SEP"):
+        opened = _unclosed_paren(source, pos)
+        hint = f"the '(' at column {opened + 1} is never closed" if opened is not None else None
+        return ParseError(f"unexpected {what}: expected ')'", span, hint=hint)
+    if kind == "RPAR" and _unclosed_paren(source, pos) is None:
+        return ParseError("unmatched ')'", span, hint="remove it or add the '(' it closes")
+    if kind in _OPERAND_START and "STAR" in expected:
+        tail = source[max(0, pos - 100):pos]  # not all of it: this search is quadratic
+        before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\))\s*$", tail)
+        after = re.match(r"\w+|\([^()]*\)|\(", source[pos:])
+        left = before.group(1) if before else "…"
+        right = after.group(0) if after else value
+        return ParseError(f"unexpected {what}: expected an operator", span,
+                          hint=f"gradcli has no implicit multiplication: write {left}*{right}")
+    if kind == "ASSIGN_OP":
+        if value == "=" and source[:pos].rstrip().endswith("="):
             return ParseError(f"unexpected {what}", span,
-                              hint="only a plain name can be assigned to, at the start of a statement")
-        expect = _expected(expected)
-        if at_end and expect:
-            return ParseError(f"the input ends too early: expected {expect}", span)
-        return ParseError(f"unexpected {what}" + (f": expected {expect}" if expect else ""), span)
-    return ParseError(str(exc).splitlines()[0], (0, len(source)))
+                              hint="gradcli has no comparison operators; '=' assigns a name")
+        return ParseError(f"unexpected {what}", span,
+                          hint="only a plain name can be assigned to, at the start of a statement")
+    expect = _expected(expected)
+    if at_end and expect:
+        return ParseError(f"the input ends too early: expected {expect}", span)
+    return ParseError(f"unexpected {what}" + (f": expected {expect}" if expect else ""), span)

@@ -357,3 +357,36 @@ def check_table(check, digits: int,
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
     return Group(table, *notes, check_verdict(check))
+
+
+class DelayedProgress:
+    """A progress bar on standard error for a long batch: shown only when standard error is a
+    terminal and the work has already run ``delay`` seconds (a quick run prints nothing), and
+    removed when done. Call it with ``(done, total)`` after each chunk; ``total`` None when
+    unknown (standard input)."""
+
+    def __init__(self, description: str = "evaluating", delay: float = 1.0,
+                 console: Console | None = None, clock=None):
+        import time
+        self.console = console or make_console(stderr=True)
+        self.description, self.delay = description, delay
+        self.clock = clock or time.monotonic
+        self.start = self.clock()
+        self.progress = self.task = None
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if self.progress is None:
+            if not self.console.is_terminal or self.clock() - self.start < self.delay:
+                return
+            from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                     TaskProgressColumn(), TimeElapsedColumn(),
+                                     TimeRemainingColumn(), console=self.console, transient=True)
+            self.progress.start()
+            self.task = self.progress.add_task(self.description, total=total)
+        self.progress.update(self.task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()

@@ -1,0 +1,258 @@
+"""Benchmarks of the batch engine (gradcli eval --points, gradcli.evaluate_batch).
+
+    python benchmarks/batch.py                       # everything below, figures as Markdown
+    python benchmarks/batch.py --only memory,peers   # a subset: memory, wide, csv, peers
+    python benchmarks/batch.py --rows 1000000 --memory-rows 10000000
+
+1. In memory: value and gradient of log(x)+x*y-sin(y) at --rows points, against the NumPy
+   closed form (np.log(x)+x*y-np.sin(y), 1/x+y, x-np.cos(y)) and the peers installed here:
+   JAX jit(vmap(grad)), PyTorch tensor autograd, HIPS autograd elementwise_grad. Best of
+   --repeat runs each, measured in turns in one process; the peers' gradients are checked
+   against the closed form. JAX is timed after a warm-up call (its compilation excluded).
+2. The wide family (benchmarks/families.py) at 10^3 terms x 10^4 points.
+3. CSV in -> CSV out, --rows rows, end to end through the gradcli console script, against
+   reading and writing the same file with pyarrow alone (the I/O floor), both as a new process.
+4. Peak memory (max RSS) of the console script on a --memory-rows CSV file.
+
+Times are CPU time (user + system, all threads: time.process_time, or the children's rusage),
+best of N: the machine is shared by several engineers, and CPU time is what stays steady when
+other work takes the cores (wall time under load is several times longer). A peer that uses
+several threads (JAX) is charged for all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+EXPR = "log(x)+x*y-sin(y)"
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return min(times)
+
+
+def points(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.1, 10.0, n), rng.uniform(-5.0, 5.0, n)
+
+
+# -- 1. in memory, against the closed form and the peers -------------------------------------------
+
+def closed_form(x, y):
+    return np.log(x) + x * y - np.sin(y), 1 / x + y, x - np.cos(y)
+
+
+def peer_functions() -> dict:
+    """name -> (setup() -> run() giving (dx, dy)), for each peer that imports; or the error."""
+    peers: dict = {}
+
+    def jax_peer(x, y):
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        def f(a, b):
+            return jnp.log(a) + a * b - jnp.sin(b)
+        g = jax.jit(jax.vmap(jax.grad(f, argnums=(0, 1))))
+        jx, jy = jnp.asarray(x), jnp.asarray(y)
+        jax.block_until_ready(g(jx, jy))  # compile once, outside the timing
+
+        def run():
+            dx, dy = g(jx, jy)
+            return np.asarray(jax.block_until_ready(dx)), np.asarray(dy)
+        return run
+
+    def torch_peer(x, y):
+        import torch
+        torch.set_num_threads(1)
+
+        def run():
+            tx = torch.from_numpy(x).requires_grad_(True)
+            ty = torch.from_numpy(y).requires_grad_(True)
+            f = torch.log(tx) + tx * ty - torch.sin(ty)
+            f.backward(torch.ones_like(f))
+            return tx.grad.numpy(), ty.grad.numpy()
+        return run
+
+    def autograd_peer(x, y):
+        import autograd.numpy as anp
+        from autograd import elementwise_grad
+
+        def f(a, b):
+            return anp.log(a) + a * b - anp.sin(b)
+        gx, gy = elementwise_grad(f, 0), elementwise_grad(f, 1)
+
+        def run():
+            return gx(x, y), gy(x, y)
+        return run
+
+    peers["JAX jit(vmap(grad))"] = jax_peer
+    peers["PyTorch autograd (1 thread)"] = torch_peer
+    peers["HIPS autograd elementwise_grad"] = autograd_peer
+    return peers
+
+
+def in_memory(n: int, repeat: int) -> list[tuple[str, str, str]]:
+    from gradcli.api import compile
+    from gradcli.engine.batch import evaluate_columns
+    x, y = points(n)
+    graph = compile(EXPR)
+    want = closed_form(x, y)
+    ours = evaluate_columns(graph, {"x": x, "y": y})
+    exact = all(np.array_equal(a, b) for a, b in
+                zip((ours.values, ours.gradient["x"], ours.gradient["y"]), want))
+    runs = {"NumPy closed form": lambda: closed_form(x, y),
+            "gradcli (value and gradient)": lambda: evaluate_columns(graph, {"x": x, "y": y})}
+    notes = {"gradcli (value and gradient)": " (bitwise equal)" if exact else " (DIFFERENT)"}
+    missing = []
+    for name, make in peer_functions().items():
+        try:
+            run = make(x, y)
+        except ImportError as exc:
+            missing.append((name, "not installed", str(exc).split("\n")[0][:40]))
+            continue
+        dx, dy = run()
+        ok = np.allclose(dx, want[1], rtol=1e-12) and np.allclose(dy, want[2], rtol=1e-12)
+        runs[name] = run
+        notes[name] = "" if ok else " (WRONG gradient)"
+    times = {name: [] for name in runs}
+    for _ in range(repeat):  # in turns, so a busy machine slows every contender alike
+        for name, run in runs.items():
+            t0 = time.process_time()
+            run()
+            times[name].append(time.process_time() - t0)
+    closed = min(times["NumPy closed form"])
+    rows = [(name, f"{min(t) * 1e3:.1f} ms", f"{min(t) / closed:.2f}x{notes.get(name, '')}")
+            for name, t in times.items()]
+    return rows + missing
+
+
+# -- 2. the wide family ----------------------------------------------------------------------------
+
+def wide(terms: int, n: int, repeat: int) -> list[tuple[str, str, str]]:
+    from families import INPUTS, wide as wide_source
+
+    from gradcli.api import compile
+    from gradcli.engine.batch import evaluate_columns
+    rng = np.random.default_rng(1)
+    columns = {name: rng.uniform(0.05, 0.95, n) for name in INPUTS}
+    t0 = time.process_time()
+    graph = compile(wide_source(terms))
+    t_compile = time.process_time() - t0
+    result = evaluate_columns(graph, columns)
+    assert result.n_failed == 0
+    t = best(lambda: evaluate_columns(graph, columns), repeat)
+    nodes = len(graph.ops)
+    return [(f"wide, {terms} terms ({nodes} nodes) x {n} points", f"{t * 1e3:.0f} ms",
+             f"{t / (nodes * n) * 1e9:.2f} ns per node-point; compile {t_compile * 1e3:.0f} ms")]
+
+
+# -- 3. CSV in, CSV out ----------------------------------------------------------------------------
+
+def write_csv(path: Path, n: int) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    x, y = points(n)
+    pacsv.write_csv(pa.table({"x": x, "y": y}), path)
+
+
+def script() -> str:
+    found = shutil.which("gradcli", path=os.path.dirname(sys.executable)) or shutil.which("gradcli")
+    if not found:
+        sys.exit("the gradcli console script is not installed (pip install -e '.[batch]')")
+    return found
+
+
+def run_child(cmd: list[str], out_path: Path) -> tuple[float, float]:
+    """CPU seconds (user + system) of the child, and the children's max RSS in MB so far (a
+    high-water mark: run the largest last)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(out_path, "wb") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(proc.stderr.decode()[-500:])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, after.ru_maxrss / 1024
+
+
+PYARROW_ONLY = ("import sys, pyarrow.csv as c; t = c.read_csv(sys.argv[1]); "
+                "c.write_csv(t, sys.argv[2])")
+
+
+def csv_round_trip(n: int, repeat: int, tmp: Path) -> list[tuple[str, str, str]]:
+    source = tmp / "points.csv"
+    write_csv(source, n)
+    size = source.stat().st_size / 1e6
+    ours = [script(), "eval", EXPR, "--points", str(source)]
+    floor = [sys.executable, "-c", PYARROW_ONLY, str(source), str(tmp / "copy.csv")]
+    t_ours, t_floor = [], []
+    for _ in range(repeat):  # in turns
+        t_floor.append(run_child(floor, tmp / "unused")[0])
+        t_ours.append(run_child(ours, tmp / "out.csv")[0])
+    t_ours, t_floor = min(t_ours), min(t_floor)
+    out_size = (tmp / "out.csv").stat().st_size / 1e6
+    return [(f"pyarrow read_csv + write_csv alone, {n:,} rows ({size:.0f} MB)",
+             f"{t_floor:.2f} s", "1.00x"),
+            (f"gradcli eval --points (CSV out on stdout, {out_size:.0f} MB)", f"{t_ours:.2f} s",
+             f"{t_ours / t_floor:.2f}x")]
+
+
+def peak_memory(n: int, tmp: Path) -> list[tuple[str, str, str]]:
+    source = tmp / "big.csv"
+    write_csv(source, n)
+    size = source.stat().st_size / 1e6
+    seconds, rss = run_child([script(), "eval", EXPR, "--points", str(source), "-o",
+                              str(tmp / "big-out.csv")], tmp / "unused")
+    source.unlink()
+    return [(f"gradcli eval --points, {n:,} rows ({size:.0f} MB CSV) -o out.csv",
+             f"{rss:.0f} MB peak RSS", f"{seconds:.1f} s CPU")]
+
+
+def table(title: str, rows) -> str:
+    lines = [f"### {title}", "", "| what | CPU time | note |", "| --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--memory-rows", type=int, default=10_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", default="peers,wide,csv,memory")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores\n")
+    if "peers" in only:
+        print(table(f"Value and gradient of {EXPR} at {args.rows:,} points, in memory",
+                    in_memory(args.rows, args.repeat)))
+    if "wide" in only:
+        print(table("The wide family", wide(1000, 10_000, max(1, args.repeat // 2))))
+    with tempfile.TemporaryDirectory() as tmp:
+        if "csv" in only:
+            print(table(f"CSV in, CSV out, {args.rows:,} rows, as new processes",
+                        csv_round_trip(args.rows, max(1, args.repeat // 2), Path(tmp))))
+        if "memory" in only:  # last: RUSAGE_CHILDREN keeps the largest child's peak
+            print(table("Peak memory", peak_memory(args.memory_rows, Path(tmp))))
+
+
+if __name__ == "__main__":
+    main()

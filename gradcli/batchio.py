@@ -1,0 +1,694 @@
+"""Points from files and grids, results to files: the batch engine's input and output, in chunks.
+
+``gradcli eval EXPR --points FILE`` and ``--grid`` run here. Rows are read in chunks (Arrow
+record batches), each chunk is evaluated by :func:`gradcli.batch.evaluate_columns` and written
+before the next is read, so memory stays flat however long the file. Formats go by suffix:
+CSV (with a header; ``-`` is standard input), JSON lines (``.jsonl``) and Parquet (``.parquet``),
+all through pyarrow. Dask (``--engine dask``) runs the same chunk function over the partitions of
+a Dask DataFrame: :func:`run_dask`.
+
+An output row holds the input row's columns (those the expression does not read pass through
+unchanged), the ``--at`` values, then ``f``, then ``df/dx`` for each input, then ``error``:
+empty, or why that row failed (its outputs are then NaN).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from .errors import InputError, MissingInputError
+from .engine.graph import Graph
+
+CSV_BLOCK_BYTES = 1 << 20  # bytes of CSV per chunk (about 40,000 rows of two numbers)
+CHUNK_ROWS = 1 << 16  # rows per chunk of Parquet, JSON lines and grids
+OUTPUT_SUFFIXES = (".csv", ".jsonl", ".parquet")
+ERROR_COLUMN = "error"
+SHOWN_FAILURES = 3  # failed rows named in the summary
+
+
+def _arrow():
+    """pyarrow and NumPy, or an InputError naming the extra that installs them."""
+    try:
+        import numpy  # noqa: F401
+        import pyarrow
+    except ImportError:
+        raise InputError("many points at once need NumPy and pyarrow, which are not installed",
+                         hint='pip install "gradcli[batch]"') from None
+    return pyarrow
+
+
+def output_names(output: str, wrt: list[str]) -> list[str]:
+    """The result columns for one output named ``output``: ``f``, ``df/dx``, ... (several
+    outputs each add theirs: ``f1``, ``df1/dx``, ..., ``f2``, ...)."""
+    return [output] + [f"d{output}/d{name}" for name in wrt]
+
+
+def file_format(path: str, *, output: bool = False) -> str:
+    """"csv", "jsonl" or "parquet", by the file's suffix (points files: anything else is CSV)."""
+    lower = path.lower()
+    if lower.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if output and not lower.endswith(".csv"):
+        raise InputError(f"{path}: unknown file type", option="output",
+                         hint="use a name ending in " + ", ".join(OUTPUT_SUFFIXES))
+    return "csv"
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+@dataclass
+class Rows:
+    """A source of rows in chunks: the column names, the chunks, and progress information."""
+
+    columns: list[str]
+    chunks: Iterator  # of pyarrow.RecordBatch
+    total: int | None  # in units of ``done()``: bytes for CSV files, rows otherwise; None: unknown
+    done: Callable[[], int]
+
+
+class _Counted(io.RawIOBase):
+    """A binary stream read through, counting the bytes handed on (for the progress bar)."""
+
+    def __init__(self, raw, count: int = 0):
+        self.raw, self.count = raw, count
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        return n
+
+
+def _csv_header(raw, what: str) -> tuple[list[str], int]:
+    """The column names of a CSV stream's header line, and the line's length in bytes."""
+    header = raw.readline()
+    try:
+        text = header.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise InputError(f"{what} is not UTF-8 text", hint="save it as UTF-8") from None
+    if not text.strip():
+        raise InputError(f"{what} has no header line",
+                         hint="the first line names the columns: x,y")
+    names = next(csv.reader([text]))
+    _check_names(names, what)
+    return names, len(header)
+
+
+def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
+    """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
+    cell is null), the others kept as text."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+    return pacsv.open_csv(
+        io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
+        read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES,
+                                       skip_rows_after_names=skip),
+        convert_options=pacsv.ConvertOptions(
+            column_types={name: pa.float64() if name in numbers else pa.string()
+                          for name in names},
+            strings_can_be_null=False, quoted_strings_can_be_null=False))
+
+
+def read_csv(path: str, graph: Graph | None = None) -> Rows:
+    """CSV with a header line. The columns the expression reads are parsed as numbers by
+    pyarrow; should a cell not be a number, the rest of the file is read with those columns
+    as text and parsed row by row, so one odd cell fails its row, not the file (standard input,
+    which cannot be read twice, is read as text from the start). Other columns stay text."""
+    pa = _arrow()
+    if path == "-":
+        raw, total, what = sys.stdin.buffer, None, "standard input"
+    else:
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        import os
+        total, what = os.fstat(raw.fileno()).st_size, path
+    names, header_bytes = _csv_header(raw, what)
+    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
+    stream = _Counted(raw, header_bytes)
+    try:
+        reader = _csv_reader(stream, names, numbers)  # reads the first block
+    except pa.ArrowInvalid as exc:
+        if not numbers or "conversion error" not in str(exc):
+            raise InputError(f"{what}: {_arrow_message(exc)}") from None
+        numbers.clear()
+        raw.seek(header_bytes)
+        stream = _Counted(raw, header_bytes)
+        reader = _csv_reader(stream, names, numbers)
+
+    def chunks():
+        nonlocal raw, reader, stream
+        rows = 0
+        try:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except pa.ArrowInvalid as exc:
+                    if not numbers or "conversion error" not in str(exc):
+                        raise InputError(f"{what}: {_arrow_message(exc)}") from None
+                    numbers.clear()  # read on as text, from the first row not yet given
+                    raw.close()
+                    raw = open(path, "rb")  # noqa: SIM115
+                    _csv_header(raw, what)
+                    stream = _Counted(raw, stream.count)
+                    reader = _csv_reader(stream, names, numbers, skip=rows)
+                    continue
+                rows += batch.num_rows
+                yield batch
+        finally:
+            if raw is not sys.stdin.buffer:
+                raw.close()
+
+    return Rows(names, chunks(), total, lambda: stream.count)
+
+
+def _arrow_message(exc: Exception) -> str:
+    return str(exc).split("\n")[0]
+
+
+def _check_names(names: list[str], what: str) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"{what} has two columns named {name!r}")
+        seen.add(name)
+
+
+def read_jsonl(path: str, graph: Graph) -> Rows:
+    """JSON lines: one object per line; the inputs the expression reads are read as numbers."""
+    pa = _arrow()
+    from pyarrow import json as pajson
+    schema = pa.schema([(name, pa.float64()) for name in graph.inputs])
+    try:
+        reader = pajson.open_json(
+            path, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES),
+            parse_options=pajson.ParseOptions(explicit_schema=schema,
+                                              unexpected_field_behavior="infer"))
+    except FileNotFoundError:
+        raise InputError(f"cannot read {path}: no such file") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{path}: {_arrow_message(exc)}") from None
+    names = list(reader.schema.names)
+    try:  # the reader puts the explicit schema's columns first: keep the file's order instead
+        with open(path, encoding="utf-8") as f:
+            first = list(json.loads(f.readline()))
+    except (ValueError, TypeError):
+        first = []
+    if sorted(first) == sorted(names):
+        names = first
+    done = [0]
+
+    def chunks():
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except pa.ArrowInvalid as exc:
+                raise InputError(f"{path}: {_arrow_message(exc)}",
+                                 hint="each line is one JSON object whose inputs are numbers") \
+                    from None
+            done[0] += batch.num_rows
+            if sorted(batch.schema.names) != sorted(names):  # a later chunk met a new key
+                raise InputError(f"{path}: the lines do not all have the same keys "
+                                 f"({', '.join(batch.schema.names)} after {', '.join(names)})")
+            yield batch.select(names)
+
+    return Rows(names, chunks(), None, lambda: done[0])
+
+
+def read_parquet(path: str) -> Rows:
+    pa = _arrow()
+    import pyarrow.parquet as pq
+    try:
+        file = pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise InputError(f"cannot read {path}: no such file") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{path} is not a Parquet file ({_arrow_message(exc)})") from None
+    done = [0]
+
+    def chunks():
+        for batch in file.iter_batches(batch_size=CHUNK_ROWS):
+            done[0] += batch.num_rows
+            yield batch
+
+    return Rows(list(file.schema_arrow.names), chunks(), file.metadata.num_rows,
+                lambda: done[0])
+
+
+def read_points(path: str, graph: Graph) -> Rows:
+    """The rows of a points file, by its suffix (``-``: CSV on standard input)."""
+    kind = "csv" if path == "-" else file_format(path)
+    if kind == "parquet":
+        return read_parquet(path)
+    if kind == "jsonl":
+        return read_jsonl(path, graph)
+    return read_csv(path, graph)
+
+
+def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
+    """The Cartesian product of inclusive ``linspace`` ranges, in row-major order: the first name
+    varies slowest, the last fastest (as nested loops, the first name outermost)."""
+    pa = _arrow()
+    import numpy as np
+    names = list(grid)
+    axes = [np.linspace(start, stop, count) for start, stop, count in grid.values()]
+    shape = tuple(len(a) for a in axes)
+    total = math.prod(shape)
+    done = [0]
+
+    def chunks():
+        for start in range(0, total, CHUNK_ROWS):
+            index = np.unravel_index(np.arange(start, min(total, start + CHUNK_ROWS)), shape)
+            done[0] = min(total, start + CHUNK_ROWS)
+            yield pa.record_batch([pa.array(axis[i]) for axis, i in zip(axes, index)],
+                                  names=names)
+
+    return Rows(names, chunks(), total, lambda: done[0])
+
+
+# -- one chunk ----------------------------------------------------------------------------------
+
+def _numbers(column, name: str):
+    """A column as float64 values, and the messages of the rows that hold no number."""
+    pa = _arrow()
+    import numpy as np
+    problems: dict[int, str] = {}
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        import pyarrow.compute as pc
+        try:
+            column = pc.cast(column, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a cell is not a number
+            texts = column.to_pylist()
+            values = np.empty(len(texts))
+            for i, text in enumerate(texts):
+                try:
+                    values[i] = float(text)
+                except (TypeError, ValueError):
+                    values[i] = np.nan
+                    problems[i] = (f"the value of {name} is {text!r}, not a number"
+                                   if text is not None and text.strip()
+                                   else f"no value for input {name}")
+            return values, problems
+    elif not (pa.types.is_floating(kind) or pa.types.is_integer(kind)
+              or pa.types.is_boolean(kind) or pa.types.is_null(kind)):
+        raise InputError(f"the column {name} holds {kind} values, not numbers")
+    if column.null_count:
+        for i, value in enumerate(column.to_pylist()):
+            if value is None:
+                problems[i] = f"no value for input {name}"
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return values, problems
+
+
+def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
+                   output: str = "f"):
+    """One chunk of rows evaluated: the output record batch (the chunk's columns, the inputs the
+    expression reads as numbers, the ``at`` values, the results and the error column), and the
+    errors (an array: None, or the row's message)."""
+    pa = _arrow()
+    import numpy as np
+
+    from .engine.batch import evaluate_columns
+    n = batch.num_rows
+    columns: dict = {}
+    problems: dict[int, str] = {}
+    present = set(batch.schema.names)
+    for name in graph.inputs:
+        if name in present:
+            columns[name], found = _numbers(batch.column(name), name)
+            for i, message in found.items():
+                problems.setdefault(i, message)
+        else:
+            columns[name] = at[name]
+    columns["\0rows"] = np.empty(n)  # fixes the row count when every input is an --at scalar
+    result = evaluate_columns(graph, columns, wrt=wrt)
+    errors = result.errors
+    if problems:
+        rows = np.fromiter(problems, dtype=np.intp, count=len(problems))
+        errors[rows] = list(problems.values())
+        result.values[rows] = np.nan
+        for g in result.gradient.values():
+            g[rows] = np.nan
+    arrays, names = [], []
+    for name in batch.schema.names:
+        arrays.append(pa.array(columns[name]) if name in graph.inputs else batch.column(name))
+        names.append(name)
+    for name, value in at.items():
+        if name not in present:
+            arrays.append(pa.array(np.full(n, value)))
+            names.append(name)
+    results = [result.values] + [result.gradient[name] for name in wrt]
+    for name, values in zip(output_names(output, wrt), results):
+        arrays.append(pa.array(values))
+        names.append(name)
+    arrays.append(pa.array(errors, type=pa.string()) if result.n_failed or problems
+                  else pa.nulls(n, pa.string()))
+    names.append(ERROR_COLUMN)
+    return pa.record_batch(arrays, names=names), errors
+
+
+def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], output: str = "f"
+                   ) -> list[str]:
+    """The names of the output columns, checked for collisions (an input column named ``f``)."""
+    names = list(rows.columns) + [n for n in at if n not in rows.columns]
+    added = output_names(output, wrt) + [ERROR_COLUMN]
+    clash = [n for n in added if n in names]
+    if clash:
+        raise InputError(f"the points have a column named {clash[0]!r}, which the output uses",
+                         hint=f"rename that column: the output adds {', '.join(added)}")
+    return names + added
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+class CsvSink:
+    """CSV with a header; numbers as the shortest text that reads back to the same double, NaN
+    as ``nan``, an empty error cell for a row that computed."""
+
+    def __init__(self, file, names: list[str]):
+        import pyarrow.csv as pacsv
+        self.file, self.pacsv = file, pacsv
+        line = io.StringIO()
+        csv.writer(line, lineterminator="\n").writerow(names)
+        file.write(line.getvalue().encode("utf-8"))
+        self.plain = pacsv.WriteOptions(include_header=False, quoting_style="none",
+                                        batch_size=CHUNK_ROWS)
+        self.quoted = pacsv.WriteOptions(include_header=False, quoting_style="needed",
+                                         batch_size=CHUNK_ROWS)
+
+    def write(self, batch) -> None:
+        import pyarrow as pa
+        out = io.BytesIO()
+        try:  # unquoted text, unless a cell holds a comma, a quote or a line break
+            self.pacsv.write_csv(batch, out, self.plain)
+        except pa.ArrowInvalid:
+            out = io.BytesIO()
+            self.pacsv.write_csv(batch, out, self.quoted)
+        self.file.write(out.getbuffer())
+
+    def close(self) -> None:
+        self.file.flush()
+
+
+class JsonlSink:
+    """One JSON object per line; NaN as null (JSON has no NaN), floats exact (``repr``)."""
+
+    def __init__(self, file, names: list[str]):
+        self.file = file
+
+    def write(self, batch) -> None:
+        names = batch.schema.names
+        columns = []
+        for column in batch.columns:
+            values = column.to_pylist()
+            if column.type == "double":
+                values = [None if v != v else v for v in values]
+            columns.append(values)
+        dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        lines = [dumps(dict(zip(names, row))) for row in zip(*columns)]
+        if lines:
+            self.file.write(("\n".join(lines) + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        self.file.flush()
+
+
+class ParquetSink:
+    """Parquet, one row group per chunk."""
+
+    def __init__(self, path: str, names: list[str]):
+        self.path, self.names, self.writer = path, names, None
+
+    def write(self, batch) -> None:
+        import pyarrow.parquet as pq
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, batch.schema)
+        self.writer.write_batch(batch)
+
+    def close(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        if self.writer is None:  # no rows: an empty table with the columns
+            pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
+                                                     else pa.float64()) for name in self.names}),
+                           self.path)
+        else:
+            self.writer.close()
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+@dataclass
+class Summary:
+    """What a batch run did: rows written, rows failed, and the first failures (1-based row
+    numbers: the N-th data row of the input, the header not counted)."""
+
+    rows: int = 0
+    failed: int = 0
+    first_failures: list[tuple[int, str]] = field(default_factory=list)
+
+    def add(self, errors, offset: int) -> None:
+        import numpy as np
+        self.rows += len(errors)
+        failed = np.flatnonzero(np.not_equal(errors, None))
+        self.failed += len(failed)
+        for i in failed[:SHOWN_FAILURES - len(self.first_failures)]:
+            self.first_failures.append((offset + int(i) + 1, errors[i]))
+
+    def text(self) -> str:
+        """The summary line for standard error (empty when every row computed)."""
+        if not self.failed:
+            return ""
+        shown = "; ".join(f"row {row}: {message}" for row, message in self.first_failures)
+        more = self.failed - len(self.first_failures)
+        return (f"{self.failed} of {self.rows} points failed (their outputs are NaN; the "
+                f"error column says why): {shown}" + (f"; and {more} more" if more else ""))
+
+
+def open_sink(path: str | None, as_json: bool, names: list[str]):
+    """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
+    if path is None:
+        out = sys.stdout.buffer
+        return JsonlSink(out, names) if as_json else CsvSink(out, names)
+    kind = file_format(path, output=True)
+    if as_json:
+        raise InputError("writes JSON lines to standard output; a file's format is chosen by "
+                         "its suffix", option="json", hint=f"write to {path}.jsonl instead")
+    if kind == "parquet":
+        return ParquetSink(path, names)
+    try:
+        file = open(path, "wb")  # noqa: SIM115 - closed by run_batch
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    return (JsonlSink if kind == "jsonl" else CsvSink)(file, names)
+
+
+def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool = False,
+              wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
+              progress: Callable[[int, int | None], None] | None = None) -> Summary:
+    """Evaluate every row of ``rows`` and write each chunk as it is done; the summary.
+
+    ``at`` fixes inputs the rows do not hold; ``progress(done, total)`` is called after each
+    chunk (units: bytes for a CSV file, rows otherwise)."""
+    from .engine.graph import wrt_names
+    _arrow()
+    at = dict(at or {})
+    wrt = wrt_names(graph, wrt)
+    both = [name for name in at if name in rows.columns]
+    if both:
+        raise InputError(f"gives {both[0]}, which is also a column of the points",
+                         option="at", names=(both[0],), hint="give each input one way")
+    missing = [name for name in graph.inputs if name not in rows.columns and name not in at]
+    if missing:
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
+                                names=tuple(missing))
+    names = output_columns(rows, at, wrt)
+    sink = open_sink(sink_path, as_json, names)
+    summary = Summary()
+    try:
+        for batch in rows.chunks:
+            table, errors = evaluate_chunk(graph, batch, wrt, at)
+            sink.write(table)
+            summary.add(errors, summary.rows)
+            if progress is not None:
+                progress(rows.done(), rows.total)
+    finally:
+        sink.close()
+    return summary
+
+
+# -- Dask ---------------------------------------------------------------------------------------
+
+DASK_HINT = 'pip install "gradcli[dask]"'
+DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
+
+
+def _dask():
+    """dask.dataframe and distributed, or an InputError naming the extra (exit 2)."""
+    _arrow()
+    try:
+        import dask
+        import dask.dataframe as dd
+        import distributed
+    except ImportError:
+        raise InputError("dask needs Dask (dask[dataframe] and distributed), which is not "
+                         "installed", option="engine", hint=DASK_HINT) from None
+    return dask, dd, distributed
+
+
+def _compiled(source: str) -> Graph:
+    """The graph of ``source``, compiled once per worker process."""
+    cache = _compiled.__dict__.setdefault("cache", {})
+    graph = cache.get(source)
+    if graph is None:
+        from .engine.graph import compile
+        graph = cache[source] = compile(source)
+    return graph
+
+
+def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
+                       error_fill: str | None = None):
+    """One Dask partition (a pandas DataFrame) evaluated by :func:`evaluate_chunk`: the same
+    function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
+    error of a row that computed (CSV output writes "")."""
+    import pyarrow as pa
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
+    table, _ = evaluate_chunk(_compiled(source), batch, wrt, at)
+    out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
+    if error_fill is not None:
+        out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
+    out.index = frame.index
+    return out
+
+
+def _arrow_dtype(arrow_type):
+    import pandas as pd
+    return pd.ArrowDtype(arrow_type)
+
+
+def partition_failures(frame):
+    """A partition's row count, failure count and first failures (row within the partition,
+    message; as JSON text), as a one-row pandas DataFrame."""
+    import pandas as pd
+    errors = frame[ERROR_COLUMN]
+    failed = (errors.notna() & (errors != "")).to_numpy()
+    first = [(int(i), str(errors.iloc[i])) for i in failed.nonzero()[0][:SHOWN_FAILURES]]
+    return pd.DataFrame({"rows": [len(frame)], "failed": [int(failed.sum())],
+                         "first": [json.dumps(first)]})
+
+
+def run_dask(graph: Graph, path: str, output_path: str | None, *,
+             wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
+             scheduler: str | None = None) -> Summary:
+    """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
+    (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
+    ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler`` or a local one."""
+    from .engine.graph import wrt_names
+    dask, dd, distributed = _dask()
+    at = dict(at or {})
+    wrt = wrt_names(graph, wrt)
+    if output_path is None:
+        raise InputError("dask writes its result to files", option="engine",
+                         hint="name the output: out.parquet (a directory of parts) or "
+                              "'out-*.csv' (one file per partition)")
+    lower = output_path.lower()
+    if lower.endswith(".csv") and "*" in output_path:
+        out_kind = "csv"
+    elif lower.endswith((".parquet", ".pq")) or lower.endswith(".parquet/"):
+        out_kind = "parquet"
+    else:
+        raise InputError(f"{output_path}: the dask engine writes a directory of Parquet parts "
+                         "or one CSV file per partition", option="output",
+                         hint="out.parquet, or 'out-*.csv' (* is the partition number)")
+    if path == "-":
+        raise InputError("dask reads files, not standard input", option="engine")
+    kind = file_format(path)
+    try:
+        if kind == "parquet":
+            frame = dd.read_parquet(path)
+        elif kind == "csv":
+            frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
+                                blocksize=DASK_CSV_BLOCK_BYTES)
+        else:
+            raise InputError("dask reads CSV or Parquet", option="engine",
+                             hint="convert the JSON lines first, or use the numpy engine")
+    except (FileNotFoundError, OSError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    columns = list(frame.columns)
+    rows = Rows(columns, iter(()), None, lambda: 0)
+    both = [name for name in at if name in columns]
+    if both:
+        raise InputError(f"gives {both[0]}, which is also a column of the points",
+                         option="at", names=(both[0],), hint="give each input one way")
+    missing = [name for name in graph.inputs if name not in columns and name not in at]
+    if missing:
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
+                                names=tuple(missing))
+    output_columns(rows, at, wrt)  # checks for collisions
+    fill = "" if out_kind == "csv" else None
+    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill)
+    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, meta=meta)
+    if out_kind == "parquet":
+        write = result.to_parquet(output_path, write_index=False, compute=False)
+    else:
+        write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
+    # One summary row per partition, computed with the write (the partitions are evaluated once)
+    counts = result.map_partitions(partition_failures,
+                                   meta=partition_failures(meta.iloc[:0]).iloc[:0])
+    client = _client(distributed, scheduler)
+    try:
+        with warnings.catch_warnings():
+            # to_csv gives a delayed write: computed with the counts, the expressions are
+            # materialised (what the warning says), and each partition still runs once
+            warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
+            _, parts = dask.compute(write, counts)
+    finally:
+        client.close()
+    summary, offset = Summary(), 0
+    for n, failed, first in zip(parts["rows"], parts["failed"], parts["first"]):
+        summary.rows += int(n)
+        summary.failed += int(failed)
+        for i, message in json.loads(first)[:SHOWN_FAILURES - len(summary.first_failures)]:
+            summary.first_failures.append((offset + i + 1, message))
+        offset += int(n)
+    return summary
+
+
+def _client(distributed, scheduler: str | None):
+    """A client of the scheduler at ``scheduler``, or of a new local cluster (closed with it)."""
+    if scheduler is not None:
+        try:
+            return distributed.Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1)
+    client = distributed.Client(cluster)
+    close = client.close
+
+    def close_both():
+        close()
+        cluster.close()
+    client.close = close_both
+    return client

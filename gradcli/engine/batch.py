@@ -1,0 +1,366 @@
+"""The tape swept over whole columns: values and gradients at many points at once, with NumPy.
+
+The same rule table as the single-point engine (:mod:`gradcli.engine.primitives`): its rules are written over
+a namespace ``m`` of the catalogue's functions, and here ``m`` is :data:`NUMPY`, whose functions
+take arrays. The forward sweep computes each node for every row; the reverse sweep passes
+``adjoint * local`` back along each edge, for every row, in the single-point engine's visit
+order. Nothing steps through rows in Python: a point outside a domain shows as a non-finite
+value, found with a mask per node, and only the rows that failed get a message, in the words the
+single-point engine would use (``v1: log(-1) is outside the domain of log (a > 0)``).
+
+Compile once (:func:`gradcli.api.compile`), then evaluate on a mapping of columns:
+
+>>> import numpy as np
+>>> from gradcli.api import compile
+>>> result = evaluate_columns(compile("log(x)+x*y"), {"x": np.array([1.0, -1.0]), "y": 3.0})
+>>> result.values.tolist(), result.gradient["x"].tolist(), result.gradient["y"].tolist()
+([3.0, nan], [4.0, nan], [1.0, nan])
+>>> result.errors.tolist()
+[None, 'v1: log(-1) is outside the domain of log (a > 0)']
+
+Rows are evaluated in blocks of :data:`BLOCK_ROWS` (cache-sized: each node's column of a block
+stays in the processor's cache between the forward and the reverse sweep), so memory grows with
+the number of rows only by the outputs. This module does no I/O: files are :mod:`gradcli.batchio`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..errors import GradcliError, InputError, MissingInputError
+from .graph import Graph, describe_call, domain_error, overflow_error
+from .primitives import CONSTANTS, TABLE
+from .reverse import visit_order
+
+BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns stay in cache
+BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big graphs, fewer rows
+
+
+# -- the NumPy namespace: every primitive's primal on arrays ------------------------------------
+# Each mirrors its scalar primal in the table (same branches, same IEEE operations), so that the
+# two engines agree to the last bit wherever NumPy and the C library compute the same function.
+
+def _sigmoid(x):
+    z = np.exp(-np.abs(x))  # exp(-x) for x >= 0, exp(x) below: never overflows
+    return np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
+
+
+def _softplus(x):
+    return np.log1p(np.exp(-np.abs(x))) + np.where(x > 0, x, 0.0)
+
+
+def _relu(x):
+    return np.where(x > 0, x, 0.0)
+
+
+def _sign(x):
+    return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))
+
+
+def _step(x):
+    return np.where(x > 0, 1.0, 0.0)
+
+
+def _min(a, b):
+    return np.where(b < a, b, a)  # Python's min: the first argument unless the second is smaller
+
+
+def _max(a, b):
+    return np.where(b > a, b, a)
+
+
+def _elementwise(scalar):
+    """A scalar primal applied row by row: for functions NumPy lacks (erf), bitwise the same."""
+    ufunc = np.frompyfunc(scalar, 1, 1)
+
+    def apply(x):
+        if np.ndim(x) == 0:
+            return scalar(float(x))
+        return ufunc(x).astype(np.float64)
+    return apply
+
+
+_NUMPY_PRIMALS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "neg": np.negative, "pow": np.power,
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
+    "log10": np.log10, "sqrt": np.sqrt, "cbrt": np.cbrt,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "atan2": np.arctan2, "hypot": np.hypot,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh,
+    "sigmoid": _sigmoid, "softplus": _softplus, "relu": _relu,
+    "abs": np.abs, "min": _min, "max": _max, "sign": _sign, "step": _step,
+}
+
+# A primitive without a NumPy function here is computed by its scalar primal row by row: a new
+# row of the table works in batches the moment it is added, only slower.
+NUMPY = SimpleNamespace(**{name: _NUMPY_PRIMALS.get(name) or _elementwise(p.primal)
+                           for name, p in TABLE.items()}, **CONSTANTS)
+
+
+# -- results ------------------------------------------------------------------------------------
+
+@dataclass
+class BatchResult:
+    """Values and gradients at many points: one entry per row.
+
+    ``values[i]`` is the output at row i and ``gradient[name][i]`` its partial derivative by the
+    input ``name``; both are NaN where the row failed, and ``errors[i]`` then says why (the
+    single-point engine's message); ``errors[i]`` is None for a row that computed.
+    """
+
+    values: np.ndarray
+    gradient: dict[str, np.ndarray]
+    errors: np.ndarray  # dtype object: None, or the message of the row's failure
+    inputs: list[str] = field(default_factory=list)  # the graph's inputs, in graph order
+
+    @property
+    def failed(self) -> np.ndarray:
+        """A boolean mask of the rows that failed."""
+        return np.not_equal(self.errors, None)
+
+    @property
+    def n_failed(self) -> int:
+        return int(np.count_nonzero(self.failed))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def column_length(columns: Mapping[str, object]) -> int:
+    """The number of rows of ``columns``: the length every array shares (1 when all are
+    scalars); unequal lengths are an InputError."""
+    lengths = {name: np.shape(column)[0] for name, column in columns.items()
+               if np.ndim(column) > 0}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name}: {n}" for name, n in lengths.items())
+        raise InputError(f"the columns have different lengths ({shown})")
+    return next(iter(lengths.values()), 1)
+
+
+def as_columns(graph: Graph, columns: Mapping[str, object]) -> tuple[int, dict[str, np.ndarray]]:
+    """The graph's inputs as float64 arrays of one length (a scalar is broadcast, not copied)."""
+    missing = [name for name in graph.inputs if name not in columns]
+    if missing:
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        raise MissingInputError(f"no values for {'input' if len(missing) == 1 else 'inputs'} "
+                                f"{', '.join(missing)}", span, names=tuple(missing))
+    n = column_length(columns)
+    arrays = {}
+    for name, span in zip(graph.inputs, graph.input_spans):
+        try:
+            column = np.asarray(columns[name], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"the values of {name} are not numbers", span) from None
+        if column.ndim > 1:
+            raise InputError(f"the values of {name} are a {column.ndim}-dimensional array; "
+                             "give one value per row", span)
+        arrays[name] = np.broadcast_to(column, (n,)) if column.ndim == 0 else column
+    return n, arrays
+
+
+# -- the sweeps ---------------------------------------------------------------------------------
+
+def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
+                     wrt: Iterable[str] | None = None, gradient: bool = True,
+                     block_rows: int = BLOCK_ROWS) -> BatchResult:
+    """Value and gradient of a compiled graph at every row of ``columns`` (input name -> array).
+
+    Names the graph does not read are ignored; a scalar stands for a whole column. ``wrt``
+    chooses the inputs of ``gradient`` (default: all, in graph order); ``gradient=False`` runs
+    the forward sweep alone (``gradient`` is then empty). A row outside a domain, or whose value
+    or gradient is not finite, gives NaN and a message in ``errors``; the others are unaffected.
+    """
+    from .graph import wrt_names
+    wrt = wrt_names(graph, wrt)
+    n, arrays = as_columns(graph, columns)
+    values = np.empty(n)
+    grads = {name: np.empty(n) for name in wrt} if gradient else {}
+    errors = np.full(n, None, dtype=object)
+    order = visit_order(graph) if gradient else []
+    primals = numpy_primals(graph)
+    block_rows = max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
+    with np.errstate(all="ignore"):
+        for start in range(0, n, block_rows):
+            stop = min(n, start + block_rows)
+            block = [arrays[name][start:stop] for name in graph.inputs]
+            _evaluate_block(graph, block, primals, order, wrt, start, values[start:stop],
+                            {name: g[start:stop] for name, g in grads.items()}, errors, gradient)
+    return BatchResult(values, grads, errors, list(graph.inputs))
+
+
+def forward_block(graph: Graph, inputs: list, primals: list | None = None) -> list:
+    """Values of every slot for one block of rows (``inputs`` in graph order): constants stay
+    floats, inputs and nodes are arrays. ``primals`` (:func:`numpy_primals`) saves a lookup."""
+    slots = list(graph.constants) + list(inputs)
+    append = slots.append
+    arg0, arg1 = graph.arg0, graph.arg1
+    for k, f in enumerate(primals or numpy_primals(graph)):
+        b = arg1[k]
+        append(f(slots[arg0[k]]) if b < 0 else f(slots[arg0[k]], slots[b]))
+    return slots
+
+
+def numpy_primals(graph: Graph) -> list:
+    """Each node's primal in the NumPy namespace, in tape order."""
+    return [getattr(NUMPY, prim.name) for prim in graph.ops]
+
+
+def _times(g, local):
+    """``g * local`` without a pass over the rows when either is the float 1 or -1 (exact)."""
+    if type(local) is float:
+        if local == 1.0:
+            return g
+        if local == -1.0:
+            return -g
+    if type(g) is float:
+        if g == 1.0:
+            return local
+        if g == -1.0:
+            return -local
+    return g * local
+
+
+def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False) -> list:
+    """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
+    computes them (same visit order, same rules, same order of accumulation); None where nothing
+    flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
+    memory falls during the sweep, and ``slots`` is consumed)."""
+    adjoint: list = [None] * graph.n_slots
+    adjoint[graph.output] = 1.0
+    base, n_const = graph.base, graph.n_const
+    ops, arg0, arg1, m = graph.ops, graph.arg0, graph.arg1, NUMPY
+    for s in order:
+        g = adjoint[s]
+        if g is None:
+            continue
+        k = s - base
+        a, b, y = arg0[k], arg1[k], slots[s]
+        rules = ops[k].partials
+        if b < 0:
+            c = _times(g, rules[0](m, slots[a], y))
+            prev = adjoint[a]
+            adjoint[a] = c if prev is None else prev + c
+            adjoint[s] = None
+            if free:
+                slots[s] = None
+            continue
+        va, vb = slots[a], slots[b]
+        if a >= n_const:
+            c = _times(g, rules[0](m, va, vb, y))
+            prev = adjoint[a]
+            adjoint[a] = c if prev is None else prev + c
+        if b >= n_const:
+            c = _times(g, rules[1](m, va, vb, y))
+            prev = adjoint[b]
+            adjoint[b] = c if prev is None else prev + c
+        adjoint[s] = None
+        if free:
+            slots[s] = None
+    return adjoint
+
+
+def _evaluate_block(graph, block, primals, order, wrt, offset, values_out, grads_out, errors,
+                    gradient):
+    n = len(values_out)
+    slots = forward_block(graph, block, primals)
+    out = slots[graph.output]
+    values_out[...] = out
+    base, n_const = graph.base, graph.n_const
+    # One pairwise sum per column finds any inf or nan (a sum of finite values that overflows
+    # is a false alarm, settled by the exact check below).
+    bad_value = not all(math.isfinite(np.sum(v)) for v in slots[n_const:])
+    failed = _value_failures(graph, slots, offset, n, errors) if bad_value else None
+    if not gradient:
+        if failed is not None:
+            values_out[failed] = np.nan
+        return
+    adjoint = reverse_block(graph, slots, order, free=True)
+    for name in wrt:
+        g = adjoint[n_const + graph.inputs.index(name)]
+        grads_out[name][...] = 0.0 if g is None else g
+    input_adjoints = [a for a in adjoint[n_const:base] if a is not None]
+    if not all(math.isfinite(np.sum(a)) for a in input_adjoints):
+        bad = np.zeros(n, dtype=bool)
+        for a in input_adjoints:
+            bad |= ~np.isfinite(a)
+        if failed is not None:
+            bad &= ~failed  # a row that failed in the forward sweep keeps that message
+        for r in np.flatnonzero(bad):
+            errors[offset + r] = _gradient_message(graph, [float(c[r]) for c in block])
+        failed = bad if failed is None else failed | bad
+    if failed is not None:
+        values_out[failed] = np.nan
+        for g in grads_out.values():
+            g[failed] = np.nan
+
+
+def _value_failures(graph, slots, offset, n, errors) -> np.ndarray:
+    """Find each row's first non-finite slot (in tape order) and write its message; the mask
+    of the failed rows."""
+    failed = np.zeros(n, dtype=bool)
+    n_const, base = graph.n_const, graph.base
+    for i, name in enumerate(graph.inputs):
+        column = np.broadcast_to(slots[n_const + i], (n,))
+        new = ~np.isfinite(column) & ~failed
+        for r in np.flatnonzero(new):
+            errors[offset + r] = (f"the value of {name} is {float(column[r])}, "
+                                  "which is not a finite number")
+        failed |= new
+    for k in range(len(graph.ops)):
+        column = slots[base + k]
+        new = ~np.isfinite(column) & ~failed
+        if not new.any():
+            continue
+        for r in np.flatnonzero(new):
+            errors[offset + r] = _value_message(graph, k, slots, r)
+        failed |= new
+    return failed
+
+
+def _row_args(graph: Graph, k: int, slots: list, r: int) -> list[float]:
+    """Node k's arguments at row r, as floats."""
+    args = [slots[graph.arg0[k]]] + ([slots[graph.arg1[k]]] if graph.arg1[k] >= 0 else [])
+    return [float(v[r]) if np.ndim(v) else float(v) for v in args]
+
+
+def _value_message(graph: Graph, k: int, slots: list, r: int) -> str:
+    """The single-point engine's message for node k failing at row r (its arguments are finite):
+    the scalar primal, run on the row's arguments, says whether it is a domain error or an
+    overflow, exactly as :func:`gradcli.engine.forward.forward` reports it."""
+    prim = graph.ops[k]
+    args = _row_args(graph, k, slots, r)
+    span, node = graph.spans[k], graph.node_id(graph.base + k)
+    try:
+        value = prim.primal(*args)
+    except (ValueError, ZeroDivisionError):
+        return domain_error(prim, args, span, node=node).message
+    except OverflowError:
+        return overflow_error(prim, args, span, node=node).message
+    if math.isfinite(value):  # NumPy and the C library disagree at the very edge of the range
+        value = float(np.asarray(slots[graph.base + k])[r])
+    return f"{node} = {describe_call(prim, args)} is {value}: the value is not a finite number"
+
+
+def _gradient_message(graph: Graph, point: list[float]) -> str:
+    """The single-point engine's message for a row whose gradient is not finite (rare: a Python
+    step per such row is fine)."""
+    from .forward import forward
+    from .reverse import check_gradient, reverse
+    try:
+        values = forward(graph, point)
+        adjoint, _ = reverse(graph, values)
+        check_gradient(graph, values, adjoint, 1.0)
+    except GradcliError as exc:
+        return exc.message
+    return "the gradient is not finite"
+
+
+__all__ = ["BLOCK_ROWS", "NUMPY", "BatchResult", "as_columns", "evaluate_columns",
+           "forward_block", "numpy_primals", "reverse_block"]

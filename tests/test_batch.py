@@ -1,0 +1,207 @@
+"""The batch engine (gradcli.batch): the tape swept over NumPy columns equals the single-point
+engine row by row, for every row of the rule table, and a row outside a domain fails alone.
+
+Reference: the single-point API (``gradcli.evaluate``), itself tested against SymPy. Agreement
+is stated per primitive:
+- bitwise (``==``, so -0.0 equals 0.0) where both engines run the same IEEE operations:
+  + - * / neg, sqrt, abs, min, max, relu, sign, step (correctly rounded or exact);
+- otherwise to 4 ulp per operation (relative 1e-15 x the operations of value and derivative,
+  stated as ``rtol`` below), because NumPy may use its own (SIMD) implementations of exp, log,
+  sin, pow, ... which differ from the C library's by an ulp or two.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gradcli
+from gradcli.api import compile
+from gradcli.engine.batch import NUMPY, BatchResult, evaluate_columns
+from gradcli.errors import GradcliError, InputError
+from gradcli.engine.primitives import TABLE
+
+EXACT = {"add", "sub", "mul", "div", "neg", "sqrt", "abs", "min", "max", "relu", "sign", "step"}
+RTOL = 2e-14  # ~90 ulp: bounds a few ulp in each of the handful of operations per row
+
+
+def source_of(name: str) -> str:
+    prim = TABLE[name]
+    if prim.symbol and prim.arity == 2:
+        return f"x {prim.symbol} y"
+    if prim.symbol:
+        return f"{prim.symbol}x"
+    return f"{name}(x, y)" if prim.arity == 2 else f"{name}(x)"
+
+
+def sample(rng, n: int) -> np.ndarray:
+    """Random values with the hard ones mixed in: 0, ±1, integers, kinks, large magnitudes."""
+    x = np.concatenate([rng.uniform(-3, 3, n), rng.integers(-3, 4, n // 4).astype(float),
+                        [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-300, -1e-300, 700.0, 800.0, -800.0,
+                         1e200, -1e200]])
+    return rng.permutation(x)
+
+
+def single(source: str, point: dict) -> tuple[float | None, dict | None, str | None]:
+    try:
+        r = gradcli.evaluate(source, point)
+    except GradcliError as exc:
+        return None, None, exc.message
+    return r.value, r.gradient, None
+
+
+def assert_rows_equal(source: str, columns: dict[str, np.ndarray], result: BatchResult,
+                      exact: bool) -> None:
+    names = list(columns)
+    for i in range(len(result)):
+        point = {name: float(columns[name][i]) for name in names}
+        value, gradient, error = single(source, point)
+        if error is not None:
+            assert result.errors[i] == error, (point, result.errors[i])
+            assert math.isnan(result.values[i])
+            assert all(math.isnan(g[i]) for g in result.gradient.values())
+            continue
+        assert result.errors[i] is None, (point, result.errors[i])
+        got = [result.values[i]] + [result.gradient[n][i] for n in gradient]
+        want = [value] + list(gradient.values())
+        for g, w in zip(got, want):
+            if exact:
+                assert g == w, (point, got, want)
+            else:
+                assert g == pytest.approx(w, rel=RTOL, abs=1e-300), (point, got, want)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_every_primitive_equals_the_single_point_engine_row_by_row(name):
+    rng = np.random.default_rng(sorted(TABLE).index(name))
+    source = source_of(name)
+    x = sample(rng, 200)
+    columns = {"x": x}
+    if TABLE[name].arity == 2:
+        # y: independent values, and ties with x (min, max at a kink), and integers (pow)
+        y = sample(rng, 200)[:len(x)]
+        y[::7] = x[::7]
+        columns["y"] = y
+    result = evaluate_columns(compile(source), columns, block_rows=64)  # many blocks
+    assert_rows_equal(source, columns, result, exact=name in EXACT)
+
+
+def test_the_numpy_namespace_has_every_primitive_and_constant():
+    for name in TABLE:
+        assert callable(getattr(NUMPY, name))
+    assert NUMPY.pi == math.pi and NUMPY.e == math.e
+
+
+def test_domain_failures_are_per_row_with_the_single_point_message():
+    r = gradcli.evaluate_batch("log(x) + 1/y", {"x": [1.0, -1.0, 2.0, 0.0], "y": [1, 1, 0, 0]})
+    assert r.errors.tolist() == [
+        None,
+        "v1: log(-1) is outside the domain of log (a > 0)",
+        "v2: division by zero: 1 / 0",
+        "v1: log(0) is outside the domain of log (a > 0)",  # the first failing node in tape order
+    ]
+    assert r.values[0] == 1.0 and np.isnan(r.values[1:]).all()
+    assert r.gradient["x"][0] == 1.0 and r.gradient["y"][0] == -1.0
+    assert np.isnan(r.gradient["x"][1:]).all() and np.isnan(r.gradient["y"][1:]).all()
+    assert r.failed.tolist() == [False, True, True, True] and r.n_failed == 3
+
+
+def test_overflow_and_non_finite_gradients_fail_their_rows_only():
+    r = gradcli.evaluate_batch("exp(x)", {"x": [1.0, 1000.0]})
+    assert r.errors[0] is None and r.values[0] == math.exp(1.0)
+    assert r.errors[1] == "v1: exp(1000) overflows: the result is too large for a 64-bit float"
+    # sqrt at 0: the value is 0, the derivative infinite: the single-point engine's message
+    r = gradcli.evaluate_batch("sqrt(x)", {"x": [4.0, 0.0]})
+    assert r.values[0] == 2.0 and r.gradient["x"][0] == 0.25
+    assert r.errors[1] == single("sqrt(x)", {"x": 0.0})[2]
+    assert "derivative is not finite" in r.errors[1]
+    assert np.isnan(r.values[1]) and np.isnan(r.gradient["x"][1])
+
+
+def test_non_finite_inputs_fail_their_rows():
+    r = gradcli.evaluate_batch("x + y", {"x": [1.0, np.nan, np.inf], "y": 1.0})
+    assert r.errors.tolist() == [None, "the value of x is nan, which is not a finite number",
+                                 "the value of x is inf, which is not a finite number"]
+
+
+def test_an_intermediate_inf_fails_the_row_even_when_the_output_is_finite():
+    # exp(-exp(x)) is 0.0 at x = 1000 in floats, but exp(1000) overflowed on the way
+    r = gradcli.evaluate_batch("exp(-exp(x))", {"x": [0.0, 1000.0]})
+    assert r.errors[0] is None and r.values[0] == math.exp(-1.0)
+    assert r.errors[1] == single("exp(-exp(x))", {"x": 1000.0})[2]
+
+
+def test_scalars_broadcast_and_wrt_chooses_the_gradient():
+    r = gradcli.evaluate_batch("x*y + z", {"x": np.arange(3.0), "y": 2, "z": 1}, wrt=["y"])
+    assert r.values.tolist() == [1.0, 3.0, 5.0]
+    assert list(r.gradient) == ["y"] and r.gradient["y"].tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("source, want, grad", [
+    ("2 + 3", [5.0, 5.0], {}),  # reads no input: still one row per row of the columns
+    ("x", [1.0, 2.0], {"x": [1.0, 1.0]}),  # the output is an input
+    ("x + 0*y", [1.0, 2.0], {"x": [1.0, 1.0], "y": [0.0, 0.0]}),
+])
+def test_outputs_that_are_inputs_or_constants(source, want, grad):
+    r = gradcli.evaluate_batch(source, {"x": [1.0, 2.0], "y": [5.0, 6.0]})
+    assert r.values.tolist() == want
+    assert {k: v.tolist() for k, v in r.gradient.items()} == grad
+
+
+def test_values_only():
+    r = evaluate_columns(compile("log(x)"), {"x": [1.0, -1.0]}, gradient=False)
+    assert r.gradient == {} and r.values[0] == 0.0 and np.isnan(r.values[1])
+    assert r.errors[1] == "v1: log(-1) is outside the domain of log (a > 0)"
+
+
+@pytest.mark.parametrize("columns, words", [
+    ({"x": [1.0]}, "no values for input y"),
+    ({"x": [1.0, 2.0], "y": [1.0]}, "different lengths"),
+    ({"x": [[1.0]], "y": 1.0}, "2-dimensional"),
+    ({"x": ["a"], "y": 1.0}, "not numbers"),
+])
+def test_bad_columns_are_input_errors(columns, words):
+    with pytest.raises(InputError, match=words):
+        gradcli.evaluate_batch("x*y", columns)
+
+
+def test_a_deep_graph_and_many_rows():
+    source = "+".join(f"sin({k}*x)" for k in range(1, 301))
+    x = np.linspace(-1, 1, 5000)
+    r = gradcli.evaluate_batch(source, {"x": x})
+    k = np.arange(1, 301)[:, None]
+    assert r.values == pytest.approx(np.sin(k * x).sum(axis=0), rel=1e-12, abs=1e-12)
+    assert r.gradient["x"] == pytest.approx((k * np.cos(k * x)).sum(axis=0), rel=1e-12, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_generated_programs_equal_the_single_point_engine(data):
+    from strategies import cases
+
+    from gradcli.language.printer import to_source
+    case = data.draw(cases())
+    source = to_source(case.program)
+    graph = compile(source)
+    rng = np.random.default_rng(0)
+    base = np.array([case.point.get(name, 0.0) for name in graph.inputs])
+    # the generated point (inside every domain) and points around it (some outside)
+    rows = [base] + [base + rng.normal(0, s, len(base)) for s in (1e-3, 0.1, 1.0, 3.0)]
+    columns = {name: np.array([row[i] for row in rows]) for i, name in enumerate(graph.inputs)}
+    columns["row"] = np.arange(len(rows))  # a column it does not read: fixes the row count
+    result = evaluate_columns(graph, columns)
+    for i in range(len(rows)):
+        point = {name: float(columns[name][i]) for name in graph.inputs}
+        value, gradient, error = single(source, point)
+        if error is not None:
+            assert result.errors[i] is not None, (source, point, error)
+            continue
+        assert result.errors[i] is None, (source, point, result.errors[i])
+        assert result.values[i] == pytest.approx(value, rel=1e-12, abs=1e-12)
+        for name, want in gradient.items():
+            assert result.gradient[name][i] == pytest.approx(want, rel=1e-9, abs=1e-12)
