@@ -1,7 +1,7 @@
 """Benchmarks of the batch engine (gradcli eval --points, gradcli.evaluate_batch).
 
     python benchmarks/batch.py                       # everything below, figures as Markdown
-    python benchmarks/batch.py --only memory,peers   # a subset: memory, wide, csv, peers
+    python benchmarks/batch.py --only memory,peers   # a subset: peers, ops, wide, csv, memory
     python benchmarks/batch.py --rows 1000000 --memory-rows 10000000
 
 1. In memory: value and gradient of log(x)+x*y-sin(y) at --rows points, against the NumPy
@@ -144,6 +144,29 @@ def in_memory(n: int, repeat: int) -> list[tuple[str, str, str]]:
     return rows + missing
 
 
+def where_time_goes(n: int, repeat: int) -> list[tuple[str, str, str]]:
+    """The closed form's operations one by one, and the closed form fused by numexpr."""
+    x, y = points(n)
+    rows = []
+    for name, fn in (("np.log(x)", lambda: np.log(x)), ("np.sin(y)", lambda: np.sin(y)),
+                     ("np.cos(y)", lambda: np.cos(y)), ("x*y", lambda: x * y),
+                     ("1/x", lambda: 1 / x)):
+        rows.append((name, f"{best(fn, repeat) * 1e3:.1f} ms", ""))
+    try:
+        import numexpr
+    except ImportError:
+        return rows + [("numexpr", "not installed", "")]
+    for threads in (1, 2):
+        numexpr.set_num_threads(threads)
+        xy = {"x": x, "y": y}
+        t = best(lambda: (numexpr.evaluate("log(x)+x*y-sin(y)", local_dict=xy),
+                          numexpr.evaluate("1/x+y", local_dict=xy),
+                          numexpr.evaluate("x-cos(y)", local_dict=xy)), repeat)
+        rows.append((f"closed form fused by numexpr, {threads} thread(s)", f"{t * 1e3:.1f} ms",
+                     "one pass over cache-sized blocks"))
+    return rows
+
+
 # -- 2. the wide family ----------------------------------------------------------------------------
 
 def wide(terms: int, n: int, repeat: int) -> list[tuple[str, str, str]]:
@@ -237,13 +260,16 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--memory-rows", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", default="peers,wide,csv,memory")
+    ap.add_argument("--only", default="peers,ops,wide,csv,memory")
     args = ap.parse_args()
     only = set(args.only.split(","))
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores\n")
     if "peers" in only:
         print(table(f"Value and gradient of {EXPR} at {args.rows:,} points, in memory",
                     in_memory(args.rows, args.repeat)))
+    if "ops" in only:
+        print(table(f"Where the closed form's time goes, {args.rows:,} points",
+                    where_time_goes(args.rows, args.repeat)))
     if "wide" in only:
         print(table("The wide family", wide(1000, 10_000, max(1, args.repeat // 2))))
     with tempfile.TemporaryDirectory() as tmp:

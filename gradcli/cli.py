@@ -202,6 +202,7 @@ def main():
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "log(x)+x*y-sin(y)" --wrt x
       gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli plot "sin(x)^2" --over x=-3:3
       gradcli functions
     """
 
@@ -806,6 +807,69 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
                    nl=False)
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
+
+
+@main.command("plot", **EXPRESSION_COMMAND)
+@_EXPRESSION
+@_FILE
+@click.option("--over", "over", multiple=True, metavar="NAME=START:STOP[:COUNT][,...]",
+              help="The range of one input (curves) or two inputs (a heat map with the gradient "
+                   "field); COUNT is the number of samples.")
+@_AT
+@click.option("--order", type=click.IntRange(0, 6), default=1, show_default=True,
+              help="Draw f and its derivatives up to this order (one input).")
+@click.option("--tangent", "tangent", type=PointType("tangent"), default=None,
+              help="Draw the tangent line at NAME=VALUE and print its equation (one input).")
+@click.option("--samples", type=click.IntRange(2, 1_000_000), default=None,
+              help="Samples along the range (default 400; a heat map: one per character "
+                   "cell, an image: 200 per axis).")
+@click.option("--width", type=click.IntRange(20, 1000), default=None,
+              help="Terminal plot width in characters (default: the terminal's, or 80).")
+@click.option("--height", type=click.IntRange(5, 500), default=None,
+              help="Terminal plot height in lines (default: fits the terminal, at most 24).")
+@click.option("--size", "size", default="800x600", show_default=True, metavar="WxH",
+              help="Image size in pixels, with -o.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False), default=None,
+              help="Save an image: .png, .svg or .pdf (needs matplotlib: the plot extra).")
+@click.option("--format", "fmt", type=click.Choice(["text", "csv"]), default="text",
+              show_default=True, help="text: a picture; csv: the sampled data, for plotting "
+                                      "elsewhere.")
+@click.option("--log", "log_scale", is_flag=True,
+              help="Colour a heat map by log(f - min f), for valleys like Rosenbrock's.")
+@click.option("--field", type=click.Choice(["descent", "ascent"]), default="descent",
+              show_default=True, help="Heat map arrows: -grad f (descent) or grad f (ascent).")
+@click.option("--ascii", "ascii_only", is_flag=True, help="Draw with ASCII characters only.")
+def plot_command(expression, file, over, at, order, tangent, samples, width, height, size,
+                 output_path, fmt, log_scale, field, ascii_only):
+    """Plot f and its derivatives over a range, or f and its gradient field over a rectangle.
+
+    \b
+    Examples:
+      gradcli plot "sin(x)^2" --over x=-3:3
+      gradcli plot "sin(x)^2" --over x=-3:3 --order 2 --tangent x=1
+      gradcli plot "x^2*y" --over x=-2:2 --at y=3
+      gradcli plot "(1-x)^2 + 100*(y-x^2)^2" --over x=-2:2,y=-1:3 --log
+      gradcli plot "sin(x)^2" --over x=-3:3 -o plot.png
+      gradcli plot "log(x)" --over x=0.5:2:5 --format csv
+
+    A sample where f is undefined is left out of the picture and counted, not an error.
+    Needs the plot extra: pip install "gradcli[plot]". Exit codes: 0 success, 2 bad input
+    (also: the extra is not installed).
+    """
+    from .plotting import PlotRequest, plot
+    source = _read_source(expression, file, example='gradcli plot "sin(x)^2" --over x=-3:3')
+    request = PlotRequest(
+        source=source, over=list(over), at=dict(_merged(at)), order=order,
+        tangent=tangent, samples=samples, width=width, height=height, size=size,
+        output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
+        ascii_only=ascii_only)
+    for channel, text in plot(request):
+        click.echo(text, nl=False, err=channel == "err")
+
+
+def _merged(at):
+    from .points import merge_points
+    return merge_points(list(at))
 
 
 if __name__ == "__main__":  # pragma: no cover

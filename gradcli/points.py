@@ -96,9 +96,12 @@ def merge_points(parts: list[dict[str, float]]) -> dict[str, float]:
     return merged
 
 
-def parse_grid(text: str, option: str = "grid") -> dict[str, tuple[float, float, int]]:
+def parse_grid(text: str, option: str = "grid",
+               default_count: int | None = None) -> dict[str, tuple[float, float, int]]:
     """``"x=0:1:101,y=-1:1:21"`` -> ``{"x": (0.0, 1.0, 101), "y": (-1.0, 1.0, 21)}``: for each
-    name, ``start:stop:count`` (count values from start to stop inclusive, as numpy.linspace)."""
+    name, ``start:stop:count`` (count values from start to stop inclusive, as numpy.linspace).
+    With ``default_count``, the count may be left out (``x=-3:3``, for ``plot --over``) and
+    ``default_count`` stands for it."""
     grid: dict[str, tuple[float, float, int]] = {}
     for part in split_top_level(text):
         part = part.strip()
@@ -112,6 +115,11 @@ def parse_grid(text: str, option: str = "grid") -> dict[str, tuple[float, float,
         if name in grid:
             raise InputError(f"gives {name} twice", option=option, names=(name,))
         pieces = split_top_level(spec, ":")
+        if default_count is not None and len(pieces) == 2:
+            start = constant_value(pieces[0], f"the start of {name}", option)
+            grid[name] = (start, constant_value(pieces[1], f"the stop of {name}", option),
+                          default_count)
+            continue
         if len(pieces) != 3:
             raise InputError(f"{part!r}: expected START:STOP:COUNT, three parts", option=option,
                              hint=f"write {name}=0:1:11 for 11 values from 0 to 1")

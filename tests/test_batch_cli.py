@@ -180,6 +180,20 @@ def test_passthrough_text_with_commas_and_quotes_survives(run, tmp_path):
     assert [float(r[2]) for r in rows[1:]] == [1.0, 4.0, 9.0]
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_header_without_rows_gives_a_header_without_rows(run, tmp_path, suffix):
+    source = tmp_path / "p.csv"
+    source.write_text("id,x,y\n")
+    out = tmp_path / f"out{suffix}"
+    result = run("eval", EXPR, "--points", str(source), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    if suffix == ".csv":
+        assert out.read_text() == "id,x,y,f,df/dx,df/dy,error\n"
+    else:
+        table = pq.read_table(out)
+        assert table.num_rows == 0 and table.column_names == HEADER
+
+
 def test_at_fixes_inputs_the_points_do_not_hold(run):
     result = run("eval", "x*y", "--points", "-", "--at", "y=pi", input="x\n2\n")
     assert result.exit_code == 0, result.output

@@ -22,10 +22,10 @@ LAYERS = [
     ("gradcli.engine",),
     ("gradcli.symbolic",),
     ("gradcli.points",),
-    ("gradcli.check",),
+    ("gradcli.check", "gradcli.sampling"),
     ("gradcli.batchio",),
     ("gradcli.views",),
-    ("gradcli.api",),
+    ("gradcli.api", "gradcli.plotting"),
     ("gradcli.cli", "gradcli.__main__", "gradcli"),
 ]
 # Third-party packages a layer may not import (at any depth, even lazily).

@@ -1,8 +1,8 @@
 """The tape swept over whole columns: values and gradients at many points at once, with NumPy.
 
-The same rule table as the single-point engine (:mod:`gradcli.engine.primitives`): its rules are written over
-a namespace ``m`` of the catalogue's functions, and here ``m`` is :data:`NUMPY`, whose functions
-take arrays. The forward sweep computes each node for every row; the reverse sweep passes
+The same rule table as the single-point engine (:mod:`gradcli.engine.primitives`): its rules
+are written over a namespace ``m`` of the catalogue's functions, and here ``m`` is :data:`NUMPY`,
+whose functions take arrays. The forward sweep computes each node for every row; the reverse sweep passes
 ``adjoint * local`` back along each edge, for every row, in the single-point engine's visit
 order. Nothing steps through rows in Python: a point outside a domain shows as a non-finite
 value, found with a mask per node, and only the rows that failed get a message, in the words the

@@ -1,0 +1,197 @@
+"""gradcli plot: the samples against closed forms and the batch engine, terminal snapshots,
+images that decode, undefined regions, poles, and the missing extra."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcli.engine.batch import evaluate_columns
+from gradcli.engine.graph import compile
+from gradcli.sampling import sample_curve, sample_surface
+from gradcli.views.plot import arrow, break_at_poles, visible_range
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+ROSENBROCK = "(1-x)^2 + 100*(y-x^2)^2"
+
+
+def rows(text: str) -> list[dict[str, float]]:
+    return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(text))]
+
+
+# -- the samples ----------------------------------------------------------------------------------
+
+def test_csv_equals_closed_forms_to_third_order(run):
+    result = run("plot", "sin(x)^2", "--over", "x=-3:3:61", "--order", "3", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    data = rows(result.stdout)
+    assert list(data[0]) == ["x", "f", "df/dx", "d2f/dx2", "d3f/dx3"]
+    assert len(data) == 61
+    for i, row in enumerate(data):
+        x = -3 + 6 * i / 60  # linspace, derived independently
+        assert row["x"] == pytest.approx(x, abs=1e-15)
+        # sin²x, and its derivatives sin 2x, 2 cos 2x, -4 sin 2x
+        assert row["f"] == pytest.approx(math.sin(x) ** 2, abs=1e-15)
+        assert row["df/dx"] == pytest.approx(math.sin(2 * x), abs=1e-14)
+        assert row["d2f/dx2"] == pytest.approx(2 * math.cos(2 * x), abs=1e-13)
+        assert row["d3f/dx3"] == pytest.approx(-4 * math.sin(2 * x), abs=1e-12)
+
+
+def test_samples_are_the_batch_engines_values_and_gradient():
+    curve = sample_curve("x^2*y + exp(-x)", "x", -2.0, 2.0, 101, at={"y": 3.0}, order=1)
+    batch = evaluate_columns(compile("x^2*y + exp(-x)"), {"x": np.linspace(-2, 2, 101), "y": 3.0})
+    assert np.array_equal(curve.series[0][1], batch.values)
+    assert np.array_equal(curve.series[1][1], batch.gradient["x"])
+
+
+def test_surface_is_the_batch_engines_values_and_gradient_in_row_order():
+    s = sample_surface(ROSENBROCK, ("x", "y"), (-2, 2), (-1, 3), 5, 4)
+    x, y = s.x[3], s.y[2]
+    assert s.f[2, 3] == pytest.approx((1 - x) ** 2 + 100 * (y - x * x) ** 2, rel=1e-15)
+    assert s.dx[2, 3] == pytest.approx(-2 * (1 - x) - 400 * x * (y - x * x), rel=1e-14)
+    assert s.dy[2, 3] == pytest.approx(200 * (y - x * x), rel=1e-14)
+
+
+def test_two_input_csv_rows_run_x_fastest(run):
+    result = run("plot", "x*y", "--over", "x=0:1:3,y=0:2:2", "--format", "csv")
+    data = rows(result.stdout)
+    assert [(r["x"], r["y"]) for r in data] == [(0, 0), (0.5, 0), (1, 0), (0, 2), (0.5, 2), (1, 2)]
+    assert [r["f"] for r in data] == [0, 0, 0, 0, 1, 2]
+    assert [r["df/dx"] for r in data] == [r["y"] for r in data]
+    assert [r["df/dy"] for r in data] == [r["x"] for r in data]
+
+
+# -- undefined regions and poles ------------------------------------------------------------------
+
+def test_log_over_a_range_with_an_undefined_part(run):
+    result = run("plot", "log(x)", "--over", "x=-1:2", "--width", "60", "--height", "10")
+    assert result.exit_code == 0, result.output
+    # linspace(-1, 2, 400): x_i = -1 + 3i/399 <= 0 for i <= 133, so 134 samples are undefined
+    assert "f is undefined at 134 of 400 samples" in result.stdout
+    assert "log(-1)" in result.stdout
+    csv_result = run("plot", "log(x)", "--over", "x=-1:2", "--format", "csv")
+    data = rows(csv_result.stdout)
+    assert sum(math.isnan(r["f"]) for r in data) == 134
+    assert all(r["f"] == pytest.approx(math.log(r["x"])) for r in data if r["x"] > 0)
+
+
+def test_a_pole_is_a_break_not_a_line():
+    x = np.linspace(-1, 1, 400)  # 0 falls between samples 199 and 200
+    y = 1 / x
+    bx, by = break_at_poles(x, y, -1 / x ** 2, span=100.0)
+    assert len(bx) == 401 and math.isnan(by[200]) and -x[199] == pytest.approx(x[200])
+    # a steep but continuous curve is not broken: its slope agrees with each step
+    t = np.tanh(50 * x)
+    assert len(break_at_poles(x, t, 50 / np.cosh(50 * x) ** 2, span=0.5)[0]) == 400
+
+
+def test_a_pole_does_not_flatten_the_picture():
+    x = np.linspace(-1, 1, 400)
+    lo, hi = visible_range([1 / x])
+    assert -200 < lo < -10 and 10 < hi < 200  # not ±399, the samples nearest the pole
+
+
+def test_arrows_follow_the_direction():
+    assert [arrow(1, 0, 1, False), arrow(0, 1, 1, False), arrow(-1, -1, 1, False)] == ["→", "↑", "↙"]
+    assert arrow(0, 0, 1, True) == "." and arrow(math.nan, 1, 1, False) == " "
+
+
+# -- terminal pictures ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, args", [
+    ("plot_curve", ["sin(x)^2", "--over", "x=-3:3", "--order", "2", "--tangent", "x=1",
+                    "--width", "72", "--height", "14"]),
+    ("plot_surface", [ROSENBROCK, "--over", "x=-2:2,y=-1:3", "--log", "--width", "64",
+                      "--height", "14"]),
+])
+def test_terminal_snapshot(run, name, args):
+    """Reviewed by eye once; piped output has no colour, so curves use ASCII marks."""
+    result = run("plot", *args)
+    assert result.exit_code == 0, result.output
+    expected = (SNAPSHOTS / f"{name}.txt").read_text(encoding="utf-8")
+    assert result.stdout == expected
+
+
+def test_the_tangent_equation_has_the_right_numbers(run):
+    result = run("plot", "sin(x)^2", "--over", "x=-3:3", "--tangent", "x=1", "--format", "text",
+                 "--width", "60", "--height", "8")
+    f1, slope = math.sin(1) ** 2, math.sin(2)
+    assert f"y = {f1:.12g} + {slope:.12g}·(x − 1)" in result.stdout
+
+
+def test_ascii_output_has_no_other_characters(run):
+    for args in (["sin(x)", "--over", "x=-3:3"], [ROSENBROCK, "--over", "x=-2:2,y=-1:3"]):
+        result = run("plot", *args, "--ascii", "--width", "60", "--height", "10")
+        assert result.exit_code == 0
+        result.stdout.encode("ascii")
+
+
+# -- image files ----------------------------------------------------------------------------------
+
+def test_png_has_the_signature_and_the_asked_size(run, tmp_path):
+    import matplotlib.image
+    path = tmp_path / "plot.png"
+    result = run("plot", "sin(x)^2", "--over", "x=-3:3", "--size", "640x480", "-o", str(path))
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert matplotlib.image.imread(path).shape[:2] == (480, 640)
+
+
+def test_svg_is_xml_with_title_and_axis_labels(run, tmp_path):
+    path = tmp_path / "surface.svg"
+    result = run("plot", ROSENBROCK, "--over", "x=-2:2,y=-1:3", "--log", "-o", str(path))
+    assert result.exit_code == 0, result.output
+    root = ET.parse(path).getroot()
+    texts = {"".join(t.itertext()).strip() for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {ROSENBROCK, "x", "y"} <= texts
+    assert "−∇f (descent)" in texts
+
+
+def test_pdf_is_written(run, tmp_path):
+    path = tmp_path / "plot.pdf"
+    assert run("plot", "1/x", "--over", "x=-1:1", "-o", str(path)).exit_code == 0
+    assert path.read_bytes()[:5] == b"%PDF-"
+
+
+# -- bad input and the missing extra --------------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    (["x^2*y", "--over", "x=-2:2"], ["no value for input y", "--at y=1"]),
+    (["x^2", "--over", "z=0:1"], ["does not read z"]),
+    (["x^2", "--over", "x=1:0"], ["start must be below the stop"]),
+    (["x*y*z", "--over", "x=0:1,y=0:1,z=0:1"], ["one or two"]),
+    (["x^2", "--over", "x=0:1", "-o", "p.bmp"], [".bmp"]),
+    (["x^2", "--over", "x=0:1", "--size", "big"], ["--size"]),
+    (["x*y", "--over", "x=0:1,y=0:1", "--tangent", "x=1"], ["--tangent goes with one input"]),
+    (["x^2", "--over", "x=0:1", "--tangent", "y=1"], ["--tangent names y"]),
+])
+def test_bad_input(run, reported, args, words):
+    reported(run("plot", *args), 2, words)
+
+
+def test_missing_extra_names_the_install_command(run, monkeypatch, reported):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    reported(run("plot", "x^2", "--over", "x=0:1", "-o", "p.png"), 2,
+             ["matplotlib", 'pip install "gradcli[plot]"'])
+    monkeypatch.setitem(sys.modules, "uniplot", None)
+    reported(run("plot", "x^2", "--over", "x=0:1"), 2, ['pip install "gradcli[plot]"'])
+
+
+def test_installed_console_script(gradcli_script, tmp_path):
+    out = subprocess.run([gradcli_script, "plot", "x^3", "--over", "x=-1:1:3", "--order", "2",
+                          "--format", "csv"], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "NO_COLOR": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ("x,f,df/dx,d2f/dx2\n"
+                          "-1.0,-1.0,3.0,-6.0\n"
+                          "0.0,0.0,0.0,0.0\n"
+                          "1.0,1.0,3.0,6.0\n")
