@@ -222,6 +222,9 @@ _OF = click.option("--of", type=NameListType("of"), default=None,
                         "f2, ... for the bare expressions (default: every output).")
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
+_STANDALONE = click.option("--standalone", is_flag=True,
+                           help="With --export FILE.tex: a complete LaTeX document (compiles with "
+                                "pdflatex) instead of a fragment to \\input.")
 _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON object (schema in the README).")
 
@@ -251,7 +254,9 @@ _JSON = click.option("--json", "as_json", is_flag=True,
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per trace table (0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
-              help="Also save the rendered result and tables to FILE: .svg, .html or .txt.")
+              help="Also save the rendered result and tables to FILE: .svg, .html, .txt, or "
+                   ".tex (LaTeX booktabs tables).")
+@_STANDALONE
 @click.option("--check", "check_", is_flag=True,
               help="Also compare the gradient (every Jacobian entry) with numerical "
                    "differentiation, in a table; exit 1 if any component disagrees.")
@@ -280,8 +285,8 @@ _JSON = click.option("--json", "as_json", is_flag=True,
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace,
-                 max_rows, export_path, check_, expect, rtol, atol, points_path, grid, output_path,
-                 engine, scheduler):
+                 max_rows, export_path, standalone, check_, expect, rtol, atol, points_path, grid,
+                 output_path, engine, scheduler):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -297,6 +302,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
       gradcli eval -f model.grad --at a=-4,b=2 --json
       echo "x*x" | gradcli eval - --at x=3
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
+      gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --trace --export trace.tex --standalone
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
       gradcli eval "x*y; x+y; sin(x)" --at x=2,y=3
       gradcli eval "x*y; x+y" --at x=2,y=3 --seed f1=1,f2=2
@@ -317,7 +323,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     if points_path is not None or grid:
         used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
                                       ("--direction", direction), ("--trace", trace),
-                                      ("--export", export_path), ("--check", check_),
+                                      ("--export", export_path), ("--standalone", standalone),
+                                      ("--check", check_),
                                       ("--expect", expect)) if on]
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
                            scheduler, used)
@@ -338,6 +345,9 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     if isinstance(seed, dict):
         seed = _one_seed(seed, graph) if graph.n_outputs == 1 else seed
     if graph.n_outputs > 1 or isinstance(seed, dict):
+        if _latex_export(export_path, standalone):
+            raise InputError("--export FILE.tex writes the tables of one output",
+                             hint="pick one with --of, or export .svg, .html or .txt")
         _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
                       max_rows, export_path, check_, expect, rtol, atol)
         return
@@ -347,7 +357,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     report = _check(result, point, expect, rtol, atol) if check_ or expect else None
-    if export_path:
+    tex = _latex_export(export_path, standalone)
+    if export_path and not tex:
         _check_export_suffix(export_path)
     if as_json:
         data = _json_result(result)
@@ -356,10 +367,14 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         if report is not None:
             data["check"] = report.to_dict()
         click.echo(json.dumps(data, ensure_ascii=False))
-    if trace or export_path or (report is not None and not as_json):
-        _render(result, digits, max_rows, trace, export_path, echo=not as_json, check=report)
+    if trace or (export_path and not tex) or (report is not None and not as_json):
+        _render(result, digits, max_rows, trace, None if tex else export_path, echo=not as_json,
+                check=report)
     elif not as_json:
         click.echo(_summary(result, digits))
+    if tex:
+        from .views.latex import eval_export
+        _write(export_path, eval_export(result, digits, trace, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -516,11 +531,28 @@ def _check(result, point, expect, rtol, atol):
                         atol=DEFAULT_ATOL if atol is None else atol, expected=expected)
 
 
+def _latex_export(path: str | None, standalone: bool) -> bool:
+    """Whether --export names a LaTeX file; --standalone only shapes one."""
+    tex = bool(path) and path.lower().endswith(".tex")
+    if standalone and not tex:
+        raise InputError("--standalone shapes a LaTeX export",
+                         hint="add --export FILE.tex, or drop --standalone")
+    return tex
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def _check_export_suffix(path: str) -> None:
     from .views.tables import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
         raise InputError(f"--export {path}: unknown file type",
-                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES))
+                         hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES + (".tex",)))
 
 
 def _render(result, digits, max_rows, trace, export_path, echo=True, check=None) -> None:
@@ -551,6 +583,8 @@ def _json_row(row) -> dict:
             "value": row.value}
     if row.names:
         item["name"] = ", ".join(row.names)
+    if row.step:
+        item["step"] = row.step
     return item
 
 
@@ -570,7 +604,8 @@ def _json_trace(trace) -> dict:
     return {
         "forward": [_json_row(row) for row in trace.forward],
         "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "contribution": c.contribution}
+                           "local": c.local, "local_expr": c.local_expr,
+                           "contribution": c.contribution}
                           for c in trace.contributions],
         "adjoints": {row.id: row.adjoint for row in trace.adjoints},
         "output": trace.output,
@@ -609,7 +644,12 @@ def _json_result(result) -> dict:
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
               help="Absolute tolerance of --check (default 1e-9).")
-def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol, atol):
+@click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
+                   "FILE.tex.")
+@_STANDALONE
+def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol, atol, export_path,
+                    standalone):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -623,6 +663,7 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
       gradcli hessian "x^2*y" --at x=2,y=3 --json
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
       gradcli hessian "x^2*y; sin(x*y)" --at x=1,y=2 --of f2
+      gradcli hessian "x^2*y" --at x=2,y=3 --export hessian.tex --standalone
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
@@ -630,9 +671,16 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
+    if export_path and not _latex_export(export_path, standalone):
+        raise InputError(f"--export {export_path}: hessian writes LaTeX only",
+                         hint="use a name ending in .tex")
+    _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
     graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
+    if export_path and graph.n_outputs > 1:
+        raise InputError("--export writes the Hessian of one output",
+                         hint=f"pick one with --of {graph.output_names[0]}")
     results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt)
                for i, name in enumerate(graph.output_names)}
     reports = {name: r.check(rtol, atol) if check_ else None for name, r in results.items()}
@@ -666,6 +714,10 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
             if reports[name] is not None:
                 items += hessian_check_tables(reports[name], digits)
         show(*items)
+    if export_path:
+        from .views.latex import hessian_export
+        (result, report), = zip(results.values(), reports.values())
+        _write(export_path, hessian_export(result, digits, report, standalone))
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -681,7 +733,9 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
               help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
                    "--mixed x,x,y is third order.")
 @_JSON
-def diff_command(expression, file, wrt, of, order, mixed, as_json):
+@click.option("--latex", "as_latex", is_flag=True,
+              help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
+def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -700,6 +754,7 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json):
       gradcli diff "x^2*y^3" --order 2 | gradcli eval - --at x=1,y=2
       gradcli diff "exp(x*y)" --mixed x,y
       gradcli diff "exp(x*y)" --json
+      gradcli diff "x/(1+x)" --order 2 --latex
     """
     from .api import all_derivatives
     from .views.text import derivative_label
@@ -716,6 +771,13 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json):
             data["outputs"] = list(result)
         data.update({"mixed": mixed} if mixed is not None else {"order": order})
         click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    if as_latex and any(result.values()):
+        if several or mixed is not None:
+            raise InputError("--latex prints the derivatives of one output, by --order",
+                             hint="pick one output with --of; drop --mixed")
+        from .views.latex import derivatives as latex_derivatives
+        click.echo(latex_derivatives(next(iter(result.values())), order))
         return
     blocks = [(derivative_label(output, key.split(",") if mixed else [key] * order), text)
               for output, texts in result.items() for key, text in texts.items()]

@@ -115,6 +115,20 @@ def test_rendering_snapshot():
     assert text == snapshot.read_text(encoding="utf-8")
 
 
+def test_textbook_symbolic_columns():
+    # the lesson's tables: v1 = log(x1) = log(2); ∂v1/∂x1 = 1/x1 = 0.5; ∂v3/∂x2 = cos(x2) = -0.99
+    text = _render(SEED, {"x": 2, "y": 3})
+    forward, reverse = text.split("Reverse sweep")
+    assert "v1 = log(x) = log(2)" in forward
+    assert "v2 = x * y = 2 * 3" in forward and "v3 = sin(y) = sin(3)" in forward
+    assert "1/x = 0.5" in reverse and "cos(y) = -0.989992496600" in reverse
+    assert "y = 3.000000000000" in reverse and "x = 2.000000000000" in reverse  # ∂(x*y)
+    # the symbolic column for other rules: x^y, exp, negative operands substituted in parentheses
+    text = _render("exp(x)^y - x*-y", {"x": 0.5, "y": -2}, width=200)
+    assert "v3 = v1 ^ y = 1.6487212707 ^ (-2)" in text and "v2 = -y = -(-2)" in text
+    assert "y*v1^(y - 1) = " in text and "exp(x) = 1.648721270700" in text
+
+
 def test_max_rows_limits_each_table_and_says_so():
     text = _render(SEED, {"x": 2, "y": 3}, max_rows=3)
     forward, reverse = text.split("Reverse sweep")
@@ -146,10 +160,12 @@ def test_trace_json_schema():
     trace = data["trace"]
     assert [r["id"] for r in trace["forward"]] == ["x", "y", "v1", "v2", "v3", "v4", "v5"]
     assert trace["forward"][2] == {"id": "v1", "op": "log", "args": ["x"], "expr": "log(x)",
-                                   "value": math.log(2)}
+                                   "value": math.log(2), "step": "log(2)"}
     assert len(trace["contributions"]) == 8  # --json is complete whatever --max-rows says
     assert trace["contributions"][7] == {"from": "v3", "to": "y", "upstream": -1.0,
-                                         "local": math.cos(3), "contribution": -math.cos(3)}
+                                         "local": math.cos(3), "local_expr": "cos(y)",
+                                         "contribution": -math.cos(3)}
+    assert trace["contributions"][4]["local_expr"] == "1/x"  # d log(x)/dx, derived by hand
     assert trace["adjoints"]["x"] == 3.5 and trace["adjoints"]["v3"] == -1.0
     assert trace["output"] == "v5"
 

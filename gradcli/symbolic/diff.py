@@ -1,239 +1,201 @@
-"""Symbolic derivatives: the table's rules run on expressions, printed in gradcli's own syntax.
+"""Symbolic derivatives: a tangent sweep over canonical expressions, printed in gradcli's syntax.
 
-The graph becomes a shared expression DAG (:class:`Interner`: equal subexpressions are one
-object, found by hashing small keys, never by comparing trees). A tangent sweep over that DAG
-with the symbolic namespace (``m = SYMBOLIC``) builds each node's derivative from the very rules
-reverse mode evaluates on floats, simplifying as it goes (:mod:`gradcli.symbolic.expr`). Higher
-orders sweep the derivative's own DAG again. Printing names every subexpression that is used
-more than once and is worth a name, so the result is a small program, not an exponential tree:
+The graph becomes one canonical expression (:mod:`gradcli.symbolic.expr`: flat sums and products,
+like terms and powers collected, equal subexpressions one node). A tangent sweep over its nodes
+builds each node's derivative: a catalogue function by the rule table's own rules, run on
+expressions (``m = SYMBOLIC``); a sum term by term; a product by the product rule, a power
+``b^e`` as ``e*b^(e-1)*b'`` (or ``b^e*(e'*log(b) + e*b'/b)`` when the exponent varies), which is
+the table's ``pow`` row written for a flat product. Every result is canonical as it is built, so
+``2*(3*x^2)`` never appears, and higher orders sweep the derivative again. Printing names every
+repeated subexpression worth a name, so the result is a small program, not an exponential tree:
 
 >>> from gradcli.api import compile
 >>> derivatives_of(compile("log(x)+x*y-sin(y)"), ["x", "y"])
-{'x': '1/x + y', 'y': 'x - cos(y)'}
+{'x': 'y + 1/x', 'y': 'x - cos(y)'}
 >>> derivatives_of(compile("x^10"), ["x"], order=3)
 {'x': '720*x^7'}
->>> print(derivatives_of(compile("sigmoid(a*x + b)"), ["b"])["b"])
-t1 = sigmoid(a*x + b)
-t1*(1 - t1)
+>>> derivatives_of(compile("1/x"), ["x"], order=3)
+{'x': '-6/x^4'}
 
-Everything is iterative (explicit stacks and id-ordered sweeps): 100,000-deep input works.
+Everything is iterative (explicit stacks and serial-ordered sweeps): 100,000-deep input works,
+and the work is linear in the size of the expression graph.
 """
 
 from __future__ import annotations
 
-import math
+from fractions import Fraction
 from itertools import count
 
-from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
-from ..errors import LimitError
 from ..engine.graph import Graph
-from ..engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, lookup
+from ..engine.primitives import CONSTANTS, TABLE
+from ..language.ast import Assign, Program, Var
 from ..language.printer import to_source
-from .expr import SYMBOLIC, Sym, binary, call, negate, number
+from .expr import (ONE, Apply, Number, Sum, Symbol, add, apply, build_ast, children,
+                   fresh_context, local_derivatives, multiply, number, reachable, symbol)
 
-MAX_EXPRESSIONS = 2_000_000  # distinct subexpressions; past this the derivative is too large to print
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 
-_NEG = TABLE["neg"]
-_BINARY = {op: TABLE[name] for op, name in BINARY_OPERATORS.items()}
+_SUMS = {"add": (1, 1), "sub": (1, -1), "neg": (-1,)}  # the signs of each argument
+_PRODUCTS = {"mul": (1, 1), "div": (1, -1)}  # the exponents of each argument
 
 
-def _children(node) -> tuple:
-    t = type(node)
-    if t is Binary:
-        return (node.left, node.right)
-    if t is Unary:
-        return (node.operand,)
-    if t is Call:
-        return node.args
-    return ()
+def graph_expression(graph: Graph):
+    """The graph's output as one canonical expression in its inputs (assignments resolved).
 
-
-def _tag(node) -> tuple:
-    t = type(node)
-    if t is Num:
-        return ("n", node.value, math.copysign(1.0, node.value))  # keep -0.0 apart from 0.0
-    if t is Var:
-        return ("v", node.name)
-    if t is Unary:
-        return ("u", node.op)
-    if t is Binary:
-        return ("b", node.op)
-    return ("c", node.name)
-
-
-def _rebuild(node, kids: list):
-    t = type(node)
-    if t is Binary:
-        return Binary(node.op, kids[0], kids[1])
-    if t is Unary:
-        return Unary(node.op, kids[0])
-    return Call(node.name, tuple(kids))
-
-
-def _primitive(node) -> Primitive:
-    t = type(node)
-    if t is Binary:
-        return _BINARY[node.op]
-    if t is Unary:
-        return _NEG
-    return lookup(node.name)
-
-
-class Interner:
-    """Hash-consing of AST expressions: :meth:`intern` returns the one canonical object for each
-    distinct expression, so equal subexpressions are shared and recognised by identity.
-
-    Class ids grow as expressions are created, and an expression's parts are interned before
-    it: ascending id order is a topological order of the DAG.
+    A chain of sums (or of products) whose links are used once is gathered into one list and
+    built in one call, so ``x1 + x2 + ... + xn`` costs O(n), not O(n^2).
     """
-
-    def __init__(self):
-        self.nodes: list = []  # class id -> canonical node
-        self.children: list[tuple[int, ...]] = []  # class id -> its children's class ids
-        self._by_key: dict[tuple, int] = {}
-        self._ids: dict[int, int] = {}  # id(node) -> class id, for every node seen
-        self._seen: list = []  # keeps seen nodes alive, so their id()s stay unique
-
-    def class_of(self, node) -> int:
-        return self._ids[id(node)]
-
-    def intern(self, root):
-        """The canonical object equal to ``root`` (interning every part of it on the way)."""
-        ids = self._ids
-        if id(root) in ids:
-            return self.nodes[ids[id(root)]]
-        stack = [(root, False)]
-        while stack:
-            node, ready = stack.pop()
-            if id(node) in ids:
-                continue
-            kids = _children(node)
-            if not ready:
-                stack.append((node, True))
-                stack.extend((k, False) for k in kids if id(k) not in ids)
-                continue
-            kid_ids = tuple(ids[id(k)] for k in kids)
-            key = _tag(node) + kid_ids
-            cid = self._by_key.get(key)
-            if cid is None:
-                canonical = node
-                if any(self.nodes[c] is not k for c, k in zip(kid_ids, kids)):
-                    canonical = _rebuild(node, [self.nodes[c] for c in kid_ids])
-                cid = self._by_key[key] = len(self.nodes)
-                if cid >= MAX_EXPRESSIONS:
-                    raise LimitError(f"the derivative has more than {MAX_EXPRESSIONS:,} distinct "
-                                     "subexpressions", hint="ask for a lower --order")
-                self.nodes.append(canonical)
-                self.children.append(kid_ids)
-                ids[id(canonical)] = cid
-                self._seen.append(canonical)
-            ids[id(node)] = cid
-            self._seen.append(node)
-        return self.nodes[ids[id(root)]]
-
-    def reachable(self, root) -> list[int]:
-        """Class ids of ``root`` and all its parts, ascending (parts before wholes)."""
-        start = self.class_of(root)
-        seen = {start}
-        stack = [start]
-        while stack:
-            for k in self.children[stack.pop()]:
-                if k not in seen:
-                    seen.add(k)
-                    stack.append(k)
-        return sorted(seen)
-
-    # -- building ---------------------------------------------------------------------------
-
-    def graph_expression(self, graph: Graph):
-        """The graph's output as a canonical expression in its inputs (assignments resolved)."""
-        expr: list = [None] * graph.n_slots
-        for i, value in enumerate(graph.constants):
-            name = next((n for n, v in CONSTANTS.items() if v == value), None)
-            expr[i] = self.intern(Var(name) if name else number(value))
-        for i, name in enumerate(graph.inputs):
-            expr[graph.n_const + i] = self.intern(Var(name))
-        live = graph.live_nodes()
-        for k, prim in enumerate(graph.ops):
-            if not live[k]:
-                continue
-            a = expr[graph.arg0[k]]
-            if graph.arg1[k] < 0:
-                node = negate(a) if prim.symbol else call(prim.name, a)
+    expr: list = [None] * graph.n_slots
+    for i, value in enumerate(graph.constants):
+        name = next((n for n, v in CONSTANTS.items() if v == value), None)
+        expr[i] = symbol(name) if name else number(value)
+    for i, name in enumerate(graph.inputs):
+        expr[graph.n_const + i] = symbol(name)
+    base, ops, arg0, arg1 = graph.base, graph.ops, graph.arg0, graph.arg1
+    live = graph.live_nodes()
+    uses = [0] * graph.n_slots
+    family = [None] * graph.n_slots
+    for k, prim in enumerate(ops):
+        if live[k]:
+            family[base + k] = "sum" if prim.name in _SUMS else (
+                "product" if prim.name in _PRODUCTS else None)
+            uses[arg0[k]] += 1
+            if arg1[k] >= 0:
+                uses[arg1[k]] += 1
+    pending: dict[int, list] = {}  # slot -> [items, sign]: a link of a chain, not yet built
+    for k, prim in enumerate(ops):
+        if not live[k]:
+            continue
+        slot = base + k
+        args = (arg0[k],) if arg1[k] < 0 else (arg0[k], arg1[k])
+        kind = family[slot]
+        if kind is None:
+            values = [_built(expr, pending, a, family) for a in args]
+            expr[slot] = (multiply([(values[0], values[1])]) if prim.name == "pow"
+                          else apply(prim.name, tuple(values)))
+            continue
+        signs = (_SUMS if kind == "sum" else _PRODUCTS)[prim.name]
+        # small-to-large: the longest pending argument is extended, the others copied into it
+        parts = []
+        for a, s in zip(args, signs):
+            if a in pending and family[a] == kind:
+                items, sign = pending.pop(a)
+                parts.append((items, sign * s))
             else:
-                b = expr[graph.arg1[k]]
-                node = binary(prim.symbol, a, b) if prim.symbol else call(prim.name, a, b)
-            expr[graph.base + k] = self.intern(node)
-        return expr[graph.output]
+                parts.append(([(_built(expr, pending, a, family), 1)], s))
+        parts.sort(key=lambda p: -len(p[0]))
+        items, sign = parts[0]
+        for other, s in parts[1:]:
+            rel = s * sign
+            items.extend((n, e * rel) for n, e in other)
+        pending[slot] = [items, sign]
+        if uses[slot] != 1 or slot == graph.output:
+            _built(expr, pending, slot, family)
+    return _built(expr, pending, graph.output, family)
 
-    def derivative(self, root, name: str):
-        """``∂root/∂name`` as a canonical expression: a tangent sweep with ``m = SYMBOLIC``."""
-        tangent: dict[int, object] = {}  # class id -> canonical tangent; absent means 0
-        nodes = self.nodes
-        for cid in self.reachable(root):
-            node = nodes[cid]
-            t = type(node)
-            if t is Var:
-                if node.name == name:
-                    tangent[cid] = self.intern(number(1.0))
-                continue
-            if t is Num:
-                continue
-            kids = [nodes[k] for k in self.children[cid]]
-            rules = _primitive(node).partials
-            total = None
-            for k, kid_id in enumerate(self.children[cid]):
-                dk = tangent.get(kid_id)
-                if dk is None:
-                    continue  # a constant argument, or one that does not depend on name
-                local = rules[k](SYMBOLIC, *[Sym(a) for a in kids], Sym(node))
-                local = self.intern(local.node if isinstance(local, Sym) else number(local))
-                term = self.intern(binary("*", dk, local))  # g'(x)*f'(g(x)): 2*x*cos(x^2)
-                total = term if total is None else self.intern(binary("+", total, term))
-            if total is not None and not (type(total) is Num and total.value == 0):
-                tangent[cid] = total
-        return tangent.get(self.class_of(root)) or self.intern(number(0.0))
 
-    # -- printing -----------------------------------------------------------------------------
+def _built(expr: list, pending: dict, slot: int, family: list):
+    """The canonical node of a slot, building it from its pending chain if it has one."""
+    if slot in pending:
+        items, sign = pending.pop(slot)
+        if family[slot] == "sum":
+            expr[slot] = add([(n, Fraction(e * sign)) for n, e in items])
+        else:
+            expr[slot] = multiply([(n, number(e * sign)) for n, e in items])
+    return expr[slot]
 
-    def program(self, root, reserved=()) -> Program:
-        """``root`` as a program: each repeated subexpression of at least ``MIN_NAMED_SIZE``
-        nodes becomes an assignment ``t1 = ...`` printed once, then the expression itself."""
-        order = self.reachable(root)
-        uses = dict.fromkeys(order, 0)
-        for cid in order:
-            for k in self.children[cid]:
-                uses[k] += 1
-        names = (f"t{i}" for i in count(1))
-        taken = set(reserved)
-        size: dict[int, int] = {}
-        out: dict[int, object] = {}  # class id -> the AST printed for it (a Var when named)
-        statements = []
-        for cid in order:
-            kids = self.children[cid]
-            size[cid] = 1 + sum(1 if type(out[k]) is Var else size[k] for k in kids)
-            node = self.nodes[cid]
-            built = node if not kids else _rebuild(node, [out[k] for k in kids])
-            if cid != order[-1] and uses[cid] > 1 and size[cid] >= MIN_NAMED_SIZE:
-                name = next(n for n in names if n not in taken)
-                statements.append(Assign(name, "=", built))
-                built = Var(name)
-            out[cid] = built
-        statements.append(out[self.class_of(root)])
-        return Program(tuple(statements))
+
+def derivative(root, name: str):
+    """``∂root/∂name`` as a canonical expression: a tangent sweep over root's nodes."""
+    tangent: dict[int, object] = {}  # serial -> tangent node; absent means 0
+    one = number(ONE)
+    for node in reachable(root):
+        t = type(node)
+        if t is Symbol:
+            if node.name == name:
+                tangent[node.serial] = one
+            continue
+        if t is Number:
+            continue
+        if t is Sum:
+            total = add([(tangent[n.serial], c) for n, c in node.terms if n.serial in tangent])
+        elif t is Apply:
+            total = _apply_tangent(node, tangent, one)
+        else:
+            total = _product_tangent(node, tangent, one)
+        if total is not None and not (type(total) is Number and total.value == 0):
+            tangent[node.serial] = total
+    return tangent.get(root.serial) or number(0)
+
+
+def _apply_tangent(node, tangent: dict, one):
+    """Chain rule through a catalogue function: Σ ∂f/∂arg (the table's rule) * arg'."""
+    if all(a.serial not in tangent for a in node.args):
+        return None
+    locals_ = local_derivatives(TABLE[node.name], node.args)
+    terms = [(multiply([(tangent[a.serial], one), (local, one)]), ONE)
+             for a, local in zip(node.args, locals_) if a.serial in tangent]
+    return add(terms)
+
+
+def _product_tangent(node, tangent: dict, one):
+    """Product rule over a flat product; each power by the ``pow`` row's two partials."""
+    factors, terms = node.factors, []
+    for i, (b, e) in enumerate(factors):
+        db, de = tangent.get(b.serial), tangent.get(e.serial)
+        if db is None and de is None:
+            continue
+        items = list(factors[:i]) + list(factors[i + 1:])
+        if de is None:  # e*b^(e-1)*b'
+            items += [(b, add([(e, ONE)], -ONE)), (e, one), (db, one)]
+        else:  # b^e*(e'*log(b) + e*b'/b): log(b) needs b > 0, which makes b'/b exact
+            inner = [(multiply([(de, one), (apply("log", (b,)), one)]), ONE)]
+            if db is not None:
+                inner.append((multiply([(e, one), (db, one), (b, number(-1))]), ONE))
+            items += [(b, e), (add(inner), one)]
+        terms.append((multiply(items, node.coeff), ONE))
+    return add(terms) if terms else None
+
+
+def program(root, reserved=()) -> Program:
+    """``root`` as a program: each repeated subexpression of at least ``MIN_NAMED_SIZE`` nodes
+    becomes an assignment ``t1 = ...`` printed once, then the expression itself."""
+    order = reachable(root)
+    uses = {n.serial: 0 for n in order}
+    for n in order:
+        for k in children(n):
+            uses[k.serial] += 1
+    names = (f"t{i}" for i in count(1))
+    taken = set(reserved)
+    size: dict[int, int] = {}
+    out: dict[int, object] = {}  # serial -> the AST printed for it (a Var when named)
+    named: set[int] = set()
+    statements = []
+    for n in order:
+        s = n.serial
+        size[s] = 1 + sum(1 if k.serial in named else size[k.serial] for k in children(n)
+                          if type(k) is not Number)  # a*x has size 3: its exponents 1 are not seen
+        built = build_ast(n, out, named)
+        if n is not root and uses[s] > 1 and size[s] >= MIN_NAMED_SIZE:
+            name = next(x for x in names if x not in taken)
+            statements.append(Assign(name, "=", built))
+            built = Var(name)
+            named.add(s)
+        out[s] = built
+    statements.append(out[root.serial])
+    return Program(tuple(statements))
 
 
 def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, str]:
     """Each ``∂^order f/∂name^order`` as source text (a program when it has assignments)."""
-    interner = Interner()
-    f = interner.graph_expression(graph)
-    result = {}
-    for name in wrt:
-        d = f
-        for _ in range(order):
-            d = interner.derivative(d, name)
-        result[name] = to_source(interner.program(d, graph.inputs))
+    with fresh_context():
+        f = graph_expression(graph)
+        result = {}
+        for name in wrt:
+            d = f
+            for _ in range(order):
+                d = derivative(d, name)
+            result[name] = to_source(program(d, graph.inputs))
     return result
 
 

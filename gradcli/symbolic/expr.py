@@ -1,256 +1,668 @@
-"""Symbolic values: the table's derivative rules, run on expressions instead of floats.
+"""Symbolic expressions in a canonical form built at construction, as SymPy's core builds them.
 
-:class:`Sym` wraps an AST expression and overloads arithmetic, simplifying as it builds
-(constants folded and gathered in front; ``0*a``, ``1*a``, ``a+0``, ``a^1`` and ``--a`` removed).
-Like terms and powers of one base combine (``a + a`` is ``2*a``, ``a*a^2`` is ``a^3``) when they
-are the same object, as equal parts are in :mod:`gradcli.symbolic.diff`'s shared expressions: identity is
-checked, never tree equality, so no rule walks a tree. Every rule looks at most two levels down
-and never recurses deeper, so building stays linear and flat. ``SYMBOLIC`` is the
-namespace a rule receives as ``m``: ``m.cos(a)`` builds the call ``cos(a)``. Feeding a rule
-``Sym`` arguments therefore prints the rule (``gradcli functions``) and differentiates graphs.
+Five kinds of node: :class:`Number` (an exact rational), :class:`Symbol`, :class:`Apply` (a
+catalogue function), :class:`Sum` and :class:`Product`. Every constructor returns the one node of
+its context equal to what was asked for (hash-consing), already in canonical form:
+
+- sums and products are flat: ``a + (b + c)`` is one sum of three terms, ``a*(b*c)`` one product;
+- a sum is a constant plus terms with rational coefficients, like terms collected
+  (``2*x*cos(x) + 2*cos(x)*x`` is ``4*x*cos(x)``); a product is a rational coefficient times
+  powers, numeric coefficients folded (``2*(3*x^2)`` is ``6*x^2``) and powers of one base
+  combined (``x^3/x^8`` is ``x^-5``, ``x*x^(x-1)`` is ``x^x``, ``exp(a)*exp(b)`` is ``exp(a + b)``);
+- operands are sorted by a key that depends only on the expression (never on the order it was
+  built in), so ``a*b`` and ``b*a`` are the same node and collect;
+- a number times a small sum is distributed (``-(a - b)`` is ``b - a``), as SymPy's ``Mul`` does;
+  products of sums stay unexpanded (``(a + b)*(c + d)``).
+
+Cancelling: ``x/x``, ``x^a*x^-a``, ``exp(a)*exp(-a)`` become 1 and ``a - a`` becomes 0. That is
+exact wherever the original is defined, and it *extends* the domain: ``x/x`` at x = 0 is
+undefined, its canonical form 1 is defined there. Every other rewrite keeps the value at every
+point where the original is defined (``(b^m)^n`` combines only for integer n, or for odd integer
+m, because ``(x^2)^0.5`` is ``|x|``, not ``x``). So a canonical derivative equals the AD
+derivative wherever AD computes one.
+
+Linear: each constructor looks one level into its operands. Flattening copies a nested sum or
+product only when it has at most :data:`FLAT` operands (a larger one stays one opaque operand),
+so a long chain costs O(n), not O(n^2). No function here recurses.
+
+:class:`Sym` wraps a node with Python's arithmetic operators, and ``SYMBOLIC`` is the namespace
+the table's rules receive as ``m``: feeding a rule ``Sym`` arguments builds its derivative as an
+expression (``gradcli functions``, ``gradcli diff``, the trace's local-derivative formulas).
 """
 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+import zlib
+from contextlib import contextmanager
+from fractions import Fraction
 
-from ..language.ast import Binary, Call, Num, Unary, Var
 from ..engine.primitives import CONSTANTS, TABLE
+from ..errors import LimitError
 
-# Functions folded when their arguments are constants: exact, and clearer as a number.
-_FOLDABLE = {"sign", "step", "abs", "min", "max"}
-_OPS = {"+": TABLE["add"].primal, "-": TABLE["sub"].primal, "*": TABLE["mul"].primal,
-        "/": TABLE["div"].primal, "^": TABLE["pow"].primal}
-
-
-def _num(node) -> float | None:
-    if type(node) is Num:
-        return node.value
-    if type(node) is Unary and node.op == "-" and type(node.operand) is Num:
-        return -node.operand.value
-    return None
-
-
-def number(value: float) -> Num:
-    return Num(float(value))
+FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
+MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
+_FOLDABLE = {"sign", "step", "abs", "min", "max"}  # folded for any numeric argument: exact
+# f(-a) = -f(a) and f(-a) = f(a), exactly in floating point too: sin(-y) is -sin(y)
+_ODD = {"sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "erf", "cbrt", "sign"}
+_EVEN = {"cos", "cosh", "abs"}
+# f(g(a)) = a wherever g(a) is defined (exact up to rounding): cosh(acosh(a)) is a
+_INVERSE = {"sin": "asin", "cos": "acos", "tan": "atan", "sinh": "asinh", "cosh": "acosh",
+            "tanh": "atanh", "exp": "log", "log": "exp"}
+ZERO, ONE = Fraction(0), Fraction(1)
 
 
-def _fold(op: str, a: float, b: float):
+class Context:
+    """The table of every node built so far (structural key -> node)."""
+
+    def __init__(self):
+        self.table: dict = {}
+        self.serial = 0
+
+
+_context = Context()
+
+
+@contextmanager
+def fresh_context():
+    """Build inside a new, empty table (freed afterwards): one per ``diff`` call."""
+    global _context
+    saved, _context = _context, Context()
     try:
-        value = _OPS[op](a, b)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
-    # Keep exact results only: 1/3 stays a fraction, 2*3 becomes 6.
-    if math.isfinite(value) and (value.is_integer() or op in "+-*" or value == round(value, 12)):
-        return value
-    return None
+        yield _context
+    finally:
+        _context = saved
 
 
-def binary(op: str, left, right):
-    """``left op right`` as an AST node, simplified."""
-    x, y = _num(left), _num(right)
-    if x is not None and y is not None:
-        folded = _fold(op, x, y)
+def _intern(cls, key: tuple, rank: int, name: str, child_hashes: tuple, init, sub: int = 0):
+    ctx = _context
+    node = ctx.table.get(key)
+    if node is not None:
+        return node
+    node = object.__new__(cls)
+    init(node)
+    node.serial = ctx.serial
+    ctx.serial += 1
+    if ctx.serial > MAX_NODES:
+        raise LimitError(f"the derivative has more than {MAX_NODES:,} distinct subexpressions",
+                         hint="ask for a lower --order")
+    h = hash((rank, zlib.crc32(name.encode()), child_hashes))
+    node.key = (rank, name, sub, h)
+    node.hash = h
+    ctx.table[key] = node
+    return node
+
+
+class Node:
+    __slots__ = ("serial", "key", "hash")
+
+    def __repr__(self) -> str:
+        from ..language.printer import to_source
+        return f"{type(self).__name__}({to_source(to_ast(self))})"
+
+
+class Number(Node):
+    __slots__ = ("value",)
+
+
+class Symbol(Node):
+    __slots__ = ("name",)
+
+
+class Apply(Node):
+    __slots__ = ("name", "args")
+
+
+class Sum(Node):
+    """``const + Σ coeff*term``: terms are never numbers, and sums only when larger than FLAT."""
+    __slots__ = ("const", "terms", "_tail")
+
+
+class Product(Node):
+    """``coeff * Π base^exp``: exponents are nodes (numbers or expressions)."""
+    __slots__ = ("coeff", "factors", "_unit")
+
+
+# -- constructors ---------------------------------------------------------------------------------
+
+def exact(value: float) -> Fraction:
+    """The decimal a float prints as, exactly (0.1 is 1/10): how SymPy reads ``0.1`` too."""
+    if not math.isfinite(value):
+        raise LimitError(f"a constant is not finite ({value})")
+    return Fraction(repr(float(value)))
+
+
+def _tidy(value: Fraction) -> Fraction:
+    """Keep rationals printable: a huge numerator or denominator is rounded to a double's digits."""
+    if value.denominator.bit_length() > 128 or value.numerator.bit_length() > 256:
+        return exact(float(value))
+    return value
+
+
+def number(value) -> Number:
+    v = value if isinstance(value, Fraction) else (Fraction(value) if isinstance(value, int)
+                                                   else exact(value))
+    v = _tidy(v)
+
+    def init(n):
+        n.value = v
+    pair = (v.numerator, v.denominator)  # ints hash fast; Fraction.__hash__ is slow
+    return _intern(Number, ("n",) + pair, 0, "", pair, init)
+
+
+def symbol(name: str) -> Symbol:
+    def init(n):
+        n.name = name
+    return _intern(Symbol, ("s", name), 1, name, (), init)
+
+
+def _value(node) -> Fraction | None:
+    return node.value if type(node) is Number else None
+
+
+def apply(name: str, args: tuple) -> Node:
+    """``name(*args)``; folded to a number only where the result is exact."""
+    values = [_value(a) for a in args]
+    if all(v is not None for v in values):
+        folded = _fold_call(name, [float(v) for v in values])
         if folded is not None:
             return number(folded)
-    if op in "+-":
-        return _sum(op, left, right, x, y)
-    if op == "*":
-        return _product(left, right, x, y)
-    if op == "/":
-        return _quotient(left, right, x, y)
-    if y == 1:  # op == "^"
-        return left
-    if y == 0:
-        return number(1.0)
-    if type(left) is Binary and left.op == "^" and _num(left.right) is not None \
-            and y is not None and y.is_integer():
-        return binary("^", left.left, number(_num(left.right) * y))  # (a^2)^3 is a^6
-    return Binary(op, left, right)
+    args = tuple(args)
+    inner = args[0]
+    if type(inner) is Apply and _INVERSE.get(name) == inner.name:
+        return inner.args[0]
+    if (name in _ODD or name in _EVEN) and _negative(args[0]):
+        inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
+        return inner if name in _EVEN else multiply([(inner, ONE_NODE())], -ONE)
+
+    def init(n):
+        n.name, n.args = name, args
+    return _intern(Apply, ("a", name) + tuple(a.serial for a in args), 3, name,
+                   tuple(a.hash for a in args), init)
 
 
-_FLIP = {"+": "-", "-": "+"}
+def _negative(node) -> bool:
+    """Whether ``node`` reads best with its sign taken out: ``-2*x``, ``1 - x - y``."""
+    t = type(node)
+    if t is Product:
+        return node.coeff < 0
+    if t is Sum and len(node.terms) <= FLAT:
+        signs = [c < 0 for _, c in node.terms] + ([node.const < 0] if node.const else [])
+        minus = sum(signs)
+        return 2 * minus > len(signs) or (2 * minus == len(signs) and signs[0])
+    return False
 
 
-def _sum(op, left, right, x, y):
-    if y == 0:
-        return left
-    if x == 0:
-        return right if op == "+" else negate(right)
-    if y is not None and y < 0:
-        return binary(_FLIP[op], left, number(-y))
-    if type(right) is Unary and right.op == "-":
-        return binary(_FLIP[op], left, right.operand)
-    lead = _lead(right)
-    if lead is not None and lead < 0:  # a + -2*b is a - 2*b
-        return binary(_FLIP[op], left, negate(right))
-    sign = 1.0 if op == "+" else -1.0
-    (c, a), (d, b) = _split(left), _split(right)
-    if a is b:  # like terms: 2*a + a is 3*a, a - a is 0
-        return binary("*", number(c + sign * d), a)
-    if type(left) is Binary and left.op in "+-":  # (z + 2*a) + a is z + 3*a
-        e, inner = _split(left.right)
-        if inner is b:
-            k = (e if left.op == "+" else -e) + sign * d
-            return binary("+", left.left, binary("*", number(k), b))
-    return Binary(op, left, right)
-
-
-def _product(left, right, x, y):
-    if x == 0 or y == 0:
-        return number(0.0)
-    if x == 1:
-        return right
-    if y == 1:
-        return left
-    if x == -1:
-        return negate(right)
-    if y == -1:
-        return negate(left)
-    if y is not None and x is None:  # constants in front: 2*x, not x*2
-        return binary("*", right, left)
-    if type(left) is Unary and left.op == "-":
-        return negate(binary("*", left.operand, right))
-    if type(right) is Unary and right.op == "-":
-        return negate(binary("*", left, right.operand))
-    if type(right) is Binary and right.op in "*/" and _lead(right) is not None:
-        if x is not None:  # 3*(2*a) is 6*a, 3*(2*a*b) is 6*a*b, 3*(2/a) is 6/a
-            return _scaled(right, x)
-        if _num(right.left) is not None:  # a*(2*b) is 2*a*b, a*(2/b) is 2*a/b
-            return binary(right.op, binary("*", right.left, left), right.right)
-    (p, m), (q, n) = _base(left), _base(right)
-    if p is q:  # one base: a*a is a^2, a^2*a is a^3
-        return binary("^", p, number(m + n))
-    if type(left) is Binary and left.op == "*" and _num(left.left) is not None:
-        p, m = _base(left.right)
-        if p is q:  # 2*a*a is 2*a^2
-            return binary("*", left.left, binary("^", p, number(m + n)))
-    return Binary("*", left, right)
-
-
-def _quotient(left, right, x, y):
-    if x == 0 and y != 0:
-        return number(0.0)
-    if y == 1:
-        return left
-    if y == -1:
-        return negate(left)
-    if type(left) is Unary and left.op == "-":
-        return negate(binary("/", left.operand, right))
-    if type(left) is Binary and left.op == "/":  # a/b/c is a/(b*c)
-        return binary("/", left.left, binary("*", left.right, right))
-    return Binary("/", left, right)
-
-
-def _split(node) -> tuple[float, object]:
-    """``2*a`` -> ``(2, a)``; anything else ``a`` -> ``(1, a)``."""
-    if type(node) is Binary and node.op == "*":
-        c = _num(node.left)
-        if c is not None:
-            return c, node.right
-    return 1.0, node
-
-
-def _base(node) -> tuple[object, float]:
-    """``a^3`` -> ``(a, 3)``; anything else ``a`` -> ``(a, 1)``."""
-    if type(node) is Binary and node.op == "^":
-        e = _num(node.right)
-        if e is not None:
-            return node.left, e
-    return node, 1.0
-
-
-def _lead(node) -> float | None:
-    """The constant in front of a product or quotient: 2 in ``2*a``, ``2*a*b``, ``2/a``."""
-    if type(node) is not Binary or node.op not in "*/":
+def _fold_call(name: str, xs: list[float]) -> float | None:
+    try:
+        v = TABLE[name].primal(*xs)
+    except (ValueError, ZeroDivisionError, OverflowError):
         return None
-    c = _num(node.left)
-    if c is None and type(node.left) is Binary and node.left.op == "*":
-        c = _num(node.left.left)
-    return c
+    if not math.isfinite(v):
+        return None
+    if name in _FOLDABLE:
+        return v
+    if not v.is_integer() or abs(v) > 1e6:
+        return None
+    # exact integer results only: f(0) and f(1) of these functions, perfect square/cube roots
+    if all(x in (0.0, 1.0) for x in xs) or (name == "sqrt" and v * v == xs[0]) \
+            or (name == "cbrt" and v * v * v == xs[0]):
+        return v
+    return None
 
 
-def _scaled(node, k: float):
-    """A product or quotient with a leading constant (see :func:`_lead`), that constant times k."""
-    c = _num(node.left)
-    if c is not None:
-        return binary(node.op, number(k * c), node.right)
-    inner = node.left
-    return Binary(node.op, binary("*", number(k * _num(inner.left)), inner.right), node.right)
+def _sum_node(const: Fraction, terms: tuple) -> Sum:
+    def init(n):
+        n.const, n.terms, n._tail = const, terms, None
+    key = ("+", const.numerator, const.denominator) + tuple(
+        (t.serial, c.numerator, c.denominator) for t, c in terms)
+    return _intern(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
+        (t.hash, c.numerator, c.denominator) for t, c in terms),
+                   init)
 
 
-def negate(node):
-    x = _num(node)
-    if x is not None:
-        return number(-x)
-    if type(node) is Unary and node.op == "-":
-        return node.operand
-    if type(node) is Binary and node.op == "-":  # -(a - b) = b - a
-        return Binary("-", node.right, node.left)
-    if _lead(node) is not None:  # -(2*a) is -2*a
-        return _scaled(node, -1.0)
-    return Unary("-", node)
+def _product_node(coeff: Fraction, factors: tuple) -> Product:
+    def init(n):
+        n.coeff, n.factors, n._unit = coeff, factors, None
+    key = ("*", coeff.numerator, coeff.denominator) + tuple(
+        (b.serial, e.serial) for b, e in factors)
+    first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
+    return _intern(Product, key, first[0], first[1],
+                   (coeff.numerator, coeff.denominator) + tuple((b.hash, e.hash) for b, e in factors),
+                   init, 1)
 
 
-def call(name: str, *args):
-    values = [_num(a) for a in args]
-    if name in _FOLDABLE and all(v is not None for v in values):
-        return number(TABLE[name].primal(*values))
-    return Call(name, tuple(args))
+def unit(node: Product):
+    """A product without its numeric coefficient: ``x*y`` for ``-3*x*y``."""
+    if node._unit is None:
+        node._unit = multiply([(b, e) for b, e in node.factors])
+    return node._unit
+
+
+def tail(node: Sum):
+    """A sum without its constant: ``x + y`` for ``x + y - 1``."""
+    if node._tail is None:
+        node._tail = add([(t, c) for t, c in node.terms])
+    return node._tail
+
+
+def add(pairs, const: Fraction = ZERO) -> Node:
+    """``const + Σ coeff*node`` for ``(node, coeff)`` pairs, in canonical form."""
+    acc: dict[int, list] = {}
+    for node, c in pairs:
+        if not c:
+            continue
+        t = type(node)
+        if t is Number:
+            const += c * node.value
+        elif t is Sum and len(node.terms) <= FLAT:
+            const += c * node.const
+            for term, k in node.terms:
+                _collect(acc, term, c * k)
+        elif t is Product and node.coeff != 1:
+            _collect(acc, unit(node), c * node.coeff)
+        else:
+            _collect(acc, node, c)
+    terms = sorted(((n, _tidy(c)) for n, c in acc.values() if c), key=_term_key)
+    const = _tidy(const)
+    if not terms:
+        return number(const)
+    if len(terms) == 1 and not const:
+        node, c = terms[0]
+        return node if c == 1 else multiply([(node, ONE_NODE())], c)
+    return _sum_node(const, tuple(terms))
+
+
+def _term_key(pair):
+    return pair[0].key
+
+
+def _collect(acc: dict, node, c: Fraction) -> None:
+    slot = acc.get(node.serial)
+    if slot is None:
+        acc[node.serial] = [node, c]
+    else:
+        slot[1] += c
+
+
+def ONE_NODE():
+    return number(ONE)
+
+
+def _int(v: Fraction | None) -> int | None:
+    return int(v) if v is not None and v.denominator == 1 else None
+
+
+def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
+    """``base^exp`` as an exact rational, or None (2^0.5 stays a power)."""
+    k = _int(exp)
+    if k is not None:
+        if base == 0 and k < 0:
+            return None  # undefined: left as written
+        if abs(k) > 256 and abs(base) != 1 and base != 0:
+            return None
+        return base ** k
+    if base > 0 and exp.denominator <= 16 and abs(exp.numerator) <= 64:  # 4^0.5 is 2
+        try:
+            r = float(base) ** float(exp)
+        except OverflowError:
+            return None
+        if math.isfinite(r) and r.is_integer() and Fraction(int(r)) ** exp.denominator == \
+                base ** exp.numerator:
+            return Fraction(int(r))
+    return None
+
+
+def multiply(items, coeff: Fraction = ONE) -> Node:
+    """``coeff * Π base^exp`` for ``(base, exponent node)`` pairs, in canonical form."""
+    stack = list(items)
+    stack.reverse()
+    powers: dict[int, list] = {}  # base serial -> [base, numeric exponent sum, symbolic exps]
+    exp_args: list = []  # exp(a)^k factors, gathered into one exp(Σ k*a)
+    while stack:
+        base, e = stack.pop()
+        ev = _value(e)
+        bt = type(base)
+        if bt is Number:
+            if ev is not None:
+                p = _power_number(base.value, ev)
+                if p is not None:
+                    coeff *= p
+                    continue
+        elif bt is Product:
+            k = _int(ev)
+            if ev == 1 and len(base.factors) <= FLAT:
+                coeff *= base.coeff
+                stack.extend(reversed(base.factors))
+                continue
+            if k is not None and len(base.factors) <= FLAT:  # (c*a^m)^k is c^k*a^(m*k)
+                p = _power_number(base.coeff, ev)
+                if p is not None:
+                    coeff *= p
+                    stack.extend((b, _scale(m, ev)) for b, m in reversed(base.factors))
+                    continue
+            if ev is not None and base.coeff == 1 and len(base.factors) == 1:
+                b, m = base.factors[0]
+                mk = _int(_value(m))
+                if mk is not None and mk % 2:  # (a^3)^0.5 is a^1.5 (both need a >= 0 if not odd)
+                    stack.append((b, _scale(m, ev)))
+                    continue
+        elif bt is Apply and base.name == "exp" and _int(ev) is not None:
+            exp_args.append((base.args[0], ev))
+            continue
+        if ev == 0:
+            continue
+        if coeff == 0:
+            return number(ZERO)
+        slot = powers.get(base.serial)
+        if slot is None:
+            slot = powers[base.serial] = [base, ZERO, []]
+        if ev is not None:
+            slot[1] += ev
+        else:
+            slot[2].append(e)
+    if coeff == 0:
+        return number(ZERO)
+    if exp_args:
+        combined = apply("exp", (add(exp_args),)) if len(exp_args) > 1 or exp_args[0][1] != 1 \
+            else apply("exp", (exp_args[0][0],))
+        if type(combined) is Number:
+            coeff *= combined.value
+        else:
+            slot = powers.setdefault(combined.serial, [combined, ZERO, []])
+            slot[1] += 1
+    factors = []
+    for base, numeric, symbolic in powers.values():
+        factors.extend(_combine_exponents(base, numeric, symbolic))
+    coeff = _tidy(coeff)
+    if not factors:
+        return number(coeff)
+    factors.sort(key=_factor_key)
+    if len(factors) == 1:
+        base, e = factors[0]
+        if _value(e) == 1:
+            if coeff == 1:
+                return base
+            if type(base) is Sum and len(base.terms) <= FLAT:  # 2*(a + b) is 2*a + 2*b
+                return add([(base, coeff)])
+    return _product_node(coeff, tuple(factors))
+
+
+def _factor_key(pair):
+    return pair[0].key, pair[1].key
+
+
+def _scale(e, k: Fraction):
+    v = _value(e)
+    return number(v * k) if v is not None else multiply([(e, ONE_NODE())], k)
+
+
+def _split_exponent(e) -> tuple[Fraction, object, Fraction]:
+    """An exponent as ``const + k*term``: ``x - 1`` is (-1, x, 1), ``2*y`` is (0, y, 2)."""
+    const, rest = ZERO, e
+    if type(e) is Sum:
+        const, rest = e.const, tail(e)
+    if type(rest) is Product and rest.coeff != 1:
+        return const, unit(rest), rest.coeff
+    return const, rest, ONE
+
+
+def _combine_exponents(base, numeric: Fraction, symbolic: list) -> list:
+    """The factors of one base: symbolic exponents with the same term add (``x^y*x^(2*y)`` is
+    ``x^(3*y)``); a number joins them only when that shortens the constant (``x*x^(x-1)`` is
+    ``x^x`` but ``x^x/x`` stays), as SymPy's ``Mul`` does."""
+    groups: dict[int, list] = {}
+    for e in symbolic:
+        c, term, k = _split_exponent(e)
+        g = groups.get(term.serial)
+        if g is None:
+            groups[term.serial] = [term, k, c]
+        else:
+            g[1] += k
+            g[2] += c
+    out = []
+    for term, k, c in groups.values():
+        if numeric and (c + numeric == 0 or abs(c + numeric) < abs(c)):
+            c, numeric = c + numeric, ZERO
+        e = add([(term, k)], c)
+        v = _value(e)
+        if v is None:
+            out.append((base, e))
+        else:
+            numeric += v
+    if numeric:
+        out.append((base, number(numeric)))
+    return out
+
+
+# -- Sym: Python's operators on nodes -------------------------------------------------------------
+
+def _node(x):
+    if isinstance(x, Sym):
+        return x.node
+    if isinstance(x, Node):
+        return x
+    return number(x)
 
 
 class Sym:
-    """An expression that builds larger expressions with + - * / ** and unary minus."""
+    """A node that builds larger canonical nodes with + - * / ** and unary minus."""
 
     __slots__ = ("node",)
 
     def __init__(self, node):
-        self.node = node if not isinstance(node, (int, float)) else number(node)
+        self.node = _node(node)
 
-    def _other(self, other):
-        return other.node if isinstance(other, Sym) else number(other)
-
-    def __add__(self, o): return Sym(binary("+", self.node, self._other(o)))
-    def __radd__(self, o): return Sym(binary("+", self._other(o), self.node))
-    def __sub__(self, o): return Sym(binary("-", self.node, self._other(o)))
-    def __rsub__(self, o): return Sym(binary("-", self._other(o), self.node))
-    def __mul__(self, o): return Sym(binary("*", self.node, self._other(o)))
-    def __rmul__(self, o): return Sym(binary("*", self._other(o), self.node))
-    def __truediv__(self, o): return Sym(binary("/", self.node, self._other(o)))
-    def __rtruediv__(self, o): return Sym(binary("/", self._other(o), self.node))
-    def __pow__(self, o): return Sym(binary("^", self.node, self._other(o)))
-    def __rpow__(self, o): return Sym(binary("^", self._other(o), self.node))
-    def __neg__(self): return Sym(negate(self.node))
+    def __add__(self, o): return Sym(add([(self.node, ONE), (_node(o), ONE)]))
+    def __radd__(self, o): return Sym(add([(_node(o), ONE), (self.node, ONE)]))
+    def __sub__(self, o): return Sym(add([(self.node, ONE), (_node(o), -ONE)]))
+    def __rsub__(self, o): return Sym(add([(_node(o), ONE), (self.node, -ONE)]))
+    def __mul__(self, o): return Sym(multiply([(self.node, ONE_NODE()), (_node(o), ONE_NODE())]))
+    def __rmul__(self, o): return Sym(multiply([(_node(o), ONE_NODE()), (self.node, ONE_NODE())]))
+    def __truediv__(self, o): return Sym(divide(self.node, _node(o)))
+    def __rtruediv__(self, o): return Sym(divide(_node(o), self.node))
+    def __pow__(self, o): return Sym(multiply([(self.node, _node(o))]))
+    def __rpow__(self, o): return Sym(multiply([(_node(o), self.node)]))
+    def __neg__(self): return Sym(multiply([(self.node, ONE_NODE())], -ONE))
     def __pos__(self): return self
 
     def __repr__(self) -> str:
-        from ..language.printer import to_source
-        return f"Sym({to_source(self.node)})"
+        return f"Sym({text(self.node)})"
+
+
+def divide(a, b):
+    return multiply([(a, ONE_NODE()), (b, number(-ONE))])
+
+
+def negate(a):
+    return multiply([(a, ONE_NODE())], -ONE)
 
 
 def _function(name):
-    return lambda *args: Sym(call(name, *[a.node if isinstance(a, Sym) else number(a) for a in args]))
+    return lambda *args: Sym(apply(name, tuple(_node(a) for a in args)))
 
 
-SYMBOLIC = SimpleNamespace(**{name: _function(name) for name in TABLE},
-                           **{name: Sym(Var(name)) for name in CONSTANTS})
-SYMBOLIC.pow = lambda a, b: Sym(a) ** b if not isinstance(a, Sym) else a ** b
+class _Namespace:
+    """What a rule calls as ``m.cos(a)``, ``m.pow(a, b)``, ``m.pi``: functions build nodes."""
+
+    def __init__(self):
+        for name in TABLE:
+            setattr(self, name, _function(name))
+        self.pow = lambda a, b: Sym(multiply([(_node(a), _node(b))]))
+
+    def __getattr__(self, name):  # pi and e: symbols of the current context
+        if name in CONSTANTS:
+            return Sym(symbol(name))
+        raise AttributeError(name)
+
+
+SYMBOLIC = _Namespace()
+
+
+# -- back to the AST, for printing -----------------------------------------------------------------
+
+def children(node) -> tuple:
+    """The nodes a node is built from (its terms, bases and exponents, arguments)."""
+    t = type(node)
+    if t is Sum:
+        return tuple(term for term, _ in node.terms)
+    if t is Product:
+        return tuple(x for pair in node.factors for x in pair)
+    if t is Apply:
+        return node.args
+    return ()
+
+
+def reachable(root) -> list:
+    """``root`` and all its parts, parts before wholes (by serial: parts are built first)."""
+    seen = {root.serial: root}
+    stack = [root]
+    while stack:
+        for k in children(stack.pop()):
+            if k.serial not in seen:
+                seen[k.serial] = k
+                stack.append(k)
+    return [seen[s] for s in sorted(seen)]
+
+
+def _rational_ast(v: Fraction, exponent: bool = False):
+    """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an
+    exponent a fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
+    from ..language.ast import Binary, Num
+    num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
+    tree = num if num is not None else Num(1.0)
+    if v < 0:
+        tree = Num(-tree.value)
+    return tree if den is None else Binary("/", tree, den)
+
+
+def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
+    """A positive coefficient as (numerator AST or None, denominator AST or None), or as one
+    decimal numerator when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (1, 2), ``1.25``
+    is (5, 4), ``0.3`` is (3, 10); a double that is no short rational prints as itself."""
+    from ..language.ast import Num
+    p, q = c.numerator, c.denominator
+    if q == 1:
+        return (Num(float(p)) if p != 1 else None), None
+    decimal = float(c)
+    if q > 10 ** 6 or (exact(decimal) == c and len(repr(decimal)) < len(str(p)) + len(str(q)) + slack):
+        return Num(decimal), None
+    return (Num(float(p)) if p != 1 else None), Num(float(q))
+
+
+def _product_ast(coeff: Fraction, factors, out: dict):
+    """``coeff * Π base^exp`` as an AST: negative powers under one fraction bar, the sign on the
+    leading factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
+    from ..language.ast import Binary, Num, Unary
+    top, bottom, later = [], [], []
+    for base, e in factors:
+        ev, b = _value(e), out[base.serial]
+        if ev is None:  # powers with an expression for exponent after the rest: y*x^(y - 1)
+            later.append(Binary("^", b, out[e.serial]))
+        elif ev < 0:
+            bottom.append(b if ev == -1 else Binary("^", b, _rational_ast(-ev, True)))
+        else:  # symbols first: 2*x*cos(x)
+            piece = b if ev == 1 else Binary("^", b, _rational_ast(ev, True))
+            (top if type(base) is Symbol else later).append(piece)
+    top += later
+    num, den = _coefficient_parts(abs(coeff))
+    if num is not None or not top:
+        top.insert(0, num if num is not None else Num(1.0))
+    if den is not None:
+        bottom.insert(0, den)
+    tree = top[0]
+    if coeff < 0:
+        tree = Num(-tree.value) if type(tree) is Num else Unary("-", tree)
+    for f in top[1:]:
+        tree = Binary("*", tree, f)
+    if bottom:
+        below = bottom[0]
+        for f in bottom[1:]:
+            below = Binary("*", below, f)
+        tree = Binary("/", tree, below)
+    return tree
+
+
+def _term_ast(node, c: Fraction, out: dict, named: set):
+    """The AST of ``c * node`` (node a term of a sum, or None for the constant)."""
+    if node is None:
+        return _rational_ast(c)
+    if c == 1:
+        return out[node.serial]
+    if type(node) is Product and node.serial not in named:
+        return _product_ast(c * node.coeff, node.factors, out)
+    return _product_ast(c, ((node, ONE_NODE()),), out)
+
+
+def _sum_ast(node, out: dict, named: set):
+    """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
+    from ..language.ast import Binary
+    positive = [(t, c) for t, c in node.terms if c > 0]
+    negative = [(t, -c) for t, c in node.terms if c < 0]
+    if node.const > 0:
+        positive.append((None, node.const))
+    elif node.const < 0:
+        negative.append((None, -node.const))
+    if positive:
+        tree = _term_ast(*positive[0], out, named)
+    else:
+        tree = _term_ast(negative[0][0], -negative[0][1], out, named)
+        negative = negative[1:]
+    for t, c in positive[1:]:
+        tree = Binary("+", tree, _term_ast(t, c, out, named))
+    for t, c in negative:
+        tree = Binary("-", tree, _term_ast(t, c, out, named))
+    return tree
+
+
+def build_ast(node, out: dict, named: set):
+    """The AST of one node whose parts' ASTs are already in ``out`` (serial -> AST)."""
+    from ..language.ast import Call, Var
+    t = type(node)
+    if t is Number:
+        return _rational_ast(node.value)
+    if t is Symbol:
+        return Var(node.name)
+    if t is Apply:
+        return Call(node.name, tuple(out[a.serial] for a in node.args))
+    if t is Product:
+        return _product_ast(node.coeff, node.factors, out)
+    return _sum_ast(node, out, named)
+
+
+def to_ast(root):
+    """The whole expression as one AST (no names for repeated parts)."""
+    out: dict = {}
+    for node in reachable(root):
+        out[node.serial] = build_ast(node, out, set())
+    return out[root.serial]
+
+
+def text(node) -> str:
+    from ..language.printer import to_source
+    return to_source(to_ast(node))
 
 
 def rule_text(name: str) -> list[str]:
     """Each partial-derivative rule of a primitive, printed with arguments ``a`` and ``b``."""
-    from ..language.printer import to_source
     prim = TABLE[name]
-    args = [Sym(Var("a")), Sym(Var("b"))][:prim.arity]
-    if prim.symbol and prim.arity == 2:
-        ans = Sym(Binary(prim.symbol, args[0].node, args[1].node))
-    elif prim.symbol:
-        ans = Sym(Unary(prim.symbol, args[0].node))
-    else:
-        ans = Sym(Call(name, tuple(a.node for a in args)))
-    texts = []
-    for rule in prim.partials:
-        r = rule(SYMBOLIC, *args, ans)
-        texts.append(to_source(r.node if isinstance(r, Sym) else number(r)))
-    return texts
+    with fresh_context():
+        args = [Sym(symbol("a")), Sym(symbol("b"))][:prim.arity]
+        ans = _primal_sym(prim, args)
+        return [text(_node(rule(SYMBOLIC, *args, ans))) for rule in prim.partials]
+
+
+def _primal_sym(prim, args: list) -> Sym:
+    """The primitive applied to symbolic arguments, as the expression it builds."""
+    ops = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "div": lambda a, b: a / b, "pow": lambda a, b: a ** b, "neg": lambda a: -a}
+    if prim.name in ops:
+        return ops[prim.name](*args)
+    return Sym(apply(prim.name, tuple(a.node for a in args)))
+
+
+def local_derivatives(prim, args: list) -> list:
+    """Each partial derivative of ``prim`` at symbolic arguments, as nodes (the rule table's)."""
+    syms = [Sym(a) for a in args]
+    ans = _primal_sym(prim, syms)
+    return [_node(rule(SYMBOLIC, *syms, ans)) for rule in prim.partials]

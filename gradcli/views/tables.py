@@ -86,7 +86,7 @@ def forward_table(trace, digits: int, max_rows: int):
 
     def add(row):
         cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
-        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr}",
+        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}",
                   format_number(row.value, digits)]
         if marked:
             cells.append(_output_mark(row))
@@ -101,6 +101,15 @@ def _output_mark(row) -> Text | str:
     return Text("← " + (", ".join(row.outputs) if row.outputs else "output"), style="bold green")
 
 
+def _formula(formula: str, value: str) -> str:
+    """``1/x = 0.5``: a formula beside its value (a number alone when the formula is one)."""
+    try:
+        float(formula)
+        return value
+    except ValueError:
+        return f"{formula} = {value}" if formula else value
+
+
 def contributions_table(trace, digits: int, max_rows: int,
                         title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
@@ -110,7 +119,8 @@ def contributions_table(trace, digits: int, max_rows: int,
 
     def add(row):
         table.add_row(row.equation, Text(row.target, style="cyan"),
-                      format_number(row.upstream, digits), format_number(row.local, digits),
+                      format_number(row.upstream, digits),
+                      _formula(row.local_expr, format_number(row.local, digits)),
                       format_number(row.contribution, digits))
     return _limited(table, trace.contributions, max_rows, add)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.graph import Graph, expression
+from ..engine.graph import Graph, expression, format_constant
 from ..engine.reverse import Contribution, visit_order
+from ..symbolic.expr import fresh_context, local_derivatives, number, symbol, text
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,7 @@ class ForwardRow:
     value: float
     names: tuple[str, ...] = ()  # names the program assigned to this node
     is_output: bool = False
+    step: str = ""  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
     outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
 
 
@@ -32,6 +34,7 @@ class ContributionRow:
     upstream: float
     local: float
     contribution: float
+    local_expr: str = ""  # the local derivative as a formula, from the rule table: "1/x"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +72,58 @@ def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
         slot = graph.n_const + i
         forward.append(ForwardRow(name, "input", (), name, values[slot],
                                   tuple(labels.get(slot, ())), slot in outputs,
-                                  outputs.get(slot, ())))
+                                  outputs=outputs.get(slot, ())))
     for k, prim in enumerate(graph.ops):
         slot = graph.base + k
         args = (node_id(graph.arg0[k]),) + ((node_id(graph.arg1[k]),) if graph.arg1[k] >= 0 else ())
         forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
                                   values[slot], tuple(labels.get(slot, ())),
-                                  slot in outputs, outputs.get(slot, ())))
+                                  slot in outputs, substituted(graph, values, slot),
+                                  outputs=outputs.get(slot, ())))
     return forward
+
+
+def _value_text(graph: Graph, values: list, slot: int) -> str:
+    """An argument as the step shows it: a constant as written, a value in 12 significant digits."""
+    if slot < graph.n_const:
+        return graph.node_id(slot)
+    return format_constant(float(f"{values[slot]:.12g}"), named=False)
+
+
+def substituted(graph: Graph, values: list, slot: int) -> str:
+    """A node's operation with its arguments' values in place of their ids: ``log(2)``,
+    ``0.69314718056 + 6``, ``2 * (-3)`` (a negative operand of an operator in parentheses)."""
+    k = slot - graph.base
+    prim = graph.ops[k]
+    args = [_value_text(graph, values, a) for a in (graph.arg0[k], graph.arg1[k]) if a >= 0]
+    if prim.symbol:
+        args = [f"({a})" if a.startswith("-") else a for a in args]
+        return f"{args[0]} {prim.symbol} {args[1]}" if len(args) == 2 else f"{prim.symbol}{args[0]}"
+    return f"{prim.name}({', '.join(args)})"
+
+
+def local_formulas(graph: Graph, records: list[Contribution]) -> list[str]:
+    """Each record's local derivative as a formula in the node ids (``1/x``, ``cos(y)``, ``v2``):
+    the rule table's rule for that argument, run on symbols instead of numbers."""
+    base, n_const = graph.base, graph.n_const
+    formulas, first = [], set()
+    with fresh_context():
+        def operand(s):
+            if s < n_const:
+                name = graph.node_id(s)
+                return symbol(name) if name in ("pi", "e") else number(graph.constants[s])
+            return symbol(graph.node_id(s))
+        for r in records:
+            k = r.source - base
+            a, b = graph.arg0[k], graph.arg1[k]
+            if b < 0 or (r.target == a and (a != b or r.source not in first)):
+                index = 0
+            else:
+                index = 1
+            first.add(r.source)
+            args = [operand(a)] + ([operand(b)] if b >= 0 else [])
+            formulas.append(text(local_derivatives(graph.ops[k], args)[index]))
+    return formulas
 
 
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
@@ -88,8 +135,8 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
     contributions = [
         ContributionRow(node_id(r.source), node_id(r.target),
                         f"{node_id(r.source)} = {expression(graph, r.source)}",
-                        r.upstream, r.local, r.contribution)
-        for r in records
+                        r.upstream, r.local, r.contribution, formula)
+        for r, formula in zip(records, local_formulas(graph, records))
     ]
     terms: dict[int, list[float]] = {}
     for r in records:

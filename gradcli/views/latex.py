@@ -1,0 +1,321 @@
+"""LaTeX: derivatives as formulas (``\\frac``, ``\\sin``, ``\\partial``) and tables as booktabs.
+
+``expression`` turns an AST into LaTeX with only the parentheses its precedence needs (an
+explicit stack: deep input works). ``derivatives`` writes ``gradcli diff``'s programs as
+aligned equations; ``table`` writes a booktabs ``tabular``; ``document`` wraps a fragment in a
+compilable document (``--standalone``).
+"""
+
+from __future__ import annotations
+
+from ..engine.graph import format_constant
+from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from ..language.parser import parse
+
+# Functions LaTeX knows by name; the others are \operatorname{...}.
+_KNOWN = {"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "arcsin", "arccos",
+          "arctan", "min", "max"}
+_RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log"}
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+          "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
+          "omega"}
+_UNICODE_GREEK = {chr(0x3B1 + i): name for i, name in enumerate(
+    ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+     "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon",
+     "phi", "chi", "psi", "omega"])}
+_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+            "^": r"\textasciicircum{}"}
+
+_SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
+
+
+def text(s: str) -> str:
+    """Plain text with LaTeX's special characters escaped."""
+    return "".join(_SPECIAL.get(c, c) for c in s)
+
+
+def name(s: str) -> str:
+    """A variable name in math mode: ``x``, ``x_{1}``, ``\\theta``, ``\\mathit{rate}``."""
+    if s in ("pi",):
+        return r"\pi"
+    if s == "e":
+        return "e"
+    head = s.rstrip("0123456789")
+    digits = s[len(head):]
+    if head in _GREEK:
+        head = "\\" + head
+    elif len(head) == 1 and head in _UNICODE_GREEK:
+        head = "\\" + _UNICODE_GREEK[head]
+    elif len(head) > 1:
+        head = r"\mathit{" + text(head) + "}"
+    else:
+        head = text(head)
+    return head + (f"_{{{digits}}}" if digits else "")
+
+
+def number(value: float) -> str:
+    t = format_constant(value, named=False)
+    if "e" in t:  # 1e-05 -> 1 \cdot 10^{-5}
+        mantissa, exponent = t.split("e")
+        return rf"{mantissa} \cdot 10^{{{int(exponent)}}}"
+    return t
+
+
+def _precedence(node) -> int:
+    t = type(node)
+    if t is Binary:
+        return {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _ATOM, "^": _POWER}[node.op]
+    if t is Unary or (t is Num and node.value < 0):
+        return _UNARY
+    if t is Binary and node.op == "/" and (type(node.left) is Unary or (
+            type(node.left) is Num and node.left.value < 0)):
+        return _UNARY  # printed with a leading minus
+    return _ATOM
+
+
+def _function(fn: str) -> str:
+    fn = _RENAMED.get(fn, fn)
+    return "\\" + fn if fn in _KNOWN else r"\operatorname{" + text(fn) + "}"
+
+
+def expression(node) -> str:
+    """LaTeX for an expression AST (math mode, without the dollars)."""
+    out: list[str] = []
+    stack: list = [(node, 0)]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            out.append(item)
+            continue
+        expr, need = item
+        t = type(expr)
+        if t is Num:
+            pieces = [number(expr.value)]
+        elif t is Var:
+            pieces = [name(expr.name)]
+        elif t is Unary:
+            pieces = [expr.op, (expr.operand, _UNARY)]
+        elif t is Binary and expr.op == "/":  # a fraction groups its parts itself
+            top, sign = expr.left, ""
+            if type(top) is Num and top.value < 0:  # -\frac{6}{x^4}, not \frac{-6}{x^4}
+                top, sign = Num(-top.value), "-"
+            elif type(top) is Unary and top.op == "-":
+                top, sign = top.operand, "-"
+            pieces = [sign + r"\frac{", (top, 0), "}{", (expr.right, 0), "}"]
+        elif t is Binary and expr.op == "^":
+            pieces = ["{", (expr.left, _ATOM), "}^{", (expr.right, 0), "}"]
+        elif t is Binary and expr.op == "*":
+            # a number after anything is set off with \cdot; otherwise a thin space
+            joint = r" \cdot " if type(expr.right) is Num or _starts_with_number(expr.right) \
+                else r" \, "
+            pieces = [(expr.left, _PRODUCT), joint, (expr.right, _PRODUCT + 1)]
+        elif t is Binary:
+            pieces = [(expr.left, _SUM), f" {expr.op} ", (expr.right, _SUM + 1)]
+        elif t is Call and expr.name == "sqrt":
+            pieces = [r"\sqrt{", (expr.args[0], 0), "}"]
+        elif t is Call and expr.name in ("abs", "fabs"):
+            pieces = [r"\left|", (expr.args[0], 0), r"\right|"]
+        elif t is Call:
+            pieces = [_function(expr.name), r"\left("]
+            for i, arg in enumerate(expr.args):
+                if i:
+                    pieces.append(", ")
+                pieces.append((arg, 0))
+            pieces.append(r"\right)")
+        else:
+            raise TypeError(f"cannot write {expr!r} as LaTeX")
+        if _precedence(expr) < need:
+            pieces = [r"\left(", *pieces, r"\right)"]
+        stack.extend(reversed(pieces))
+    return "".join(out)
+
+
+def _starts_with_number(node) -> bool:
+    while type(node) is Binary and node.op in "*^":
+        node = node.left
+    return type(node) is Num
+
+
+def derivative_symbol(wrt: str, order: int) -> str:
+    if order == 1:
+        return rf"\frac{{\partial f}}{{\partial {name(wrt)}}}"
+    return rf"\frac{{\partial^{{{order}}} f}}{{\partial {name(wrt)}^{{{order}}}}}"
+
+
+def derivatives(result: dict[str, str], order: int) -> str:
+    """``gradcli diff``'s programs as one ``align*`` block (amsmath): ``t_{1} &= ...`` lines,
+    then ``\\frac{\\partial f}{\\partial x} &= ...`` for each derivative."""
+    lines = []
+    for wrt, source in result.items():
+        program: Program = parse(source)
+        for stmt in program.statements[:-1]:
+            assert type(stmt) is Assign
+            lines.append(f"{name(stmt.name)} &= {expression(stmt.value)}")
+        lines.append(f"{derivative_symbol(wrt, order)} &= {expression(program.statements[-1])}")
+    return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+
+
+def table(caption: str, headers: list[str], rows: list[list[str]], align: str | None = None,
+          math_columns: set[int] = frozenset(), math_headers: bool = False) -> str:
+    """A booktabs table: ``\\toprule``, headers, ``\\midrule``, rows, ``\\bottomrule``.
+    Cells are plain text (escaped) unless their column is in ``math_columns``."""
+    align = align or "l" * len(headers)
+
+    def cell(i: int, c: str) -> str:
+        return f"${c}$" if i in math_columns and c else text(c)
+    body = [r"\begin{table}[ht]", r"\centering", rf"\caption{{{text(caption)}}}",
+            rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+            " & ".join((f"${h}$" if h else "") if math_headers else text(h) for h in headers)
+            + r" \\", r"\midrule"]
+    body += [" & ".join(cell(i, c) for i, c in enumerate(row)) + r" \\" for row in rows]
+    body += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(body)
+
+
+def document(fragment: str) -> str:
+    """A compilable LaTeX document around a fragment (``--standalone``)."""
+    return "\n".join([
+        r"\documentclass{article}",
+        r"\usepackage[utf8]{inputenc}",
+        r"\usepackage[T1]{fontenc}",
+        r"\usepackage{amsmath}",
+        r"\usepackage{booktabs}",
+        r"\begin{document}",
+        fragment,
+        r"\end{document}",
+        "",
+    ])
+
+
+# -- the result tables of eval --trace, eval --check and hessian, as booktabs -------------------
+
+def _math(source: str) -> str:
+    """A formula printed by gradcli (``log(x)``, ``v1 + v2``) as LaTeX."""
+    return expression(parse(source).statements[-1])
+
+
+def _num(value: float, digits: int) -> str:
+    from .text import format_number
+    t = format_number(value, digits)
+    return t.replace("e+", "e").replace("inf", r"\infty")
+
+
+def result_math(value: float, gradient: dict[str, float], digits: int) -> str:
+    """The value and gradient as display math: ``f = ...``, ``∂f/∂x = ...``."""
+    lines = [f"f &= {_num(value, digits)}"]
+    lines += [f"{derivative_symbol(n, 1)} &= {_num(g, digits)}" for n, g in gradient.items()]
+    return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+
+
+def trace_tables(trace, digits: int) -> list[str]:
+    """The forward trace, the reverse sweep's contributions and the adjoints (every row)."""
+    forward = []
+    for row in trace.forward:
+        op = "" if row.op == "input" else (
+            f"{name(row.id)} = {_math(row.expr)}" + (f" = {_math(row.step)}" if row.step else ""))
+        forward.append([name(row.id), op or r"\text{input}", _num(row.value, digits)])
+    contributions = []
+    for c in trace.contributions:
+        local = _num(c.local, digits)
+        if c.local_expr:
+            try:
+                float(c.local_expr)
+            except ValueError:
+                local = f"{_math(c.local_expr)} = {local}"
+        equation_id, _, equation = c.equation.partition(" = ")
+        contributions.append([f"{name(equation_id)} = {_math(equation)}", name(c.target),
+                              _num(c.upstream, digits), local, _num(c.contribution, digits)])
+    adjoints = []
+    for row in trace.adjoints:
+        how = r"\text{seed}" if row.id == trace.output and not row.terms else " + ".join(
+            _num(t, digits) for t in row.terms).replace("+ -", "- ")
+        adjoints.append([r"\bar{" + name(row.id) + "}", _num(row.adjoint, digits), how])
+    return [
+        table("Forward evaluation trace", ["node", "operation", "value"], forward, "llr",
+              {0, 1, 2}),
+        table("Reverse sweep (contributions)", ["from", "to", "upstream adjoint",
+                                                "local derivative", "contribution"],
+              contributions, "llrrr", {0, 1, 2, 3, 4}),
+        table("Adjoints", ["node", "adjoint", "sum of contributions"], adjoints, "lrl",
+              {0, 1, 2}),
+    ]
+
+
+def tangent_table(trace, digits: int) -> str:
+    """Forward mode's tangent trace: each node, its value and its tangent in every sweep."""
+    rows = []
+    for r in trace.rows:
+        row = r.row
+        op = r"\text{input}" if row.op == "input" else f"{name(row.id)} = {_math(row.expr)}"
+        rows.append([name(row.id), op, _num(row.value, digits)] +
+                    ["" if t is None else _num(t, digits) for t in r.tangents])
+    headers = ["node", "operation", "value"] + [f"tangent ({s})" for s in trace.sweeps]
+    return table("Forward-mode tangent trace", headers, rows, "ll" + "r" * (len(headers) - 2),
+                 set(range(len(headers))))
+
+
+def check_table(check, digits: int,
+                caption: str = "Gradient check: AD against numerical differentiation") -> str:
+    """AD against numerical derivatives, one row per input, with the verdict."""
+    expect = any(row.expected is not None for row in check.rows)
+    headers = ["input", "AD", "numerical", "± (est.)", "|AD − num.|", "rel. error"]
+    if expect:
+        headers += ["your formula", "formula − AD"]
+    headers.append("status")
+    rows = []
+    for row in check.rows:
+        cells = [name(row.input), _num(row.ad, digits), _num(row.numeric, digits),
+                 f"{row.numeric_error:.1e}", f"{row.abs_error:.1e}", f"{row.rel_error:.1e}"]
+        e = row.expected
+        if expect:
+            cells += ["", ""] if e is None else [f"{_math(e.formula)} = {_num(e.value, digits)}",
+                                                 _num(e.value - row.ad, digits)]
+        ok = row.ok and (e is None or e.ok)
+        cells.append(r"\text{ok}" if ok else r"\textbf{FAIL}")
+        rows.append(cells)
+    headers = [h.replace("±", "+/-").replace("−", "-") for h in headers]
+    return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))))
+
+
+def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> str:
+    """The Hessian: row x, column y is ∂²f/∂x∂y."""
+    rows = [[name(n)] + [_num(v, digits) for v in row] for n, row in zip(names, matrix)]
+    return table("Hessian", [""] + [name(n) for n in names], rows,
+                 "l" + "r" * len(names), set(range(len(names) + 1)), math_headers=True)
+
+
+def eval_export(result, digits: int, trace: bool, check=None, standalone: bool = False) -> str:
+    """What ``eval --export FILE.tex`` writes: the result, (``--trace``) the trace tables and
+    (``--check``) the check table, as a fragment or (``standalone``) a whole document."""
+    directional = getattr(result, "directional", None)
+    if directional is not None:
+        parts = [result_directional(result.value, directional, digits)]
+    else:
+        parts = [result_math(result.value, result.gradient, digits)]
+    if trace and getattr(result, "mode", "reverse") == "forward":
+        parts.append(tangent_table(result.trace, digits))
+    elif trace:
+        parts += trace_tables(result.trace, digits)
+    if check is not None:
+        parts.append(check_table(check, digits))
+    fragment = "\n\n".join(parts) + "\n"
+    return document(fragment) if standalone else fragment
+
+
+def result_directional(value: float, directional: float, digits: int) -> str:
+    return ("\\begin{align*}\n" + f"f &= {_num(value, digits)} \\\\\n"
+            + rf"\nabla f \cdot d &= {_num(directional, digits)}" + "\n\\end{align*}")
+
+
+def hessian_export(result, digits: int, check=None, standalone: bool = False) -> str:
+    """What ``hessian --export FILE.tex`` writes: value, gradient, the Hessian, check tables."""
+    parts = [result_math(result.value, result.gradient, digits)]
+    if result.inputs:
+        parts.append(hessian_table(result.inputs, result.hessian, digits))
+    if check is not None:
+        for n, row in check.rows.items():
+            parts.append(check_table(row, digits, caption=f"Hessian check, row {n}: AD against "
+                                                          f"numerical derivatives of df/d{n}"))
+    fragment = "\n\n".join(parts) + "\n"
+    return document(fragment) if standalone else fragment

@@ -1,0 +1,198 @@
+"""LaTeX output: `diff --latex`, `--export FILE.tex` (fragment and --standalone document) on
+eval --trace, eval --check and hessian. The standalone documents are compiled with a real LaTeX
+(pdflatex or lualatex from the distribution: `apt-get install texlive-latex-base
+texlive-latex-recommended`); without one those tests are skipped, saying why."""
+
+import shutil
+import subprocess
+
+import pytest
+
+from gradcli.language.parser import parse
+from gradcli.views import latex
+
+SEED = "log(x)+x*y-sin(y)"
+
+
+def _install_latex() -> str | None:
+    """The path of pdflatex or lualatex, installing the distribution's packages if possible."""
+    for tool in ("pdflatex", "lualatex"):
+        if shutil.which(tool):
+            return shutil.which(tool)
+    if shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-q", "texlive-latex-base",
+                        "texlive-latex-recommended"], capture_output=True, timeout=900)
+    for tool in ("pdflatex", "lualatex"):
+        if shutil.which(tool):
+            return shutil.which(tool)
+    return None
+
+
+@pytest.fixture(scope="module")
+def tex_engine():
+    engine = _install_latex()
+    if engine is None:
+        pytest.skip("no LaTeX: pdflatex/lualatex not found and texlive could not be installed "
+                    "with apt-get")
+    return engine
+
+
+def compile_tex(engine: str, path) -> None:
+    result = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", path.name],
+                            cwd=path.parent, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert path.with_suffix(".pdf").stat().st_size > 1000
+
+
+# -- formulas: hand-written expected LaTeX ---------------------------------------------------------
+
+EXPRESSIONS = [
+    ("1/x", r"\frac{1}{x}"),
+    ("-6/x^4", r"-\frac{6}{{x}^{4}}"),
+    ("sin(x)^2", r"{\sin\left(x\right)}^{2}"),
+    ("2*x*cos(x)", r"2 \, x \, \cos\left(x\right)"),
+    ("x*2", r"x \cdot 2"),
+    ("(x + 1)*(y - 1)", r"\left(x + 1\right) \, \left(y - 1\right)"),
+    ("x - (y - z)", r"x - \left(y - z\right)"),
+    ("-(x + 1)", r"-\left(x + 1\right)"),
+    ("x^(y - 1)", r"{x}^{y - 1}"),
+    ("(x + 1)^2", r"{\left(x + 1\right)}^{2}"),
+    ("sigmoid(a*x)", r"\operatorname{sigmoid}\left(a \, x\right)"),
+    ("atan2(y, x)", r"\operatorname{atan2}\left(y, x\right)"),
+    ("asin(x)", r"\arcsin\left(x\right)"),
+    ("sqrt(x^2 + 1)", r"\sqrt{{x}^{2} + 1}"),
+    ("abs(θ)", r"\left|\theta\right|"),
+    ("pi*x1 + rate", r"\pi \, x_{1} + \mathit{rate}"),
+    ("1e-05*x", r"1 \cdot 10^{-5} \, x"),
+]
+
+
+@pytest.mark.parametrize("source, expected", EXPRESSIONS)
+def test_expression(source, expected):
+    assert latex.expression(parse(source).statements[-1]) == expected
+
+
+def test_deep_expression_does_not_recurse():
+    depth = 20_000
+    text = latex.expression(parse("sin(" * depth + "x" + ")" * depth).statements[-1])
+    assert text.count(r"\sin") == depth
+
+
+def test_diff_latex(run):
+    out = run("diff", "1/x", "--order", "3", "--latex").output
+    assert out == ("\\begin{align*}\n\\frac{\\partial^{3} f}{\\partial x^{3}} &= "
+                   "-\\frac{6}{{x}^{4}}\n\\end{align*}\n")
+    out = run("diff", SEED, "--latex").output
+    assert r"\frac{\partial f}{\partial x} &= \frac{1}{x} + y \\" in out
+    assert r"\frac{\partial f}{\partial y} &= x - \cos\left(y\right)" in out
+    out = run("diff", "log(1 + exp(w*x + b))", "--wrt", "w", "--latex").output
+    assert r"t_{1} &= \exp\left(b + w \, x\right) \\" in out
+    assert r"&= \frac{x \, t_{1}}{t_{1} + 1}" in out
+
+
+def test_diff_latex_compiles(tex_engine, tmp_path, run):
+    body = run("diff", "x^x*sigmoid(θ) + atan2(y, x)/sqrt(x^2 + 1)", "--order", "2",
+               "--latex").output
+    path = tmp_path / "diff.tex"
+    path.write_text(latex.document(body), encoding="utf-8")
+    compile_tex(tex_engine, path)
+
+
+# -- tables: --export FILE.tex ----------------------------------------------------------------------
+
+def test_eval_trace_export_fragment(run, tmp_path):
+    path = tmp_path / "trace.tex"
+    result = run("eval", SEED, "--at", "x=2,y=3", "--trace", "--export", str(path))
+    assert result.exit_code == 0 and "Forward evaluation trace" in result.output  # still shown
+    tex = path.read_text(encoding="utf-8")
+    assert r"\documentclass" not in tex  # a fragment by default
+    for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\caption{Forward evaluation trace}",
+                  r"$v_{1} = \log\left(x\right) = \log\left(2\right)$",
+                  r"$\frac{1}{x} = 0.500000000000$", r"$\cos\left(y\right) = -0.989992496600$",
+                  r"\frac{\partial f}{\partial x} &= 3.500000000000"):
+        assert piece in tex, piece
+
+
+def test_eval_trace_export_standalone_compiles(tex_engine, run, tmp_path):
+    path = tmp_path / "trace.tex"
+    result = run("eval", SEED, "--at", "x=2,y=3", "--trace", "--check", "--export", str(path),
+                 "--standalone")
+    assert result.exit_code == 0
+    tex = path.read_text(encoding="utf-8")
+    assert tex.startswith(r"\documentclass") and r"\usepackage{booktabs}" in tex
+    assert r"\caption{Gradient check: AD against numerical differentiation}" in tex
+    compile_tex(tex_engine, path)
+
+
+def test_forward_mode_and_expect_export_compile(tex_engine, run, tmp_path):
+    path = tmp_path / "forward.tex"
+    assert run("eval", "x^2*y", "--at", "x=2,y=3", "--mode", "forward", "--trace", "--export",
+               str(path), "--standalone").exit_code == 0
+    compile_tex(tex_engine, path)
+    path = tmp_path / "expect.tex"
+    assert run("eval", SEED, "--at", "x=2,y=3", "--expect", "x=1/x+y", "--export", str(path),
+               "--standalone").exit_code == 0
+    assert r"\frac{1}{x} + y = 3.500000000000" in path.read_text(encoding="utf-8")
+    compile_tex(tex_engine, path)
+
+
+def test_hessian_export(tex_engine, run, tmp_path):
+    path = tmp_path / "hessian.tex"
+    result = run("hessian", SEED, "--at", "x=2,y=3", "--check", "--export", str(path),
+                 "--standalone")
+    assert result.exit_code == 0 and "Hessian" in result.output
+    tex = path.read_text(encoding="utf-8")
+    # H = [[-1/x^2, 1], [1, sin(y)]] at (2, 3), by hand
+    assert r"$x$ & $-0.250000000000$ & $1.000000000000$ \\" in tex
+    assert r"$y$ & $1.000000000000$ & $0.141120008060$ \\" in tex
+    compile_tex(tex_engine, path)
+    fragment = tmp_path / "h.tex"
+    run("hessian", "x^2*y", "--at", "x=2,y=3", "--export", str(fragment))
+    assert not fragment.read_text(encoding="utf-8").startswith(r"\documentclass")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["eval", "x", "--at", "x=1", "--standalone"], ["--standalone", "--export FILE.tex"]),
+    (["hessian", "x*y", "--at", "x=1,y=2", "--export", "h.svg"], ["LaTeX only", ".tex"]),
+    (["eval", "x", "--at", "x=1", "--export", "t.pdf"], ["unknown file type", ".tex"]),
+])
+def test_export_errors(run, reported, args, words):
+    reported(run(*args), 2, words)
+
+
+def test_special_characters_are_escaped():
+    assert latex.text("50% & $x_1#") == r"50\% \& \$x\_1\#"
+
+
+def test_installed_script_writes_latex(gradcli_script, tmp_path):
+    out = subprocess.run([gradcli_script, "diff", "x^3", "--latex"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ("\\begin{align*}\n\\frac{\\partial f}{\\partial x} &= 3 \\, {x}^{2}\n"
+                          "\\end{align*}\n")
+    done = subprocess.run([gradcli_script, "eval", "x*y", "--at", "x=2,y=3", "--trace",
+                           "--export", "t.tex"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert r"$v_{1} = x \, y = 2 \cdot 3$" in (tmp_path / "t.tex").read_text(encoding="utf-8")
+
+
+def _doc_runs():
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "latex.md").read_text("utf-8")
+    runs = []
+    for block in re.findall(r"```console\n(.*?)```", doc, re.S):
+        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
+            command, _, output = run_text.partition("\n")
+            if command.startswith("$ gradcli"):
+                runs.append((command[2:], [line.rstrip() for line in output.splitlines()]))
+    return runs
+
+
+@pytest.mark.parametrize("command, lines", _doc_runs())
+def test_docs_examples_are_real_runs(run, command, lines):
+    import shlex
+    result = run(*shlex.split(command)[1:])
+    assert result.exit_code == 0
+    assert [line.rstrip() for line in result.output.splitlines()] == lines
