@@ -201,8 +201,8 @@ def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, st
 
 def mixed_partial(graph: Graph, names: list[str]) -> str:
     """``∂ⁿf/∂names[0]…∂names[-1]`` as source text: differentiated by each name in turn."""
-    interner = Interner()
-    d = interner.graph_expression(graph)
-    for name in names:
-        d = interner.derivative(d, name)
-    return to_source(interner.program(d, graph.inputs))
+    with fresh_context():
+        d = graph_expression(graph)
+        for name in names:
+            d = derivative(d, name)
+        return to_source(program(d, graph.inputs))
