@@ -63,16 +63,11 @@ def gradcli_script():
 
 
 def readme_runs(select) -> list[tuple[str, list[str]]]:
-    """(command, printed lines) for every ``$ gradcli ...`` run in the README's console blocks
-    that ``select(command)`` accepts: tests replay them, so the README shows real output."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"```console\n(.*?)```", readme, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ gradcli") and select(command[2:]):
-                examples.append((command[2:], [line.rstrip() for line in output.splitlines()]))
-    return examples
+    """(command, printed lines) for every ``$ gradcli ...`` run in the console blocks of the
+    README and docs/*.md that ``select(command)`` accepts. tests/test_docs.py replays them all;
+    this is for tests that ask which examples the pages have."""
+    from test_docs import ALL_RUNS
+    return [(run.command, run.shown) for run in ALL_RUNS if select(run.command)]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -105,10 +100,15 @@ def empty_dirs(tmp_path, monkeypatch):
     return dirs
 
 
-# -- hypothesis profiles: "ci" by default; GRADCLI_HYPOTHESIS=long for a search by hand ----------
+# -- hypothesis profiles --------------------------------------------------------------------------
+# "dev" (the default): random examples, and the failures found are kept in .hypothesis/ and tried
+# first on the next run. "ci" (when $CI is set, as CI services and .ci/run set it): the same
+# examples on every run (derandomize) and no example database, so a red build is never a new
+# random find or a stale local database, only a change. GRADCLI_HYPOTHESIS=long: a search by hand.
 # Wall-clock deadlines are off: the machine is shared, and a slow example is not a failure.
-settings.register_profile("ci", max_examples=500, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS", "ci"))
+_common = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=500, **_common)
+settings.register_profile("ci", max_examples=500, derandomize=True, database=None, **_common)
+settings.register_profile("long", max_examples=20_000, **_common)
+settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS")
+                      or ("ci" if os.environ.get("CI") else "dev"))

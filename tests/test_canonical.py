@@ -136,24 +136,4 @@ def test_long_sum_and_deep_product():
     assert derivatives(deep) == {"x": "3001*x^3000"}
 
 
-def _doc_runs():
-    import re
-    import pathlib
-    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "diff.md").read_text("utf-8")
-    runs = []
-    for block in re.findall(r"```console\n(.*?)```", doc, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ gradcli"):
-                runs.append((command[2:], [line.rstrip() for line in output.splitlines()]))
-    return runs
-
-
-@pytest.mark.parametrize("command, lines", _doc_runs())
-def test_docs_examples_are_real_runs(command, lines):
-    import shlex
-    from click.testing import CliRunner
-    from gradcli.cli import main
-    result = CliRunner().invoke(main, shlex.split(command)[1:])
-    assert result.exit_code == 0
-    assert [line.rstrip() for line in result.output.splitlines()] == lines
+# docs/diff.md's examples are replayed with every other page's by tests/test_docs.py.

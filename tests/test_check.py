@@ -6,7 +6,6 @@ textbook kinks), never copied from gradcli's output.
 
 import json
 import math
-import shlex
 import subprocess
 
 import pytest
@@ -413,12 +412,7 @@ def test_installed_console_script_check(tmp_path):
     assert row["ok"] is False and "slope -1 from the left and 1 from the right" in row["note"]
 
 
-def readme_check_examples():
-    """(command, printed lines) for every `$ gradcli ...` run with --check or --expect in the README."""
-    return readme_runs(lambda command: "--check" in command or "--expect" in command)
-
-
-@pytest.mark.parametrize("command, lines", readme_check_examples())
-def test_readme_check_examples_are_real_runs(command, lines):
-    result = run(*shlex.split(command)[1:])
-    assert [line.rstrip() for line in result.output.splitlines()] == lines
+def test_the_docs_show_check_and_expect_runs():
+    """tests/test_docs.py replays every example; here: the pages have --check and --expect ones."""
+    commands = [command for command, _ in readme_runs(lambda c: "--check" in c or "--expect" in c)]
+    assert any("--expect" in c for c in commands) and any("relu" in c for c in commands)

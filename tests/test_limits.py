@@ -1,8 +1,8 @@
-"""The stated limits (README, "Limits"): inputs up to them work, inputs past them get a clear error.
+"""The stated limits (docs/limits.md): inputs up to them work, inputs past them get a clear error.
 
 The largest inputs run as the installed console script under a 2 GiB address-space limit and a
 generous timeout: a hang or unbounded memory use fails the test (the timeout is a hang guard, not
-a performance assertion; the figures are measured by hand, see the README).
+a performance assertion; the figures are measured by hand, see docs/performance.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ repeated subexpression worth a name, so the result is a small program, not an ex
 
 >>> from gradcli.api import compile
 >>> derivatives_of(compile("log(x)+x*y-sin(y)"), ["x", "y"])
-{'x': 'y + 1/x', 'y': 'x - cos(y)'}
+{'x': '1/x + y', 'y': 'x - cos(y)'}
 >>> derivatives_of(compile("x^10"), ["x"], order=3)
 {'x': '720*x^7'}
 >>> derivatives_of(compile("1/x"), ["x"], order=3)
