@@ -1,5 +1,25 @@
-"""``python -m gradcli``: the same as the ``gradcli`` command."""
+"""``python -m gradcli`` and the ``gradcli`` console script.
 
-from .cli import main
+:func:`run` sets up the process before anything heavy is imported: Ctrl-C ends gradcli at
+once with exit code 130 and no traceback, wherever it happens (while importing, parsing,
+sweeping or printing).
+"""
 
-main(prog_name="gradcli")
+import os
+import signal
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
+
+
+def _interrupted(signum, frame):  # pragma: no cover - exercised through a subprocess
+    os._exit(EXIT_INTERRUPTED)  # nothing half-written is flushed; no traceback is printed
+
+
+def run():
+    signal.signal(signal.SIGINT, _interrupted)
+    from .cli import run as run_cli
+    run_cli()
+
+
+if __name__ == "__main__":
+    run()

@@ -8,15 +8,18 @@ a traceback.
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 
 import click
 
 from . import __version__
 from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, MissingInputError,
-                     describe)
+                     OutputError, describe)
 from .views.text import directional_text, result_text
+
+EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 DEFAULT_MAX_ROWS = 40
 DEFAULT_MAX_NODES = 40  # gradcli graph: a picture, not a wall
@@ -84,7 +87,17 @@ class GradcliGroup(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                _flush_stdout()  # a full disk or a closed pipe shows here, inside the boundary
+        except BrokenPipeError:  # the reader went away (| head): stop quietly
+            _silence_stdout()
+            ctx.exit(EXIT_PIPE)
+        except OutputError as exc:
+            _silence_stdout()
+            click.echo(describe(exc), err=True)
+            ctx.exit(exc.exit_code)
         except GradcliError as exc:
             text = describe(exc, ctx.meta.get("gradcli.source"), option_prefix="--",
                             hint=_hint(exc))
@@ -98,6 +111,29 @@ class GradcliGroup(click.Group):
             ctx.exit(EXIT_NUMERICAL)
 
 
+def _flush_stdout() -> None:
+    """Write out what is buffered, so a full disk or a closed pipe is reported here."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device: what is still buffered for a closed pipe or a
+    full disk is dropped, instead of failing again as Python exits."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (AttributeError, OSError, ValueError):
+        pass  # not a real file (a test runner's buffer): nothing to drop
+
+
 def _read_source(expression: str | None, file,
                  example: str = 'gradcli eval "x^2 + y" --at x=1,y=2') -> str:
     """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
@@ -108,6 +144,9 @@ def _read_source(expression: str | None, file,
     elif expression is None:
         raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
     elif expression == "-":
+        if sys.stdin is None:
+            raise InputError("standard input is closed, so '-' has nothing to read",
+                             hint="pipe the expression in: echo 'x*x' | gradcli eval - --at x=3")
         source = _read_text(sys.stdin.read, "standard input")
     else:
         source = _utf8(expression, "the expression")
@@ -124,6 +163,8 @@ def _read_text(read, what: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (it holds the byte "
                          f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None
+    except (OSError, ValueError) as exc:  # a closed or unreadable stream
+        raise InputError(f"cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None
     return _utf8(text, what)
 
 
@@ -229,6 +270,22 @@ _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON object (schema in the README).")
 
 
+def _output_options(command):
+    """--width and --ascii, on every command (docs/output.md)."""
+    command = click.option("--ascii", "ascii_", is_flag=True,
+                           help="Only ASCII characters: vbar5, df/dx, +-| lines (chosen "
+                                "automatically when the output's encoding cannot show the "
+                                "notation).")(command)
+    return click.option("--width", type=click.IntRange(min=20), default=None, metavar="N",
+                        help="Lay the output out for N columns (default: the terminal's width; "
+                             "piped, each table's natural width).")(command)
+
+
+def _screen(width, ascii_):
+    from .views.screen import open_screen
+    return open_screen(width, ascii_)
+
+
 @main.command("eval", **EXPRESSION_COMMAND)
 @_EXPRESSION
 @_FILE
@@ -254,8 +311,9 @@ _JSON = click.option("--json", "as_json", is_flag=True,
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per trace table (0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
-              help="Also save the rendered result and tables to FILE: .svg, .html, .txt, or "
-                   ".tex (LaTeX booktabs tables).")
+              help="Also save the output to FILE: .txt (plain text at --width or natural "
+                   "width), .svg, .html, .tex (LaTeX booktabs tables); .json (or any FILE "
+                   "with --json) saves the JSON.")
 @_STANDALONE
 @click.option("--check", "check_", is_flag=True,
               help="Also compare the gradient (every Jacobian entry) with numerical "
@@ -284,9 +342,10 @@ _JSON = click.option("--json", "as_json", is_flag=True,
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
+@_output_options
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace,
                  max_rows, export_path, standalone, check_, expect, rtol, atol, points_path, grid,
-                 output_path, engine, scheduler):
+                 output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -349,7 +408,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
             raise InputError("--export FILE.tex writes the tables of one output",
                              hint="pick one with --of, or export .svg, .html or .txt")
         _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
-                      max_rows, export_path, check_, expect, rtol, atol)
+                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_)
         return
     if mode == "forward" or direction is not None:
         _warn_unread(direction or {}, graph, "--direction: ")
@@ -358,20 +417,31 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     report = _check(result, point, expect, rtol, atol) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
+    json_export = bool(export_path) and not tex and (as_json or
+                                                     export_path.lower().endswith(".json"))
     if export_path and not tex:
-        _check_export_suffix(export_path)
-    if as_json:
+        _check_export_suffix(export_path, as_json)
+    screen = _screen(width, ascii_)
+    if as_json or json_export:
         data = _json_result(result)
         if trace:
             data["trace"] = _json_trace(result.trace)
         if report is not None:
             data["check"] = report.to_dict()
-        click.echo(json.dumps(data, ensure_ascii=False))
-    if trace or (export_path and not tex) or (report is not None and not as_json):
-        _render(result, digits, max_rows, trace, None if tex else export_path, echo=not as_json,
-                check=report)
-    elif not as_json:
-        click.echo(_summary(result, digits))
+    blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
+    if as_json:
+        screen.json(data)
+    elif len(blocks) == 1:  # the value and the gradient: short lines, nothing to lay out
+        screen.echo(blocks[0])
+    else:
+        screen.show(*blocks)
+    if json_export:
+        from .views.screen import save_json
+        save_json(data, export_path)
+    elif export_path and not tex:
+        from .views.screen import export
+        export(blocks or _blocks(result, digits, max_rows, trace, report), export_path, width,
+               ascii_)
     if tex:
         from .views.latex import eval_export
         _write(export_path, eval_export(result, digits, trace, report, standalone))
@@ -390,7 +460,7 @@ def _one_seed(seed: dict, graph) -> float:
 
 
 def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                  export_path, check_, expect, rtol, atol) -> None:
+                  export_path, check_, expect, rtol, atol, width=None, ascii_=False) -> None:
     """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
     or --direction), printed as text and tables or as JSON."""
     from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
@@ -421,17 +491,18 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         from .check import entry_values, parse_expectations
         expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
         report = result.check(rtol, atol, expected)
+    json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
     if export_path:
-        _check_export_suffix(export_path)
+        _check_export_suffix(export_path, as_json)
     is_jacobian = not hasattr(result, "kind")
-    if as_json:
+    screen = _screen(width, ascii_)
+    if as_json or json_export:
         data = js.jacobian_json(result) if is_jacobian else js.product_json(result)
         if trace:
             data["trace"] = (js.jacobian_trace_json(result.trace) if is_jacobian
                              else js.product_trace_json(result.trace))
         if report is not None:
             data["check"] = report.to_dict()
-        click.echo(json.dumps(data, ensure_ascii=False))
     if is_jacobian:
         summary = values_text(result.values, digits) + "\n" + mode_line(
             result.mode, len(result.outputs), len(result.inputs), result.auto)
@@ -439,20 +510,28 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
         summary = jvp_text(result.values, result.product, result.weights, digits)
-    if not as_json or export_path:
-        _render_outputs(result, summary, digits, max_rows, trace, export_path, not as_json,
-                        report)
+    blocks = [] if as_json and not export_path else _output_blocks(result, summary, digits,
+                                                                   max_rows, trace, report)
+    if as_json:
+        screen.json(data)
+    elif len(blocks) == 1:
+        screen.echo(blocks[0])
+    else:
+        screen.show(*blocks)
+    if json_export:
+        from .views.screen import save_json
+        save_json(data, export_path)
+    elif export_path:
+        from .views.screen import export
+        export(blocks, export_path, width, ascii_)
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-def _render_outputs(result, summary, digits, max_rows, trace, export_path, echo, report) -> None:
-    """Several outputs through rich: the values, the Jacobian table, (--trace) every sweep's
-    tables, (--check) a check table per output; optionally exported."""
-    import io
-
+def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
+    """Several outputs: the values, the Jacobian table, (--trace) every sweep's tables,
+    (--check) a check table per output."""
     from .views import tables as t
-    console = t.make_console(record=bool(export_path), **({} if echo else {"file": io.StringIO()}))
     items: list = [summary]
     if not hasattr(result, "kind"):
         if result.inputs:
@@ -464,12 +543,7 @@ def _render_outputs(result, summary, digits, max_rows, trace, export_path, echo,
                   else t.trace_tables(result.trace, digits, max_rows))
     if report is not None:
         items += t.jacobian_check_tables(report, digits)
-    t.show(*items, console=console)
-    if export_path:
-        try:
-            t.export(console, export_path)
-        except OSError as exc:
-            raise InputError(f"cannot write {export_path}: {exc.strerror}") from None
+    return items
 
 
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
@@ -548,34 +622,29 @@ def _write(path: str, text: str) -> None:
         raise FileError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _check_export_suffix(path: str) -> None:
-    from .views.tables import EXPORT_SUFFIXES
+def _check_export_suffix(path: str, as_json: bool) -> None:
+    from .views.screen import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
         raise InputError(f"--export {path}: unknown file type",
                          hint="use a name ending in " + ", ".join(EXPORT_SUFFIXES + (".tex",)))
+    if as_json and path.lower().endswith((".svg", ".html", ".htm")):
+        raise InputError(f"--export {path}: with --json the export is JSON, not a picture",
+                         hint="use --export FILE.json, or drop --json to save the tables")
 
 
-def _render(result, digits, max_rows, trace, export_path, echo=True, check=None) -> None:
-    """The result, (with --trace) the three tables and (with --check) the check table through
-    rich; optionally exported."""
-    import io
-
-    from .views.tables import check_table, export, make_console, show, tangent_table, trace_tables
-    options = {} if echo else {"file": io.StringIO()}
-    console = make_console(record=bool(export_path), **options)
-    items = [_summary(result, digits)]
+def _blocks(result, digits, max_rows, trace, check=None) -> list:
+    """What eval shows: the result, (with --trace) the trace tables, (with --check) the check."""
+    items: list = [_summary(result, digits)]
+    if not trace and check is None:
+        return items
+    from .views.tables import check_table, tangent_table, trace_tables
     if trace and getattr(result, "mode", "reverse") == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     if check is not None:
         items.append(check_table(check, digits))
-    show(*items, console=console)
-    if export_path:
-        try:
-            export(console, export_path)
-        except OSError as exc:
-            raise FileError(f"cannot write {export_path}: {exc.strerror}") from None
+    return items
 
 
 def _json_row(row) -> dict:
@@ -648,8 +717,9 @@ def _json_result(result) -> dict:
               help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
                    "FILE.tex.")
 @_STANDALONE
+@_output_options
 def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol, atol, export_path,
-                    standalone):
+                    standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -685,6 +755,7 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
                for i, name in enumerate(graph.output_names)}
     reports = {name: r.check(rtol, atol) if check_ else None for name, r in results.items()}
     several = len(results) > 1
+    screen = _screen(width, ascii_)
     if as_json:
         def one(result, report) -> dict:
             data = {"source": result.source, "inputs": result.inputs, "value": result.value,
@@ -700,9 +771,9 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
                                  for name, r in results.items()}}
         else:
             data = one(*next(zip(results.values(), reports.values())))
-        click.echo(json.dumps(data, ensure_ascii=False))
+        screen.json(data)
     else:
-        from .views.tables import hessian_check_tables, hessian_table, show
+        from .views.tables import hessian_check_tables, hessian_table
         from .views.text import gradient_text
         items: list = []
         for name, result in results.items():
@@ -713,7 +784,7 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
                                            title=f"Hessian of {name}" if several else "Hessian"))
             if reports[name] is not None:
                 items += hessian_check_tables(reports[name], digits)
-        show(*items)
+        screen.show(*items)
     if export_path:
         from .views.latex import hessian_export
         (result, report), = zip(results.values(), reports.values())
@@ -735,7 +806,8 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
-def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex):
+@_output_options
+def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -765,33 +837,35 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex):
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
     result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
     several = len(result) > 1
+    screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     if as_json:
         data: dict = {"derivatives": result if several else next(iter(result.values()))}
         if several:
             data["outputs"] = list(result)
         data.update({"mixed": mixed} if mixed is not None else {"order": order})
-        click.echo(json.dumps(data, ensure_ascii=False))
+        screen.json(data)
         return
     if as_latex and any(result.values()):
         if several or mixed is not None:
             raise InputError("--latex prints the derivatives of one output, by --order",
                              hint="pick one output with --of; drop --mixed")
         from .views.latex import derivatives as latex_derivatives
-        click.echo(latex_derivatives(next(iter(result.values())), order))
+        screen.echo(latex_derivatives(next(iter(result.values())), order))
         return
     blocks = [(derivative_label(output, key.split(",") if mixed else [key] * order), text)
               for output, texts in result.items() for key, text in texts.items()]
     if len(blocks) == 1:
-        click.echo(blocks[0][1])
+        screen.echo(blocks[0][1])
     elif not blocks:
         _warn("the expression reads no inputs, so it has no partial derivatives")
     else:
-        click.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
+        screen.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
 
 
 @main.command("functions", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
-def functions_command(as_json):
+@_output_options
+def functions_command(as_json, width, ascii_):
     """List the functions and operators with their derivative rules and domains.
 
     In the rules, a and b are the arguments. At kinks gradcli uses the conventional
@@ -799,11 +873,13 @@ def functions_command(as_json):
     """
     from .views.catalogue import catalogue
     rows = catalogue()
+    screen = _screen(width, ascii_)
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        import json
+        screen.echo(json.dumps(rows, ensure_ascii=screen.ascii, indent=2))
         return
-    from .views.tables import functions_table, show
-    show(functions_table(rows))
+    from .views.tables import functions_table
+    screen.show(functions_table(rows))
 
 
 @main.command("graph", **EXPRESSION_COMMAND)
@@ -823,7 +899,12 @@ def functions_command(as_json):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
+@click.option("--layout", type=click.Choice(["lr", "tb"]), default="lr", show_default=True,
+              help="lr: inputs on the left, the output on the right; tb: one box under another, "
+                   "inputs at the top (narrow terminals).")
+@_output_options
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
+                  ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
     its name (→ f1) and, at a point, nodes show no adjoint (there is one per output).
@@ -855,9 +936,12 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
     else:
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)
+    screen = _screen(width, ascii_)
     if fmt == "text" and not output_path:
         from .views.tables import show_graph
-        show_graph(picture, digits, note)  # the note is printed under the drawing
+        cut = show_graph(picture, digits, note, screen=screen, layout=layout)
+        if cut:  # on stderr: the drawing's line count never depends on the width
+            _warn(cut)
         return
     if output_path:
         if ctx.get_parameter_source("fmt") is click.core.ParameterSource.COMMANDLINE:
@@ -865,8 +949,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits):
                              "not both")
         save(picture, output_path, digits)
     else:
-        click.echo(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits),
-                   nl=False)
+        screen.write(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits))
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
 
@@ -932,6 +1015,14 @@ def plot_command(expression, file, over, at, order, tangent, samples, width, hei
 def _merged(at):
     from .points import merge_points
     return merge_points(list(at))
+
+
+def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
+    try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):
+        pass  # closed (None) or not a text file: nothing to reconfigure
+    main(prog_name="gradcli")
 
 
 if __name__ == "__main__":  # pragma: no cover

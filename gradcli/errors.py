@@ -100,6 +100,12 @@ class LimitError(GradcliError):
     kind, title = "limit", "limit exceeded"
 
 
+class OutputError(GradcliError):
+    """Standard output cannot be written: a full disk, a closed stream."""
+
+    kind, title = "io", "io error"
+
+
 class NumericalError(GradcliError):
     """The computation overflowed or produced a non-finite number."""
 

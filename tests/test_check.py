@@ -384,6 +384,9 @@ def test_cli_check_with_wrt_seed_and_export(tmp_path):
     assert [r["input"] for r in rows] == ["y"]
     assert rows[0]["ad"] == pytest.approx(2 * (2 - math.cos(3)), rel=1e-15)
     assert abs(rows[0]["numeric"] - rows[0]["ad"]) < 1e-8
+    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(result.output)
+    result = run("eval", SEED, "--at", "x=2,y=3", "--check", "--export", str(path))
+    assert result.exit_code == 0
     assert "Gradient check" in path.read_text(encoding="utf-8")
 
 

@@ -129,16 +129,34 @@ def test_textbook_symbolic_columns():
     assert "y*v1^(y - 1) = " in text and "exp(x) = 1.648721270700" in text
 
 
-def test_max_rows_limits_each_table_and_says_so():
+def test_max_rows_keeps_the_output_and_the_inputs_and_says_what_it_hides():
     text = _render(SEED, {"x": 2, "y": 3}, max_rows=3)
     forward, reverse = text.split("Reverse sweep")
     reverse, adjoints = reverse.split("Adjoints")
-    assert "… 4 more rows not shown" in forward and "v1 = log(x)" in forward
-    assert "v2 = x * y" not in forward
-    assert "… 5 more rows not shown" in reverse
-    assert "… 4 more rows not shown" in adjoints
+    # forward: the inputs x, y and the output v5 fill the 3 rows; v1..v4 are hidden
+    assert "⋮ 4 rows not shown (--max-rows 0 shows all)" in forward
+    assert "v5 = v4 - v3" in forward and "← output" in forward
+    assert "v1 = log(x)" not in forward
+    # contributions: 4 of the 8 flow into inputs, more than 3, so the last one into each input
+    # (v2 -> x at row 6, v3 -> y at row 8) and the first row are kept
+    rows = [line for line in reverse.splitlines() if line.startswith("│ v")]
+    assert [r.split("│")[1:3] for r in rows] == [[" v5 = v4 - v3 ", " v4 "],
+                                                 [" v2 = x * y   ", " x  "],
+                                                 [" v3 = sin(y)  ", " y  "]]
+    assert "⋮ 4 rows not shown" in reverse and "⋮ 1 row not shown" in reverse
+    # adjoints: the output's seed and both inputs' gradients
+    assert "3.500000000000" in adjoints and "2.989992496600" in adjoints
+    assert "⋮ 4 rows not shown" in adjoints and "v̄4" not in adjoints
     full = _render(SEED, {"x": 2, "y": 3}, max_rows=0)
-    assert "more row" not in full
+    assert "not shown" not in full
+
+
+def test_max_rows_keeps_the_gradient_of_a_long_sum():
+    source = "+".join(f"x*{k}" for k in range(1, 51))  # df/dx = 1 + 2 + ... + 50 = 1275
+    text = _render(source, {"x": 1}, max_rows=40)
+    adjoints = text.split("Adjoints")[1]
+    assert "x̄" in adjoints and "1275.000000000000" in adjoints
+    assert "rows not shown (--max-rows 0 shows all)" in adjoints
 
 
 def test_trace_cli_plain_output_is_complete_when_piped():

@@ -14,7 +14,10 @@ Output ports sit on even rows and argument ports on odd rows, so in a gap no two
 segments ever share a row and a corner never lands on another line: where lines meet without
 joining, they cross (``┼``), and ``┼`` means nothing else.
 
-:func:`draw` gives lines of ``(text, style)`` runs; ``render.py`` gives the styles their colours.
+:func:`draw` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles their colours.
+Text is measured by display width (a wide character takes two cells, a combining mark none).
+``layout="tb"`` draws one box under another instead (:func:`_draw_top_to_bottom`), for narrow
+terminals; with ``ascii`` every character is ASCII.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..errors import LimitError
+from .layout import width_of
+from .notation import to_ascii
 from .picture import Edge, Picture, edge_text, node_lines
 
 MAX_ITEMS = 20_000  # boxes and carried lines; past this the drawing would be a wall, not a picture
@@ -71,9 +76,27 @@ class Link:
     arrow: bool = False  # right is a box (not a carried line)
 
 
-def draw(picture: Picture, digits: int = 4) -> list[list[tuple[str, str]]]:
+def draw(picture: Picture, digits: int = 4, ascii: bool = False,
+         layout: str = "lr") -> list[list[tuple[str, str]]]:
     """The drawing as lines of ``(text, style)`` runs; styles: box, output, hidden, unused, id,
-    text, edge, label."""
+    text, edge, label. ``layout``: "lr" (inputs on the left) or "tb" (inputs at the top)."""
+    return draw_with_boxes(picture, digits, ascii, layout)[0]
+
+
+def draw_with_boxes(picture: Picture, digits: int = 4, ascii: bool = False, layout: str = "lr"):
+    """The drawing's lines and where each node's box is: ``(id, first column, end column)``.
+    With ``ascii``, every character is ASCII (``+-|`` lines, ``>`` arrowheads)."""
+    fix = to_ascii if ascii else (lambda text: text)
+    if layout == "tb":
+        lines, boxes = _draw_top_to_bottom(picture, digits, fix)
+    else:
+        lines, boxes = _draw_left_to_right(picture, digits, fix)
+    if ascii:
+        lines = [[(to_ascii(chunk), style) for chunk, style in line] for line in lines]
+    return lines, boxes
+
+
+def _draw_left_to_right(picture: Picture, digits: int, fix):
     nodes, edges = picture.nodes, picture.edges
     layer_column = {layer: c for c, layer in enumerate(sorted({n.layer for n in nodes}))}
     column_of = [layer_column[n.layer] for n in nodes]
@@ -88,7 +111,8 @@ def draw(picture: Picture, digits: int = 4) -> list[list[tuple[str, str]]]:
                          hint="lower --max-nodes, or use --format dot")
 
     columns: list[list[Item]] = [[] for _ in layer_column]
-    box = [_box_item(i, node_lines(node, digits), [e.position for e in into.get(i, ())])
+    box = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
+                     [e.position for e in into.get(i, ())])
            for i, node in enumerate(nodes)]
     for i, item in enumerate(box):
         columns[column_of[i]].append(item)
@@ -104,24 +128,73 @@ def draw(picture: Picture, digits: int = 4) -> list[list[tuple[str, str]]]:
         c = column_of[t] - 1
         for port, e in enumerate(es):
             left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
-            links[c].append(Link(left, box[t], port, edge_text(e, digits), True))
+            links[c].append(Link(left, box[t], port, fix(edge_text(e, digits)), True))
 
     _order(columns, links)
     _level(columns, links)
     height = max(item.top + item.height for column in columns for item in column)
     grid = _Grid(height)
     x = 0
+    spans = []
     for c, column in enumerate(columns):
-        width = max([3] + [len(line) + 4 for item in column for line in item.lines])
+        width = max([3] + [width_of(line) + 4 for item in column for line in item.lines])
         for item in column:
             if item.carried:
                 grid.carried_line(x, width, item)
             else:
                 grid.box(x, width, item, nodes[item.node], item.node in farthest)
+                spans.append((nodes[item.node].id, x, x + width))
         x += width
         if c < len(links):
             x += grid.gap(x, _nets(links[c]))
-    return grid.runs()
+    return grid.runs(), spans
+
+
+def _draw_top_to_bottom(picture: Picture, digits: int, fix):
+    """Boxes one under another in tape order (inputs first, the output last), all the same
+    width; each value read later runs down a track right of the boxes and branches left into
+    its readers (``◀``), the local derivative written on the branch. A row holds one box, so
+    no two horizontal lines ever share a row; tracks whose rows are apart share a column."""
+    nodes, edges = picture.nodes, picture.edges
+    if len(nodes) > MAX_ITEMS:
+        raise LimitError(f"the drawing would have {len(nodes):,} boxes",
+                         hint="lower --max-nodes, or use --format dot")
+    into: dict[int, list[Edge]] = {}
+    for e in edges:
+        into.setdefault(e.target, []).append(e)
+    items = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
+                       [e.position for e in into.get(i, ())]) for i, node in enumerate(nodes)]
+    width = max([3] + [width_of(line) + 4 for item in items for line in item.lines])
+    top = 0
+    for item in items:
+        item.top = top
+        top += item.height + 1
+    readers: dict[int, list[tuple[int, str, bool]]] = {}
+    for e in edges:
+        readers.setdefault(e.source, []).append(
+            (items[e.target].in_rows[e.position], fix(edge_text(e, digits)), True))
+    nets = [_Net(items[s].out_row, targets) for s, targets in sorted(readers.items())]
+    _share_tracks(nets)
+    label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
+    zone = width + 1  # labels between the arrowheads and the tracks
+    first_track = zone + (label_width + 2 if label_width else 0) + 1
+    grid = _Grid(max(top - 1, 1))
+    for i, item in enumerate(items):
+        grid.box(0, width, item, nodes[i], i in readers)
+    for net in nets:
+        owner, track = id(net), first_track + 2 * net.track
+        lo, hi = net.span()
+        grid.hline(net.source_row, width, track, owner)
+        for row in range(lo, hi + 1):
+            bits = (UP if row > lo else 0) | (DOWN if row < hi else 0)
+            grid.line(row, track, bits | (LEFT if row == lo else 0), owner)
+        for row, label, _ in net.targets:
+            grid.line(row, track, LEFT, owner)
+            grid.hline(row, width + 1, track, owner)
+            grid.put(row, width, "◀", "edge")
+            if label:
+                grid.put(row, zone, f" {label} ", "label")
+    return grid.runs(), [(node.id, 0, width) for node in nodes]
 
 
 def _box_item(node: int, lines: list[str], positions: list[int]) -> Item:
@@ -327,8 +400,22 @@ class _Grid:
         self.lines: list[dict[int, tuple[int, int]]] = [{} for _ in range(height)]
 
     def put(self, row: int, x: int, text: str, style: str) -> None:
-        for k, ch in enumerate(text):
-            self.rows[row][x + k] = (ch, style)
+        """Write ``text`` from column x: a wide character takes two cells (the second holds
+        ""), a combining mark joins the character before it."""
+        cells = self.rows[row]
+        for ch in text:
+            w = width_of(ch)
+            if w == 0 and x - 1 in cells:
+                before, before_style = cells[x - 1]
+                if before == "" and x - 2 in cells:  # the second cell of a wide character
+                    cells[x - 2] = (cells[x - 2][0] + ch, cells[x - 2][1])
+                else:
+                    cells[x - 1] = (before + ch, before_style)
+                continue
+            cells[x] = (ch, style)
+            if w == 2:
+                cells[x + 1] = ("", style)
+            x += max(w, 1)
 
     def line(self, row: int, x: int, bits: int, owner: int) -> None:
         old = self.lines[row].get(x)
@@ -353,22 +440,23 @@ class _Grid:
         for k, text in enumerate(item.lines):
             row = top + 1 + k
             self.put(row, x, v, style)
-            self.put(row, x + 1, " " + text.ljust(inner - 1), "id" if k == 0 else "text")
+            pad = " " * (inner - 1 - width_of(text))
+            self.put(row, x + 1, " " + text + pad, "id" if k == 0 else "text")
             right = ("╟" if kind == "output" else "├") if has_users and row == item.out_row else v
             self.put(row, x + width - 1, right, style)
         self.put(top + item.height - 1, x, bl + h * inner + br, style)
 
     def carried_line(self, x: int, width: int, item: Item) -> None:
-        middle = x + width // 2
         owner = -1 - item.node
-        self.hline(item.top + 1, x, middle, owner)
-        self.line(item.top + 1, middle, LEFT | DOWN, owner)
+        middle = x + width // 2
+        self.hline(item.in_rows[0], x, middle, owner)
+        self.line(item.in_rows[0], middle, LEFT | DOWN, owner)
         self.line(item.out_row, middle, UP | RIGHT, owner)
         self.hline(item.out_row, middle + 1, x + width, owner)
 
     def gap(self, x: int, nets: list[_Net]) -> int:
         """Draw the nets of one gap starting at column x; return the gap's width."""
-        label_width = max((len(t[1]) for net in nets for t in net.targets), default=0)
+        label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
         tracks = 1 + max((net.track for net in nets), default=-1)
         zone = x + 2 + 2 * tracks  # the label zone starts after the tracks
         width = zone - x + (label_width + 2 if label_width else 0) + 2

@@ -1,71 +1,82 @@
-"""Rich tables from plain records. The only module that imports rich.
+"""The tables a person reads: trace, check, Hessian and catalogue tables as :class:`Sheet` data.
 
-Colour is used only on a terminal and never when ``NO_COLOR`` is set (rich's own rules);
-off a terminal the console is widened to fit, so piped output is plain and no cell is cut.
+Each function here turns plain records into blocks (sheets and prose) that
+:mod:`gradcli.views.layout` lays out for a width and :mod:`gradcli.views.screen` writes: so a
+table never loses a number at any width, and the same blocks give the text, SVG and HTML exports.
 """
 
 from __future__ import annotations
 
 import math
-import os
 
-from rich.console import Console, Group
-from rich.measure import Measurement
-from rich.table import Table
 from rich.text import Text
 
+from .layout import Preformatted, Sheet
+from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
+from .screen import crop, open_screen, styled_text
 from .text import format_number
 
-EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text")
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
+MAX_ROWS_HINT = "--max-rows 0 shows all"
 
 
-def make_console(record: bool = False, **options) -> Console:
-    """A console for stdout; ``record=True`` keeps what is printed for :func:`export`."""
+def show(*blocks, console=None) -> None:
+    """Print blocks on standard output (or on a rich ``console``: laid out for its width when
+    it is a terminal, at natural width otherwise)."""
+    if console is None:
+        open_screen().show(*blocks)
+        return
+    from .layout import render
+    width = console.width if console.is_terminal else None
+    lines = render(list(blocks), width, styled=True)
+    console.print(styled_text(lines), soft_wrap=True)
+
+
+def make_console(record: bool = False, **options):
+    """A rich console for stdout (kept for callers that print rich renderables themselves)."""
+    import os
+
+    from rich.console import Console
     if os.environ.get("NO_COLOR"):
         options.setdefault("no_color", True)
     return Console(record=record, **options)
 
 
-def show(*renderables, console: Console | None = None) -> None:
-    """Print renderables; off a terminal, widen the console so no cell is wrapped or cut."""
-    console = console or make_console()
-    if not console.is_terminal:
-        wide = console.options.update_width(100_000)
-        widest = max((Measurement.get(console, wide, r).maximum for r in renderables), default=0)
-        console.width = max(console.width, widest)
-    for r in renderables:
-        console.print(r)
-
-
-def export(console: Console, path: str) -> None:
-    """Save what a recording console printed, as SVG, HTML or text by the file's suffix."""
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix == ".svg":
-        console.save_svg(path, title="gradcli")
-    elif suffix in (".html", ".htm"):
-        console.save_html(path)
-    else:
-        console.save_text(path)
-
-
-def _table(title: str, *columns: tuple[str, str]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold")
-    for header, justify in columns:
-        table.add_column(header, justify=justify, no_wrap=True)
+def _table(title: str, *columns: tuple) -> Sheet:
+    """A sheet with these ``(header, justify[, kind])`` columns: right-justified ones hold
+    numbers (never broken), left-justified ones text (broken between words when needed).
+    A styled cell is a ``(text, style)`` pair."""
+    table = Sheet(title)
+    for header, justify, *kind in columns:
+        table.add_column(header, justify, *kind)
     return table
 
 
-def _limited(table: Table, rows: list, max_rows: int, add):
-    """Add at most ``max_rows`` rows (0 = all); below the table, say how many were left out."""
-    shown = rows if not max_rows else rows[:max_rows]
-    for row in shown:
-        add(row)
-    left = len(rows) - len(shown)
-    if not left:
+def _limited(table: Sheet, rows: list, max_rows: int, add, keep=()) -> Sheet:
+    """Add at most ``max_rows`` rows (0 = all): always the rows whose indices are in ``keep``
+    (the output, the inputs), then the first ones; where rows are left out, one line says how
+    many."""
+    if not max_rows or len(rows) <= max_rows:
+        for row in rows:
+            add(row)
         return table
-    note = f"… {left:,} more row{'s' if left != 1 else ''} not shown (--max-rows 0 shows all)"
-    return Group(table, Text(note, style="dim"))
+    chosen = set(keep)
+    k = 0
+    while len(chosen) < max_rows and k < len(rows):
+        chosen.add(k)
+        k += 1
+    hidden = 0
+    for i, row in enumerate(rows):
+        if i not in chosen:
+            hidden += 1
+            continue
+        if hidden:
+            table.add_gap(hidden, MAX_ROWS_HINT)
+            hidden = 0
+        add(row)
+    if hidden:
+        table.add_gap(hidden, MAX_ROWS_HINT)
+    return table
 
 
 def _sum(terms: list[float], digits: int) -> str:
@@ -79,26 +90,28 @@ def _sum(terms: list[float], digits: int) -> str:
 def forward_table(trace, digits: int, max_rows: int):
     """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
     named = any(row.names for row in trace.forward)
-    marked = any(row.is_output for row in (trace.forward[:max_rows] if max_rows else trace.forward))
+    marked = any(row.is_output for row in trace.forward)
     columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("value", "right")] + ([("", "left")] if marked else [])
+    columns += [("operation", "left"), ("value", "right")] + ([("", "left", "label")] if marked
+                                                              else [])
     table = _table("Forward evaluation trace", *columns)
 
     def add(row):
-        cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
+        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
         cells += ["input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}",
                   format_number(row.value, digits)]
         if marked:
             cells.append(_output_mark(row))
         table.add_row(*cells)
-    return _limited(table, trace.forward, max_rows, add)
+    keep = [i for i, row in enumerate(trace.forward) if row.op == "input" or row.is_output]
+    return _limited(table, trace.forward, max_rows, add, keep)
 
 
-def _output_mark(row) -> Text | str:
+def _output_mark(row):
     """``← output``, or with several outputs ``← f1`` (the names of the outputs it is)."""
     if not row.is_output:
         return ""
-    return Text("← " + (", ".join(row.outputs) if row.outputs else "output"), style="bold green")
+    return ("← " + (", ".join(row.outputs) if row.outputs else "output"), "bold green")
 
 
 def _formula(formula: str, value: str) -> str:
@@ -114,15 +127,29 @@ def contributions_table(trace, digits: int, max_rows: int,
                         title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
     table = _table(title, ("from", "left"), ("to", "left"),
-                   ("upstream adjoint", "right"), ("local derivative", "right"),
+                   ("upstream adjoint", "right"), ("local derivative", "right", "text"),
                    ("contribution", "right"))
 
     def add(row):
-        table.add_row(row.equation, Text(row.target, style="cyan"),
+        table.add_row(row.equation, (row.target, "cyan"),
                       format_number(row.upstream, digits),
                       _formula(row.local_expr, format_number(row.local, digits)),
                       format_number(row.contribution, digits))
-    return _limited(table, trace.contributions, max_rows, add)
+    return _limited(table, trace.contributions, max_rows, add,
+                    _contributions_kept(trace, max_rows))
+
+
+def _contributions_kept(trace, max_rows: int) -> list[int]:
+    """The rows into the inputs (the gradient's terms), or when they are more than
+    ``max_rows``, the last one into each input (the one that completes its adjoint)."""
+    if not max_rows or len(trace.contributions) <= max_rows:
+        return []
+    inputs = {row.id for row in trace.forward if row.op == "input"}
+    into = [i for i, c in enumerate(trace.contributions) if c.target in inputs]
+    if len(into) <= max_rows:
+        return into
+    last = {trace.contributions[i].target: i for i in into}
+    return sorted(last.values())
 
 
 def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
@@ -143,15 +170,17 @@ def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
             how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
         else:
             how = "(no path to the output)"
-        bar = _accented(row.id, BAR)  # the textbook's adjoint bar: v̄5, x̄
-        cells = [Text(bar, style="cyan")] + ([", ".join(row.names)] if named else [])
+        bar = _adjoint_mark(row.id)  # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
+        cells = [(bar, "cyan")] + ([", ".join(row.names)] if named else [])
         table.add_row(*cells, format_number(row.adjoint, digits), how)
-    return _limited(table, trace.adjoints, max_rows, add)
+    inputs = {row.id for row in trace.forward if row.op == "input"}
+    keep = [i for i, row in enumerate(trace.adjoints) if row.id == trace.output or row.id in inputs]
+    return _limited(table, trace.adjoints, max_rows, add, keep)
 
 
 def _accented(node_id: str, mark: str) -> str:
-    """``v5`` -> ``v̄5`` or ``v̇5``: a combining mark over the id's first letter."""
-    return node_id[0] + mark + node_id[1:]
+    """``v5`` -> ``v̄5`` or ``v̇5``; a longer name is marked as a whole (see notation)."""
+    return _adjoint_mark(node_id) if mark == BAR else _tangent_mark(node_id)
 
 
 def _tangent_rule(row, digits: int) -> str:
@@ -177,19 +206,19 @@ def tangent_table(trace, digits: int, max_rows: int):
     """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
     rows = trace.rows
     named = any(r.row.names for r in rows)
-    marked = any(r.row.is_output for r in (rows[:max_rows] if max_rows else rows))
+    marked = any(r.row.is_output for r in rows)
     if trace.sweeps == ["direction"]:
         sweep_headers = ["tangent v̇"]
     else:
         sweep_headers = [f"v̇ ({_accented(name, DOT)} = 1)" for name in trace.sweeps]
     columns = [("node", "left")] + ([("name", "left")] if named else [])
     columns += [("operation", "left"), ("value", "right"), ("tangent rule", "left")]
-    columns += [(h, "right") for h in sweep_headers] + ([("", "left")] if marked else [])
+    columns += [(h, "right") for h in sweep_headers] + ([("", "left", "label")] if marked else [])
     table = _table("Forward-mode tangent trace", *columns)
 
     def add(r):
         row = r.row
-        cells = [Text(row.id, style="cyan")] + ([", ".join(row.names)] if named else [])
+        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
         is_input = row.op == "input"
         cells += ["input" if is_input else f"{row.id} = {row.expr}",
                   format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
@@ -197,7 +226,8 @@ def tangent_table(trace, digits: int, max_rows: int):
         if marked:
             cells.append(_output_mark(row))
         table.add_row(*cells)
-    return _limited(table, rows, max_rows, add)
+    keep = [i for i, r in enumerate(rows) if r.row.op == "input" or r.row.is_output]
+    return _limited(table, rows, max_rows, add, keep)
 
 
 def trace_tables(trace, digits: int, max_rows: int) -> list:
@@ -221,11 +251,11 @@ def jacobian_trace_tables(trace, digits: int, max_rows: int) -> list:
 
 
 def jacobian_table(outputs: list[str], inputs: list[str], matrix: list[list[float]],
-                   digits: int) -> Table:
+                   digits: int) -> Sheet:
     """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x."""
     table = _table("Jacobian", ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs])
     for name, row in zip(outputs, matrix):
-        table.add_row(Text(name, style="cyan"), *[format_number(v, digits) for v in row])
+        table.add_row((name, "cyan"), *[format_number(v, digits) for v in row])
     return table
 
 
@@ -238,12 +268,12 @@ def jacobian_check_tables(check, digits: int) -> list:
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
-                  title: str = "Hessian") -> Table:
+                  title: str = "Hessian") -> Sheet:
     """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y."""
     table = _table(title, ("", "left"),
                    *[(name, "right") for name in names])
     for name, row in zip(names, matrix):
-        table.add_row(Text(name, style="cyan"), *[format_number(v, digits) for v in row])
+        table.add_row((name, "cyan"), *[format_number(v, digits) for v in row])
     return table
 
 
@@ -259,50 +289,82 @@ def hessian_check_tables(check, digits: int) -> list:
     return items
 
 
-# Styles of the graph drawing's parts (gradcli.views.drawing names them).
-GRAPH_STYLES = {"box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim",
-                "id": "cyan", "text": "", "edge": "", "label": "yellow"}
+def graph_drawing(picture, digits: int, ascii: bool = False, layout: str = "lr"):
+    """The drawing of a picture (gradcli.views.drawing) as preformatted lines of styled runs."""
+    from .drawing import draw_with_boxes
+    return Preformatted(*draw_with_boxes(picture, digits, ascii=ascii, layout=layout))
 
 
-def graph_drawing(picture, digits: int) -> Text:
-    """The layered drawing of a picture (gradcli.views.drawing) as one rich Text, never wrapped."""
-    from .drawing import draw
-    text = Text(no_wrap=True, overflow="crop")
-    for k, runs in enumerate(draw(picture, digits)):
-        if k:
-            text.append("\n")
-        for chunk, style in runs:
-            text.append(chunk, GRAPH_STYLES[style] or None)
-    return text
+def cut_note(drawing: Preformatted, width: int | None) -> str | None:
+    """What cutting the drawing at ``width`` leaves out, in a sentence (None if it fits)."""
+    from .layout import width_of
+    wide = max((sum(width_of(t) for t, _ in line) for line in drawing.lines), default=0)
+    if width is None or wide <= width:
+        return None
+    cut = sorted({node for node, left, right in getattr(drawing, "boxes", ()) if right > width},
+                 key=_node_order)
+    what = (f": {_names(cut)} {'is' if len(cut) == 1 else 'are'} cut or hidden" if cut else "")
+    return (f"the drawing is {wide} columns wide and is cut at {width}{what}; "
+            "--layout tb draws it top to bottom, --width {wide} or a pipe "
+            "(gradcli graph ... | less -S) shows it whole, --format dot gives it to Graphviz"
+            ).replace("{wide}", str(wide))
 
 
-def show_graph(picture, digits: int, note: str | None = None,
-               console: Console | None = None) -> None:
-    """Print the drawing, then ``note``; on a terminal too narrow for it, say where it is cut."""
-    console = console or make_console()
-    drawing = graph_drawing(picture, digits)
-    items: list = [drawing]
-    wide = Measurement.get(console, console.options.update_width(100_000), drawing).maximum
-    if console.is_terminal and wide > console.width:
-        items.append(Text(f"the drawing is {wide} columns wide and is cut at {console.width}: "
-                          "pipe it (gradcli graph ... | less -S) or use --format dot",
-                          style="dim"))
-    if note:
-        items.append(Text(note, style="dim"))
-    show(*items, console=console)
+def _node_order(node_id: str):
+    return (0, int(node_id[1:])) if node_id[:1] == "v" and node_id[1:].isdigit() else (1, 0)
 
 
-def functions_table(rows: list[dict]) -> Table:
-    table = Table(title="gradcli functions and operators", show_lines=False)
-    table.add_column("syntax", style="bold", no_wrap=True)
-    table.add_column("derivatives")
-    table.add_column("domain")
-    table.add_column("note")
+def _names(ids: list[str]) -> str:
+    return ", ".join(ids) if len(ids) <= 6 else ", ".join(ids[:5]) + f" and {len(ids) - 5} more"
+
+
+def show_graph(picture, digits: int, note: str | None = None, console=None, screen=None,
+               layout: str = "lr") -> str | None:
+    """Print the drawing, then ``note``. On a screen with a width, the drawing is cut at it,
+    never wrapped (its line count does not depend on the width); returns a sentence saying
+    what was cut, for standard error (None when nothing was)."""
+    if console is not None:  # a rich console: its width, its colours
+        drawing = graph_drawing(picture, digits, layout=layout)
+        width = console.width if console.is_terminal else None
+        cut = cut_note(drawing, width)
+        lines = crop(drawing.lines, width) if width else drawing.lines
+        from .layout import render
+        lines += render([note, cut], width)
+        console.print(styled_text(lines), soft_wrap=True)
+        return cut
+    screen = screen or open_screen()
+    drawing = graph_drawing(picture, digits, ascii=screen.ascii, layout=layout)
+    cut = cut_note(drawing, screen.width)
+    if screen.width:
+        drawing = Preformatted(crop(drawing.lines, screen.width))
+    screen.show(drawing, note)
+    return cut
+
+
+def functions_table(rows: list[dict]) -> Sheet:
+    """The catalogue: syntax, derivative rules (each rule on its line, never broken inside a
+    bracket), domain, note (prose, wrapped)."""
+    table = Sheet("gradcli functions and operators")
+    table.add_column("syntax", kind="formula")
+    table.add_column("derivatives", kind="formula")
+    table.add_column("domain; note", kind="text", max_width=40)
     for row in rows:
         rules = "\n".join(f"{k} = {v}" for k, v in row["derivatives"].items())
-        syntax = row["syntax"] + "".join(f"\n{a}(…)" for a in row["aliases"])
-        table.add_row(syntax, rules, row["domain"], row["note"])
+        syntax = "\n".join(_alternatives(row["syntax"]) + [f"{a}(…)" for a in row["aliases"]])
+        about = row["domain"] + (f"\n{row['note']}" if row["note"] else "")
+        table.add_row((syntax, "bold"), rules, about)
     return table
+
+
+def _alternatives(syntax: str) -> list[str]:
+    """``a ^ b, a ** b, pow(a, b)`` -> its three spellings (commas inside brackets stay)."""
+    out, depth, start = [], 0, 0
+    for k, ch in enumerate(syntax):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(syntax[start:k].strip())
+            start = k + 1
+    return out + [syntax[start:].strip()]
 
 
 def _error(x: float) -> str:
@@ -354,7 +416,7 @@ def check_table(check, digits: int,
     table = _table(title, *columns, ("status", "left"))
     notes = []
     for row in check.rows:
-        cells = [Text(row.input, style="cyan"), format_number(row.ad, digits),
+        cells = [(row.input, "cyan"), format_number(row.ad, digits),
                  format_number(row.numeric, digits), _error(row.numeric_error),
                  _error(row.abs_error), _error(row.rel_error)]
         e = row.expected
@@ -362,11 +424,11 @@ def check_table(check, digits: int,
             cells += ["", ""] if e is None else [f"{e.formula} = {format_number(e.value, digits)}",
                                                  format_number(e.value - row.ad, digits)]
         ok = row.ok and (e is None or e.ok)
-        cells.append(Text("ok", style="green") if ok else Text("FAIL", style="bold red"))
+        cells.append(("ok", "green") if ok else ("FAIL", "bold red"))
         table.add_row(*cells)
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
-    return Group(table, *notes, check_verdict(check))
+    return [table, *notes, check_verdict(check)]
 
 
 class DelayedProgress:

@@ -1,0 +1,270 @@
+"""Standard output as gradcli sees it: its width, the characters it can show, its colours.
+
+:func:`open_screen` decides once per command:
+
+- **width**: ``--width N``; else a terminal's own width; else (a pipe, a file) none at all:
+  tables take their natural width, so piped output is never shaped by a pretend terminal;
+- **characters**: ASCII (``vbar5``, ``df/dx``, ``+-|`` boxes) with ``--ascii`` or when the
+  stream's encoding cannot write the notation (cp1252, ASCII); Unicode otherwise;
+- **colour**: only on a terminal, never with ``NO_COLOR``, and only for output short enough to
+  read on screen (longer output is written as plain text, fast).
+
+Writing to a full disk or a closed stream raises :class:`~gradcli.errors.OutputError`; a closed
+pipe raises ``BrokenPipeError``, which the command line ends quietly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from ..errors import FileError, OutputError
+from .notation import needs_ascii, to_ascii
+
+Line = list  # of (text, style) runs, as gradcli.views.layout gives them
+
+MIN_WIDTH = 20  # narrower than this, no table or drawing could be read: --width says at least it
+CHUNK = 1 << 15  # characters per write
+COLOUR_LINES = 400  # past this many lines output is written plain (rich's styling costs ~ms/line)
+EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text", ".json")
+
+# Named styles of the views, in rich's style language; other names are rich styles already.
+STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
+          "box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim", "id": "cyan",
+          "text": None, "edge": None, "label": "yellow"}
+
+
+@dataclass
+class Screen:
+    stream: TextIO | None
+    width: int | None  # None: natural widths (a pipe or a file, without --width)
+    ascii: bool
+    colour: bool
+    terminal: bool
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def write(self, text: str) -> None:
+        """Write ``text`` as it is (ASCII-rewritten when the stream needs it)."""
+        if self.stream is None:
+            raise OutputError("standard output is closed", hint="run gradcli with its output "
+                              "going to a terminal, a pipe or a file")
+        if self.ascii:
+            text = to_ascii(text, getattr(self.stream, "encoding", None) or "ascii")
+        try:
+            # In pieces: one huge write to a pipe whose reader leaves can end "successfully"
+            # half-written, so the closed pipe would go unnoticed.
+            for k in range(0, len(text), CHUNK):
+                self.stream.write(text[k:k + CHUNK])
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+    def echo(self, text: str = "") -> None:
+        self.write(text + "\n")
+
+    def json(self, data) -> None:
+        """One JSON document on a line (``\\uXXXX`` escapes on an ASCII stream)."""
+        import json
+        self.echo(json.dumps(data, ensure_ascii=self.ascii))
+
+    def show(self, *blocks) -> None:
+        """Lay the blocks out for this screen and write them, in colour where that helps."""
+        if all(isinstance(b, str) and "\n" not in b and len(b) < MIN_WIDTH for b in blocks):
+            self.write("".join(b + "\n" for b in blocks))  # short lines: nothing to lay out
+            return
+        from .layout import plain_text, render
+        if self.colour and _size(blocks) <= COLOUR_LINES:
+            lines = render(list(blocks), self.width, self.ascii, styled=True)
+            if len(lines) <= COLOUR_LINES:
+                self._print_styled(lines)
+                return
+            self.write(plain_text(lines))
+            return
+        self.write(plain_text(render(list(blocks), self.width, self.ascii, styled=False)))
+
+    def flush(self) -> None:
+        if self.stream is None:
+            return
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+    def _print_styled(self, lines: list[Line]) -> None:
+        console = _console(self.stream, max([self.width or 0] + [_line_width(x) for x in lines]),
+                           terminal=True)
+        try:
+            console.print(styled_text(lines), soft_wrap=True)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def open_screen(width: int | None = None, ascii: bool = False,
+                stream: TextIO | None = None) -> Screen:
+    """The screen for standard output (or ``stream``), with ``--width`` and ``--ascii``."""
+    stream = sys.stdout if stream is None else stream
+    terminal = _isatty(stream)
+    if width is None and terminal:
+        width = max(MIN_WIDTH, _terminal_columns(stream))
+    ascii = ascii or needs_ascii(getattr(stream, "encoding", None))
+    colour = terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    return Screen(stream, width, ascii, colour, terminal)
+
+
+def _size(blocks) -> int:
+    """About how many lines the blocks take (a table's rows; other blocks count one)."""
+    total, stack = 0, list(blocks)
+    while stack:
+        block = stack.pop()
+        if isinstance(block, (list, tuple)):
+            stack += block
+        else:
+            total += len(getattr(block, "rows", ())) + len(getattr(block, "lines", ())) + 1
+    return total
+
+
+def _terminal_columns(stream) -> int:
+    """The terminal's width: $COLUMNS if set (as shells and rich read it), else the size of
+    the terminal standard output is on."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False
+
+
+def _line_width(line: Line) -> int:
+    from .layout import width_of
+    return sum(width_of(t) for t, _ in line)
+
+
+def styled_text(lines: list[Line]):
+    """The lines as one rich Text, each run in its style."""
+    from rich.text import Text
+    text = Text(no_wrap=True, overflow="ignore", end="")
+    for k, line in enumerate(lines):
+        if k:
+            text.append("\n")
+        line = list(line)
+        while line and not line[-1][0].strip():
+            line.pop()  # no trailing spaces
+        if line:
+            line[-1] = (line[-1][0].rstrip(), line[-1][1])
+        for chunk, style in line:
+            text.append(chunk, STYLES.get(style, style) if style else None)
+    return text
+
+
+def _console(file, width: int, terminal: bool, record: bool = False):
+    from rich.console import Console
+    options = {"no_color": True} if os.environ.get("NO_COLOR") else {}
+    return Console(file=file, width=max(width, 1), force_terminal=terminal, record=record,
+                   highlight=False, emoji=False, markup=False, legacy_windows=False, **options)
+
+
+def crop(lines: list[Line], width: int) -> list[Line]:
+    """Each line cut at ``width`` columns (never wrapped: the line count stays the same)."""
+    from .layout import width_of
+    out = []
+    for line in lines:
+        used, kept = 0, []
+        for chunk, style in line:
+            w = width_of(chunk)
+            if used + w <= width:
+                kept.append((chunk, style))
+                used += w
+                continue
+            k = 0
+            while k < len(chunk) and used + width_of(chunk[k]) <= width:
+                used += width_of(chunk[k])
+                k += 1
+            if k:
+                kept.append((chunk[:k], style))
+            break
+        out.append(kept)
+    return out
+
+
+# -- exports ---------------------------------------------------------------------------------------
+
+# A light theme: dark text on white, yellow deepened so labels stay readable.
+_LIGHT = None
+
+
+def _light_theme():
+    global _LIGHT
+    if _LIGHT is None:
+        from rich.terminal_theme import TerminalTheme
+        _LIGHT = TerminalTheme(
+            (255, 255, 255), (30, 30, 30),
+            [(0, 0, 0), (170, 0, 0), (0, 120, 0), (140, 100, 0), (0, 60, 170), (140, 0, 140),
+             (0, 110, 130), (90, 90, 90)],
+            [(90, 90, 90), (200, 0, 0), (0, 140, 0), (150, 110, 0), (30, 80, 200),
+             (170, 0, 170), (0, 130, 150), (20, 20, 20)])
+    return _LIGHT
+
+
+def _svg_format() -> str:
+    """rich's SVG template without its web fonts: the text is set in a local monospace font."""
+    from rich._export_format import CONSOLE_SVG_FORMAT
+    start = CONSOLE_SVG_FORMAT.index("    @font-face")
+    end = CONSOLE_SVG_FORMAT.index("    .{unique_id}-matrix")
+    template = CONSOLE_SVG_FORMAT[:start] + CONSOLE_SVG_FORMAT[end:]
+    template = template.replace("    <!-- Generated with Rich https://www.textualize.io -->\n", "")
+    return template.replace(
+        "font-family: Fira Code, monospace;",
+        'font-family: "Fira Code", "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", '
+        "monospace;").replace("font-family: arial;", "font-family: sans-serif;")
+
+
+def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> None:
+    """Save the blocks to ``path`` by its suffix: ``.txt`` (plain text, no trailing spaces),
+    ``.svg`` (self-contained: no web fonts), ``.html``. The layout is ``width`` or the natural
+    width, never the terminal's."""
+    import io
+
+    from .layout import plain_text, render
+    suffix = os.path.splitext(path)[1].lower()
+    lines = render(list(blocks), width, ascii, styled=suffix not in (".txt", ".text"))
+    try:
+        if suffix in (".txt", ".text"):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(plain_text(lines))
+            return
+        console = _console(io.StringIO(), max([width or 0] + [_line_width(x) for x in lines]),
+                           terminal=True, record=True)
+        console.print(styled_text(lines), soft_wrap=True)
+        if suffix == ".svg":
+            console.save_svg(path, title="gradcli", theme=_light_theme(),
+                             code_format=_svg_format())
+        else:
+            console.save_html(path, theme=_light_theme())
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def save_json(data, path: str) -> None:
+    import json
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
