@@ -33,7 +33,13 @@ class Result:
     @cached_property
     def sweep(self) -> tuple[list[float], list]:
         """The reverse sweep with its records: (adjoint of every slot, contributions)."""
-        return reverse(self.graph, self.values, self.seed, record=True)
+        return reverse(self.graph, self.values, self.seed, record=True, active=self.active)
+
+    @property
+    def active(self):
+        """The slots that depend on a differentiated input (:meth:`Graph.active`)."""
+        slot = _slots(self.graph)
+        return _active(self.graph, [slot[name] for name in self.gradient])
 
     @cached_property
     def trace(self):
@@ -43,20 +49,34 @@ class Result:
         return build_trace(self.graph, self.values, adjoint, records, self.seed)
 
 
+def _slots(graph: Graph) -> dict[str, int]:
+    """Each input's slot, by name."""
+    return {name: graph.n_const + i for i, name in enumerate(graph.inputs)}
+
+
+def _active(graph: Graph, slots: list[int]):
+    """:meth:`Graph.active` for the input ``slots``; None (every non-constant) when that is all."""
+    return None if len(slots) == len(graph.inputs) else graph.active(slots)
+
+
 def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
                    seed: float = 1.0) -> Result:
-    """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored)."""
+    """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored).
+
+    Only the inputs in ``wrt`` are differentiated: a partial derivative by anything else is never
+    computed (``x^y`` at (-2, 3) has ∂f/∂x = 12 although ∂f/∂y is not defined there).
+    """
     one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
         raise InputError(f"is {seed}, which is not a finite number", option="seed",
                          values=(seed,))
     wrt = wrt_names(graph, wrt)
+    slot = _slots(graph)
+    active = _active(graph, [slot[name] for name in wrt])
     values = forward(graph, point)
-    adjoint, _ = reverse(graph, values, seed)
-    check_gradient(graph, values, adjoint, seed)
-    n_const = graph.n_const
-    slot = {name: n_const + i for i, name in enumerate(graph.inputs)}
+    adjoint, _ = reverse(graph, values, seed, active=active)
+    check_gradient(graph, values, adjoint, seed, active=active)
     return Result(
         source=graph.source,
         value=values[graph.output],
@@ -77,7 +97,14 @@ class ForwardResult(Result):
     direction: dict[str, float] | None = None  # every input's tangent, missing ones as 0
     directional: float | None = None
     partials: tuple = field(default=((), ()), repr=False)
-    sweeps: list = field(default_factory=list, repr=False)  # (label, tangents of every slot)
+
+    @cached_property
+    def sweeps(self) -> list:
+        """(label, tangents of every slot) of each sweep: swept again when first asked for (the
+        evaluation keeps one sweep at a time, so 8,000 inputs do not hold 8,000 sweeps)."""
+        from .engine.tangent import tangent_sweep
+        return [(label, tangent_sweep(self.graph, self.partials, tangents))
+                for label, tangents in _seeds(self.graph, list(self.gradient), self.direction)]
 
     @cached_property
     def trace(self):
@@ -91,37 +118,55 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
                      seed: float = 1.0) -> ForwardResult:
     """Value and gradient by forward mode, or the derivative along ``direction`` in one sweep.
 
-    ``direction`` maps input names to tangents; inputs it leaves out get 0 and names the graph
-    does not read are ignored. The result is scaled by ``seed``, as in reverse mode.
+    ``direction`` maps input names to tangents; inputs it leaves out get 0. A name the graph
+    does not read, or a direction that is zero everywhere, is an :class:`InputError`. The result
+    is scaled by ``seed``, as in reverse mode.
     """
     from .engine.tangent import check_tangent, local_partials, tangent_sweep
     one_output(graph)
     point = point_vector(graph, at)
-    values = forward(graph, point)
-    partials = local_partials(graph, values)
-    n = len(graph.inputs)
+    if not math.isfinite(seed):
+        raise InputError(f"is {seed}, which is not a finite number", option="seed",
+                         values=(seed,))
+    slot = _slots(graph)
     if direction is not None:
         if wrt is not None:
             raise InputError("cannot be combined with direction", option="wrt",
                              hint="direction gives one directional derivative; leave out wrt")
-        seeds = [("direction", [float(direction.get(name, 0.0)) for name in graph.inputs])]
+        from .points import check_direction
+        check_direction(direction, graph.inputs)
+        direction = {name: float(direction.get(name, 0.0)) for name in graph.inputs}
+        wrt = list(graph.inputs)  # the trace shows every input's tangent, zeros too
     else:
-        seeds = [(name, [1.0 if j == i else 0.0 for j in range(n)])
-                 for name in wrt_names(graph, wrt) for i in [graph.inputs.index(name)]]
-    sweeps = []
-    for label, tangents in seeds:
+        wrt = wrt_names(graph, wrt)
+    values = forward(graph, point)
+    partials = local_partials(graph, values, _active(graph, [slot[name] for name in wrt]))
+    out = graph.output
+    derivative = {}
+    for label, tangents in _seeds(graph, wrt, direction):  # one sweep alive at a time
         sweep = tangent_sweep(graph, partials, tangents)
         check_tangent(graph, values, sweep)
-        sweeps.append((label, sweep))
-    out = graph.output
-    derivative = {label: seed * sweep[out] for label, sweep in sweeps}
+        derivative[label] = seed * (sweep[out] or 0.0)  # None: the output does not depend on it
+        del sweep
     return ForwardResult(
         source=graph.source, value=values[out],
         gradient={} if direction is not None else derivative,
         inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph, values=values,
-        direction=dict(zip(graph.inputs, seeds[0][1])) if direction is not None else None,
-        directional=derivative["direction"] if direction is not None else None,
-        partials=partials, sweeps=sweeps)
+        direction=direction, directional=derivative["direction"] if direction is not None else None,
+        partials=partials)
+
+
+def _seeds(graph: Graph, wrt: list[str], direction: dict[str, float] | None):
+    """(label, input tangents) of each forward sweep, made one at a time: the direction, or
+    each input of ``wrt`` alone."""
+    if direction is not None:
+        yield "direction", [direction[name] for name in graph.inputs]
+        return
+    position = {name: i for i, name in enumerate(graph.inputs)}
+    for name in wrt:
+        tangents = [0.0] * len(graph.inputs)
+        tangents[position[name]] = 1.0
+        yield name, tangents
 
 
 @dataclass
@@ -136,15 +181,16 @@ class HessianResult:
     hessian: list[list[float]]
     graph: Graph = field(repr=False)
 
-    def check(self, rtol: float | None = None, atol: float | None = None):
+    def check(self, rtol: float | None = None, atol: float | None = None, strict: bool = False):
         """Each row against numerical derivatives of that component of the AD gradient (a
         ``HessianCheck``); the tolerances default to ``eval --check``'s."""
         from .check import DEFAULT_ATOL, DEFAULT_RTOL
         from .check import check_hessian
-        columns = [self.graph.inputs.index(name) for name in self.inputs]
+        position = {name: i for i, name in enumerate(self.graph.inputs)}
+        columns = [position[name] for name in self.inputs]
         return check_hessian(self.graph, list(self.point.values()), columns, self.hessian,
                              DEFAULT_RTOL if rtol is None else rtol,
-                             DEFAULT_ATOL if atol is None else atol)
+                             DEFAULT_ATOL if atol is None else atol, strict)
 
 
 def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
@@ -154,7 +200,8 @@ def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
     one_output(graph, "hessians")
     first = evaluate_graph(graph, at, wrt=wrt)
     names = list(first.gradient)
-    matrix = hessian_matrix(graph, first.values, [graph.inputs.index(n) for n in names])
+    position = {name: i for i, name in enumerate(graph.inputs)}
+    matrix = hessian_matrix(graph, first.values, [position[n] for n in names], first.active)
     return HessianResult(graph.source, names, first.inputs, first.value, first.gradient, matrix,
                          graph)
 

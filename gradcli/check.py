@@ -37,9 +37,9 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .errors import GradcliError, InputError
+from .errors import GradcliError, InputError, name_list
 from .engine.forward import forward
-from .engine.graph import Graph, compile, describe_call, point_vector
+from .engine.graph import Graph, describe_call, point_vector
 from .language.printer import format_constant
 from .engine.primitives import FLOAT
 from .engine.reverse import reverse
@@ -65,6 +65,7 @@ class Expected:
     abs_error: float  # |value - AD|
     rel_error: float  # abs_error / |AD|
     ok: bool
+    ad: float = math.nan  # AD's ∂f/∂x it was compared with (not scaled by the seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,9 @@ class CheckRow:
     rel_error: float  # abs_error / |numeric|
     ok: bool  # abs_error <= atol + rtol * |numeric|, and not at a kink
     note: str = ""
+    # "agree", "disagree" (confidently: AD or f is at fault) or "inconclusive" (the difference
+    # quotient cannot decide here: huge arguments, values lost to rounding, no usable step)
+    status: str = "agree"
     step: float = math.nan
     scheme: str = "central"  # "central", "forward", "backward" or "one-sided slopes" (a kink)
     kink: Kink | None = None
@@ -104,10 +108,19 @@ class Check:
     rows: list[CheckRow]
     rtol: float
     atol: float
+    strict: bool = False  # an inconclusive row fails too
 
     @property
     def ok(self) -> bool:
-        return all(r.ok and (r.expected is None or r.expected.ok) for r in self.rows)
+        """No row disagrees and every formula agrees (and, when strict, none is inconclusive)."""
+        failing = ("disagree", "inconclusive") if self.strict else ("disagree",)
+        return all(r.status not in failing and (r.expected is None or r.expected.ok)
+                   for r in self.rows)
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """The inputs whose numerical derivative could not decide the check."""
+        return [r.input for r in self.rows if r.status == "inconclusive"]
 
     def to_dict(self) -> dict:
         """The ``check`` object of ``--json`` (non-finite numbers become null)."""
@@ -115,17 +128,18 @@ class Check:
         for r in self.rows:
             item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
                     "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
-                    "rel_error": _finite(r.rel_error), "ok": r.ok, "step": _finite(r.step),
-                    "scheme": r.scheme}
+                    "rel_error": _finite(r.rel_error), "ok": r.ok, "status": r.status,
+                    "step": _finite(r.step), "scheme": r.scheme}
             if r.note:
                 item["note"] = r.note
             if r.expected is not None:
                 e = r.expected
-                item["expected"] = {"formula": e.formula, "value": e.value,
+                item["expected"] = {"formula": e.formula, "value": e.value, "ad": e.ad,
                                     "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
                                     "ok": e.ok}
             rows.append(item)
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": rows}
+        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "strict": self.strict,
+                "inconclusive": self.inconclusive, "rows": rows}
 
 
 def _finite(x: float) -> float | None:
@@ -379,18 +393,46 @@ class _Checker:
                              min(left.step, right.step), "one-sided slopes")
         return estimate, "", kink
 
-    def inconclusive(self, i: int, e: _Estimate) -> str:
-        """Why a disagreement may be the difference quotient's fault rather than AD's, if it may."""
+    def inconclusive(self, i: int, e: _Estimate, ad: float, gradient) -> str:
+        """Why a disagreement may be the difference quotient's fault rather than AD's, if it
+        may: then the check cannot decide (the row is inconclusive, not failed)."""
         name = self.graph.inputs[i]
+        gap = abs(ad - e.value)
         sides = {"forward": (1,), "backward": (-1,)}.get(e.scheme, (-1, 1))
         if all(self.line.sample(i, s * e.step * f)[0] == self.center for s in sides for f in _OFFSETS):
             return (f"inconclusive: f does not change at all when {name} moves by up to "
                     f"{e.step:.2g}: the step is lost to rounding (a much larger intermediate "
                     "value absorbs it)")
-        if e.error > self.atol + self.rtol * abs(e.value):
+        if 2 * e.error >= gap:
             return (f"inconclusive: the numerical derivative is itself only accurate to "
-                    f"±{e.error:.2g} here, more than the tolerance allows")
+                    f"±{e.error:.2g} here, as much as it differs from AD")
+        # A difference quotient is an average of f' over the interval it spans. Where AD's own
+        # derivative changes across that interval by as much as the gap, the quotient cannot
+        # tell AD's value at the point from that average (sin(x) at 1e22: the smallest step
+        # spans many periods).
+        variation = self._variation(i, e, sides, gradient, name)
+        if 2 * variation >= gap:
+            return (f"inconclusive: the step {e.step:.2g} is too coarse for f here: AD's "
+                    f"∂f/∂{name} itself changes by {variation:.2g} across it (huge or tiny "
+                    "arguments), and the difference quotient only sees its average")
         return ""
+
+    def _variation(self, i: int, e: _Estimate, sides, gradient, name: str) -> float:
+        """The largest change of AD's derivative between the point and the ends of the step."""
+        center = gradient(list(self.line.point))[name]
+        largest = 0.0
+        for s in sides:
+            moved = list(self.line.point)
+            moved[i] += s * e.step
+            try:
+                value = gradient(moved)[name]
+            except GradcliError:
+                return math.inf
+            change = abs(value - center)
+            if not math.isfinite(change):
+                return math.inf
+            largest = max(largest, change)
+        return largest
 
     def _jumps(self, i: int, s: int, h: float) -> bool:
         """f(x + s·h/4) - f(x) is nearly f(x + s·h) - f(x): f jumps, it has no slope."""
@@ -429,14 +471,17 @@ def kink_note(kink: Kink, name: str, ad: float, ok: bool) -> str:
 def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]], Mapping[str, float]],
           *, function: Callable[[list[float]], float] | None = None, noise: float = 0.0,
           rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
-          expected: Mapping[str, tuple[str, float]] | None = None) -> Check:
+          expected: Mapping[str, tuple[str, float]] | None = None,
+          expected_ad: Mapping[str, float] | None = None, strict: bool = False) -> Check:
     """Compare ``gradient(point)`` (input name -> AD derivative) with numerical derivatives.
 
     ``point`` holds the input values in graph order. ``function(values)`` gives the scalar to
     differentiate from the forward sweep's values (default: the output); ``noise`` bounds the
     rounding error of its computed values near the point, beyond one ulp (see
     :func:`rounding_noise`). ``expected`` maps an input name to ``(formula, value)``, a
-    hand-derived derivative compared with AD.
+    hand-derived derivative compared with AD's, or with ``expected_ad[name]`` when given (AD's
+    ∂f/∂x when ``gradient`` is scaled by a seed). Each row agrees, disagrees, or is inconclusive
+    (the difference quotient cannot decide); ``strict`` makes an inconclusive row fail.
     """
     if rtol < 0 or atol < 0:
         raise InputError("tolerances must not be negative")
@@ -446,8 +491,9 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
     checker = _Checker(graph, point, function, rtol, atol, noise)
     expected = expected or {}
     rows = []
+    position = {name: i for i, name in enumerate(graph.inputs)}
     for name, derivative in ad.items():
-        i = graph.inputs.index(name)
+        i = position[name]
         estimate, note, kink = checker.estimate(i)
         if estimate is None:
             numeric, error, step, scheme = math.nan, math.inf, math.nan, "none"
@@ -457,19 +503,27 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
         abs_error = abs(derivative - numeric)
         ok = (estimate is not None and (kink is None or kink.differentiable)
               and agrees(derivative, numeric, rtol, atol))
+        status = "agree" if ok else "disagree"
         if kink is not None:
             note = kink_note(kink, name, derivative, ok)
-        elif not ok and estimate is not None:
-            note = "; ".join(filter(None, [note, checker.inconclusive(i, estimate)]))
+        elif estimate is None:
+            status = "inconclusive"
+        elif not ok:
+            why = checker.inconclusive(i, estimate, derivative, gradient)
+            if why:
+                status = "inconclusive"
+            note = "; ".join(filter(None, [note, why]))
         mine = None
         if name in expected:
             formula, value = expected[name]
-            diff = abs(value - derivative)
-            mine = Expected(formula, value, diff, relative(diff, derivative),
-                            agrees(value, derivative, rtol, atol))
+            reference = derivative if expected_ad is None else expected_ad[name]
+            diff = abs(value - reference)
+            mine = Expected(formula, value, diff, relative(diff, reference),
+                            agrees(value, reference, rtol, atol), reference)
         rows.append(CheckRow(name, derivative, numeric, error, abs_error,
-                             relative(abs_error, numeric), ok, note, step, scheme, kink, mine))
-    return Check(rows, rtol, atol)
+                             relative(abs_error, numeric), ok, note, status, step, scheme, kink,
+                             mine))
+    return Check(rows, rtol, atol, strict)
 
 
 # -- derivatives derived by hand (--expect) -----------------------------------------------------
@@ -500,19 +554,34 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     ``names`` are the inputs whose derivatives are compared; a formula for another name, a
     syntax error or a point outside the formula's domain is an error pointing into the formula.
     """
+    from .engine.graph import lower
+    from .points import one_expression
     values = {}
+    known = set(names)
     for name, formula in formulas.items():
-        if name not in names:
+        if name not in known:
             raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
                              names=(name,),
-                             hint="the gradient has " + (", ".join(names) or "no inputs"))
-        values[name] = (formula.strip(), _formula_value(name, formula, at))
+                             hint="the gradient has " + (name_list(names) or "no inputs"))
+
+        def fail(message, span, hint=None, cls=InputError, name=name, formula=formula):
+            return cls(message, span, hint=hint, source=formula, option="expect", names=(name,))
+        program = one_expression(formula, f"{name}: the formula", fail)
+        try:
+            graph = lower(program, formula)
+            value = forward(graph, point_vector(graph, at))[graph.output]
+        except GradcliError as exc:  # the formula's own error, said to be about expect
+            exc.sentence = f"{name}: {exc.text()}"
+            exc.option, exc.source = "expect", formula
+            raise
+        values[name] = (formula.strip(), value)
     return values
 
 
 def _formula_value(name: str, formula: str, at: Mapping[str, float]) -> float:
+    from .engine.graph import compile as compile_graph
     try:
-        graph = compile(formula)
+        graph = compile_graph(formula)
         if graph.n_outputs > 1:
             raise InputError(f"the formula has {graph.n_outputs} outputs; give one expression")
         return forward(graph, point_vector(graph, at))[graph.output]
@@ -556,23 +625,29 @@ def rounding_noise(graph: Graph, values: list[float], adjoint: list[float]) -> f
 
 
 def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
-                 expected: Mapping[str, tuple[str, float]] | None = None) -> Check:
+                 expected: Mapping[str, tuple[str, float]] | None = None,
+                 strict: bool = False) -> Check:
     """Check an evaluation (:class:`gradcli.api.Result`): its gradient, for its ``wrt`` and
-    ``seed``, against numerical derivatives of its graph at its point."""
-    graph, wrt, seed, output = result.graph, list(result.gradient), result.seed, result.graph.output
+    ``seed``, against numerical derivatives of its graph at its point.
 
+    ``expected`` formulas are derivatives ∂f/∂x: they are compared with AD's ∂f/∂x, not with the
+    gradient scaled by the seed (like with like)."""
+    graph, wrt, seed, output = result.graph, list(result.gradient), result.seed, result.graph.output
+    slot = {name: graph.n_const + i for i, name in enumerate(graph.inputs)}
     at = [result.inputs[name] for name in graph.inputs]
 
     def gradient(point: list[float]) -> dict[str, float]:
         if point == at:  # the numbers shown, whichever mode computed them (eval --mode forward)
             return dict(result.gradient)
-        adjoint, _ = reverse(graph, forward(graph, point), seed)
-        return {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}
-    adjoint, _ = reverse(graph, result.values, seed)
+        adjoint, _ = reverse(graph, forward(graph, point), seed, active=active)
+        return {name: adjoint[slot[name]] for name in wrt}
+    active = graph.active([slot[name] for name in wrt])
+    plain, _ = reverse(graph, result.values, 1.0, active=active)  # ∂f/∂v, unscaled
     return check(graph, at, gradient,
                  function=lambda values: seed * values[output],
-                 noise=rounding_noise(graph, result.values, adjoint), rtol=rtol, atol=atol,
-                 expected=expected)
+                 noise=abs(seed) * rounding_noise(graph, result.values, plain), rtol=rtol,
+                 atol=atol, expected=expected, expected_ad={name: plain[slot[name]] for name in wrt},
+                 strict=strict)
 
 
 # -- the check: each row of H against numerical derivatives of that gradient component ----------
@@ -585,10 +660,16 @@ class HessianCheck:
     rows: dict[str, Check]
     rtol: float
     atol: float
+    strict: bool = False
 
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.rows.values())
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """``"x, y"`` for each entry (row x, column y) the numerical derivative could not decide."""
+        return [f"{name}, {col}" for name, c in self.rows.items() for col in c.inconclusive]
 
     def to_dict(self) -> dict:
         """The ``check`` object of ``hessian --json``: one entry per (row, column)."""
@@ -596,12 +677,13 @@ class HessianCheck:
         for name, c in self.rows.items():
             for item in c.to_dict()["rows"]:
                 entries.append({"row": name, "column": item.pop("input"), **item})
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": entries}
+        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "strict": self.strict,
+                "inconclusive": self.inconclusive, "rows": entries}
 
 
 def check_hessian(graph: Graph, point: list[float], columns: list[int],
                   matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
-                  atol: float = DEFAULT_ATOL) -> HessianCheck:
+                  atol: float = DEFAULT_ATOL, strict: bool = False) -> HessianCheck:
     """Compare each row of ``matrix`` (the inputs at ``columns``) with numerical derivatives of
     the AD gradient's component: ``|ad - numeric| <= atol + rtol·|numeric|``."""
     names = [graph.inputs[j] for j in columns]
@@ -613,8 +695,8 @@ def check_hessian(graph: Graph, point: list[float], columns: list[int],
             return reverse(graph, values)[0][slot]
         row = dict(zip(names, matrix[a]))
         rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
-                               rtol=rtol, atol=atol)
-    return HessianCheck(rows, rtol, atol)
+                               rtol=rtol, atol=atol, strict=strict)
+    return HessianCheck(rows, rtol, atol, strict)
 
 
 # -- the check of a Jacobian: each row against numerical derivatives of its output --------------

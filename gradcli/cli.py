@@ -14,8 +14,8 @@ import sys
 import click
 
 from . import __version__
-from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, MissingInputError,
-                     OutputError, describe)
+from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, LimitError,
+                     MissingInputError, OutputError, describe)
 from .views.text import directional_text, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
@@ -77,7 +77,9 @@ class NameListType(click.ParamType):
 def _hint(exc: GradcliError) -> str | None:
     """The hint on the command line: the error's own, or how to fix it with a flag."""
     if isinstance(exc, MissingInputError):
-        return "add --at " + ",".join(f"{name}=1" for name in exc.names)
+        names = exc.names
+        return ("add --at " + ",".join(f"{name}=1" for name in names[:10])
+                + (",..." if len(names) > 10 else ""))
     return exc.hint
 
 
@@ -99,16 +101,47 @@ class GradcliGroup(click.Group):
             click.echo(describe(exc), err=True)
             ctx.exit(exc.exit_code)
         except GradcliError as exc:
-            text = describe(exc, ctx.meta.get("gradcli.source"), option_prefix="--",
-                            hint=_hint(exc))
-            click.echo(text, err=True)
-            ctx.exit(exc.exit_code)
+            error = exc
         except RecursionError:  # defensive: no path should recurse, but never show a traceback
-            click.echo("error: the input is nested too deeply to process", err=True)
-            ctx.exit(2)
+            error = LimitError("the input is nested too deeply to process")
         except MemoryError:
-            click.echo("error: out of memory: the input is too large", err=True)
-            ctx.exit(EXIT_NUMERICAL)
+            error = None  # made below, once the frames holding the memory are released
+        _report(error if error is not None else _out_of_memory(ctx), ctx)
+
+
+def _report(error: GradcliError, ctx) -> None:
+    """The error on stderr for people; with --json also on stdout, as one object."""
+    source, hint = ctx.meta.get("gradcli.source"), _hint(error)
+    if ctx.meta.get("gradcli.json"):
+        import json
+        from .views.errors import error_object
+        click.echo(json.dumps(error_object(error, source, message=error.text("--"), hint=hint),
+                              ensure_ascii=False))
+    click.echo(describe(error, source, option_prefix="--", hint=hint), err=True)
+    ctx.exit(error.exit_code)
+
+
+def _out_of_memory(ctx) -> LimitError:
+    """Out of memory: a limit error saying what to lower or drop for this command."""
+    from .limits import NODES_VARIABLE
+    params, advice = ctx.meta.get("gradcli.params", {}), []
+    if "max_nodes" in params:
+        advice.append("lower --max-nodes" + (" (0 draws every node)"
+                                             if params["max_nodes"] == 0 else ""))
+    if params.get("fmt") in ("dot", "mermaid") or params.get("output_path"):
+        advice.append("drop --format/-o (the drawing in the terminal needs less)")
+    for name, option in (("trace", "--trace"), ("check_", "--check"), ("expect", "--expect")):
+        if params.get(name):
+            advice.append(f"drop {option}")
+    if params.get("mode") == "forward":
+        advice.append("drop --mode forward")
+    if params.get("max_rows") == 0:
+        advice.append("give --max-rows a limit")
+    advice.append("split the input or run it with more memory; "
+                  f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
+    return LimitError("out of memory: this input needs more memory than is available",
+                      hint="; ".join(advice[:-1]) + (", or " if len(advice) > 1 else "")
+                      + advice[-1])
 
 
 def _flush_stdout() -> None:
@@ -157,9 +190,9 @@ def _read_source(expression: str | None, file,
 def _read_text(read, what: str) -> str:
     """At most one character more than the parser accepts (so memory stays bounded and the
     parser can say the source is too long), checked to be UTF-8 text."""
-    from .language.parser import MAX_SOURCE
+    from .limits import max_source
     try:
-        text = read(MAX_SOURCE + 1)
+        text = read(max_source() + 1)
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (it holds the byte "
                          f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None
@@ -184,9 +217,13 @@ def _warn(message: str) -> None:
 
 
 def _warn_unread(point, graph, prefix: str = "") -> None:
-    for name in point:
-        if name not in graph.inputs:
-            _warn(f"{prefix}{name} is not read by the expression; it is ignored")
+    from .errors import name_list
+    read = set(graph.inputs)
+    unread = [name for name in point if name not in read]
+    if unread:
+        one = len(unread) == 1
+        _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
+              f"{'it is' if one else 'they are'} ignored")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -201,6 +238,9 @@ class ExpressionCommand(click.Command):
     """
 
     def parse_args(self, ctx, args):
+        # Read by the error boundary (GradcliGroup), which runs outside this context: an error
+        # while converting an option's value is JSON too with --json.
+        ctx.meta["gradcli.json"] = "--json" in (args[:args.index("--")] if "--" in args else args)
         takes_value = {}
         for param in self.get_params(ctx):
             if isinstance(param, click.Option):
@@ -224,6 +264,23 @@ class ExpressionCommand(click.Command):
         if moved:
             kept += moved if "--" in kept else ["--", *moved]
         return super().parse_args(ctx, kept)
+
+    def invoke(self, ctx):
+        ctx.meta["gradcli.params"] = ctx.params  # for the advice of an out-of-memory error
+        return super().invoke(ctx)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """With --json, a usage error (an unknown option, a bad --digits) is also an
+        ``{"error": ...}`` object on stdout; click still prints its usage text on stderr."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            if "--json" in args:
+                import json
+                from .views.errors import error_object
+                click.echo(json.dumps(error_object(InputError(exc.format_message())),
+                                      ensure_ascii=False))
+            raise
 
 
 EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)
@@ -267,7 +324,15 @@ _STANDALONE = click.option("--standalone", is_flag=True,
                            help="With --export FILE.tex: a complete LaTeX document (compiles with "
                                 "pdflatex) instead of a fragment to \\input.")
 _JSON = click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON object (schema in the README).")
+                     help="Print one JSON object (schema in the README); an error is one "
+                          "object too, {\"error\": {...}} (docs/errors.md).")
+_STRICT = click.option("--strict", is_flag=True,
+                       help="With --check: an inconclusive row (the difference quotient cannot "
+                            "decide) fails too, exit 1.")
+_MAX_ROWS = click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS,
+                         show_default=True,
+                         help="At most N rows (and Hessian columns) per table (0 = all); --json "
+                              "is always complete.")
 
 
 def _output_options(command):
@@ -309,18 +374,21 @@ def _screen(width, ascii_):
               help="Also print the forward trace, the reverse-sweep contributions and the "
                    "adjoints (a sweep per output).")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
-              help="At most N rows per trace table (0 = all); --json is always complete.")
+              help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the output to FILE: .txt (plain text at --width or natural "
                    "width), .svg, .html, .tex (LaTeX booktabs tables); .json (or any FILE "
                    "with --json) saves the JSON.")
 @_STANDALONE
 @click.option("--check", "check_", is_flag=True,
-              help="Also compare the gradient (every Jacobian entry) with numerical "
-                   "differentiation, in a table; exit 1 if any component disagrees.")
+              help="Also compare the gradient with numerical differentiation, in a table; "
+                   "exit 1 if any component disagrees (an inconclusive one does not, unless "
+                   "--strict).")
 @click.option("--expect", multiple=True, metavar="NAME=FORMULA",
-              help="Your own formula for ∂f/∂NAME (with several outputs ∂f2/∂x as "
-                   "f2.x=FORMULA), checked against AD at the point; repeatable; implies --check.")
+              help="Your own formula for ∂f/∂NAME (with several outputs f2.x=FORMULA; one "
+                   "expression; never scaled by --seed), "
+                   "checked against AD's ∂f/∂NAME at the point; repeatable; implies --check.")
+@_STRICT
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
               help="Relative tolerance of --check and --expect (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
@@ -343,8 +411,8 @@ def _screen(width, ascii_):
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
 @_output_options
-def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace,
-                 max_rows, export_path, standalone, check_, expect, rtol, atol, points_path, grid,
+def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace, max_rows,
+                 export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
                  output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
@@ -411,11 +479,10 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                       max_rows, export_path, check_, expect, rtol, atol, width, ascii_)
         return
     if mode == "forward" or direction is not None:
-        _warn_unread(direction or {}, graph, "--direction: ")
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
-    report = _check(result, point, expect, rtol, atol) if check_ or expect else None
+    report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
     json_export = bool(export_path) and not tex and (as_json or
                                                      export_path.lower().endswith(".json"))
@@ -597,12 +664,13 @@ def _summary(result, digits: int) -> str:
     return result_text(result.value, result.gradient, result.seed, digits)
 
 
-def _check(result, point, expect, rtol, atol):
+def _check(result, point, expect, rtol, atol, strict):
     """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
     from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
     expected = expected_values(parse_expectations(expect), point, list(result.gradient))
     return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
-                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected)
+                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected,
+                        strict=strict)
 
 
 def _latex_export(path: str | None, standalone: bool) -> bool:
@@ -643,7 +711,7 @@ def _blocks(result, digits, max_rows, trace, check=None) -> list:
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     if check is not None:
-        items.append(check_table(check, digits))
+        items.append(check_table(check, digits, max_rows=max_rows))
     return items
 
 
@@ -709,6 +777,8 @@ def _json_result(result) -> dict:
 @click.option("--check", "check_", is_flag=True,
               help="Also compare every entry with numerical derivatives of the AD gradient, "
                    "as eval --check does for the gradient; exit 1 if any disagrees.")
+@_STRICT
+@_MAX_ROWS
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
               help="Relative tolerance of --check (default 1e-7).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None,
@@ -718,8 +788,8 @@ def _json_result(result) -> dict:
                    "FILE.tex.")
 @_STANDALONE
 @_output_options
-def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol, atol, export_path,
-                    standalone, width, ascii_):
+def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, strict, max_rows, rtol,
+                    atol, export_path, standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -753,7 +823,7 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
                          hint=f"pick one with --of {graph.output_names[0]}")
     results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt)
                for i, name in enumerate(graph.output_names)}
-    reports = {name: r.check(rtol, atol) if check_ else None for name, r in results.items()}
+    reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
     screen = _screen(width, ascii_)
     if as_json:
@@ -781,9 +851,9 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, rtol
             items.append(gradient_text(label, result.value, result.gradient, digits))
             if result.inputs:
                 items.append(hessian_table(result.inputs, result.hessian, digits,
-                                           title=f"Hessian of {name}" if several else "Hessian"))
+                                           max_rows, title=f"Hessian of {name}" if several else "Hessian"))
             if reports[name] is not None:
-                items += hessian_check_tables(reports[name], digits)
+                items += hessian_check_tables(reports[name], digits, max_rows)
         screen.show(*items)
     if export_path:
         from .views.latex import hessian_export

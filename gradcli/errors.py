@@ -119,6 +119,13 @@ class FileError(GradcliError):
     kind, title = "io", "input error"  # the title people have always seen for these
 
 
+def name_list(names, limit: int = 10) -> str:
+    """``x, y, z``; past ``limit`` names, the first ``limit`` and ``and N more``."""
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit:,} more"
+
+
 def locate(source: str, offset: int) -> tuple[int, int, str]:
     """Return (1-based line, 0-based column, text of that line) for a character offset."""
     offset = max(0, min(offset, len(source)))

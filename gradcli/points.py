@@ -1,7 +1,9 @@
-"""Points: ``x=2,y=pi/4`` -> {name: float}, for ``--at`` and the Python API.
+"""Points: ``x=2,y=pi/4`` -> {name: float}, for ``at``, ``direction``, ``grid`` and the Python API.
 
-A value is a number or a constant expression in the language itself (``pi/4``,
-``atan2(1, 2)``), evaluated by the same parser and lowering, never by Python's ``eval``.
+A value is a number or exactly one constant expression in the language itself (``pi/4``,
+``atan2(1, 2)``), evaluated by the same parser and lowering, never by Python's ``eval``. A
+statement, an assignment, a ``;`` or an input name in a value is an :class:`InputError` about
+the option, whose caret points into the option's text as the user typed it (``x=1;y=2``).
 """
 
 from __future__ import annotations
@@ -9,9 +11,10 @@ from __future__ import annotations
 import math
 import re
 
-from .errors import GradcliError, InputError
+from .errors import GradcliError, InputError, Span, name_list
 
 _NAME = re.compile(r"[^\W\d]\w*\Z")
+_RULE = "a value is a number or one constant expression (pi/4, atan2(1, 2)), nothing else"
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -29,71 +32,167 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
-def constant_value(text: str, what: str, option: str | None = None) -> float:
-    """The value of a number or constant expression; ``what`` names it in errors, which are
-    about ``option`` when one is given."""
-    text = text.strip()
+def constant_value(text: str, what: str, option: str | None = None, *, shown: str | None = None,
+                   offset: int = 0) -> float:
+    """The value of a number or of one constant expression; ``what`` names it in errors, which
+    are about ``option`` when one is given.
+
+    ``shown`` is the whole text the user typed (``x=1;y=2``) and ``offset`` where ``text``
+    starts in it: an error's caret then points into ``shown``.
+    """
+    def fail(message: str, span: Span | None = None, hint: str | None = _RULE) -> InputError:
+        if span is None or shown is None:
+            return InputError(message, hint=hint, option=option)
+        return InputError(message, (offset + span[0], offset + span[1]), hint=hint, source=shown,
+                          option=option)
+
+    lead = len(text) - len(text.lstrip())
+    body = text.strip()
     try:
-        value = float(text)
+        value = float(body)
     except ValueError:
         value = None
     if value is None:
-        if not text:
-            raise InputError(f"{what} has no value", option=option)
-        from .engine.graph import lower
-        from .language.parser import parse
-        try:
-            graph = lower(parse(text), text)
-        except GradcliError as exc:
-            raise InputError(f"{what}: {text!r} is not a number or constant expression "
-                             f"({exc})", option=option) from None
-        if graph.inputs:
-            raise InputError(f"{what}: {text!r} is not a number: it reads "
-                             f"{', '.join(graph.inputs)}",
-                             option=option,
-                             hint="a value may use numbers, pi, e and functions, not variables")
-        if graph.output >= graph.n_const:
-            raise InputError(f"{what}: {text!r} is not a constant expression", option=option)
-        value = graph.constants[graph.output]
+        if not body:
+            raise fail(f"{what} is missing", (lead, lead + 1), hint=None)
+        value = _evaluate(body, what, lambda m, s, h=_RULE: fail(m, (lead + s[0], lead + s[1]), h))
     if not math.isfinite(value):
-        raise InputError(f"{what} is {text!r}, which is not a finite number", option=option)
+        raise fail(f"{what} is {body!r}, which is not a finite number", (lead, lead + len(body)),
+                   hint=None)
     return value
 
 
-def parse_point(text: str, option: str = "at") -> dict[str, float]:
-    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors name the offending part and ``option``."""
-    point: dict[str, float] = {}
-    for part in split_top_level(text):
-        part = part.strip()
+def one_expression(text: str, what: str, fail):
+    """``text`` parsed as exactly one expression (a ``Program`` of one statement that is not an
+    assignment); ``fail(message, span, hint[, error class])`` makes the error for anything else
+    (the class is the parser's, for a syntax error)."""
+    for sep in (";", "\n"):
+        at = text.find(sep)
+        if at >= 0:
+            raise fail(f"{what} is not one expression: it holds {sep!r}, which separates "
+                       "statements", (at, at + 1))
+    from .engine.graph import parse_source
+    from .language.ast import Assign
+    try:
+        program = parse_source(text)
+    except GradcliError as exc:
+        raise fail(f"{what} is not an expression: {exc}",
+                   exc.span or (0, len(text)), exc.hint, type(exc)) from None
+    statement = program.statements[0]
+    if len(program.statements) != 1 or isinstance(statement, Assign):
+        raise fail(f"{what} is an assignment, not an expression", statement.span)
+    return program
+
+
+def _evaluate(text: str, what: str, fail) -> float:
+    """One constant expression's value; ``fail(message, span, hint)`` makes the error."""
+    from .engine.graph import lower
+    program = one_expression(text, what, lambda m, s, h=_RULE, cls=None: fail(m, s, h or _RULE))
+    try:
+        graph = lower(program, text)
+    except GradcliError as exc:
+        raise fail(f"{what} is not a constant expression: {exc}",
+                   exc.span or (0, len(text)), exc.hint or _RULE) from None
+    if graph.inputs:
+        raise fail(f"{what} is not a number: it reads the name {graph.inputs[0]}",
+                   graph.input_spans[0],
+                   "a value may use numbers, pi, e and functions, not the inputs")
+    if graph.output >= graph.n_const:  # cannot happen: a graph without inputs folds to a constant
+        raise fail(f"{what} is not a constant expression", (0, len(text)))
+    return graph.constants[graph.output]
+
+
+class Point(dict):
+    """A parsed point: name -> value, remembering where each name stood in the option's text
+    (``places[name] = (text, span)``) so that a later error about a name can point at it."""
+
+    def __init__(self):
+        super().__init__()
+        self.places: dict[str, tuple[str, Span]] = {}
+
+    def error(self, name: str, message: str, option: str, hint: str | None = None) -> InputError:
+        """An InputError about ``name`` (and ``option``) with the caret under the name, when its
+        place is known."""
+        place = self.places.get(name)
+        if place is None:
+            return InputError(message, hint=hint, option=option, names=(name,))
+        return InputError(message, place[1], hint=hint, source=place[0], option=option,
+                          names=(name,))
+
+
+def parse_point(text: str, option: str = "at") -> Point:
+    """``"x=2,y=3"`` -> ``{"x": 2.0, "y": 3.0}``; errors are about ``option`` and point into
+    ``text``."""
+    point = Point()
+    start = 0  # where the current part starts in ``text``
+
+    def error(message, span, hint=None, names=()):
+        return InputError(message, span, hint=hint, source=text, option=option, names=names)
+    for raw in split_top_level(text):
+        lead = len(raw) - len(raw.lstrip())
+        part = raw.strip()
+        here = start + lead
+        start += len(raw) + 1
         if not part:
             if not text.replace(",", "").strip():
                 raise InputError(f"{text!r} gives no values", option=option,
                                  hint="write NAME=VALUE pairs: x=2,y=3")
             continue
+        span = (here, here + len(part))
         name, eq, value = part.partition("=")
         name = name.strip()
         if not eq:
-            raise InputError(f"{part!r}: no value for {name}", option=option,
-                             hint=f"write {name}=2")
+            left, colon, right = part.partition(":")
+            if colon and _NAME.match(left.strip()) and right.strip():
+                raise error(f"{part}: a name and its value are joined by '='", span,
+                            hint=f"write {left.strip()}={right.strip()}")
+            raise error(f"{part}: no value for {part}", span,
+                        hint=f"write {part}=2" if _NAME.match(part) else "write x=2")
         if not name:
-            raise InputError(f"{part!r}: a value without a name", option=option, hint="write x=2")
+            raise error(f"{part}: a value without a name", span, hint="write x=2")
         if not _NAME.match(name):
-            raise InputError(f"{part!r}: {name!r} is not a valid name", option=option)
+            raise error(f"{part}: {name!r} is not a valid name",
+                        (here, here + len(part.partition("=")[0].rstrip())))
         if name in point:
-            raise InputError(f"gives {name} twice", option=option, names=(name,))
-        point[name] = constant_value(value, name, option)
+            raise error(f"gives {name} twice", (here, here + len(name)), names=(name,))
+        value_at = here + len(part) - len(value)
+        point[name] = constant_value(value, f"{name}: the value", option, shown=text,
+                                     offset=value_at)
+        point.places[name] = (text, (here, here + len(name)))
     return point
 
 
-def merge_points(parts: list[dict[str, float]]) -> dict[str, float]:
+def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
     """Several points (repeated ``at`` options) into one; a name given twice is an error."""
-    merged: dict[str, float] = {}
+    merged = Point()
     for part in parts:
+        places = getattr(part, "places", {})
         for name, value in part.items():
             if name in merged:
-                raise InputError(f"gives {name} twice", option="at", names=(name,))
+                message = f"gives {name} twice"
+                raise (part.error(name, message, option) if name in places
+                       else InputError(message, option=option, names=(name,)))
             merged[name] = value
+            if name in places:
+                merged.places[name] = places[name]
     return merged
+
+
+def check_direction(direction, inputs) -> None:
+    """A direction names only inputs the source reads and is not zero everywhere
+    (:class:`InputError` otherwise, pointing at the name when ``direction`` is a :class:`Point`)."""
+    read = set(inputs)
+    for name in direction:
+        if name not in read:
+            message = f"names {name}, which the expression does not read"
+            hint = f"its inputs are: {name_list(inputs) or '(none)'}"
+            raise (direction.error(name, message, "direction", hint)
+                   if isinstance(direction, Point)
+                   else InputError(message, hint=hint, option="direction", names=(name,)))
+    if not any(direction.values()):
+        raise InputError("is zero in every input, so the derivative along it is 0 by "
+                         "definition", option="direction",
+                         hint="give at least one input a non-zero tangent, e.g. x=1")
 
 
 def parse_grid(text: str, option: str = "grid",

@@ -127,13 +127,16 @@ def test_steps_near_a_domain_edge_shrink_or_become_one_sided(source, x, derivati
         assert word in row.note, row.note
 
 
-def test_no_difference_quotient_is_a_failed_row_not_a_crash():
+def test_no_difference_quotient_is_an_inconclusive_row_not_a_crash():
     graph = compile("x + y")
     # a function defined at the point only: every shifted sample is rejected
     only_here = lambda values: values[graph.output] if values[graph.n_const] == 2 else math.nan  # noqa: E731
     result = check(graph, [2.0, 3.0], lambda p: {"x": 1.0}, function=only_here)
     row = result.rows[0]
-    assert not result.ok and not row.ok
+    assert row.status == "inconclusive" and not row.ok
+    assert result.ok and result.inconclusive == ["x"]  # only a confident disagreement fails
+    strict = check(graph, [2.0, 3.0], lambda p: {"x": 1.0}, function=only_here, strict=True)
+    assert not strict.ok
     assert math.isnan(row.numeric) and "no difference quotient" in row.note
     assert result.to_dict()["rows"][0]["numeric"] is None  # JSON never carries NaN
 
@@ -269,7 +272,13 @@ def test_malformed_expectations(texts, words):
 def test_formula_errors_point_into_the_formula():
     with pytest.raises(ParseError) as info:
         expected_values({"x": "1/x+"}, {"x": 1.0}, ["x"])
-    assert info.value.source == "1/x+" and str(info.value).startswith("expect x:")
+    assert info.value.source == "1/x+" and str(info.value).startswith("expect x: the formula")
+    assert info.value.span == (4, 5) and info.value.option == "expect"
+    with pytest.raises(InputError, match="holds ';'") as info:
+        expected_values({"x": "1;y=2"}, {"x": 1.0}, ["x"])
+    assert info.value.span == (1, 2)
+    with pytest.raises(InputError, match="assignment"):
+        expected_values({"x": "a=y"}, {"x": 1.0}, ["x"])
     with pytest.raises(InputError, match="no value for input q"):
         expected_values({"x": "q"}, {"x": 1.0}, ["x"])
     with pytest.raises(InputError, match="not part of the gradient"):
@@ -335,10 +344,15 @@ def test_cli_expect_implies_check_and_a_wrong_formula_fails():
 
 
 def test_cli_tolerances():
-    # with no tolerance at all only exact agreement passes, and ∂f/∂y differs in the 11th digit
+    # with no tolerance at all only exact agreement passes, and ∂f/∂y differs in the 11th digit,
+    # less than the difference quotient's own error: it cannot decide (exit 0 unless --strict)
     result = run("eval", SEED, "--at", "x=2,y=3", "--check", "--rtol", "0", "--atol", "0")
+    assert result.exit_code == 0
+    assert "inconclusive for x, y" in result.output and "(rtol 0, atol 0)" in result.output
+    result = run("eval", SEED, "--at", "x=2,y=3", "--check", "--rtol", "0", "--atol", "0",
+                 "--strict")
     assert result.exit_code == 1
-    assert "check failed (rtol 0, atol 0)" in result.output and "disagree for y" in result.output
+    assert "check failed (rtol 0, atol 0)" in result.output and "inconclusive for x, y" in result.output
     assert run("eval", SEED, "--at", "x=2,y=3", "--check", "--rtol", "1e-9").exit_code == 0
     assert run("eval", "x", "--at", "x=1", "--check", "--rtol", "-1").exit_code == 2
     help_text = " ".join(run("eval", "--help").output.split())
@@ -356,11 +370,12 @@ def test_cli_check_json():
     assert (check_data["rtol"], check_data["atol"]) == (DEFAULT_RTOL, DEFAULT_ATOL)
     x, y = check_data["rows"]
     assert set(x) == {"input", "ad", "numeric", "numeric_error", "abs_error", "rel_error", "ok",
-                      "step", "scheme"}  # no note, no expected: none to give
-    assert x["input"] == "x" and x["ad"] == 3.5 and x["ok"] is True
+                      "status", "step", "scheme"}  # no note, no expected: none to give
+    assert x["input"] == "x" and x["ad"] == 3.5 and x["ok"] is True and x["status"] == "agree"
+    assert check_data["inconclusive"] == [] and check_data["strict"] is False
     assert abs(x["numeric"] - 3.5) <= x["numeric_error"]
     assert y["ok"] is True and y["expected"]["ok"] is False
-    assert y["expected"]["formula"] == "x+cos(y)"
+    assert y["expected"]["formula"] == "x+cos(y)" and y["expected"]["ad"] == 2 - math.cos(3)
     assert y["expected"]["value"] == pytest.approx(2 + math.cos(3), rel=1e-15)
     assert y["expected"]["abs_error"] == pytest.approx(abs(2 * math.cos(3)), rel=1e-12)
 

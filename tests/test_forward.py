@@ -63,10 +63,20 @@ def test_forward_equals_reverse_on_programs_and_directions(source, at):
         assert jvp.gradient == {} and jvp.direction == d
 
 
-def test_direction_defaults_missing_inputs_to_zero_and_ignores_unknown_names():
-    r = evaluate("x*y + y", {"x": 2, "y": 3}, direction={"y": 1, "q": 7})
+def test_direction_defaults_missing_inputs_to_zero():
+    r = evaluate("x*y + y", {"x": 2, "y": 3}, direction={"y": 1})
     assert r.direction == {"x": 0.0, "y": 1.0}
     assert r.directional == 2 + 1
+
+
+@pytest.mark.parametrize("direction, words", [
+    ({"y": 1, "q": 7}, "names q, which the expression does not read"),  # a mistyped name
+    ({"x": 0, "y": 0.0}, "zero in every input"),  # the derivative along 0 is 0 by definition
+    ({}, "zero in every input"),
+])
+def test_a_direction_names_read_inputs_and_is_not_zero(direction, words):
+    with pytest.raises(InputError, match=words):
+        evaluate("x*y + y", {"x": 2, "y": 3}, direction=direction)
 
 
 def test_seed_scales_forward_results():
@@ -175,7 +185,7 @@ def test_cli_check_in_forward_mode_checks_the_forward_gradient(run):
 
 
 @pytest.mark.parametrize("args, code, words", [
-    (["--direction", "x"], 2, ["--direction 'x': no value for x"]),
+    (["--direction", "x"], 2, ["--direction x: no value for x", "write x=2"]),
     (["--direction", "x=1", "--check"], 2, ["--direction gives none"]),
     (["--direction", "x=1", "--expect", "x=1/x+y"], 2, ["--direction gives none"]),
     (["--direction", "x=1", "--mode", "reverse"], 2, ["forward-mode option"]),
@@ -186,8 +196,13 @@ def test_cli_forward_errors(run, reported, args, code, words):
     reported(run("eval", SEED, "--at", "x=2,y=3", *args), code, words)
 
 
-def test_cli_direction_warns_about_names_not_read(run):
+def test_cli_direction_refuses_names_not_read(run):
     result = run("eval", "x*x", "--at", "x=3", "--direction", "x=1,z=1")
-    assert result.exit_code == 0
-    assert "warning: --direction: z is not read" in result.stderr
-    assert result.stdout.splitlines()[1] == "∇f·d = 6.000000000000"
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "input error: --direction names z, which the expression does not read",
+        "  x=1,z=1",
+        "      ^",
+        "hint: its inputs are: x"]
+    assert run("eval", "x*x", "--at", "x=3", "--direction", "x=2").stdout.splitlines()[1] == \
+        "∇f·d = 12.000000000000"

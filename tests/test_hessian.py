@@ -220,7 +220,7 @@ def test_cli_check_json_and_exit_codes(run):
     check = json.loads(ok.output)["check"]
     assert check["ok"] is True and len(check["rows"]) == 4
     assert set(check["rows"][0]) == {"row", "column", "ad", "numeric", "numeric_error",
-                                     "abs_error", "rel_error", "ok", "step", "scheme"}
+                                     "abs_error", "rel_error", "ok", "status", "step", "scheme"}
     human = run("hessian", "exp(x*y)", "--at", "x=1,y=2", "--check").output
     assert "Hessian check, row x" in human and "Hessian check, row y" in human
     bad = run("hessian", "relu(x)^2 + y", "--at", "x=0,y=1", "--check")
@@ -236,7 +236,7 @@ def test_cli_check_json_and_exit_codes(run):
 @pytest.mark.parametrize("args, code, words", [
     (["hessian", "x*y", "--at", "x=1"], 2, ["no value for input y"]),
     (["hessian", "log(x)", "--at", "x=-1"], 2, ["log(-1)"]),
-    (["hessian", "x^1.5", "--at", "x=0"], 1, ["second derivative is not finite"]),
+    (["hessian", "x^1.5", "--at", "x=0"], 1, ["second derivative by x (the base, a) is not finite"]),
     (["hessian", "x", "--at", "x=1", "--wrt", "y"], 2, ["--wrt names y"]),
     (["hessian"], 2, ["no expression given"]),
 ])

@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 import gradcli
-from gradcli.engine import graph
 from gradcli.cli import main
-from gradcli.errors import LimitError
-from gradcli.language.parser import MAX_SOURCE, parse
+from gradcli.errors import InputError, LimitError
+from gradcli.language.parser import parse
+from gradcli.limits import DEFAULT_MAX_NODES, DEFAULT_MAX_SOURCE, max_nodes, max_source
 from test_cli import _console_script
 
 MEMORY = 2 << 30  # bytes of address space a run may use
@@ -48,35 +48,91 @@ def invoke(*args: str, input: str | None = None):
     return result
 
 
+MAX_SOURCE = 1 << 20  # the source limit the tests below set (GRADCLI_MAX_SOURCE), 1 MiB
+
+
+@pytest.fixture
+def one_mebibyte(monkeypatch):
+    monkeypatch.setenv("GRADCLI_MAX_SOURCE", str(MAX_SOURCE))
+
+
+# -- the defaults and the variables that change them -------------------------------------------
+
+def test_the_default_limits_are_sized_to_the_engine(monkeypatch):
+    monkeypatch.delenv("GRADCLI_MAX_SOURCE", raising=False)
+    monkeypatch.delenv("GRADCLI_MAX_NODES", raising=False)
+    assert max_source() == DEFAULT_MAX_SOURCE >= 64 << 20
+    assert max_nodes() == DEFAULT_MAX_NODES >= 20_000_000
+    monkeypatch.setenv("GRADCLI_MAX_SOURCE", "1_000")
+    monkeypatch.setenv("GRADCLI_MAX_NODES", " 7 ")
+    assert (max_source(), max_nodes()) == (1000, 7)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "lots", "1.5"])
+def test_a_bad_limit_variable_is_an_input_error_naming_it(monkeypatch, value):
+    monkeypatch.setenv("GRADCLI_MAX_NODES", value)
+    with pytest.raises(InputError, match="GRADCLI_MAX_NODES"):
+        max_nodes()
+    result = invoke("eval", "x", "--at", "x=1")
+    assert result.exit_code == 2 and "GRADCLI_MAX_NODES" in result.stderr
+
+
 # -- source length ---------------------------------------------------------------------------
 
-def test_a_source_of_exactly_the_limit_is_read():
+def test_a_source_of_exactly_the_limit_is_read(one_mebibyte):
     assert parse("x" + " " * (MAX_SOURCE - 1)).statements == parse("x").statements
 
 
-def test_a_source_past_the_limit_is_a_limit_error():
+def test_a_source_past_the_limit_is_a_limit_error(one_mebibyte):
     with pytest.raises(LimitError) as info:
         gradcli.evaluate("x" + " " * MAX_SOURCE, {"x": 1})
     assert info.value.exit_code == 2
     assert f"longer than {MAX_SOURCE:,} characters" in info.value.message
+    assert "GRADCLI_MAX_SOURCE" in info.value.message  # the message names the limit
 
 
-def test_a_file_past_the_limit_is_refused(tmp_path):
+def test_a_file_past_the_limit_is_refused(tmp_path, one_mebibyte):
     path = tmp_path / "big.grad"
     path.write_text("x+" * MAX_SOURCE + "1")
     result = invoke("eval", "-f", str(path), "--at", "x=1")
     assert result.exit_code == 2
     assert f"limit exceeded: the source is longer than {MAX_SOURCE:,}" in result.stderr
+    assert "hint: raise the limit for this run: GRADCLI_MAX_SOURCE=4194304" in result.stderr
 
 
-def test_stdin_is_read_only_up_to_the_limit(tmp_path):
-    # 64 MiB on stdin: refused after reading one character past the limit, in bounded memory
+def test_stdin_is_read_only_up_to_the_default_limit(tmp_path, monkeypatch):
+    # 64 MiB and one character on stdin: refused after reading one character past the limit
+    monkeypatch.delenv("GRADCLI_MAX_SOURCE", raising=False)
     out = run_script("eval", "-", "--at", "x=1", input=b"x+" * (32 << 20) + b"1", cwd=tmp_path)
     assert out.returncode == 2
-    assert b"longer than 1,048,576 characters" in out.stderr
+    assert b"longer than 67,108,864 characters" in out.stderr
+    out = run_script("eval", "-", "--at", "x=1", input=b"x+" * 1000 + b"1", cwd=tmp_path,
+                     env={"GRADCLI_MAX_SOURCE": "100"})
+    assert out.returncode == 2 and b"longer than 100 characters" in out.stderr
 
 
-def test_a_one_megabyte_program(tmp_path):
+def test_a_100000_term_generated_sum_of_1_4_megabytes(tmp_path):
+    # sin(17*x+y) + sin(18*x+y) + ...: 1.4 MB, one expression (it cannot be split), once refused
+    # by a 1 MiB limit. The gradient agrees with an independent evaluation in plain Python.
+    ks = range(17, 100_017)
+    source = "+".join(f"sin({k}*x+y)" for k in ks)
+    assert len(source) > 1_400_000
+    path = tmp_path / "sum.grad"
+    path.write_text(source)
+    x, y = 0.001, 0.5
+    out = run_script("eval", "-f", str(path), "--at", f"x={x},y={y}", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    value = math.fsum(math.sin(k * x + y) for k in ks)
+    dx = math.fsum(k * math.cos(k * x + y) for k in ks)
+    dy = math.fsum(math.cos(k * x + y) for k in ks)
+    # a sum of 100,000 rounded terms: relative to the sum of the magnitudes, not to the result
+    assert data["value"] == pytest.approx(value, abs=1e-9 * len(ks))
+    assert data["gradient"]["x"] == pytest.approx(dx, abs=1e-9 * sum(ks))
+    assert data["gradient"]["y"] == pytest.approx(dy, abs=1e-9 * len(ks))
+
+
+def test_a_one_megabyte_program(tmp_path, one_mebibyte):
     # 1 MB of statements reusing the input: a0 = x*0 + sin(x), a1 = x*1 + sin(x), ...
     lines, size, i = [], 0, 0
     while size < 1_000_000:
@@ -125,7 +181,7 @@ def test_100000_deep_mistakes_get_a_message(source, words):
         assert word in result.stderr
 
 
-def test_nesting_at_the_source_limit():
+def test_nesting_at_the_source_limit(one_mebibyte):
     depth = (MAX_SOURCE - 1) // 2  # the deepest parenthesised expression the limit allows
     result = invoke("eval", "-", "--at", "x=2", "--json", input="(" * depth + "x" + ")" * depth)
     assert result.exit_code == 0, result.stderr
@@ -135,16 +191,14 @@ def test_nesting_at_the_source_limit():
 # -- graph nodes -----------------------------------------------------------------------------
 
 def test_too_many_nodes_is_a_limit_error(monkeypatch):
-    # The source limit keeps real programs below MAX_NODES (each node costs at least one
-    # character), so the error path is exercised with a lowered limit.
-    monkeypatch.setattr(graph, "MAX_NODES", 10)
+    monkeypatch.setenv("GRADCLI_MAX_NODES", "10")
     result = invoke("eval", "+".join(["x"] * 20), "--at", "x=1")
     assert result.exit_code == 2
-    assert "limit exceeded: the expression has more than 10 operations" in result.stderr
-
-
-def test_max_nodes_is_not_below_what_the_source_limit_allows():
-    assert graph.MAX_NODES >= MAX_SOURCE
+    assert ("limit exceeded: the expression's graph has more than 10 nodes, the most gradcli "
+            "builds (GRADCLI_MAX_NODES)") in result.stderr
+    assert "hint: raise the limit for this run: GRADCLI_MAX_NODES=40" in result.stderr
+    out = run_script("eval", "+".join(["x"] * 20), "--at", "x=1", env={"GRADCLI_MAX_NODES": "20"})
+    assert out.returncode == 0 and out.stdout.splitlines()[0].endswith(b"= 20.000000000000")
 
 
 # -- long names and long numbers ---------------------------------------------------------------

@@ -436,13 +436,19 @@ def test_hessian_is_symmetric_and_equals_sympy(case: Case):
         event(f"hessian not finite: {type(exc).__name__}")
         return
     names = list(result.gradient)
+    # Where SymPy's second derivative is exactly 0 (e/(1/x) is linear in x), the dual numbers'
+    # own arithmetic may leave a few ulps of the gradient's size, which the reference's error
+    # model (an ulp per primal operation) does not see.
+    scale = max([abs(g) for g in result.gradient.values()] + [1.0])
     with sympy_time_limit():
         prog = sympy_program(case.program, case.point)
         for i, a in enumerate(names):
             for j, b in enumerate(names[: i + 1]):
                 ref = reference(prog, case.point, (a, b))
-                compare(f"d2/d{a}d{b}", result.hessian[i][j], ref)
-                compare(f"d2/d{b}d{a}", result.hessian[j][i], ref)
+                for what, got in ((f"d2/d{a}d{b}", result.hessian[i][j]),
+                                  (f"d2/d{b}d{a}", result.hessian[j][i])):
+                    if not (ref.value == 0 and abs(got) <= 16 * ULP * scale):
+                        compare(what, got, ref)
 
 
 def test_the_strategy_reaches_every_function_and_operator():

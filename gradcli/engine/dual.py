@@ -89,23 +89,28 @@ def _parts(x) -> tuple[float, float]:
     return (x.value, x.tangent) if type(x) is Dual else (x, 0.0)
 
 
-def hessian_vector_product(graph: Graph, values: list[float], partials, direction: list[float]):
-    """``(gradient, H·direction)`` over the inputs, in graph order, from one dual reverse sweep."""
+def hessian_vector_product(graph: Graph, values: list[float], partials, direction: list[float],
+                           active=None):
+    """``(gradient, H·direction)`` over the inputs, in graph order, from one dual reverse sweep
+    (over the ``active`` slots, :meth:`Graph.active`; default all)."""
     tangents = tangent_sweep(graph, partials, direction)
     duals = [Dual(v, t) if t else v for v, t in zip(values, tangents)]
-    adjoint, _ = reverse(graph, duals, 1.0, m=DUAL, order=2)
+    adjoint, _ = reverse(graph, duals, 1.0, m=DUAL, order=2, active=active)
     inputs = [_parts(adjoint[graph.n_const + i]) for i in range(len(graph.inputs))]
     return [g for g, _ in inputs], [h for _, h in inputs]
 
 
-def hessian_matrix(graph: Graph, values: list[float], columns: list[int]) -> list[list[float]]:
-    """``H[i][j] = ∂²f/∂x_i∂x_j`` for the inputs at positions ``columns`` (graph order)."""
-    partials = local_partials(graph, values)
+def hessian_matrix(graph: Graph, values: list[float], columns: list[int],
+                   active=None) -> list[list[float]]:
+    """``H[i][j] = ∂²f/∂x_i∂x_j`` for the inputs at positions ``columns`` (graph order);
+    ``active`` (:meth:`Graph.active`) should mark the slots that depend on those inputs."""
+    partials = local_partials(graph, values, active)
     n = len(graph.inputs)
     result = []
     for j in columns:
-        _, hv = hessian_vector_product(graph, values, partials,
-                                       [1.0 if i == j else 0.0 for i in range(n)])
+        direction = [0.0] * n
+        direction[j] = 1.0
+        _, hv = hessian_vector_product(graph, values, partials, direction, active)
         result.append([hv[i] for i in columns])
     # result[j] is H·e_j, the j-th column: transpose it into rows
     matrix = [list(row) for row in zip(*result)] if result else []

@@ -26,14 +26,14 @@ from operator import itemgetter
 from typing import Iterable, Mapping
 
 from ..errors import (DomainError, InputError, LimitError, MissingInputError, NameLookupError,
-                      NumericalError, Span)
+                      NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
+from ..limits import NODES_VARIABLE, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
 from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
-MAX_NODES = 5_000_000  # past this a graph would take gigabytes; say so instead
 
 _CONST, _INPUT, _NODE = 0, 1, 2
 _NEG = TABLE["neg"]
@@ -106,6 +106,26 @@ class Graph:
         b = self.arg1[k]
         return (self.arg0[k],) if b < 0 else (self.arg0[k], b)
 
+    def active(self, inputs=None) -> bytearray:
+        """For each slot, whether it depends on one of the input slots ``inputs`` (default: all
+        inputs): the arguments whose partial derivatives a sweep needs. A partial by an
+        argument that is not differentiated is never computed (∂(a^b)/∂b with --wrt a)."""
+        n_const, base = self.n_const, self.base
+        if inputs is None:
+            return bytearray(n_const) + b"\x01" * (self.n_slots - n_const)
+        flags = bytearray(self.n_slots)
+        for s in inputs:
+            flags[s] = 1
+        if len(set(inputs)) == base - n_const:  # every input: every node depends on one
+            flags[base:] = b"\x01" * len(self.ops)
+            return flags
+        arg0, arg1 = self.arg0, self.arg1
+        for k in range(len(self.ops)):  # tape order: arguments before their users
+            b = arg1[k]
+            if flags[arg0[k]] or (b >= 0 and flags[b]):
+                flags[base + k] = 1
+        return flags
+
     def live_nodes(self) -> list[bool]:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
@@ -177,6 +197,8 @@ def lower(program: Program, source: str = "") -> Graph:
     env: dict[str, int] = {}  # assigned name -> id
     assigned_count: dict[str, int] = {}
     bindings: list[tuple[int, str, int]] = []  # (id, name, version)
+    # Checked as each node is made: memory stops growing at the limit, not after the whole graph.
+    limit = max_nodes()
 
     def constant(v: float) -> int:
         key = (v, math.copysign(1.0, v)) if v == 0 else v  # keep -0.0 apart from 0.0
@@ -209,9 +231,11 @@ def lower(program: Program, source: str = "") -> Graph:
         if kind[a] == _CONST and (b < 0 or kind[b] == _CONST):
             return constant(_fold(prim, [value[a]] if b < 0 else [value[a], value[b]], span))
         tid = len(kind)
-        if tid >= MAX_NODES:
-            raise LimitError(f"the expression has more than {MAX_NODES:,} operations",
-                             hint="split it into smaller expressions")
+        if tid >= limit:
+            raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
+                             f"gradcli builds ({NODES_VARIABLE})",
+                             span, hint=f"raise the limit for this run: {NODES_VARIABLE}="
+                                        f"{limit * 4} gradcli ... (docs/limits.md)")
         kind.append(_NODE); value.append(0.0); op.append(prim)
         a0.append(a); a1.append(b)
         da, db = depth[a], (depth[b] if b >= 0 else 0)
@@ -433,7 +457,19 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
 @gc_paused()  # one pause for both stages: the AST is built and freed without a collection
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`."""
-    return lower(parse(source), source)
+    return lower(parse_source(source), source)
+
+
+def parse_source(source: str) -> Program:
+    """:func:`~gradcli.language.parser.parse`, with hints that need the function table: two
+    names side by side whose first is a function (``sin x``) -> ``write sin(x)``."""
+    try:
+        return parse(source)
+    except ParseError as exc:
+        left, right = getattr(exc, "juxtaposed", (None, None))
+        if left is not None and lookup(left) is not None:
+            exc.hint = f"a function's argument goes in parentheses: write {left}({right})"
+        raise
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
@@ -442,7 +478,7 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
         raise MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
-                                f"{', '.join(missing)}", span, names=tuple(missing))
+                                f"{name_list(missing)}", span, names=tuple(missing))
     point = []
     for name, span in zip(graph.inputs, graph.input_spans):
         try:
@@ -459,10 +495,12 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
 
 def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     """The inputs to differentiate by (default: all, in graph order); an unknown name is an error."""
-    wrt = list(graph.inputs) if wrt is None else list(wrt)
-    unknown = [name for name in wrt if name not in graph.inputs]
+    if wrt is None:
+        return list(graph.inputs)
+    wrt, read = list(wrt), set(graph.inputs)
+    unknown = [name for name in wrt if name not in read]
     if unknown:
-        raise InputError(f"names {', '.join(unknown)}, which the expression does not read",
+        raise InputError(f"names {name_list(unknown)}, which the expression does not read",
                          option="wrt", names=tuple(unknown),
-                         hint=f"its inputs are: {', '.join(graph.inputs) or '(none)'}")
+                         hint=f"its inputs are: {name_list(graph.inputs) or '(none)'}")
     return wrt

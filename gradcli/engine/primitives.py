@@ -73,6 +73,36 @@ def _cbrt(x: float) -> float:
 _cbrt = getattr(math, "cbrt", _cbrt)  # math.cbrt is exact to the last bit, Python >= 3.11
 
 
+def _columns(*args) -> bool:
+    """Whether a rule is given NumPy columns (the batch engine): its special cases then need
+    NumPy's ``where``, imported only then."""
+    return any(hasattr(x, "shape") for x in args)
+
+
+def _pow_by_base(m, a, b, y):
+    """∂(a^b)/∂a = b·a^(b-1); where b = 0 that is 0 for every a (a^0 = 1 is constant), also at
+    a = 0, where the formula would be 0·0^(-1)."""
+    if _columns(a, b):
+        import numpy as np
+        zero = np.asarray(b) == 0
+        return np.where(zero, 0.0, b * m.pow(a, np.where(zero, 1.0, b) - 1))
+    if type(b) is float and b == 0:
+        return 0.0
+    return b * m.pow(a, b - 1)
+
+
+def _pow_by_exponent(m, a, b, y):
+    """∂(a^b)/∂b = a^b·ln a; where a = 0 and b > 0 that is 0 (0^b = 0 for every b > 0), though
+    ln 0 is not finite. Elsewhere ln a needs a > 0."""
+    if _columns(a, b):
+        import numpy as np
+        zero = (np.asarray(a) == 0) & (np.asarray(b) > 0)
+        return np.where(zero, 0.0, y * m.log(np.where(zero, 1.0, a)))
+    if type(a) is float and a == 0 and type(b) is float and b > 0:
+        return 0.0
+    return y * m.log(a)
+
+
 def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None):
     return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink)
 
@@ -88,10 +118,10 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("div", 2, operator.truediv, (lambda m, a, b, y: 1 / b, lambda m, a, b, y: -y / b),
          "b ≠ 0", symbol="/"),
     _row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-"),
-    _row("pow", 2, math.pow, (lambda m, a, b, y: b * m.pow(a, b - 1),
-                              lambda m, a, b, y: y * m.log(a)),
+    _row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
          "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
-         note="∂/∂b = a^b·ln a needs a > 0 (it is only computed when b is not a constant)"),
+         note="∂/∂a = b·a^(b-1) is 0 where b = 0. ∂/∂b = a^b·ln a needs a > 0 (it is 0 where "
+              "a = 0 and b > 0). Each is computed only when its argument is differentiated"),
     # exponentials and logarithms
     _row("exp", 1, math.exp, (lambda m, a, y: y,)),
     _row("expm1", 1, math.expm1, (lambda m, a, y: m.exp(a),),

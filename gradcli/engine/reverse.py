@@ -39,15 +39,19 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT, order: int = 1, cotangent=None) -> tuple[list[float], list[Contribution]]:
+            m=FLOAT, order: int = 1, active=None, cotangent=None) -> tuple[list[float], list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
     ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself,
     and a rule that fails is a failed derivative of ``order`` 2 (the error says which).
+    ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are wanted: a partial by any
+    other argument is not computed (default: every slot that is not a constant).
     ``cotangent`` (one adjoint per output, in order) seeds every output at once instead: the
     inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep.
     """
+    if active is None:
+        active = graph.active()
     adjoint = [0.0] * graph.n_slots
     if cotangent is None:
         adjoint[graph.output] = seed
@@ -55,9 +59,9 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
         for slot, w in zip(graph.output_slots, cotangent):
             adjoint[slot] += w  # two outputs may be one node: their seeds add
     records: list[Contribution] = []
-    base, n_const = graph.base, graph.n_const
+    base = graph.base
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    s = base
+    s, which = base, 0  # the node and the argument whose partial is being computed
     try:
         for s in visit_order(graph):
             k = s - base
@@ -65,49 +69,65 @@ def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool =
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
             if b < 0:
-                if a >= n_const:
+                if active[a]:
                     local = rules[0](m, values[a], y)
                     adjoint[a] += g * local
                     if record:
                         records.append(Contribution(s, a, g, local, g * local))
                 continue
             va, vb = values[a], values[b]
-            if a >= n_const:
+            which = 0
+            if active[a]:
                 local = rules[0](m, va, vb, y)
                 adjoint[a] += g * local
                 if record:
                     records.append(Contribution(s, a, g, local, g * local))
-            if b >= n_const:
+            which = 1
+            if active[b]:
                 local = rules[1](m, va, vb, y)
                 adjoint[b] += g * local
                 if record:
                     records.append(Contribution(s, b, g, local, g * local))
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, s, values, order) from None
+        raise not_differentiable(graph, s, values, order, which) from None
     return adjoint, records
 
 
-def not_differentiable(graph: Graph, s: int, values: list, order: int = 1) -> NumericalError:
-    """The error of node ``s``, whose derivative (``order`` 2: second derivative) is not finite."""
+_ROLES = {"pow": ("the base", "the exponent")}
+
+
+def not_differentiable(graph: Graph, s: int, values: list, order: int = 1,
+                       which: int = 0) -> NumericalError:
+    """The error of node ``s``, whose derivative (``order`` 2: second derivative) by argument
+    ``which`` is not finite: it names that argument (``x``, ``v3``) and its role."""
     k = s - graph.base
     prim, node = graph.ops[k], graph.node_id(s)
-    args = [values[a] for a in graph.args(k)]
+    arg_slots = graph.args(k)
+    args = [values[a] for a in arg_slots]
+    two = len(arg_slots) == 2
+    by = ""
+    if two:
+        role = _ROLES.get(prim.name, ("the first argument", "the second argument"))[which]
+        by = f" by {graph.node_id(arg_slots[which])} ({role}, {'ab'[which]})"
     if order == 1:
-        what = "the derivative is not finite here" + (f" ({prim.note})" if prim.note else "")
+        # The row's note, without its sentences about the other argument's rule.
+        note = ". ".join(part for part in prim.note.split(". ")
+                         if not (two and part.startswith(f"∂/∂{'ba'[which]}")))
+        what = f"the derivative{by} is not finite here" + (f" ({note})" if note else "")
     else:  # the primitive's note is about its first derivative
-        what = "the second derivative is not finite here"
+        what = f"the second derivative{by} is not finite here"
     return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
                           label="not differentiable at this point", node=node,
                           values=tuple(float(a) for a in args))
 
 
 def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
-                   cotangent=None) -> None:
+                   active=None, cotangent=None) -> None:
     """Raise a NumericalError naming the first edge whose contribution is not finite, if any."""
     n_const = graph.n_const
-    if all(math.isfinite(adjoint[i]) for i in range(n_const, graph.base)):
+    if math.isfinite(sum(adjoint[n_const:graph.base])):  # one C-speed pass finds any inf or nan
         return
-    _, records = reverse(graph, values, seed, record=True, cotangent=cotangent)
+    _, records = reverse(graph, values, seed, record=True, active=active, cotangent=cotangent)
     for rec in records:
         if not math.isfinite(rec.contribution):
             k, node = rec.source - graph.base, graph.node_id(rec.source)

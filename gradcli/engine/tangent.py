@@ -28,36 +28,42 @@ from .reverse import not_differentiable
 Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
 
 
-def local_partials(graph: Graph, values: list[float]) -> Partials:
+def local_partials(graph: Graph, values: list[float], active=None) -> Partials:
     """Each node's partial derivatives at ``values``, for the nodes the output depends on.
 
-    A constant argument gets ``None`` (its tangent is 0, and the rule may not even be defined
-    there: ∂(a^b)/∂b needs a > 0), as does every argument of a node the output does not read:
-    exactly the rules the reverse sweep evaluates, so both modes fail at the same points.
+    An argument that is not ``active`` (:meth:`Graph.active`; default: a constant) gets ``None``
+    (its tangent is 0, and the rule may not even be defined there: ∂(a^b)/∂b needs a > 0), as
+    does every argument of a node the output does not read: exactly the rules the reverse sweep
+    evaluates, so both modes fail at the same points.
     """
+    if active is None:
+        active = graph.active()
     n = len(graph.ops)
     first: list = [None] * n
     second: list = [None] * n
-    base, n_const, m = graph.base, graph.n_const, FLOAT
+    base, m = graph.base, FLOAT
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     live = graph.live_nodes()
-    k = 0
+    k = which = 0
     try:
         for k in range(n):
             if not live[k]:
                 continue
             a, b, y = arg0[k], arg1[k], values[base + k]
             rules = ops[k].partials
+            which = 0
             if b < 0:
-                first[k] = rules[0](m, values[a], y)
+                if active[a]:
+                    first[k] = rules[0](m, values[a], y)
                 continue
             va, vb = values[a], values[b]
-            if a >= n_const:
+            if active[a]:
                 first[k] = rules[0](m, va, vb, y)
-            if b >= n_const:
+            which = 1
+            if active[b]:
                 second[k] = rules[1](m, va, vb, y)
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, base + k, values) from None
+        raise not_differentiable(graph, base + k, values, which) from None
     return first, second
 
 

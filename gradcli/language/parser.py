@@ -28,8 +28,8 @@ from .. import usercache
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..errors import LimitError, ParseError
 from ..gcpause import gc_paused
+from ..limits import SOURCE_VARIABLE, max_source
 
-MAX_SOURCE = 1_048_576  # characters; a program this long takes seconds and hundreds of MB to parse
 
 # How each terminal is named in "expected ..." messages.
 _FRIENDLY = {
@@ -66,6 +66,8 @@ class _ToAst:
 
     def var(self, children):
         tok = children[0]
+        if not tok.value.isascii():
+            _no_superscript(tok)
         # Interned: a name read 10,000 times is one string, hashed once by the lowering's dicts.
         return Var(intern(tok.value), (tok.start_pos, tok.end_pos))
 
@@ -80,6 +82,8 @@ class _ToAst:
 
     def call(self, children):
         name, rpar = children[0], children[-1]
+        if not name.value.isascii():
+            _no_superscript(name)
         return Call(intern(name.value), tuple(children[2:-1:2]), (name.start_pos, rpar.end_pos),
                     (name.start_pos, name.end_pos))
 
@@ -88,10 +92,29 @@ class _ToAst:
 
     def assign(self, children):
         name, op, value = children
+        if not name.value.isascii():
+            _no_superscript(name)
         return Assign(intern(name.value), op.value, value, (name.start_pos, value.span[1]))
 
     def program(self, children):
         return Program(tuple(children))
+
+
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_POWER = re.compile(f"[{_SUPERSCRIPTS}]+")
+
+
+def _no_superscript(tok) -> None:
+    """A name such as ``x²`` (Unicode counts ² as a letter-like character) is a power meant as
+    ``x^2``: say so, with the caret under the superscript, instead of reading a variable x²."""
+    found = _POWER.search(tok.value)
+    if found is None:
+        return
+    plain = _POWER.sub(lambda m: "^" + "".join(str(_SUPERSCRIPTS.index(c)) for c in m.group()),
+                       tok.value)
+    raise ParseError(f"{tok.value!r} holds the superscript {found.group()!r}; gradcli writes "
+                     "powers with ^", (tok.start_pos + found.start(), tok.start_pos + found.end()),
+                     hint=f"write {plain}")
 
 
 class _NewlinesInParentheses:
@@ -335,9 +358,12 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
 @gc_paused()
 def parse(source: str) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
-    if len(source) > MAX_SOURCE:
-        raise LimitError(f"the source is longer than {MAX_SOURCE:,} characters, "
-                         "the most gradcli reads", hint="split it into smaller programs")
+    limit = max_source()
+    if len(source) > limit:
+        raise LimitError(f"the source is longer than {limit:,} characters, the most gradcli "
+                         f"reads ({SOURCE_VARIABLE})",
+                         hint=f"raise the limit for this run: {SOURCE_VARIABLE}={limit * 4} "
+                              "gradcli ... (docs/limits.md)")
     global _fast
     if _fast is None:
         _fast = _load_fast()
@@ -375,6 +401,13 @@ def _unclosed_paren(source: str, end: int) -> int | None:
     return stack[-1] if stack else None
 
 
+def _where(source: str, offset: int) -> str:
+    """``column 9`` (one line) or ``line 2, column 3``, counted from 1."""
+    line = source.count("\n", 0, offset) + 1
+    column = offset - (source.rfind("\n", 0, offset) + 1) + 1
+    return f"column {column}" if "\n" not in source else f"line {line}, column {column}"
+
+
 def _translate(fault: SyntaxFault, source: str) -> ParseError:
     """The ParseError for a fault: what was found, what would have fitted, and a hint."""
     if fault.token_type is None:
@@ -390,8 +423,19 @@ def _translate(fault: SyntaxFault, source: str) -> ParseError:
         "new line" if kind == "_SEP" and value != ";" else repr(value))
     if "RPAR" in expected and (at_end or kind == "_SEP"):
         opened = _unclosed_paren(source, pos)
-        hint = f"the '(' at column {opened + 1} is never closed" if opened is not None else None
-        return ParseError(f"unexpected {what}: expected ')'", span, hint=hint)
+        if opened is None:
+            return ParseError(f"unexpected {what}: expected ')'", span)
+        return ParseError(f"unexpected {what}: expected ')'", (opened, opened + 1),
+                          hint=f"the '(' at {_where(source, opened)} is never closed",
+                          label="never closed")
+    opened = _unclosed_paren(source, pos) if kind != "RPAR" else None
+    if opened is not None and "\n" in source[opened:pos]:
+        # Inside parentheses a new line continues the expression: the statement on the next
+        # line was read as part of it. The mistake is the '(' left open, not that line.
+        return ParseError(f"unexpected {what} on a later line: the '(' at "
+                          f"{_where(source, opened)} is never closed", (opened, opened + 1),
+                          hint="close it with ')' (inside parentheses a new line continues the "
+                               "expression)", label="never closed")
     if kind == "RPAR" and _unclosed_paren(source, pos) is None:
         return ParseError("unmatched ')'", span, hint="remove it or add the '(' it closes")
     if kind in _OPERAND_START and "STAR" in expected:
@@ -400,8 +444,13 @@ def _translate(fault: SyntaxFault, source: str) -> ParseError:
         after = re.match(r"\w+|\([^()]*\)|\(", source[pos:])
         left = before.group(1) if before else "…"
         right = after.group(0) if after else value
-        return ParseError(f"unexpected {what}: expected an operator", span,
-                          hint=f"gradcli has no implicit multiplication: write {left}*{right}")
+        error = ParseError(f"unexpected {what}: expected an operator", span,
+                           hint=f"gradcli has no implicit multiplication: write {left}*{right}")
+        # Two names side by side: if the first is a function (sin x), the lowering, which knows
+        # the functions, says "write sin(x)" instead (engine.graph.parse_source).
+        if before and re.fullmatch(r"[^\W\d]\w*", left) and re.fullmatch(r"\w+", right):
+            error.juxtaposed = (left, right)
+        return error
     if kind == "ASSIGN_OP":
         if value == "=" and source[:pos].rstrip().endswith("="):
             return ParseError(f"unexpected {what}", span,

@@ -270,9 +270,10 @@ def check_table(check, digits: int,
         e = row.expected
         if expect:
             cells += ["", ""] if e is None else [f"{_math(e.formula)} = {_num(e.value, digits)}",
-                                                 _num(e.value - row.ad, digits)]
-        ok = row.ok and (e is None or e.ok)
-        cells.append(r"\text{ok}" if ok else r"\textbf{FAIL}")
+                                                 _num(e.value - e.ad, digits)]
+        status = "disagree" if e is not None and not e.ok else row.status
+        cells.append({"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
+                      "inconclusive": r"\text{inconclusive}"}[status])
         rows.append(cells)
     headers = [h.replace("±", "+/-").replace("−", "-") for h in headers]
     return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))))

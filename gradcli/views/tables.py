@@ -11,6 +11,7 @@ import math
 
 from rich.text import Text
 
+from ..errors import name_list
 from .layout import Preformatted, Sheet
 from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
 from .screen import crop, open_screen, styled_text
@@ -268,22 +269,31 @@ def jacobian_check_tables(check, digits: int) -> list:
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
-                  title: str = "Hessian") -> Sheet:
-    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y."""
-    table = _table(title, ("", "left"),
-                   *[(name, "right") for name in names])
-    for name, row in zip(names, matrix):
-        table.add_row((name, "cyan"), *[format_number(v, digits) for v in row])
-    return table
+                  max_rows: int = 0, title: str = "Hessian") -> Sheet:
+    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y.
+    At most ``max_rows`` rows and as many columns (0 = all); the title says what was left out."""
+    shown = len(names) if not max_rows else min(max_rows, len(names))
+    title = title if shown == len(names) else (
+        f"{title} (the first {shown:,} of {len(names):,} columns; --max-rows 0 shows all)")
+    table = _table(title, ("", "left"), *[(name, "right") for name in names[:shown]])
+    return _limited(table, list(zip(names, matrix)), max_rows, lambda item: table.add_row(
+        (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
 
 
-def hessian_check_tables(check, digits: int) -> list:
+def hessian_check_tables(check, digits: int, max_rows: int = 0) -> list:
     """One check table per row of the Hessian: that gradient component, differentiated
-    numerically along each input, against the row."""
+    numerically along each input, against the row (at most ``max_rows`` tables of as many rows)."""
     items: list = []
-    for name, row in check.rows.items():
+    rows = list(check.rows.items())
+    for name, row in rows[:max_rows or len(rows)]:
         items.append(check_table(row, digits, title=f"Hessian check, row {name}: AD against "
-                                                     f"numerical derivatives of ∂f/∂{name}"))
+                                                     f"numerical derivatives of ∂f/∂{name}",
+                                 max_rows=max_rows))
+    if max_rows and len(rows) > max_rows:
+        failed = [name for name, row in rows[max_rows:] if not row.ok]
+        items.append(Text(f"… {len(rows) - max_rows:,} more rows of the Hessian checked, not "
+                          "shown (--max-rows 0 shows all)" + (
+                              f"; failed: {name_list(failed)}" if failed else ""), style="dim"))
     if not check.ok and any(r.note for row in check.rows.values() for r in row.rows):
         items.append(Text("(in a row's notes, f is that row's gradient component)", style="dim"))
     return items
@@ -375,37 +385,55 @@ def _error(x: float) -> str:
 
 
 def check_verdict(check) -> Text:
-    """The one-line verdict under the check table."""
+    """The one-line verdict under the check table: agreement, the inconclusive inputs (which
+    fail only with --strict) and every confident disagreement."""
     if not check.rows:
         return Text("nothing to check: the gradient has no components", style="bold")
-    names = ", ".join(row.input for row in check.rows)
     tolerance = f"(rtol {check.rtol:g}, atol {check.atol:g})"
+    agreeing = [row.input for row in check.rows if row.status == "agree"]
+    unsure = [row.input for row in check.rows if row.status == "inconclusive"]
+    undecided = (f"inconclusive for {name_list(unsure)}: the difference quotient cannot decide "
+                 "there (see the note" + ("s" if len(unsure) > 1 else "") + ")")
     if check.ok:
         formulas = [row.input for row in check.rows if row.expected is not None]
-        text = (f"✓ AD agrees with numerical differentiation for {names}"
-                + (f", and your formula{'s' if len(formulas) > 1 else ''} for "
-                   f"{', '.join(formulas)} agree{'s' if len(formulas) == 1 else ''} with AD"
-                   if formulas else "") + f" {tolerance}")
-        return Text(text, style="bold green")
+        parts = []
+        if agreeing:
+            parts.append(f"AD agrees with numerical differentiation for {name_list(agreeing)}")
+        if formulas:
+            parts.append(f"your formula{'s' if len(formulas) > 1 else ''} for "
+                         f"{name_list(formulas)} agree{'s' if len(formulas) == 1 else ''} with AD")
+        if unsure:
+            parts.append(undecided)
+        mark, style = ("✓", "bold green") if not unsure else ("?", "bold yellow")
+        return Text(f"{mark} " + "; ".join(parts) + f" {tolerance}", style=style)
     problems = []
     for row in check.rows:
-        if not row.ok and row.kink is not None and not row.kink.differentiable:
+        if row.status == "disagree" and row.kink is not None and not row.kink.differentiable:
             problems.append(f"f is not differentiable along {row.input} (at {row.kink.nodes[0]})")
-        elif not row.ok and math.isnan(row.numeric):
-            problems.append(f"no difference quotient for {row.input}")
-        elif not row.ok:
+        elif row.status == "disagree":
             problems.append(f"AD and the difference quotient disagree for {row.input} "
                             f"by {_error(row.abs_error)}")
         e = row.expected
         if e is not None and not e.ok:
-            problems.append(f"your formula for ∂f/∂{row.input} is off by {e.value - row.ad:+.3g} "
-                            f"({e.formula} = {e.value:.12g}, AD gives {row.ad:.12g})")
+            problems.append(f"your formula for ∂f/∂{row.input} is off by {e.value - e.ad:+.3g} "
+                            f"({e.formula} = {e.value:.12g}, AD gives {e.ad:.12g})")
+        if len(problems) >= 10:
+            problems.append("…")
+            break
+    if unsure:
+        problems.append(undecided + (" (--strict)" if check.strict else ""))
     return Text(f"✗ check failed {tolerance}: " + "; ".join(problems), style="bold red")
 
 
+_STATUS = {"agree": ("ok", "green"), "disagree": ("FAIL", "bold red"),
+           "inconclusive": ("inconclusive", "yellow")}
+
+
 def check_table(check, digits: int,
-                title: str = "Gradient check: AD against numerical differentiation"):
-    """AD against numerical derivatives (and hand-derived formulas), notes, and the verdict."""
+                title: str = "Gradient check: AD against numerical differentiation",
+                max_rows: int = 0):
+    """AD against numerical derivatives (and hand-derived formulas), notes, and the verdict;
+    at most ``max_rows`` rows (0 = all), the rows that do not agree first."""
     if not check.rows:
         return check_verdict(check)
     expect = any(row.expected is not None for row in check.rows)
@@ -415,19 +443,25 @@ def check_table(check, digits: int,
         columns += [("your formula", "left"), ("formula − AD", "right")]
     table = _table(title, *columns, ("status", "left"))
     notes = []
-    for row in check.rows:
+    rows = check.rows
+    if max_rows and len(rows) > max_rows:  # the rows a reader must see come first
+        rows = sorted(rows, key=lambda r: (r.status == "agree" and (
+            r.expected is None or r.expected.ok)))
+
+    def add(row):
         cells = [(row.input, "cyan"), format_number(row.ad, digits),
                  format_number(row.numeric, digits), _error(row.numeric_error),
                  _error(row.abs_error), _error(row.rel_error)]
         e = row.expected
         if expect:
             cells += ["", ""] if e is None else [f"{e.formula} = {format_number(e.value, digits)}",
-                                                 format_number(e.value - row.ad, digits)]
-        ok = row.ok and (e is None or e.ok)
-        cells.append(("ok", "green") if ok else ("FAIL", "bold red"))
+                                                 format_number(e.value - e.ad, digits)]
+        status = "disagree" if e is not None and not e.ok else row.status
+        cells.append(_STATUS[status])
         table.add_row(*cells)
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
+    _limited(table, rows, max_rows, add)
     return [table, *notes, check_verdict(check)]
 
 
