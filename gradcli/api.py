@@ -10,17 +10,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping
+from typing import ClassVar, Iterable, Mapping
 
 from .errors import InputError
 from .engine.forward import forward
 from .engine.graph import Graph, compile, point_vector, select_outputs, wrt_names
+from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
 
 
 @dataclass
 class Result:
-    """What an evaluation gives: ``value``, ``gradient`` (input name -> float), ``inputs``."""
+    """What an evaluation gives: ``value``, ``gradient`` (input name -> float), ``inputs``, and
+    the ``mode`` that computed it."""
 
     source: str
     value: float
@@ -29,6 +31,13 @@ class Result:
     seed: float
     graph: Graph = field(repr=False)
     values: list[float] = field(repr=False)
+    adjoint: list[float] | None = field(default=None, repr=False)  # of every slot (reverse mode)
+    mode: str = "reverse"  # how the gradient was computed: "reverse" or "forward"
+
+    @cached_property
+    def partials(self) -> Partials:
+        """Every node's local partial derivatives at the point (computed on first use)."""
+        return local_partials(self.graph, self.values)
 
     @cached_property
     def sweep(self) -> tuple[list[float], list]:
@@ -85,6 +94,7 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
         seed=seed,
         graph=graph,
         values=values,
+        adjoint=adjoint,
     )
 
 
@@ -122,7 +132,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     does not read, or a direction that is zero everywhere, is an :class:`InputError`. The result
     is scaled by ``seed``, as in reverse mode.
     """
-    from .engine.tangent import check_tangent, local_partials, tangent_sweep
+    from .engine.tangent import check_tangent, tangent_sweep
     one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
@@ -140,7 +150,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     else:
         wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
-    partials = local_partials(graph, values, _active(graph, [slot[name] for name in wrt]))
+    partials = local_partials(graph, values, active=_active(graph, [slot[name] for name in wrt]))
     out = graph.output
     derivative = {}
     for label, tangents in _seeds(graph, wrt, direction):  # one sweep alive at a time
@@ -296,17 +306,14 @@ def evaluate(source: str, at: Mapping[str, float] | None = None, *,
     return evaluate_graph(graph, at or {}, wrt=wrt, seed=seed)
 
 
-def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], tuple]:
-    """What ``gradcli graph --at`` draws: every slot's value, and (adjoints, contribution
-    records) of the reverse sweep. With several outputs there is an adjoint per output, so
-    none is given (None); the records, of a sweep seeded on every output, give each edge's
-    local derivative."""
+def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], list | None, Partials]:
+    """What ``gradcli graph --at`` draws: every slot's value, the adjoints (None with several
+    outputs: there is an adjoint per output) and the local partials (the edges' labels)."""
     if graph.n_outputs == 1:
         result = evaluate_graph(graph, at)
-        return result.values, result.sweep
+        return result.values, result.adjoint, result.partials
     values = forward(graph, point_vector(graph, at))
-    _, records = reverse(graph, values, record=True, cotangent=[1.0] * graph.n_outputs)
-    return values, (None, records)
+    return values, None, local_partials(graph, values)
 
 
 # -- several outputs: the Jacobian and its products ---------------------------------------------
@@ -320,6 +327,7 @@ class JacobianResult:
     ``sweeps`` how many sweeps that took.
     """
 
+    kind: ClassVar[str] = "jacobian"  # beside a ProductResult's "vjp" and "jvp"
     values: dict[str, float]
     jacobian: dict[str, dict[str, float]]
     outputs: list[str]
@@ -344,13 +352,14 @@ class JacobianResult:
         from .views.trace import jacobian_trace
         return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
 
-    def check(self, rtol: float | None = None, atol: float | None = None, expected=None):
+    def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
+              strict: bool = False):
         """Every entry against central differences of its output (a ``JacobianCheck``);
         ``expected`` maps (output, input) to (formula, value)."""
         from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_jacobian
         return check_jacobian(self.graph, self.slot_values, self.inputs, self.matrix,
                               DEFAULT_RTOL if rtol is None else rtol,
-                              DEFAULT_ATOL if atol is None else atol, expected)
+                              DEFAULT_ATOL if atol is None else atol, expected, strict)
 
 
 def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,

@@ -41,7 +41,7 @@ from .errors import GradcliError, InputError, name_list
 from .engine.forward import forward
 from .engine.graph import Graph, describe_call, point_vector
 from .language.printer import format_constant
-from .engine.primitives import FLOAT
+from .engine.partials import local_partials, node_partials
 from .engine.reverse import reverse
 
 EPS = sys.float_info.epsilon
@@ -122,29 +122,6 @@ class Check:
         """The inputs whose numerical derivative could not decide the check."""
         return [r.input for r in self.rows if r.status == "inconclusive"]
 
-    def to_dict(self) -> dict:
-        """The ``check`` object of ``--json`` (non-finite numbers become null)."""
-        rows = []
-        for r in self.rows:
-            item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
-                    "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
-                    "rel_error": _finite(r.rel_error), "ok": r.ok, "status": r.status,
-                    "step": _finite(r.step), "scheme": r.scheme}
-            if r.note:
-                item["note"] = r.note
-            if r.expected is not None:
-                e = r.expected
-                item["expected"] = {"formula": e.formula, "value": e.value, "ad": e.ad,
-                                    "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
-                                    "ok": e.ok}
-            rows.append(item)
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "strict": self.strict,
-                "inconclusive": self.inconclusive, "rows": rows}
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
 
 def agrees(value: float, reference: float, rtol: float, atol: float) -> bool:
     """|value - reference| <= atol + rtol * |reference|."""
@@ -217,8 +194,7 @@ class _Line:
         return value, self.sides(values), ""
 
     def sides(self, values: list[float]) -> tuple[int, ...]:
-        return tuple(side(values[a]) if b < 0 else side(values[a], values[b])
-                     for _, side, a, b in self.kinks)
+        return tuple(side(*[values[a] for a in args]) for _, side, args in self.kinks)
 
 
 class _Checker:
@@ -228,7 +204,7 @@ class _Checker:
                  noise: float):
         self.graph, self.rtol, self.atol, self.noise = graph, rtol, atol, noise
         live, base = graph.live_nodes(), graph.base
-        kinks = [(base + k, p.kink, graph.arg0[k], graph.arg1[k])
+        kinks = [(base + k, p.kink, graph.args(k))
                  for k, p in enumerate(graph.ops) if p.kink is not None and live[k]]
         self.kink_slots = [slot for slot, *_ in kinks]
         self.line = _Line(graph, list(point), function, kinks)
@@ -245,8 +221,7 @@ class _Checker:
 
     def _args(self, slot: int):
         k = slot - self.graph.base
-        a, b = self.graph.arg0[k], self.graph.arg1[k]
-        return self.graph.ops[k], [self.values[a]] + ([self.values[b]] if b >= 0 else [])
+        return self.graph.ops[k], [self.values[a] for a in self.graph.args(k)]
 
     def unusable(self, i: int, s: int, h: float) -> str:
         """Why side s (-1 or +1) of input i cannot be sampled at step h; "" when it can.
@@ -441,12 +416,14 @@ class _Checker:
         return abs(far) > 1e3 * EPS * abs(self.center) and abs(near) > 0.9 * abs(far)
 
     def _subgradient(self, slot: int) -> str:
-        """The local derivatives AD took at the kink, from the primitive's own rules."""
+        """The local derivatives AD took at the kink (a constant argument has none)."""
         prim, args = self._args(slot)
-        local = [rule(FLOAT, *args, self.values[slot]) for rule in prim.partials]
+        partials = local_partials(self.graph, self.values, slots=[slot])
+        local = node_partials(self.graph, partials, slot - self.graph.base)
         if len(local) == 1:
             return f"{prim.name}'({format_constant(args[0])}) = {format_constant(local[0])}"
-        return ", ".join(f"∂{prim.name}/∂{p} = {format_constant(v)}" for p, v in zip("ab", local))
+        return ", ".join(f"∂{prim.name}/∂{p} = {format_constant(v)}"
+                         for p, v in zip("ab", local) if v is not None)
 
 
 def kink_note(kink: Kink, name: str, ad: float, ok: bool) -> str:
@@ -671,15 +648,6 @@ class HessianCheck:
         """``"x, y"`` for each entry (row x, column y) the numerical derivative could not decide."""
         return [f"{name}, {col}" for name, c in self.rows.items() for col in c.inconclusive]
 
-    def to_dict(self) -> dict:
-        """The ``check`` object of ``hessian --json``: one entry per (row, column)."""
-        entries = []
-        for name, c in self.rows.items():
-            for item in c.to_dict()["rows"]:
-                entries.append({"row": name, "column": item.pop("input"), **item})
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "strict": self.strict,
-                "inconclusive": self.inconclusive, "rows": entries}
-
 
 def check_hessian(graph: Graph, point: list[float], columns: list[int],
                   matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
@@ -709,24 +677,21 @@ class JacobianCheck:
     rows: dict[str, Check]
     rtol: float
     atol: float
+    strict: bool = False
 
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.rows.values())
 
-    def to_dict(self) -> dict:
-        """The ``check`` object of ``eval --json`` with several outputs: one entry per
-        (output, input)."""
-        entries = []
-        for name, c in self.rows.items():
-            for item in c.to_dict()["rows"]:
-                entries.append({"output": name, **item})
-        return {"ok": self.ok, "rtol": self.rtol, "atol": self.atol, "rows": entries}
+    @property
+    def inconclusive(self) -> list[str]:
+        """``"f2.x"`` for each entry the numerical derivative could not decide."""
+        return [f"{name}.{col}" for name, c in self.rows.items() for col in c.inconclusive]
 
 
 def check_jacobian(graph: Graph, values: list[float], inputs: list[str],
                    matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
-                   atol: float = DEFAULT_ATOL, expected=None) -> JacobianCheck:
+                   atol: float = DEFAULT_ATOL, expected=None, strict: bool = False) -> JacobianCheck:
     """Each row of ``matrix`` (one per output of ``graph``; columns ``inputs``) against central
     differences of that output; ``expected``: output -> input -> (formula, value)."""
     point = values[graph.n_const:graph.base]
@@ -738,5 +703,5 @@ def check_jacobian(graph: Graph, values: list[float], inputs: list[str],
         rows[name] = check(one, point, lambda p, row=row: row,
                            function=lambda v, slot=one.output: v[slot],
                            noise=rounding_noise(one, values, adjoint), rtol=rtol, atol=atol,
-                           expected=(expected or {}).get(name))
-    return JacobianCheck(rows, rtol, atol)
+                           expected=(expected or {}).get(name), strict=strict)
+    return JacobianCheck(rows, rtol, atol, strict)

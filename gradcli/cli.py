@@ -113,10 +113,9 @@ def _report(error: GradcliError, ctx) -> None:
     """The error on stderr for people; with --json also on stdout, as one object."""
     source, hint = ctx.meta.get("gradcli.source"), _hint(error)
     if ctx.meta.get("gradcli.json"):
-        import json
         from .views.errors import error_object
-        click.echo(json.dumps(error_object(error, source, message=error.text("--"), hint=hint),
-                              ensure_ascii=False))
+        from .views.json import dumps
+        click.echo(dumps(error_object(error, source, message=error.text("--"), hint=hint)))
     click.echo(describe(error, source, option_prefix="--", hint=hint), err=True)
     ctx.exit(error.exit_code)
 
@@ -276,10 +275,9 @@ class ExpressionCommand(click.Command):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
             if "--json" in args:
-                import json
                 from .views.errors import error_object
-                click.echo(json.dumps(error_object(InputError(exc.format_message())),
-                                      ensure_ascii=False))
+                from .views.json import dumps
+                click.echo(dumps(error_object(InputError(exc.format_message()))))
             raise
 
 
@@ -324,7 +322,7 @@ _STANDALONE = click.option("--standalone", is_flag=True,
                            help="With --export FILE.tex: a complete LaTeX document (compiles with "
                                 "pdflatex) instead of a fragment to \\input.")
 _JSON = click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON object (schema in the README); an error is one "
+                     help="Print one JSON object (schema in docs/json.md); an error is one "
                           "object too, {\"error\": {...}} (docs/errors.md).")
 _STRICT = click.option("--strict", is_flag=True,
                        help="With --check: an inconclusive row (the difference quotient cannot "
@@ -469,6 +467,9 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     if direction is not None and (check_ or expect):
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
+    if (isinstance(seed, dict) and of is None and not set(seed) <= set(graph.output_names)
+            and set(seed) <= set(graph.names) | set(graph.output_names)):
+        graph = select_outputs(graph, list(seed))  # --seed u=1,v=2 weighs u and v: as --of u,v
     if isinstance(seed, dict):
         seed = _one_seed(seed, graph) if graph.n_outputs == 1 else seed
     if graph.n_outputs > 1 or isinstance(seed, dict):
@@ -476,7 +477,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
             raise InputError("--export FILE.tex writes the tables of one output",
                              hint="pick one with --of, or export .svg, .html or .txt")
         _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
-                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_)
+                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict)
         return
     if mode == "forward" or direction is not None:
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
@@ -490,11 +491,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         _check_export_suffix(export_path, as_json)
     screen = _screen(width, ascii_)
     if as_json or json_export:
-        data = _json_result(result)
-        if trace:
-            data["trace"] = _json_trace(result.trace)
-        if report is not None:
-            data["check"] = report.to_dict()
+        from .views.json import eval_json
+        data = eval_json(result, result.trace if trace else None, report)
     blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
     if as_json:
         screen.json(data)
@@ -527,11 +525,11 @@ def _one_seed(seed: dict, graph) -> float:
 
 
 def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                  export_path, check_, expect, rtol, atol, width=None, ascii_=False) -> None:
+                  export_path, check_, expect, rtol, atol, width=None, ascii_=False,
+                  strict=False) -> None:
     """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
     or --direction), printed as text and tables or as JSON."""
     from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
-    from .views import jacobian_json as js
     from .views.text import jvp_text, mode_line, values_text, vjp_text
     cotangent = seed if isinstance(seed, dict) else None
     if cotangent is None and seed != 1.0:
@@ -557,19 +555,15 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     if check_ or expect:
         from .check import entry_values, parse_expectations
         expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
-        report = result.check(rtol, atol, expected)
+        report = result.check(rtol, atol, expected, strict)
     json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
     if export_path:
         _check_export_suffix(export_path, as_json)
-    is_jacobian = not hasattr(result, "kind")
+    is_jacobian = result.kind == "jacobian"
     screen = _screen(width, ascii_)
     if as_json or json_export:
-        data = js.jacobian_json(result) if is_jacobian else js.product_json(result)
-        if trace:
-            data["trace"] = (js.jacobian_trace_json(result.trace) if is_jacobian
-                             else js.product_trace_json(result.trace))
-        if report is not None:
-            data["check"] = report.to_dict()
+        from .views.json import jacobian_json
+        data = jacobian_json(result, result.trace if trace else None, report)
     if is_jacobian:
         summary = values_text(result.values, digits) + "\n" + mode_line(
             result.mode, len(result.outputs), len(result.inputs), result.auto)
@@ -600,7 +594,7 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
     (--check) a check table per output."""
     from .views import tables as t
     items: list = [summary]
-    if not hasattr(result, "kind"):
+    if result.kind == "jacobian":
         if result.inputs:
             items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits))
         if trace:
@@ -658,7 +652,7 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
 
 def _summary(result, digits: int) -> str:
     """The value and the gradient, or (forward mode along a direction) the directional derivative."""
-    if getattr(result, "directional", None) is not None:
+    if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits)
     return result_text(result.value, result.gradient, result.seed, digits)
@@ -706,64 +700,13 @@ def _blocks(result, digits, max_rows, trace, check=None) -> list:
     if not trace and check is None:
         return items
     from .views.tables import check_table, tangent_table, trace_tables
-    if trace and getattr(result, "mode", "reverse") == "forward":
+    if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     if check is not None:
         items.append(check_table(check, digits, max_rows=max_rows))
     return items
-
-
-def _json_row(row) -> dict:
-    item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
-            "value": row.value}
-    if row.names:
-        item["name"] = ", ".join(row.names)
-    if row.step:
-        item["step"] = row.step
-    return item
-
-
-def _json_trace(trace) -> dict:
-    if hasattr(trace, "sweeps"):  # forward mode: values with their tangents, no reverse sweep
-        forward = []
-        for r in trace.rows:
-            item = _json_row(r.row)
-            if r.row.op != "input":
-                item["partials"] = list(r.partials)
-            if trace.sweeps == ["direction"]:
-                item["tangent"] = r.tangents[0]
-            else:
-                item["tangents"] = dict(zip(trace.sweeps, r.tangents))
-            forward.append(item)
-        return {"forward": forward, "output": trace.output}
-    return {
-        "forward": [_json_row(row) for row in trace.forward],
-        "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "local_expr": c.local_expr,
-                           "contribution": c.contribution}
-                          for c in trace.contributions],
-        "adjoints": {row.id: row.adjoint for row in trace.adjoints},
-        "output": trace.output,
-    }
-
-
-def _json_result(result) -> dict:
-    data = {
-        "source": result.source,
-        "inputs": result.inputs,
-        "value": result.value,
-        "gradient": result.gradient,
-        "seed": result.seed,
-    }
-    if getattr(result, "mode", "reverse") == "forward":
-        data["mode"] = "forward"
-        if result.directional is not None:  # one sweep: no gradient, the derivative along d
-            del data["gradient"]
-            data["direction"] = result.direction
-            data["directional"] = result.directional
-    return data
 
 
 @main.command("hessian", **EXPRESSION_COMMAND)
@@ -827,21 +770,12 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
     several = len(results) > 1
     screen = _screen(width, ascii_)
     if as_json:
-        def one(result, report) -> dict:
-            data = {"source": result.source, "inputs": result.inputs, "value": result.value,
-                    "gradient": result.gradient, "hessian": result.hessian}
-            if report is not None:
-                data["check"] = report.to_dict()
-            return data
+        from .views.json import hessian_json, hessians_json
         if several:
-            first = next(iter(results.values()))
-            data = {"source": first.source, "inputs": first.inputs, "outputs": list(results),
-                    "hessians": {name: {k: v for k, v in one(r, reports[name]).items()
-                                        if k not in ("source", "inputs")}
-                                 for name, r in results.items()}}
+            screen.json(hessians_json(results, reports))
         else:
-            data = one(*next(zip(results.values(), reports.values())))
-        screen.json(data)
+            (name, result), = results.items()
+            screen.json(hessian_json(result, reports[name]))
     else:
         from .views.tables import hessian_check_tables, hessian_table
         from .views.text import gradient_text
@@ -909,11 +843,9 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     if as_json:
-        data: dict = {"derivatives": result if several else next(iter(result.values()))}
-        if several:
-            data["outputs"] = list(result)
-        data.update({"mixed": mixed} if mixed is not None else {"order": order})
-        screen.json(data)
+        from .views.json import diff_json
+        screen.json(diff_json(result if several else next(iter(result.values())), order,
+                              list(result) if several else None, mixed))
         return
     if as_latex and any(result.values()):
         if several or mixed is not None:
@@ -945,8 +877,8 @@ def functions_command(as_json, width, ascii_):
     rows = catalogue()
     screen = _screen(width, ascii_)
     if as_json:
-        import json
-        screen.echo(json.dumps(rows, ensure_ascii=screen.ascii, indent=2))
+        from .views.json import dumps, functions_json
+        screen.echo(dumps(functions_json(rows), indent=2, ascii=screen.ascii))
         return
     from .views.tables import functions_table
     screen.show(functions_table(rows))
@@ -1001,8 +933,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     graph = compile(source)
     if at:
         _warn_unread(point, graph)
-        values, sweep = annotations(graph, point)
-        picture = build_picture(graph, values, max_nodes, sweep=sweep)
+        values, adjoint, partials = annotations(graph, point)
+        picture = build_picture(graph, values, max_nodes, adjoint=adjoint, partials=partials)
     else:
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)

@@ -18,6 +18,7 @@ from gradcli.cli import main
 from gradcli.errors import InputError, ParseError
 from gradcli.engine.primitives import TABLE
 from gradcli.engine.reverse import reverse
+from gradcli.views.json import check_json
 from conftest import readme_runs
 from test_cli import _console_script
 from test_primitives import in_domain_points
@@ -138,7 +139,7 @@ def test_no_difference_quotient_is_an_inconclusive_row_not_a_crash():
     strict = check(graph, [2.0, 3.0], lambda p: {"x": 1.0}, function=only_here, strict=True)
     assert not strict.ok
     assert math.isnan(row.numeric) and "no difference quotient" in row.note
-    assert result.to_dict()["rows"][0]["numeric"] is None  # JSON never carries NaN
+    assert check_json(result)["rows"][0]["numeric"] is None  # JSON never carries NaN
 
 
 def test_a_step_lost_to_rounding_is_reported_as_inconclusive():

@@ -55,7 +55,7 @@ def annotated(source, at):
     """The picture of ``source`` annotated at the point ``at``."""
     graph = compile(source)
     result = evaluate_graph(graph, at)
-    return build_picture(graph, result.values, sweep=result.sweep)
+    return build_picture(graph, result.values, adjoint=result.adjoint, partials=result.partials)
 
 
 def edge_triples(picture):

@@ -228,7 +228,7 @@ def test_one_output_keeps_todays_output(run):
     assert run("eval", "x*y", "--at", "x=2,y=3", "--seed", "2").output.endswith(
         "(the gradient is scaled by the seed 2)\n")
     data = json.loads(run("eval", "x*y", "--at", "x=2,y=3", "--json").output)
-    assert set(data) == {"source", "inputs", "value", "gradient", "seed"}
+    assert set(data) == {"source", "inputs", "value", "gradient", "seed", "mode"}
 
 
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
@@ -269,6 +269,16 @@ def test_seed_and_direction_text(run):
               "1").output
     assert out.splitlines() == ["f1    = 6.0", "f2    = 5.0", "∇f1·d = 3.0", "∇f2·d = 1.0",
                                 "d = (x=1, y=0): J·d in one forward sweep"]
+
+
+def test_seed_on_assigned_names_weighs_those_values(run):
+    # u = xy, v = x + y at (2, 3): ∇u = (3, 2), ∇v = (1, 1); 1·∇u + 2·∇v = (5, 4)
+    data = json.loads(run("eval", "u = x*y; v = x+y", "--at", "x=2,y=3", "--seed", "u=1,v=2",
+                          "--json").output)
+    assert data["outputs"] == ["u", "v"] and data["values"] == {"u": 6.0, "v": 5.0}
+    assert data["cotangent"] == {"u": 1.0, "v": 2.0} and data["vjp"] == {"x": 5.0, "y": 4.0}
+    bad = run("eval", "u = x*y; v = x+y", "--at", "x=2,y=3", "--seed", "u=1,w=2")
+    assert bad.exit_code == 2 and "w" in bad.output and "Traceback" not in bad.output
 
 
 @pytest.mark.parametrize("args, words", [

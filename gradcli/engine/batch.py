@@ -326,7 +326,7 @@ def _value_failures(graph, slots, offset, n, errors) -> np.ndarray:
 
 def _row_args(graph: Graph, k: int, slots: list, r: int) -> list[float]:
     """Node k's arguments at row r, as floats."""
-    args = [slots[graph.arg0[k]]] + ([slots[graph.arg1[k]]] if graph.arg1[k] >= 0 else [])
+    args = [slots[a] for a in graph.args(k)]
     return [float(v[r]) if np.ndim(v) else float(v) for v in args]
 
 

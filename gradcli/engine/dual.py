@@ -104,7 +104,7 @@ def hessian_matrix(graph: Graph, values: list[float], columns: list[int],
                    active=None) -> list[list[float]]:
     """``H[i][j] = ∂²f/∂x_i∂x_j`` for the inputs at positions ``columns`` (graph order);
     ``active`` (:meth:`Graph.active`) should mark the slots that depend on those inputs."""
-    partials = local_partials(graph, values, active)
+    partials = local_partials(graph, values, active=active)
     n = len(graph.inputs)
     result = []
     for j in columns:

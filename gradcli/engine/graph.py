@@ -35,7 +35,6 @@ from ..language.printer import format_constant
 from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
 
-_CONST, _INPUT, _NODE = 0, 1, 2
 _NEG = TABLE["neg"]
 _BINARY = {op: TABLE[name] for op, name in BINARY_OPERATORS.items()}
 _IDENTITY = object()  # what unary plus lowers to: its operand itself
@@ -74,6 +73,7 @@ class Graph:
         slot = self.output_slots[i]
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
+    _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n_const(self) -> int:
@@ -129,11 +129,19 @@ class Graph:
     def live_nodes(self) -> list[bool]:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
+        arg0, arg1 = self.arg0, self.arg1
+        # Every node is an output or has a user: then none is dead (the last dead node would have
+        # none). Checked with sets, in C; the common case needs no loop.
+        used = set(arg0)
+        used.update(arg1)
+        used.update(self.output_slots)
+        used.difference_update(range(-1, base))
+        if len(used) == n:
+            return [True] * n
         live = [False] * n
         for out in self.output_slots:
             if out >= base:
                 live[out - base] = True
-        arg0, arg1 = self.arg0, self.arg1
         for k in range(n - 1, -1, -1):  # descending depth: every user is seen before its arguments
             if live[k]:
                 a, b = arg0[k] - base, arg1[k] - base
@@ -142,6 +150,20 @@ class Graph:
                 if b >= 0:
                     live[b] = True
         return live
+
+    def visit_order(self) -> list[int]:
+        """Slots of the nodes the output depends on, deepest level first, left to right within one:
+        the reverse sweep's order (computed once per graph)."""
+        if self._visit is not None:
+            return self._visit
+        live, base, depth = self.live_nodes(), self.base, self.depth
+        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
+        # loop over the levels costs a Python step per level, and a deep graph has one per node).
+        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+        if not all(live):
+            order = [k for k in order if live[k]]
+        self._visit = list(map(base.__add__, order))
+        return self._visit
 
 
 class Spans:
@@ -183,76 +205,110 @@ def _suggest(name: str) -> str | None:
 @gc_paused()
 def lower(program: Program, source: str = "") -> Graph:
     """Lower a parsed program to a :class:`Graph` (a tape in textbook order)."""
-    # Entities get temporary ids in creation order; final slots are assigned at the end.
-    kind: list[int] = []
-    value: list[float] = []  # for constants
-    op: list[Primitive | None] = []
-    a0: list[int] = []
-    a1: list[int] = []
-    depth: list[int] = []
-    spans: list[Span] = []
-    const_ids: dict = {}
-    input_ids: dict[str, int] = {}
-    input_spans: list[Span] = []
-    env: dict[str, int] = {}  # assigned name -> id
-    assigned_count: dict[str, int] = {}
-    bindings: list[tuple[int, str, int]] = []  # (id, name, version)
-    # Checked as each node is made: memory stops growing at the limit, not after the whole graph.
-    limit = max_nodes()
+    builder = _Builder()
+    result = -1
+    bare: list[int] = []  # the bare expression statements: the outputs
+    for stmt in program.statements:
+        result = builder.statement(stmt)
+        if type(stmt) is not Assign:
+            bare.append(result)
+    return builder.finish(source, bare or [result])
 
-    def constant(v: float) -> int:
-        key = (v, math.copysign(1.0, v)) if v == 0 else v  # keep -0.0 apart from 0.0
-        tid = const_ids.get(key)
-        if tid is None:
-            tid = const_ids[key] = len(kind)
-            kind.append(_CONST); value.append(v); op.append(None)
-            a0.append(-1); a1.append(-1); depth.append(0); spans.append((0, 0))
+
+class _Builder:
+    """The tape under construction. Every constant, input and operation gets a temporary id in
+    creation order (left to right in the source); :meth:`finish` gives the final slots.
+
+    Per id, columns: ``depth`` (-1 for a constant, 0 for an input, 1 + the deepest argument for
+    an operation), ``op``, the arguments ``a0`` and ``a1`` (-1: none) and the source ``spans``.
+    """
+
+    __slots__ = ("depth", "op", "a0", "a1", "spans", "const_ids", "const_values", "input_ids",
+                 "input_spans", "env", "versions", "bindings", "limit")
+
+    def __init__(self):
+        self.depth: list[int] = []
+        self.op: list[Primitive | None] = []
+        self.a0: list[int] = []
+        self.a1: list[int] = []
+        self.spans: list[Span] = []
+        self.const_ids: dict = {}  # value (signed zeros apart) -> id
+        self.const_values: dict[int, float] = {}  # id -> value
+        self.input_ids: dict[str, int] = {}  # in order of first read
+        self.input_spans: list[Span] = []
+        self.env: dict[str, int] = {}  # assigned name -> id of its current value
+        self.versions: dict[str, int] = {}  # assigned name -> how many times assigned
+        self.bindings: list[tuple[int, str, int]] = []  # (id, name, version)
+        # Checked as each node is made: memory stops growing at the limit, not after the graph.
+        self.limit = max_nodes()
+
+    def _new(self, depth: int, op, a: int, b: int, span: Span) -> int:
+        tid = len(self.depth)
+        self.depth.append(depth)
+        self.op.append(op)
+        self.a0.append(a)
+        self.a1.append(b)
+        self.spans.append(span)
         return tid
 
-    def read(name: str, span: Span) -> int:
-        tid = env.get(name)
+    def constant(self, v: float) -> int:
+        """The id of the constant ``v`` (one per value; -0.0 is not 0.0)."""
+        key = (v, math.copysign(1.0, v)) if v == 0 else v
+        tid = self.const_ids.get(key)
+        if tid is None:
+            tid = self.const_ids[key] = self._new(-1, None, -1, -1, (0, 0))
+            self.const_values[tid] = v
+        return tid
+
+    def read(self, name: str, span: Span) -> int:
+        """The id a name reads: its assigned value, a named constant (pi, e) or an input."""
+        tid = self.env.get(name)
         if tid is not None:
             return tid
         if name in CONSTANTS:
-            return constant(CONSTANTS[name])
-        tid = input_ids.get(name)
+            return self.constant(CONSTANTS[name])
+        tid = self.input_ids.get(name)
         if tid is None:
             if lookup(name) is not None:
                 raise NameLookupError(f"{name} is a function, not a variable", span,
                                       hint=f"call it: {name}(...)")
-            tid = input_ids[name] = len(kind)
-            input_spans.append(span)
-            kind.append(_INPUT); value.append(0.0); op.append(None)
-            a0.append(-1); a1.append(-1); depth.append(0); spans.append(span)
+            tid = self.input_ids[name] = self._new(0, None, -1, -1, span)
+            self.input_spans.append(span)
         return tid
 
-    def emit(prim: Primitive, a: int, b: int, span: Span) -> int:
-        """The node ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
-        if kind[a] == _CONST and (b < 0 or kind[b] == _CONST):
-            return constant(_fold(prim, [value[a]] if b < 0 else [value[a], value[b]], span))
-        tid = len(kind)
-        if tid >= limit:
+    def emit(self, prim: Primitive, a: int, b: int, span: Span) -> int:
+        """The operation ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
+        depth = self.depth
+        da = depth[a]
+        db = depth[b] if b >= 0 else -1
+        if da < 0 and db < 0:  # every argument is a constant: fold
+            values = self.const_values
+            args = [values[a]] if b < 0 else [values[a], values[b]]
+            return self.constant(_fold(prim, args, span))
+        tid = len(depth)
+        if tid >= self.limit:
+            limit = self.limit
             raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
                              f"gradcli builds ({NODES_VARIABLE})",
                              span, hint=f"raise the limit for this run: {NODES_VARIABLE}="
                                         f"{limit * 4} gradcli ... (docs/limits.md)")
-        kind.append(_NODE); value.append(0.0); op.append(prim)
-        a0.append(a); a1.append(b)
-        da, db = depth[a], (depth[b] if b >= 0 else 0)
-        depth.append(1 + (da if da > db else db))
-        spans.append(span)
+        depth.append(1 + (da if da > db else db))  # _new's appends, inline: once per operation
+        self.op.append(prim)
+        self.a0.append(a)
+        self.a1.append(b)
+        self.spans.append(span)
         return tid
 
-    env_get, input_get = env.get, input_ids.get
-
-    def lower_expr(expr) -> int:
-        # Post-order with an explicit stack: (node, None) asks to visit a node, (node, prim)
-        # to emit it once its arguments are on ``results``. Visiting order is creation order,
-        # which fixes the slots; a call's name is checked before its arguments are lowered.
+    def expression(self, expr) -> int:
+        """Lower one expression; its id. Post-order with an explicit stack: (node, None) asks
+        to visit a node, (node, prim) to emit it once its arguments are on ``results``.
+        Visiting order is creation order, which fixes the slots; a call's name is checked
+        before its arguments are lowered."""
         results: list[int] = []
         result, pop_result = results.append, results.pop
         stack = [(expr, None)]
         pop, push = stack.pop, stack.append
+        emit, env_get, input_get = self.emit, self.env.get, self.input_ids.get
         while stack:
             node, prim = pop()
             if prim is not None:
@@ -266,11 +322,11 @@ def lower(program: Program, source: str = "") -> Graph:
                 tid = env_get(name)
                 if tid is None:
                     tid = input_get(name)  # never pi or e: those are read as constants
-                result(tid if tid is not None else read(name, node.span))
+                result(tid if tid is not None else self.read(name, node.span))
             elif t is Binary:
                 push((node, _BINARY[node.op])); push((node.right, None)); push((node.left, None))
             elif t is Num:
-                result(constant(node.value))
+                result(self.constant(node.value))
             elif t is Call:
                 push((node, _check_call(node)))
                 for arg in reversed(node.args):
@@ -281,34 +337,75 @@ def lower(program: Program, source: str = "") -> Graph:
                 raise TypeError(f"not an expression: {node!r}")
         return results[0]
 
-    result = -1
-    bare: list[int] = []  # the bare expression statements: the outputs
-    for stmt in program.statements:
-        if type(stmt) is Assign:
-            name = stmt.name
-            name_span = (stmt.span[0], stmt.span[0] + len(name))
-            if stmt.op != "=" and name not in env:
-                raise NameLookupError(f"{name} {stmt.op} ... updates {name}, which has no value yet",
-                                      name_span, hint=f"assign it first: {name} = ...")
-            if lookup(name) is not None:
-                raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
-            value_expr = stmt.value
-            if stmt.op != "=":
-                value_expr = Binary(stmt.op[0], Var(name, name_span), value_expr, stmt.span)
-            result = lower_expr(value_expr)
-            if name in input_ids:
-                raise NameLookupError(
-                    f"{name} is an input (it is read before any assignment), so it cannot be assigned",
-                    name_span, hint=f"assign to a new name, e.g. {name}2 {stmt.op} ...")
-            env[name] = result
-            version = assigned_count[name] = assigned_count.get(name, 0) + 1
-            bindings.append((result, name, version))
-        else:
-            result = lower_expr(stmt)
-            bare.append(result)
+    def statement(self, stmt) -> int:
+        """Lower one statement (an expression, or an assignment that binds a name); its id."""
+        if type(stmt) is not Assign:
+            return self.expression(stmt)
+        name, env = stmt.name, self.env
+        name_span = (stmt.span[0], stmt.span[0] + len(name))
+        if stmt.op != "=" and name not in env:
+            raise NameLookupError(f"{name} {stmt.op} ... updates {name}, which has no value yet",
+                                  name_span, hint=f"assign it first: {name} = ...")
+        if lookup(name) is not None:
+            raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
+        value_expr = stmt.value
+        if stmt.op != "=":
+            value_expr = Binary(stmt.op[0], Var(name, name_span), value_expr, stmt.span)
+        result = self.expression(value_expr)
+        if name in self.input_ids:
+            raise NameLookupError(
+                f"{name} is an input (it is read before any assignment), so it cannot be assigned",
+                name_span, hint=f"assign to a new name, e.g. {name}2 {stmt.op} ...")
+        env[name] = result
+        version = self.versions[name] = self.versions.get(name, 0) + 1
+        self.bindings.append((result, name, version))
+        return result
 
-    return _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_spans,
-                   bindings, assigned_count, bare or [result], env)
+    def finish(self, source: str, outputs: list[int]) -> Graph:
+        """The graph: final slots (constants, inputs, nodes by depth), arguments remapped.
+
+        ``outputs`` are the ids of the program's outputs, in order (its bare expression
+        statements, or else its last value).
+        """
+        depth, const_values = self.depth, self.const_values
+        slot = [0] * len(depth)
+        constants = []
+        for tid, v in const_values.items():  # in creation order
+            slot[tid] = len(constants)
+            constants.append(v)
+        n_in = len(self.input_ids)
+        for i, tid in enumerate(self.input_ids.values()):
+            slot[tid] = len(constants) + i
+        # Bucket the operations by depth, keeping creation (left-to-right) order within a depth.
+        by_depth: list[list[int]] = [[] for _ in range(max(depth, default=0) + 1)]
+        for tid, d in enumerate(depth):
+            if d > 0:
+                by_depth[d].append(tid)
+        ordered = [tid for bucket in by_depth for tid in bucket]
+        base = len(constants) + n_in
+        for k, tid in enumerate(ordered):
+            slot[tid] = base + k
+        labels: dict[int, list[str]] = {}
+        for tid, name, version in self.bindings:
+            label = f"{name}#{version}" if self.versions[name] > 1 else name
+            labels.setdefault(slot[tid], []).append(label)
+        op, a0, a1, spans = self.op, self.a0, self.a1, self.spans
+        return Graph(
+            source=source,
+            constants=constants,
+            inputs=list(self.input_ids),
+            ops=[op[t] for t in ordered],
+            arg0=[slot[a0[t]] for t in ordered],
+            arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
+            depth=[depth[t] for t in ordered],
+            spans=Spans([spans[t] for t in ordered]),
+            output=slot[outputs[-1]],
+            labels=labels,
+            input_spans=self.input_spans,
+            outputs=[slot[t] for t in outputs],
+            output_names=output_names(len(outputs)),
+            names={name: slot[t] for name, t in self.env.items()},
+        )
 
 
 def _check_call(node: Call) -> Primitive:
@@ -336,28 +433,24 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     return result
 
 
-def describe_call(prim: Primitive, args: list[float]) -> str:
-    """``log(-1)`` or ``2 / 0``: a primitive applied to values, for messages."""
-    shown = [format_constant(float(a)) for a in args]
-    if prim.symbol and len(args) == 2:
-        return f"{shown[0]} {prim.symbol} {shown[1]}"
-    if prim.symbol:
-        return f"{prim.symbol}{shown[0]}"
-    return f"{prim.name}({', '.join(shown)})"
-
-
-def expression(graph: Graph, slot: int) -> str:
-    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
-    k = slot - graph.base
-    prim = graph.ops[k]
-    args = [graph.node_id(graph.arg0[k])]
-    if graph.arg1[k] >= 0:
-        args.append(graph.node_id(graph.arg1[k]))
+def spell(prim: Primitive, args: list[str]) -> str:
+    """A primitive applied to arguments already written out: ``a + b``, ``-a``, ``f(a, b)``."""
     if prim.symbol and len(args) == 2:
         return f"{args[0]} {prim.symbol} {args[1]}"
     if prim.symbol:
         return f"{prim.symbol}{args[0]}"
     return f"{prim.name}({', '.join(args)})"
+
+
+def describe_call(prim: Primitive, args: list[float]) -> str:
+    """``log(-1)`` or ``2 / 0``: a primitive applied to values, for messages."""
+    return spell(prim, [format_constant(float(a)) for a in args])
+
+
+def expression(graph: Graph, slot: int) -> str:
+    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
+    k = slot - graph.base
+    return spell(graph.ops[k], [graph.node_id(a) for a in graph.args(k)])
 
 
 def domain_error(prim: Primitive, args: list[float], span: Span,
@@ -379,50 +472,6 @@ def overflow_error(prim: Primitive, args: list[float], span: Span,
     return NumericalError(f"{at}{describe_call(prim, args)} overflows: the result is too large "
                           "for a 64-bit float", span, node=node,
                           values=tuple(float(a) for a in args))
-
-
-def _finish(source, kind, value, op, a0, a1, depth, spans, input_ids, input_spans, bindings,
-            assigned_count, outputs, env) -> Graph:
-    """Assign final slots (constants, inputs, nodes by depth) and remap the arguments."""
-    slot = [0] * len(kind)
-    constants, nodes = [], []
-    for tid, k in enumerate(kind):
-        if k == _CONST:
-            slot[tid] = len(constants)
-            constants.append(value[tid])
-        elif k == _NODE:
-            nodes.append(tid)
-    n_in = len(input_ids)
-    for i, tid in enumerate(input_ids.values()):
-        slot[tid] = len(constants) + i
-    # Bucket the nodes by depth, keeping creation (left-to-right) order within a depth.
-    by_depth: list[list[int]] = [[] for _ in range(max((depth[t] for t in nodes), default=0) + 1)]
-    for tid in nodes:
-        by_depth[depth[tid]].append(tid)
-    ordered = [tid for bucket in by_depth for tid in bucket]
-    base = len(constants) + n_in
-    for k, tid in enumerate(ordered):
-        slot[tid] = base + k
-    labels: dict[int, list[str]] = {}
-    for tid, name, version in bindings:
-        label = f"{name}#{version}" if assigned_count[name] > 1 else name
-        labels.setdefault(slot[tid], []).append(label)
-    return Graph(
-        source=source,
-        constants=constants,
-        inputs=list(input_ids),
-        ops=[op[t] for t in ordered],
-        arg0=[slot[a0[t]] for t in ordered],
-        arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
-        depth=[depth[t] for t in ordered],
-        spans=Spans([spans[t] for t in ordered]),
-        output=slot[outputs[-1]],
-        labels=labels,
-        input_spans=input_spans,
-        outputs=[slot[t] for t in outputs],
-        output_names=output_names(len(outputs)),
-        names={name: slot[t] for name, t in env.items()},
-    )
 
 
 def output_names(m: int) -> list[str]:

@@ -2,7 +2,7 @@
 
 Starting from the output's adjoint (the seed), nodes are visited from the deepest level down
 and left to right within a level; each node passes ``upstream * local`` to each argument that is
-not a constant, where ``local`` is the primitive's partial-derivative rule from the table.
+not a constant, where ``local`` is the node's partial derivative (:mod:`gradcli.engine.partials`).
 Adjoints live in a list created for each call, never on the nodes, so two calls agree. With
 ``record=True`` every contribution is kept as a :class:`Contribution` for the trace tables.
 """
@@ -13,7 +13,8 @@ import math
 from typing import NamedTuple
 
 from ..errors import NumericalError
-from .graph import Graph, describe_call
+from .graph import Graph
+from .partials import Partials, local_partials, not_differentiable  # noqa: F401 - re-exported
 from .primitives import FLOAT
 
 
@@ -29,96 +30,47 @@ class Contribution(NamedTuple):
 
 def visit_order(graph: Graph) -> list[int]:
     """Slots of the nodes the output depends on, deepest level first, left to right within one."""
-    live, base, depth = graph.live_nodes(), graph.base, graph.depth
-    # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
-    # loop over the levels costs a Python step per level, and a deep graph has one per node).
-    order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
-    if not all(live):
-        order = [k for k in order if live[k]]
-    return list(map(base.__add__, order))
+    return graph.visit_order()
 
 
-def reverse(graph: Graph, values: list[float], seed: float = 1.0, record: bool = False,
-            m=FLOAT, order: int = 1, active=None, cotangent=None) -> tuple[list[float], list[Contribution]]:
+def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
+            m=FLOAT, order: int = 1, partials: Partials | None = None, active=None,
+            cotangent=None) -> tuple[list, list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
-    ``m`` is the namespace the rules compute with: floats by default; given dual numbers as
-    ``values`` and their namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself,
-    and a rule that fails is a failed derivative of ``order`` 2 (the error says which).
-    ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are wanted: a partial by any
-    other argument is not computed (default: every slot that is not a constant).
-    ``cotangent`` (one adjoint per output, in order) seeds every output at once instead: the
-    inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep.
+    The local partials are :func:`~gradcli.engine.partials.local_partials` (pass ``partials``
+    when they are already known). ``m`` is the namespace the rules compute with: floats by
+    default; given dual numbers as ``values`` and their namespace (:mod:`gradcli.engine.dual`),
+    the sweep differentiates itself, and a rule that fails is a failed derivative of ``order`` 2
+    (the error says which). ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are
+    wanted: a partial by any other argument is not computed (default: every slot that is not a
+    constant). ``cotangent`` (one adjoint per output, in order) seeds every output at once
+    instead: the inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one
+    sweep.
     """
-    if active is None:
-        active = graph.active()
     adjoint = [0.0] * graph.n_slots
     if cotangent is None:
         adjoint[graph.output] = seed
     else:
         for slot, w in zip(graph.output_slots, cotangent):
             adjoint[slot] += w  # two outputs may be one node: their seeds add
+    slots = graph.visit_order()
+    if not record and partials is None:  # the hot path: partials accumulated as computed
+        local_partials(graph, values, m, order, slots, adjoint, active)
+        return adjoint, []
+    if partials is None:
+        partials = local_partials(graph, values, m, order, slots, active=active)
+    first, second = partials
+    base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     records: list[Contribution] = []
-    base = graph.base
-    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    s, which = base, 0  # the node and the argument whose partial is being computed
-    try:
-        for s in visit_order(graph):
-            k = s - base
-            g = adjoint[s]
-            a, b, y = arg0[k], arg1[k], values[s]
-            rules = ops[k].partials
-            if b < 0:
-                if active[a]:
-                    local = rules[0](m, values[a], y)
-                    adjoint[a] += g * local
-                    if record:
-                        records.append(Contribution(s, a, g, local, g * local))
-                continue
-            va, vb = values[a], values[b]
-            which = 0
-            if active[a]:
-                local = rules[0](m, va, vb, y)
-                adjoint[a] += g * local
+    for s in slots:  # each node passes its adjoint times the local partial to its arguments
+        k, g = s - base, adjoint[s]
+        for a, p in ((arg0[k], first[k]), (arg1[k], second[k])):
+            if p is not None:
+                adjoint[a] += g * p
                 if record:
-                    records.append(Contribution(s, a, g, local, g * local))
-            which = 1
-            if active[b]:
-                local = rules[1](m, va, vb, y)
-                adjoint[b] += g * local
-                if record:
-                    records.append(Contribution(s, b, g, local, g * local))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, s, values, order, which) from None
+                    records.append(Contribution(s, a, g, p, g * p))
     return adjoint, records
-
-
-_ROLES = {"pow": ("the base", "the exponent")}
-
-
-def not_differentiable(graph: Graph, s: int, values: list, order: int = 1,
-                       which: int = 0) -> NumericalError:
-    """The error of node ``s``, whose derivative (``order`` 2: second derivative) by argument
-    ``which`` is not finite: it names that argument (``x``, ``v3``) and its role."""
-    k = s - graph.base
-    prim, node = graph.ops[k], graph.node_id(s)
-    arg_slots = graph.args(k)
-    args = [values[a] for a in arg_slots]
-    two = len(arg_slots) == 2
-    by = ""
-    if two:
-        role = _ROLES.get(prim.name, ("the first argument", "the second argument"))[which]
-        by = f" by {graph.node_id(arg_slots[which])} ({role}, {'ab'[which]})"
-    if order == 1:
-        # The row's note, without its sentences about the other argument's rule.
-        note = ". ".join(part for part in prim.note.split(". ")
-                         if not (two and part.startswith(f"∂/∂{'ba'[which]}")))
-        what = f"the derivative{by} is not finite here" + (f" ({note})" if note else "")
-    else:  # the primitive's note is about its first derivative
-        what = f"the second derivative{by} is not finite here"
-    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
-                          label="not differentiable at this point", node=node,
-                          values=tuple(float(a) for a in args))
 
 
 def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,

@@ -2,8 +2,8 @@
 
 A tangent sweep carries, beside each node's value ``v``, its tangent ``v̇`` — the derivative of
 ``v`` along a chosen direction of the inputs: ``v̇ = Σ_k ∂v/∂arg_k · arg_k̇``. The partial
-derivatives are the table's rules, the very ones reverse mode multiplies by adjoints, evaluated
-once per node (:func:`local_partials`) and reused by every sweep. One sweep gives one
+derivatives are the ones reverse mode multiplies by adjoints, evaluated once per node
+(:func:`~gradcli.engine.partials.local_partials`) and reused by every sweep. One sweep gives one
 directional derivative (a Jacobian-vector product); the gradient takes one sweep per input.
 
 >>> from gradcli.api import compile
@@ -22,49 +22,7 @@ from typing import Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, expression
-from .primitives import FLOAT
-from .reverse import not_differentiable
-
-Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
-
-
-def local_partials(graph: Graph, values: list[float], active=None) -> Partials:
-    """Each node's partial derivatives at ``values``, for the nodes the output depends on.
-
-    An argument that is not ``active`` (:meth:`Graph.active`; default: a constant) gets ``None``
-    (its tangent is 0, and the rule may not even be defined there: ∂(a^b)/∂b needs a > 0), as
-    does every argument of a node the output does not read: exactly the rules the reverse sweep
-    evaluates, so both modes fail at the same points.
-    """
-    if active is None:
-        active = graph.active()
-    n = len(graph.ops)
-    first: list = [None] * n
-    second: list = [None] * n
-    base, m = graph.base, FLOAT
-    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    live = graph.live_nodes()
-    k = which = 0
-    try:
-        for k in range(n):
-            if not live[k]:
-                continue
-            a, b, y = arg0[k], arg1[k], values[base + k]
-            rules = ops[k].partials
-            which = 0
-            if b < 0:
-                if active[a]:
-                    first[k] = rules[0](m, values[a], y)
-                continue
-            va, vb = values[a], values[b]
-            if active[a]:
-                first[k] = rules[0](m, va, vb, y)
-            which = 1
-            if active[b]:
-                second[k] = rules[1](m, va, vb, y)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise not_differentiable(graph, base + k, values, which) from None
-    return first, second
+from .partials import Partials, local_partials  # noqa: F401 - re-exported
 
 
 def tangent_sweep(graph: Graph, partials: Partials, direction: Sequence[float]) -> list:

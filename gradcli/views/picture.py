@@ -1,7 +1,7 @@
 """The computational graph as plain records, for ``gradcli graph``: nodes, edges and layers.
 
-:func:`build_picture` reads a :class:`~gradcli.engine.graph.Graph` (and, given the values of a point,
-the reverse sweep's contribution records) and gives a :class:`Picture` that every format draws
+:func:`build_picture` reads a :class:`~gradcli.engine.graph.Graph` (and, given a point's values,
+their adjoints and the local partial derivatives) and gives a :class:`Picture` that every format draws
 from: the terminal drawing (``drawing.py``), DOT and Mermaid (``diagrams.py``). Nodes carry the
 trace tables' ids (inputs by name, ``v1``..``vk``) and their operation written with their
 arguments' ids; constants appear inside those operations (``v1 + 1``), never as nodes.
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..engine.graph import Graph
+from ..engine.graph import Graph, expression
+from ..engine.partials import Partials, node_partials
 from .text import short_number
-from .trace import expression
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +67,11 @@ class Picture:
 
 
 def build_picture(graph: Graph, values: list[float] | None = None, max_nodes: int = 0,
-                  sweep: tuple[list, list] | None = None) -> Picture:
-    """The picture of ``graph``: annotated when ``values`` (a forward sweep) and ``sweep`` (the
-    reverse sweep's adjoints and contribution records) are given; with ``max_nodes`` > 0, only
-    that many inputs and operations, the ones nearest the output."""
+                  adjoint: list[float] | None = None, partials: Partials | None = None) -> Picture:
+    """The picture of ``graph``: annotated when ``values`` (a forward sweep), ``adjoint`` (the
+    reverse sweep's) and ``partials`` (:func:`~gradcli.engine.partials.local_partials`, the
+    edges' labels) are given; with ``max_nodes`` > 0, only that many inputs and operations, the
+    ones nearest the output."""
     n_const, base = graph.n_const, graph.base
     total = graph.n_slots - n_const
     if 0 < max_nodes < total:
@@ -86,11 +87,6 @@ def build_picture(graph: Graph, values: list[float] | None = None, max_nodes: in
                     layer = graph.depth[s - base] - 1
                     hidden[a] = min(hidden.get(a, layer), layer)
     live = _live_slots(graph)
-    locals_: dict[tuple[int, int], float] = {}
-    adjoint = None
-    if sweep is not None:
-        adjoint, records = sweep
-        locals_ = _local_derivatives(graph, records)
     slots = sorted(shown | hidden.keys())
     for out in dict.fromkeys(graph.output_slots):
         if out < n_const:  # a constant result: the only constants drawn as nodes
@@ -102,22 +98,20 @@ def build_picture(graph: Graph, values: list[float] | None = None, max_nodes: in
             nodes.append(Node(graph.node_id(s), "hidden", "…", hidden[s], live=s in live))
         else:
             nodes.append(_node(graph, s, s in live, values, adjoint))
-    edges = [Edge(index[a], index[s], p, locals_.get((s, p)))
-             for s in slots if s >= base and s not in hidden
-             for p, a in enumerate(_pair(graph, s)) if a >= n_const]
+    edges = []
+    for s in slots:
+        if s >= base and s not in hidden:
+            k = s - base
+            local = node_partials(graph, partials, k) if partials is not None else (None, None)
+            edges += [Edge(index[a], index[s], p, local[p])
+                      for p, a in enumerate(graph.args(k)) if a >= n_const]
     return Picture(nodes, edges, index[graph.output], values is not None, total,
                    total - len(shown))
 
 
-def _pair(graph: Graph, slot: int) -> tuple[int, int]:
-    """A node's two argument slots (the second is -1 for a one-argument primitive)."""
-    k = slot - graph.base
-    return graph.arg0[k], graph.arg1[k]
-
-
 def _args(graph: Graph, slot: int) -> list[int]:
     """The arguments of a node that are inputs or nodes (constants are not)."""
-    return [a for a in _pair(graph, slot) if a >= graph.n_const]
+    return [a for a in graph.args(slot - graph.base) if a >= graph.n_const]
 
 
 def _nearest_output(graph: Graph, limit: int) -> list[int]:
@@ -142,20 +136,6 @@ def _nearest_output(graph: Graph, limit: int) -> list[int]:
             order.append(s)
         s -= 1
     return order
-
-
-def _local_derivatives(graph: Graph, records) -> dict[tuple[int, int], float]:
-    """(node slot, argument position) -> local derivative, from the reverse sweep's records.
-
-    A node's records come in the order of its arguments that are not constants, so the i-th
-    record of a node belongs to its i-th such argument (``x*x`` has two, both for ``x``)."""
-    seen: dict[int, int] = {}
-    local = {}
-    for r in records:
-        positions = [p for p, a in enumerate(_pair(graph, r.source)) if a >= graph.n_const]
-        i = seen[r.source] = seen.get(r.source, -1) + 1
-        local[(r.source, positions[i])] = r.local
-    return local
 
 
 def _live_slots(graph: Graph) -> set[int]:

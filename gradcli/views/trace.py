@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.graph import Graph, expression, format_constant
-from ..engine.reverse import Contribution, visit_order
+from ..engine.partials import Partials, node_partials
+from ..engine.reverse import Contribution
 from ..symbolic.expr import fresh_context, local_derivatives, number, symbol, text
 
 
@@ -52,9 +53,7 @@ class Trace:
     adjoints: list[AdjointRow]  # in sweep order: the output first, inputs last
     output: str
     seed: float = 1.0
-    extras: dict = field(default_factory=dict)
     seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
-
 
 
 
@@ -75,7 +74,7 @@ def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
                                   outputs=outputs.get(slot, ())))
     for k, prim in enumerate(graph.ops):
         slot = graph.base + k
-        args = (node_id(graph.arg0[k]),) + ((node_id(graph.arg1[k]),) if graph.arg1[k] >= 0 else ())
+        args = tuple(map(node_id, graph.args(k)))
         forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
                                   values[slot], tuple(labels.get(slot, ())),
                                   slot in outputs, substituted(graph, values, slot),
@@ -95,7 +94,7 @@ def substituted(graph: Graph, values: list, slot: int) -> str:
     ``0.69314718056 + 6``, ``2 * (-3)`` (a negative operand of an operator in parentheses)."""
     k = slot - graph.base
     prim = graph.ops[k]
-    args = [_value_text(graph, values, a) for a in (graph.arg0[k], graph.arg1[k]) if a >= 0]
+    args = [_value_text(graph, values, a) for a in graph.args(k)]
     if prim.symbol:
         args = [f"({a})" if a.startswith("-") else a for a in args]
         return f"{args[0]} {prim.symbol} {args[1]}" if len(args) == 2 else f"{prim.symbol}{args[0]}"
@@ -141,7 +140,7 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
     terms: dict[int, list[float]] = {}
     for r in records:
         terms.setdefault(r.target, []).append(r.contribution)
-    order = [s for s in visit_order(graph)]
+    order = list(graph.visit_order())
     for out in reversed(graph.output_slots):
         if out not in order and out >= graph.n_const:
             order.insert(0, out)
@@ -169,18 +168,13 @@ class TangentTrace:
     output: str
 
 
-def tangent_trace(graph: Graph, values: list[float], partials,
+def tangent_trace(graph: Graph, values: list[float], partials: Partials,
                   sweeps: list[tuple[str, list]]) -> TangentTrace:
     """The tangent table's rows for the given ``(label, tangents)`` sweeps."""
-    first, second = partials
     rows = []
     for i, row in enumerate(forward_rows(graph, values)):
         slot = graph.n_const + i
-        if slot < graph.base:
-            local: tuple = ()
-        else:
-            k = slot - graph.base
-            local = (first[k],) + ((second[k],) if graph.arg1[k] >= 0 else ())
+        local = () if slot < graph.base else node_partials(graph, partials, slot - graph.base)
         rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
     return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))
 

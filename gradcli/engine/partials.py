@@ -1,0 +1,119 @@
+"""Local partial derivatives: each node's ∂node/∂argument at a point, from the rule table.
+
+This is the one place the table's derivative rules are evaluated on a tape. Reverse mode
+multiplies the partials by adjoints (``adjoint[a] += g * p``), forward mode by tangents; the
+trace tables and the graph picture show them, and the numerical check reads the subgradient a
+kink used. Since every consumer reads the same numbers, the modes agree and fail at the same
+node.
+
+>>> from gradcli.api import compile
+>>> from gradcli.engine.forward import forward
+>>> g = compile("x*y + sin(x)")
+>>> first, second = local_partials(g, forward(g, [2.0, 3.0]))
+>>> [node_partials(g, (first, second), k) for k in range(len(g.ops))]
+[(3.0, 2.0), (-0.4161468365471424,), (1.0, 1.0)]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import NumericalError
+from .graph import Graph, describe_call
+from .primitives import FLOAT
+
+Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
+
+
+def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
+                   slots: Sequence[int] | None = None, adjoint: list | None = None,
+                   active=None) -> Partials:
+    """The partial derivatives of the nodes at ``slots`` (default: every node the output
+    depends on, in the reverse sweep's order) at the point whose forward ``values`` are given.
+
+    ``first[k]`` is ∂node_k/∂(first argument) and ``second[k]`` ∂node_k/∂(second argument). An
+    argument that is not ``active`` (:meth:`Graph.active`; default: a constant) gets ``None``
+    (its tangent and adjoint do not matter, and its rule may not even be defined there:
+    ∂(a^b)/∂b needs a > 0; with ``--wrt a`` it is never computed), as does every argument of a
+    node not in ``slots``. ``m`` is the namespace the rules compute with (dual numbers give second
+    derivatives: ``order`` 2, for the error message). A rule that fails is a
+    :class:`NumericalError` naming the first node, in ``slots`` order, whose derivative is not
+    finite.
+
+    With ``adjoint`` (the reverse sweep, visiting in its order), each partial ``p`` of node
+    ``s`` is not kept but accumulated at once: ``adjoint[argument] += adjoint[s] * p``. One pass
+    instead of two: keeping every partial and reading it back costs the sweep a fifth more.
+    """
+    keep = adjoint is None
+    n = len(graph.ops) if keep else 0
+    first: list = [None] * n
+    second: list = [None] * n
+    if active is None:
+        active = graph.active()
+    base = graph.base
+    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+    s, which = base, 0  # the node and the argument whose partial is being computed
+    try:
+        for s in graph.visit_order() if slots is None else slots:
+            k = s - base
+            a, b, y = arg0[k], arg1[k], values[s]
+            which = 0
+            if b < 0:
+                if active[a]:
+                    p = ops[k].partials[0](m, values[a], y)
+                    if keep:
+                        first[k] = p
+                    else:
+                        adjoint[a] += adjoint[s] * p
+                continue
+            rules, va, vb = ops[k].partials, values[a], values[b]
+            if active[a]:
+                p = rules[0](m, va, vb, y)
+                if keep:
+                    first[k] = p
+                else:
+                    adjoint[a] += adjoint[s] * p
+            which = 1
+            if active[b]:
+                p = rules[1](m, va, vb, y)
+                if keep:
+                    second[k] = p
+                else:
+                    adjoint[b] += adjoint[s] * p
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise not_differentiable(graph, s, values, order, which) from None
+    return first, second
+
+
+def node_partials(graph: Graph, partials: Partials, k: int) -> tuple:
+    """Node k's partials, one per argument (``None`` for a constant argument)."""
+    first, second = partials
+    return (first[k],) if graph.arg1[k] < 0 else (first[k], second[k])
+
+
+_ROLES = {"pow": ("the base", "the exponent")}
+
+
+def not_differentiable(graph: Graph, s: int, values: Sequence, order: int = 1,
+                       which: int = 0) -> NumericalError:
+    """The error of node ``s``, whose derivative (``order`` 2: second derivative) by argument
+    ``which`` is not finite: it names that argument (``x``, ``v3``) and its role."""
+    k = s - graph.base
+    prim, node = graph.ops[k], graph.node_id(s)
+    arg_slots = graph.args(k)
+    args = [values[a] for a in arg_slots]
+    two = len(arg_slots) == 2
+    by = ""
+    if two:
+        role = _ROLES.get(prim.name, ("the first argument", "the second argument"))[which]
+        by = f" by {graph.node_id(arg_slots[which])} ({role}, {'ab'[which]})"
+    if order == 1:
+        # The row's note, without its sentences about the other argument's rule.
+        note = ". ".join(part for part in prim.note.split(". ")
+                         if not (two and part.startswith(f"∂/∂{'ba'[which]}")))
+        what = f"the derivative{by} is not finite here" + (f" ({note})" if note else "")
+    else:  # the primitive's note is about its first derivative
+        what = f"the second derivative{by} is not finite here"
+    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
+                          label="not differentiable at this point", node=node,
+                          values=tuple(float(a) for a in args))

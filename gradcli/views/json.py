@@ -1,0 +1,210 @@
+"""Every ``--json`` object, built from records in this one module (schema: ``docs/json.md``).
+
+Each function takes the plain records a command computed (results, traces, checks, catalogue
+rows) and gives a dict of JSON types, keys in a fixed order; non-finite numbers become ``null``
+where they can occur (a numerical derivative that could not be estimated). The CLI only calls
+one of these and prints ``dumps(...)``.
+
+>>> from gradcli.api import evaluate
+>>> data = eval_json(evaluate("x*y", {"x": 2, "y": 3}))
+>>> list(data), data["gradient"], data["mode"]
+(['source', 'inputs', 'value', 'gradient', 'seed', 'mode'], {'x': 3.0, 'y': 2.0}, 'reverse')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .trace import ForwardRow, TangentTrace, Trace
+
+
+def dumps(data, indent: int | None = None, ascii: bool = False) -> str:
+    """JSON text (one line unless ``indent``); UTF-8 characters (``∂``, ``θ``) kept as they are
+    unless ``ascii``."""
+    return json.dumps(data, ensure_ascii=ascii, indent=indent)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+# -- gradcli eval -----------------------------------------------------------------------------
+
+def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> dict:
+    """``eval --json``: the result (:class:`gradcli.api.Result` or ``ForwardResult``), with its
+    trace (``--trace``) and its check (``--check``/``--expect``) when given."""
+    data = {"source": result.source, "inputs": result.inputs, "value": result.value,
+            "gradient": result.gradient, "seed": result.seed, "mode": result.mode}
+    if result.mode == "forward" and result.directional is not None:
+        del data["gradient"]  # one sweep along a direction: no gradient
+        data["direction"] = result.direction
+        data["directional"] = result.directional
+    if trace is not None:
+        data["trace"] = trace_json(trace)
+    if check is not None:
+        data["check"] = check_json(check)
+    return data
+
+
+def trace_json(trace: Trace | TangentTrace) -> dict:
+    """``trace`` of ``eval --json --trace``: reverse mode's three tables, or forward mode's one."""
+    if isinstance(trace, TangentTrace):  # values with their tangents; no reverse sweep
+        forward = []
+        for r in trace.rows:
+            item = _row_json(r.row)
+            if r.row.op != "input":
+                item["partials"] = list(r.partials)
+            if trace.sweeps == ["direction"]:
+                item["tangent"] = r.tangents[0]
+            else:
+                item["tangents"] = dict(zip(trace.sweeps, r.tangents))
+            forward.append(item)
+        return {"forward": forward, "output": trace.output}
+    return {"forward": [_row_json(row) for row in trace.forward], **_sweep_json(trace),
+            "output": trace.output}
+
+
+def _row_json(row: ForwardRow) -> dict:
+    item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
+            "value": row.value}
+    if row.names:
+        item["name"] = ", ".join(row.names)
+    if row.outputs:  # several outputs: the ones this node is
+        item["outputs"] = list(row.outputs)
+    if row.step:
+        item["step"] = row.step
+    return item
+
+
+def _sweep_json(trace: Trace) -> dict:
+    """One reverse sweep's contributions and adjoints (with the seeds of a VJP's sweep)."""
+    data = {"contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
+                               "local": c.local, "local_expr": c.local_expr,
+                               "contribution": c.contribution}
+                              for c in trace.contributions],
+            "adjoints": {row.id: row.adjoint for row in trace.adjoints}}
+    if trace.seeds:
+        data["seeds"] = dict(trace.seeds)
+    return data
+
+
+def check_json(check) -> dict:
+    """``check`` of ``eval --check --json``: one row per gradient component (a
+    :class:`gradcli.check.Check`)."""
+    rows = []
+    for r in check.rows:
+        item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
+                "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
+                "rel_error": _finite(r.rel_error), "ok": r.ok, "status": r.status,
+                "step": _finite(r.step), "scheme": r.scheme}
+        if r.note:
+            item["note"] = r.note
+        if r.expected is not None:
+            e = r.expected
+            item["expected"] = {"formula": e.formula, "value": e.value, "ad": e.ad,
+                                "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
+                                "ok": e.ok}
+        rows.append(item)
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
+            "inconclusive": check.inconclusive, "rows": rows}
+
+
+# -- gradcli eval of several outputs ----------------------------------------------------------
+
+def jacobian_json(result, trace=None, check=None) -> dict:
+    """``eval --json`` of a program with several outputs: a :class:`gradcli.api.JacobianResult`
+    (``values``, ``jacobian`` output -> input -> number, ``outputs``, ``mode``, ``sweeps``) or a
+    ``ProductResult`` (``cotangent`` and ``vjp``, or ``direction`` and ``jvp``)."""
+    data = {"source": result.source, "inputs": result.point, "outputs": list(result.outputs),
+            "values": dict(result.values)}
+    if result.kind == "jacobian":
+        data["jacobian"] = {o: dict(r) for o, r in result.jacobian.items()}
+        data["mode"], data["sweeps"] = result.mode, result.sweeps
+    else:
+        data["mode"] = result.mode
+        weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
+        data[weights], data[product] = dict(result.weights), dict(result.product)
+    if trace is not None:
+        data["trace"] = outputs_trace_json(trace)
+    if check is not None:
+        data["check"] = jacobian_check_json(check)
+    return data
+
+
+def outputs_trace_json(trace) -> dict:
+    """``trace`` with several outputs: a ``JacobianTrace`` (``forward`` rows, then in reverse
+    mode ``sweeps``, one per output; in forward mode each row carries its tangent per input), or
+    a product's one sweep (a reverse sweep seeded on every output, or a tangent sweep)."""
+    if isinstance(trace, (Trace, TangentTrace)):  # a product's one sweep
+        return trace_json(trace)
+    if trace.mode == "forward":
+        return {"forward": trace_json(trace.tangents)["forward"], "outputs": trace.outputs}
+    return {"forward": [_row_json(row) for row in trace.forward],
+            "sweeps": [{"output": name, **_sweep_json(sweep)} for name, sweep in trace.sweeps],
+            "outputs": trace.outputs}
+
+
+def jacobian_check_json(check) -> dict:
+    """``check`` with several outputs: one entry per (output, input) of the Jacobian (a
+    :class:`gradcli.check.JacobianCheck`)."""
+    entries = []
+    for name, c in check.rows.items():
+        for item in check_json(c)["rows"]:
+            entries.append({"output": name, **item})
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
+            "inconclusive": check.inconclusive, "rows": entries}
+
+
+# -- gradcli hessian --------------------------------------------------------------------------
+
+def hessian_json(result, check=None) -> dict:
+    """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
+    data = {"source": result.source, "inputs": result.inputs, "value": result.value,
+            "gradient": result.gradient, "hessian": result.hessian}
+    if check is not None:
+        data["check"] = hessian_check_json(check)
+    return data
+
+
+def hessians_json(results: dict, checks: dict) -> dict:
+    """``hessian --json`` of several outputs: ``outputs`` and ``hessians`` (output -> its
+    ``value``, ``gradient``, ``hessian`` and ``check``)."""
+    first = next(iter(results.values()))
+    hessians = {}
+    for name, result in results.items():
+        one = hessian_json(result, checks.get(name))
+        del one["source"], one["inputs"]
+        hessians[name] = one
+    return {"source": first.source, "inputs": first.inputs, "outputs": list(results),
+            "hessians": hessians}
+
+
+def hessian_check_json(check) -> dict:
+    """``check`` of ``hessian --check --json``: one entry per (row, column) of H (a
+    :class:`gradcli.check.HessianCheck`)."""
+    entries = []
+    for name, c in check.rows.items():
+        for item in check_json(c)["rows"]:
+            entries.append({"row": name, "column": item.pop("input"), **item})
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
+            "inconclusive": check.inconclusive, "rows": entries}
+
+
+# -- gradcli diff, gradcli functions ----------------------------------------------------------
+
+def diff_json(derivatives: dict, order: int, outputs: list[str] | None = None,
+              mixed: list[str] | None = None) -> dict:
+    """``diff --json``: input name -> the derivative as source text, and the order (``mixed``:
+    the list of names differentiated by, in turn). With several outputs, ``derivatives`` is
+    output -> input -> text, and ``outputs`` their order."""
+    data: dict = {"derivatives": derivatives}
+    if outputs is not None:
+        data["outputs"] = outputs
+    data.update({"mixed": mixed} if mixed is not None else {"order": order})
+    return data
+
+
+def functions_json(rows: list[dict]) -> list[dict]:
+    """``functions --json``: the catalogue's rows (:func:`gradcli.views.catalogue.catalogue`)."""
+    return rows
