@@ -120,17 +120,15 @@ class BatchResult:
     errors: np.ndarray  # dtype object: None, or the message of the row's failure
     inputs: list[str] = field(default_factory=list)  # the graph's inputs, in graph order
 
-    @property
-    def failed(self) -> np.ndarray:
-        """A boolean mask of the rows that failed."""
-        return np.not_equal(self.errors, None)
-
-    @property
-    def n_failed(self) -> int:
-        return int(np.count_nonzero(self.failed))
+    failed = property(lambda self: _failed(self.errors), doc="A boolean mask of the failed rows.")
+    n_failed = property(lambda self: int(np.count_nonzero(_failed(self.errors))))
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.errors)
+
+
+def _failed(errors: np.ndarray) -> np.ndarray:
+    return np.not_equal(errors, None)
 
 
 def column_length(columns: Mapping[str, object]) -> int:
@@ -376,17 +374,7 @@ class JacobianBatch:
     outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
     inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
 
-    @property
-    def failed(self) -> np.ndarray:
-        """A boolean mask of the rows that failed."""
-        return np.not_equal(self.errors, None)
-
-    @property
-    def n_failed(self) -> int:
-        return int(np.count_nonzero(self.failed))
-
-    def __len__(self) -> int:
-        return len(self.errors)
+    failed, n_failed, __len__ = BatchResult.failed, BatchResult.n_failed, BatchResult.__len__
 
 
 def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
