@@ -284,3 +284,20 @@ def test_the_errors_column_is_built_when_read_and_can_be_amended():
     r.errors[2] = "amended"  # the array is built once and kept: changes stay
     assert r.errors.tolist() == [None, "v1: log(-1) is outside the domain of log (a > 0)",
                                  "amended"]
+
+
+def test_an_exception_in_a_block_on_the_pool_reaches_the_caller(monkeypatch):
+    real = batch._evaluate_block
+
+    def failing(graph, block, order, checked, wrt, offset, *rest):
+        if offset == 3 * 256:
+            raise RuntimeError("block 3")
+        return real(graph, block, order, checked, wrt, offset, *rest)
+
+    monkeypatch.setattr(batch, "_evaluate_block", failing)
+    x = np.linspace(1, 2, 40 * 256)
+    with pytest.raises(RuntimeError, match="block 3"):
+        evaluate_columns(compile("log(x)"), {"x": x}, block_rows=256, threads=2)
+    monkeypatch.setattr(batch, "_evaluate_block", real)
+    r = evaluate_columns(compile("log(x)"), {"x": x}, block_rows=256, threads=2)
+    assert np.array_equal(r.values, np.log(x))  # the pool still serves

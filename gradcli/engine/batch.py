@@ -274,8 +274,14 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
         for start in starts:
             run(start)
     else:
-        for _ in _pool(threads).map(run, starts):  # re-raises a block's exception
-            pass
+        pending = [_pool(threads).submit(run, start) for start in starts]
+        try:
+            for future in pending:
+                future.result()  # re-raises a block's exception
+        except BaseException:  # an error or ^C: the blocks not started yet are dropped
+            for future in pending:
+                future.cancel()
+            raise
     return BatchResult(values, grads, messages, list(graph.inputs))
 
 
