@@ -52,6 +52,7 @@ COS = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767
 _SIGN = np.int64(-1 << 63)  # the sign bit of a float64, as an int64
 # Both kernels' coefficients, a row each: Horner's rule runs on both rows in one array pass a step
 KERNELS = np.array([SIN, COS])
+_COLUMNS = [KERNELS[:, i:i + 1] for i in range(KERNELS.shape[1])]  # each degree's (2, 1) pair
 _LOCAL = threading.local()  # each thread's scratch arrays, by block length
 
 
@@ -73,44 +74,45 @@ def _scratch(n: int) -> SimpleNamespace:
 
 
 def _reduced_into(x: np.ndarray, out: np.ndarray, w: SimpleNamespace) -> None:
-    """[sin(x), cos(x)] into the 2-row ``out``, for finite |x| <= BOUND (w: scratch arrays)."""
+    """[sin(x), cos(x)] into the 2-row ``out``, for finite |x| <= BOUND (w: scratch arrays).
+    Each ufunc's output is its third argument: the positional form is the quicker call."""
     k, r, t = w.k, w.r, w.t
     # r = x - k·π/2, k = rint(x·2/π)
-    np.multiply(x, TWO_OVER_PI, out=k)
-    np.rint(k, out=k)
-    np.multiply(k, PIO2_1, out=t)
-    np.subtract(x, t, out=r)  # exact: k·PIO2_1 is exact and close to x
-    np.multiply(k, PIO2_2, out=t)
+    np.multiply(x, TWO_OVER_PI, k)
+    np.rint(k, k)
+    np.multiply(k, PIO2_1, t)
+    np.subtract(x, t, r)  # exact: k·PIO2_1 is exact and close to x
+    np.multiply(k, PIO2_2, t)
     r -= t
-    np.multiply(k, PIO2_3, out=t)
+    np.multiply(k, PIO2_3, t)
     r -= t
     # the kernels on |r| <= π/4, z = r²: P(z) and Q(z) by Horner's rule, both rows at once
     z, pq = w.z, w.pq
-    np.multiply(r, r, out=z)
-    np.multiply(z, KERNELS[:, -1:], out=pq)
-    for i in range(KERNELS.shape[1] - 2, 0, -1):
-        pq += KERNELS[:, i:i + 1]
+    np.multiply(r, r, z)
+    np.multiply(z, _COLUMNS[-1], pq)
+    for column in _COLUMNS[-2:0:-1]:
+        pq += column
         pq *= z
-    pq += KERNELS[:, :1]
+    pq += _COLUMNS[0]
     sin, cos = out
-    np.multiply(r, z, out=t)  # sine: r + (r·z)·P(z)
-    np.multiply(pq[0], t, out=sin)
+    np.multiply(r, z, t)  # sine: r + (r·z)·P(z)
+    np.multiply(pq[0], t, sin)
     sin += r
-    np.multiply(z, z, out=t)  # cosine: 1 - (z/2 - z²·Q(z))
-    np.multiply(pq[1], t, out=cos)
-    np.multiply(z, 0.5, out=t)
-    np.subtract(t, cos, out=cos)
-    np.subtract(1.0, cos, out=cos)
+    np.multiply(z, z, t)  # cosine: 1 - (z/2 - z²·Q(z))
+    np.multiply(pq[1], t, cos)
+    np.multiply(z, 0.5, t)
+    np.subtract(t, cos, cos)
+    np.subtract(1.0, cos, cos)
     # the quadrant k mod 4: (s, c), (c, -s), (-s, -c), (-c, s). Bit operations, not np.where:
     # a select on an unpredictable condition costs more than ten array passes.
     q, odd, high, swap = w.ints
     np.copyto(q, k, casting="unsafe")  # k is a whole number: exact
-    np.left_shift(q, 63, out=odd)  # bit 63: bit 0 of k
-    np.left_shift(q, 62, out=high)
+    np.left_shift(q, 63, odd)  # bit 63: bit 0 of k
+    np.left_shift(q, 62, high)
     high &= _SIGN  # bit 63: bit 1 of k, where the sine is negative
     s, c = sin.view(np.int64), cos.view(np.int64)
-    np.bitwise_xor(s, c, out=swap)
-    np.right_shift(odd, 63, out=q)  # all ones where k is odd
+    np.bitwise_xor(s, c, swap)
+    np.right_shift(odd, 63, q)  # all ones where k is odd
     swap &= q
     s ^= swap
     c ^= swap
@@ -122,7 +124,7 @@ def _reduced_into(x: np.ndarray, out: np.ndarray, w: SimpleNamespace) -> None:
 def _sincos_into(x: np.ndarray, out: np.ndarray) -> None:
     """[sin(x), cos(x)] into the 2-row ``out``, for a 1-dimensional x of at most CHUNK rows."""
     w = _scratch(len(x))
-    magnitude = np.abs(x, out=w.r)
+    magnitude = np.abs(x, w.r)
     if np.max(magnitude) <= BOUND:  # nan if any element is nan
         has_zero = np.min(magnitude) == 0.0
         _reduced_into(x, out, w)
