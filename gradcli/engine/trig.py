@@ -2,7 +2,7 @@
 
 NumPy's float64 ``np.sin`` and ``np.cos`` call the C library once per element (no SIMD), about
 17 ns each; the batch engine needs both for every ``sin`` or ``cos`` node (the value and the
-local derivative). :func:`sincos` computes the pair in about 35 array passes of NumPy
+local derivative). :func:`sincos` computes the pair in about 45 array operations of NumPy
 arithmetic, which use every SIMD lane of the processor, sharing one argument reduction:
 
 1. Reduction (Cody and Waite): ``k = rint(x·2/π)`` and ``r = x - k·π/2`` with π/2 in three
@@ -125,8 +125,8 @@ def _sincos_into(x: np.ndarray, out: np.ndarray) -> None:
     """[sin(x), cos(x)] into the 2-row ``out``, for a 1-dimensional x of at most CHUNK rows."""
     w = _scratch(len(x))
     magnitude = np.abs(x, w.r)
-    if np.max(magnitude) <= BOUND:  # nan if any element is nan
-        has_zero = np.min(magnitude) == 0.0
+    if np.maximum.reduce(magnitude) <= BOUND:  # nan if any element is nan
+        has_zero = np.minimum.reduce(magnitude) == 0.0
         _reduced_into(x, out, w)
         if has_zero:  # sin(-0) is -0; the reduction gives +0
             np.copyto(out[0], x, where=x == 0.0)
