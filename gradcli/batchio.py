@@ -21,9 +21,9 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
-from .errors import InputError, MissingInputError
+from .errors import FileError, InputError, MissingInputError, OutputError
 from .engine.graph import Graph
 
 CSV_BLOCK_BYTES = 1 << 20  # bytes of CSV per chunk (about 40,000 rows of two numbers)
@@ -70,9 +70,10 @@ class Rows:
     """A source of rows in chunks: the column names, the chunks, and progress information."""
 
     columns: list[str]
-    chunks: Iterator  # of pyarrow.RecordBatch
+    chunks: Iterable  # of pyarrow.RecordBatch
     total: int | None  # in units of ``done()``: bytes for CSV files, rows otherwise; None: unknown
     done: Callable[[], int]
+    close: Callable[[], None] = lambda: None  # releases the file and any reader thread
 
 
 class _Counted(io.RawIOBase):
@@ -126,60 +127,89 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
     """CSV with a header line. The columns the expression reads are parsed as numbers by
     pyarrow; should a cell not be a number, the rest of the file is read with those columns
     as text and parsed row by row, so one odd cell fails its row, not the file (standard input,
-    which cannot be read twice, is read as text from the start). Other columns stay text."""
-    pa = _arrow()
+    which cannot be read twice, is read as text from the start). Other columns stay text.
+
+    Only the header is read here: pyarrow's reader (whose read-ahead thread reads through a
+    Python stream) starts when the chunks are first asked for, and :meth:`Rows.close` ends it.
+    A reader still alive as Python exits aborts the process (``Fatal Python error:
+    PyGILState_Release``) or hangs it, so a mistake found before the first chunk, or an error
+    while writing, must not leave one behind."""
+    _arrow()
     if path == "-":
+        if sys.stdin is None:
+            raise InputError("standard input is closed, so --points - has nothing to read",
+                             hint="pipe the points in: cat points.csv | gradcli eval ... "
+                                  "--points -")
         raw, total, what = sys.stdin.buffer, None, "standard input"
     else:
         try:
-            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
+            raw = open(path, "rb")  # noqa: SIM115 - closed by _CsvChunks.close
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc.strerror}") from None
         import os
         total, what = os.fstat(raw.fileno()).st_size, path
-    names, header_bytes = _csv_header(raw, what)
-    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
-    stream = _Counted(raw, header_bytes)
     try:
-        reader = _csv_reader(stream, names, numbers)  # reads the first block
-    except pa.ArrowInvalid as exc:
-        if "Empty CSV file" in str(exc):  # a header and no rows: no chunks
-            if raw is not sys.stdin.buffer:
-                raw.close()
-            return Rows(names, iter(()), total, lambda: stream.count)
-        if not numbers or "conversion error" not in str(exc):
-            raise InputError(f"{what}: {_arrow_message(exc)}") from None
-        numbers.clear()
-        raw.seek(header_bytes)
-        stream = _Counted(raw, header_bytes)
-        reader = _csv_reader(stream, names, numbers)
+        names, header_bytes = _csv_header(raw, what)
+    except BaseException:
+        if raw is not sys.stdin.buffer:
+            raw.close()
+        raise
+    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
+    chunks = _CsvChunks(path, raw, what, names, numbers, header_bytes)
+    return Rows(names, chunks, total, lambda: chunks.stream.count, chunks.close)
 
-    def chunks():
-        nonlocal raw, reader, stream
-        rows = 0
+
+class _CsvChunks:
+    """The record batches of a CSV stream after its header, read by pyarrow when iterated."""
+
+    def __init__(self, path, raw, what, names, numbers, header_bytes):
+        self.path, self.raw, self.what, self.names = path, raw, what, names
+        self.numbers, self.header_bytes = numbers, header_bytes
+        self.stream = _Counted(raw, header_bytes)
+        self.reader = None
+
+    def __iter__(self):
+        pa = _arrow()
         try:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return
-                except pa.ArrowInvalid as exc:
-                    if not numbers or "conversion error" not in str(exc):
-                        raise InputError(f"{what}: {_arrow_message(exc)}") from None
-                    numbers.clear()  # read on as text, from the first row not yet given
-                    raw.close()
-                    raw = open(path, "rb")  # noqa: SIM115
-                    _csv_header(raw, what)
-                    stream = _Counted(raw, stream.count)
-                    reader = _csv_reader(stream, names, numbers, skip=rows)
-                    continue
-                rows += batch.num_rows
-                yield batch
-        finally:
-            if raw is not sys.stdin.buffer:
-                raw.close()
+            self.reader = _csv_reader(self.stream, self.names, self.numbers)  # the first block
+        except pa.ArrowInvalid as exc:
+            if "Empty CSV file" in str(exc):  # a header and no rows: no chunks
+                return
+            self._text_from(exc, 0, reopen=False)
+        rows = 0
+        while True:
+            try:
+                batch = self.reader.read_next_batch()
+            except StopIteration:
+                return
+            except pa.ArrowInvalid as exc:
+                self._text_from(exc, rows, reopen=True)
+                continue
+            rows += batch.num_rows
+            yield batch
 
-    return Rows(names, chunks(), total, lambda: stream.count)
+    def _text_from(self, exc, rows: int, reopen: bool) -> None:
+        """After a cell that is not a number: read on with every column as text, from the
+        first row not yet given."""
+        if not self.numbers or "conversion error" not in str(exc):
+            raise InputError(f"{self.what}: {_arrow_message(exc)}") from None
+        self.numbers.clear()
+        self.reader = None
+        if reopen:
+            self.raw.close()
+            self.raw = open(self.path, "rb")  # noqa: SIM115
+            _csv_header(self.raw, self.what)
+        else:
+            self.raw.seek(self.header_bytes)
+        self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes)
+        self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows)
+
+    def close(self) -> None:
+        """Stop pyarrow's reader (its thread is joined while Python still runs) and close the
+        file."""
+        self.reader = None
+        if self.raw is not sys.stdin.buffer:
+            self.raw.close()
 
 
 def _arrow_message(exc: Exception) -> str:
@@ -404,6 +434,54 @@ def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], output: str
 
 # -- writing ------------------------------------------------------------------------------------
 
+def _reason(exc: OSError) -> str:
+    """An OSError's reason in words (pyarrow's carry only the number and a long detail)."""
+    import os
+    return os.strerror(exc.errno) if exc.errno else str(exc).split("\n")[0]
+
+
+def _write_error(path: str | None, exc: OSError):
+    """The gradcli error for a failed write: standard output's is an ``io error``, a file's
+    names the file; both exit 2."""
+    if path is None:
+        return OutputError(f"cannot write to standard output: {_reason(exc)}")
+    return FileError(f"cannot write {path}: {_reason(exc)}")
+
+
+class _Output:
+    """A binary stream (standard output when ``path`` is None) whose write errors are gradcli
+    errors; a closed pipe stays ``BrokenPipeError``, which the command line ends quietly."""
+
+    def __init__(self, file, path: str | None = None):
+        self.file, self.path = file, path
+
+    def write(self, data) -> None:
+        try:
+            self.file.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.file.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            if self.path is not None:
+                try:
+                    self.file.close()
+                except OSError:
+                    pass  # the flush above has reported it
+
+
 class CsvSink:
     """CSV with a header; numbers as the shortest text that reads back to the same double, NaN
     as ``nan``, an empty error cell for a row that computed."""
@@ -430,7 +508,7 @@ class CsvSink:
         self.file.write(out.getbuffer())
 
     def close(self) -> None:
-        self.file.flush()
+        self.file.close()
 
 
 class JsonlSink:
@@ -453,7 +531,7 @@ class JsonlSink:
             self.file.write(("\n".join(lines) + "\n").encode("utf-8"))
 
     def close(self) -> None:
-        self.file.flush()
+        self.file.close()
 
 
 class ParquetSink:
@@ -464,19 +542,25 @@ class ParquetSink:
 
     def write(self, batch) -> None:
         import pyarrow.parquet as pq
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.path, batch.schema)
-        self.writer.write_batch(batch)
+        try:
+            if self.writer is None:
+                self.writer = pq.ParquetWriter(self.path, batch.schema)
+            self.writer.write_batch(batch)
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
 
     def close(self) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
-        if self.writer is None:  # no rows: an empty table with the columns
-            pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
-                                                     else pa.float64()) for name in self.names}),
-                           self.path)
-        else:
-            self.writer.close()
+        try:
+            if self.writer is None:  # no rows: an empty table with the columns
+                pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
+                                                         else pa.float64())
+                                         for name in self.names}), self.path)
+            else:
+                self.writer.close()
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -511,7 +595,11 @@ class Summary:
 def open_sink(path: str | None, as_json: bool, names: list[str]):
     """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
     if path is None:
-        out = sys.stdout.buffer
+        if sys.stdout is None:
+            raise OutputError("standard output is closed",
+                              hint="run gradcli with its output going to a terminal, a pipe or "
+                                   "a file, or write a file with -o FILE")
+        out = _Output(sys.stdout.buffer)
         return JsonlSink(out, names) if as_json else CsvSink(out, names)
     kind = file_format(path, output=True)
     if as_json:
@@ -520,9 +608,9 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
     if kind == "parquet":
         return ParquetSink(path, names)
     try:
-        file = open(path, "wb")  # noqa: SIM115 - closed by run_batch
+        file = _Output(open(path, "wb"), path)  # noqa: SIM115 - closed by run_batch
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
     return (JsonlSink if kind == "jsonl" else CsvSink)(file, names)
 
 
@@ -532,7 +620,14 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
     """Evaluate every row of ``rows`` and write each chunk as it is done; the summary.
 
     ``at`` fixes inputs the rows do not hold; ``progress(done, total)`` is called after each
-    chunk (units: bytes for a CSV file, rows otherwise)."""
+    chunk (units: bytes for a CSV file, rows otherwise). ``rows`` is closed when it returns."""
+    try:
+        return _run_batch(graph, rows, sink_path, as_json, wrt, at, progress)
+    finally:
+        rows.close()  # also on an error: no reader thread outlives the run
+
+
+def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     from .engine.graph import wrt_names
     _arrow()
     at = dict(at or {})
