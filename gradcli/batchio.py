@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -146,7 +147,6 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
             raw = open(path, "rb")  # noqa: SIM115 - closed by _CsvChunks.close
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        import os
         total, what = os.fstat(raw.fileno()).st_size, path
     try:
         names, header_bytes = _csv_header(raw, what)
@@ -436,7 +436,6 @@ def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], output: str
 
 def _reason(exc: OSError) -> str:
     """An OSError's reason in words (pyarrow's carry only the number and a long detail)."""
-    import os
     return os.strerror(exc.errno) if exc.errno else str(exc).split("\n")[0]
 
 
@@ -664,8 +663,9 @@ DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
 
 def _dask():
     """dask.dataframe and distributed, or an InputError naming the extra (exit 2)."""
-    _arrow()
     try:
+        import numpy  # noqa: F401
+        import pyarrow  # noqa: F401
         import dask
         import dask.dataframe as dd
         import distributed
@@ -743,17 +743,19 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     if path == "-":
         raise InputError("dask reads files, not standard input", option="engine")
     kind = file_format(path)
+    if kind == "jsonl":
+        raise InputError("dask reads CSV or Parquet", option="engine",
+                         hint="convert the JSON lines first, or use the numpy engine")
+    if kind == "csv":
+        _check_csv_parts(path)
     try:
         if kind == "parquet":
             frame = dd.read_parquet(path)
-        elif kind == "csv":
+        else:
             frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
                                 blocksize=DASK_CSV_BLOCK_BYTES)
-        else:
-            raise InputError("dask reads CSV or Parquet", option="engine",
-                             hint="convert the JSON lines first, or use the numpy engine")
-    except (FileNotFoundError, OSError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    except (OSError, ValueError) as exc:  # no such file; pandas' EmptyDataError
+        raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
     columns = list(frame.columns)
     rows = Rows(columns, iter(()), None, lambda: 0)
     both = [name for name in at if name in columns]
@@ -766,23 +768,36 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
         raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
                                 names=tuple(missing))
     output_columns(rows, at, wrt)  # checks for collisions
-    fill = "" if out_kind == "csv" else None
-    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill)
-    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, meta=meta)
-    if out_kind == "parquet":
-        write = result.to_parquet(output_path, write_index=False, compute=False)
-    else:
-        write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
-    # One summary row per partition, computed with the write (the partitions are evaluated once)
-    counts = result.map_partitions(partition_failures,
-                                   meta=partition_failures(meta.iloc[:0]).iloc[:0])
+    if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
+        raise FileError(f"cannot write {output_path}: it is a file, and the dask engine writes "
+                        "a directory of Parquet parts there", hint="remove it, or name another "
+                        "output")
+    # Connected before the write is planned: planning it makes the output directory, which a
+    # scheduler that cannot be reached would leave behind, empty
     client = _client(distributed, scheduler)
     try:
+        fill = "" if out_kind == "csv" else None
+        meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill)
+        result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, meta=meta)
+        try:
+            if out_kind == "parquet":  # a directory from an earlier run is replaced
+                write = result.to_parquet(output_path, write_index=False, compute=False,
+                                          overwrite=os.path.isdir(output_path))
+            else:
+                write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
+        except (OSError, ValueError) as exc:
+            raise FileError(f"cannot write {output_path}: {_dask_message(exc)}") from None
+        # One summary row per partition, computed with the write (each partition runs once)
+        counts = result.map_partitions(partition_failures,
+                                       meta=partition_failures(meta.iloc[:0]).iloc[:0])
         with warnings.catch_warnings():
             # to_csv gives a delayed write: computed with the counts, the expressions are
             # materialised (what the warning says), and each partition still runs once
             warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
-            _, parts = dask.compute(write, counts)
+            try:
+                _, parts = dask.compute(write, counts)
+            except OSError as exc:  # raised in a worker as it wrote its part
+                raise _write_error(output_path, exc) from None
     finally:
         client.close()
     summary, offset = Summary(), 0
@@ -795,6 +810,31 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     return summary
 
 
+def _dask_message(exc: Exception) -> str:
+    """The cause in one line: without the "An error occurred while calling the read_csv method
+    registered to the pandas backend" that Dask puts around it."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    return text.rpartition("Original Message: ")[2].strip().split("\n")[0] or type(exc).__name__
+
+
+def _check_csv_parts(path: str) -> None:
+    """The first CSV file of ``path`` (a file, a glob or a directory) read for its header: two
+    columns of one name are an error, as with the numpy engine (pandas would rename the second
+    one ``x.1``), and so is a file with no header."""
+    import glob
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, name) for name in os.listdir(path))
+    else:
+        files = sorted(glob.glob(path)) or [path]
+    first = next((f for f in files if os.path.isfile(f)), None)
+    if first is None:
+        return  # Dask says what is missing
+    with open(first, "rb") as raw:
+        _csv_header(raw, first)
+
+
 def _client(distributed, scheduler: str | None):
     """A client of the scheduler at ``scheduler``, or of a new local cluster (closed with it)."""
     if scheduler is not None:
@@ -802,7 +842,11 @@ def _client(distributed, scheduler: str | None):
             return distributed.Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-    cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1)
+    import logging
+    # silence_logs: a task that fails (a part that cannot be written) is reported once, by
+    # gradcli, not also as a worker's log record with a traceback
+    cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1,
+                                       silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     close = client.close
 

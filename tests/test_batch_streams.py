@@ -127,3 +127,81 @@ def test_a_big_file_into_a_closed_pipe_ends_quietly_with_141(gradcli_script, tmp
         env={**os.environ, "G": gradcli_script}, cwd=tmp_path, capture_output=True, text=True,
         timeout=120)
     assert proc.stdout == "141\n", proc.stdout  # and nothing on gradcli's standard error
+
+
+# -- Dask: the extra, reruns, unreachable schedulers, the same mistakes as the numpy engine -------
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+def test_dask_without_any_extra_names_the_dask_extra(run, tmp_path, monkeypatch):
+    """A fresh install has neither NumPy nor pyarrow: the hint is still the dask extra (which
+    brings them), not gradcli[batch], after which --engine dask would fail again."""
+    (tmp_path / "p.csv").write_text(POINTS)
+    for name in ("pyarrow", "dask", "dask.dataframe", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ['pip install "gradcli[dask]"'])
+
+
+def test_dask_run_twice_replaces_its_parquet_directory(run, cluster, tmp_path):
+    import pyarrow.parquet as pq
+    (tmp_path / "p.csv").write_text(POINTS)
+    out = tmp_path / "out.parquet"
+    args = ("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+            "--scheduler", cluster.scheduler_address, "-o", str(out))
+    assert run(*args).exit_code == 0
+    (out / "part.7.parquet").write_bytes((out / "part.0.parquet").read_bytes())  # a stale part
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(out).column("id").to_pylist() == ["a", "b"]
+
+
+def test_dask_will_not_write_parts_over_a_file(run, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    (tmp_path / "out.parquet").write_text("mine")
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ["out.parquet: it is a file"])
+    assert (tmp_path / "out.parquet").read_text() == "mine"
+
+
+def test_an_unreachable_scheduler_leaves_no_output_behind(run, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "--scheduler", "not-an-address", "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ["cannot reach the Dask scheduler at not-an-address"])
+    assert not (tmp_path / "out.parquet").exists()  # a second try is not refused
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", ["has no header line"]),
+    ("x,x,y\n1,2,3\n", ["two columns named 'x'"]),  # pandas would call the second x.1
+])
+def test_dask_reports_the_numpy_engines_mistakes(run, tmp_path, text, words):
+    (tmp_path / "p.csv").write_text(text)
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, words)
+
+
+def test_dask_names_a_missing_file_in_one_line(run, tmp_path):
+    result = run("eval", EXPR, "--points", str(tmp_path / "nowhere.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ["cannot read", "nowhere.csv"])
+    assert "pandas backend" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_dask_parts_that_cannot_be_written_are_an_error(run, cluster, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    (tmp_path / "a file").write_text("")
+    out = tmp_path / "a file" / "out-*.csv"  # Dask makes missing directories, not this one
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "--scheduler", cluster.scheduler_address, "-o", str(out))
+    check_reported(result, 2, ["cannot write", "a file"])
