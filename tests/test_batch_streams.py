@@ -205,3 +205,54 @@ def test_dask_parts_that_cannot_be_written_are_an_error(run, cluster, tmp_path):
     result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
                  "--scheduler", cluster.scheduler_address, "-o", str(out))
     check_reported(result, 2, ["cannot write", "a file"])
+
+
+# -- the progress bar: Ctrl-C, and runs that end before it would show ------------------------------
+
+def test_the_progress_bar_does_not_flash_when_the_work_is_already_done():
+    import io
+
+    from rich.console import Console
+
+    from gradcli.views.tables import DelayedProgress
+    out = io.StringIO()
+    bar = DelayedProgress(console=Console(file=out, force_terminal=True, width=60),
+                          clock=iter([0.0, 1.5, 1.6]).__next__)
+    bar(100, 100)  # a slow start-up: the only chunk arrives after the delay
+    assert bar.progress is None
+    bar.close()
+    assert out.getvalue() == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_ctrl_c_during_the_progress_bar_gives_the_cursor_back(gradcli_script, tmp_path):
+    """The bar hides the terminal's cursor; Ctrl-C must show it again (exit 130)."""
+    import pty
+    import select
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: gradcli on the terminal, a grid that takes seconds
+        os.chdir(tmp_path)
+        os.execv(gradcli_script, [gradcli_script, "eval", EXPR,
+                                  "--grid", "x=1:2:4000,y=1:2:4000", "-o", "out.parquet"])
+    out, sent, deadline = b"", False, time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if not sent and b"evaluating" in out:
+            os.write(fd, b"\x03")  # Ctrl-C, as typed
+            sent = True
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert sent, out
+    assert os.waitstatus_to_exitcode(status) == 130
+    hidden = out.rindex(b"\x1b[?25l")
+    assert b"\x1b[?25h" in out[hidden:], out[-300:]
+    assert b"Traceback" not in out
