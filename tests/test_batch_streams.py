@@ -256,3 +256,27 @@ def test_ctrl_c_during_the_progress_bar_gives_the_cursor_back(gradcli_script, tm
     hidden = out.rindex(b"\x1b[?25l")
     assert b"\x1b[?25h" in out[hidden:], out[-300:]
     assert b"Traceback" not in out
+
+
+# -- messages that say what happened --------------------------------------------------------------
+
+@pytest.mark.parametrize("args, stdin, words", [
+    # a grid has ranges, not columns of points
+    (["--grid", "x=1:2:2", "--at", "x=1,y=1"], None, ["--at gives x, which is also a range of "
+                                                      "the grid"]),
+    (["--grid", "x=1:2:2"], None, ["the grid has no range for y", "--at y=1"]),
+    # options that shape one point's tables are not silently ignored
+    (["--points", "-", "--digits", "3"], "x,y\n1,2\n", ["--digits shapes the tables of one "
+                                                         "point", "--points writes every number"]),
+    (["--grid", "x=0:1:2,y=0:1:2", "--max-rows", "1"], None, ["--max-rows", "--grid"]),
+    (["--points", "-", "--json", "-o", "out.csv"], "x,y\n1,2\n", ["write to out.jsonl instead"]),
+])
+def test_batch_mistakes_say_what_happened(run, tmp_path, monkeypatch, args, stdin, words):
+    monkeypatch.chdir(tmp_path)
+    check_reported(run("eval", EXPR, *args, input=stdin), 2, words)
+
+
+def test_standard_input_cannot_hold_both_the_expression_and_the_points(run):
+    result = run("eval", "-", "--points", "-", input="x,y\n1,2\n")
+    check_reported(result, 2, ["'-' reads standard input once"])
+    assert "syntax error" not in result.stderr  # the CSV was read as the expression
