@@ -280,3 +280,23 @@ def test_standard_input_cannot_hold_both_the_expression_and_the_points(run):
     result = run("eval", "-", "--points", "-", input="x,y\n1,2\n")
     check_reported(result, 2, ["'-' reads standard input once"])
     assert "syntax error" not in result.stderr  # the CSV was read as the expression
+
+
+# -- the Python API -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("points", [None, [[2.0, 3.0]], [(2.0, 3.0)], 5.0])
+@pytest.mark.parametrize("function", ["evaluate_batch", "jacobian_batch"])
+def test_points_that_are_not_a_mapping_are_named_as_such(points, function):
+    """Before: None was a TypeError from deep inside the engine, and a list of rows was
+    'no values for inputs x, y', as if the user had forgotten them."""
+    import gradcli
+    from gradcli.errors import InputError
+    with pytest.raises(InputError, match=f"points is a {type(points).__name__}, not a mapping"):
+        getattr(gradcli, function)("x*y", points)
+
+
+def test_a_data_frame_is_still_a_mapping_of_columns():
+    pd = pytest.importorskip("pandas")
+    import gradcli
+    r = gradcli.evaluate_batch("x*y", pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]}))
+    assert r.values.tolist() == [3.0, 8.0] and r.gradient["x"].tolist() == [3.0, 4.0]
