@@ -122,7 +122,9 @@ def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
         convert_options=pacsv.ConvertOptions(
             column_types={name: pa.float64() if name in numbers else pa.string()
                           for name in names},
-            strings_can_be_null=False, quoted_strings_can_be_null=False))
+            # only an empty cell is missing: "nan" is NaN, "NA" or "null" text (pyarrow would
+            # call all of them null, and the row "no value")
+            null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
 def read_csv(path: str, graph: Graph | None = None) -> Rows:

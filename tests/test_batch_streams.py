@@ -300,3 +300,20 @@ def test_a_data_frame_is_still_a_mapping_of_columns():
     import gradcli
     r = gradcli.evaluate_batch("x*y", pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]}))
     assert r.values.tolist() == [3.0, 8.0] and r.gradient["x"].tolist() == [3.0, 4.0]
+
+
+# -- what a cell holds ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_nan_cell_is_named_for_what_it_holds(run, tmp_path, source):
+    """pyarrow reads "nan", "NA" and "null" as missing: the row said "no value for input x",
+    and said otherwise when another cell of the file was not a number (read as text)."""
+    text = "x,y\nnan,1\nNA,2\n,3\n2,8\n"
+    (tmp_path / "p.csv").write_text(text)
+    args = ["--points", "-"] if source == "stdin" else ["--points", str(tmp_path / "p.csv")]
+    result = run("eval", EXPR, *args, input=text if source == "stdin" else None)
+    assert result.exit_code == 1
+    errors = [line.partition(",nan,nan,nan,")[2] for line in result.stdout.splitlines()[1:]]
+    assert errors == ['"the value of x is nan, which is not a finite number"',
+                      '''"the value of x is 'NA', not a number"''',
+                      '"no value for input x"', ""]
