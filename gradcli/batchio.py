@@ -673,13 +673,12 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     wrt = wrt_names(graph, wrt)
     _check_inputs(graph, rows, at)
     names = output_columns(rows, at, wrt, graph)
-    chunks = iter(rows.chunks)
-    first = next(chunks, None)  # a file that fails in its first block fails before any output
+    done = (evaluate_chunk(graph, batch, wrt, at) for batch in rows.chunks)
+    first = next(done, None)  # a file that fails in its first block fails before any output
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
     try:
-        for batch in itertools.chain(() if first is None else (first,), chunks):
-            table, errors = evaluate_chunk(graph, batch, wrt, at)
+        for table, errors in itertools.chain(() if first is None else (first,), done):
             sink.write(table)
             summary.add(errors, summary.rows)
             if progress is not None:

@@ -333,3 +333,13 @@ def test_a_ragged_first_row_fails_before_the_header_is_written(run):
     result = run("eval", EXPR, "--points", "-", input="x,y\n1,2,3\n")
     check_reported(result, 2, ["Expected 2 columns, got 3"])
     assert result.stdout == ""
+
+
+def test_a_column_of_lists_fails_before_the_header_is_written(run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"x": pa.array([[1.0]], pa.list_(pa.float64())), "y": [1.0]}),
+                   tmp_path / "p.parquet")
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.parquet"))
+    check_reported(result, 2, ["the column x holds list<element: double> values, not numbers"])
+    assert result.stdout == ""
