@@ -21,6 +21,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+import drawn
+from strategies import cases
 from gradcli.api import compile, evaluate_graph
 from gradcli.cli import main
 from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
@@ -204,60 +206,11 @@ def test_mermaid_escapes_what_its_labels_would_read_as_syntax():
 
 # -- the terminal drawing, read back by following its lines -------------------------------------
 
-LINES = {"─": "LR", "│": "UD", "┌": "DR", "┐": "DL", "└": "UR", "┘": "UL", "├": "UDR",
-         "┤": "UDL", "┬": "DLR", "┴": "ULR", "┼": "UDLR"}
-STEP = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
-OPPOSITE = {"U": "D", "D": "U", "L": "R", "R": "L"}
-
-
 def read_drawing(text):
     """Boxes {id: (top, left, height, width, text lines)} and edges [(from id, to id, argument
-    position, label)] found by following every line from every box's output port."""
-    grid = text.splitlines()
-    width = max(len(line) for line in grid)
-    grid = [line.ljust(width) for line in grid]
-    boxes = {}
-    for r, line in enumerate(grid):
-        for c, ch in enumerate(line):
-            if ch in "╭╔":
-                right = next(k for k in range(c + 1, width) if grid[r][k] in "╮╗")
-                bottom = next(k for k in range(r + 1, len(grid)) if grid[k][c] in "╰╚")
-                lines = [grid[k][c + 1:right].strip() for k in range(r + 1, bottom)]
-                name = lines[0].split()[0]
-                assert name not in boxes, f"{name} is drawn twice"
-                boxes[name] = (r, c, bottom - r + 1, right - c + 1, lines)
-
-    def box_at(r, c):
-        for name, (top, left, height, w, _) in boxes.items():
-            if top <= r < top + height and left <= c < left + w:
-                return name, top
-        raise AssertionError(f"an arrowhead at row {r}, column {c} points at no box")
-
-    edges = []
-    for name, (top, left, height, w, _) in boxes.items():
-        ports = [r for r in range(top, top + height) if grid[r][left + w - 1] in "├╟"]
-        assert len(ports) <= 1, f"{name} has {len(ports)} output ports"
-        stack = [(r, left + w, "R", "") for r in ports]
-        seen = set()
-        while stack:
-            r, c, heading, label = stack.pop()
-            ch = grid[r][c]
-            if ch == "▶":
-                target, target_top = box_at(r, c + 1)
-                edges.append((name, target, (r - target_top - 1) // 2, label.strip()))
-                continue
-            if ch not in LINES:  # text on a line (a label) is read while going right
-                assert heading == "R", f"a line from {name} ends at {ch!r} ({r}, {c})"
-                stack.append((r, c + 1, heading, label + ch))
-                continue
-            assert OPPOSITE[heading] in LINES[ch], f"{ch!r} at ({r}, {c}) does not join"
-            if (r, c, heading) in seen:
-                continue
-            seen.add((r, c, heading))
-            exits = heading if ch == "┼" else LINES[ch].replace(OPPOSITE[heading], "")
-            for d in exits:
-                stack.append((r + STEP[d][0], c + STEP[d][1], d, label))
-    return boxes, edges
+    position, label)], read back by tests/drawn.py (which checks the drawing's topology)."""
+    boxes, edges = drawn.read_drawing(text)
+    return boxes, [edge[:4] for edge in edges]
 
 
 def test_drawing_of_the_seed_example(run):
@@ -318,22 +271,47 @@ EXPRESSIONS = st.recursive(
     max_leaves=14)
 
 
-@pytest.mark.filterwarnings("ignore:Generating overly large repr")
-@settings(max_examples=60, deadline=None)
-@given(EXPRESSIONS)
-def test_every_edge_is_drawn_to_the_right_port(source):
+def check_topology(source, args=(), layout="lr"):
+    """Draw ``source`` and read the drawing back (tests/drawn.py checks that lines join, stay
+    out of boxes and leave none astray): every edge of the picture, each to its port, no more."""
     from gradcli.errors import DomainError
     try:
         graph = compile(source)
     except DomainError:  # constants folded at lowering: (2 / (2 - 2)) is a division by zero
         assume(False)
-    picture = build_picture(graph)
-    expected = sorted(edge_triples(picture))
     if graph.output < graph.n_const:
-        return  # a constant: nothing to connect
-    boxes, edges = read_drawing(CliRunner().invoke(main, ["graph", "--", source]).stdout)
-    assert sorted((a, b, p) for a, b, p, _ in edges) == expected
+        return None  # a constant: nothing to connect
+    result = CliRunner().invoke(main, ["graph", "--width", "1000", "--layout", layout,
+                                       *args, "--", source])
+    assert result.exit_code == 0, result.output
+    picture = build_picture(graph)
+    boxes, edges = drawn.read_drawing(result.stdout)
+    assert sorted(edge[:3] for edge in edges) == edge_triples(picture)
     assert len(boxes) == len(picture.nodes)
+    return edges
+
+
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
+@pytest.mark.parametrize("layout", ["lr", "tb"])
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(source=EXPRESSIONS)
+def test_every_edge_is_drawn_to_the_right_port(source, layout):
+    check_topology(source, layout=layout)
+
+
+@pytest.mark.parametrize("layout", ["lr", "tb"])
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(case=cases(max_statements=3, max_depth=4))
+def test_programs_with_shared_values_are_drawn_edge_for_edge(case, layout):
+    """Generated programs (assignments, a value read many times, every function) at a point."""
+    from gradcli.language.printer import to_source
+    at = ",".join(f"{name}={value!r}" for name, value in case.point.items())
+    check_topology(to_source(case.program), ("--at", at), layout)
+
+
+@pytest.mark.parametrize("layout", ["lr", "tb"])
+def test_the_case_that_once_drew_an_edge_to_the_wrong_port(layout):
+    check_topology("(hypot(x, z) + (z + sin(z)))", ("--at", "x=1,z=2"), layout)
 
 
 def test_a_drawing_too_wide_for_the_terminal_says_where_it_is_cut():

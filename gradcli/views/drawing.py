@@ -170,9 +170,10 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
         item.top = top
         top += item.height + 1
     readers: dict[int, list[tuple[int, str, bool]]] = {}
-    for e in edges:
-        readers.setdefault(e.source, []).append(
-            (items[e.target].in_rows[e.position], fix(edge_text(e, digits)), True))
+    for t, es in into.items():
+        for port, e in enumerate(es):  # a port per argument drawn (a constant has none)
+            readers.setdefault(e.source, []).append(
+                (items[t].in_rows[port], fix(edge_text(e, digits)), True))
     nets = [_Net(items[s].out_row, targets) for s, targets in sorted(readers.items())]
     _share_tracks(nets)
     label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
