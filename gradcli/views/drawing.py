@@ -23,6 +23,7 @@ terminals; with ``ascii`` every character is ASCII.
 from __future__ import annotations
 
 import bisect
+import heapq
 from dataclasses import dataclass, field
 
 from ..errors import LimitError
@@ -110,28 +111,13 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
         raise LimitError(f"the drawing would have {len(nodes) + carries:,} boxes and lines",
                          hint="lower --max-nodes, or use --format dot")
 
-    columns: list[list[Item]] = [[] for _ in layer_column]
-    box = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
-                     [e.position for e in into.get(i, ())])
-           for i, node in enumerate(nodes)]
-    for i, item in enumerate(box):
-        columns[column_of[i]].append(item)
-    links: list[list[Link]] = [[] for _ in range(len(columns) - 1)]
-    carry: dict[tuple[int, int], Item] = {}
-    for s, far in farthest.items():
-        for c in range(column_of[s] + 1, far):
-            carry[(s, c)] = Item(s, True, [], [1], 2, 3)
-            columns[c].append(carry[(s, c)])
-            left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
-            links[c - 1].append(Link(left, carry[(s, c)], 0))
-    for t, es in into.items():
-        c = column_of[t] - 1
-        for port, e in enumerate(es):
-            left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
-            links[c].append(Link(left, box[t], port, fix(edge_text(e, digits)), True))
-
-    _order(columns, links)
-    _level(columns, links)
+    for straight in (True, False):
+        columns, links, box = _items(picture, digits, fix, column_of, into, farthest, straight)
+        _order(columns, links)
+        _level(columns, links, straight)
+        gaps = [_nets(gap) for gap in links]
+        if all(nets is not None for nets in gaps):
+            break
     height = max(item.top + item.height for column in columns for item in column)
     grid = _Grid(height)
     x = 0
@@ -146,8 +132,36 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
                 spans.append((nodes[item.node].id, x, x + width))
         x += width
         if c < len(links):
-            x += grid.gap(x, _nets(links[c]))
+            x += grid.gap(x, gaps[c])
     return grid.runs(), spans
+
+
+def _items(picture: Picture, digits: int, fix, column_of, into, farthest, straight: bool):
+    """The columns' items (boxes and carried lines) and the links across each gap. A carried
+    line is one row that runs straight through its column, or (``straight`` off) enters one row
+    above where it leaves, so its ports keep the odd/even rows of the boxes' ports."""
+    nodes = picture.nodes
+    columns: list[list[Item]] = [[] for _ in range(max(column_of) + 1)]
+    box = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
+                     [e.position for e in into.get(i, ())])
+           for i, node in enumerate(nodes)]
+    for i, item in enumerate(box):
+        columns[column_of[i]].append(item)
+    links: list[list[Link]] = [[] for _ in range(len(columns) - 1)]
+    carry: dict[tuple[int, int], Item] = {}
+    for s, far in farthest.items():
+        for c in range(column_of[s] + 1, far):
+            carry[(s, c)] = (Item(s, True, [], [0], 0, 1) if straight
+                             else Item(s, True, [], [1], 2, 3))
+            columns[c].append(carry[(s, c)])
+            left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
+            links[c - 1].append(Link(left, carry[(s, c)], 0))
+    for t, es in into.items():
+        c = column_of[t] - 1
+        for port, e in enumerate(es):
+            left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
+            links[c].append(Link(left, box[t], port, fix(edge_text(e, digits)), True))
+    return columns, links, box
 
 
 def _draw_top_to_bottom(picture: Picture, digits: int, fix):
@@ -264,80 +278,144 @@ def _order(columns: list[list[Item]], links: list[list[Link]]) -> None:
 
 # -- rows: level each item with its neighbours, keeping the order ------------------------------
 
-def _level(columns: list[list[Item]], links: list[list[Link]]) -> None:
-    """Give every item its rows: as level with the lines it connects to as the items around
-    it allow (so lines run straight where they can), by rounds of isotonic regression."""
+def _level(columns: list[list[Item]], links: list[list[Link]], straight: bool) -> None:
+    """Give every item its rows: level with the lines it connects to as far as the items around
+    it allow (so lines run straight where they can), by rounds of isotonic regression. Without
+    ``straight``, tops are even (output ports on even rows, argument ports on odd ones)."""
     for column in columns:
-        _settle(column, {})
+        _settle(column, {}, straight)
     for _ in range(SWEEPS):
         for c in range(1, len(columns)):
-            _settle(columns[c], _wishes(links[c - 1], True))
+            _settle(columns[c], _wishes(links[c - 1], True), straight)
         for c in range(len(columns) - 2, -1, -1):
-            _settle(columns[c], _wishes(links[c], False))
+            _settle(columns[c], _wishes(links[c], False), straight)
     for c in range(1, len(columns)):
-        _settle(columns[c], _wishes(links[c - 1], True))
+        _settle(columns[c], _wishes(links[c - 1], True), straight)
     lowest = min(item.top for column in columns for item in column)
     for column in columns:
         for item in column:
-            item.top -= lowest  # lowest is even, so tops stay even
+            item.top -= lowest  # without straight, lowest is even, so tops stay even
 
 
-def _wishes(gap: list[Link], from_left: bool) -> dict[int, float]:
-    """For each item on one side of a gap, the top that would level its ports with the other
-    side's, averaged over its links."""
-    total: dict[int, float] = {}
-    count: dict[int, int] = {}
+def _wishes(gap: list[Link], from_left: bool) -> dict[int, int]:
+    """For each item on one side of a gap, the top that levels one of its ports with the other
+    side's: the median over its links (of two, the one nearer where it is), so at least one of
+    its lines can run straight, where a mean would bend them all."""
+    wishes: dict[int, list[int]] = {}
+    items: dict[int, Item] = {}
     for link in gap:
         if from_left:
             me, wish = link.right, link.left.out_row - link.right.in_offsets[link.port]
         else:
             me, wish = link.left, link.right.in_rows[link.port] - link.left.out_offset
-        total[id(me)] = total.get(id(me), 0.0) + wish
-        count[id(me)] = count.get(id(me), 0) + 1
-    return {key: total[key] / count[key] for key in total}
+        wishes.setdefault(id(me), []).append(wish)
+        items[id(me)] = me
+    chosen = {}
+    for key, values in wishes.items():
+        values.sort()
+        middle = values[(len(values) - 1) // 2: len(values) // 2 + 1]
+        chosen[key] = min(middle, key=lambda v: (abs(v - items[key].top), v))
+    return chosen
 
 
-def _settle(column: list[Item], wishes: dict[int, float]) -> None:
-    """Tops for a column's items, in order, one blank row apart, closest (least squares) to
-    their wishes (items without one stay where they are): pool adjacent violators."""
+def _settle(column: list[Item], wishes: dict[int, int], straight: bool = True) -> None:
+    """Tops for a column's items, in order, one blank row apart, as many as possible exactly at
+    their wishes (items without one stay where they are): the least absolute deviations, by
+    pooling adjacent violators into blocks placed at their members' median."""
     offsets, offset = [], 0
     for item in column:
         offsets.append(offset)
         step = item.height + 1
-        offset += step + (step & 1)
-    blocks: list[list[float]] = []  # [sum, count] of pooled items
+        offset += step + (0 if straight else step & 1)
+    blocks: list[list[int]] = []  # each block: its members' wishes less their offsets, sorted
     for item, o in zip(column, offsets):
-        blocks.append([wishes.get(id(item), item.top) - o, 1])
-        while len(blocks) > 1 and blocks[-2][0] * blocks[-1][1] > blocks[-1][0] * blocks[-2][1]:
-            total, n = blocks.pop()
-            blocks[-1][0] += total
-            blocks[-1][1] += n
+        blocks.append([wishes.get(id(item), item.top) - o])
+        while len(blocks) > 1 and _median(blocks[-2]) > _median(blocks[-1]):
+            small, large = sorted((blocks.pop(), blocks.pop()), key=len)
+            for v in small:
+                bisect.insort(large, v)
+            blocks.append(large)
     k = 0
-    for total, n in blocks:
-        y = 2 * round(total / n / 2)  # even
-        for _ in range(int(n)):
+    for block in blocks:
+        y = _median(block)
+        if not straight:
+            y = 2 * round(y / 2)
+        for _ in block:
             column[k].top = y + offsets[k]
             k += 1
 
 
-def _nets(gap: list[Link]) -> list[_Net]:
-    """The gap's lines grouped by the item they leave (one track each), in a good order."""
-    nets: dict[int, _Net] = {}
+def _median(values: list[int]) -> int:
+    return values[(len(values) - 1) // 2]
+
+
+def _nets(gap: list[Link]) -> list[_Net] | None:
+    """The gap's lines grouped by the item they leave, each group on a vertical track, tracks in
+    a good order; None when no order of tracks draws them apart (see :func:`_in_order`).
+
+    A target level with its source is reached by a straight line, on no track. The other targets
+    hang off one track; when the source row has targets above, below and level, the ones above
+    and the ones below get a track each, so the junctions read ``┴ ┬`` (never ``┼``, a crossing)."""
+    groups: dict[int, tuple[int, list[tuple[int, str, bool]]]] = {}
     for link in gap:
-        net = nets.setdefault(id(link.left), _Net(link.left.out_row, []))
-        net.targets.append((link.right.in_rows[link.port], link.label, link.arrow))
-    arranged = _arrange(list(nets.values()))
+        group = groups.setdefault(id(link.left), (link.left.out_row, []))
+        group[1].append((link.right.in_rows[link.port], link.label, link.arrow))
+    nets = []
+    for owner, (row, targets) in groups.items():
+        level = [t for t in targets if t[0] == row]
+        above = [t for t in targets if t[0] < row]
+        below = [t for t in targets if t[0] > row]
+        if level:
+            nets.append(_Net(row, level, owner=owner, track=None))
+        if level and above and below:
+            nets += [_Net(row, above, owner=owner), _Net(row, below, owner=owner)]
+        elif above or below:
+            nets.append(_Net(row, above + below, owner=owner))
+    straight = [net for net in nets if net.track is None]
+    arranged = _in_order(_arrange([net for net in nets if net.track is not None]))
+    if arranged is None:
+        return None
     _share_tracks(arranged)
-    return arranged
+    return straight + arranged
 
 
-@dataclass
+def _in_order(nets: list[_Net]) -> list[_Net] | None:
+    """``nets`` reordered, as little as possible, so a net whose source row is another's target
+    row has the track to its left: its line then ends (at its track) before the other's begins.
+    None when those demands go round in a circle."""
+    source_at: dict[int, list[int]] = {}
+    for k, net in enumerate(nets):
+        source_at.setdefault(net.source_row, []).append(k)
+    before: list[list[int]] = [[] for _ in nets]  # before[k]: nets that must precede net k
+    for k, net in enumerate(nets):
+        for row, _, _ in net.targets:
+            before[k] += [j for j in source_at.get(row, ()) if nets[j].owner != net.owner]
+    after: list[list[int]] = [[] for _ in nets]
+    waiting = [len(b) for b in before]
+    for k, b in enumerate(before):
+        for j in b:
+            after[j].append(k)
+    ready = [k for k, w in enumerate(waiting) if w == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(nets[k])
+        for m in after[k]:
+            waiting[m] -= 1
+            if waiting[m] == 0:
+                heapq.heappush(ready, m)
+    return order if len(order) == len(nets) else None
+
+
+@dataclass(eq=False)
 class _Net:
     """One item's value crossing one gap: from its row on the left to rows on the right."""
 
     source_row: int
     targets: list[tuple[int, str, bool]]  # (row, label, ends at a box: draw an arrowhead)
-    track: int = 0  # which vertical track of the gap it runs on, counted from the left
+    track: int | None = 0  # its vertical track, counted from the left; None: a straight line
+    owner: int = 0  # one item's nets in one gap share an owner: their lines may join
 
     def span(self) -> tuple[int, int]:
         rows = [self.source_row] + [t[0] for t in self.targets]
@@ -449,6 +527,9 @@ class _Grid:
 
     def carried_line(self, x: int, width: int, item: Item) -> None:
         owner = -1 - item.node
+        if item.in_rows[0] == item.out_row:  # straight through the column
+            self.hline(item.out_row, x, x + width, owner)
+            return
         middle = x + width // 2
         self.hline(item.in_rows[0], x, middle, owner)
         self.line(item.in_rows[0], middle, LEFT | DOWN, owner)
@@ -458,19 +539,23 @@ class _Grid:
     def gap(self, x: int, nets: list[_Net]) -> int:
         """Draw the nets of one gap starting at column x; return the gap's width."""
         label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
-        tracks = 1 + max((net.track for net in nets), default=-1)
+        tracks = 1 + max((net.track for net in nets if net.track is not None), default=-1)
         zone = x + 2 + 2 * tracks  # the label zone starts after the tracks
         width = zone - x + (label_width + 2 if label_width else 0) + 2
         for net in nets:
-            owner = id(net)
-            track = x + 2 + 2 * net.track
-            lo, hi = net.span()
-            self.hline(net.source_row, x, track, owner)
-            self.line(net.source_row, track, LEFT, owner)
-            for row in range(lo, hi + 1):
-                self.line(row, track, (UP if row > lo else 0) | (DOWN if row < hi else 0), owner)
+            owner = net.owner or id(net)
+            if net.track is None:  # level: one straight line across the gap
+                track = x
+            else:
+                track = x + 2 + 2 * net.track
+                lo, hi = net.span()
+                self.hline(net.source_row, x, track, owner)
+                self.line(net.source_row, track, LEFT, owner)
+                for row in range(lo, hi + 1):
+                    self.line(row, track, (UP if row > lo else 0) | (DOWN if row < hi else 0),
+                              owner)
             for row, label, arrow in net.targets:
-                self.line(row, track, RIGHT, owner)
+                self.line(row, track, RIGHT if net.track is not None else LEFT | RIGHT, owner)
                 self.hline(row, track + 1, x + width - (1 if arrow else 0), owner)
                 if label:
                     self.put(row, zone, f" {label} ", "label")
