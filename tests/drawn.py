@@ -1,9 +1,10 @@
 """Read a terminal drawing of ``gradcli graph`` back into boxes and edges, checking its topology.
 
 :func:`read_drawing` finds every box (``╭╮╰╯`` or ``╔╗╚╝`` corners), then follows every line
-from every box's output port (``├``/``╟`` on its right side) cell by cell to the arrowheads it
-reaches (``▶`` into a box on its right, ``◀`` into a box on its left), branching at ``┬ ├ ┤ ┴``
-and going straight through ``┼`` (a crossing). On the way it asserts that
+from every box's output ports (``├``/``╟`` on its right side, ``┬``/``╤`` on its bottom) cell by
+cell to the arrowheads it reaches (``▶`` into a box on its right, ``◀`` into a box on its left,
+``▼`` on a box's top: its first argument), branching at ``┬ ├ ┤ ┴`` and going straight through
+``┼`` (a crossing). On the way it asserts that
 
 - a line never enters a box, runs off the drawing or ends in the open;
 - every line character joins the one it came from (``─`` is not entered from above);
@@ -24,7 +25,7 @@ LINES = {"─": "LR", "│": "UD", "┌": "DR", "┐": "DL", "└": "UR", "┘":
          "┤": "UDL", "┬": "DLR", "┴": "ULR", "┼": "UDLR"}
 STEP = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
 OPPOSITE = {"U": "D", "D": "U", "L": "R", "R": "L"}
-ARROWS = {"▶": "R", "◀": "L"}  # the heading a line has when it reaches the arrowhead
+ARROWS = {"▶": "R", "◀": "L", "▼": "D"}  # the heading a line has when it reaches the arrowhead
 
 
 @dataclass
@@ -76,14 +77,27 @@ def read_drawing(text: str):
         ports = [r for r in range(box.top, box.top + box.height) if grid[r][right] in "├╟"]
         assert len(ports) <= 1, f"{name} has {len(ports)} output ports"
         assert all(r == box.top + 2 for r in ports), f"{name}'s output port is off its second line"
-        stack = [(r, right + 1, "R", "", 0) for r in ports]
+        bottom = box.top + box.height - 1
+        downs = [c for c in range(box.left + 1, right) if grid[bottom][c] in "┬╤"]
+        assert len(downs) <= 1, f"{name} has {len(downs)} lines down"
+        stack = [(r, right + 1, "R", "", 0) for r in ports] + [(bottom + 1, c, "D", "", 0)
+                                                               for c in downs]
         seen = set()
         while stack:
             r, c, heading, label, bends = stack.pop()
             assert 0 <= r < len(grid) and 0 <= c < width, f"a line from {name} runs off at ({r}, {c})"
+            ch = grid[r][c]
+            if ch == "▼":  # on the top border of the box it enters
+                target = inside.get((r, c))
+                assert heading == "D" and target and boxes[target].top == r, (
+                    f"▼ at ({r}, {c}) is not on a box's top, or is reached going {heading}")
+                label = grid[r - 1][c + 1:]  # written beside the line, on the row above
+                label = label[:min([k for k, x in enumerate(label) if x in LINES] + [len(label)])]
+                edges.append((name, inside[r, c], 0, label.strip(), bends))
+                reached.add((r, c))
+                continue
             assert (r, c) not in inside, f"a line from {name} runs into {inside[r, c]} at ({r}, {c})"
             reached.add((r, c))
-            ch = grid[r][c]
             if ch in ARROWS:
                 assert heading == ARROWS[ch], f"{ch} at ({r}, {c}) reached heading {heading}"
                 dc = 1 if ch == "▶" else -1
@@ -103,7 +117,7 @@ def read_drawing(text: str):
             for d in exits:
                 stack.append((r + STEP[d][0], c + STEP[d][1], d, label, bends + (d != heading)))
     stray = [(r, c) for r, line in enumerate(grid) for c, ch in enumerate(line)
-             if (ch in LINES or ch in ARROWS) and (r, c) not in inside and (r, c) not in reached]
+             if (ch in LINES and (r, c) not in inside or ch in ARROWS) and (r, c) not in reached]
     assert not stray, f"lines no box's output reaches, at {stray[:5]}"
     return boxes, edges
 

@@ -33,6 +33,7 @@ from .picture import Edge, Picture, edge_text, node_lines
 
 MAX_ITEMS = 20_000  # boxes and carried lines; past this the drawing would be a wall, not a picture
 SWEEPS = 4  # rounds of reordering and of levelling; small graphs settle in one or two
+NUDGES = 20  # rows moved to untangle lines before falling back to odd/even rows (rarely needed)
 
 # Line cells are stored as sets of directions (bits) and turned into box-drawing characters last.
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
@@ -41,6 +42,7 @@ GLYPH = {UP: "│", DOWN: "│", UP | DOWN: "│", LEFT: "─", RIGHT: "─", LE
          DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
          UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", DOWN | LEFT | RIGHT: "┬",
          UP | LEFT | RIGHT: "┴", CROSSING: "┼"}
+DOWN_AT = 2  # in the top-to-bottom drawing, the column of the lines straight down between boxes
 BOX = {"plain": "╭─╮│╰╯", "output": "╔═╗║╚╝", "hidden": "╭┄╮┆╰╯"}
 
 
@@ -111,12 +113,12 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
         raise LimitError(f"the drawing would have {len(nodes) + carries:,} boxes and lines",
                          hint="lower --max-nodes, or use --format dot")
 
-    for straight in (True, False):
-        columns, links, box = _items(picture, digits, fix, column_of, into, farthest, straight)
+    for straight in (True, False):  # without straight lines, every gap can be routed
+        columns, links = _items(picture, digits, fix, column_of, into, farthest, straight)
         _order(columns, links)
         _level(columns, links, straight)
-        gaps = [_nets(gap) for gap in links]
-        if all(nets is not None for nets in gaps):
+        gaps = _route(columns, links)
+        if gaps is not None:
             break
     height = max(item.top + item.height for column in columns for item in column)
     grid = _Grid(height)
@@ -161,14 +163,16 @@ def _items(picture: Picture, digits: int, fix, column_of, into, farthest, straig
         for port, e in enumerate(es):
             left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
             links[c].append(Link(left, box[t], port, fix(edge_text(e, digits)), True))
-    return columns, links, box
+    return columns, links
 
 
 def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     """Boxes one under another in tape order (inputs first, the output last), all the same
-    width; each value read later runs down a track right of the boxes and branches left into
-    its readers (``◀``), the local derivative written on the branch. A row holds one box, so
-    no two horizontal lines ever share a row; tracks whose rows are apart share a column."""
+    width. A box whose first argument is the box just above it takes that line straight down,
+    from ``┬`` on the upper box's bottom into ``▼`` on its own top, the local derivative written
+    beside it. Any other value read later runs down a track right of the boxes and branches
+    left into its readers (``◀``), the local derivative written on the branch. A row holds one
+    box, so no two horizontal lines ever share a row; tracks whose rows are apart share a column."""
     nodes, edges = picture.nodes, picture.edges
     if len(nodes) > MAX_ITEMS:
         raise LimitError(f"the drawing would have {len(nodes):,} boxes",
@@ -178,7 +182,10 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
         into.setdefault(e.target, []).append(e)
     items = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
                        [e.position for e in into.get(i, ())]) for i, node in enumerate(nodes)]
-    width = max([3] + [width_of(line) + 4 for item in items for line in item.lines])
+    down = {t: fix(edge_text(es[0], digits)) for t, es in into.items()
+            if es[0].position == 0 and es[0].source == t - 1}  # straight down, and its label
+    width = max([3] + [width_of(line) + 4 for item in items for line in item.lines]
+                + [width_of(label) + 6 for label in down.values()])
     top = 0
     for item in items:
         item.top = top
@@ -186,8 +193,9 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     readers: dict[int, list[tuple[int, str, bool]]] = {}
     for t, es in into.items():
         for port, e in enumerate(es):  # a port per argument drawn (a constant has none)
-            readers.setdefault(e.source, []).append(
-                (items[t].in_rows[port], fix(edge_text(e, digits)), True))
+            if port or t not in down:
+                readers.setdefault(e.source, []).append(
+                    (items[t].in_rows[port], fix(edge_text(e, digits)), True))
     nets = [_Net(items[s].out_row, targets) for s, targets in sorted(readers.items())]
     _share_tracks(nets)
     label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
@@ -196,6 +204,15 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     grid = _Grid(max(top - 1, 1))
     for i, item in enumerate(items):
         grid.box(0, width, item, nodes[i], i in readers)
+    for t, label in down.items():
+        above = items[t - 1]
+        bottom = above.top + above.height - 1
+        grid.put(bottom, DOWN_AT, "╤" if nodes[t - 1].is_output else "┬",
+                 grid.rows[bottom][DOWN_AT][1])
+        grid.line(bottom + 1, DOWN_AT, UP | DOWN, -1 - t)
+        if label:
+            grid.put(bottom + 1, DOWN_AT + 2, label, "label")
+        grid.put(items[t].top, DOWN_AT, "▼", "edge")
     for net in nets:
         owner, track = id(net), first_track + 2 * net.track
         lo, hi = net.span()
@@ -349,9 +366,41 @@ def _median(values: list[int]) -> int:
     return values[(len(values) - 1) // 2]
 
 
-def _nets(gap: list[Link]) -> list[_Net] | None:
+def _route(columns: list[list[Item]], links: list[list[Link]]) -> list[list[_Net]] | None:
+    """The nets of every gap. Where a gap's tracks cannot be ordered (two lines would run into
+    each other), the items right of it from the one with the tangled port down move one row
+    down and both gaps beside them are routed again; None if a few such nudges do not do."""
+    gaps: list[list[_Net]] = [[] for _ in links]
+    pending = set(range(len(links)))
+    nudges = NUDGES
+    while pending:
+        g = min(pending)
+        pending.discard(g)
+        try:
+            gaps[g] = _nets(links[g])
+        except _Tangled as tangle:
+            if nudges == 0:
+                return None
+            nudges -= 1
+            column = columns[g + 1]
+            k = next(k for k, item in enumerate(column) if tangle.row in item.in_rows)
+            for item in column[k:]:
+                item.top += 1
+            pending |= {g} | ({g + 1} if g + 1 < len(links) else set())
+    return gaps
+
+
+class _Tangled(Exception):
+    """A gap's lines cannot be drawn apart; moving the port at ``row`` would untangle them."""
+
+    def __init__(self, row: int):
+        super().__init__(row)
+        self.row = row
+
+
+def _nets(gap: list[Link]) -> list[_Net]:
     """The gap's lines grouped by the item they leave, each group on a vertical track, tracks in
-    a good order; None when no order of tracks draws them apart (see :func:`_in_order`).
+    a good order; :class:`_Tangled` when no order of tracks draws them apart (:func:`_in_order`).
 
     A target level with its source is reached by a straight line, on no track. The other targets
     hang off one track; when the source row has targets above, below and level, the ones above
@@ -373,16 +422,14 @@ def _nets(gap: list[Link]) -> list[_Net] | None:
             nets.append(_Net(row, above + below, owner=owner))
     straight = [net for net in nets if net.track is None]
     arranged = _in_order(_arrange([net for net in nets if net.track is not None]))
-    if arranged is None:
-        return None
     _share_tracks(arranged)
     return straight + arranged
 
 
-def _in_order(nets: list[_Net]) -> list[_Net] | None:
+def _in_order(nets: list[_Net]) -> list[_Net]:
     """``nets`` reordered, as little as possible, so a net whose source row is another's target
     row has the track to its left: its line then ends (at its track) before the other's begins.
-    None when those demands go round in a circle."""
+    When those demands go round in a circle: :class:`_Tangled`, naming the highest such row."""
     source_at: dict[int, list[int]] = {}
     for k, net in enumerate(nets):
         source_at.setdefault(net.source_row, []).append(k)
@@ -405,7 +452,12 @@ def _in_order(nets: list[_Net]) -> list[_Net] | None:
             waiting[m] -= 1
             if waiting[m] == 0:
                 heapq.heappush(ready, m)
-    return order if len(order) == len(nets) else None
+    if len(order) < len(nets):
+        placed = {id(net) for net in order}
+        sources = {net.source_row for net in nets if id(net) not in placed}
+        raise _Tangled(min(row for net in nets if id(net) not in placed
+                           for row, _, _ in net.targets if row in sources))
+    return order
 
 
 @dataclass(eq=False)
