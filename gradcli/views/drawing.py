@@ -182,14 +182,16 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
         into.setdefault(e.target, []).append(e)
     items = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
                        [e.position for e in into.get(i, ())]) for i, node in enumerate(nodes)]
+    order = _top_to_bottom_order(picture, into)
+    above = {order[k]: order[k - 1] for k in range(1, len(order))}
     down = {t: fix(edge_text(es[0], digits)) for t, es in into.items()
-            if es[0].position == 0 and es[0].source == t - 1}  # straight down, and its label
+            if es[0].position == 0 and es[0].source == above[t]}  # straight down, and its label
     width = max([3] + [width_of(line) + 4 for item in items for line in item.lines]
                 + [width_of(label) + 6 for label in down.values()])
     top = 0
-    for item in items:
-        item.top = top
-        top += item.height + 1
+    for i in order:
+        items[i].top = top
+        top += items[i].height + 1
     readers: dict[int, list[tuple[int, str, bool]]] = {}
     for t, es in into.items():
         for port, e in enumerate(es):  # a port per argument drawn (a constant has none)
@@ -205,9 +207,9 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     for i, item in enumerate(items):
         grid.box(0, width, item, nodes[i], i in readers)
     for t, label in down.items():
-        above = items[t - 1]
-        bottom = above.top + above.height - 1
-        grid.put(bottom, DOWN_AT, "╤" if nodes[t - 1].is_output else "┬",
+        upper = items[above[t]]
+        bottom = upper.top + upper.height - 1
+        grid.put(bottom, DOWN_AT, "╤" if nodes[above[t]].is_output else "┬",
                  grid.rows[bottom][DOWN_AT][1])
         grid.line(bottom + 1, DOWN_AT, UP | DOWN, -1 - t)
         if label:
@@ -227,6 +229,29 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
             if label:
                 grid.put(row, zone, f" {label} ", "label")
     return grid.runs(), [(node.id, 0, width) for node in nodes]
+
+
+def _top_to_bottom_order(picture: Picture, into: dict[int, list[Edge]]) -> list[int]:
+    """The nodes in an order of evaluation: the inputs first (as on the tape), then each node
+    after its arguments, the first argument last where it can be, so it is the box just above
+    (a depth-first walk from each node no one reads, the output's last; iterative)."""
+    nodes = picture.nodes
+    order = [i for i in range(len(nodes)) if not into.get(i)]
+    placed = set(order)
+    read = {e.source for e in picture.edges}
+    roots = [i for i in range(len(nodes)) if i not in read and i != picture.output]
+    stack = [(root, False) for root in reversed(roots + [picture.output])]
+    while stack:
+        i, ready = stack.pop()
+        if i in placed:
+            continue
+        if ready:
+            placed.add(i)
+            order.append(i)
+            continue
+        stack.append((i, True))
+        stack += [(e.source, False) for e in into.get(i, ())]  # the first argument on top
+    return order
 
 
 def _box_item(node: int, lines: list[str], positions: list[int]) -> Item:
