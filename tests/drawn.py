@@ -8,7 +8,8 @@ cell to the arrowheads it reaches (``▶`` into a box on its right, ``◀`` into
 
 - a line never enters a box, runs off the drawing or ends in the open;
 - every line character joins the one it came from (``─`` is not entered from above);
-- an arrowhead enters an argument port: the box's first line (argument 0) or third (argument 1);
+- an arrowhead enters an argument port: the box's first line (argument 0) or third (argument 1),
+  or its second line (then the box's only argument line: its position is given as None);
 - every line and arrowhead in the drawing is reached from some box (no stray or lost lines).
 
 Each edge comes back as ``(from id, to id, argument position, label, bends)``, where bends counts
@@ -62,13 +63,13 @@ def read_drawing(text: str):
                         assert (rr, cc) not in inside, f"boxes {name} and {inside[rr, cc]} overlap"
                         inside[(rr, cc)] = name
 
-    def target_port(name: str, r: int, c: int, box_name: str | None) -> tuple[str, int]:
+    def target_port(name: str, r: int, c: int, box_name: str | None) -> tuple[str, int | None]:
         assert box_name is not None, f"an arrowhead at ({r}, {c}) from {name} points at no box"
         box = boxes[box_name]
         offset = r - box.top
-        assert offset in (1, 3) and offset < box.height - 1, (
+        assert offset in (1, 2, 3) and offset < box.height - 1, (
             f"the arrowhead from {name} enters {box_name} on line {offset}, not a port")
-        return box_name, (offset - 1) // 2
+        return box_name, None if offset == 2 else (offset - 1) // 2
 
     edges = []
     reached: set[tuple[int, int]] = set()
@@ -119,6 +120,9 @@ def read_drawing(text: str):
     stray = [(r, c) for r, line in enumerate(grid) for c, ch in enumerate(line)
              if (ch in LINES and (r, c) not in inside or ch in ARROWS) and (r, c) not in reached]
     assert not stray, f"lines no box's output reaches, at {stray[:5]}"
+    for name in boxes:  # an argument on the second line is the box's only one
+        ports = [edge[2] for edge in edges if edge[1] == name]
+        assert None not in ports or len(ports) == 1, f"{name}: a line on its second line, and more"
     return boxes, edges
 
 

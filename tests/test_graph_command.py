@@ -64,6 +64,15 @@ def edge_triples(picture):
                   for e in picture.edges)
 
 
+def as_drawn(triples):
+    """``triples`` as the left-to-right drawing shows them: a box's only argument line enters
+    level with its output, on its second line, which shows no position (read as None)."""
+    into = {}
+    for _, b, _ in triples:
+        into[b] = into.get(b, 0) + 1
+    return sorted((a, b, None if into[b] == 1 else p) for a, b, p in triples)
+
+
 # -- the picture (format-independent records) ---------------------------------------------------
 
 def test_seed_example_has_5_operations_2_inputs_8_edges_in_4_layers():
@@ -218,7 +227,7 @@ def test_drawing_of_the_seed_example(run):
     assert result.exit_code == 0, result.output
     boxes, edges = read_drawing(result.stdout)
     assert sorted(boxes) == ["v1", "v2", "v3", "v4", "v5", "x", "y"]  # each node drawn once
-    assert sorted((a, b, p) for a, b, p, _ in edges) == sorted(SEED_EDGES)
+    assert sorted((a, b, p) for a, b, p, _ in edges) == as_drawn(SEED_EDGES)
     assert boxes["v2"][4][1] == "x * y" and boxes["x"][4][1] == "input"
     left = {name: box[1] for name, box in boxes.items()}
     assert left["x"] == left["y"] < left["v1"] == left["v2"] == left["v3"] < left["v4"] < left["v5"]
@@ -228,7 +237,7 @@ def test_drawing_of_the_seed_example(run):
 def test_drawing_shares_x_between_log_and_times(run):
     """x is one box with one output line that branches to log and to *."""
     _, edges = read_drawing(run("graph", SEED).stdout)
-    assert sorted((b, p) for a, b, p, _ in edges if a == "x") == [("v1", 0), ("v2", 0)]
+    assert sorted((b, p) for a, b, p, _ in edges if a == "x") == [("v1", None), ("v2", 0)]
 
 
 @pytest.mark.parametrize("x, y", [(2, 3), (2, 5)])
@@ -243,7 +252,7 @@ def test_annotated_drawing_shows_data_grad_and_local_derivatives(run, x, y):
         assert float(lines[3].removeprefix("grad ")) == pytest.approx(adjoint, abs=5e-5)
     assert len(edges) == 8
     for a, b, p, label in edges:
-        assert float(label) == pytest.approx(local[(a, b, p)], abs=5e-5)
+        assert float(label) == pytest.approx(local[(a, b, 0 if p is None else p)], abs=5e-5)
     assert ("v3", "v5", 1, "-1") in edges  # the subtraction's second edge
 
 
@@ -257,7 +266,7 @@ def test_drawing_of_a_program_shows_the_assigned_names(run):
     boxes, edges = read_drawing(run("graph", "c = x*y; c += c + 1; c").stdout)
     assert boxes["v1"][4][0] == "v1 (c#1)" and boxes["v3"][4][0] == "v3 (c#2)"
     assert sorted((a, b, p) for a, b, p, _ in edges) == [
-        ("v1", "v2", 0), ("v1", "v3", 0), ("v2", "v3", 1), ("x", "v1", 0), ("y", "v1", 1)]
+        ("v1", "v2", None), ("v1", "v3", 0), ("v2", "v3", 1), ("x", "v1", 0), ("y", "v1", 1)]
 
 
 EXPRESSIONS = st.recursive(
@@ -286,7 +295,10 @@ def check_topology(source, args=(), layout="lr"):
     assert result.exit_code == 0, result.output
     picture = build_picture(graph)
     boxes, edges = drawn.read_drawing(result.stdout)
-    assert sorted(edge[:3] for edge in edges) == edge_triples(picture)
+    expected = edge_triples(picture)
+    only = {b: p for a, b, p in as_drawn(expected) if p is None}  # a box's one argument line ...
+    only = {b: p for a, b, p in expected if b in only}  # ... and its position, not drawn
+    assert sorted((a, b, only[b] if p is None else p) for a, b, p, _, _ in edges) == expected
     assert len(boxes) == len(picture.nodes)
     return edges
 
@@ -312,6 +324,113 @@ def test_programs_with_shared_values_are_drawn_edge_for_edge(case, layout):
 @pytest.mark.parametrize("layout", ["lr", "tb"])
 def test_the_case_that_once_drew_an_edge_to_the_wrong_port(layout):
     check_topology("(hypot(x, z) + (z + sin(z)))", ("--at", "x=1,z=2"), layout)
+
+
+# -- straight lines: bends counted on the drawing, against bounds worked out by hand ---------------
+#
+# A line leaves a box going right and enters one going right (lr), so a line that is not straight
+# bends at least twice. Lower bounds on the bends, from the boxes' shapes: a box's argument ports
+# are its lines 1 and 3, two rows apart, while the output ports (line 2) of two boxes in one
+# column are at least 5 rows apart and a box's and a carried line's at least 4 (a blank row
+# between items), so a box reading two boxes, or a box and a carried line, gets at most one of
+# its two lines straight; and one output row is level with at most one of the rows it feeds.
+
+def bends(source, *args):
+    result = CliRunner().invoke(main, ["graph", "--width", "1000", *args, "--", source])
+    assert result.exit_code == 0, result.output
+    _, edges = drawn.read_drawing(result.stdout)
+    return {(a, b, p): n for a, b, p, _, n in edges}
+
+
+@pytest.mark.parametrize("args", [(), ("--at", "x=1"), ("--layout", "tb"),
+                                  ("--layout", "tb", "--at", "x=1")])
+def test_a_chain_is_drawn_straight(args):
+    """sin(cos(exp(x))): each box reads the one before it, so nothing needs to bend."""
+    counts = bends("sin(cos(exp(x)))", *args)
+    assert sorted(counts) in ([("v1", "v2", p), ("v2", "v3", p), ("x", "v1", p)] for p in (0, None))
+    assert sum(counts.values()) == 0
+
+
+@pytest.mark.parametrize("args", [(), ("--at", "x=2,y=3")])
+def test_the_seed_example_bends_no_more_than_it_must(args):
+    """x feeds v1 and v2, y feeds v2 and v3 (one straight line each); v4 reads two boxes, v5 a
+    box and v3's carried line (one straight line each): at most 4 of the 8 edges are straight,
+    so at least 8 bends, and 8 is what the drawing has."""
+    counts = bends(SEED, *args)
+    assert sorted(counts) == as_drawn(SEED_EDGES)
+    assert sum(counts.values()) == 8
+    assert sorted(counts.values()) == [0, 0, 0, 0, 2, 2, 2, 2]
+
+
+@pytest.mark.parametrize("terms", [4, 20])
+def test_a_sum_bends_no_more_than_it_must(terms):
+    """x1 + ... + xn: n - 1 boxes, each reading two lines of which at most one is straight (v1:
+    two input boxes; the others: the box before and a carried input line): n - 1 bent lines,
+    2(n - 1) bends at least, and exactly that many drawn, in both the chain and the inputs."""
+    names = [f"x{k}" for k in range(1, terms + 1)]
+    at = ",".join(f"{name}={k}" for k, name in enumerate(names, 1))
+    counts = bends("+".join(names), "--at", at)
+    assert len(counts) == 2 * (terms - 1)
+    assert sum(counts.values()) == 2 * (terms - 1)
+    assert sum(1 for n in counts.values() if n == 0) == terms - 1
+
+
+def test_a_level_line_with_branches_above_and_below_joins_with_tees_not_a_crossing():
+    """z feeds v1 (above), v3 (level, through a carried line) and v2 (below): the junctions are
+    ┴ and ┬ on two tracks, never ┼ (which means lines crossing). Once drawn as ┼, and read as
+    crossing lines, the branches were lost."""
+    out = CliRunner().invoke(main, ["graph", "(hypot(x, z) + (z + sin(z)))"]).stdout
+    z_row = next(line for line in out.splitlines() if "│ input ├──┴─┬" in line)
+    assert "┼" not in z_row
+    check_topology("(hypot(x, z) + (z + sin(z)))")
+
+
+TANGLED = "(hypot((sin((z - 2)) * sin(y)), sin(z)) - (sin(x) - sin(y)))"
+
+
+def test_lines_that_would_run_into_each_other_are_untangled_by_a_row(monkeypatch):
+    """In one gap of this drawing, z's line leaves on the row where y's arrives and y's leaves
+    where z's arrives: no order of their tracks keeps them apart. A box moves a row down, and
+    the drawing keeps its straight lines (the odd/even fallback has none)."""
+    from gradcli.views import drawing
+    real, tangles = drawing._in_order, []
+
+    def in_order(nets):
+        try:
+            return real(nets)
+        except drawing._Tangled as tangle:
+            tangles.append(tangle.row)
+            raise
+
+    monkeypatch.setattr(drawing, "_in_order", in_order)
+    edges = check_topology(TANGLED)
+    assert len(tangles) == 1
+    assert any(edge[4] == 0 for edge in edges)
+
+
+@pytest.mark.parametrize("source", [TANGLED, SEED])
+def test_when_lines_cannot_be_untangled_the_drawing_falls_back_to_odd_and_even_rows(
+        monkeypatch, source):
+    """Without the nudges, the tangled gap makes the whole drawing use the old rows (argument
+    ports on odd rows, output ports on even ones), where lines never meet: still correct."""
+    from gradcli.views import drawing
+    monkeypatch.setattr(drawing, "NUDGES", 0)
+    real_level, real_order, modes = drawing._level, drawing._in_order, []
+
+    def level(columns, links, straight):
+        modes.append(straight)
+        real_level(columns, links, straight)
+
+    def in_order(nets):  # the seed example never tangles: pretend its first gap does
+        if source == SEED and modes[-1] and nets:
+            raise drawing._Tangled(nets[0].targets[0][0])
+        return real_order(nets)
+
+    monkeypatch.setattr(drawing, "_level", level)
+    monkeypatch.setattr(drawing, "_in_order", in_order)
+    edges = check_topology(source)
+    assert modes == [True, False]
+    assert all(edge[4] >= 2 for edge in edges)  # the odd/even rows: every line steps
 
 
 def test_a_drawing_too_wide_for_the_terminal_says_where_it_is_cut():

@@ -3,16 +3,22 @@
 Columns are the picture's layers: the inputs on the left, the output on the right. Each node is
 a box; an edge leaves its argument's box on the right (``├``) and enters one of the user's
 argument ports on the left (``▶``): the first argument on the box's first line, the second on
-its third, so ``2 - x`` shows which side x is on. In the gap between two columns each node that
-feeds the next column has a vertical track, so a node read twice is drawn once, its line
-branching (``┬ ├ ┤ └``) to each reader; nodes whose lines are rows apart share a track. An edge
-that skips columns is carried through them by a line with a small step (a "dummy node" of
-layered graph drawing, Sugiyama et al. 1981). The order within columns (barycentre sweeps) and
-the rows (isotonic regression towards the neighbours) keep crossings few and lines straight.
+its third, so ``2 - x`` shows which side x is on; a box with one argument line takes it on its
+second line, level with its output. In the gap between two columns each node that feeds the
+next column has a vertical track, so a node read twice is drawn once, its line branching
+(``┬ ┴ ├ ┤``) to each reader; nodes whose lines are rows apart share a track. An edge that
+skips columns is carried through them by a straight line (a "dummy node" of layered graph
+drawing, Sugiyama et al. 1981). The order within columns (barycentre sweeps) keeps crossings
+few; the rows (least-absolute-deviation isotonic regression towards the median of each item's
+lines) put as many boxes as the others allow level with a line they read, and a level line is
+drawn straight, with no track.
 
-Output ports sit on even rows and argument ports on odd rows, so in a gap no two horizontal
-segments ever share a row and a corner never lands on another line: where lines meet without
-joining, they cross (``┼``), and ``┼`` means nothing else.
+Where lines meet without joining, they cross (``┼``), and ``┼`` means nothing else: a gap's
+tracks are ordered so a line arriving on a row starts right of the track of the line leaving
+on it (:func:`_in_order`), and a line with branches above, below and level gets two tracks
+(``┴`` and ``┬``). When no order will do, a box moves a row (:func:`_route`); failing that, the
+whole drawing takes the rows of old, argument ports on odd rows and output ports on even ones,
+where no two horizontal lines of a gap ever share a row, at the price of a step in every line.
 
 :func:`draw` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles their colours.
 Text is measured by display width (a wide character takes two cells, a combining mark none).
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import LimitError
 from .layout import width_of
@@ -145,7 +151,7 @@ def _items(picture: Picture, digits: int, fix, column_of, into, farthest, straig
     nodes = picture.nodes
     columns: list[list[Item]] = [[] for _ in range(max(column_of) + 1)]
     box = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
-                     [e.position for e in into.get(i, ())])
+                     [e.position for e in into.get(i, ())], straight)
            for i, node in enumerate(nodes)]
     for i, item in enumerate(box):
         columns[column_of[i]].append(item)
@@ -254,9 +260,13 @@ def _top_to_bottom_order(picture: Picture, into: dict[int, list[Edge]]) -> list[
     return order
 
 
-def _box_item(node: int, lines: list[str], positions: list[int]) -> Item:
+def _box_item(node: int, lines: list[str], positions: list[int], level: bool = False) -> Item:
     """A box, its text padded so its ports fit: the output on the second line, the first
-    argument on the first line and the second argument on the third (``2 - x``: x on the third)."""
+    argument on the first line and the second argument on the third (``2 - x``: x on the third).
+    With ``level``, a box with one argument line takes it on its second line, level with its
+    output, so a chain of functions is one straight line."""
+    if level and len(positions) == 1:
+        return Item(node, False, lines, [2], 2, len(lines) + 2)
     content = max(len(lines), 3 if 1 in positions else 2)
     lines = lines + [""] * (content - len(lines))
     return Item(node, False, lines, [1 + 2 * p for p in positions], 2, content + 2)
