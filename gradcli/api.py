@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping
+from typing import ClassVar, Iterable, Mapping
 
 from .errors import InputError
 from .engine.forward import forward
-from .engine.graph import Graph, compile, point_vector, wrt_names
+from .engine.graph import Graph, compile, point_vector, select_outputs, wrt_names
 from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
 
@@ -75,6 +75,7 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     Only the inputs in ``wrt`` are differentiated: a partial derivative by anything else is never
     computed (``x^y`` at (-2, 3) has ∂f/∂x = 12 although ∂f/∂y is not defined there).
     """
+    one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
         raise InputError(f"is {seed}, which is not a finite number", option="seed",
@@ -132,6 +133,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     is scaled by ``seed``, as in reverse mode.
     """
     from .engine.tangent import check_tangent, tangent_sweep
+    one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
         raise InputError(f"is {seed}, which is not a finite number", option="seed",
@@ -205,6 +207,7 @@ def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
                      wrt: Iterable[str] | None = None) -> HessianResult:
     """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences)."""
     from .engine.dual import hessian_matrix
+    one_output(graph, "hessians")
     first = evaluate_graph(graph, at, wrt=wrt)
     names = list(first.gradient)
     position = {name: i for i, name in enumerate(graph.inputs)}
@@ -214,16 +217,61 @@ def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
 
 
 def hessian(source: str, at: Mapping[str, float] | None = None, *,
-            wrt: Iterable[str] | None = None) -> HessianResult:
-    """Parse ``source`` and give its value, gradient and Hessian at ``at``."""
-    return evaluate_hessian(compile(source), at or {}, wrt=wrt)
+            wrt: Iterable[str] | None = None, of: str | None = None) -> HessianResult:
+    """Parse ``source`` and give its value, gradient and Hessian at ``at`` (of the output ``of``
+    when the program has several)."""
+    graph = compile(source)
+    return evaluate_hessian(select_outputs(graph, None if of is None else [of]), at or {}, wrt=wrt)
+
+
+def hessians(source: str, at: Mapping[str, float] | None = None, *,
+             wrt: Iterable[str] | None = None,
+             of: Iterable[str] | None = None) -> dict[str, HessianResult]:
+    """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
+    graph = select_outputs(compile(source), of)
+    return {name: evaluate_hessian(graph.only(i), at or {}, wrt=wrt)
+            for i, name in enumerate(graph.output_names)}
 
 
 def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -> dict[str, str]:
-    """Each partial derivative of ``source`` (of order ``order`` in one input) as source text."""
+    """Each partial derivative of ``source`` (of order ``order`` in one input) as source text.
+
+    A program with several outputs: see :func:`all_derivatives`."""
     from .symbolic.diff import derivatives_of
     graph = compile(source)
+    one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
+
+
+def all_derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1, *,
+                    of: Iterable[str] | None = None,
+                    mixed: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+    """For each output (or each name in ``of``): its derivatives as source text, keyed by what
+    they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
+    differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    from .symbolic.diff import derivatives_of, mixed_partial
+    graph = select_outputs(compile(source), of)
+    result = {}
+    if mixed is not None:
+        mixed = wrt_names(graph, mixed)
+        if not mixed:
+            raise InputError("--mixed needs at least one input")
+        for i, name in enumerate(graph.output_names):
+            result[name] = {",".join(mixed): mixed_partial(graph.only(i), mixed)}
+        return result
+    wrt = wrt_names(graph, wrt)
+    for i, name in enumerate(graph.output_names):
+        result[name] = derivatives_of(graph.only(i), wrt, order)
+    return result
+
+
+def one_output(graph: Graph, instead: str = "jacobian") -> None:
+    """An :class:`InputError` when ``graph`` has several outputs: name them and what to call."""
+    if graph.n_outputs > 1:
+        names = ", ".join(graph.output_names)
+        raise InputError(f"the program has {graph.n_outputs} outputs ({names}); this call "
+                         "differentiates one output",
+                         hint=f"call gradcli.{instead}(...) for all of them, or pick one with of=")
 
 
 def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
@@ -244,13 +292,194 @@ def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
 
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
-             direction: Mapping[str, float] | None = None) -> Result:
+             direction: Mapping[str, float] | None = None, of: str | None = None) -> Result:
     """Parse, lower and differentiate ``source`` at the point ``at`` (name -> value).
 
     ``mode="forward"`` (implied by a ``direction``) uses tangent sweeps: see :func:`evaluate_forward`.
+    A program with several outputs: pick one with ``of``, or call :func:`jacobian`.
     """
-    if mode not in ("reverse", "forward"):
+    if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
+    graph = select_outputs(compile(source), None if of is None else [of])
     if mode == "forward" or direction is not None:
-        return evaluate_forward(compile(source), at or {}, wrt=wrt, direction=direction, seed=seed)
-    return evaluate_graph(compile(source), at or {}, wrt=wrt, seed=seed)
+        return evaluate_forward(graph, at or {}, wrt=wrt, direction=direction, seed=seed)
+    return evaluate_graph(graph, at or {}, wrt=wrt, seed=seed)
+
+
+def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], list | None, Partials]:
+    """What ``gradcli graph --at`` draws: every slot's value, the adjoints (None with several
+    outputs: there is an adjoint per output) and the local partials (the edges' labels)."""
+    if graph.n_outputs == 1:
+        result = evaluate_graph(graph, at)
+        return result.values, result.adjoint, result.partials
+    values = forward(graph, point_vector(graph, at))
+    return values, None, local_partials(graph, values)
+
+
+# -- several outputs: the Jacobian and its products ---------------------------------------------
+
+@dataclass
+class JacobianResult:
+    """Every output's value and the Jacobian: ``jacobian[output][input]`` = ∂output/∂input.
+
+    ``outputs`` are the rows (the program's outputs, or ``of``), ``inputs`` the columns (the
+    inputs in order of first appearance, or ``wrt``); ``mode`` says how it was computed and
+    ``sweeps`` how many sweeps that took.
+    """
+
+    kind: ClassVar[str] = "jacobian"  # beside a ProductResult's "vjp" and "jvp"
+    values: dict[str, float]
+    jacobian: dict[str, dict[str, float]]
+    outputs: list[str]
+    inputs: list[str]
+    mode: str = "reverse"
+    sweeps: int = 0
+    auto: bool = False  # the mode was chosen by --mode auto
+    source: str = ""
+    point: dict[str, float] = field(default_factory=dict)
+    graph: Graph = field(default=None, repr=False)
+    slot_values: list[float] = field(default_factory=list, repr=False)
+    detail: tuple = field(default=(), repr=False)  # each sweep's adjoints, or (partials, tangents)
+
+    @property
+    def matrix(self) -> list[list[float]]:
+        """The Jacobian as rows of numbers, in the order of ``outputs`` and ``inputs``."""
+        return [[self.jacobian[o][i] for i in self.inputs] for o in self.outputs]
+
+    @cached_property
+    def trace(self):
+        """Records of every sweep (see :mod:`gradcli.views.trace`), computed on first use."""
+        from .views.trace import jacobian_trace
+        return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
+
+    def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
+              strict: bool = False):
+        """Every entry against central differences of its output (a ``JacobianCheck``);
+        ``expected`` maps (output, input) to (formula, value)."""
+        from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_jacobian
+        return check_jacobian(self.graph, self.slot_values, self.inputs, self.matrix,
+                              DEFAULT_RTOL if rtol is None else rtol,
+                              DEFAULT_ATOL if atol is None else atol, expected, strict)
+
+
+def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
+                      mode: str = "auto") -> JacobianResult:
+    """Every output's value and the Jacobian of a compiled graph at ``at``, by ``mode``:
+    ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer)."""
+    from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
+    point = point_vector(graph, at)
+    wrt = wrt_names(graph, wrt)
+    columns = [graph.inputs.index(name) for name in wrt]
+    chosen = choose(mode, graph.n_outputs, len(wrt))
+    values = forward(graph, point)
+    if chosen == "reverse":
+        rows, adjoints = rows_by_reverse(graph, values, columns)
+        detail, sweeps = tuple(adjoints), len(adjoints)
+    else:
+        rows, partials, tangents = columns_by_forward(graph, values, columns)
+        detail, sweeps = (partials, tangents), len(tangents)
+    names = list(graph.output_names)
+    return JacobianResult(
+        values={name: values[slot] for name, slot in zip(names, graph.output_slots)},
+        jacobian={name: dict(zip(wrt, row)) for name, row in zip(names, rows)},
+        outputs=names, inputs=wrt, mode=chosen, sweeps=sweeps, auto=mode == "auto",
+        source=graph.source, point=dict(zip(graph.inputs, point)), graph=graph,
+        slot_values=values, detail=detail)
+
+
+def jacobian(source: str, at: Mapping[str, float] | None = None, of: Iterable[str] | None = None,
+             wrt: Iterable[str] | None = None, mode: str = "auto") -> JacobianResult:
+    """Parse ``source`` and give every output's value and the Jacobian at ``at``.
+
+    >>> r = jacobian("x*y; x+y", {"x": 2, "y": 3})
+    >>> r.values, r.jacobian["f1"], r.mode
+    ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
+    """
+    return evaluate_jacobian(select_outputs(compile(source), of), at or {}, wrt=wrt, mode=mode)
+
+
+@dataclass
+class ProductResult:
+    """A Jacobian product from one sweep: ``kind`` "vjp" (``weights`` on the outputs, ``product``
+    by input: ``wᵀJ``) or "jvp" (``weights`` on the inputs, ``product`` by output: ``J·d``)."""
+
+    kind: str
+    values: dict[str, float]
+    weights: dict[str, float]
+    product: dict[str, float]
+    outputs: list[str]
+    source: str = ""
+    point: dict[str, float] = field(default_factory=dict)
+    graph: Graph = field(default=None, repr=False)
+    slot_values: list[float] = field(default_factory=list, repr=False)
+    detail: tuple = field(default=(), repr=False)  # the adjoints, or (partials, tangents)
+
+    @property
+    def mode(self) -> str:
+        return "reverse" if self.kind == "vjp" else "forward"
+
+    @cached_property
+    def trace(self):
+        from .views.trace import product_trace
+        return product_trace(self.graph, self.slot_values, self.kind, self.detail)
+
+
+def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]:
+    names = list(graph.output_names)
+    unknown = [name for name in cotangent if name not in names]
+    if unknown:
+        raise InputError(f"names {', '.join(unknown)}, which is not an output", option="seed",
+                         names=tuple(unknown), hint=f"the outputs are: {', '.join(names)}")
+    weights = []
+    for name in names:
+        w = float(cotangent.get(name, 0.0))
+        if not math.isfinite(w):
+            raise InputError(f"of {name} is {w}, which is not a finite number", option="seed",
+                             names=(name,), values=(w,))
+        weights.append(w)
+    return weights
+
+
+def evaluate_vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
+                 wrt: Iterable[str] | None = None) -> ProductResult:
+    """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
+    reverse sweep seeded on every output."""
+    from .engine.jacobian import vjp
+    weights = _output_weights(graph, cotangent)
+    point = point_vector(graph, at)
+    wrt = wrt_names(graph, wrt)
+    values = forward(graph, point)
+    adjoint = vjp(graph, values, weights)
+    names = list(graph.output_names)
+    return ProductResult(
+        "vjp", {n: values[s] for n, s in zip(names, graph.output_slots)}, dict(zip(names, weights)),
+        {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}, names,
+        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights))
+
+
+def evaluate_jvp(graph: Graph, at: Mapping[str, float],
+                 direction: Mapping[str, float]) -> ProductResult:
+    """``J·d`` for the direction ``d`` (input name -> tangent; inputs left out are 0, names the
+    graph does not read are ignored) in one tangent sweep read at every output."""
+    from .engine.jacobian import jvp
+    point = point_vector(graph, at)
+    tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]
+    values = forward(graph, point)
+    product, partials, sweep = jvp(graph, values, tangents)
+    names = list(graph.output_names)
+    return ProductResult(
+        "jvp", {n: values[s] for n, s in zip(names, graph.output_slots)},
+        dict(zip(graph.inputs, tangents)), dict(zip(names, product)), names, graph.source,
+        dict(zip(graph.inputs, point)), graph, values, (partials, [("direction", sweep)]))
+
+
+def vjp(source: str, at: Mapping[str, float], cotangent: Mapping[str, float], *,
+        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None) -> ProductResult:
+    """Parse ``source`` and give ``wᵀJ`` at ``at`` for the cotangent ``w`` on its outputs."""
+    return evaluate_vjp(select_outputs(compile(source), of), at, cotangent, wrt=wrt)
+
+
+def jvp(source: str, at: Mapping[str, float], direction: Mapping[str, float], *,
+        of: Iterable[str] | None = None) -> ProductResult:
+    """Parse ``source`` and give ``J·d`` at ``at`` for the direction ``d`` on its inputs."""
+    return evaluate_jvp(select_outputs(compile(source), of), at, direction)

@@ -506,7 +506,8 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
 # -- derivatives derived by hand (--expect) -----------------------------------------------------
 
 def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
-    """``["x=1/x+y", "y=x-cos(y)"]`` -> ``{"x": "1/x+y", "y": "x-cos(y)"}``."""
+    """``["x=1/x+y", "y=x-cos(y)"]`` -> ``{"x": "1/x+y", "y": "x-cos(y)"}``; a Jacobian entry is
+    named ``OUTPUT.INPUT`` (``f2.x=...``)."""
     formulas: dict[str, str] = {}
     for text in texts:
         name, eq, formula = text.partition("=")
@@ -514,8 +515,9 @@ def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
         if not eq or not name or not formula.strip():
             raise InputError(f"{text!r}: expected NAME=FORMULA", option="expect",
                              hint='e.g. x="1/x+y"')
-        if not name.isidentifier():
-            raise InputError(f"{text!r}: {name!r} is not a valid name", option="expect")
+        if not all(part.isidentifier() for part in name.split(".", 1)):
+            raise InputError(f"{text!r}: {name!r} is not a valid name", option="expect",
+                             hint="an input (x), or an output and an input (f2.x)")
         if name in formulas:
             raise InputError(f"gives {name} twice", option="expect", names=(name,))
         formulas[name] = formula
@@ -550,6 +552,41 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
             exc.option, exc.source = "expect", formula
             raise
         values[name] = (formula.strip(), value)
+    return values
+
+
+def _formula_value(name: str, formula: str, at: Mapping[str, float]) -> float:
+    from .engine.graph import compile as compile_graph
+    try:
+        graph = compile_graph(formula)
+        if graph.n_outputs > 1:
+            raise InputError(f"the formula has {graph.n_outputs} outputs; give one expression")
+        return forward(graph, point_vector(graph, at))[graph.output]
+    except GradcliError as exc:  # the formula's own error, said to be about expect
+        exc.sentence = f"{name}: {exc.text()}"
+        exc.option, exc.source = "expect", formula
+        raise
+
+
+def entry_values(formulas: Mapping[str, str], at: Mapping[str, float], outputs: Sequence[str],
+                 inputs: Sequence[str]) -> dict[str, dict[str, tuple[str, float]]]:
+    """Formulas for Jacobian entries (``f2.x``, ``u.x``) evaluated at ``at``:
+    output -> input -> (formula, value). A name must say its output and its input."""
+    values: dict[str, dict[str, tuple[str, float]]] = {}
+    for name, formula in formulas.items():
+        output, dot, input_ = name.rpartition(".")
+        if not dot:
+            raise InputError(f"{name}: the program has {len(outputs)} outputs; say which one",
+                             option="expect", names=(name,),
+                             hint=f"e.g. {outputs[0]}.{name}=...")
+        if output not in outputs:
+            raise InputError(f"{name}: {output} is not an output", option="expect",
+                             names=(output,), hint="the outputs are " + ", ".join(outputs))
+        if input_ not in inputs:
+            raise InputError(f"{name}: ∂{output}/∂{input_} is not part of the Jacobian",
+                             option="expect", names=(input_,),
+                             hint="its inputs are " + (", ".join(inputs) or "none"))
+        values.setdefault(output, {})[input_] = (formula.strip(), _formula_value(name, formula, at))
     return values
 
 
@@ -628,3 +665,43 @@ def check_hessian(graph: Graph, point: list[float], columns: list[int],
         rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
                                rtol=rtol, atol=atol, strict=strict)
     return HessianCheck(rows, rtol, atol, strict)
+
+
+# -- the check of a Jacobian: each row against numerical derivatives of its output --------------
+
+@dataclass(slots=True)
+class JacobianCheck:
+    """Row ``output`` of the Jacobian checked as the gradient of that output (a
+    :class:`Check` whose rows are the inputs)."""
+
+    rows: dict[str, Check]
+    rtol: float
+    atol: float
+    strict: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.rows.values())
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """``"f2.x"`` for each entry the numerical derivative could not decide."""
+        return [f"{name}.{col}" for name, c in self.rows.items() for col in c.inconclusive]
+
+
+def check_jacobian(graph: Graph, values: list[float], inputs: list[str],
+                   matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
+                   atol: float = DEFAULT_ATOL, expected=None, strict: bool = False) -> JacobianCheck:
+    """Each row of ``matrix`` (one per output of ``graph``; columns ``inputs``) against central
+    differences of that output; ``expected``: output -> input -> (formula, value)."""
+    point = values[graph.n_const:graph.base]
+    rows = {}
+    for i, name in enumerate(graph.output_names):
+        one = graph.only(i)
+        adjoint, _ = reverse(one, values)
+        row = dict(zip(inputs, matrix[i]))
+        rows[name] = check(one, point, lambda p, row=row: row,
+                           function=lambda v, slot=one.output: v[slot],
+                           noise=rounding_noise(one, values, adjoint), rtol=rtol, atol=atol,
+                           expected=(expected or {}).get(name), strict=strict)
+    return JacobianCheck(rows, rtol, atol, strict)

@@ -40,17 +40,37 @@ class PointType(click.ParamType):
         return parse_point(value, self.option)  # an error is reported by GradcliGroup
 
 
+class SeedType(click.ParamType):
+    """``--seed 2`` (the one output's adjoint) or ``--seed u=1,v=2`` (a cotangent on the outputs)."""
+
+    name = "NUMBER|NAME=VALUE[,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (float, int, dict)):
+            return value
+        try:
+            return float(value)
+        except ValueError:
+            pass
+        from .points import parse_point
+        return parse_point(value, "seed")  # an error is reported by GradcliGroup
+
+
 class NameListType(click.ParamType):
     """``--wrt x,y``: a comma-separated list of names."""
 
     name = "NAME[,...]"
+
+    def __init__(self, option: str = "wrt"):
+        self.option = option  # the option's name in errors: wrt, of or mixed
 
     def convert(self, value, param, ctx):
         if isinstance(value, list):
             return value
         names = [n.strip() for n in value.split(",") if n.strip()]
         if not names:
-            raise InputError("gives no names", option="wrt", hint="e.g. --wrt x,y")
+            raise InputError("gives no names", option=self.option,
+                             hint=f"e.g. --{self.option} x,y")
         return names
 
 
@@ -293,6 +313,9 @@ _AT = click.option("--at", "at", type=PointType(), multiple=True,
 _WRT = click.option("--wrt", type=NameListType(), default=None,
                     help="Differentiate with respect to these inputs only (default: all, "
                          "in order of first appearance).")
+_OF = click.option("--of", type=NameListType("of"), default=None,
+                   help="The outputs to differentiate (comma-separated): assigned names, or f1, "
+                        "f2, ... for the bare expressions (default: every output).")
 _DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
                        help="Digits after the decimal point in human output (JSON is always exact).")
 _STANDALONE = click.option("--standalone", is_flag=True,
@@ -331,18 +354,23 @@ def _screen(width, ascii_):
 @_FILE
 @_AT
 @_WRT
-@click.option("--seed", type=float, default=1.0, show_default=True,
-              help="Adjoint of the output: the gradient is scaled by it.")
-@click.option("--mode", type=click.Choice(["reverse", "forward"]), default=None,
-              help="reverse: one adjoint sweep (the default); forward: one tangent sweep per "
-                   "input.")
+@_OF
+@click.option("--seed", type=SeedType(), default=1.0, show_default=True,
+              help="Adjoint of the output: the gradient is scaled by it. With several outputs, "
+                   "a weight per output (--seed f1=1,f2=2) gives the vector-Jacobian product "
+                   "in one reverse sweep.")
+@click.option("--mode", type=click.Choice(["auto", "reverse", "forward"]), default=None,
+              help="reverse: one adjoint sweep per output; forward: one tangent sweep per "
+                   "input; auto (the default): whichever takes fewer sweeps.")
 @click.option("--direction", type=PointType("direction"), default=None,
               help="The derivative along this direction (NAME=VALUE pairs as for --at; inputs "
-                   "left out are 0) in one forward sweep. Implies --mode forward.")
+                   "left out are 0) in one forward sweep, of every output. Implies --mode "
+                   "forward.")
 @_DIGITS
 @_JSON
 @click.option("--trace", is_flag=True,
-              help="Also print the forward trace, the reverse-sweep contributions and the adjoints.")
+              help="Also print the forward trace, the reverse-sweep contributions and the "
+                   "adjoints (a sweep per output).")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
@@ -355,7 +383,8 @@ def _screen(width, ascii_):
                    "exit 1 if any component disagrees (an inconclusive one does not, unless "
                    "--strict).")
 @click.option("--expect", multiple=True, metavar="NAME=FORMULA",
-              help="Your own formula for ∂f/∂NAME (one expression; never scaled by --seed), "
+              help="Your own formula for ∂f/∂NAME (with several outputs f2.x=FORMULA; one "
+                   "expression; never scaled by --seed), "
                    "checked against AD's ∂f/∂NAME at the point; repeatable; implies --check.")
 @_STRICT
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
@@ -380,13 +409,14 @@ def _screen(width, ascii_):
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
 @_output_options
-def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
+def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
                  output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
-    '-' reads it from standard input.
+    '-' reads it from standard input. Its outputs are its bare expressions (f1, f2, ...), or
+    with none its last assigned name; with several, eval prints each value and the Jacobian.
 
     \b
     Examples:
@@ -399,6 +429,8 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --check
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --trace --export trace.tex --standalone
       gradcli eval "log(x)+x*y-sin(y)" --at x=2,y=3 --expect x="1/x+y" --expect y="x-cos(y)"
+      gradcli eval "x*y; x+y; sin(x)" --at x=2,y=3
+      gradcli eval "x*y; x+y" --at x=2,y=3 --seed f1=1,f2=2
       gradcli eval "log(x)+x*y-sin(y)" --points points.csv -o results.parquet
       gradcli eval "log(x)+x*y-sin(y)" --grid x=0.5:2:4,y=-1:1:3
 
@@ -406,12 +438,12 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
     name, missing value, outside a domain).
     """
-    from .api import compile, evaluate_forward, evaluate_graph
+    from .api import compile, evaluate_forward, evaluate_graph, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file)
     point = merge_points(list(at))
-    graph = compile(source)
+    graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
     if points_path is not None or grid:
         used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
@@ -435,6 +467,18 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
     if direction is not None and (check_ or expect):
         raise InputError("--check and --expect compare a gradient, and --direction gives none",
                          hint="drop --direction to check the gradient (--mode forward works)")
+    if (isinstance(seed, dict) and of is None and not set(seed) <= set(graph.output_names)
+            and set(seed) <= set(graph.names) | set(graph.output_names)):
+        graph = select_outputs(graph, list(seed))  # --seed u=1,v=2 weighs u and v: as --of u,v
+    if isinstance(seed, dict):
+        seed = _one_seed(seed, graph) if graph.n_outputs == 1 else seed
+    if graph.n_outputs > 1 or isinstance(seed, dict):
+        if _latex_export(export_path, standalone):
+            raise InputError("--export FILE.tex writes the tables of one output",
+                             hint="pick one with --of, or export .svg, .html or .txt")
+        _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
+                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict)
+        return
     if mode == "forward" or direction is not None:
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
@@ -470,6 +514,99 @@ def eval_command(expression, file, at, wrt, seed, mode, direction, digits, as_js
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
+def _one_seed(seed: dict, graph) -> float:
+    """``--seed f=2`` for a program with one output: its adjoint, as ``--seed 2``."""
+    name = graph.output_names[0]
+    unknown = [n for n in seed if n != name]
+    if unknown:
+        raise InputError(f"--seed names {', '.join(unknown)}, which is not an output",
+                         hint=f"the output is {name}: --seed {name}=2, or --seed 2")
+    return seed.get(name, 0.0)
+
+
+def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
+                  export_path, check_, expect, rtol, atol, width=None, ascii_=False,
+                  strict=False) -> None:
+    """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
+    or --direction), printed as text and tables or as JSON."""
+    from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
+    from .views.text import jvp_text, mode_line, values_text, vjp_text
+    cotangent = seed if isinstance(seed, dict) else None
+    if cotangent is None and seed != 1.0:
+        raise InputError(f"--seed {seed:g} is the adjoint of one output, and the program has "
+                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
+                         hint=f"give a weight per output: --seed {graph.output_names[0]}=1,"
+                              f"{graph.output_names[1]}=2")
+    if cotangent is not None and (direction is not None or mode == "forward"):
+        raise InputError("--seed NAME=WEIGHT gives a vector-Jacobian product, by one reverse sweep",
+                         hint="drop --direction and --mode forward")
+    if cotangent is not None and (check_ or expect):
+        raise InputError("--check and --expect compare the Jacobian's entries, and --seed "
+                         "NAME=WEIGHT gives only their weighted sum",
+                         hint="drop --seed to check the Jacobian")
+    if direction is not None:
+        _warn_unread(direction, graph, "--direction: ")
+        result = evaluate_jvp(graph, point, direction)
+    elif cotangent is not None:
+        result = evaluate_vjp(graph, point, cotangent, wrt=wrt)
+    else:
+        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto")
+    report = None
+    if check_ or expect:
+        from .check import entry_values, parse_expectations
+        expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
+        report = result.check(rtol, atol, expected, strict)
+    json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
+    if export_path:
+        _check_export_suffix(export_path, as_json)
+    is_jacobian = result.kind == "jacobian"
+    screen = _screen(width, ascii_)
+    if as_json or json_export:
+        from .views.json import jacobian_json
+        data = jacobian_json(result, result.trace if trace else None, report)
+    if is_jacobian:
+        summary = values_text(result.values, digits) + "\n" + mode_line(
+            result.mode, len(result.outputs), len(result.inputs), result.auto)
+    elif result.kind == "vjp":
+        summary = vjp_text(result.values, result.product, result.weights, digits)
+    else:
+        summary = jvp_text(result.values, result.product, result.weights, digits)
+    blocks = [] if as_json and not export_path else _output_blocks(result, summary, digits,
+                                                                   max_rows, trace, report)
+    if as_json:
+        screen.json(data)
+    elif len(blocks) == 1:
+        screen.echo(blocks[0])
+    else:
+        screen.show(*blocks)
+    if json_export:
+        from .views.screen import save_json
+        save_json(data, export_path)
+    elif export_path:
+        from .views.screen import export
+        export(blocks, export_path, width, ascii_)
+    if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
+    """Several outputs: the values, the Jacobian table, (--trace) every sweep's tables,
+    (--check) a check table per output."""
+    from .views import tables as t
+    items: list = [summary]
+    if result.kind == "jacobian":
+        if result.inputs:
+            items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits))
+        if trace:
+            items += t.jacobian_trace_tables(result.trace, digits, max_rows)
+    elif trace:
+        items += ([t.tangent_table(result.trace, digits, max_rows)] if result.kind == "jvp"
+                  else t.trace_tables(result.trace, digits, max_rows))
+    if report is not None:
+        items += t.jacobian_check_tables(report, digits)
+    return items
+
+
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
                 used) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
@@ -479,6 +616,10 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
     if used:
         raise InputError(f"{used[0]} gives one point's details; it does not go with "
                          f"{'--points' if points_path is not None else '--grid'}")
+    if graph.n_outputs > 1:  # the batch sweeps differentiate one output
+        raise InputError(f"--points and --grid evaluate one output, and the program has "
+                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
+                         hint=f"pick one with --of {graph.output_names[0]}")
     if points_path is not None and grid:
         raise InputError("give --points or --grid, not both")
     if engine == "dask":
@@ -573,6 +714,7 @@ def _blocks(result, digits, max_rows, trace, check=None) -> list:
 @_FILE
 @_AT
 @_WRT
+@_OF
 @_DIGITS
 @_JSON
 @click.option("--check", "check_", is_flag=True,
@@ -589,24 +731,26 @@ def _blocks(result, digits, max_rows, trace, check=None) -> list:
                    "FILE.tex.")
 @_STANDALONE
 @_output_options
-def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, max_rows, rtol,
+def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, strict, max_rows, rtol,
                     atol, export_path, standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
     dual numbers, one Hessian-vector product per input), not by differences. Rows and
-    columns are the inputs in order of first appearance (or the --wrt order).
+    columns are the inputs in order of first appearance (or the --wrt order). A program
+    with several outputs gets one Hessian per output (--of picks them).
 
     \b
     Examples:
       gradcli hessian "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli hessian "x^2*y" --at x=2,y=3 --json
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
+      gradcli hessian "x^2*y; sin(x*y)" --at x=1,y=2 --of f2
       gradcli hessian "x^2*y" --at x=2,y=3 --export hessian.tex --standalone
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
-    from .api import compile, evaluate_hessian
+    from .api import compile, evaluate_hessian, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
@@ -615,26 +759,41 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
                          hint="use a name ending in .tex")
     _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
-    graph = compile(source)
+    graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
-    result = evaluate_hessian(graph, point, wrt=wrt)
-    report = result.check(rtol, atol, strict) if check_ else None  # None: eval --check's defaults
+    if export_path and graph.n_outputs > 1:
+        raise InputError("--export writes the Hessian of one output",
+                         hint=f"pick one with --of {graph.output_names[0]}")
+    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt)
+               for i, name in enumerate(graph.output_names)}
+    reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
+    several = len(results) > 1
     screen = _screen(width, ascii_)
     if as_json:
-        from .views.json import hessian_json
-        screen.json(hessian_json(result, report))
+        from .views.json import hessian_json, hessians_json
+        if several:
+            screen.json(hessians_json(results, reports))
+        else:
+            (name, result), = results.items()
+            screen.json(hessian_json(result, reports[name]))
     else:
         from .views.tables import hessian_check_tables, hessian_table
-        items = [result_text(result.value, result.gradient, 1.0, digits)]
-        if result.inputs:
-            items.append(hessian_table(result.inputs, result.hessian, digits, max_rows))
-        if report is not None:
-            items += hessian_check_tables(report, digits, max_rows)
+        from .views.text import gradient_text
+        items: list = []
+        for name, result in results.items():
+            label = name if several else "f"
+            items.append(gradient_text(label, result.value, result.gradient, digits))
+            if result.inputs:
+                items.append(hessian_table(result.inputs, result.hessian, digits,
+                                           max_rows, title=f"Hessian of {name}" if several else "Hessian"))
+            if reports[name] is not None:
+                items += hessian_check_tables(reports[name], digits, max_rows)
         screen.show(*items)
     if export_path:
         from .views.latex import hessian_export
+        (result, report), = zip(results.values(), reports.values())
         _write(export_path, hessian_export(result, digits, report, standalone))
-    if report is not None and not report.ok:
+    if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
@@ -642,19 +801,25 @@ def hessian_command(expression, file, at, wrt, digits, as_json, check_, strict, 
 @_EXPRESSION
 @_FILE
 @_WRT
+@_OF
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
               help="The N-th derivative in each input (∂ⁿf/∂xⁿ).")
+@click.option("--mixed", type=NameListType("mixed"), default=None, metavar="NAME,NAME[,...]",
+              help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
+                   "--mixed x,x,y is third order.")
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
 @_output_options
-def diff_command(expression, file, wrt, order, as_json, as_latex, width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
     numbers, and simplified. A subexpression that would repeat is printed once, as an
     assignment (t1 = ...), so each derivative is a program eval reads. One derivative is
-    printed alone; several are each headed by a comment line (# ∂f/∂x).
+    printed alone; several are each headed by a comment line (# ∂f/∂x, or # ∂f2/∂x for a
+    program with several outputs), and the whole text is a program with one output per
+    derivative: eval evaluates them all.
 
     \b
     Examples:
@@ -662,27 +827,41 @@ def diff_command(expression, file, wrt, order, as_json, as_latex, width, ascii_)
       gradcli diff "log(x)+x*y-sin(y)" --wrt x
       gradcli eval "$(gradcli diff 'log(x)+x*y-sin(y)' --wrt x)" --at x=2,y=3
       gradcli diff "x^10" --order 3
+      gradcli diff "x^2*y^3" --order 2 | gradcli eval - --at x=1,y=2
+      gradcli diff "exp(x*y)" --mixed x,y
       gradcli diff "exp(x*y)" --json
       gradcli diff "x/(1+x)" --order 2 --latex
     """
-    from .api import derivatives
+    from .api import all_derivatives
+    from .views.text import derivative_label
 
+    if mixed is not None and (order != 1 or wrt is not None):
+        raise InputError("--mixed names the inputs to differentiate by, one per order",
+                         hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
-    result = derivatives(source, wrt, order)
-    screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped, whatever --width
+    result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
+    several = len(result) > 1
+    screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     if as_json:
         from .views.json import diff_json
-        screen.json(diff_json(result, order))
-    elif as_latex and result:
+        screen.json(diff_json(result if several else next(iter(result.values())), order,
+                              list(result) if several else None, mixed))
+        return
+    if as_latex and any(result.values()):
+        if several or mixed is not None:
+            raise InputError("--latex prints the derivatives of one output, by --order",
+                             hint="pick one output with --of; drop --mixed")
         from .views.latex import derivatives as latex_derivatives
-        screen.echo(latex_derivatives(result, order))
-    elif len(result) == 1:
-        screen.echo(next(iter(result.values())))
-    elif not result:
+        screen.echo(latex_derivatives(next(iter(result.values())), order))
+        return
+    blocks = [(derivative_label(output, key.split(",") if mixed else [key] * order), text)
+              for output, texts in result.items() for key, text in texts.items()]
+    if len(blocks) == 1:
+        screen.echo(blocks[0][1])
+    elif not blocks:
         _warn("the expression reads no inputs, so it has no partial derivatives")
     else:
-        power = "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(order)) if order > 1 else ""
-        screen.echo("\n".join(f"# ∂{power}f/∂{name}{power}\n{text}" for name, text in result.items()))
+        screen.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
 
 
 @main.command("functions", context_settings=CONTEXT)
@@ -729,7 +908,8 @@ def functions_command(as_json, width, ascii_):
 def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
                   ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
-    nodes numbered v1..vk as in the --trace tables.
+    nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
+    its name (→ f1) and, at a point, nodes show no adjoint (there is one per output).
 
     \b
     Examples:
@@ -742,7 +922,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
     an image type when Graphviz's dot is not installed).
     """
-    from .api import compile, evaluate_graph
+    from .api import annotations, compile
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
     from .points import merge_points
@@ -753,9 +933,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     graph = compile(source)
     if at:
         _warn_unread(point, graph)
-        result = evaluate_graph(graph, point)
-        picture = build_picture(graph, result.values, max_nodes, adjoint=result.adjoint,
-                                partials=result.partials)
+        values, adjoint, partials = annotations(graph, point)
+        picture = build_picture(graph, values, max_nodes, adjoint=adjoint, partials=partials)
     else:
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)

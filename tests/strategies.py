@@ -273,3 +273,31 @@ programs = st.builds(
     st.one_of(st.none(), expressions),
 ).filter(lambda p: p.statements)
 """Any program AST the parser can produce."""
+
+
+@st.composite
+def multi_output_cases(draw, min_outputs: int = 2, max_outputs: int = 5, max_statements: int = 2,
+                       max_depth: int = 3) -> Case:
+    """A program with several outputs: assignments, then ``min_outputs``..``max_outputs`` bare
+    expressions (an assignment may come between two of them), and a point in its domain."""
+    names = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
+    point = {name: draw(INPUT_VALUES) for name in names}
+    builder = _Builder(draw, point, max_depth)
+    statements = [builder.assign() for _ in range(draw(st.integers(0, max_statements)))]
+    for k in range(draw(st.integers(min_outputs, max_outputs))):
+        if k and draw(st.integers(0, 4)) == 0:
+            statements.append(builder.assign())
+        statements.append(builder.expression(max_depth).expr)
+    return Case(Program(tuple(statements)), point)
+
+
+def outputs_of(program: Program) -> list[Program]:
+    """One single-output program per bare expression of ``program``: the statements before it
+    (its assignments) and the expression, so each output's meaning stands alone."""
+    singles, assignments = [], []
+    for stmt in program.statements:
+        if type(stmt) is Assign:
+            assignments.append(stmt)
+        else:
+            singles.append(Program(tuple(assignments) + (stmt,)))
+    return singles

@@ -25,6 +25,7 @@ import drawn
 from strategies import cases
 from gradcli.api import compile, evaluate_graph
 from gradcli.cli import main
+from gradcli.errors import DomainError
 from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
 from gradcli.views.picture import build_picture
 from gradcli.views.tables import show_graph
@@ -283,7 +284,6 @@ EXPRESSIONS = st.recursive(
 def check_topology(source, args=(), layout="lr"):
     """Draw ``source`` and read the drawing back (tests/drawn.py checks that lines join, stay
     out of boxes and leave none astray): every edge of the picture, each to its port, no more."""
-    from gradcli.errors import DomainError
     try:
         graph = compile(source)
     except DomainError:  # constants folded at lowering: (2 / (2 - 2)) is a division by zero
@@ -305,14 +305,14 @@ def check_topology(source, args=(), layout="lr"):
 
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
 @pytest.mark.parametrize("layout", ["lr", "tb"])
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(source=EXPRESSIONS)
 def test_every_edge_is_drawn_to_the_right_port(source, layout):
     check_topology(source, layout=layout)
 
 
 @pytest.mark.parametrize("layout", ["lr", "tb"])
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
 @given(case=cases(max_statements=3, max_depth=4))
 def test_programs_with_shared_values_are_drawn_edge_for_edge(case, layout):
     """Generated programs (assignments, a value read many times, every function) at a point."""

@@ -58,9 +58,16 @@ EVERY_KEY = [
     ["eval", "abs(x)*y", "--at", "x=0,y=3", "--json", "--check", "--expect", "y=abs(x)"],
     ["hessian", "x*y", "--at", "x=2,y=3", "--json", "--check"],
     ["diff", "x*y", "--json"],
+    ["eval", "x*y; x+y", "--at", "x=1,y=2", "--json", "--trace", "--check"],
+    ["eval", "x*y; x+y", "--at", "x=1,y=2", "--json", "--trace", "--mode", "forward"],
+    ["eval", "x*y; x+y", "--at", "x=1,y=2", "--json", "--trace", "--seed", "f1=1,f2=2"],
+    ["eval", "x*y; x+y", "--at", "x=1,y=2", "--json", "--trace", "--direction", "x=1"],
+    ["hessian", "x*y; x+y", "--at", "x=1,y=2", "--json", "--check"],
+    ["diff", "x*y; x+y", "--json"],
+    ["diff", "x*y", "--json", "--mixed", "x,y"],
     ["functions", "--json"],
 ]
-DATA_KEYS = {"x", "y", "v1", "v2", "v3", "direction", "d/da", "d/db"}
+DATA_KEYS = {"x", "y", "v1", "v2", "v3", "direction", "d/da", "d/db", "f1", "f2", "x,y"}
 
 
 def test_every_key_of_every_command_is_documented(run):

@@ -6,6 +6,11 @@ inputs) and, within a depth, left to right in the source. That order is the text
 (Griewank & Walther; Baydin et al. 2018, Table 2): node k is ``v{k+1}``. Operations whose
 arguments are all constants are folded into constants, so constants never carry an adjoint.
 
+A program's outputs are its bare expression statements, in order (``f1``, ``f2``, …; ``f`` alone
+when there is one); a program with none has one output, its last assigned name. ``output`` is the
+last output's slot, the one every single-output path reads; :func:`select_outputs` and
+:meth:`Graph.only` give the same tape with other outputs (``--of``, one Jacobian row at a time).
+
 Assignments are single-static-assignment: ``c += 1`` makes a new node and rebinds ``c``; each
 binding is remembered on its node as a label (``c``, or ``c#2`` when ``c`` is assigned again).
 The traversal uses an explicit stack: a 100,000-deep nesting lowers without recursion.
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
 from typing import Iterable, Mapping
@@ -50,6 +55,24 @@ class Graph:
     output: int  # the slot of the result (a node, an input or a constant)
     labels: dict[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
     input_spans: list[Span] = field(default_factory=list)  # first read of each input
+    outputs: list[int] = field(default_factory=list)  # every output's slot, in order
+    output_names: list[str] = field(default_factory=list)  # "f", or "f1", "f2", …, or --of's
+    names: dict[str, int] = field(default_factory=dict)  # assigned name -> slot of its last value
+
+    @property
+    def output_slots(self) -> list[int]:
+        """The outputs' slots (``[output]`` for a graph built without a list of outputs)."""
+        return self.outputs or [self.output]
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.outputs) or 1
+
+    def only(self, i: int) -> "Graph":
+        """The same tape with output ``i`` as its one output (shares every array)."""
+        slot = self.output_slots[i]
+        names = self.output_names or ["f"]
+        return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -104,20 +127,21 @@ class Graph:
         return flags
 
     def live_nodes(self) -> list[bool]:
-        """For each node, whether the output depends on it (dead statements are skipped in reverse)."""
+        """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
         arg0, arg1 = self.arg0, self.arg1
-        # Every node but the output has a user: then none is dead (the last dead node would have
+        # Every node is an output or has a user: then none is dead (the last dead node would have
         # none). Checked with sets, in C; the common case needs no loop.
         used = set(arg0)
         used.update(arg1)
+        used.update(self.output_slots)
         used.difference_update(range(-1, base))
-        used.discard(self.output)
-        if len(used) == n - (self.output >= base):
+        if len(used) == n:
             return [True] * n
         live = [False] * n
-        if self.output >= base:
-            live[self.output - base] = True
+        for out in self.output_slots:
+            if out >= base:
+                live[out - base] = True
         for k in range(n - 1, -1, -1):  # descending depth: every user is seen before its arguments
             if live[k]:
                 a, b = arg0[k] - base, arg1[k] - base
@@ -183,9 +207,12 @@ def lower(program: Program, source: str = "") -> Graph:
     """Lower a parsed program to a :class:`Graph` (a tape in textbook order)."""
     builder = _Builder()
     result = -1
+    bare: list[int] = []  # the bare expression statements: the outputs
     for stmt in program.statements:
         result = builder.statement(stmt)
-    return builder.finish(source, result)
+        if type(stmt) is not Assign:
+            bare.append(result)
+    return builder.finish(source, bare or [result])
 
 
 class _Builder:
@@ -334,8 +361,12 @@ class _Builder:
         self.bindings.append((result, name, version))
         return result
 
-    def finish(self, source: str, result: int) -> Graph:
-        """The graph: final slots (constants, inputs, nodes by depth), arguments remapped."""
+    def finish(self, source: str, outputs: list[int]) -> Graph:
+        """The graph: final slots (constants, inputs, nodes by depth), arguments remapped.
+
+        ``outputs`` are the ids of the program's outputs, in order (its bare expression
+        statements, or else its last value).
+        """
         depth, const_values = self.depth, self.const_values
         slot = [0] * len(depth)
         constants = []
@@ -368,9 +399,12 @@ class _Builder:
             arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
             depth=[depth[t] for t in ordered],
             spans=Spans([spans[t] for t in ordered]),
-            output=slot[result],
+            output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
+            outputs=[slot[t] for t in outputs],
+            output_names=output_names(len(outputs)),
+            names={name: slot[t] for name, t in self.env.items()},
         )
 
 
@@ -438,6 +472,35 @@ def overflow_error(prim: Primitive, args: list[float], span: Span,
     return NumericalError(f"{at}{describe_call(prim, args)} overflows: the result is too large "
                           "for a 64-bit float", span, node=node,
                           values=tuple(float(a) for a in args))
+
+
+def output_names(m: int) -> list[str]:
+    """``["f"]`` for one output, ``["f1", "f2", …]`` for several."""
+    return ["f"] if m == 1 else [f"f{i}" for i in range(1, m + 1)]
+
+
+def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
+    """The same tape with the outputs named in ``of`` (None: all of them), in that order.
+
+    A name is an assigned name (its last value) or an output's name (``f1``, ``f2``; ``f`` when
+    there is one); an assigned name wins, as the program itself reads it that way.
+    """
+    if of is None:
+        return graph
+    of = list(of)
+    own = dict(zip(graph.output_names or ["f"], graph.output_slots))
+    unknown = [name for name in of if name not in graph.names and name not in own]
+    if unknown:
+        offered = list(own) + [n for n in graph.names if n not in own]
+        raise InputError(f"names {', '.join(unknown)}, which is neither an output nor an "
+                         "assigned name", option="of", names=tuple(unknown),
+                         hint=f"choose from: {', '.join(offered)}")
+    twice = [name for name in dict.fromkeys(of) if of.count(name) > 1]
+    if twice:
+        raise InputError(f"gives {', '.join(twice)} twice", option="of", names=tuple(twice))
+    slots = [graph.names[name] if name in graph.names else own[name] for name in of]
+    return replace(graph, output=slots[-1], outputs=slots,
+                   output_names=of)
 
 
 @gc_paused()  # one pause for both stages: the AST is built and freed without a collection

@@ -35,7 +35,7 @@ def visit_order(graph: Graph) -> list[int]:
 
 def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
             m=FLOAT, order: int = 1, partials: Partials | None = None, active=None,
-            ) -> tuple[list, list[Contribution]]:
+            cotangent=None) -> tuple[list, list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     The local partials are :func:`~gradcli.engine.partials.local_partials` (pass ``partials``
@@ -44,10 +44,16 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
     the sweep differentiates itself, and a rule that fails is a failed derivative of ``order`` 2
     (the error says which). ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are
     wanted: a partial by any other argument is not computed (default: every slot that is not a
-    constant).
+    constant). ``cotangent`` (one adjoint per output, in order) seeds every output at once
+    instead: the inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one
+    sweep.
     """
     adjoint = [0.0] * graph.n_slots
-    adjoint[graph.output] = seed
+    if cotangent is None:
+        adjoint[graph.output] = seed
+    else:
+        for slot, w in zip(graph.output_slots, cotangent):
+            adjoint[slot] += w  # two outputs may be one node: their seeds add
     slots = graph.visit_order()
     if not record and partials is None:  # the hot path: partials accumulated as computed
         local_partials(graph, values, m, order, slots, adjoint, active)
@@ -68,12 +74,12 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
 
 
 def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed: float,
-                   active=None) -> None:
+                   active=None, cotangent=None) -> None:
     """Raise a NumericalError naming the first edge whose contribution is not finite, if any."""
     n_const = graph.n_const
     if math.isfinite(sum(adjoint[n_const:graph.base])):  # one C-speed pass finds any inf or nan
         return
-    _, records = reverse(graph, values, seed, record=True, active=active)
+    _, records = reverse(graph, values, seed, record=True, active=active, cotangent=cotangent)
     for rec in records:
         if not math.isfinite(rec.contribution):
             k, node = rec.source - graph.base, graph.node_id(rec.source)

@@ -50,7 +50,7 @@ def tangent_sweep(graph: Graph, partials: Partials, direction: Sequence[float]) 
 
 def check_tangent(graph: Graph, values: list[float], tangent: list) -> None:
     """Raise a NumericalError naming the first node whose tangent is not finite, if any."""
-    if tangent[graph.output] is None or math.isfinite(tangent[graph.output]):
+    if all(tangent[out] is None or math.isfinite(tangent[out]) for out in graph.output_slots):
         return
     for s in range(graph.base, graph.n_slots):
         t = tangent[s]

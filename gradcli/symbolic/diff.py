@@ -197,3 +197,12 @@ def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, st
                 d = derivative(d, name)
             result[name] = to_source(program(d, graph.inputs))
     return result
+
+
+def mixed_partial(graph: Graph, names: list[str]) -> str:
+    """``∂ⁿf/∂names[0]…∂names[-1]`` as source text: differentiated by each name in turn."""
+    with fresh_context():
+        d = graph_expression(graph)
+        for name in names:
+            d = derivative(d, name)
+        return to_source(program(d, graph.inputs))

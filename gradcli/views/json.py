@@ -61,15 +61,8 @@ def trace_json(trace: Trace | TangentTrace) -> dict:
                 item["tangents"] = dict(zip(trace.sweeps, r.tangents))
             forward.append(item)
         return {"forward": forward, "output": trace.output}
-    return {
-        "forward": [_row_json(row) for row in trace.forward],
-        "contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
-                           "local": c.local, "local_expr": c.local_expr,
-                           "contribution": c.contribution}
-                          for c in trace.contributions],
-        "adjoints": {row.id: row.adjoint for row in trace.adjoints},
-        "output": trace.output,
-    }
+    return {"forward": [_row_json(row) for row in trace.forward], **_sweep_json(trace),
+            "output": trace.output}
 
 
 def _row_json(row: ForwardRow) -> dict:
@@ -77,9 +70,23 @@ def _row_json(row: ForwardRow) -> dict:
             "value": row.value}
     if row.names:
         item["name"] = ", ".join(row.names)
+    if row.outputs:  # several outputs: the ones this node is
+        item["outputs"] = list(row.outputs)
     if row.step:
         item["step"] = row.step
     return item
+
+
+def _sweep_json(trace: Trace) -> dict:
+    """One reverse sweep's contributions and adjoints (with the seeds of a VJP's sweep)."""
+    data = {"contributions": [{"from": c.source, "to": c.target, "upstream": c.upstream,
+                               "local": c.local, "local_expr": c.local_expr,
+                               "contribution": c.contribution}
+                              for c in trace.contributions],
+            "adjoints": {row.id: row.adjoint for row in trace.adjoints}}
+    if trace.seeds:
+        data["seeds"] = dict(trace.seeds)
+    return data
 
 
 def check_json(check) -> dict:
@@ -103,6 +110,52 @@ def check_json(check) -> dict:
             "inconclusive": check.inconclusive, "rows": rows}
 
 
+# -- gradcli eval of several outputs ----------------------------------------------------------
+
+def jacobian_json(result, trace=None, check=None) -> dict:
+    """``eval --json`` of a program with several outputs: a :class:`gradcli.api.JacobianResult`
+    (``values``, ``jacobian`` output -> input -> number, ``outputs``, ``mode``, ``sweeps``) or a
+    ``ProductResult`` (``cotangent`` and ``vjp``, or ``direction`` and ``jvp``)."""
+    data = {"source": result.source, "inputs": result.point, "outputs": list(result.outputs),
+            "values": dict(result.values)}
+    if result.kind == "jacobian":
+        data["jacobian"] = {o: dict(r) for o, r in result.jacobian.items()}
+        data["mode"], data["sweeps"] = result.mode, result.sweeps
+    else:
+        data["mode"] = result.mode
+        weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
+        data[weights], data[product] = dict(result.weights), dict(result.product)
+    if trace is not None:
+        data["trace"] = outputs_trace_json(trace)
+    if check is not None:
+        data["check"] = jacobian_check_json(check)
+    return data
+
+
+def outputs_trace_json(trace) -> dict:
+    """``trace`` with several outputs: a ``JacobianTrace`` (``forward`` rows, then in reverse
+    mode ``sweeps``, one per output; in forward mode each row carries its tangent per input), or
+    a product's one sweep (a reverse sweep seeded on every output, or a tangent sweep)."""
+    if isinstance(trace, (Trace, TangentTrace)):  # a product's one sweep
+        return trace_json(trace)
+    if trace.mode == "forward":
+        return {"forward": trace_json(trace.tangents)["forward"], "outputs": trace.outputs}
+    return {"forward": [_row_json(row) for row in trace.forward],
+            "sweeps": [{"output": name, **_sweep_json(sweep)} for name, sweep in trace.sweeps],
+            "outputs": trace.outputs}
+
+
+def jacobian_check_json(check) -> dict:
+    """``check`` with several outputs: one entry per (output, input) of the Jacobian (a
+    :class:`gradcli.check.JacobianCheck`)."""
+    entries = []
+    for name, c in check.rows.items():
+        for item in check_json(c)["rows"]:
+            entries.append({"output": name, **item})
+    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
+            "inconclusive": check.inconclusive, "rows": entries}
+
+
 # -- gradcli hessian --------------------------------------------------------------------------
 
 def hessian_json(result, check=None) -> dict:
@@ -112,6 +165,19 @@ def hessian_json(result, check=None) -> dict:
     if check is not None:
         data["check"] = hessian_check_json(check)
     return data
+
+
+def hessians_json(results: dict, checks: dict) -> dict:
+    """``hessian --json`` of several outputs: ``outputs`` and ``hessians`` (output -> its
+    ``value``, ``gradient``, ``hessian`` and ``check``)."""
+    first = next(iter(results.values()))
+    hessians = {}
+    for name, result in results.items():
+        one = hessian_json(result, checks.get(name))
+        del one["source"], one["inputs"]
+        hessians[name] = one
+    return {"source": first.source, "inputs": first.inputs, "outputs": list(results),
+            "hessians": hessians}
 
 
 def hessian_check_json(check) -> dict:
@@ -127,9 +193,16 @@ def hessian_check_json(check) -> dict:
 
 # -- gradcli diff, gradcli functions ----------------------------------------------------------
 
-def diff_json(derivatives: dict[str, str], order: int) -> dict:
-    """``diff --json``: input name -> the derivative as source text, and the order."""
-    return {"derivatives": derivatives, "order": order}
+def diff_json(derivatives: dict, order: int, outputs: list[str] | None = None,
+              mixed: list[str] | None = None) -> dict:
+    """``diff --json``: input name -> the derivative as source text, and the order (``mixed``:
+    the list of names differentiated by, in turn). With several outputs, ``derivatives`` is
+    output -> input -> text, and ``outputs`` their order."""
+    data: dict = {"derivatives": derivatives}
+    if outputs is not None:
+        data["outputs"] = outputs
+    data.update({"mixed": mixed} if mixed is not None else {"order": order})
+    return data
 
 
 def functions_json(rows: list[dict]) -> list[dict]:

@@ -30,9 +30,10 @@ class Node:
     layer: int  # depth: 0 for inputs, 1 + the deepest argument for an operation
     names: tuple[str, ...] = ()  # names the program assigned to this node (c, c#2)
     is_output: bool = False
-    live: bool = True  # the output depends on it
+    live: bool = True  # an output depends on it
     value: float | None = None  # with a point: the node's value ...
     adjoint: float | None = None  # ... and its adjoint (∂output/∂node)
+    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,9 @@ def build_picture(graph: Graph, values: list[float] | None = None, max_nodes: in
                     hidden[a] = min(hidden.get(a, layer), layer)
     live = _live_slots(graph)
     slots = sorted(shown | hidden.keys())
-    if graph.output < n_const:  # a constant result: the only constant drawn as a node
-        slots.append(graph.output)
+    for out in dict.fromkeys(graph.output_slots):
+        if out < n_const:  # a constant result: the only constants drawn as nodes
+            slots.append(out)
     index = {s: i for i, s in enumerate(slots)}
     nodes = []
     for s in slots:
@@ -116,9 +118,10 @@ def _nearest_output(graph: Graph, limit: int) -> list[int]:
     """``limit`` slots (inputs and nodes), breadth first from the output over the arguments;
     when those run out, the rest from the end of the tape."""
     order, seen = [], set()
-    if graph.output >= graph.n_const:
-        queue = deque([graph.output])
-        seen.add(graph.output)
+    starts = [s for s in dict.fromkeys(graph.output_slots) if s >= graph.n_const]
+    if starts:
+        queue = deque(starts)
+        seen.update(starts)
         while queue and len(order) < limit:
             s = queue.popleft()
             order.append(s)
@@ -140,7 +143,7 @@ def _live_slots(graph: Graph) -> set[int]:
     base = graph.base
     live = {base + k for k, is_live in enumerate(graph.live_nodes()) if is_live}
     live |= {a for s in live for a in _args(graph, s)}
-    live.add(graph.output)
+    live.update(graph.output_slots)
     return live
 
 
@@ -150,15 +153,20 @@ def _node(graph: Graph, s: int, live: bool, values, adjoint) -> Node:
         kind, label, layer = "operation", expression(graph, s), graph.depth[s - graph.base]
     else:
         label, layer = kind, 0
+    outputs = ()
+    if graph.n_outputs > 1:
+        outputs = tuple(n for n, o in zip(graph.output_names, graph.output_slots) if o == s)
     return Node(graph.node_id(s), kind, label, layer, tuple(graph.labels.get(s, ())),
-                s == graph.output, live, None if values is None else values[s],
-                None if adjoint is None else adjoint[s])
+                s in graph.output_slots, live, None if values is None else values[s],
+                None if adjoint is None else adjoint[s], outputs)
 
 
 def node_lines(node: Node, digits: int) -> list[str]:
     """A node's text, line by line: its id (and assigned names), its operation, and with a
     point micrograd's ``data`` (the value) and ``grad`` (the adjoint)."""
     title = node.id + (f" ({', '.join(node.names)})" if node.names else "")
+    if node.outputs:
+        title += " → " + ", ".join(node.outputs)
     lines = [title, node.label]
     if node.value is not None:
         lines.append(f"data {short_number(node.value, digits)}")

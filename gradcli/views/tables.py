@@ -102,10 +102,17 @@ def forward_table(trace, digits: int, max_rows: int):
         cells += ["input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}",
                   format_number(row.value, digits)]
         if marked:
-            cells.append(("← output", "bold green") if row.is_output else "")
+            cells.append(_output_mark(row))
         table.add_row(*cells)
     keep = [i for i, row in enumerate(trace.forward) if row.op == "input" or row.is_output]
     return _limited(table, trace.forward, max_rows, add, keep)
+
+
+def _output_mark(row):
+    """``← output``, or with several outputs ``← f1`` (the names of the outputs it is)."""
+    if not row.is_output:
+        return ""
+    return ("← " + (", ".join(row.outputs) if row.outputs else "output"), "bold green")
 
 
 def _formula(formula: str, value: str) -> str:
@@ -117,9 +124,10 @@ def _formula(formula: str, value: str) -> str:
         return f"{formula} = {value}" if formula else value
 
 
-def contributions_table(trace, digits: int, max_rows: int):
+def contributions_table(trace, digits: int, max_rows: int,
+                        title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
-    table = _table("Reverse sweep (contributions)", ("from", "left"), ("to", "left"),
+    table = _table(title, ("from", "left"), ("to", "left"),
                    ("upstream adjoint", "right"), ("local derivative", "right", "text"),
                    ("contribution", "right"))
 
@@ -145,14 +153,19 @@ def _contributions_kept(trace, max_rows: int) -> list[int]:
     return sorted(last.values())
 
 
-def adjoints_table(trace, digits: int, max_rows: int):
+def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
     named = any(row.names for row in trace.adjoints)
     columns = [("node", "left")] + ([("name", "left")] if named else [])
-    table = _table("Adjoints", *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+    table = _table(title, *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+    seeds = trace.seeds
 
     def add(row):
-        if row.id == trace.output and not row.terms:
+        if row.id in seeds:  # a vector-Jacobian product seeds every output with its weight
+            how = f"seed {format_number(seeds[row.id], digits)}"
+            if row.terms:
+                how += " + " + _sum(list(row.terms[:8]), digits)
+        elif row.id == trace.output and not row.terms:
             how = "seed"
         elif row.terms:
             how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
@@ -212,7 +225,7 @@ def tangent_table(trace, digits: int, max_rows: int):
                   format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
         cells += ["—" if t is None else format_number(t, digits) for t in r.tangents]
         if marked:
-            cells.append(("← output", "bold green") if row.is_output else "")
+            cells.append(_output_mark(row))
         table.add_row(*cells)
     keep = [i for i, r in enumerate(rows) if r.row.op == "input" or r.row.is_output]
     return _limited(table, rows, max_rows, add, keep)
@@ -223,13 +236,45 @@ def trace_tables(trace, digits: int, max_rows: int) -> list:
             adjoints_table(trace, digits, max_rows)]
 
 
+def jacobian_trace_tables(trace, digits: int, max_rows: int) -> list:
+    """A Jacobian's sweeps: the forward trace once, then each output's reverse sweep (titled
+    with the output), or the tangent trace with one column per input's sweep."""
+    if trace.mode == "forward":
+        return [tangent_table(trace.tangents, digits, max_rows)]
+    items = [forward_table(trace, digits, max_rows)]
+    for name, sweep in trace.sweeps:
+        node = trace.outputs[name]
+        items.append(contributions_table(sweep, digits, max_rows,
+                                         title=f"Reverse sweep for {name} = {node} (contributions)"))
+        items.append(adjoints_table(sweep, digits, max_rows,
+                                    title=f"Adjoints of {name}: ∂{name}/∂v"))
+    return items
+
+
+def jacobian_table(outputs: list[str], inputs: list[str], matrix: list[list[float]],
+                   digits: int) -> Sheet:
+    """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x."""
+    table = _table("Jacobian", ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs])
+    for name, row in zip(outputs, matrix):
+        table.add_row((name, "cyan"), *[format_number(v, digits) for v in row])
+    return table
+
+
+def jacobian_check_tables(check, digits: int) -> list:
+    """One check table per row of the Jacobian: that output's gradient against numerical
+    derivatives."""
+    return [check_table(row, digits, title=f"Jacobian check, row {name}: AD against numerical "
+                                           f"derivatives of {name}")
+            for name, row in check.rows.items()]
+
+
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
-                  max_rows: int = 0) -> Sheet:
+                  max_rows: int = 0, title: str = "Hessian") -> Sheet:
     """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y.
     At most ``max_rows`` rows and as many columns (0 = all); the title says what was left out."""
     shown = len(names) if not max_rows else min(max_rows, len(names))
-    title = "Hessian" if shown == len(names) else (
-        f"Hessian (the first {shown:,} of {len(names):,} columns; --max-rows 0 shows all)")
+    title = title if shown == len(names) else (
+        f"{title} (the first {shown:,} of {len(names):,} columns; --max-rows 0 shows all)")
     table = _table(title, ("", "left"), *[(name, "right") for name in names[:shown]])
     return _limited(table, list(zip(names, matrix)), max_rows, lambda item: table.add_row(
         (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))

@@ -29,6 +29,13 @@ def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
     return "\n".join(lines)
 
 
+def gradient_text(output: str, value: float, gradient: dict[str, float],
+                  digits: int = DEFAULT_DIGITS) -> str:
+    """As :func:`result_text`, for the output named ``output``: ``f2 = ...``, ``∂f2/∂x = ...``."""
+    rows = [(output, value)] + [(f"∂{output}/∂{name}", g) for name, g in gradient.items()]
+    return "\n".join(_aligned(rows, digits))
+
+
 def directional_text(value: float, directional: float, direction: dict[str, float],
                      seed: float = 1.0, digits: int = DEFAULT_DIGITS) -> str:
     """``f = ...``, ``∇f·d = ...`` and the direction ``d`` it was taken along."""
@@ -37,6 +44,61 @@ def directional_text(value: float, directional: float, direction: dict[str, floa
     if seed != 1.0:
         lines.append(f"(the derivative is scaled by the seed {seed:g})")
     return "\n".join(lines)
+
+
+def values_text(values: dict[str, float], digits: int = DEFAULT_DIGITS) -> str:
+    """``f1 = ...``, ``f2 = ...``: each output's value, aligned on the equals signs."""
+    return "\n".join(_aligned(list(values.items()), digits))
+
+
+def mode_line(mode: str, outputs: int, inputs: int, auto: bool) -> str:
+    """How a Jacobian was computed, in one line: the mode and its sweeps (and, when ``--mode
+    auto`` chose it, what the other mode would have taken)."""
+    def sweeps(m: str) -> str:
+        k, what, per = ((outputs, "adjoint", "output") if m == "reverse"
+                        else (inputs, "tangent", "input"))
+        return f"{k} {what} sweep{'s' if k != 1 else ''}, one per {per}"
+    other = "forward" if mode == "reverse" else "reverse"
+    line = f"{mode} mode{' (auto)' if auto else ''}: {sweeps(mode)}"
+    return line + (f" ({other} mode would take {sweeps(other)})" if auto else "")
+
+
+def vjp_text(values: dict[str, float], product: dict[str, float], weights: dict[str, float],
+             digits: int = DEFAULT_DIGITS) -> str:
+    """The outputs, ``∂(w·f)/∂x = ...`` per input (the vector-Jacobian product wᵀJ) and ``w``."""
+    rows = list(values.items()) + [(f"∂(w·f)/∂{name}", v) for name, v in product.items()]
+    lines = _aligned(rows, digits)
+    lines.append("w = (" + ", ".join(f"{name}={t:g}" for name, t in weights.items())
+                 + "): wᵀJ in one reverse sweep")
+    return "\n".join(lines)
+
+
+def jvp_text(values: dict[str, float], product: dict[str, float], direction: dict[str, float],
+             digits: int = DEFAULT_DIGITS) -> str:
+    """The outputs, ``∇f1·d = ...`` per output (the Jacobian-vector product J·d) and ``d``."""
+    rows = list(values.items()) + [(f"∇{name}·d", v) for name, v in product.items()]
+    lines = _aligned(rows, digits)
+    lines.append("d = (" + ", ".join(f"{name}={t:g}" for name, t in direction.items())
+                 + "): J·d in one forward sweep")
+    return "\n".join(lines)
+
+
+def superscript(n: int) -> str:
+    """``²`` for 2, ``¹⁰`` for 10; nothing for 1."""
+    return "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(n)) if n > 1 else ""
+
+
+def derivative_label(output: str, names: list[str]) -> str:
+    """``∂f/∂x``, ``∂²f/∂x²``, ``∂³f2/∂x²∂y``: ``output`` differentiated by each of ``names`` in
+    turn (a run of one name is written once with its power)."""
+    runs: list[list] = []
+    for name in names:
+        if runs and runs[-1][0] == name:
+            runs[-1][1] += 1
+        else:
+            runs.append([name, 1])
+    below = "".join(f"∂{name}{superscript(k)}" for name, k in runs)
+    return f"∂{superscript(len(names))}{output}/{below}"
 
 
 def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:

@@ -6,7 +6,7 @@ value) and writes each node's operation in terms of its parents (``v4 = v1 + v2`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..engine.graph import Graph, expression, format_constant
 from ..engine.partials import Partials, node_partials
@@ -24,6 +24,7 @@ class ForwardRow:
     names: tuple[str, ...] = ()  # names the program assigned to this node
     is_output: bool = False
     step: str = ""  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
+    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,22 +53,32 @@ class Trace:
     adjoints: list[AdjointRow]  # in sweep order: the output first, inputs last
     output: str
     seed: float = 1.0
+    seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
+
 
 
 def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
     """One row per input and node, in tape order: id, operation, arguments, value, names."""
     node_id, labels = graph.node_id, graph.labels
+    outputs: dict[int, tuple[str, ...]] = {}
+    if graph.n_outputs > 1:
+        for name, slot in zip(graph.output_names, graph.output_slots):
+            outputs[slot] = outputs.get(slot, ()) + (name,)
+    else:
+        outputs[graph.output] = ()
     forward = []
     for i, name in enumerate(graph.inputs):
         slot = graph.n_const + i
         forward.append(ForwardRow(name, "input", (), name, values[slot],
-                                  tuple(labels.get(slot, ())), slot == graph.output))
+                                  tuple(labels.get(slot, ())), slot in outputs,
+                                  outputs=outputs.get(slot, ())))
     for k, prim in enumerate(graph.ops):
         slot = graph.base + k
         args = tuple(map(node_id, graph.args(k)))
         forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
                                   values[slot], tuple(labels.get(slot, ())),
-                                  slot == graph.output, substituted(graph, values, slot)))
+                                  slot in outputs, substituted(graph, values, slot),
+                                  outputs=outputs.get(slot, ())))
     return forward
 
 
@@ -115,10 +126,11 @@ def local_formulas(graph: Graph, records: list[Contribution]) -> list[str]:
 
 
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
-                records: list[Contribution], seed: float = 1.0) -> Trace:
+                records: list[Contribution], seed: float = 1.0,
+                forward: list[ForwardRow] | None = None) -> Trace:
     """The three tables' rows: forward values, contributions in sweep order, summed adjoints."""
     node_id, labels = graph.node_id, graph.labels
-    forward = forward_rows(graph, values)
+    forward = forward_rows(graph, values) if forward is None else forward
     contributions = [
         ContributionRow(node_id(r.source), node_id(r.target),
                         f"{node_id(r.source)} = {expression(graph, r.source)}",
@@ -129,8 +141,9 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
     for r in records:
         terms.setdefault(r.target, []).append(r.contribution)
     order = list(graph.visit_order())
-    if graph.output not in order and graph.output >= graph.n_const:
-        order.insert(0, graph.output)
+    for out in reversed(graph.output_slots):
+        if out not in order and out >= graph.n_const:
+            order.insert(0, out)
     seen = set(order)
     order += [graph.n_const + i for i in range(len(graph.inputs)) if graph.n_const + i not in seen]
     adjoints = [AdjointRow(node_id(s), adjoint[s], tuple(terms.get(s, ())),
@@ -164,3 +177,52 @@ def tangent_trace(graph: Graph, values: list[float], partials: Partials,
         local = () if slot < graph.base else node_partials(graph, partials, slot - graph.base)
         rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
     return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))
+
+
+# -- several outputs: a trace per sweep -----------------------------------------------------------
+
+@dataclass(slots=True)
+class JacobianTrace:
+    """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
+    reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
+    :class:`TangentTrace` with a sweep per input."""
+
+    forward: list[ForwardRow]
+    mode: str
+    sweeps: list[tuple[str, Trace]] = field(default_factory=list)
+    tangents: TangentTrace | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # output name -> its node's id
+
+
+def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],
+                   detail) -> JacobianTrace:
+    """The records of a Jacobian's sweeps: ``detail`` is each output's adjoints (reverse) or
+    ``(partials, tangents per input)`` (forward)."""
+    from ..engine.reverse import reverse
+    rows = forward_rows(graph, values)
+    outputs = {name: graph.node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
+    if mode == "forward":
+        partials, tangents = detail
+        return JacobianTrace(rows, mode, tangents=tangent_trace(
+            graph, values, partials, list(zip(inputs, tangents))), outputs=outputs)
+    sweeps = []
+    for i, name in enumerate(graph.output_names):
+        one = graph.only(i)
+        adjoint, records = reverse(one, values, record=True)
+        sweeps.append((name, build_trace(one, values, adjoint, records, forward=rows)))
+    return JacobianTrace(rows, mode, sweeps, outputs=outputs)
+
+
+def product_trace(graph: Graph, values: list[float], kind: str, detail):
+    """The one sweep of a product: a :class:`Trace` seeded on every output (``"vjp"``, detail
+    ``(adjoints, weights)``) or a :class:`TangentTrace` along the direction (``"jvp"``)."""
+    if kind == "jvp":
+        partials, sweeps = detail
+        return tangent_trace(graph, values, partials, sweeps)
+    from ..engine.reverse import reverse
+    _, weights = detail
+    adjoint, records = reverse(graph, values, record=True, cotangent=weights)
+    trace = build_trace(graph, values, adjoint, records)
+    for slot, w in zip(graph.output_slots, weights):
+        trace.seeds[graph.node_id(slot)] = trace.seeds.get(graph.node_id(slot), 0.0) + w
+    return trace
