@@ -275,19 +275,44 @@ def one_output(graph: Graph, instead: str = "jacobian") -> None:
 
 
 def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
-                   wrt: Iterable[str] | None = None):
+                   wrt: Iterable[str] | None = None, of: str | None = None):
     """Value and gradient at many points at once: ``points`` maps each input to an array-like
     (a scalar stands for a whole column). Gives a :class:`~gradcli.engine.batch.BatchResult`:
     ``values``, ``gradient`` (input name -> array) and ``errors`` (None, or why that row failed,
-    its outputs being NaN). Needs NumPy (``pip install "gradcli[batch]"``).
+    its outputs being NaN). A program with several outputs: pick one with ``of``, or call
+    :func:`jacobian_batch`. Needs NumPy (``pip install "gradcli[batch]"``).
 
     >>> r = evaluate_batch("log(x)+x*y-sin(y)", {"x": [2.0, 4.0], "y": 3})
     >>> r.gradient["x"].tolist()
     [3.5, 3.25]
     """
+    graph = _batch_graph(source, None if of is None else [of])
+    one_output(graph, "jacobian_batch")
     from .engine.batch import evaluate_columns
-    graph = compile(source) if isinstance(source, str) else source
     return evaluate_columns(graph, points, wrt=wrt)
+
+
+def jacobian_batch(source: str | Graph, points: Mapping[str, object], *,
+                   of: Iterable[str] | None = None, wrt: Iterable[str] | None = None):
+    """Every output's value and the Jacobian at many points at once (``points`` as for
+    :func:`evaluate_batch`): a :class:`~gradcli.engine.batch.JacobianBatch` with ``values``
+    (output -> array), ``jacobian`` (output -> input -> array) and ``errors``.
+
+    >>> r = jacobian_batch("x*y; x+y", {"x": [1.0, 2.0], "y": 3})
+    >>> r.outputs, r.values["f1"].tolist(), r.jacobian["f1"]["x"].tolist()
+    (['f1', 'f2'], [3.0, 6.0], [3.0, 3.0])
+    """
+    from .engine.batch import jacobian_columns
+    return jacobian_columns(_batch_graph(source, of), points, wrt=wrt)
+
+
+def _batch_graph(source: str | Graph, of: Iterable[str] | None) -> Graph:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        raise InputError("many points at once need NumPy, which is not installed",
+                         hint='pip install "gradcli[batch]"') from None
+    return select_outputs(compile(source) if isinstance(source, str) else source, of)
 
 
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,

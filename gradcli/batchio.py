@@ -342,15 +342,22 @@ def float_array(values):
     return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
 
 
-def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
-                   output: str = "f"):
+def result_names(graph: Graph, wrt: list[str]) -> list[str]:
+    """The result columns of ``graph``: ``f``, ``df/dx``, … for one output; for several, each
+    output and its derivatives in turn: ``f1``, ``df1/dx``, …, ``f2``, ``df2/dx``, …"""
+    if graph.n_outputs == 1:
+        return output_names("f", wrt)
+    return [name for output in graph.output_names for name in output_names(output, wrt)]
+
+
+def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
     """One chunk of rows evaluated: the output record batch (the chunk's columns, the inputs the
     expression reads as numbers, the ``at`` values, the results and the error column), and the
     errors (an array: None, or the row's message)."""
     pa = _arrow()
     import numpy as np
 
-    from .engine.batch import evaluate_columns
+    from .engine.batch import evaluate_columns, jacobian_columns
     n = batch.num_rows
     columns: dict = {}
     problems: dict[int, str] = {}
@@ -363,14 +370,20 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         else:
             columns[name] = at[name]
     columns["\0rows"] = np.empty(n)  # fixes the row count when every input is an --at scalar
-    result = evaluate_columns(graph, columns, wrt=wrt)
+    if graph.n_outputs == 1:
+        result = evaluate_columns(graph, columns, wrt=wrt)
+        results = [result.values] + [result.gradient[name] for name in wrt]
+    else:  # several outputs: each output's value and gradient, a row of the Jacobian
+        result = jacobian_columns(graph, columns, wrt=wrt)
+        results = [array for output in result.outputs
+                   for array in [result.values[output]] + [result.jacobian[output][name]
+                                                           for name in wrt]]
     errors = result.errors
     if problems:
         rows = np.fromiter(problems, dtype=np.intp, count=len(problems))
         errors[rows] = list(problems.values())
-        result.values[rows] = np.nan
-        for g in result.gradient.values():
-            g[rows] = np.nan
+        for values in results:
+            values[rows] = np.nan
     arrays, names = [], []
     for name in batch.schema.names:
         arrays.append(float_array(columns[name]) if name in graph.inputs
@@ -380,8 +393,7 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         if name not in present:
             arrays.append(float_array(np.full(n, value)))
             names.append(name)
-    results = [result.values] + [result.gradient[name] for name in wrt]
-    for name, values in zip(output_names(output, wrt), results):
+    for name, values in zip(result_names(graph, wrt), results):
         arrays.append(float_array(values))
         names.append(name)
     arrays.append(pa.array(errors.tolist(), type=pa.string()) if result.n_failed or problems
@@ -390,11 +402,10 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
     return pa.record_batch(arrays, names=names), errors
 
 
-def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], output: str = "f"
-                   ) -> list[str]:
+def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph) -> list[str]:
     """The names of the output columns, checked for collisions (an input column named ``f``)."""
     names = list(rows.columns) + [n for n in at if n not in rows.columns]
-    added = output_names(output, wrt) + [ERROR_COLUMN]
+    added = result_names(graph, wrt) + [ERROR_COLUMN]
     clash = [n for n in added if n in names]
     if clash:
         raise InputError(f"the points have a column named {clash[0]!r}, which the output uses",
@@ -546,7 +557,7 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
         span = graph.input_spans[graph.inputs.index(missing[0])]
         raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
                                 names=tuple(missing))
-    names = output_columns(rows, at, wrt)
+    names = output_columns(rows, at, wrt, graph)
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
     try:
@@ -580,25 +591,26 @@ def _dask():
     return dask, dd, distributed
 
 
-def _compiled(source: str) -> Graph:
-    """The graph of ``source``, compiled once per worker process."""
+def _compiled(source: str, of: list[str] | None = None) -> Graph:
+    """The graph of ``source`` with the outputs ``of``, compiled once per worker process."""
     cache = _compiled.__dict__.setdefault("cache", {})
-    graph = cache.get(source)
+    key = (source, None if of is None else tuple(of))
+    graph = cache.get(key)
     if graph is None:
-        from .engine.graph import compile
-        graph = cache[source] = compile(source)
+        from .engine.graph import compile, select_outputs
+        graph = cache[key] = select_outputs(compile(source), of)
     return graph
 
 
 def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
-                       error_fill: str | None = None):
+                       error_fill: str | None = None, of: list[str] | None = None):
     """One Dask partition (a pandas DataFrame) evaluated by :func:`evaluate_chunk`: the same
     function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
     error of a row that computed (CSV output writes "")."""
     import pyarrow as pa
     table = pa.Table.from_pandas(frame, preserve_index=False)
     batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
-    table, _ = evaluate_chunk(_compiled(source), batch, wrt, at)
+    table, _ = evaluate_chunk(_compiled(source, of), batch, wrt, at)
     out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
     if error_fill is not None:
         out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
@@ -624,7 +636,7 @@ def partition_failures(frame):
 
 def run_dask(graph: Graph, path: str, output_path: str | None, *,
              wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-             scheduler: str | None = None) -> Summary:
+             scheduler: str | None = None, of: list[str] | None = None) -> Summary:
     """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
     (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
     ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler`` or a local one."""
@@ -670,10 +682,11 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
         span = graph.input_spans[graph.inputs.index(missing[0])]
         raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
                                 names=tuple(missing))
-    output_columns(rows, at, wrt)  # checks for collisions
+    output_columns(rows, at, wrt, graph)  # checks for collisions
     fill = "" if out_kind == "csv" else None
-    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill)
-    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, meta=meta)
+    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
+    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
+                                  meta=meta)
     if out_kind == "parquet":
         write = result.to_parquet(output_path, write_index=False, compute=False)
     else:

@@ -630,9 +630,10 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
 # -- the check: each row of H against numerical derivatives of that gradient component ----------
 
 @dataclass(slots=True)
-class HessianCheck:
-    """Row ``name`` of H checked as the gradient of ∂f/∂name (a :class:`~gradcli.check.Check`
-    whose rows are the columns), with :mod:`gradcli.check`'s numerical differentiation."""
+class MatrixCheck:
+    """Each row of a matrix of derivatives checked as the gradient of one function (a
+    :class:`~gradcli.check.Check` whose rows are the columns): a Hessian's rows are the gradient's
+    components, a Jacobian's the outputs."""
 
     rows: dict[str, Check]
     rtol: float
@@ -643,10 +644,20 @@ class HessianCheck:
     def ok(self) -> bool:
         return all(c.ok for c in self.rows.values())
 
+    def _entry(self, row: str, column: str) -> str:
+        return f"{row}, {column}"
+
     @property
     def inconclusive(self) -> list[str]:
-        """``"x, y"`` for each entry (row x, column y) the numerical derivative could not decide."""
-        return [f"{name}, {col}" for name, c in self.rows.items() for col in c.inconclusive]
+        """Each entry the numerical derivative could not decide (``"x, y"``; ``"f2.x"``)."""
+        return [self._entry(name, col) for name, c in self.rows.items() for col in c.inconclusive]
+
+
+class HessianCheck(MatrixCheck):
+    """Row ``name`` of H checked as the gradient of ∂f/∂name, with :mod:`gradcli.check`'s
+    numerical differentiation; an entry reads ``"x, y"``."""
+
+    __slots__ = ()
 
 
 def check_hessian(graph: Graph, point: list[float], columns: list[int],
@@ -669,24 +680,14 @@ def check_hessian(graph: Graph, point: list[float], columns: list[int],
 
 # -- the check of a Jacobian: each row against numerical derivatives of its output --------------
 
-@dataclass(slots=True)
-class JacobianCheck:
-    """Row ``output`` of the Jacobian checked as the gradient of that output (a
-    :class:`Check` whose rows are the inputs)."""
+class JacobianCheck(MatrixCheck):
+    """Row ``output`` of the Jacobian checked as the gradient of that output; an entry reads
+    ``"f2.x"``, as ``--expect`` names it."""
 
-    rows: dict[str, Check]
-    rtol: float
-    atol: float
-    strict: bool = False
+    __slots__ = ()
 
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.rows.values())
-
-    @property
-    def inconclusive(self) -> list[str]:
-        """``"f2.x"`` for each entry the numerical derivative could not decide."""
-        return [f"{name}.{col}" for name, c in self.rows.items() for col in c.inconclusive]
+    def _entry(self, row: str, column: str) -> str:
+        return f"{row}.{column}"
 
 
 def check_jacobian(graph: Graph, values: list[float], inputs: list[str],

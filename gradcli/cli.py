@@ -452,7 +452,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                                       ("--check", check_),
                                       ("--expect", expect)) if on]
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
-                           scheduler, used)
+                           scheduler, used, of)
     for name, value in (("-o", output_path), ("--scheduler", scheduler)):
         if value is not None:
             raise InputError(f"{name} goes with --points or --grid")
@@ -608,7 +608,7 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 
 
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
-                used) -> None:
+                used, of=None) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
     from .batchio import grid_rows, read_points, run_batch, run_dask
@@ -616,17 +616,13 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
     if used:
         raise InputError(f"{used[0]} gives one point's details; it does not go with "
                          f"{'--points' if points_path is not None else '--grid'}")
-    if graph.n_outputs > 1:  # the batch sweeps differentiate one output
-        raise InputError(f"--points and --grid evaluate one output, and the program has "
-                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
-                         hint=f"pick one with --of {graph.output_names[0]}")
     if points_path is not None and grid:
         raise InputError("give --points or --grid, not both")
     if engine == "dask":
         if points_path is None:
             raise InputError("--engine dask reads --points FILE", hint="write the grid to a file")
         summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
-                           scheduler=scheduler)
+                           scheduler=scheduler, of=of)
     else:
         if scheduler is not None:
             raise InputError("--scheduler goes with --engine dask")

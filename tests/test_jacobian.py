@@ -12,7 +12,6 @@ import math
 import re
 import shlex
 import subprocess
-from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -430,44 +429,3 @@ def test_graph_marks_every_output(run):
     assert 'label="2"' in dot  # the edge a -> a*2 carries its local derivative
 
 
-# -- docs/jacobian.md: every example is real output -------------------------------------------------
-
-DOC = Path(__file__).parent.parent / "docs" / "jacobian.md"
-
-
-def doc_runs() -> list[tuple[str, list[str]]]:
-    text = DOC.read_text(encoding="utf-8")
-    runs = []
-    for block in re.findall(r"```console\n(.*?)```", text, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ gradcli"):
-                runs.append((command[2:], [line.rstrip() for line in output.splitlines()]))
-    return runs
-
-
-@pytest.mark.parametrize("command, expected", doc_runs())
-def test_doc_examples_are_real_output(run, command, expected):
-    stdin = None
-    result = None
-    for stage in command.split(" | "):
-        args = shlex.split(stage)[1:]
-        result = run(*args, input=stdin)
-        stdin = result.stdout
-    assert [line.rstrip() for line in result.stdout.splitlines()] == expected
-
-
-def test_doc_python_examples():
-    import doctest
-    result = doctest.testfile(str(DOC), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 4 and result.failed == 0
-
-
-def test_api_doctests():
-    import doctest
-
-    import gradcli.api
-    import gradcli.engine.jacobian
-    for module in (gradcli.api, gradcli.engine.jacobian):
-        result = doctest.testmod(module)
-        assert result.attempted and result.failed == 0, module

@@ -279,10 +279,18 @@ def test_a_stream_that_cannot_show_the_notation_gets_ascii(encoding):
     runner = CliRunner(charset=encoding)
     for args in (["graph", SEED, "--at", AT], ["diff", "x*y*θ"], ["functions"],
                  ["hessian", SEED, "--at", AT, "--check"], ["eval", "x*y", "--at", "x=1,y=2",
-                                                            "--mode", "forward", "--trace"]):
+                                                            "--mode", "forward", "--trace"],
+                 # several outputs: the Jacobian, a VJP (wᵀJ), every sweep, the graph's marks
+                 ["eval", "x^2; x*y", "--at", "x=1,y=2", "--trace", "--check"],
+                 ["eval", "x^2; x*y", "--at", "x=1,y=2", "--seed", "f1=1,f2=2", "--trace"],
+                 ["eval", "x^2; x*y", "--at", "x=1,y=2", "--direction", "x=1", "--trace"],
+                 ["graph", "x^2; x*y", "--at", "x=1,y=2"], ["diff", "x^2; x*y"],
+                 ["hessian", "x^2; x*y", "--at", "x=1,y=2"]):
         result = runner.invoke(main, args)
         assert result.exit_code == 0 and result.exception is None, (args, result.output)
         assert result.stdout_bytes.isascii(), args
+        if "θ" not in " ".join(args):  # gradcli's own notation has an ASCII spelling, not an escape
+            assert b"\\u" not in result.stdout_bytes, (args, result.stdout)
     assert "# df/d\\u03b8\nx*y" in runner.invoke(main, ["diff", "x*y*θ"]).stdout
 
 

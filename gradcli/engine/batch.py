@@ -120,17 +120,15 @@ class BatchResult:
     errors: np.ndarray  # dtype object: None, or the message of the row's failure
     inputs: list[str] = field(default_factory=list)  # the graph's inputs, in graph order
 
-    @property
-    def failed(self) -> np.ndarray:
-        """A boolean mask of the rows that failed."""
-        return np.not_equal(self.errors, None)
-
-    @property
-    def n_failed(self) -> int:
-        return int(np.count_nonzero(self.failed))
+    failed = property(lambda self: _failed(self.errors), doc="A boolean mask of the failed rows.")
+    n_failed = property(lambda self: int(np.count_nonzero(_failed(self.errors))))
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.errors)
+
+
+def _failed(errors: np.ndarray) -> np.ndarray:
+    return np.not_equal(errors, None)
 
 
 def column_length(columns: Mapping[str, object]) -> int:
@@ -362,5 +360,47 @@ def _gradient_message(graph: Graph, point: list[float]) -> str:
     return "the gradient is not finite"
 
 
-__all__ = ["BLOCK_ROWS", "NUMPY", "BatchResult", "as_columns", "evaluate_columns",
-           "forward_block", "numpy_primals", "reverse_block"]
+# -- several outputs ------------------------------------------------------------------------------
+
+@dataclass
+class JacobianBatch:
+    """Every output's value and the Jacobian at many points: ``values[output][i]`` and
+    ``jacobian[output][input][i]`` at row i; NaN where the row failed, ``errors[i]`` then says
+    why (None for a row that computed). A row fails as a whole, as ``eval`` at that point would."""
+
+    values: dict[str, np.ndarray]
+    jacobian: dict[str, dict[str, np.ndarray]]
+    errors: np.ndarray  # dtype object: None, or the message of the row's failure
+    outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
+    inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
+
+    failed, n_failed, __len__ = BatchResult.failed, BatchResult.n_failed, BatchResult.__len__
+
+
+def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
+                     wrt: Iterable[str] | None = None) -> JacobianBatch:
+    """Every output's value and gradient at every row of ``columns``: one batch sweep per
+    output (:func:`evaluate_columns` of :meth:`Graph.only`), so each row is the single-point
+    Jacobian's. A row that fails for one output fails for all (NaN everywhere), as the
+    single-point ``eval`` fails; its message names the node."""
+    from .graph import wrt_names
+    wrt = wrt_names(graph, wrt)
+    names = list(graph.output_names or ["f"])
+    results = [evaluate_columns(graph.only(i), columns, wrt=wrt) for i in range(len(names))]
+    errors = results[0].errors.copy()  # the forward sweep's failures are every output's
+    for result in results[1:]:  # a gradient that is not finite is one output's: its message
+        rows = result.failed & np.equal(errors, None)
+        errors[rows] = result.errors[rows]
+    failed = np.not_equal(errors, None)
+    if failed.any():
+        for result in results:
+            result.values[failed] = np.nan
+            for g in result.gradient.values():
+                g[failed] = np.nan
+    return JacobianBatch({n: r.values for n, r in zip(names, results)},
+                         {n: r.gradient for n, r in zip(names, results)}, errors, names, wrt)
+
+
+__all__ = ["BLOCK_ROWS", "NUMPY", "BatchResult", "JacobianBatch", "as_columns",
+           "evaluate_columns", "forward_block", "jacobian_columns", "numpy_primals",
+           "reverse_block"]

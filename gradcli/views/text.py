@@ -66,20 +66,22 @@ def mode_line(mode: str, outputs: int, inputs: int, auto: bool) -> str:
 def vjp_text(values: dict[str, float], product: dict[str, float], weights: dict[str, float],
              digits: int = DEFAULT_DIGITS) -> str:
     """The outputs, ``∂(w·f)/∂x = ...`` per input (the vector-Jacobian product wᵀJ) and ``w``."""
-    rows = list(values.items()) + [(f"∂(w·f)/∂{name}", v) for name, v in product.items()]
-    lines = _aligned(rows, digits)
-    lines.append("w = (" + ", ".join(f"{name}={t:g}" for name, t in weights.items())
-                 + "): wᵀJ in one reverse sweep")
-    return "\n".join(lines)
+    return _product_text(values, {f"∂(w·f)/∂{name}": v for name, v in product.items()},
+                         "w", weights, "wᵀJ in one reverse sweep", digits)
 
 
 def jvp_text(values: dict[str, float], product: dict[str, float], direction: dict[str, float],
              digits: int = DEFAULT_DIGITS) -> str:
     """The outputs, ``∇f1·d = ...`` per output (the Jacobian-vector product J·d) and ``d``."""
-    rows = list(values.items()) + [(f"∇{name}·d", v) for name, v in product.items()]
-    lines = _aligned(rows, digits)
-    lines.append("d = (" + ", ".join(f"{name}={t:g}" for name, t in direction.items())
-                 + "): J·d in one forward sweep")
+    return _product_text(values, {f"∇{name}·d": v for name, v in product.items()},
+                         "d", direction, "J·d in one forward sweep", digits)
+
+
+def _product_text(values: dict, product: dict, vector: str, weights: dict, how: str,
+                  digits: int) -> str:
+    lines = _aligned(list(values.items()) + list(product.items()), digits)
+    lines.append(f"{vector} = (" + ", ".join(f"{name}={t:g}" for name, t in weights.items())
+                 + f"): {how}")
     return "\n".join(lines)
 
 
