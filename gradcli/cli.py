@@ -959,6 +959,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
               help="The range of one input (curves) or two inputs (a heat map with the gradient "
                    "field); COUNT is the number of samples.")
 @_AT
+@_OF
 @click.option("--order", type=click.IntRange(0, 6), default=1, show_default=True,
               help="Draw f and its derivatives up to this order (one input).")
 @click.option("--tangent", "tangent", type=PointType("tangent"), default=None,
@@ -982,7 +983,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @click.option("--field", type=click.Choice(["descent", "ascent"]), default="descent",
               show_default=True, help="Heat map arrows: -grad f (descent) or grad f (ascent).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="Draw with ASCII characters only.")
-def plot_command(expression, file, over, at, order, tangent, samples, width, height, size,
+def plot_command(expression, file, over, at, of, order, tangent, samples, width, height, size,
                  output_path, fmt, log_scale, field, ascii_only):
     """Plot f and its derivatives over a range, or f and its gradient field over a rectangle.
 
@@ -994,6 +995,7 @@ def plot_command(expression, file, over, at, order, tangent, samples, width, hei
       gradcli plot "(1-x)^2 + 100*(y-x^2)^2" --over x=-2:2,y=-1:3 --log
       gradcli plot "sin(x)^2" --over x=-3:3 -o plot.png
       gradcli plot "log(x)" --over x=0.5:2:5 --format csv
+      gradcli plot "x^2; sin(x)" --over x=-3:3 --of f2
 
     A sample where f is undefined is left out of the picture and counted, not an error.
     Needs the plot extra: pip install "gradcli[plot]". Exit codes: 0 success, 2 bad input
@@ -1005,7 +1007,7 @@ def plot_command(expression, file, over, at, order, tangent, samples, width, hei
         source=source, over=list(over), at=dict(_merged(at)), order=order,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
         output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
-        ascii_only=ascii_only)
+        ascii_only=ascii_only, of=of)
     for channel, text in plot(request):
         click.echo(text, nl=False, err=channel == "err")
 

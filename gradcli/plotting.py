@@ -40,6 +40,7 @@ class PlotRequest:
     log: bool = False
     descent: bool = True
     ascii_only: bool = False
+    of: list[str] | None = None  # the output to draw (a program with several: required)
 
 
 def _require(*modules: str, what: str) -> None:
@@ -122,20 +123,32 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
         _require("matplotlib", what="an image")
     elif request.fmt == "text":
         _require("uniplot", what="a terminal plot")
+    graph = _one_output(request)
     if len(ranges) == 1:
-        yield from _curves(request, ranges, size)
+        yield from _curves(request, graph, ranges, size)
     else:
         if request.tangent is not None or request.order != 1:
             raise InputError("goes with one input; a heat map shows f and its gradient",
                              option="tangent" if request.tangent is not None else "order")
-        yield from _surface(request, ranges, size)
+        yield from _surface(request, graph, ranges, size)
 
 
-def _curves(request, ranges, size):
+def _one_output(request: PlotRequest):
+    """The graph of the output to draw: the program's one output, or the one ``of`` names."""
+    from .engine.graph import compile, select_outputs
+    graph = select_outputs(compile(request.source), request.of)
+    if graph.n_outputs > 1:
+        names = graph.output_names
+        raise InputError(f"plot draws one output, and the program has {len(names)} "
+                         f"({', '.join(names)})", hint=f"pick one with --of {names[0]}")
+    return graph
+
+
+def _curves(request, graph, ranges, size):
     from .sampling import DEFAULT_SAMPLES, sample_curve, tangent_line
     (name, (lo, hi, count)), = ranges.items()
     samples = request.samples or count or DEFAULT_SAMPLES
-    curve = sample_curve(request.source, name, lo, hi, samples, at=request.at,
+    curve = sample_curve(graph, name, lo, hi, samples, at=request.at,
                          order=request.order)
     tangent = None
     equation = None
@@ -145,7 +158,7 @@ def _curves(request, ranges, size):
                              option="tangent", names=tuple(request.tangent),
                              hint=f"write {name}=1")
         a = request.tangent[name]
-        fa, slope = tangent_line(request.source, name, a, request.at)
+        fa, slope = tangent_line(graph, name, a, request.at)
         tangent = (a, fa, slope)
         equation = (f"tangent at {name} = {a:.12g}: y = {fa:.12g} + {slope:.12g}·({name} − "
                     f"{a:.12g})\n")
@@ -195,7 +208,7 @@ def _undefined_note(undefined: int, total: int, first_error: str | None) -> str 
             "they are left out\n")
 
 
-def _surface(request, ranges, size):
+def _surface(request, graph, ranges, size):
     from .sampling import sample_surface
     (xn, (x0, x1, cx)), (yn, (y0, y1, cy)) = ranges.items()
     if request.output:
@@ -209,7 +222,7 @@ def _surface(request, ranges, size):
         label = 10  # the y ticks and the frame
         nx = cx or max(8, width - label)
         ny = cy or max(5, height)
-    surface = sample_surface(request.source, (xn, yn), (x0, x1), (y0, y1), nx, ny,
+    surface = sample_surface(graph, (xn, yn), (x0, x1), (y0, y1), nx, ny,
                              at=request.at)
     note = _undefined_note(surface.undefined, nx * ny, surface.first_error)
     if request.fmt == "csv":

@@ -79,12 +79,17 @@ def _free_inputs(graph: Graph, over: list[str], at: Mapping[str, float]) -> None
                                 f"{', '.join(missing)}", names=tuple(missing))
 
 
+def _graph(source) -> Graph:
+    """A compiled graph: ``source`` itself, or its text compiled (one output: its only one)."""
+    return compile(source) if isinstance(source, str) else source
+
+
 def _first_error(errors: np.ndarray) -> str | None:
     failed = np.flatnonzero(np.not_equal(errors, None))
     return errors[failed[0]] if failed.size else None
 
 
-def sample_curve(source: str, name: str, lo: float, hi: float, samples: int = DEFAULT_SAMPLES,
+def sample_curve(source: "str | Graph", name: str, lo: float, hi: float, samples: int = DEFAULT_SAMPLES,
                  *, at: Mapping[str, float] | None = None, order: int = 1) -> Curve:
     """f, f′ … f⁽ᵒʳᵈᵉʳ⁾ at ``samples`` evenly spaced points of [lo, hi] (both ends included)."""
     at = dict(at or {})
@@ -92,7 +97,7 @@ def sample_curve(source: str, name: str, lo: float, hi: float, samples: int = DE
         raise InputError(f"the order is {order}; plots go up to order {MAX_ORDER}")
     if not 2 <= samples <= MAX_SAMPLES:
         raise InputError(f"{samples} samples: give between 2 and {MAX_SAMPLES}")
-    graph = compile(source)
+    graph = _graph(source)
     _free_inputs(graph, [name], at)
     x = np.linspace(lo, hi, samples)
     columns = {**{k: v for k, v in at.items() if k in graph.inputs}, name: x}
@@ -112,7 +117,7 @@ def sample_curve(source: str, name: str, lo: float, hi: float, samples: int = DE
         result = evaluate_columns(dgraph, dcolumns, wrt=[name])
         series.append((derivative_label(k), _derivative(result, name, values)))
     undefined = int(np.count_nonzero(np.isnan(values)))
-    return Curve(source, name, x, series, undefined, _first_error(first.errors))
+    return Curve(graph.source, name, x, series, undefined, _first_error(first.errors))
 
 
 def _derivative(result, name: str, values: np.ndarray) -> np.ndarray:
@@ -120,14 +125,14 @@ def _derivative(result, name: str, values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), np.nan, d)
 
 
-def sample_surface(source: str, names: tuple[str, str], x_range: tuple[float, float],
+def sample_surface(source: "str | Graph", names: tuple[str, str], x_range: tuple[float, float],
                    y_range: tuple[float, float], nx: int, ny: int, *,
                    at: Mapping[str, float] | None = None) -> Surface:
     """f and ∇f on the ``nx`` × ``ny`` grid spanning the two ranges (ends included)."""
     at = dict(at or {})
     if nx * ny > MAX_SAMPLES or nx < 2 or ny < 2:
         raise InputError(f"a {nx} × {ny} grid: give between 2 and {MAX_SAMPLES} samples in all")
-    graph = compile(source)
+    graph = _graph(source)
     _free_inputs(graph, list(names), at)
     x = np.linspace(*x_range, nx)
     y = np.linspace(*y_range, ny)
@@ -139,16 +144,16 @@ def sample_surface(source: str, names: tuple[str, str], x_range: tuple[float, fl
     f = np.where(ok, result.values, np.nan).reshape(ny, nx)
     dx = np.where(ok, result.gradient[names[0]], np.nan).reshape(ny, nx)
     dy = np.where(ok, result.gradient[names[1]], np.nan).reshape(ny, nx)
-    return Surface(source, tuple(names), x, y, f, dx, dy, int(np.count_nonzero(~ok)),
+    return Surface(graph.source, tuple(names), x, y, f, dx, dy, int(np.count_nonzero(~ok)),
                    _first_error(result.errors))
 
 
-def tangent_line(source: str, name: str, a: float, at: Mapping[str, float] | None = None):
+def tangent_line(source: "str | Graph", name: str, a: float, at: Mapping[str, float] | None = None):
     """``(f(a), f′(a))``: the tangent line y = f(a) + f′(a)(x − a), by one AD evaluation."""
     from .engine.forward import forward
     from .engine.graph import point_vector
     from .engine.reverse import reverse
-    graph = compile(source)
+    graph = _graph(source)
     _free_inputs(graph, [name], dict(at or {}))
     point = {**dict(at or {}), name: a}
     values = forward(graph, point_vector(graph, point))

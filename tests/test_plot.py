@@ -162,6 +162,20 @@ def test_pdf_is_written(run, tmp_path):
     assert path.read_bytes()[:5] == b"%PDF-"
 
 
+def test_of_picks_the_output_of_a_program_with_several(run):
+    # the second output, sin(x) with cos(x); and an assigned name, v = y·sin(x), over (x, y)
+    data = rows(run("plot", "x^2; sin(x)", "--over", "x=-1:1:3", "--of", "f2",
+                    "--format", "csv").stdout)
+    assert [(r["x"], r["f"], r["df/dx"]) for r in data] == [  # NumPy's sin: to an ulp or two
+        (x, pytest.approx(math.sin(x), rel=1e-15), pytest.approx(math.cos(x), rel=1e-15))
+        for x in (-1.0, 0.0, 1.0)]
+    data = rows(run("plot", "u = x^2; v = sin(x)*y", "--over", "x=0:1:2,y=2:3:2", "--of", "v",
+                    "--format", "csv").stdout)
+    assert [(r["f"], r["df/dx"], r["df/dy"]) for r in data] == [
+        pytest.approx((math.sin(x) * y, math.cos(x) * y, math.sin(x)), rel=1e-15)
+        for y in (2.0, 3.0) for x in (0.0, 1.0)]
+
+
 # -- bad input and the missing extra --------------------------------------------------------------
 
 @pytest.mark.parametrize("args, words", [
@@ -173,6 +187,8 @@ def test_pdf_is_written(run, tmp_path):
     (["x^2", "--over", "x=0:1", "--size", "big"], ["--size"]),
     (["x*y", "--over", "x=0:1,y=0:1", "--tangent", "x=1"], ["--tangent goes with one input"]),
     (["x^2", "--over", "x=0:1", "--tangent", "y=1"], ["--tangent names y"]),
+    (["x^2; sin(x)", "--over", "x=0:1"], ["plot draws one output", "2 (f1, f2)", "--of f1"]),
+    (["x^2; sin(x)", "--over", "x=0:1", "--of", "g"], ["--of", "g"]),
 ])
 def test_bad_input(run, reported, args, words):
     reported(run("plot", *args), 2, words)
