@@ -23,6 +23,7 @@ several threads (JAX) is charged for all of them.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
 import shutil
@@ -60,8 +61,7 @@ def closed_form(x, y):
 
 
 def peer_functions() -> dict:
-    """name -> (setup() -> run() giving (dx, dy)), for each peer that imports; or the error."""
-    peers: dict = {}
+    """name -> make(x, y) -> run() giving (dx, dy): the peers, each imported only when made."""
 
     def jax_peer(x, y):
         import jax
@@ -79,17 +79,20 @@ def peer_functions() -> dict:
             return np.asarray(jax.block_until_ready(dx)), np.asarray(dy)
         return run
 
-    def torch_peer(x, y):
-        import torch
-        torch.set_num_threads(1)
+    def torch_peer(threads):
+        def make(x, y):
+            import torch
+            if threads:
+                torch.set_num_threads(threads)
 
-        def run():
-            tx = torch.from_numpy(x).requires_grad_(True)
-            ty = torch.from_numpy(y).requires_grad_(True)
-            f = torch.log(tx) + tx * ty - torch.sin(ty)
-            f.backward(torch.ones_like(f))
-            return tx.grad.numpy(), ty.grad.numpy()
-        return run
+            def run():
+                tx = torch.from_numpy(x).requires_grad_(True)
+                ty = torch.from_numpy(y).requires_grad_(True)
+                f = torch.log(tx) + tx * ty - torch.sin(ty)
+                f.backward(torch.ones_like(f))
+                return tx.grad.numpy(), ty.grad.numpy()
+            return run
+        return make
 
     def autograd_peer(x, y):
         import autograd.numpy as anp
@@ -103,55 +106,137 @@ def peer_functions() -> dict:
             return gx(x, y), gy(x, y)
         return run
 
-    peers["JAX jit(vmap(grad))"] = jax_peer
-    peers["PyTorch autograd (1 thread)"] = torch_peer
-    peers["HIPS autograd elementwise_grad"] = autograd_peer
-    return peers
+    return {"JAX jit(vmap(grad))": jax_peer,
+            "PyTorch autograd (its default threads)": torch_peer(0),
+            "PyTorch autograd (1 thread)": torch_peer(1),
+            "HIPS autograd elementwise_grad": autograd_peer}
 
 
-def in_memory(n: int, repeat: int) -> list[tuple[str, str, str]]:
+def peer_worker(name: str, n: int) -> None:
+    """Run one peer in this process, on command: the parent writes ``run`` and reads back
+    ``wall cpu`` (seconds), so that the peers, in their own interpreter, take turns with gradcli.
+    First line out: ``ok``, ``wrong`` (gradient differs from the closed form) or ``missing ...``."""
+    x, y = points(n)
+    try:
+        run = peer_functions()[name](x, y)
+    except ImportError as exc:
+        print("missing", str(exc).split("\n")[0][:60], flush=True)
+        return
+    want = closed_form(x, y)
+    dx, dy = run()
+    ok = np.allclose(dx, want[1], rtol=1e-12) and np.allclose(dy, want[2], rtol=1e-12)
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+    print("ok" if ok else "wrong", threads, flush=True)
+    for line in sys.stdin:
+        if line.strip() != "run":
+            break
+        print(*timed(run), flush=True)
+
+
+def timed(fn) -> tuple[float, float]:
+    """Wall and CPU seconds (CPU: every thread of this process) of one call."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w0, time.process_time() - c0
+
+
+class Peer:
+    """A peer in a worker process (``peer_worker``) of the peers' interpreter."""
+
+    def __init__(self, python: str, name: str, n: int):
+        self.proc = subprocess.Popen(
+            [python, str(Path(__file__).resolve()), "--peer-worker", name, "--rows", str(n)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.status = (self.proc.stdout.readline() or "missing: the worker failed").split()
+
+    def __call__(self) -> tuple[float, float]:
+        self.proc.stdin.write("run\n")
+        self.proc.stdin.flush()
+        wall, cpu = self.proc.stdout.readline().split()
+        return float(wall), float(cpu)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+
+
+def peers_python(given: str | None) -> str:
+    """The interpreter the peers run in: --peers-python, else the peers' virtual environment
+    beside the repository (.peers, see docs/performance.md), else this one."""
+    if given:
+        return given
+    local = HERE.parent / ".peers" / "bin" / "python"
+    return str(local) if local.exists() else sys.executable
+
+
+def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     from gradcli.api import compile
-    from gradcli.engine.batch import evaluate_columns
+    from gradcli.engine.batch import default_threads, evaluate_columns
     x, y = points(n)
     graph = compile(EXPR)
     want = closed_form(x, y)
     ours = evaluate_columns(graph, {"x": x, "y": y})
-    exact = all(np.array_equal(a, b) for a, b in
-                zip((ours.values, ours.gradient["x"], ours.gradient["y"]), want))
-    runs = {"NumPy closed form": lambda: closed_form(x, y),
-            "gradcli (value and gradient)": lambda: evaluate_columns(graph, {"x": x, "y": y})}
-    notes = {"gradcli (value and gradient)": " (bitwise equal)" if exact else " (DIFFERENT)"}
-    missing = []
-    for name, make in peer_functions().items():
-        try:
-            run = make(x, y)
-        except ImportError as exc:
-            missing.append((name, "not installed", str(exc).split("\n")[0][:40]))
+    # the difference relative to the size of the terms summed (f itself may cancel to ~0)
+    sizes = (np.abs(np.log(x)) + np.abs(x * y) + np.abs(np.sin(y)), 1 / x + np.abs(y),
+             x + np.abs(np.cos(y)))
+    worst = max(float(np.max(np.abs(a - b) / size)) for a, b, size in
+                zip((ours.values, ours.gradient["x"], ours.gradient["y"]), want, sizes))
+    threads = default_threads()
+    runs = {"NumPy closed form": lambda: timed(lambda: closed_form(x, y)),
+            "gradcli, 1 thread": lambda: timed(lambda: evaluate_columns(
+                graph, {"x": x, "y": y}, threads=1))}
+    if threads > 1:
+        runs[f"gradcli, {threads} threads (its default)"] = lambda: timed(
+            lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=threads))
+    notes = {name: f"differs from the closed form by {worst:.1e} of the terms' size at most"
+             for name in runs if "gradcli" in name}
+    missing, workers = [], []
+    for name in peer_functions():
+        peer = Peer(python, name, n)
+        if peer.status[0] == "missing":
+            missing.append((name, "not installed", "", "", "", " ".join(peer.status[1:])))
+            peer.close()
             continue
-        dx, dy = run()
-        ok = np.allclose(dx, want[1], rtol=1e-12) and np.allclose(dy, want[2], rtol=1e-12)
-        runs[name] = run
-        notes[name] = "" if ok else " (WRONG gradient)"
-    times = {name: [] for name in runs}
-    for _ in range(repeat):  # in turns, so a busy machine slows every contender alike
-        for name, run in runs.items():
-            t0 = time.process_time()
-            run()
-            times[name].append(time.process_time() - t0)
-    closed = min(times["NumPy closed form"])
-    rows = [(name, f"{min(t) * 1e3:.1f} ms", f"{min(t) / closed:.2f}x{notes.get(name, '')}")
-            for name, t in times.items()]
+        workers.append(peer)
+        runs[name] = peer
+        notes[name] = "" if peer.status[0] == "ok" else "WRONG gradient"
+    try:
+        walls = {name: [] for name in runs}
+        cpus = {name: [] for name in runs}
+        for _ in range(repeat):  # in turns, so a busy machine slows every contender alike
+            for name, run in runs.items():
+                wall, cpu = run()
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+    finally:
+        for peer in workers:
+            peer.close()
+    wall0, cpu0 = min(walls["NumPy closed form"]), min(cpus["NumPy closed form"])
+    rows = [(name, f"{min(walls[name]) * 1e3:.1f} ms", f"{min(cpus[name]) * 1e3:.1f} ms",
+             f"{min(walls[name]) / wall0:.2f}x", f"{min(cpus[name]) / cpu0:.2f}x",
+             notes.get(name, "")) for name in runs]
     return rows + missing
 
 
 def where_time_goes(n: int, repeat: int) -> list[tuple[str, str, str]]:
-    """The closed form's operations one by one, and the closed form fused by numexpr."""
+    """The closed form's operations one by one; sine and cosine together (gradcli's sincos,
+    per block and whole); and the closed form fused by numexpr when installed."""
+    from gradcli.engine.batch import BLOCK_ROWS
+    from gradcli.engine.trig import sincos
     x, y = points(n)
+    blocks = [y[i:i + BLOCK_ROWS] for i in range(0, n, BLOCK_ROWS)]
     rows = []
-    for name, fn in (("np.log(x)", lambda: np.log(x)), ("np.sin(y)", lambda: np.sin(y)),
-                     ("np.cos(y)", lambda: np.cos(y)), ("x*y", lambda: x * y),
-                     ("1/x", lambda: 1 / x)):
-        rows.append((name, f"{best(fn, repeat) * 1e3:.1f} ms", ""))
+    for name, fn, note in (
+            ("np.log(x)", lambda: np.log(x), ""), ("np.sin(y)", lambda: np.sin(y), ""),
+            ("np.cos(y)", lambda: np.cos(y), ""), ("x*y", lambda: x * y, ""),
+            ("1/x", lambda: 1 / x, ""),
+            ("np.sin(y), np.cos(y), by blocks", lambda: [(np.sin(b), np.cos(b)) for b in blocks],
+             f"{BLOCK_ROWS:,} rows a block, as the batch engine"),
+            ("gradcli.engine.trig.sincos(y), by blocks", lambda: [sincos(b) for b in blocks],
+             "both at once"),
+            ("gradcli.engine.trig.sincos(y), whole", lambda: sincos(y), "")):
+        rows.append((name, f"{best(fn, repeat) * 1e3:.1f} ms", note))
     try:
         import numexpr
     except ImportError:
@@ -165,6 +250,47 @@ def where_time_goes(n: int, repeat: int) -> list[tuple[str, str, str]]:
         rows.append((f"closed form fused by numexpr, {threads} thread(s)", f"{t * 1e3:.1f} ms",
                      "one pass over cache-sized blocks"))
     return rows
+
+
+def accuracy(n: int) -> list[tuple[str, str, str]]:
+    """The error of gradcli.engine.trig.sincos in ulps against mpmath (80 digits), and np.sin's
+    and np.cos's beside it, on: uniform points in [-5, 5] and [-BOUND, BOUND]; the doubles on
+    either side of every multiple of π/2 up to BOUND (where the reduction is hardest); tiny
+    arguments."""
+    import mpmath
+
+    from gradcli.engine.trig import BOUND, sincos
+    mpmath.mp.dps = 80
+    rng = np.random.default_rng(7)
+    near = []
+    for k in range(1, int(BOUND / (math.pi / 2)) + 1):
+        m = float(mpmath.mpf(k) * mpmath.pi / 2)
+        near += [m, math.nextafter(m, 0.0), math.nextafter(m, math.inf)]
+    near = np.array(near)
+    sets = {f"uniform in [-5, 5], {n:,} points": rng.uniform(-5, 5, n),
+            f"uniform in [-{BOUND:g}, {BOUND:g}], {n:,} points": rng.uniform(-BOUND, BOUND, n),
+            f"nearest doubles to k·π/2, k = 1..{int(BOUND / (math.pi / 2))} "
+            f"({len(near):,} points, both signs)": np.concatenate([near, -near]),
+            f"tiny: 10^-300 .. 10^-5, {n // 10:,} points": 10.0 ** rng.uniform(-300, -5, n // 10)}
+    rows = []
+    for name, x in sets.items():
+        s, c = sincos(x)
+        errors = [ulps(s, x, mpmath.sin), ulps(c, x, mpmath.cos),
+                  ulps(np.sin(x), x, mpmath.sin), ulps(np.cos(x), x, mpmath.cos)]
+        rows.append((name, "sin {:.2f}, cos {:.2f} ulp".format(*errors[:2]),
+                     "np.sin {:.2f}, np.cos {:.2f} ulp".format(*errors[2:])))
+    return rows
+
+
+def ulps(got: np.ndarray, x: np.ndarray, exact) -> float:
+    """The largest error of ``got`` against ``exact`` (an mpmath function), in units in the
+    last place of the exact value."""
+    import mpmath
+    worst = 0.0
+    for g, v in zip(got.tolist(), x.tolist()):
+        e = exact(mpmath.mpf(v))
+        worst = max(worst, float(abs(mpmath.mpf(g) - e) / math.ulp(float(e))))
+    return worst
 
 
 # -- 2. the wide family ----------------------------------------------------------------------------
@@ -249,9 +375,10 @@ def peak_memory(n: int, tmp: Path) -> list[tuple[str, str, str]]:
              f"{rss:.0f} MB peak RSS", f"{seconds:.1f} s CPU")]
 
 
-def table(title: str, rows) -> str:
-    lines = [f"### {title}", "", "| what | CPU time | note |", "| --- | --- | --- |"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+def table(title: str, rows, header=("what", "CPU time", "note")) -> str:
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |",
+             "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -260,16 +387,27 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--memory-rows", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", default="peers,ops,wide,csv,memory")
+    ap.add_argument("--only", default="peers,ops,accuracy,wide,csv,memory")
+    ap.add_argument("--peers-python", help="the interpreter with the peers installed "
+                    "(default: .peers/bin/python beside benchmarks/ if there, else this one)")
+    ap.add_argument("--peer-worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.peer_worker:
+        return peer_worker(args.peer_worker, args.rows)
     only = set(args.only.split(","))
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores\n")
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f} at the start\n")
     if "peers" in only:
-        print(table(f"Value and gradient of {EXPR} at {args.rows:,} points, in memory",
-                    in_memory(args.rows, args.repeat)))
+        print(table(f"Value and gradient of {EXPR} at {args.rows:,} points, in memory, "
+                    f"best of {args.repeat}",
+                    in_memory(args.rows, args.repeat, peers_python(args.peers_python)),
+                    ("what", "wall", "CPU", "wall ÷ closed form", "CPU ÷ closed form", "note")))
     if "ops" in only:
         print(table(f"Where the closed form's time goes, {args.rows:,} points",
                     where_time_goes(args.rows, args.repeat)))
+    if "accuracy" in only:
+        print(table("sincos against mpmath, largest error", accuracy(20_000),
+                    ("points", "gradcli.engine.trig.sincos", "NumPy (the C library)")))
     if "wide" in only:
         print(table("The wide family", wide(1000, 10_000, max(1, args.repeat // 2))))
     with tempfile.TemporaryDirectory() as tmp:

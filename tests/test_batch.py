@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import gradcli
 from gradcli.api import compile
+from gradcli.engine import batch
 from gradcli.engine.batch import NUMPY, BatchResult, evaluate_columns
 from gradcli.errors import GradcliError, InputError
 from gradcli.engine.primitives import TABLE
@@ -205,3 +206,81 @@ def test_generated_programs_equal_the_single_point_engine(data):
         assert result.values[i] == pytest.approx(value, rel=1e-12, abs=1e-12)
         for name, want in gradient.items():
             assert result.gradient[name][i] == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+# -- speed without changing a bit: threads, the shared sine and cosine, the quick check ---------
+
+def test_any_number_of_threads_gives_the_same_bits_and_messages():
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 10, 5000)  # some rows outside the domain of log
+    y = rng.uniform(-5, 5, 5000)
+    source = "log(x) + x*y - sin(y) + cos(x*y)"
+    graph = compile(source)
+    results = [evaluate_columns(graph, {"x": x, "y": y}, block_rows=256, threads=t)
+               for t in (1, 2, 3)]
+    first = results[0]
+    assert 0 < first.n_failed < 5000
+    for r in results[1:]:
+        assert np.array_equal(r.values, first.values, equal_nan=True)
+        for name in ("x", "y"):
+            assert np.array_equal(r.gradient[name], first.gradient[name], equal_nan=True)
+        assert r.errors.tolist() == first.errors.tolist()
+
+
+def test_sin_and_cos_of_one_column_computed_once_equal_the_closed_form():
+    # sin(x) and cos(x) read the same column: one sincos call serves both nodes and both
+    # derivatives; the numbers are the closed form's to a few ulp
+    x = np.random.default_rng(12).uniform(-40, 40, 3 * 256 + 17)
+    r = evaluate_columns(compile("sin(x)*cos(x) + sin(x)"), {"x": x}, block_rows=256)
+    s, c = np.sin(x), np.cos(x)
+    assert r.values == pytest.approx(s * c + s, rel=RTOL, abs=1e-15)
+    assert r.gradient["x"] == pytest.approx(c * c - s * s + c, rel=RTOL, abs=1e-14)
+    assert r.n_failed == 0
+
+
+@pytest.mark.parametrize("name", sorted(batch.PROPAGATES))
+def test_propagating_primitives_never_turn_inf_or_nan_into_a_finite_value(name):
+    # what the quick check relies on: a non-finite value read in these arguments shows again
+    others = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-300, 1e300, -1e300, np.inf, -np.inf, np.nan]
+    arity = TABLE[name].arity
+    f = getattr(NUMPY, name)
+    with np.errstate(all="ignore"):
+        for i in batch.PROPAGATES[name]:
+            for bad in (np.inf, -np.inf, np.nan):
+                if arity == 1:
+                    values = f(np.array([bad]))
+                else:
+                    column = np.full(len(others), bad)
+                    args = (column, np.array(others)) if i == 0 else (np.array(others), column)
+                    values = f(*args)
+                assert not np.isfinite(values).any(), (name, i, bad, values)
+
+
+@pytest.mark.parametrize("source, point", [
+    ("exp(-exp(x))", 1000.0), ("1/(1/x)", 0.0), ("tanh(exp(x))", 800.0),
+    ("min(log(x), 1)", -1.0), ("atan(1/x) + y", 0.0), ("step(log(x)) * y", 0.0),
+    ("0^(x - x + log(x))", -2.0), ("sigmoid(exp(x)) + relu(-exp(x))", 1000.0),
+])
+def test_a_hidden_non_finite_intermediate_still_fails_its_row(source, point):
+    graph = compile(source)
+    columns = {name: np.array([point, 0.5]) for name in graph.inputs}
+    result = evaluate_columns(graph, columns)
+    want = single(source, {name: point for name in graph.inputs})[2]
+    assert want is not None and result.errors[0] == want
+    assert result.errors[1] == single(source, {name: 0.5 for name in graph.inputs})[2]
+
+
+def test_checked_slots_skip_what_a_later_node_shows():
+    g = compile("log(x)+x*y-sin(y)")
+    assert batch.checked_slots(g) == [g.output]  # everything on the way propagates
+    g = compile("exp(-exp(x))")  # exp(-inf) = 0: exp's argument must be checked
+    assert batch.checked_slots(g) == [g.n_const, g.base + 1, g.output]
+
+
+def test_the_errors_column_is_built_when_read_and_can_be_amended():
+    r = gradcli.evaluate_batch("log(x)", {"x": [1.0, -1.0, 2.0]})
+    assert "errors" not in vars(r)  # not built by the sweep
+    assert r.n_failed == 1 and r.failed.tolist() == [False, True, False]
+    r.errors[2] = "amended"  # the array is built once and kept: changes stay
+    assert r.errors.tolist() == [None, "v1: log(-1) is outside the domain of log (a > 0)",
+                                 "amended"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import SimpleNamespace
 from typing import Iterable, Mapping
 
@@ -36,6 +37,7 @@ from ..errors import GradcliError, InputError, MissingInputError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
+from .trig import sincos
 
 BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns stay in cache
 BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big graphs, fewer rows
@@ -104,6 +106,36 @@ NUMPY = SimpleNamespace(**{name: _NUMPY_PRIMALS.get(name) or _elementwise(p.prim
                            for name, p in TABLE.items()}, **CONSTANTS)
 
 
+class _SinCos:
+    """sin and cos of one column computed together, once (:func:`.trig.sincos`): a sin node's
+    value (forward sweep) and its derivative cos(a) (reverse sweep) come from one call, as do
+    sin(y) and cos(y) in one expression. One per block: the pairs live as long as the block."""
+
+    def __init__(self):
+        self.pairs: dict[int, tuple] = {}  # id(column) -> (column, sin, cos); holds the column
+
+    def pair(self, a):
+        if type(a) is not np.ndarray:  # a constant
+            return np.sin(a), np.cos(a)
+        hit = self.pairs.get(id(a))
+        if hit is None or hit[0] is not a:
+            hit = (a, *sincos(a))
+            self.pairs[id(a)] = hit
+        return hit[1], hit[2]
+
+    def sin(self, a):
+        return self.pair(a)[0]
+
+    def cos(self, a):
+        return self.pair(a)[1]
+
+
+def block_namespace() -> SimpleNamespace:
+    """:data:`NUMPY` with sin and cos shared through a fresh :class:`_SinCos` (one per block)."""
+    trig = _SinCos()
+    return SimpleNamespace(**{**vars(NUMPY), "sin": trig.sin, "cos": trig.cos})
+
+
 # -- results ------------------------------------------------------------------------------------
 
 @dataclass
@@ -117,14 +149,24 @@ class BatchResult:
 
     values: np.ndarray
     gradient: dict[str, np.ndarray]
-    errors: np.ndarray  # dtype object: None, or the message of the row's failure
+    messages: dict[int, str]  # row -> the message of its failure, for the failed rows only
     inputs: list[str] = field(default_factory=list)  # the graph's inputs, in graph order
+
+    @cached_property
+    def errors(self) -> np.ndarray:
+        """dtype object, one entry per row: None, or the message of the row's failure. Built on
+        first use (a million Nones cost more than the sweeps of a small expression)."""
+        errors = np.empty(len(self.values), dtype=object)  # every entry None
+        if self.messages:
+            rows = np.fromiter(self.messages, dtype=np.intp, count=len(self.messages))
+            errors[rows] = list(self.messages.values())
+        return errors
 
     failed = property(lambda self: _failed(self.errors), doc="A boolean mask of the failed rows.")
     n_failed = property(lambda self: int(np.count_nonzero(_failed(self.errors))))
 
     def __len__(self) -> int:
-        return len(self.errors)
+        return len(self.values)
 
 
 def _failed(errors: np.ndarray) -> np.ndarray:
@@ -165,49 +207,120 @@ def as_columns(graph: Graph, columns: Mapping[str, object]) -> tuple[int, dict[s
 
 # -- the sweeps ---------------------------------------------------------------------------------
 
+# -- which slots the quick finiteness check reads --------------------------------------------
+# The arguments in which a primitive's NumPy primal is never finite when the argument is not (inf
+# or nan in, inf or nan out, whatever the other argument is): a non-finite value read only this
+# way shows again in a later node, so a block's quick check need not look at it. (Not here, e.g.:
+# exp(-inf) = 0, tanh, atan, sigmoid, min, max, pow(inf, 0) = 1, and div's divisor: 1/inf = 0.)
+PROPAGATES: dict[str, tuple[int, ...]] = {
+    "add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0,), "neg": (0,), "hypot": (0, 1),
+    "log": (0,), "log1p": (0,), "log2": (0,), "log10": (0,), "sqrt": (0,), "cbrt": (0,),
+    "sin": (0,), "cos": (0,), "tan": (0,), "asin": (0,), "acos": (0,),
+    "sinh": (0,), "cosh": (0,), "asinh": (0,), "acosh": (0,), "atanh": (0,), "abs": (0,),
+}
+
+
+def checked_slots(graph: Graph) -> list[int]:
+    """The input and node slots whose finiteness says whether every slot of a row is finite:
+    the output, and every slot read by some node that does not propagate a non-finite value
+    (:data:`PROPAGATES`) or read by none."""
+    n_const, base = graph.n_const, graph.base
+    checked = bytearray(graph.n_slots)
+    read = bytearray(graph.n_slots)
+    for k, prim in enumerate(graph.ops):
+        keeps = PROPAGATES.get(prim.name, ())
+        for i, a in enumerate(graph.args(k)):
+            read[a] = 1
+            if i not in keeps:
+                checked[a] = 1
+    checked[graph.output] = 1
+    return [s for s in range(n_const, graph.n_slots) if checked[s] or not read[s]]
+
+
 def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
                      wrt: Iterable[str] | None = None, gradient: bool = True,
-                     block_rows: int = BLOCK_ROWS) -> BatchResult:
+                     block_rows: int = BLOCK_ROWS, threads: int | None = None) -> BatchResult:
     """Value and gradient of a compiled graph at every row of ``columns`` (input name -> array).
 
     Names the graph does not read are ignored; a scalar stands for a whole column. ``wrt``
     chooses the inputs of ``gradient`` (default: all, in graph order); ``gradient=False`` runs
     the forward sweep alone (``gradient`` is then empty). A row outside a domain, or whose value
     or gradient is not finite, gives NaN and a message in ``errors``; the others are unaffected.
+    ``threads``: how many blocks run at once (NumPy releases the GIL in its loops); None: one
+    per core, up to :data:`MAX_THREADS`. Every block writes its own rows, so the result is the
+    same, bit for bit, for any number of threads.
     """
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt)
     n, arrays = as_columns(graph, columns)
     values = np.empty(n)
     grads = {name: np.empty(n) for name in wrt} if gradient else {}
-    errors = np.full(n, None, dtype=object)
+    messages: dict[int, str] = {}
     order = visit_order(graph) if gradient else []
-    primals = numpy_primals(graph)
+    checked = checked_slots(graph)
     block_rows = max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
-    with np.errstate(all="ignore"):
-        for start in range(0, n, block_rows):
-            stop = min(n, start + block_rows)
-            block = [arrays[name][start:stop] for name in graph.inputs]
-            _evaluate_block(graph, block, primals, order, wrt, start, values[start:stop],
-                            {name: g[start:stop] for name, g in grads.items()}, errors, gradient)
-    return BatchResult(values, grads, errors, list(graph.inputs))
+    starts = range(0, n, block_rows)
+
+    def run(start: int) -> None:
+        stop = min(n, start + block_rows)
+        block = [arrays[name][start:stop] for name in graph.inputs]
+        with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
+            _evaluate_block(graph, block, order, checked, wrt, start, values[start:stop],
+                            {name: g[start:stop] for name, g in grads.items()}, messages,
+                            gradient)
+
+    threads = min(len(starts), default_threads() if threads is None else max(1, threads))
+    if threads <= 1:
+        for start in starts:
+            run(start)
+    else:
+        for _ in _pool(threads).map(run, starts):  # re-raises a block's exception
+            pass
+    return BatchResult(values, grads, messages, list(graph.inputs))
 
 
-def forward_block(graph: Graph, inputs: list, primals: list | None = None) -> list:
+MAX_THREADS = 4  # blocks at once, at most (NumPy's passes are memory-bound beyond a few)
+_POOLS: dict = {}
+
+
+def default_threads() -> int:
+    """One thread per core this process may use, at most :data:`MAX_THREADS`."""
+    import os
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cores))
+
+
+def _pool(threads: int):
+    """A thread pool of ``threads`` workers, made once per size and kept (threads are idle
+    between calls)."""
+    pool = _POOLS.get(threads)
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        pool = _POOLS.setdefault(threads, ThreadPoolExecutor(threads, "gradcli-batch"))
+    return pool
+
+
+def forward_block(graph: Graph, inputs: list, m: SimpleNamespace | None = None,
+                  out: np.ndarray | None = None) -> list:
     """Values of every slot for one block of rows (``inputs`` in graph order): constants stay
-    floats, inputs and nodes are arrays. ``primals`` (:func:`numpy_primals`) saves a lookup."""
+    floats, inputs and nodes are arrays. ``m``: the namespace of primals (a fresh
+    :func:`block_namespace` by default). ``out``: where the output node's value goes when its
+    primal is a NumPy ufunc (saves a copy; check ``slots[graph.output] is out``)."""
+    m = m or block_namespace()
     slots = list(graph.constants) + list(inputs)
     append = slots.append
     arg0, arg1 = graph.arg0, graph.arg1
-    for k, f in enumerate(primals or numpy_primals(graph)):
-        b = arg1[k]
+    last = graph.output - graph.base if out is not None else -1
+    for k, prim in enumerate(graph.ops):
+        f, b = getattr(m, prim.name), arg1[k]
+        if k == last and isinstance(f, np.ufunc):
+            append(f(slots[arg0[k]], out=out) if b < 0 else f(slots[arg0[k]], slots[b], out=out))
+            continue
         append(f(slots[arg0[k]]) if b < 0 else f(slots[arg0[k]], slots[b]))
     return slots
-
-
-def numpy_primals(graph: Graph) -> list:
-    """Each node's primal in the NumPy namespace, in tape order."""
-    return [getattr(NUMPY, prim.name) for prim in graph.ops]
 
 
 def _times(g, local):
@@ -225,15 +338,31 @@ def _times(g, local):
     return g * local
 
 
-def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False) -> list:
+def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False,
+                  m: SimpleNamespace | None = None, into: dict | None = None) -> list:
     """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
     computes them (same visit order, same rules, same order of accumulation); None where nothing
     flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
-    memory falls during the sweep, and ``slots`` is consumed)."""
+    memory falls during the sweep, and ``slots`` is consumed). ``m``: the namespace the rules
+    compute with (the forward sweep's, so that the pairs it computed are reused). ``into``: slot
+    -> array where that slot's sums of contributions are written (the caller's output column,
+    saving a copy; a slot with one contribution still gets that contribution itself)."""
+    m = m or block_namespace()
+    into = into or {}
     adjoint: list = [None] * graph.n_slots
     adjoint[graph.output] = 1.0
+
+    def add(a: int, c) -> None:
+        prev = adjoint[a]
+        if prev is None:
+            adjoint[a] = c
+        elif a in into:
+            adjoint[a] = np.add(prev, c, out=into[a])
+        else:
+            adjoint[a] = prev + c
+
     base, n_const = graph.base, graph.n_const
-    ops, arg0, arg1, m = graph.ops, graph.arg0, graph.arg1, NUMPY
+    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     for s in order:
         g = adjoint[s]
         if g is None:
@@ -242,56 +371,56 @@ def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = Fals
         a, b, y = arg0[k], arg1[k], slots[s]
         rules = ops[k].partials
         if b < 0:
-            c = _times(g, rules[0](m, slots[a], y))
-            prev = adjoint[a]
-            adjoint[a] = c if prev is None else prev + c
-            adjoint[s] = None
-            if free:
-                slots[s] = None
-            continue
-        va, vb = slots[a], slots[b]
-        if a >= n_const:
-            c = _times(g, rules[0](m, va, vb, y))
-            prev = adjoint[a]
-            adjoint[a] = c if prev is None else prev + c
-        if b >= n_const:
-            c = _times(g, rules[1](m, va, vb, y))
-            prev = adjoint[b]
-            adjoint[b] = c if prev is None else prev + c
+            add(a, _times(g, rules[0](m, slots[a], y)))
+        else:
+            va, vb = slots[a], slots[b]
+            if a >= n_const:
+                add(a, _times(g, rules[0](m, va, vb, y)))
+            if b >= n_const:
+                add(b, _times(g, rules[1](m, va, vb, y)))
         adjoint[s] = None
         if free:
             slots[s] = None
     return adjoint
 
 
-def _evaluate_block(graph, block, primals, order, wrt, offset, values_out, grads_out, errors,
+def _all_finite(columns) -> bool:
+    """Whether every entry of every column is finite: one pairwise sum per column finds any inf
+    or nan (a sum of finite values that overflows is a false alarm, settled by the exact check
+    that follows a False)."""
+    return all(math.isfinite(np.sum(c)) for c in columns)
+
+
+def _evaluate_block(graph, block, order, checked, wrt, offset, values_out, grads_out, messages,
                     gradient):
     n = len(values_out)
-    slots = forward_block(graph, block, primals)
-    out = slots[graph.output]
-    values_out[...] = out
+    m = block_namespace()
+    slots = forward_block(graph, block, m, out=values_out)
+    if slots[graph.output] is not values_out:
+        values_out[...] = slots[graph.output]
     base, n_const = graph.base, graph.n_const
-    # One pairwise sum per column finds any inf or nan (a sum of finite values that overflows
-    # is a false alarm, settled by the exact check below).
-    bad_value = not all(math.isfinite(np.sum(v)) for v in slots[n_const:])
-    failed = _value_failures(graph, slots, offset, n, errors) if bad_value else None
+    failed = None
+    if not _all_finite([slots[s] for s in checked]):
+        failed = _value_failures(graph, slots, offset, n, messages)
     if not gradient:
         if failed is not None:
             values_out[failed] = np.nan
         return
-    adjoint = reverse_block(graph, slots, order, free=True)
+    into = {n_const + graph.inputs.index(name): grads_out[name] for name in wrt}
+    adjoint = reverse_block(graph, slots, order, free=True, m=m, into=into)
     for name in wrt:
         g = adjoint[n_const + graph.inputs.index(name)]
-        grads_out[name][...] = 0.0 if g is None else g
+        if g is not grads_out[name]:
+            grads_out[name][...] = 0.0 if g is None else g
     input_adjoints = [a for a in adjoint[n_const:base] if a is not None]
-    if not all(math.isfinite(np.sum(a)) for a in input_adjoints):
+    if not _all_finite(input_adjoints):
         bad = np.zeros(n, dtype=bool)
         for a in input_adjoints:
             bad |= ~np.isfinite(a)
         if failed is not None:
             bad &= ~failed  # a row that failed in the forward sweep keeps that message
         for r in np.flatnonzero(bad):
-            errors[offset + r] = _gradient_message(graph, [float(c[r]) for c in block])
+            messages[offset + int(r)] = _gradient_message(graph, [float(c[r]) for c in block])
         failed = bad if failed is None else failed | bad
     if failed is not None:
         values_out[failed] = np.nan
@@ -299,7 +428,7 @@ def _evaluate_block(graph, block, primals, order, wrt, offset, values_out, grads
             g[failed] = np.nan
 
 
-def _value_failures(graph, slots, offset, n, errors) -> np.ndarray:
+def _value_failures(graph, slots, offset, n, messages) -> np.ndarray:
     """Find each row's first non-finite slot (in tape order) and write its message; the mask
     of the failed rows."""
     failed = np.zeros(n, dtype=bool)
@@ -308,8 +437,8 @@ def _value_failures(graph, slots, offset, n, errors) -> np.ndarray:
         column = np.broadcast_to(slots[n_const + i], (n,))
         new = ~np.isfinite(column) & ~failed
         for r in np.flatnonzero(new):
-            errors[offset + r] = (f"the value of {name} is {float(column[r])}, "
-                                  "which is not a finite number")
+            messages[offset + int(r)] = (f"the value of {name} is {float(column[r])}, "
+                                         "which is not a finite number")
         failed |= new
     for k in range(len(graph.ops)):
         column = slots[base + k]
@@ -317,7 +446,7 @@ def _value_failures(graph, slots, offset, n, errors) -> np.ndarray:
         if not new.any():
             continue
         for r in np.flatnonzero(new):
-            errors[offset + r] = _value_message(graph, k, slots, r)
+            messages[offset + int(r)] = _value_message(graph, k, slots, r)
         failed |= new
     return failed
 
@@ -374,7 +503,10 @@ class JacobianBatch:
     outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
     inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
 
-    failed, n_failed, __len__ = BatchResult.failed, BatchResult.n_failed, BatchResult.__len__
+    failed, n_failed = BatchResult.failed, BatchResult.n_failed
+
+    def __len__(self) -> int:
+        return len(self.errors)
 
 
 def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
@@ -401,6 +533,6 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
                          {n: r.gradient for n, r in zip(names, results)}, errors, names, wrt)
 
 
-__all__ = ["BLOCK_ROWS", "NUMPY", "BatchResult", "JacobianBatch", "as_columns",
-           "evaluate_columns", "forward_block", "jacobian_columns", "numpy_primals",
-           "reverse_block"]
+__all__ = ["BLOCK_ROWS", "NUMPY", "PROPAGATES", "BatchResult", "JacobianBatch", "as_columns",
+           "block_namespace", "checked_slots", "evaluate_columns", "forward_block",
+           "jacobian_columns", "reverse_block"]
