@@ -18,12 +18,13 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
-from .errors import InputError, MissingInputError
+from .errors import FileError, InputError, MissingInputError, OutputError
 from .engine.graph import Graph
 
 CSV_BLOCK_BYTES = 1 << 20  # bytes of CSV per chunk (about 40,000 rows of two numbers)
@@ -70,9 +71,10 @@ class Rows:
     """A source of rows in chunks: the column names, the chunks, and progress information."""
 
     columns: list[str]
-    chunks: Iterator  # of pyarrow.RecordBatch
+    chunks: Iterable  # of pyarrow.RecordBatch
     total: int | None  # in units of ``done()``: bytes for CSV files, rows otherwise; None: unknown
     done: Callable[[], int]
+    close: Callable[[], None] = lambda: None  # releases the file and any reader thread
 
 
 class _Counted(io.RawIOBase):
@@ -126,60 +128,88 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
     """CSV with a header line. The columns the expression reads are parsed as numbers by
     pyarrow; should a cell not be a number, the rest of the file is read with those columns
     as text and parsed row by row, so one odd cell fails its row, not the file (standard input,
-    which cannot be read twice, is read as text from the start). Other columns stay text."""
-    pa = _arrow()
+    which cannot be read twice, is read as text from the start). Other columns stay text.
+
+    Only the header is read here: pyarrow's reader (whose read-ahead thread reads through a
+    Python stream) starts when the chunks are first asked for, and :meth:`Rows.close` ends it.
+    A reader still alive as Python exits aborts the process (``Fatal Python error:
+    PyGILState_Release``) or hangs it, so a mistake found before the first chunk, or an error
+    while writing, must not leave one behind."""
+    _arrow()
     if path == "-":
+        if sys.stdin is None:
+            raise InputError("standard input is closed, so --points - has nothing to read",
+                             hint="pipe the points in: cat points.csv | gradcli eval ... "
+                                  "--points -")
         raw, total, what = sys.stdin.buffer, None, "standard input"
     else:
         try:
-            raw = open(path, "rb")  # noqa: SIM115 - closed when the chunks are exhausted
+            raw = open(path, "rb")  # noqa: SIM115 - closed by _CsvChunks.close
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        import os
         total, what = os.fstat(raw.fileno()).st_size, path
-    names, header_bytes = _csv_header(raw, what)
-    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
-    stream = _Counted(raw, header_bytes)
     try:
-        reader = _csv_reader(stream, names, numbers)  # reads the first block
-    except pa.ArrowInvalid as exc:
-        if "Empty CSV file" in str(exc):  # a header and no rows: no chunks
-            if raw is not sys.stdin.buffer:
-                raw.close()
-            return Rows(names, iter(()), total, lambda: stream.count)
-        if not numbers or "conversion error" not in str(exc):
-            raise InputError(f"{what}: {_arrow_message(exc)}") from None
-        numbers.clear()
-        raw.seek(header_bytes)
-        stream = _Counted(raw, header_bytes)
-        reader = _csv_reader(stream, names, numbers)
+        names, header_bytes = _csv_header(raw, what)
+    except BaseException:
+        if raw is not sys.stdin.buffer:
+            raw.close()
+        raise
+    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
+    chunks = _CsvChunks(path, raw, what, names, numbers, header_bytes)
+    return Rows(names, chunks, total, lambda: chunks.stream.count, chunks.close)
 
-    def chunks():
-        nonlocal raw, reader, stream
-        rows = 0
+
+class _CsvChunks:
+    """The record batches of a CSV stream after its header, read by pyarrow when iterated."""
+
+    def __init__(self, path, raw, what, names, numbers, header_bytes):
+        self.path, self.raw, self.what, self.names = path, raw, what, names
+        self.numbers, self.header_bytes = numbers, header_bytes
+        self.stream = _Counted(raw, header_bytes)
+        self.reader = None
+
+    def __iter__(self):
+        pa = _arrow()
         try:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return
-                except pa.ArrowInvalid as exc:
-                    if not numbers or "conversion error" not in str(exc):
-                        raise InputError(f"{what}: {_arrow_message(exc)}") from None
-                    numbers.clear()  # read on as text, from the first row not yet given
-                    raw.close()
-                    raw = open(path, "rb")  # noqa: SIM115
-                    _csv_header(raw, what)
-                    stream = _Counted(raw, stream.count)
-                    reader = _csv_reader(stream, names, numbers, skip=rows)
-                    continue
-                rows += batch.num_rows
-                yield batch
-        finally:
-            if raw is not sys.stdin.buffer:
-                raw.close()
+            self.reader = _csv_reader(self.stream, self.names, self.numbers)  # the first block
+        except pa.ArrowInvalid as exc:
+            if "Empty CSV file" in str(exc):  # a header and no rows: no chunks
+                return
+            self._text_from(exc, 0, reopen=False)
+        rows = 0
+        while True:
+            try:
+                batch = self.reader.read_next_batch()
+            except StopIteration:
+                return
+            except pa.ArrowInvalid as exc:
+                self._text_from(exc, rows, reopen=True)
+                continue
+            rows += batch.num_rows
+            yield batch
 
-    return Rows(names, chunks(), total, lambda: stream.count)
+    def _text_from(self, exc, rows: int, reopen: bool) -> None:
+        """After a cell that is not a number: read on with every column as text, from the
+        first row not yet given."""
+        if not self.numbers or "conversion error" not in str(exc):
+            raise InputError(f"{self.what}: {_arrow_message(exc)}") from None
+        self.numbers.clear()
+        self.reader = None
+        if reopen:
+            self.raw.close()
+            self.raw = open(self.path, "rb")  # noqa: SIM115
+            _csv_header(self.raw, self.what)
+        else:
+            self.raw.seek(self.header_bytes)
+        self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes)
+        self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows)
+
+    def close(self) -> None:
+        """Stop pyarrow's reader (its thread is joined while Python still runs) and close the
+        file."""
+        self.reader = None
+        if self.raw is not sys.stdin.buffer:
+            self.raw.close()
 
 
 def _arrow_message(exc: Exception) -> str:
@@ -415,6 +445,53 @@ def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Grap
 
 # -- writing ------------------------------------------------------------------------------------
 
+def _reason(exc: OSError) -> str:
+    """An OSError's reason in words (pyarrow's carry only the number and a long detail)."""
+    return os.strerror(exc.errno) if exc.errno else str(exc).split("\n")[0]
+
+
+def _write_error(path: str | None, exc: OSError):
+    """The gradcli error for a failed write: standard output's is an ``io error``, a file's
+    names the file; both exit 2."""
+    if path is None:
+        return OutputError(f"cannot write to standard output: {_reason(exc)}")
+    return FileError(f"cannot write {path}: {_reason(exc)}")
+
+
+class _Output:
+    """A binary stream (standard output when ``path`` is None) whose write errors are gradcli
+    errors; a closed pipe stays ``BrokenPipeError``, which the command line ends quietly."""
+
+    def __init__(self, file, path: str | None = None):
+        self.file, self.path = file, path
+
+    def write(self, data) -> None:
+        try:
+            self.file.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.file.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            if self.path is not None:
+                try:
+                    self.file.close()
+                except OSError:
+                    pass  # the flush above has reported it
+
+
 class CsvSink:
     """CSV with a header; numbers as the shortest text that reads back to the same double, NaN
     as ``nan``, an empty error cell for a row that computed."""
@@ -441,7 +518,7 @@ class CsvSink:
         self.file.write(out.getbuffer())
 
     def close(self) -> None:
-        self.file.flush()
+        self.file.close()
 
 
 class JsonlSink:
@@ -464,7 +541,7 @@ class JsonlSink:
             self.file.write(("\n".join(lines) + "\n").encode("utf-8"))
 
     def close(self) -> None:
-        self.file.flush()
+        self.file.close()
 
 
 class ParquetSink:
@@ -475,19 +552,25 @@ class ParquetSink:
 
     def write(self, batch) -> None:
         import pyarrow.parquet as pq
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.path, batch.schema)
-        self.writer.write_batch(batch)
+        try:
+            if self.writer is None:
+                self.writer = pq.ParquetWriter(self.path, batch.schema)
+            self.writer.write_batch(batch)
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
 
     def close(self) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
-        if self.writer is None:  # no rows: an empty table with the columns
-            pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
-                                                     else pa.float64()) for name in self.names}),
-                           self.path)
-        else:
-            self.writer.close()
+        try:
+            if self.writer is None:  # no rows: an empty table with the columns
+                pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
+                                                         else pa.float64())
+                                         for name in self.names}), self.path)
+            else:
+                self.writer.close()
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -522,7 +605,11 @@ class Summary:
 def open_sink(path: str | None, as_json: bool, names: list[str]):
     """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
     if path is None:
-        out = sys.stdout.buffer
+        if sys.stdout is None:
+            raise OutputError("standard output is closed",
+                              hint="run gradcli with its output going to a terminal, a pipe or "
+                                   "a file, or write a file with -o FILE")
+        out = _Output(sys.stdout.buffer)
         return JsonlSink(out, names) if as_json else CsvSink(out, names)
     kind = file_format(path, output=True)
     if as_json:
@@ -531,9 +618,9 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
     if kind == "parquet":
         return ParquetSink(path, names)
     try:
-        file = open(path, "wb")  # noqa: SIM115 - closed by run_batch
+        file = _Output(open(path, "wb"), path)  # noqa: SIM115 - closed by run_batch
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
     return (JsonlSink if kind == "jsonl" else CsvSink)(file, names)
 
 
@@ -543,7 +630,14 @@ def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool 
     """Evaluate every row of ``rows`` and write each chunk as it is done; the summary.
 
     ``at`` fixes inputs the rows do not hold; ``progress(done, total)`` is called after each
-    chunk (units: bytes for a CSV file, rows otherwise)."""
+    chunk (units: bytes for a CSV file, rows otherwise). ``rows`` is closed when it returns."""
+    try:
+        return _run_batch(graph, rows, sink_path, as_json, wrt, at, progress)
+    finally:
+        rows.close()  # also on an error: no reader thread outlives the run
+
+
+def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     from .engine.graph import wrt_names
     _arrow()
     at = dict(at or {})
@@ -580,8 +674,9 @@ DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
 
 def _dask():
     """dask.dataframe and distributed, or an InputError naming the extra (exit 2)."""
-    _arrow()
     try:
+        import numpy  # noqa: F401
+        import pyarrow  # noqa: F401
         import dask
         import dask.dataframe as dd
         import distributed
@@ -660,17 +755,19 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     if path == "-":
         raise InputError("dask reads files, not standard input", option="engine")
     kind = file_format(path)
+    if kind == "jsonl":
+        raise InputError("dask reads CSV or Parquet", option="engine",
+                         hint="convert the JSON lines first, or use the numpy engine")
+    if kind == "csv":
+        _check_csv_parts(path)
     try:
         if kind == "parquet":
             frame = dd.read_parquet(path)
-        elif kind == "csv":
+        else:
             frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
                                 blocksize=DASK_CSV_BLOCK_BYTES)
-        else:
-            raise InputError("dask reads CSV or Parquet", option="engine",
-                             hint="convert the JSON lines first, or use the numpy engine")
-    except (FileNotFoundError, OSError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    except (OSError, ValueError) as exc:  # no such file; pandas' EmptyDataError
+        raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
     columns = list(frame.columns)
     rows = Rows(columns, iter(()), None, lambda: 0)
     both = [name for name in at if name in columns]
@@ -683,24 +780,37 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
         raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
                                 names=tuple(missing))
     output_columns(rows, at, wrt, graph)  # checks for collisions
-    fill = "" if out_kind == "csv" else None
-    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
-    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
-                                  meta=meta)
-    if out_kind == "parquet":
-        write = result.to_parquet(output_path, write_index=False, compute=False)
-    else:
-        write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
-    # One summary row per partition, computed with the write (the partitions are evaluated once)
-    counts = result.map_partitions(partition_failures,
-                                   meta=partition_failures(meta.iloc[:0]).iloc[:0])
+    if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
+        raise FileError(f"cannot write {output_path}: it is a file, and the dask engine writes "
+                        "a directory of Parquet parts there", hint="remove it, or name another "
+                        "output")
+    # Connected before the write is planned: planning it makes the output directory, which a
+    # scheduler that cannot be reached would leave behind, empty
     client = _client(distributed, scheduler)
     try:
+        fill = "" if out_kind == "csv" else None
+        meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
+        result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
+                                      meta=meta)
+        try:
+            if out_kind == "parquet":  # a directory from an earlier run is replaced
+                write = result.to_parquet(output_path, write_index=False, compute=False,
+                                          overwrite=os.path.isdir(output_path))
+            else:
+                write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
+        except (OSError, ValueError) as exc:
+            raise FileError(f"cannot write {output_path}: {_dask_message(exc)}") from None
+        # One summary row per partition, computed with the write (each partition runs once)
+        counts = result.map_partitions(partition_failures,
+                                       meta=partition_failures(meta.iloc[:0]).iloc[:0])
         with warnings.catch_warnings():
             # to_csv gives a delayed write: computed with the counts, the expressions are
             # materialised (what the warning says), and each partition still runs once
             warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
-            _, parts = dask.compute(write, counts)
+            try:
+                _, parts = dask.compute(write, counts)
+            except OSError as exc:  # raised in a worker as it wrote its part
+                raise _write_error(output_path, exc) from None
     finally:
         client.close()
     summary, offset = Summary(), 0
@@ -713,6 +823,31 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     return summary
 
 
+def _dask_message(exc: Exception) -> str:
+    """The cause in one line: without the "An error occurred while calling the read_csv method
+    registered to the pandas backend" that Dask puts around it."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    return text.rpartition("Original Message: ")[2].strip().split("\n")[0] or type(exc).__name__
+
+
+def _check_csv_parts(path: str) -> None:
+    """The first CSV file of ``path`` (a file, a glob or a directory) read for its header: two
+    columns of one name are an error, as with the numpy engine (pandas would rename the second
+    one ``x.1``), and so is a file with no header."""
+    import glob
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, name) for name in os.listdir(path))
+    else:
+        files = sorted(glob.glob(path)) or [path]
+    first = next((f for f in files if os.path.isfile(f)), None)
+    if first is None:
+        return  # Dask says what is missing
+    with open(first, "rb") as raw:
+        _csv_header(raw, first)
+
+
 def _client(distributed, scheduler: str | None):
     """A client of the scheduler at ``scheduler``, or of a new local cluster (closed with it)."""
     if scheduler is not None:
@@ -720,7 +855,11 @@ def _client(distributed, scheduler: str | None):
             return distributed.Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-    cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1)
+    import logging
+    # silence_logs: a task that fails (a part that cannot be written) is reported once, by
+    # gradcli, not also as a worker's log record with a traceback
+    cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1,
+                                       silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     close = client.close
 

@@ -398,7 +398,7 @@ def _screen(width, ascii_):
 @click.option("--grid", multiple=True, metavar="NAME=START:STOP:COUNT[,...]",
               help="Evaluate on the grid of these inclusive ranges (the last name varies "
                    "fastest); --at may fix other inputs.")
-@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output_path", type=click.Path(),  # dask: a directory
               help="With --points/--grid: write FILE (.csv, .jsonl or .parquet) instead of "
                    "standard output.")
 @click.option("--engine", type=click.Choice(["numpy", "dask"]), default="numpy",

@@ -1,0 +1,207 @@
+"""gradcli eval --points/--grid where the streams go wrong: a full disk, a closed standard
+output or input, an unwritable -o, a closed pipe, a mistake found after a big file was opened.
+
+Each case runs the installed console script in a subprocess (the interpreter's own exit is part
+of what is tested: a pyarrow reader left running as Python exits aborts it) or click's
+CliRunner; the exit codes are those of docs/batch.md and docs/output.md: 2 with one line of
+text for an unwritable output or an unreadable input, 141 for a pipe closed by its reader.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import check_reported
+
+from gradcli import batchio
+
+EXPR = "log(x)+x*y-sin(y)"
+POINTS = "id,x,y\na,2,3\nb,0.5,-1\n"
+
+needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+posix_shell = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX shell")
+
+
+def shell(script: str, gradcli: str, cwd: Path, stdin: str | None = None):
+    """``script`` run by sh with $G the console script: redirections as a user types them."""
+    return subprocess.run(["sh", "-c", script], env={**os.environ, "G": gradcli}, cwd=cwd,
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def big_points(path: Path, header: str = "x,y", rows: int = 400_000) -> Path:
+    """A CSV file several times pyarrow's block (batchio.CSV_BLOCK_BYTES), so that its reader
+    has a read-ahead thread running when gradcli stops."""
+    width = len(header.split(","))
+    line = ",".join(["1.5"] * width) + "\n"
+    path.write_text(header + "\n" + line * rows)
+    assert path.stat().st_size > 3 * batchio.CSV_BLOCK_BYTES
+    return path
+
+
+def assert_one_line_error(proc, code: int, words: list[str]) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    for word in words:
+        assert word in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Fatal Python error" not in proc.stderr
+
+
+# -- standard output full or closed ---------------------------------------------------------------
+
+@needs_dev_full
+@posix_shell
+@pytest.mark.parametrize("args", [
+    ["--points", "p.csv"],
+    ["--points", "p.csv", "--json"],
+    ["--grid", "x=1:2:3,y=0:1:2"],
+    ["--points", "big.csv"],  # the error comes after the reader has started
+])
+def test_a_full_disk_on_standard_output_is_an_io_error(gradcli_script, tmp_path, args):
+    (tmp_path / "p.csv").write_text(POINTS)
+    big_points(tmp_path / "big.csv")
+    proc = shell(f'"$G" eval "{EXPR}" {" ".join(args)} > /dev/full', gradcli_script, tmp_path)
+    assert_one_line_error(proc, 2, ["io error: cannot write to standard output: "
+                                    "No space left on device"])
+
+
+@posix_shell
+def test_a_closed_standard_output_is_an_io_error(gradcli_script, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    proc = shell(f'"$G" eval "{EXPR}" --points p.csv >&-', gradcli_script, tmp_path)
+    assert_one_line_error(proc, 2, ["io error: standard output is closed"])
+
+
+# -- -o to a full disk or where no file can be made -----------------------------------------------
+
+@needs_dev_full
+@posix_shell
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_output_to_a_full_disk_names_the_file(gradcli_script, tmp_path, suffix):
+    (tmp_path / f"out{suffix}").symlink_to("/dev/full")
+    proc = shell(f'"$G" eval "{EXPR}" --grid x=1:2:3,y=0:1:2 -o out{suffix}', gradcli_script,
+                 tmp_path)
+    assert_one_line_error(proc, 2, [f"cannot write out{suffix}: No space left on device"])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_output_into_a_missing_directory_names_the_file(run, tmp_path, suffix):
+    out = tmp_path / "no such directory" / f"out{suffix}"
+    result = run("eval", EXPR, "--grid", "x=1:2:3,y=0:1:2", "-o", str(out))
+    check_reported(result, 2, [f"cannot write {out}: No such file or directory"])
+    assert not out.parent.exists()
+
+
+# -- standard input closed ------------------------------------------------------------------------
+
+@posix_shell
+def test_points_from_a_closed_standard_input_is_an_input_error(gradcli_script, tmp_path):
+    proc = shell(f'"$G" eval "{EXPR}" --points - <&-', gradcli_script, tmp_path)
+    assert_one_line_error(proc, 2, ["input error: standard input is closed, so --points - has "
+                                    "nothing to read"])
+
+
+# -- a mistake found once a big file is open: no abort, no hang -----------------------------------
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_a_mistake_in_a_big_file_is_reported_not_an_abort(gradcli_script, tmp_path, how):
+    # f: a column the output adds; 24 MB, so that pyarrow is still reading ahead at the error
+    path = big_points(tmp_path / "big.csv", header="x,y,f", rows=2_000_000)
+    source = "-" if how == "stdin" else str(path)
+    with open(path) as f:
+        proc = subprocess.run([gradcli_script, "eval", EXPR, "--points", source],
+                              stdin=f if how == "stdin" else subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120)
+    assert_one_line_error(proc, 2, ["the points have a column named 'f'"])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs bash")
+def test_a_big_file_into_a_closed_pipe_ends_quietly_with_141(gradcli_script, tmp_path):
+    big_points(tmp_path / "big.csv")
+    proc = subprocess.run(
+        ["bash", "-c", f'"$G" eval "{EXPR}" --points big.csv 2>err.txt | head -1 >/dev/null; '
+                       'echo "${PIPESTATUS[0]}"; cat err.txt'],
+        env={**os.environ, "G": gradcli_script}, cwd=tmp_path, capture_output=True, text=True,
+        timeout=120)
+    assert proc.stdout == "141\n", proc.stdout  # and nothing on gradcli's standard error
+
+
+# -- Dask: the extra, reruns, unreachable schedulers, the same mistakes as the numpy engine -------
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+def test_dask_without_any_extra_names_the_dask_extra(run, tmp_path, monkeypatch):
+    """A fresh install has neither NumPy nor pyarrow: the hint is still the dask extra (which
+    brings them), not gradcli[batch], after which --engine dask would fail again."""
+    (tmp_path / "p.csv").write_text(POINTS)
+    for name in ("pyarrow", "dask", "dask.dataframe", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ['pip install "gradcli[dask]"'])
+
+
+def test_dask_run_twice_replaces_its_parquet_directory(run, cluster, tmp_path):
+    import pyarrow.parquet as pq
+    (tmp_path / "p.csv").write_text(POINTS)
+    out = tmp_path / "out.parquet"
+    args = ("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+            "--scheduler", cluster.scheduler_address, "-o", str(out))
+    assert run(*args).exit_code == 0
+    (out / "part.7.parquet").write_bytes((out / "part.0.parquet").read_bytes())  # a stale part
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(out).column("id").to_pylist() == ["a", "b"]
+
+
+def test_dask_will_not_write_parts_over_a_file(run, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    (tmp_path / "out.parquet").write_text("mine")
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ["out.parquet: it is a file"])
+    assert (tmp_path / "out.parquet").read_text() == "mine"
+
+
+def test_an_unreachable_scheduler_leaves_no_output_behind(run, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "--scheduler", "not-an-address", "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ["cannot reach the Dask scheduler at not-an-address"])
+    assert not (tmp_path / "out.parquet").exists()  # a second try is not refused
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", ["has no header line"]),
+    ("x,x,y\n1,2,3\n", ["two columns named 'x'"]),  # pandas would call the second x.1
+])
+def test_dask_reports_the_numpy_engines_mistakes(run, tmp_path, text, words):
+    (tmp_path / "p.csv").write_text(text)
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, words)
+
+
+def test_dask_names_a_missing_file_in_one_line(run, tmp_path):
+    result = run("eval", EXPR, "--points", str(tmp_path / "nowhere.csv"), "--engine", "dask",
+                 "-o", str(tmp_path / "out.parquet"))
+    check_reported(result, 2, ["cannot read", "nowhere.csv"])
+    assert "pandas backend" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_dask_parts_that_cannot_be_written_are_an_error(run, cluster, tmp_path):
+    (tmp_path / "p.csv").write_text(POINTS)
+    (tmp_path / "a file").write_text("")
+    out = tmp_path / "a file" / "out-*.csv"  # Dask makes missing directories, not this one
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
+                 "--scheduler", cluster.scheduler_address, "-o", str(out))
+    check_reported(result, 2, ["cannot write", "a file"])
