@@ -39,6 +39,7 @@ from .picture import Edge, Picture, edge_text, node_lines
 
 MAX_ITEMS = 20_000  # boxes and carried lines; past this the drawing would be a wall, not a picture
 SWEEPS = 4  # rounds of reordering and of levelling; small graphs settle in one or two
+SWAP_LIMIT = 80  # items; past this no swaps are tried (each try levels the whole drawing)
 NUDGES = 20  # rows moved to untangle lines before falling back to odd/even rows (rarely needed)
 
 # Line cells are stored as sets of directions (bits) and turned into box-drawing characters last.
@@ -123,6 +124,8 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
         columns, links = _items(picture, digits, fix, column_of, into, farthest, straight)
         _order(columns, links)
         _level(columns, links, straight)
+        if straight:
+            _swap_for_straight_lines(columns, links)
         gaps = _route(columns, links)
         if gaps is not None:
             break
@@ -326,6 +329,36 @@ def _order(columns: list[list[Item]], links: list[list[Link]]) -> None:
         columns[c] = column
         for k, item in enumerate(column):
             item.order = k
+
+
+def _swap_for_straight_lines(columns: list[list[Item]], links: list[list[Link]]) -> None:
+    """Swap neighbours in a column where that lets more lines run level without adding a
+    crossing (the barycentre order knows crossings, not rows). Small drawings only: each try
+    levels the whole drawing again."""
+    if sum(len(column) for column in columns) > SWAP_LIMIT:
+        return
+
+    def score() -> tuple[int, int]:
+        _level(columns, links, True)
+        bent = sum(1 for gap in links for link in gap
+                   if link.left.out_row != link.right.in_rows[link.port])
+        return _crossings(links), bent
+
+    crossings, bent = score()
+    improved = True
+    while improved:
+        improved = False
+        for column in columns[1:]:  # the inputs keep their order
+            for k in range(len(column) - 1):
+                column[k], column[k + 1] = column[k + 1], column[k]
+                column[k].order, column[k + 1].order = k, k + 1
+                c, b = score()
+                if c <= crossings and b < bent:
+                    crossings, bent, improved = c, b, True
+                else:
+                    column[k], column[k + 1] = column[k + 1], column[k]
+                    column[k].order, column[k + 1].order = k, k + 1
+    _level(columns, links, True)
 
 
 # -- rows: level each item with its neighbours, keeping the order ------------------------------
