@@ -286,7 +286,7 @@ def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
     >>> r.gradient["x"].tolist()
     [3.5, 3.25]
     """
-    graph = _batch_graph(source, None if of is None else [of])
+    graph = _batch_graph(source, None if of is None else [of], points)
     one_output(graph, "jacobian_batch")
     from .engine.batch import evaluate_columns
     return evaluate_columns(graph, points, wrt=wrt)
@@ -303,15 +303,19 @@ def jacobian_batch(source: str | Graph, points: Mapping[str, object], *,
     (['f1', 'f2'], [3.0, 6.0], [3.0, 3.0])
     """
     from .engine.batch import jacobian_columns
-    return jacobian_columns(_batch_graph(source, of), points, wrt=wrt)
+    return jacobian_columns(_batch_graph(source, of, points), points, wrt=wrt)
 
 
-def _batch_graph(source: str | Graph, of: Iterable[str] | None) -> Graph:
+def _batch_graph(source: str | Graph, of: Iterable[str] | None, points: object) -> Graph:
     try:
         import numpy  # noqa: F401
     except ImportError:
         raise InputError("many points at once need NumPy, which is not installed",
                          hint='pip install "gradcli[batch]"') from None
+    if not hasattr(points, "keys"):  # a list of rows or None read as "no inputs given"
+        raise InputError(f"points is a {type(points).__name__}, not a mapping of input names to "
+                         "columns (a dict, or a pandas DataFrame)",
+                         hint="e.g. {'x': [1.0, 2.0], 'y': 3.0}")
     return select_outputs(compile(source) if isinstance(source, str) else source, of)
 
 

@@ -75,6 +75,7 @@ class Rows:
     total: int | None  # in units of ``done()``: bytes for CSV files, rows otherwise; None: unknown
     done: Callable[[], int]
     close: Callable[[], None] = lambda: None  # releases the file and any reader thread
+    grid: bool = False  # the rows of a grid, not of a file (its columns are ranges)
 
 
 class _Counted(io.RawIOBase):
@@ -121,7 +122,9 @@ def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
         convert_options=pacsv.ConvertOptions(
             column_types={name: pa.float64() if name in numbers else pa.string()
                           for name in names},
-            strings_can_be_null=False, quoted_strings_can_be_null=False))
+            # only an empty cell is missing: "nan" is NaN, "NA" or "null" text (pyarrow would
+            # call all of them null, and the row "no value")
+            null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
 def read_csv(path: str, graph: Graph | None = None) -> Rows:
@@ -315,7 +318,7 @@ def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
             yield pa.record_batch([float_array(axis[i]) for axis, i in zip(axes, index)],
                                   names=names)
 
-    return Rows(names, chunks(), total, lambda: done[0])
+    return Rows(names, chunks(), total, lambda: done[0], grid=True)
 
 
 # -- one chunk ----------------------------------------------------------------------------------
@@ -430,6 +433,21 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
                   else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors
+
+
+def _check_inputs(graph: Graph, rows: Rows, at: dict[str, float]) -> None:
+    """Every input the expression reads comes from the rows or from ``at``, and from one only."""
+    where = "a range of the grid" if rows.grid else "a column of the points"
+    both = [name for name in at if name in rows.columns]
+    if both:
+        raise InputError(f"gives {both[0]}, which is also {where}",
+                         option="at", names=(both[0],), hint="give each input one way")
+    missing = [name for name in graph.inputs if name not in rows.columns and name not in at]
+    if missing:
+        span = graph.input_spans[graph.inputs.index(missing[0])]
+        holder = "the grid has no range" if rows.grid else "the points have no column"
+        raise MissingInputError(f"{holder} for {', '.join(missing)}", span,
+                                names=tuple(missing))
 
 
 def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph) -> list[str]:
@@ -602,6 +620,12 @@ class Summary:
                 f"error column says why): {shown}" + (f"; and {more} more" if more else ""))
 
 
+def _stem(path: str) -> str:
+    """``path`` without its suffix: ``out.csv`` -> ``out``."""
+    root, suffix = os.path.splitext(path)
+    return root if suffix else path
+
+
 def open_sink(path: str | None, as_json: bool, names: list[str]):
     """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
     if path is None:
@@ -614,7 +638,7 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
     kind = file_format(path, output=True)
     if as_json:
         raise InputError("writes JSON lines to standard output; a file's format is chosen by "
-                         "its suffix", option="json", hint=f"write to {path}.jsonl instead")
+                         "its suffix", option="json", hint=f"write to {_stem(path)}.jsonl instead")
     if kind == "parquet":
         return ParquetSink(path, names)
     try:
@@ -642,15 +666,7 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     _arrow()
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)
-    both = [name for name in at if name in rows.columns]
-    if both:
-        raise InputError(f"gives {both[0]}, which is also a column of the points",
-                         option="at", names=(both[0],), hint="give each input one way")
-    missing = [name for name in graph.inputs if name not in rows.columns and name not in at]
-    if missing:
-        span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
-                                names=tuple(missing))
+    _check_inputs(graph, rows, at)
     names = output_columns(rows, at, wrt, graph)
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
@@ -770,15 +786,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
         raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
     columns = list(frame.columns)
     rows = Rows(columns, iter(()), None, lambda: 0)
-    both = [name for name in at if name in columns]
-    if both:
-        raise InputError(f"gives {both[0]}, which is also a column of the points",
-                         option="at", names=(both[0],), hint="give each input one way")
-    missing = [name for name in graph.inputs if name not in columns and name not in at]
-    if missing:
-        span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise MissingInputError(f"the points have no column for {', '.join(missing)}", span,
-                                names=tuple(missing))
+    _check_inputs(graph, rows, at)
     output_columns(rows, at, wrt, graph)  # checks for collisions
     if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
         raise FileError(f"cannot write {output_path}: it is a file, and the dask engine writes "

@@ -441,6 +441,10 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     from .api import compile, evaluate_forward, evaluate_graph, select_outputs
     from .points import merge_points
 
+    if expression == "-" and points_path == "-":
+        raise InputError("'-' reads standard input once: it cannot hold both the expression "
+                         "and the points", hint="give the expression as an argument or with "
+                                                "-f FILE, and pipe the points to --points -")
     source = _read_source(expression, file)
     point = merge_points(list(at))
     graph = select_outputs(compile(source), of)
@@ -451,6 +455,9 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                                       ("--export", export_path), ("--standalone", standalone),
                                       ("--check", check_),
                                       ("--expect", expect)) if on]
+        ctx = click.get_current_context()
+        used += [flag for flag, name in (("--digits", "digits"), ("--max-rows", "max_rows"))
+                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
                            scheduler, used, of)
     for name, value in (("-o", output_path), ("--scheduler", scheduler)):
@@ -613,9 +620,13 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
     row failed, after writing them all."""
     from .batchio import grid_rows, read_points, run_batch, run_dask
     from .points import parse_grid
+    many = '--points' if points_path is not None else '--grid'
+    if used and used[0] in ("--digits", "--max-rows"):
+        raise InputError(f"{used[0]} shapes the tables of one point; it does not go with {many}",
+                         hint=f"{many} writes every number in full (the shortest text that "
+                              "reads back to the same double) and every row")
     if used:
-        raise InputError(f"{used[0]} gives one point's details; it does not go with "
-                         f"{'--points' if points_path is not None else '--grid'}")
+        raise InputError(f"{used[0]} gives one point's details; it does not go with {many}")
     if points_path is not None and grid:
         raise InputError("give --points or --grid, not both")
     if engine == "dask":

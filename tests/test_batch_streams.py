@@ -205,3 +205,115 @@ def test_dask_parts_that_cannot_be_written_are_an_error(run, cluster, tmp_path):
     result = run("eval", EXPR, "--points", str(tmp_path / "p.csv"), "--engine", "dask",
                  "--scheduler", cluster.scheduler_address, "-o", str(out))
     check_reported(result, 2, ["cannot write", "a file"])
+
+
+# -- the progress bar: Ctrl-C, and runs that end before it would show ------------------------------
+
+def test_the_progress_bar_does_not_flash_when_the_work_is_already_done():
+    import io
+
+    from rich.console import Console
+
+    from gradcli.views.tables import DelayedProgress
+    out = io.StringIO()
+    bar = DelayedProgress(console=Console(file=out, force_terminal=True, width=60),
+                          clock=iter([0.0, 1.5, 1.6]).__next__)
+    bar(100, 100)  # a slow start-up: the only chunk arrives after the delay
+    assert bar.progress is None
+    bar.close()
+    assert out.getvalue() == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_ctrl_c_during_the_progress_bar_gives_the_cursor_back(gradcli_script, tmp_path):
+    """The bar hides the terminal's cursor; Ctrl-C must show it again (exit 130)."""
+    import pty
+    import select
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: gradcli on the terminal, a grid that takes seconds
+        os.chdir(tmp_path)
+        os.execv(gradcli_script, [gradcli_script, "eval", EXPR,
+                                  "--grid", "x=1:2:4000,y=1:2:4000", "-o", "out.parquet"])
+    out, sent, deadline = b"", False, time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if not sent and b"evaluating" in out:
+            os.write(fd, b"\x03")  # Ctrl-C, as typed
+            sent = True
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert sent, out
+    assert os.waitstatus_to_exitcode(status) == 130
+    hidden = out.rindex(b"\x1b[?25l")
+    assert b"\x1b[?25h" in out[hidden:], out[-300:]
+    assert b"Traceback" not in out
+
+
+# -- messages that say what happened --------------------------------------------------------------
+
+@pytest.mark.parametrize("args, stdin, words", [
+    # a grid has ranges, not columns of points
+    (["--grid", "x=1:2:2", "--at", "x=1,y=1"], None, ["--at gives x, which is also a range of "
+                                                      "the grid"]),
+    (["--grid", "x=1:2:2"], None, ["the grid has no range for y", "--at y=1"]),
+    # options that shape one point's tables are not silently ignored
+    (["--points", "-", "--digits", "3"], "x,y\n1,2\n", ["--digits shapes the tables of one "
+                                                         "point", "--points writes every number"]),
+    (["--grid", "x=0:1:2,y=0:1:2", "--max-rows", "1"], None, ["--max-rows", "--grid"]),
+    (["--points", "-", "--json", "-o", "out.csv"], "x,y\n1,2\n", ["write to out.jsonl instead"]),
+])
+def test_batch_mistakes_say_what_happened(run, tmp_path, monkeypatch, args, stdin, words):
+    monkeypatch.chdir(tmp_path)
+    check_reported(run("eval", EXPR, *args, input=stdin), 2, words)
+
+
+def test_standard_input_cannot_hold_both_the_expression_and_the_points(run):
+    result = run("eval", "-", "--points", "-", input="x,y\n1,2\n")
+    check_reported(result, 2, ["'-' reads standard input once"])
+    assert "syntax error" not in result.stderr  # the CSV was read as the expression
+
+
+# -- the Python API -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("points", [None, [[2.0, 3.0]], [(2.0, 3.0)], 5.0])
+@pytest.mark.parametrize("function", ["evaluate_batch", "jacobian_batch"])
+def test_points_that_are_not_a_mapping_are_named_as_such(points, function):
+    """Before: None was a TypeError from deep inside the engine, and a list of rows was
+    'no values for inputs x, y', as if the user had forgotten them."""
+    import gradcli
+    from gradcli.errors import InputError
+    with pytest.raises(InputError, match=f"points is a {type(points).__name__}, not a mapping"):
+        getattr(gradcli, function)("x*y", points)
+
+
+def test_a_data_frame_is_still_a_mapping_of_columns():
+    pd = pytest.importorskip("pandas")
+    import gradcli
+    r = gradcli.evaluate_batch("x*y", pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]}))
+    assert r.values.tolist() == [3.0, 8.0] and r.gradient["x"].tolist() == [3.0, 4.0]
+
+
+# -- what a cell holds ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_nan_cell_is_named_for_what_it_holds(run, tmp_path, source):
+    """pyarrow reads "nan", "NA" and "null" as missing: the row said "no value for input x",
+    and said otherwise when another cell of the file was not a number (read as text)."""
+    text = "x,y\nnan,1\nNA,2\n,3\n2,8\n"
+    (tmp_path / "p.csv").write_text(text)
+    args = ["--points", "-"] if source == "stdin" else ["--points", str(tmp_path / "p.csv")]
+    result = run("eval", EXPR, *args, input=text if source == "stdin" else None)
+    assert result.exit_code == 1
+    errors = [line.partition(",nan,nan,nan,")[2] for line in result.stdout.splitlines()[1:]]
+    assert errors == ['"the value of x is nan, which is not a finite number"',
+                      '''"the value of x is 'NA', not a number"''',
+                      '"no value for input x"', ""]

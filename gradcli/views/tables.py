@@ -465,6 +465,9 @@ def check_table(check, digits: int,
     return [table, *notes, check_verdict(check)]
 
 
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as everywhere in gradcli
+
+
 class DelayedProgress:
     """A progress bar on standard error for a long batch: shown only when standard error is a
     terminal and the work has already run ``delay`` seconds (a quick run prints nothing), and
@@ -478,21 +481,45 @@ class DelayedProgress:
         self.description, self.delay = description, delay
         self.clock = clock or time.monotonic
         self.start = self.clock()
-        self.progress = self.task = None
+        self.progress = self.task = self.previous_handler = None
 
     def __call__(self, done: int, total: int | None) -> None:
         if self.progress is None:
             if not self.console.is_terminal or self.clock() - self.start < self.delay:
                 return
+            if total is not None and done >= total:
+                return  # finished (a slow start-up, one chunk): no bar flashing at 100%
             from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                      TaskProgressColumn(), TimeElapsedColumn(),
                                      TimeRemainingColumn(), console=self.console, transient=True)
+            self._catch_interrupt()
             self.progress.start()
             self.task = self.progress.add_task(self.description, total=total)
         self.progress.update(self.task, completed=done, total=total)
 
+    def _catch_interrupt(self) -> None:
+        """While the bar is up, Ctrl-C shows the cursor again before gradcli exits with 130 (the
+        bar hides it, and the usual immediate exit would leave the terminal without one)."""
+        import os
+        import signal
+
+        def interrupted(signum, frame):  # tests/test_batch_streams.py runs it in a terminal
+            try:
+                self.console.show_cursor(True)
+                self.console.file.write("\n")
+                self.console.file.flush()
+            finally:
+                os._exit(EXIT_INTERRUPTED)
+        try:
+            self.previous_handler = signal.signal(signal.SIGINT, interrupted)
+        except ValueError:  # not the main thread: leave Ctrl-C as it is
+            self.previous_handler = None
+
     def close(self) -> None:
         if self.progress is not None:
             self.progress.stop()
+            if self.previous_handler is not None:
+                import signal
+                signal.signal(signal.SIGINT, self.previous_handler)
