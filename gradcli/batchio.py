@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
@@ -194,6 +195,10 @@ class _CsvChunks:
     def _text_from(self, exc, rows: int, reopen: bool) -> None:
         """After a cell that is not a number: read on with every column as text, from the
         first row not yet given."""
+        if "invalid UTF8" in str(exc):  # as text it would fail again
+            where = f" (a row after row {rows})" if rows else ""
+            raise InputError(f"{self.what} is not UTF-8 text{where}",
+                             hint="save it as UTF-8") from None
         if not self.numbers or "conversion error" not in str(exc):
             raise InputError(f"{self.what}: {_arrow_message(exc)}") from None
         self.numbers.clear()
@@ -668,11 +673,12 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     wrt = wrt_names(graph, wrt)
     _check_inputs(graph, rows, at)
     names = output_columns(rows, at, wrt, graph)
+    done = (evaluate_chunk(graph, batch, wrt, at) for batch in rows.chunks)
+    first = next(done, None)  # a file that fails in its first block fails before any output
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
     try:
-        for batch in rows.chunks:
-            table, errors = evaluate_chunk(graph, batch, wrt, at)
+        for table, errors in itertools.chain(() if first is None else (first,), done):
             sink.write(table)
             summary.add(errors, summary.rows)
             if progress is not None:

@@ -317,3 +317,29 @@ def test_a_nan_cell_is_named_for_what_it_holds(run, tmp_path, source):
     assert errors == ['"the value of x is nan, which is not a finite number"',
                       '''"the value of x is 'NA', not a number"''',
                       '"no value for input x"', ""]
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_cell_that_is_not_utf8_is_an_input_error_before_any_output(run, tmp_path, source):
+    data = b"x,y,name\n1,2,caf\xe9\n"  # Latin-1: pyarrow's text conversion fails
+    (tmp_path / "p.csv").write_bytes(data)
+    args = ["--points", "-"] if source == "stdin" else ["--points", str(tmp_path / "p.csv")]
+    result = run("eval", EXPR, *args, input=data if source == "stdin" else None)
+    check_reported(result, 2, ["is not UTF-8 text", "save it as UTF-8"])
+    assert result.stdout == ""  # not even the header: the first block is read before writing
+
+
+def test_a_ragged_first_row_fails_before_the_header_is_written(run):
+    result = run("eval", EXPR, "--points", "-", input="x,y\n1,2,3\n")
+    check_reported(result, 2, ["Expected 2 columns, got 3"])
+    assert result.stdout == ""
+
+
+def test_a_column_of_lists_fails_before_the_header_is_written(run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"x": pa.array([[1.0]], pa.list_(pa.float64())), "y": [1.0]}),
+                   tmp_path / "p.parquet")
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.parquet"))
+    check_reported(result, 2, ["the column x holds list<element: double> values, not numbers"])
+    assert result.stdout == ""
