@@ -343,3 +343,53 @@ def test_a_column_of_lists_fails_before_the_header_is_written(run, tmp_path):
     result = run("eval", EXPR, "--points", str(tmp_path / "p.parquet"))
     check_reported(result, 2, ["the column x holds list<element: double> values, not numbers"])
     assert result.stdout == ""
+
+
+# -- a points file that is a pipe; an output that is the points file itself ----------------------
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_with_a_cell_that_is_not_a_number(gradcli_script, tmp_path):
+    """A FIFO (or /dev/stdin) cannot be read twice: it is read as text from the start, as '-'
+    is (the re-read after the odd cell was a seek on a pipe: a traceback)."""
+    fifo = tmp_path / "points.csv"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([gradcli_script, "eval", EXPR, "--points", str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "w") as f:
+        f.write("x,y\n2,3\nabc,3\n")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert out.splitlines()[2] == '''nan,3,nan,nan,nan,"the value of x is 'abc', not a number"'''
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_writing_over_the_points_file_is_refused(run, tmp_path, suffix):
+    """A big CSV written over itself lost rows silently (2,000,000 in, 476,086 out, exit 0)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+    path = tmp_path / f"p{suffix}"
+    table = pa.table({"x": [1.0, 2.0], "y": [3.0, 4.0]})
+    if suffix == ".parquet":
+        pq.write_table(table, path)
+    elif suffix == ".jsonl":
+        path.write_text('{"x": 1.0, "y": 3.0}\n{"x": 2.0, "y": 4.0}\n')
+    else:
+        pacsv.write_csv(table, path)
+    before = path.read_bytes()
+    result = run("eval", EXPR, "--points", str(path), "-o", str(tmp_path / "." / path.name))
+    check_reported(result, 2, ["--output names the points", "themselves"])
+    assert path.read_bytes() == before
+
+
+def test_dask_writing_over_its_own_parts_is_refused(run, tmp_path):
+    """Dask's overwrite removed the directory it was about to read: the data set was gone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    (tmp_path / "data.parquet").mkdir()
+    pq.write_table(pa.table({"x": [1.0], "y": [3.0]}), tmp_path / "data.parquet" / "part.0.parquet")
+    result = run("eval", EXPR, "--points", str(tmp_path / "data.parquet"), "--engine", "dask",
+                 "-o", str(tmp_path / "data.parquet"))
+    check_reported(result, 2, ["--output names the points"])
+    assert pq.read_table(tmp_path / "data.parquet").to_pydict() == {"x": [1.0], "y": [3.0]}
