@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
@@ -76,6 +77,7 @@ class Rows:
     done: Callable[[], int]
     close: Callable[[], None] = lambda: None  # releases the file and any reader thread
     grid: bool = False  # the rows of a grid, not of a file (its columns are ranges)
+    path: str | None = None  # the file read, if any
 
 
 class _Counted(io.RawIOBase):
@@ -150,16 +152,22 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
             raw = open(path, "rb")  # noqa: SIM115 - closed by _CsvChunks.close
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        total, what = os.fstat(raw.fileno()).st_size, path
+        import stat
+        status = os.fstat(raw.fileno())
+        total, what = status.st_size, path
+        seekable = stat.S_ISREG(status.st_mode)  # not a pipe (/dev/stdin, a FIFO)
     try:
         names, header_bytes = _csv_header(raw, what)
     except BaseException:
         if raw is not sys.stdin.buffer:
             raw.close()
         raise
-    numbers = set() if path == "-" or graph is None else set(graph.inputs) & set(names)
+    # a stream that cannot be read twice is read as text from the start (see _text_from)
+    reread = path != "-" and seekable
+    numbers = set(graph.inputs) & set(names) if reread and graph is not None else set()
     chunks = _CsvChunks(path, raw, what, names, numbers, header_bytes)
-    return Rows(names, chunks, total, lambda: chunks.stream.count, chunks.close)
+    return Rows(names, chunks, total if reread else None, lambda: chunks.stream.count,
+                chunks.close, path=None if path == "-" else path)
 
 
 class _CsvChunks:
@@ -194,6 +202,10 @@ class _CsvChunks:
     def _text_from(self, exc, rows: int, reopen: bool) -> None:
         """After a cell that is not a number: read on with every column as text, from the
         first row not yet given."""
+        if "invalid UTF8" in str(exc):  # as text it would fail again
+            where = f" (a row after row {rows})" if rows else ""
+            raise InputError(f"{self.what} is not UTF-8 text{where}",
+                             hint="save it as UTF-8") from None
         if not self.numbers or "conversion error" not in str(exc):
             raise InputError(f"{self.what}: {_arrow_message(exc)}") from None
         self.numbers.clear()
@@ -267,7 +279,7 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
                                  f"({', '.join(batch.schema.names)} after {', '.join(names)})")
             yield batch.select(names)
 
-    return Rows(names, chunks(), None, lambda: done[0])
+    return Rows(names, chunks(), None, lambda: done[0], path=path)
 
 
 def read_parquet(path: str) -> Rows:
@@ -287,7 +299,7 @@ def read_parquet(path: str) -> Rows:
             yield batch
 
     return Rows(list(file.schema_arrow.names), chunks(), file.metadata.num_rows,
-                lambda: done[0])
+                lambda: done[0], path=path)
 
 
 def read_points(path: str, graph: Graph) -> Rows:
@@ -620,6 +632,26 @@ class Summary:
                 f"error column says why): {shown}" + (f"; and {more} more" if more else ""))
 
 
+def _overlaps(source: str, target: str) -> bool:
+    """Whether writing ``target`` (a file, a directory of parts, an ``out-*.csv`` pattern) would
+    replace a file that reading ``source`` (a file, a glob, a directory of parts) reads."""
+    import glob
+
+    def files(path: str) -> set[str]:
+        if os.path.isdir(path):
+            return {os.path.realpath(os.path.join(folder, name))
+                    for folder, _, names in os.walk(path) for name in names}
+        return {os.path.realpath(name) for name in glob.glob(path)}
+    return bool(files(source) & files(target))
+
+
+def _refuse_overwriting(source: str, target: str) -> None:
+    if _overlaps(source, target):
+        raise InputError(f"names the points {source} themselves: writing there would destroy "
+                         "the rows before they are read", option="output",
+                         hint="write to another file")
+
+
 def _stem(path: str) -> str:
     """``path`` without its suffix: ``out.csv`` -> ``out``."""
     root, suffix = os.path.splitext(path)
@@ -668,11 +700,14 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     wrt = wrt_names(graph, wrt)
     _check_inputs(graph, rows, at)
     names = output_columns(rows, at, wrt, graph)
+    if sink_path is not None and rows.path is not None:
+        _refuse_overwriting(rows.path, sink_path)
+    done = (evaluate_chunk(graph, batch, wrt, at) for batch in rows.chunks)
+    first = next(done, None)  # a file that fails in its first block fails before any output
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
     try:
-        for batch in rows.chunks:
-            table, errors = evaluate_chunk(graph, batch, wrt, at)
+        for table, errors in itertools.chain(() if first is None else (first,), done):
             sink.write(table)
             summary.add(errors, summary.rows)
             if progress is not None:
@@ -770,6 +805,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                          hint="out.parquet, or 'out-*.csv' (* is the partition number)")
     if path == "-":
         raise InputError("dask reads files, not standard input", option="engine")
+    _refuse_overwriting(path, output_path)
     kind = file_format(path)
     if kind == "jsonl":
         raise InputError("dask reads CSV or Parquet", option="engine",

@@ -317,3 +317,79 @@ def test_a_nan_cell_is_named_for_what_it_holds(run, tmp_path, source):
     assert errors == ['"the value of x is nan, which is not a finite number"',
                       '''"the value of x is 'NA', not a number"''',
                       '"no value for input x"', ""]
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_cell_that_is_not_utf8_is_an_input_error_before_any_output(run, tmp_path, source):
+    data = b"x,y,name\n1,2,caf\xe9\n"  # Latin-1: pyarrow's text conversion fails
+    (tmp_path / "p.csv").write_bytes(data)
+    args = ["--points", "-"] if source == "stdin" else ["--points", str(tmp_path / "p.csv")]
+    result = run("eval", EXPR, *args, input=data if source == "stdin" else None)
+    check_reported(result, 2, ["is not UTF-8 text", "save it as UTF-8"])
+    assert result.stdout == ""  # not even the header: the first block is read before writing
+
+
+def test_a_ragged_first_row_fails_before_the_header_is_written(run):
+    result = run("eval", EXPR, "--points", "-", input="x,y\n1,2,3\n")
+    check_reported(result, 2, ["Expected 2 columns, got 3"])
+    assert result.stdout == ""
+
+
+def test_a_column_of_lists_fails_before_the_header_is_written(run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"x": pa.array([[1.0]], pa.list_(pa.float64())), "y": [1.0]}),
+                   tmp_path / "p.parquet")
+    result = run("eval", EXPR, "--points", str(tmp_path / "p.parquet"))
+    check_reported(result, 2, ["the column x holds list<element: double> values, not numbers"])
+    assert result.stdout == ""
+
+
+# -- a points file that is a pipe; an output that is the points file itself ----------------------
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_with_a_cell_that_is_not_a_number(gradcli_script, tmp_path):
+    """A FIFO (or /dev/stdin) cannot be read twice: it is read as text from the start, as '-'
+    is (the re-read after the odd cell was a seek on a pipe: a traceback)."""
+    fifo = tmp_path / "points.csv"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([gradcli_script, "eval", EXPR, "--points", str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "w") as f:
+        f.write("x,y\n2,3\nabc,3\n")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert out.splitlines()[2] == '''nan,3,nan,nan,nan,"the value of x is 'abc', not a number"'''
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_writing_over_the_points_file_is_refused(run, tmp_path, suffix):
+    """A big CSV written over itself lost rows silently (2,000,000 in, 476,086 out, exit 0)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+    path = tmp_path / f"p{suffix}"
+    table = pa.table({"x": [1.0, 2.0], "y": [3.0, 4.0]})
+    if suffix == ".parquet":
+        pq.write_table(table, path)
+    elif suffix == ".jsonl":
+        path.write_text('{"x": 1.0, "y": 3.0}\n{"x": 2.0, "y": 4.0}\n')
+    else:
+        pacsv.write_csv(table, path)
+    before = path.read_bytes()
+    result = run("eval", EXPR, "--points", str(path), "-o", str(tmp_path / "." / path.name))
+    check_reported(result, 2, ["--output names the points", "themselves"])
+    assert path.read_bytes() == before
+
+
+def test_dask_writing_over_its_own_parts_is_refused(run, tmp_path):
+    """Dask's overwrite removed the directory it was about to read: the data set was gone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    (tmp_path / "data.parquet").mkdir()
+    pq.write_table(pa.table({"x": [1.0], "y": [3.0]}), tmp_path / "data.parquet" / "part.0.parquet")
+    result = run("eval", EXPR, "--points", str(tmp_path / "data.parquet"), "--engine", "dask",
+                 "-o", str(tmp_path / "data.parquet"))
+    check_reported(result, 2, ["--output names the points"])
+    assert pq.read_table(tmp_path / "data.parquet").to_pydict() == {"x": [1.0], "y": [3.0]}

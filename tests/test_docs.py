@@ -164,6 +164,15 @@ def test_ci_runs_the_readmes_set_up_and_test_command():
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fences_pair_up(page):
+    """A closing fence doubled (```` ``` ```` twice) opens a block that swallows the next
+    example, which then is never replayed; docs/output.md once hid its tb drawing so."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    doubled = [k + 1 for k in range(len(lines) - 1) if lines[k] == lines[k + 1] == "```"]
+    assert not doubled, f"{page.name}: a fence doubled at line {doubled}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_links_resolve_and_no_machine_paths(page):
     text = page.read_text(encoding="utf-8")
     for target in LINK.findall(text):

@@ -21,6 +21,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+import drawn
+from strategies import cases
 from gradcli.api import compile, evaluate_graph
 from gradcli.cli import main
 from gradcli.errors import DomainError
@@ -61,6 +63,15 @@ def annotated(source, at):
 def edge_triples(picture):
     return sorted((picture.nodes[e.source].id, picture.nodes[e.target].id, e.position)
                   for e in picture.edges)
+
+
+def as_drawn(triples):
+    """``triples`` as the left-to-right drawing shows them: a box's only argument line enters
+    level with its output, on its second line, which shows no position (read as None)."""
+    into = {}
+    for _, b, _ in triples:
+        into[b] = into.get(b, 0) + 1
+    return sorted((a, b, None if into[b] == 1 else p) for a, b, p in triples)
 
 
 # -- the picture (format-independent records) ---------------------------------------------------
@@ -205,60 +216,11 @@ def test_mermaid_escapes_what_its_labels_would_read_as_syntax():
 
 # -- the terminal drawing, read back by following its lines -------------------------------------
 
-LINES = {"─": "LR", "│": "UD", "┌": "DR", "┐": "DL", "└": "UR", "┘": "UL", "├": "UDR",
-         "┤": "UDL", "┬": "DLR", "┴": "ULR", "┼": "UDLR"}
-STEP = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
-OPPOSITE = {"U": "D", "D": "U", "L": "R", "R": "L"}
-
-
 def read_drawing(text):
     """Boxes {id: (top, left, height, width, text lines)} and edges [(from id, to id, argument
-    position, label)] found by following every line from every box's output port."""
-    grid = text.splitlines()
-    width = max(len(line) for line in grid)
-    grid = [line.ljust(width) for line in grid]
-    boxes = {}
-    for r, line in enumerate(grid):
-        for c, ch in enumerate(line):
-            if ch in "╭╔":
-                right = next(k for k in range(c + 1, width) if grid[r][k] in "╮╗")
-                bottom = next(k for k in range(r + 1, len(grid)) if grid[k][c] in "╰╚")
-                lines = [grid[k][c + 1:right].strip() for k in range(r + 1, bottom)]
-                name = lines[0].split()[0]
-                assert name not in boxes, f"{name} is drawn twice"
-                boxes[name] = (r, c, bottom - r + 1, right - c + 1, lines)
-
-    def box_at(r, c):
-        for name, (top, left, height, w, _) in boxes.items():
-            if top <= r < top + height and left <= c < left + w:
-                return name, top
-        raise AssertionError(f"an arrowhead at row {r}, column {c} points at no box")
-
-    edges = []
-    for name, (top, left, height, w, _) in boxes.items():
-        ports = [r for r in range(top, top + height) if grid[r][left + w - 1] in "├╟"]
-        assert len(ports) <= 1, f"{name} has {len(ports)} output ports"
-        stack = [(r, left + w, "R", "") for r in ports]
-        seen = set()
-        while stack:
-            r, c, heading, label = stack.pop()
-            ch = grid[r][c]
-            if ch == "▶":
-                target, target_top = box_at(r, c + 1)
-                edges.append((name, target, (r - target_top - 1) // 2, label.strip()))
-                continue
-            if ch not in LINES:  # text on a line (a label) is read while going right
-                assert heading == "R", f"a line from {name} ends at {ch!r} ({r}, {c})"
-                stack.append((r, c + 1, heading, label + ch))
-                continue
-            assert OPPOSITE[heading] in LINES[ch], f"{ch!r} at ({r}, {c}) does not join"
-            if (r, c, heading) in seen:
-                continue
-            seen.add((r, c, heading))
-            exits = heading if ch == "┼" else LINES[ch].replace(OPPOSITE[heading], "")
-            for d in exits:
-                stack.append((r + STEP[d][0], c + STEP[d][1], d, label))
-    return boxes, edges
+    position, label)], read back by tests/drawn.py (which checks the drawing's topology)."""
+    boxes, edges = drawn.read_drawing(text)
+    return boxes, [edge[:4] for edge in edges]
 
 
 def test_drawing_of_the_seed_example(run):
@@ -266,7 +228,7 @@ def test_drawing_of_the_seed_example(run):
     assert result.exit_code == 0, result.output
     boxes, edges = read_drawing(result.stdout)
     assert sorted(boxes) == ["v1", "v2", "v3", "v4", "v5", "x", "y"]  # each node drawn once
-    assert sorted((a, b, p) for a, b, p, _ in edges) == sorted(SEED_EDGES)
+    assert sorted((a, b, p) for a, b, p, _ in edges) == as_drawn(SEED_EDGES)
     assert boxes["v2"][4][1] == "x * y" and boxes["x"][4][1] == "input"
     left = {name: box[1] for name, box in boxes.items()}
     assert left["x"] == left["y"] < left["v1"] == left["v2"] == left["v3"] < left["v4"] < left["v5"]
@@ -276,7 +238,7 @@ def test_drawing_of_the_seed_example(run):
 def test_drawing_shares_x_between_log_and_times(run):
     """x is one box with one output line that branches to log and to *."""
     _, edges = read_drawing(run("graph", SEED).stdout)
-    assert sorted((b, p) for a, b, p, _ in edges if a == "x") == [("v1", 0), ("v2", 0)]
+    assert sorted((b, p) for a, b, p, _ in edges if a == "x") == [("v1", None), ("v2", 0)]
 
 
 @pytest.mark.parametrize("x, y", [(2, 3), (2, 5)])
@@ -291,7 +253,7 @@ def test_annotated_drawing_shows_data_grad_and_local_derivatives(run, x, y):
         assert float(lines[3].removeprefix("grad ")) == pytest.approx(adjoint, abs=5e-5)
     assert len(edges) == 8
     for a, b, p, label in edges:
-        assert float(label) == pytest.approx(local[(a, b, p)], abs=5e-5)
+        assert float(label) == pytest.approx(local[(a, b, 0 if p is None else p)], abs=5e-5)
     assert ("v3", "v5", 1, "-1") in edges  # the subtraction's second edge
 
 
@@ -305,7 +267,7 @@ def test_drawing_of_a_program_shows_the_assigned_names(run):
     boxes, edges = read_drawing(run("graph", "c = x*y; c += c + 1; c").stdout)
     assert boxes["v1"][4][0] == "v1 (c#1)" and boxes["v3"][4][0] == "v3 (c#2)"
     assert sorted((a, b, p) for a, b, p, _ in edges) == [
-        ("v1", "v2", 0), ("v1", "v3", 0), ("v2", "v3", 1), ("x", "v1", 0), ("y", "v1", 1)]
+        ("v1", "v2", None), ("v1", "v3", 0), ("v2", "v3", 1), ("x", "v1", 0), ("y", "v1", 1)]
 
 
 EXPRESSIONS = st.recursive(
@@ -319,22 +281,156 @@ EXPRESSIONS = st.recursive(
     max_leaves=14)
 
 
-@pytest.mark.filterwarnings("ignore:Generating overly large repr")
-@settings(max_examples=60, deadline=None, derandomize=True, database=None)
-@given(EXPRESSIONS)
-def test_every_edge_is_drawn_to_the_right_port(source):
-    from gradcli.errors import DomainError
+def check_topology(source, args=(), layout="lr"):
+    """Draw ``source`` and read the drawing back (tests/drawn.py checks that lines join, stay
+    out of boxes and leave none astray): every edge of the picture, each to its port, no more."""
     try:
         graph = compile(source)
     except DomainError:  # constants folded at lowering: (2 / (2 - 2)) is a division by zero
         assume(False)
-    picture = build_picture(graph)
-    expected = sorted(edge_triples(picture))
     if graph.output < graph.n_const:
-        return  # a constant: nothing to connect
-    boxes, edges = read_drawing(CliRunner().invoke(main, ["graph", "--", source]).stdout)
-    assert sorted((a, b, p) for a, b, p, _ in edges) == expected
+        return None  # a constant: nothing to connect
+    result = CliRunner().invoke(main, ["graph", "--width", "1000", "--layout", layout,
+                                       *args, "--", source])
+    assert result.exit_code == 0, result.output
+    picture = build_picture(graph)
+    boxes, edges = drawn.read_drawing(result.stdout)
+    expected = edge_triples(picture)
+    only = {b: p for a, b, p in as_drawn(expected) if p is None}  # a box's one argument line ...
+    only = {b: p for a, b, p in expected if b in only}  # ... and its position, not drawn
+    assert sorted((a, b, only[b] if p is None else p) for a, b, p, _, _ in edges) == expected
     assert len(boxes) == len(picture.nodes)
+    return edges
+
+
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
+@pytest.mark.parametrize("layout", ["lr", "tb"])
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(source=EXPRESSIONS)
+def test_every_edge_is_drawn_to_the_right_port(source, layout):
+    check_topology(source, layout=layout)
+
+
+@pytest.mark.parametrize("layout", ["lr", "tb"])
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(case=cases(max_statements=3, max_depth=4))
+def test_programs_with_shared_values_are_drawn_edge_for_edge(case, layout):
+    """Generated programs (assignments, a value read many times, every function) at a point."""
+    from gradcli.language.printer import to_source
+    at = ",".join(f"{name}={value!r}" for name, value in case.point.items())
+    check_topology(to_source(case.program), ("--at", at), layout)
+
+
+@pytest.mark.parametrize("layout", ["lr", "tb"])
+def test_the_case_that_once_drew_an_edge_to_the_wrong_port(layout):
+    check_topology("(hypot(x, z) + (z + sin(z)))", ("--at", "x=1,z=2"), layout)
+
+
+# -- straight lines: bends counted on the drawing, against bounds worked out by hand ---------------
+#
+# A line leaves a box going right and enters one going right (lr), so a line that is not straight
+# bends at least twice. Lower bounds on the bends, from the boxes' shapes: a box's argument ports
+# are its lines 1 and 3, two rows apart, while the output ports (line 2) of two boxes in one
+# column are at least 5 rows apart and a box's and a carried line's at least 4 (a blank row
+# between items), so a box reading two boxes, or a box and a carried line, gets at most one of
+# its two lines straight; and one output row is level with at most one of the rows it feeds.
+
+def bends(source, *args):
+    result = CliRunner().invoke(main, ["graph", "--width", "1000", *args, "--", source])
+    assert result.exit_code == 0, result.output
+    _, edges = drawn.read_drawing(result.stdout)
+    return {(a, b, p): n for a, b, p, _, n in edges}
+
+
+@pytest.mark.parametrize("args", [(), ("--at", "x=1"), ("--layout", "tb"),
+                                  ("--layout", "tb", "--at", "x=1")])
+def test_a_chain_is_drawn_straight(args):
+    """sin(cos(exp(x))): each box reads the one before it, so nothing needs to bend."""
+    counts = bends("sin(cos(exp(x)))", *args)
+    assert sorted(counts) in ([("v1", "v2", p), ("v2", "v3", p), ("x", "v1", p)] for p in (0, None))
+    assert sum(counts.values()) == 0
+
+
+@pytest.mark.parametrize("args", [(), ("--at", "x=2,y=3")])
+def test_the_seed_example_bends_no_more_than_it_must(args):
+    """x feeds v1 and v2, y feeds v2 and v3 (one straight line each); v4 reads two boxes, v5 a
+    box and v3's carried line (one straight line each): at most 4 of the 8 edges are straight,
+    so at least 8 bends, and 8 is what the drawing has."""
+    counts = bends(SEED, *args)
+    assert sorted(counts) == as_drawn(SEED_EDGES)
+    assert sum(counts.values()) == 8
+    assert sorted(counts.values()) == [0, 0, 0, 0, 2, 2, 2, 2]
+
+
+@pytest.mark.parametrize("terms", [4, 20])
+def test_a_sum_bends_no_more_than_it_must(terms):
+    """x1 + ... + xn: n - 1 boxes, each reading two lines of which at most one is straight (v1:
+    two input boxes; the others: the box before and a carried input line): n - 1 bent lines,
+    2(n - 1) bends at least, and exactly that many drawn, in both the chain and the inputs."""
+    names = [f"x{k}" for k in range(1, terms + 1)]
+    at = ",".join(f"{name}={k}" for k, name in enumerate(names, 1))
+    counts = bends("+".join(names), "--at", at)
+    assert len(counts) == 2 * (terms - 1)
+    assert sum(counts.values()) == 2 * (terms - 1)
+    assert sum(1 for n in counts.values() if n == 0) == terms - 1
+
+
+def test_a_level_line_with_branches_above_and_below_joins_with_tees_not_a_crossing():
+    """z feeds v1 (above), v3 (level, through a carried line) and v2 (below): the junctions are
+    ┴ and ┬ on two tracks, never ┼ (which means lines crossing). Once drawn as ┼, and read as
+    crossing lines, the branches were lost."""
+    out = CliRunner().invoke(main, ["graph", "(hypot(x, z) + (z + sin(z)))"]).stdout
+    z_row = next(line for line in out.splitlines() if "│ input ├──┴─┬" in line)
+    assert "┼" not in z_row
+    check_topology("(hypot(x, z) + (z + sin(z)))")
+
+
+def test_lines_that_would_run_into_each_other_are_untangled_by_a_row():
+    """A gap where a's line leaves on the row where b's arrives and b's leaves where a's
+    arrives (rows 6 and 11): no order of their two tracks keeps them apart, since the track on
+    the left would carry its line across the other's corner. The items right of the gap move
+    down a row from the first such row (6), and then the tracks can be ordered."""
+    from gradcli.views import drawing
+
+    def line(top):  # a carried line: one row, in and out on it
+        return drawing.Item(0, True, [], [0], 0, 1, top)
+
+    a, b = line(6), line(11)
+    right = [line(1), line(6), line(11), line(21)]
+    links = [[drawing.Link(a, right[0], 0), drawing.Link(a, right[2], 0),
+              drawing.Link(b, right[1], 0), drawing.Link(b, right[3], 0)]]
+    with pytest.raises(drawing._Tangled):
+        drawing._nets(links[0])
+    gaps = drawing._route([[a, b], right], links)
+    assert [item.top for item in right] == [1, 7, 12, 22]
+    assert sorted((net.source_row, [t[0] for t in net.targets]) for net in gaps[0]) == [
+        (6, [1, 12]), (11, [7, 22])]  # no row now has one line leaving and another arriving
+
+
+@pytest.mark.parametrize("source", ["(hypot((sin((z - 2)) * sin(y)), sin(z)) - (sin(x) - sin(y)))",
+                                    SEED])
+def test_when_lines_cannot_be_untangled_the_drawing_falls_back_to_odd_and_even_rows(
+        monkeypatch, source):
+    """When a gap stays tangled, the whole drawing uses the old rows (argument ports on odd
+    rows, output ports on even ones), where lines never meet: still correct."""
+    from gradcli.views import drawing
+    monkeypatch.setattr(drawing, "NUDGES", 0)
+    real_level, real_order, modes = drawing._level, drawing._in_order, []
+
+    def level(columns, links, straight):
+        modes.append(straight)
+        real_level(columns, links, straight)
+
+    def in_order(nets):  # pretend the first gap of a straight drawing tangles
+        if modes[-1] and nets:
+            raise drawing._Tangled(nets[0].targets[0][0])
+        return real_order(nets)
+
+    monkeypatch.setattr(drawing, "_level", level)
+    monkeypatch.setattr(drawing, "_in_order", in_order)
+    edges = check_topology(source)
+    assert modes[0] and not modes[-1]  # tried straight, drew with odd/even rows
+    assert all(edge[4] >= 2 for edge in edges)  # the odd/even rows: every line steps
 
 
 def test_a_drawing_too_wide_for_the_terminal_says_where_it_is_cut():

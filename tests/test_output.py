@@ -205,58 +205,21 @@ def test_graph_line_count_does_not_depend_on_the_width():
 
 
 def test_graph_top_to_bottom_fits_a_narrow_terminal():
-    from tests.test_graph_command import read_drawing
     out = CliRunner().invoke(main, ["graph", SEED, "--at", AT, "--layout", "tb"]).stdout
     assert max(len(line) for line in out.splitlines()) <= 40
     boxes, edges = read_drawing_tb(out)
     assert sorted(boxes) == ["v1", "v2", "v3", "v4", "v5", "x", "y"]
-    assert read_drawing  # the left-to-right reader is the model for read_drawing_tb
     assert sorted(edges) == sorted([("x", "v1", "0.5"), ("x", "v2", "3"), ("y", "v2", "2"),
                                     ("y", "v3", "-0.99"), ("v1", "v4", "1"), ("v2", "v4", "1"),
                                     ("v4", "v5", "1"), ("v3", "v5", "-1")])
 
 
-LINES = {"─": "LR", "│": "UD", "┌": "DR", "┐": "DL", "└": "UR", "┘": "UL", "├": "UDR",
-         "┤": "UDL", "┬": "DLR", "┴": "ULR", "┼": "UDLR"}
-STEP = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
-OPPOSITE = {"U": "D", "D": "U", "L": "R", "R": "L"}
-
-
 def read_drawing_tb(text):
-    """Boxes and (from, to, label) edges of a top-to-bottom drawing, by following each line
-    from a box's output port (``├`` on its right side) to the arrowheads (``◀``) it reaches."""
-    grid = text.splitlines()
-    width = max(len(line) for line in grid)
-    grid = [line.ljust(width) for line in grid]
-    boxes = {}
-    for r, line in enumerate(grid):
-        if line[:1] in "╭╔":
-            right = next(k for k in range(1, width) if line[k] in "╮╗")
-            bottom = next(k for k in range(r + 1, len(grid)) if grid[k][0] in "╰╚")
-            boxes[grid[r + 1][1:right].split()[0]] = (r, bottom, right)
-    edges = []
-    for name, (top, bottom, right) in boxes.items():
-        stack = [(r, right + 1, "R", "") for r in range(top, bottom) if grid[r][right] == "├"]
-        seen = set()
-        while stack:
-            r, c, heading, label = stack.pop()
-            ch = grid[r][c]
-            if ch == "◀":
-                target = next(n for n, (t, b, _) in boxes.items() if t <= r <= b)
-                edges.append((name, target, label.strip()[::-1].strip()))
-                continue
-            if ch not in LINES:  # a label on a branch, read while going left
-                assert heading == "L", f"a line from {name} ends at {ch!r} ({r}, {c})"
-                stack.append((r, c - 1, heading, label + ch))
-                continue
-            assert OPPOSITE[heading] in LINES[ch], f"{ch!r} at ({r}, {c}) does not join"
-            if (r, c, heading) in seen:
-                continue
-            seen.add((r, c, heading))
-            exits = heading if ch == "┼" else LINES[ch].replace(OPPOSITE[heading], "")
-            for d in exits:
-                stack.append((r + STEP[d][0], c + STEP[d][1], d, label))
-    return boxes, edges
+    """Boxes and (from, to, label) edges of a top-to-bottom drawing (tests/drawn.py reads both
+    layouts, checking that every line joins and reaches the right port)."""
+    from drawn import read_drawing
+    boxes, edges = read_drawing(text)
+    return boxes, [(a, b, label) for a, b, _, label, _ in edges]
 
 
 def test_wide_characters_keep_the_boxes_aligned():

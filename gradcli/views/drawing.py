@@ -3,16 +3,22 @@
 Columns are the picture's layers: the inputs on the left, the output on the right. Each node is
 a box; an edge leaves its argument's box on the right (``├``) and enters one of the user's
 argument ports on the left (``▶``): the first argument on the box's first line, the second on
-its third, so ``2 - x`` shows which side x is on. In the gap between two columns each node that
-feeds the next column has a vertical track, so a node read twice is drawn once, its line
-branching (``┬ ├ ┤ └``) to each reader; nodes whose lines are rows apart share a track. An edge
-that skips columns is carried through them by a line with a small step (a "dummy node" of
-layered graph drawing, Sugiyama et al. 1981). The order within columns (barycentre sweeps) and
-the rows (isotonic regression towards the neighbours) keep crossings few and lines straight.
+its third, so ``2 - x`` shows which side x is on; a box with one argument line takes it on its
+second line, level with its output. In the gap between two columns each node that feeds the
+next column has a vertical track, so a node read twice is drawn once, its line branching
+(``┬ ┴ ├ ┤``) to each reader; nodes whose lines are rows apart share a track. An edge that
+skips columns is carried through them by a straight line (a "dummy node" of layered graph
+drawing, Sugiyama et al. 1981). The order within columns (barycentre sweeps) keeps crossings
+few; the rows (least-absolute-deviation isotonic regression towards the median of each item's
+lines) put as many boxes as the others allow level with a line they read, and a level line is
+drawn straight, with no track.
 
-Output ports sit on even rows and argument ports on odd rows, so in a gap no two horizontal
-segments ever share a row and a corner never lands on another line: where lines meet without
-joining, they cross (``┼``), and ``┼`` means nothing else.
+Where lines meet without joining, they cross (``┼``), and ``┼`` means nothing else: a gap's
+tracks are ordered so a line arriving on a row starts right of the track of the line leaving
+on it (:func:`_in_order`), and a line with branches above, below and level gets two tracks
+(``┴`` and ``┬``). When no order will do, a box moves a row (:func:`_route`); failing that, the
+whole drawing takes the rows of old, argument ports on odd rows and output ports on even ones,
+where no two horizontal lines of a gap ever share a row, at the price of a step in every line.
 
 :func:`draw` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles their colours.
 Text is measured by display width (a wide character takes two cells, a combining mark none).
@@ -23,7 +29,8 @@ terminals; with ``ascii`` every character is ASCII.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+import heapq
+from dataclasses import dataclass
 
 from ..errors import LimitError
 from .layout import width_of
@@ -32,6 +39,8 @@ from .picture import Edge, Picture, edge_text, node_lines
 
 MAX_ITEMS = 20_000  # boxes and carried lines; past this the drawing would be a wall, not a picture
 SWEEPS = 4  # rounds of reordering and of levelling; small graphs settle in one or two
+SWAP_LIMIT = 80  # items; past this no swaps are tried (each try levels the whole drawing)
+NUDGES = 20  # rows moved to untangle lines before falling back to odd/even rows (rarely needed)
 
 # Line cells are stored as sets of directions (bits) and turned into box-drawing characters last.
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
@@ -40,6 +49,7 @@ GLYPH = {UP: "│", DOWN: "│", UP | DOWN: "│", LEFT: "─", RIGHT: "─", LE
          DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
          UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", DOWN | LEFT | RIGHT: "┬",
          UP | LEFT | RIGHT: "┴", CROSSING: "┼"}
+DOWN_AT = 2  # in the top-to-bottom drawing, the column of the lines straight down between boxes
 BOX = {"plain": "╭─╮│╰╯", "output": "╔═╗║╚╝", "hidden": "╭┄╮┆╰╯"}
 
 
@@ -110,28 +120,15 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
         raise LimitError(f"the drawing would have {len(nodes) + carries:,} boxes and lines",
                          hint="lower --max-nodes, or use --format dot")
 
-    columns: list[list[Item]] = [[] for _ in layer_column]
-    box = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
-                     [e.position for e in into.get(i, ())])
-           for i, node in enumerate(nodes)]
-    for i, item in enumerate(box):
-        columns[column_of[i]].append(item)
-    links: list[list[Link]] = [[] for _ in range(len(columns) - 1)]
-    carry: dict[tuple[int, int], Item] = {}
-    for s, far in farthest.items():
-        for c in range(column_of[s] + 1, far):
-            carry[(s, c)] = Item(s, True, [], [1], 2, 3)
-            columns[c].append(carry[(s, c)])
-            left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
-            links[c - 1].append(Link(left, carry[(s, c)], 0))
-    for t, es in into.items():
-        c = column_of[t] - 1
-        for port, e in enumerate(es):
-            left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
-            links[c].append(Link(left, box[t], port, fix(edge_text(e, digits)), True))
-
-    _order(columns, links)
-    _level(columns, links)
+    for straight in (True, False):  # without straight lines, every gap can be routed
+        columns, links = _items(picture, digits, fix, column_of, into, farthest, straight)
+        _order(columns, links)
+        _level(columns, links, straight)
+        if straight:
+            _swap_for_straight_lines(columns, links)
+        gaps = _route(columns, links)
+        if gaps is not None:
+            break
     height = max(item.top + item.height for column in columns for item in column)
     grid = _Grid(height)
     x = 0
@@ -146,15 +143,45 @@ def _draw_left_to_right(picture: Picture, digits: int, fix):
                 spans.append((nodes[item.node].id, x, x + width))
         x += width
         if c < len(links):
-            x += grid.gap(x, _nets(links[c]))
+            x += grid.gap(x, gaps[c])
     return grid.runs(), spans
+
+
+def _items(picture: Picture, digits: int, fix, column_of, into, farthest, straight: bool):
+    """The columns' items (boxes and carried lines) and the links across each gap. A carried
+    line is one row that runs straight through its column, or (``straight`` off) enters one row
+    above where it leaves, so its ports keep the odd/even rows of the boxes' ports."""
+    nodes = picture.nodes
+    columns: list[list[Item]] = [[] for _ in range(max(column_of) + 1)]
+    box = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
+                     [e.position for e in into.get(i, ())], straight)
+           for i, node in enumerate(nodes)]
+    for i, item in enumerate(box):
+        columns[column_of[i]].append(item)
+    links: list[list[Link]] = [[] for _ in range(len(columns) - 1)]
+    carry: dict[tuple[int, int], Item] = {}
+    for s, far in farthest.items():
+        for c in range(column_of[s] + 1, far):
+            carry[(s, c)] = (Item(s, True, [], [0], 0, 1) if straight
+                             else Item(s, True, [], [1], 2, 3))
+            columns[c].append(carry[(s, c)])
+            left = box[s] if c - 1 == column_of[s] else carry[(s, c - 1)]
+            links[c - 1].append(Link(left, carry[(s, c)], 0))
+    for t, es in into.items():
+        c = column_of[t] - 1
+        for port, e in enumerate(es):
+            left = box[e.source] if column_of[e.source] == c else carry[(e.source, c)]
+            links[c].append(Link(left, box[t], port, fix(edge_text(e, digits)), True))
+    return columns, links
 
 
 def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     """Boxes one under another in tape order (inputs first, the output last), all the same
-    width; each value read later runs down a track right of the boxes and branches left into
-    its readers (``◀``), the local derivative written on the branch. A row holds one box, so
-    no two horizontal lines ever share a row; tracks whose rows are apart share a column."""
+    width. A box whose first argument is the box just above it takes that line straight down,
+    from ``┬`` on the upper box's bottom into ``▼`` on its own top, the local derivative written
+    beside it. Any other value read later runs down a track right of the boxes and branches
+    left into its readers (``◀``), the local derivative written on the branch. A row holds one
+    box, so no two horizontal lines ever share a row; tracks whose rows are apart share a column."""
     nodes, edges = picture.nodes, picture.edges
     if len(nodes) > MAX_ITEMS:
         raise LimitError(f"the drawing would have {len(nodes):,} boxes",
@@ -164,15 +191,22 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
         into.setdefault(e.target, []).append(e)
     items = [_box_item(i, [fix(t) for t in node_lines(node, digits)],
                        [e.position for e in into.get(i, ())]) for i, node in enumerate(nodes)]
-    width = max([3] + [width_of(line) + 4 for item in items for line in item.lines])
+    order = _top_to_bottom_order(picture, into)
+    above = {order[k]: order[k - 1] for k in range(1, len(order))}
+    down = {t: fix(edge_text(es[0], digits)) for t, es in into.items()
+            if es[0].position == 0 and es[0].source == above[t]}  # straight down, and its label
+    width = max([3] + [width_of(line) + 4 for item in items for line in item.lines]
+                + [width_of(label) + 6 for label in down.values()])
     top = 0
-    for item in items:
-        item.top = top
-        top += item.height + 1
+    for i in order:
+        items[i].top = top
+        top += items[i].height + 1
     readers: dict[int, list[tuple[int, str, bool]]] = {}
-    for e in edges:
-        readers.setdefault(e.source, []).append(
-            (items[e.target].in_rows[e.position], fix(edge_text(e, digits)), True))
+    for t, es in into.items():
+        for port, e in enumerate(es):  # a port per argument drawn (a constant has none)
+            if port or t not in down:
+                readers.setdefault(e.source, []).append(
+                    (items[t].in_rows[port], fix(edge_text(e, digits)), True))
     nets = [_Net(items[s].out_row, targets) for s, targets in sorted(readers.items())]
     _share_tracks(nets)
     label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
@@ -181,6 +215,15 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     grid = _Grid(max(top - 1, 1))
     for i, item in enumerate(items):
         grid.box(0, width, item, nodes[i], i in readers)
+    for t, label in down.items():
+        upper = items[above[t]]
+        bottom = upper.top + upper.height - 1
+        grid.put(bottom, DOWN_AT, "╤" if nodes[above[t]].is_output else "┬",
+                 grid.rows[bottom][DOWN_AT][1])
+        grid.line(bottom + 1, DOWN_AT, UP | DOWN, -1 - t)
+        if label:
+            grid.put(bottom + 1, DOWN_AT + 2, label, "label")
+        grid.put(items[t].top, DOWN_AT, "▼", "edge")
     for net in nets:
         owner, track = id(net), first_track + 2 * net.track
         lo, hi = net.span()
@@ -197,9 +240,36 @@ def _draw_top_to_bottom(picture: Picture, digits: int, fix):
     return grid.runs(), [(node.id, 0, width) for node in nodes]
 
 
-def _box_item(node: int, lines: list[str], positions: list[int]) -> Item:
+def _top_to_bottom_order(picture: Picture, into: dict[int, list[Edge]]) -> list[int]:
+    """The nodes in an order of evaluation: the inputs first (as on the tape), then each node
+    after its arguments, the first argument last where it can be, so it is the box just above
+    (a depth-first walk from each node no one reads, the output's last; iterative)."""
+    nodes = picture.nodes
+    order = [i for i in range(len(nodes)) if not into.get(i)]
+    placed = set(order)
+    read = {e.source for e in picture.edges}
+    roots = [i for i in range(len(nodes)) if i not in read and i != picture.output]
+    stack = [(root, False) for root in reversed(roots + [picture.output])]
+    while stack:
+        i, ready = stack.pop()
+        if i in placed:
+            continue
+        if ready:
+            placed.add(i)
+            order.append(i)
+            continue
+        stack.append((i, True))
+        stack += [(e.source, False) for e in into.get(i, ())]  # the first argument on top
+    return order
+
+
+def _box_item(node: int, lines: list[str], positions: list[int], level: bool = False) -> Item:
     """A box, its text padded so its ports fit: the output on the second line, the first
-    argument on the first line and the second argument on the third (``2 - x``: x on the third)."""
+    argument on the first line and the second argument on the third (``2 - x``: x on the third).
+    With ``level``, a box with one argument line takes it on its second line, level with its
+    output, so a chain of functions is one straight line."""
+    if level and len(positions) == 1:
+        return Item(node, False, lines, [2], 2, len(lines) + 2)
     content = max(len(lines), 3 if 1 in positions else 2)
     lines = lines + [""] * (content - len(lines))
     return Item(node, False, lines, [1 + 2 * p for p in positions], 2, content + 2)
@@ -261,82 +331,211 @@ def _order(columns: list[list[Item]], links: list[list[Link]]) -> None:
             item.order = k
 
 
+def _swap_for_straight_lines(columns: list[list[Item]], links: list[list[Link]]) -> None:
+    """Swap neighbours in a column where that lets more lines run level without adding a
+    crossing (the barycentre order knows crossings, not rows). Small drawings only: each try
+    levels the whole drawing again."""
+    if sum(len(column) for column in columns) > SWAP_LIMIT:
+        return
+
+    def score() -> tuple[int, int]:
+        _level(columns, links, True)
+        bent = sum(1 for gap in links for link in gap
+                   if link.left.out_row != link.right.in_rows[link.port])
+        return _crossings(links), bent
+
+    crossings, bent = score()
+    improved = True
+    while improved:
+        improved = False
+        for column in columns[1:]:  # the inputs keep their order
+            for k in range(len(column) - 1):
+                column[k], column[k + 1] = column[k + 1], column[k]
+                column[k].order, column[k + 1].order = k, k + 1
+                c, b = score()
+                if c <= crossings and b < bent:
+                    crossings, bent, improved = c, b, True
+                else:
+                    column[k], column[k + 1] = column[k + 1], column[k]
+                    column[k].order, column[k + 1].order = k, k + 1
+    _level(columns, links, True)
+
+
 # -- rows: level each item with its neighbours, keeping the order ------------------------------
 
-def _level(columns: list[list[Item]], links: list[list[Link]]) -> None:
-    """Give every item its rows: as level with the lines it connects to as the items around
-    it allow (so lines run straight where they can), by rounds of isotonic regression."""
+def _level(columns: list[list[Item]], links: list[list[Link]], straight: bool) -> None:
+    """Give every item its rows: level with the lines it connects to as far as the items around
+    it allow (so lines run straight where they can), by rounds of isotonic regression. Without
+    ``straight``, tops are even (output ports on even rows, argument ports on odd ones)."""
     for column in columns:
-        _settle(column, {})
+        _settle(column, {}, straight)
     for _ in range(SWEEPS):
         for c in range(1, len(columns)):
-            _settle(columns[c], _wishes(links[c - 1], True))
+            _settle(columns[c], _wishes(links[c - 1], True), straight)
         for c in range(len(columns) - 2, -1, -1):
-            _settle(columns[c], _wishes(links[c], False))
+            _settle(columns[c], _wishes(links[c], False), straight)
     for c in range(1, len(columns)):
-        _settle(columns[c], _wishes(links[c - 1], True))
+        _settle(columns[c], _wishes(links[c - 1], True), straight)
     lowest = min(item.top for column in columns for item in column)
     for column in columns:
         for item in column:
-            item.top -= lowest  # lowest is even, so tops stay even
+            item.top -= lowest  # without straight, lowest is even, so tops stay even
 
 
-def _wishes(gap: list[Link], from_left: bool) -> dict[int, float]:
-    """For each item on one side of a gap, the top that would level its ports with the other
-    side's, averaged over its links."""
-    total: dict[int, float] = {}
-    count: dict[int, int] = {}
+def _wishes(gap: list[Link], from_left: bool) -> dict[int, int]:
+    """For each item on one side of a gap, the top that levels one of its ports with the other
+    side's: the median over its links (of two, the one nearer where it is), so at least one of
+    its lines can run straight, where a mean would bend them all."""
+    wishes: dict[int, list[int]] = {}
+    items: dict[int, Item] = {}
     for link in gap:
         if from_left:
             me, wish = link.right, link.left.out_row - link.right.in_offsets[link.port]
         else:
             me, wish = link.left, link.right.in_rows[link.port] - link.left.out_offset
-        total[id(me)] = total.get(id(me), 0.0) + wish
-        count[id(me)] = count.get(id(me), 0) + 1
-    return {key: total[key] / count[key] for key in total}
+        wishes.setdefault(id(me), []).append(wish)
+        items[id(me)] = me
+    chosen = {}
+    for key, values in wishes.items():
+        values.sort()
+        middle = values[(len(values) - 1) // 2: len(values) // 2 + 1]
+        chosen[key] = min(middle, key=lambda v: (abs(v - items[key].top), v))
+    return chosen
 
 
-def _settle(column: list[Item], wishes: dict[int, float]) -> None:
-    """Tops for a column's items, in order, one blank row apart, closest (least squares) to
-    their wishes (items without one stay where they are): pool adjacent violators."""
+def _settle(column: list[Item], wishes: dict[int, int], straight: bool = True) -> None:
+    """Tops for a column's items, in order, one blank row apart, as many as possible exactly at
+    their wishes (items without one stay where they are): the least absolute deviations, by
+    pooling adjacent violators into blocks placed at their members' median."""
     offsets, offset = [], 0
     for item in column:
         offsets.append(offset)
         step = item.height + 1
-        offset += step + (step & 1)
-    blocks: list[list[float]] = []  # [sum, count] of pooled items
+        offset += step + (0 if straight else step & 1)
+    blocks: list[list[int]] = []  # each block: its members' wishes less their offsets, sorted
     for item, o in zip(column, offsets):
-        blocks.append([wishes.get(id(item), item.top) - o, 1])
-        while len(blocks) > 1 and blocks[-2][0] * blocks[-1][1] > blocks[-1][0] * blocks[-2][1]:
-            total, n = blocks.pop()
-            blocks[-1][0] += total
-            blocks[-1][1] += n
+        blocks.append([wishes.get(id(item), item.top) - o])
+        while len(blocks) > 1 and _median(blocks[-2]) > _median(blocks[-1]):
+            small, large = sorted((blocks.pop(), blocks.pop()), key=len)
+            for v in small:
+                bisect.insort(large, v)
+            blocks.append(large)
     k = 0
-    for total, n in blocks:
-        y = 2 * round(total / n / 2)  # even
-        for _ in range(int(n)):
+    for block in blocks:
+        y = _median(block)
+        if not straight:
+            y = 2 * round(y / 2)
+        for _ in block:
             column[k].top = y + offsets[k]
             k += 1
 
 
+def _median(values: list[int]) -> int:
+    return values[(len(values) - 1) // 2]
+
+
+def _route(columns: list[list[Item]], links: list[list[Link]]) -> list[list[_Net]] | None:
+    """The nets of every gap. Where a gap's tracks cannot be ordered (two lines would run into
+    each other), the items right of it from the one with the tangled port down move one row
+    down and both gaps beside them are routed again; None if a few such nudges do not do."""
+    gaps: list[list[_Net]] = [[] for _ in links]
+    pending = set(range(len(links)))
+    nudges = NUDGES
+    while pending:
+        g = min(pending)
+        pending.discard(g)
+        try:
+            gaps[g] = _nets(links[g])
+        except _Tangled as tangle:
+            if nudges == 0:
+                return None
+            nudges -= 1
+            column = columns[g + 1]
+            k = next(k for k, item in enumerate(column) if tangle.row in item.in_rows)
+            for item in column[k:]:
+                item.top += 1
+            pending |= {g} | ({g + 1} if g + 1 < len(links) else set())
+    return gaps
+
+
+class _Tangled(Exception):
+    """A gap's lines cannot be drawn apart; moving the port at ``row`` would untangle them."""
+
+    def __init__(self, row: int):
+        super().__init__(row)
+        self.row = row
+
+
 def _nets(gap: list[Link]) -> list[_Net]:
-    """The gap's lines grouped by the item they leave (one track each), in a good order."""
-    nets: dict[int, _Net] = {}
+    """The gap's lines grouped by the item they leave, each group on a vertical track, tracks in
+    a good order; :class:`_Tangled` when no order of tracks draws them apart (:func:`_in_order`).
+
+    A target level with its source is reached by a straight line, on no track. The other targets
+    hang off one track; when the source row has targets above, below and level, the ones above
+    and the ones below get a track each, so the junctions read ``┴ ┬`` (never ``┼``, a crossing)."""
+    groups: dict[int, tuple[int, list[tuple[int, str, bool]]]] = {}
     for link in gap:
-        net = nets.setdefault(id(link.left), _Net(link.left.out_row, []))
-        net.targets.append((link.right.in_rows[link.port], link.label, link.arrow))
-    arranged = _arrange(list(nets.values()))
+        group = groups.setdefault(id(link.left), (link.left.out_row, []))
+        group[1].append((link.right.in_rows[link.port], link.label, link.arrow))
+    nets = []
+    for owner, (row, targets) in groups.items():
+        level = [t for t in targets if t[0] == row]
+        above = [t for t in targets if t[0] < row]
+        below = [t for t in targets if t[0] > row]
+        if level:
+            nets.append(_Net(row, level, owner=owner, track=None))
+        if level and above and below:
+            nets += [_Net(row, above, owner=owner), _Net(row, below, owner=owner)]
+        elif above or below:
+            nets.append(_Net(row, above + below, owner=owner))
+    straight = [net for net in nets if net.track is None]
+    arranged = _in_order(_arrange([net for net in nets if net.track is not None]))
     _share_tracks(arranged)
-    return arranged
+    return straight + arranged
 
 
-@dataclass
+def _in_order(nets: list[_Net]) -> list[_Net]:
+    """``nets`` reordered, as little as possible, so a net whose source row is another's target
+    row has the track to its left: its line then ends (at its track) before the other's begins.
+    When those demands go round in a circle: :class:`_Tangled`, naming the highest such row."""
+    source_at: dict[int, list[int]] = {}
+    for k, net in enumerate(nets):
+        source_at.setdefault(net.source_row, []).append(k)
+    before: list[list[int]] = [[] for _ in nets]  # before[k]: nets that must precede net k
+    for k, net in enumerate(nets):
+        for row, _, _ in net.targets:
+            before[k] += [j for j in source_at.get(row, ()) if nets[j].owner != net.owner]
+    after: list[list[int]] = [[] for _ in nets]
+    waiting = [len(b) for b in before]
+    for k, b in enumerate(before):
+        for j in b:
+            after[j].append(k)
+    ready = [k for k, w in enumerate(waiting) if w == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(nets[k])
+        for m in after[k]:
+            waiting[m] -= 1
+            if waiting[m] == 0:
+                heapq.heappush(ready, m)
+    if len(order) < len(nets):
+        placed = {id(net) for net in order}
+        sources = {net.source_row for net in nets if id(net) not in placed}
+        raise _Tangled(min(row for net in nets if id(net) not in placed
+                           for row, _, _ in net.targets if row in sources))
+    return order
+
+
+@dataclass(eq=False)
 class _Net:
     """One item's value crossing one gap: from its row on the left to rows on the right."""
 
     source_row: int
     targets: list[tuple[int, str, bool]]  # (row, label, ends at a box: draw an arrowhead)
-    track: int = 0  # which vertical track of the gap it runs on, counted from the left
+    track: int | None = 0  # its vertical track, counted from the left; None: a straight line
+    owner: int = 0  # one item's nets in one gap share an owner: their lines may join
 
     def span(self) -> tuple[int, int]:
         rows = [self.source_row] + [t[0] for t in self.targets]
@@ -448,6 +647,9 @@ class _Grid:
 
     def carried_line(self, x: int, width: int, item: Item) -> None:
         owner = -1 - item.node
+        if item.in_rows[0] == item.out_row:  # straight through the column
+            self.hline(item.out_row, x, x + width, owner)
+            return
         middle = x + width // 2
         self.hline(item.in_rows[0], x, middle, owner)
         self.line(item.in_rows[0], middle, LEFT | DOWN, owner)
@@ -457,19 +659,23 @@ class _Grid:
     def gap(self, x: int, nets: list[_Net]) -> int:
         """Draw the nets of one gap starting at column x; return the gap's width."""
         label_width = max((width_of(t[1]) for net in nets for t in net.targets), default=0)
-        tracks = 1 + max((net.track for net in nets), default=-1)
+        tracks = 1 + max((net.track for net in nets if net.track is not None), default=-1)
         zone = x + 2 + 2 * tracks  # the label zone starts after the tracks
         width = zone - x + (label_width + 2 if label_width else 0) + 2
         for net in nets:
-            owner = id(net)
-            track = x + 2 + 2 * net.track
-            lo, hi = net.span()
-            self.hline(net.source_row, x, track, owner)
-            self.line(net.source_row, track, LEFT, owner)
-            for row in range(lo, hi + 1):
-                self.line(row, track, (UP if row > lo else 0) | (DOWN if row < hi else 0), owner)
+            owner = net.owner or id(net)
+            if net.track is None:  # level: one straight line across the gap
+                track = x
+            else:
+                track = x + 2 + 2 * net.track
+                lo, hi = net.span()
+                self.hline(net.source_row, x, track, owner)
+                self.line(net.source_row, track, LEFT, owner)
+                for row in range(lo, hi + 1):
+                    self.line(row, track, (UP if row > lo else 0) | (DOWN if row < hi else 0),
+                              owner)
             for row, label, arrow in net.targets:
-                self.line(row, track, RIGHT, owner)
+                self.line(row, track, RIGHT if net.track is not None else LEFT | RIGHT, owner)
                 self.hline(row, track + 1, x + width - (1 if arrow else 0), owner)
                 if label:
                     self.put(row, zone, f" {label} ", "label")
