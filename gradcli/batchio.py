@@ -458,8 +458,11 @@ def _check_inputs(graph: Graph, rows: Rows, at: dict[str, float]) -> None:
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
         holder = "the grid has no range" if rows.grid else "the points have no column"
+        spaced = [c for c in rows.columns if c.strip() in missing and c != c.strip()]
+        hint = (f"the column {spaced[0]!r} has spaces around its name: write the header "
+                "without them" if spaced else None)
         raise MissingInputError(f"{holder} for {', '.join(missing)}", span,
-                                names=tuple(missing))
+                                names=tuple(missing), hint=hint)
 
 
 def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph) -> list[str]:

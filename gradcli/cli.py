@@ -76,7 +76,7 @@ class NameListType(click.ParamType):
 
 def _hint(exc: GradcliError) -> str | None:
     """The hint on the command line: the error's own, or how to fix it with a flag."""
-    if isinstance(exc, MissingInputError):
+    if isinstance(exc, MissingInputError) and exc.hint is None:
         names = exc.names
         return ("add --at " + ",".join(f"{name}=1" for name in names[:10])
                 + (",..." if len(names) > 10 else ""))

@@ -275,6 +275,7 @@ def test_a_large_grid_streams_in_chunks(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args, stdin, words", [
     (["--points", "nowhere.csv"], None, ["cannot read nowhere.csv"]),
     (["--points", "-"], "x\n1\n", ["no column for y", "--at y=1"]),
+    (["--points", "-"], "x, y\n1,2\n", ["no column for y", "' y' has spaces around its name"]),
     (["--points", "-"], "x,y,f\n1,2,3\n", ["column named 'f'", "rename that column"]),
     (["--points", "-"], "x,x,y\n1,2,3\n", ["two columns named 'x'"]),
     (["--points", "-"], "", ["no header line"]),

@@ -29,10 +29,18 @@ C library's: under 1 ulp).
 
 from __future__ import annotations
 
+import os
 import threading
 from types import SimpleNamespace
 
 import numpy as np
+
+try:  # the C library's vector sin and cos (gradcli/engine/_mvec.c), where it was built
+    from . import _mvec
+except ImportError:  # pragma: no cover - no compiler or no glibc at install time
+    _mvec = None
+if os.environ.get("GRADCLI_NO_MVEC"):  # the NumPy path on demand (tests, comparisons)
+    _mvec = None
 
 TWO_OVER_PI = 0.6366197723675814
 # π/2 = PIO2_1 + PIO2_2 + PIO2_3 + about 2.3e-41; the first two have 40 significant bits.
@@ -123,6 +131,14 @@ def _reduced_into(x: np.ndarray, out: np.ndarray, w: SimpleNamespace) -> None:
 
 def _sincos_into(x: np.ndarray, out: np.ndarray) -> None:
     """[sin(x), cos(x)] into the 2-row ``out``, for a 1-dimensional x of at most CHUNK rows."""
+    if _mvec is not None:  # one vectorised loop in C: every input, inf and nan included
+        _mvec.sincos(np.ascontiguousarray(x), out[0], out[1])
+        return
+    _numpy_sincos_into(x, out)
+
+
+def _numpy_sincos_into(x: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_sincos_into` in NumPy arithmetic (about 45 array operations)."""
     w = _scratch(len(x))
     magnitude = np.abs(x, w.r)
     if np.maximum.reduce(magnitude) <= BOUND:  # nan if any element is nan
