@@ -189,6 +189,15 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     if threads > 1:
         runs[f"gradcli, {threads} threads (its default)"] = lambda: timed(
             lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=threads))
+    from gradcli.engine import trig
+    if trig._mvec is not None:  # the same without the C extension: sincos in NumPy alone
+        def numpy_sincos():
+            saved, trig._mvec = trig._mvec, None
+            try:
+                return timed(lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=1))
+            finally:
+                trig._mvec = saved
+        runs["gradcli, 1 thread, NumPy sincos (no C extension)"] = numpy_sincos
     notes = {name: f"differs from the closed form by {worst:.1e} of the terms' size at most"
              for name in runs if "gradcli" in name}
     missing, workers = [], []
@@ -406,8 +415,10 @@ def main() -> None:
         print(table(f"Where the closed form's time goes, {args.rows:,} points",
                     where_time_goes(args.rows, args.repeat)))
     if "accuracy" in only:
+        from gradcli.engine import trig
+        path = "NumPy path" if trig._mvec is None else "libmvec (C extension)"
         print(table("sincos against mpmath, largest error", accuracy(20_000),
-                    ("points", "gradcli.engine.trig.sincos", "NumPy (the C library)")))
+                    ("points", f"gradcli.engine.trig.sincos, {path}", "NumPy (the C library)")))
     if "wide" in only:
         print(table("The wide family", wide(1000, 10_000, max(1, args.repeat // 2))))
     with tempfile.TemporaryDirectory() as tmp:
