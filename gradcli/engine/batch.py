@@ -239,7 +239,7 @@ def checked_slots(graph: Graph) -> list[int]:
 
 def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
                      wrt: Iterable[str] | None = None, gradient: bool = True,
-                     block_rows: int = BLOCK_ROWS, threads: int | None = None) -> BatchResult:
+                     block_rows: int | None = None, threads: int | None = None) -> BatchResult:
     """Value and gradient of a compiled graph at every row of ``columns`` (input name -> array).
 
     Names the graph does not read are ignored; a scalar stands for a whole column. ``wrt``
@@ -258,6 +258,9 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     messages: dict[int, str] = {}
     order = visit_order(graph) if gradient else []
     checked = checked_slots(graph)
+    threads = default_threads() if threads is None else max(1, threads)
+    if block_rows is None:
+        block_rows = block_size(n, threads)
     block_rows = max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
     starts = range(0, n, block_rows)
 
@@ -269,7 +272,7 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
                             {name: g[start:stop] for name, g in grads.items()}, messages,
                             gradient)
 
-    threads = min(len(starts), default_threads() if threads is None else max(1, threads))
+    threads = min(len(starts), threads)
     if threads <= 1:
         for start in starts:
             run(start)
@@ -286,7 +289,18 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
 
 
 MAX_THREADS = 4  # blocks at once, at most (NumPy's passes are memory-bound beyond a few)
+THREAD_BLOCK_ROWS = 1 << 16  # rows per block when several threads share the work
 _POOLS: dict = {}
+
+
+def block_size(n: int, threads: int) -> int:
+    """Rows per block: cache-sized (:data:`BLOCK_ROWS`) on one thread; on several, up to
+    :data:`THREAD_BLOCK_ROWS`, as a block holds the GIL between NumPy's loops (the tape's Python
+    steps) and a bigger block spends less of its time there. Measured, seed gradient at 10^6
+    points, 2 threads: 20.9 ms wall with 2^14 rows, 13.9 ms with 2^16 (1 thread: 19.5 and 22.3)."""
+    if threads <= 1:
+        return BLOCK_ROWS
+    return max(BLOCK_ROWS, min(THREAD_BLOCK_ROWS, -(-n // threads)))
 
 
 def default_threads() -> int:
