@@ -273,6 +273,8 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
                             gradient)
 
     threads = min(len(starts), threads)
+    if block_rows < BLOCK_ROWS:  # a big graph's short blocks are mostly Python: the GIL's
+        threads = 1  # (the wide family, 10^3 terms x 10^4 points: 725 ms alone, 1114 ms on 2)
     if threads <= 1:
         for start in starts:
             run(start)
