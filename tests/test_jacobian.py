@@ -22,6 +22,7 @@ import gradcli
 from gradcli.errors import InputError
 from gradcli.language.printer import to_source
 from strategies import Case, multi_output_cases, outputs_of
+from test_engine import MICROGRAD
 from test_properties import RTOL, TINY, compare, reference, sympy_program, sympy_time_limit
 
 # -- the language: which statements are outputs --------------------------------------------------
@@ -76,20 +77,6 @@ def test_an_assigned_name_wins_over_an_output_name():
     # f is assigned (f = 2x), and it is also the name of the one bare output (x^3)
     r = gradcli.jacobian("f = 2*x; x^3", {"x": 2}, of=["f"])
     assert r.values == {"f": 4.0} and r.jacobian == {"f": {"x": 2.0}}
-
-
-MICROGRAD = """
-c = a + b
-d = a * b + b**3
-c += c + 1
-c += 1 + c + (-a)
-d += d * 2 + relu(b + a)
-d += 3 * d + relu(b - a)
-e = c - d
-f = e**2
-g = f / 2.0
-g += 10.0 / f
-"""
 
 
 def micrograd_by_hand():
