@@ -312,12 +312,21 @@ def read_points(path: str, graph: Graph) -> Rows:
     return read_csv(path, graph)
 
 
+MAX_GRID_SAMPLES = 10 ** 8  # per range: 800 MB of doubles
+
+
 def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
     """The Cartesian product of inclusive ``linspace`` ranges, in row-major order: the first name
     varies slowest, the last fastest (as nested loops, the first name outermost)."""
     pa = _arrow()
     import numpy as np
     names = list(grid)
+    for name, (_, _, count) in grid.items():
+        if count > MAX_GRID_SAMPLES:  # each range is held in memory (8 bytes a sample)
+            raise InputError(f"gives {name} {count:,} samples, more than a range may have "
+                             f"({MAX_GRID_SAMPLES:,})", option="grid", names=(name,),
+                             hint="use fewer samples, or write the points to a file "
+                                  "(--points streams any number of rows)")
     axes = [np.linspace(start, stop, count) for start, stop, count in grid.values()]
     shape = tuple(len(a) for a in axes)
     total = math.prod(shape)

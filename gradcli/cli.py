@@ -620,6 +620,8 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
     row failed, after writing them all."""
     from .batchio import grid_rows, read_points, run_batch, run_dask
     from .points import parse_grid
+    if output_path == "-":  # the shell's name for standard output, where the rows go anyway
+        output_path = None
     many = '--points' if points_path is not None else '--grid'
     if used and used[0] in ("--digits", "--max-rows"):
         raise InputError(f"{used[0]} shapes the tables of one point; it does not go with {many}",

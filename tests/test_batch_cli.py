@@ -247,6 +247,14 @@ def test_grid_row_order_is_the_first_name_slowest(run):
     assert cols["f"] == [x + 10 * y + 200 for x, y in zip(cols["x"], cols["y"])]
 
 
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_output_dash_is_standard_output(run, extra):
+    args = ["eval", "x*y", "--grid", "x=1:2:2,y=0:1:2", *extra]
+    plain, dashed = run(*args), run(*args, "-o", "-")
+    assert dashed.exit_code == plain.exit_code == 0, dashed.output
+    assert dashed.stdout == plain.stdout and plain.stdout.count("\n") == 4 + (not extra)
+
+
 def test_grid_ranges_are_inclusive_like_linspace_and_take_constant_expressions(run):
     result = run("eval", "sin(t)", "--grid", "t=0:pi:5", "--grid", "s=1:1:1")
     assert result.exit_code == 0, result.output  # s: unread, warned about, one value
@@ -286,6 +294,8 @@ def test_a_large_grid_streams_in_chunks(tmp_path, monkeypatch):
     (["--points", "-", "--grid", "x=0:1:2"], "x,y\n1,2\n", ["--points or --grid, not both"]),
     (["--grid", "x=0:1"], None, ["START:STOP:COUNT"]),
     (["--grid", "x=0:1:0"], None, ["at least 1"]),
+    (["--grid", "x=1:2:100000000000,y=0:1:2"], None, ["--grid gives x 100,000,000,000 samples",
+                                                      "--points streams"]),
     (["--grid", "x=0:1:2", "--engine", "dask"], None, ["--engine dask reads --points"]),
     (["--at", "x=1,y=2", "-o", "out.csv"], None, ["-o goes with --points or --grid"]),
     (["--at", "x=1,y=2", "--engine", "dask"], None, ["--engine goes with --points"]),
