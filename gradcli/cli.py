@@ -14,7 +14,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import (EXIT_NUMERICAL, FileError, GradcliError, InputError, LimitError,
+from .errors import (EXIT_NUMERICAL, GradcliError, InputError, LimitError,
                      MissingInputError, OutputError, describe)
 from .views.text import directional_text, result_text
 
@@ -152,7 +152,8 @@ def _flush_stdout() -> None:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+        from .views.screen import stdout_error
+        raise stdout_error(exc) from None
 
 
 def _silence_stdout() -> None:
@@ -516,7 +517,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                ascii_)
     if tex:
         from .views.latex import eval_export
-        _write(export_path, eval_export(result, digits, trace, report, standalone))
+        from .views.screen import write_text
+        write_text(export_path, eval_export(result, digits, trace, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -685,14 +687,6 @@ def _latex_export(path: str | None, standalone: bool) -> bool:
     return tex
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def _check_export_suffix(path: str, as_json: bool) -> None:
     from .views.screen import EXPORT_SUFFIXES
     if not path.lower().endswith(EXPORT_SUFFIXES):
@@ -801,7 +795,8 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
     if export_path:
         from .views.latex import hessian_export
         (result, report), = zip(results.values(), reports.values())
-        _write(export_path, hessian_export(result, digits, report, standalone))
+        from .views.screen import write_text
+        write_text(export_path, hessian_export(result, digits, report, standalone))
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 

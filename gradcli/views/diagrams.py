@@ -14,6 +14,7 @@ import subprocess
 
 from ..errors import FileError, InputError, LimitError
 from .picture import Picture, cap_note, edge_text, node_lines
+from .screen import write_text
 
 # Graphviz output formats by file suffix (what `-o FILE` accepts)
 GRAPHVIZ_SUFFIXES = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".jpg": "jpg", ".jpeg": "jpg",
@@ -96,22 +97,14 @@ def to_mermaid(picture: Picture, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_file(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def save(picture: Picture, path: str, digits: int = 4) -> None:
     """Write the picture to ``path``, by suffix: DOT text (.dot, .gv), Mermaid (.mmd), or an
     image rendered by Graphviz's ``dot`` (.svg, .png, .pdf, ...)."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix in (".dot", ".gv"):
-        write_file(path, to_dot(picture, digits))
+        write_text(path, to_dot(picture, digits))
     elif suffix == ".mmd":
-        write_file(path, to_mermaid(picture, digits))
+        write_text(path, to_mermaid(picture, digits))
     elif suffix in GRAPHVIZ_SUFFIXES:
         render_with_graphviz(to_dot(picture, digits), path, GRAPHVIZ_SUFFIXES[suffix])
     else:

@@ -61,7 +61,7 @@ class Screen:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+            raise stdout_error(exc) from None
 
     def echo(self, text: str = "") -> None:
         self.write(text + "\n")
@@ -94,7 +94,7 @@ class Screen:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+            raise stdout_error(exc) from None
 
     def _print_styled(self, lines: list[Line]) -> None:
         console = _console(self.stream, max([self.width or 0] + [_line_width(x) for x in lines]),
@@ -104,7 +104,7 @@ class Screen:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+            raise stdout_error(exc) from None
 
 
 def open_screen(width: int | None = None, ascii: bool = False,
@@ -246,8 +246,7 @@ def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> 
     lines = render(list(blocks), width, ascii, styled=suffix not in (".txt", ".text"))
     try:
         if suffix in (".txt", ".text"):
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(plain_text(lines))
+            write_text(path, plain_text(lines))
             return
         console = _console(io.StringIO(), max([width or 0] + [_line_width(x) for x in lines]),
                            terminal=True, record=True)
@@ -263,8 +262,18 @@ def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> 
 
 def save_json(data, path: str) -> None:
     import json
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def write_text(path: str, text: str) -> None:
+    """``text`` into the file ``path`` (UTF-8); a failure is a FileError naming the file."""
     try:
         with open(path, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+            f.write(text)
     except OSError as exc:
         raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def stdout_error(exc: OSError) -> OutputError:
+    """The error of a write to standard output that failed (a full disk, a closed stream)."""
+    return OutputError(f"cannot write to standard output: {exc.strerror or exc}")
