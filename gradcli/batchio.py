@@ -508,16 +508,14 @@ class _Output:
         self.file, self.path = file, path
 
     def write(self, data) -> None:
-        try:
-            self.file.write(data)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise _write_error(self.path, exc) from None
+        self._guarded(self.file.write, data)
 
     def flush(self) -> None:
+        self._guarded(self.file.flush)
+
+    def _guarded(self, operation, *args) -> None:
         try:
-            self.file.flush()
+            operation(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:
