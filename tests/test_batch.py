@@ -289,10 +289,10 @@ def test_the_errors_column_is_built_when_read_and_can_be_amended():
 def test_an_exception_in_a_block_on_the_pool_reaches_the_caller(monkeypatch):
     real = batch._evaluate_block
 
-    def failing(graph, block, order, checked, wrt, offset, *rest):
+    def failing(graph, block, order, checked, offset, *rest):
         if offset == 3 * 256:
             raise RuntimeError("block 3")
-        return real(graph, block, order, checked, wrt, offset, *rest)
+        return real(graph, block, order, checked, offset, *rest)
 
     monkeypatch.setattr(batch, "_evaluate_block", failing)
     x = np.linspace(1, 2, 40 * 256)

@@ -266,7 +266,7 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
         stop = min(n, start + block_rows)
         block = [arrays[name][start:stop] for name in graph.inputs]
         with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
-            _evaluate_block(graph, block, order, checked, wrt, start, values[start:stop],
+            _evaluate_block(graph, block, order, checked, start, values[start:stop],
                             {name: g[start:stop] for name, g in grads.items()}, messages,
                             gradient)
 
@@ -423,14 +423,13 @@ def _all_finite(columns) -> bool:
     return all(math.isfinite(add(c) if type(c) is np.ndarray else c) for c in columns)
 
 
-def _evaluate_block(graph, block, order, checked, wrt, offset, values_out, grads_out, messages,
+def _evaluate_block(graph, block, order, checked, offset, values_out, grads_out, messages,
                     gradient):
     n = len(values_out)
     m = block_namespace()
     slots = forward_block(graph, block, m, out=values_out)
     if slots[graph.output] is not values_out:
         values_out[...] = slots[graph.output]
-    base, n_const = graph.base, graph.n_const
     failed = None
     if not _all_finite([slots[s] for s in checked]):
         failed = _value_failures(graph, slots, offset, n, messages)
@@ -438,26 +437,41 @@ def _evaluate_block(graph, block, order, checked, wrt, offset, values_out, grads
         if failed is not None:
             values_out[failed] = np.nan
         return
-    into = {n_const + graph.inputs.index(name): grads_out[name] for name in wrt}
-    adjoint = reverse_block(graph, slots, order, free=True, m=m, into=into)
-    for name in wrt:
-        g = adjoint[n_const + graph.inputs.index(name)]
-        if g is not grads_out[name]:
-            grads_out[name][...] = 0.0 if g is None else g
-    input_adjoints = [a for a in adjoint[n_const:base] if a is not None]
-    if not _all_finite(input_adjoints):
-        bad = np.zeros(n, dtype=bool)
-        for a in input_adjoints:
-            bad |= ~np.isfinite(a)
-        if failed is not None:
-            bad &= ~failed  # a row that failed in the forward sweep keeps that message
-        for r in np.flatnonzero(bad):
-            messages[offset + int(r)] = _gradient_message(graph, [float(c[r]) for c in block])
-        failed = bad if failed is None else failed | bad
+    adjoint = _sweep_into(graph, slots, order, m, grads_out, free=True)
+    failed = _gradient_failures(graph, adjoint, block, offset, n, failed, messages)
     if failed is not None:
         values_out[failed] = np.nan
         for g in grads_out.values():
             g[failed] = np.nan
+
+
+def _sweep_into(graph, slots, order, m, grads_out: dict, free: bool = False) -> list:
+    """The block's reverse sweep, each input's gradient written into ``grads_out[name]`` (its
+    sums accumulate there directly); the adjoints."""
+    slot = {name: graph.n_const + graph.inputs.index(name) for name in grads_out}
+    adjoint = reverse_block(graph, slots, order, free=free, m=m,
+                            into={slot[name]: g for name, g in grads_out.items()})
+    for name, out in grads_out.items():
+        g = adjoint[slot[name]]
+        if g is not out:
+            out[...] = 0.0 if g is None else g
+    return adjoint
+
+
+def _gradient_failures(graph, adjoint, block, offset, n, failed, messages):
+    """``failed`` (None or a mask) joined by the rows whose input adjoints are not finite, each
+    given the single-point engine's message; a row that failed already keeps its message."""
+    input_adjoints = [a for a in adjoint[graph.n_const:graph.base] if a is not None]
+    if _all_finite(input_adjoints):
+        return failed
+    bad = np.zeros(n, dtype=bool)
+    for a in input_adjoints:
+        bad |= ~np.isfinite(a)
+    if failed is not None:
+        bad &= ~failed
+    for r in np.flatnonzero(bad):
+        messages[offset + int(r)] = _gradient_message(graph, [float(c[r]) for c in block])
+    return bad if failed is None else failed | bad
 
 
 def _value_failures(graph, slots, offset, n, messages) -> np.ndarray:
@@ -565,7 +579,7 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
         stop = min(n, start + block_rows)
         block = [arrays[name][start:stop] for name in graph.inputs]
         with np.errstate(all="ignore"):
-            _jacobian_block(graph, singles, orders, block, checked, wrt, start,
+            _jacobian_block(graph, singles, orders, block, checked, start,
                             [values[o][start:stop] for o in names],
                             [{x: jacobian[o][x][start:stop] for x in wrt} for o in names],
                             messages)
@@ -578,35 +592,20 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
     return JacobianBatch(values, jacobian, errors, names, wrt)
 
 
-def _jacobian_block(graph, singles, orders, block, checked, wrt, offset, values_out, grads_out,
+def _jacobian_block(graph, singles, orders, block, checked, offset, values_out, grads_out,
                     messages) -> None:
     """One block of :func:`jacobian_columns`: the forward sweep once, then each output's reverse
-    sweep over the same values (kept, not freed, until the last)."""
+    sweep over the same values (kept, not freed, for the next output)."""
     n = len(values_out[0])
     m = block_namespace()
     slots = forward_block(graph, block, m)
     failed = None
     if not _all_finite([slots[s] for s in checked]):
         failed = _value_failures(graph, slots, offset, n, messages)
-    n_const = graph.n_const
     for one, order, value, grads in zip(singles, orders, values_out, grads_out):
         value[...] = slots[one.output]
-        into = {n_const + graph.inputs.index(name): grads[name] for name in wrt}
-        adjoint = reverse_block(one, slots, order, m=m, into=into)
-        for name in wrt:
-            g = adjoint[n_const + graph.inputs.index(name)]
-            if g is not grads[name]:
-                grads[name][...] = 0.0 if g is None else g
-        input_adjoints = [a for a in adjoint[n_const:graph.base] if a is not None]
-        if not _all_finite(input_adjoints):
-            bad = np.zeros(n, dtype=bool)
-            for a in input_adjoints:
-                bad |= ~np.isfinite(a)
-            if failed is not None:
-                bad &= ~failed  # a row that failed already keeps its first message
-            for r in np.flatnonzero(bad):
-                messages[offset + int(r)] = _gradient_message(one, [float(c[r]) for c in block])
-            failed = bad if failed is None else failed | bad
+        adjoint = _sweep_into(one, slots, order, m, grads)
+        failed = _gradient_failures(one, adjoint, block, offset, n, failed, messages)
     if failed is not None:
         for value, grads in zip(values_out, grads_out):
             value[failed] = np.nan
