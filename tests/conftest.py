@@ -112,3 +112,12 @@ settings.register_profile("ci", max_examples=500, derandomize=True, database=Non
 settings.register_profile("long", max_examples=20_000, **_common)
 settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS")
                       or ("ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A two-worker Dask LocalCluster (threads, no dashboard), started once for the session."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        yield cluster

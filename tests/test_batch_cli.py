@@ -23,6 +23,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 from conftest import check_reported
+from test_docs import runs as page_runs
 
 import gradcli
 from gradcli import batchio
@@ -372,14 +373,6 @@ def test_the_progress_bar_waits_a_second_and_needs_a_terminal():
 
 # -- Dask ------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
-        yield cluster
-
-
 def numpy_engine(path: Path, tmp_path: Path, expr: str = EXPR) -> dict[str, list]:
     from gradcli.engine.graph import compile
     graph = compile(expr)
@@ -446,29 +439,16 @@ def test_dask_output_mistakes(run, tmp_path, output, words):
 
 # -- the documentation shows real output ---------------------------------------------------------
 
-def doc_runs(page: str) -> list[tuple[str, list[str]]]:
-    """(command, shown lines) for every ``$ ...`` line in the page's console blocks."""
-    text = (Path(__file__).parent.parent / "docs" / page).read_text(encoding="utf-8")
-    runs = []
-    for block in re.findall(r"```console\n(.*?)```", text, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ "):
-                runs.append((command[2:], output.splitlines()))
-    return runs
-
-
 def test_the_batch_page_shows_real_output(run, tmp_path, monkeypatch):
     import shlex
     monkeypatch.chdir(tmp_path)
-    runs = doc_runs("batch.md")
+    runs = page_runs(Path(__file__).parent.parent / "docs" / "batch.md")
     assert len(runs) >= 4
-    for command, shown in runs:
-        words = shlex.split(command)
-        if words[0] == "cat":  # the page shows a file: make it
-            Path(words[1]).write_text("\n".join(shown) + "\n")
-            continue
-        assert words[0] == "gradcli", command
+    for example in runs:
+        for name, content in example.files.items():  # the files its `$ cat` lines showed
+            Path(name).write_text(content, encoding="utf-8")
+        words = shlex.split(example.command)
+        assert words[0] == "gradcli", example.command
         result = run(*words[1:])
         assert result.exit_code in (0, 1), result.output
-        assert result.stdout.splitlines() + result.stderr.splitlines() == shown, command
+        assert result.stdout.splitlines() + result.stderr.splitlines() == example.shown, words

@@ -104,8 +104,7 @@ def test_a_points_column_named_like_an_output_column_is_an_input_error(run, tmp_
     assert result.exit_code == 2 and "df2/dx" in result.output
 
 
-def test_dask_with_several_outputs_equals_the_numpy_engine(tmp_path):
-    distributed = pytest.importorskip("distributed")
+def test_dask_with_several_outputs_equals_the_numpy_engine(cluster, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -121,10 +120,8 @@ def test_dask_with_several_outputs_equals_the_numpy_engine(tmp_path):
     source = "a = log(x); b = a*y; c = sin(b)"
     graph = select_outputs(compile(source), ["c", "a"])
     out, ref = tmp_path / "out.parquet", tmp_path / "ref.parquet"
-    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
-        summary = batchio.run_dask(graph, str(parts), str(out), of=["c", "a"],
-                                   scheduler=cluster.scheduler_address)
+    summary = batchio.run_dask(graph, str(parts), str(out), of=["c", "a"],
+                               scheduler=cluster.scheduler_address)
     batchio.run_batch(graph, batchio.read_points(str(tmp_path / "all.parquet"), graph), str(ref))
     got, want = pq.read_table(out).to_pydict(), pq.read_table(ref).to_pydict()
     assert list(got) == list(want) == ["x", "y", "c", "dc/dx", "dc/dy", "a", "da/dx", "da/dy",

@@ -131,14 +131,6 @@ def test_a_big_file_into_a_closed_pipe_ends_quietly_with_141(gradcli_script, tmp
 
 # -- Dask: the extra, reruns, unreachable schedulers, the same mistakes as the numpy engine -------
 
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
-        yield cluster
-
-
 def test_dask_without_any_extra_names_the_dask_extra(run, tmp_path, monkeypatch):
     """A fresh install has neither NumPy nor pyarrow: the hint is still the dask extra (which
     brings them), not gradcli[batch], after which --engine dask would fail again."""

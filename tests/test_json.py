@@ -7,20 +7,14 @@ import shlex
 from pathlib import Path
 
 import pytest
+from test_docs import runs as page_runs
 
 DOC = Path(__file__).parent.parent / "docs" / "json.md"
 
 
 def doc_runs() -> list[tuple[str, list[str]]]:
     """(command, printed lines) for every ``$ gradcli ...`` run in docs/json.md."""
-    text = DOC.read_text(encoding="utf-8")
-    runs = []
-    for block in re.findall(r"```console\n(.*?)```", text, re.S):
-        for run_text in re.split(r"^(?=\$ )", block, flags=re.M):
-            command, _, output = run_text.partition("\n")
-            if command.startswith("$ gradcli"):
-                runs.append((command[2:], output.splitlines()))
-    return runs
+    return [(r.command, r.shown) for r in page_runs(DOC)]
 
 
 @pytest.mark.parametrize("command, lines", doc_runs())
