@@ -39,6 +39,8 @@ from fractions import Fraction
 
 from ..engine.primitives import CONSTANTS, TABLE
 from ..errors import LimitError
+from ..language.ast import Binary, Call, Num, Unary, Var
+from ..language.printer import to_source
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
@@ -100,7 +102,6 @@ class Node:
     __slots__ = ("serial", "key", "hash")
 
     def __repr__(self) -> str:
-        from ..language.printer import to_source
         return f"{type(self).__name__}({to_source(to_ast(self))})"
 
 
@@ -350,7 +351,7 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
     exp_args: list = []  # exp(a)^k factors, gathered into one exp(Σ k*a)
     while stack:
         base, e = stack.pop()
-        ev = _value(e)
+        ev = e.value if type(e) is Number else None
         bt = type(base)
         if bt is Number:
             if ev is not None:
@@ -359,11 +360,11 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
                     coeff *= p
                     continue
         elif bt is Product:
-            k = _int(ev)
             if ev == 1 and len(base.factors) <= FLAT:
                 coeff *= base.coeff
                 stack.extend(reversed(base.factors))
                 continue
+            k = _int(ev)
             if k is not None and len(base.factors) <= FLAT:  # (c*a^m)^k is c^k*a^(m*k)
                 p = _power_number(base.coeff, ev)
                 if p is not None:
@@ -402,7 +403,10 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
             slot[1] += 1
     factors = []
     for base, numeric, symbolic in powers.values():
-        factors.extend(_combine_exponents(base, numeric, symbolic))
+        if symbolic:
+            factors.extend(_combine_exponents(base, numeric, symbolic))
+        elif numeric:  # the common case: a number for exponent
+            factors.append((base, number(numeric)))
     coeff = _tidy(coeff)
     if not factors:
         return number(coeff)
@@ -440,8 +444,6 @@ def _combine_exponents(base, numeric: Fraction, symbolic: list) -> list:
     """The factors of one base: symbolic exponents with the same term add (``x^y*x^(2*y)`` is
     ``x^(3*y)``); a number joins them only when that shortens the constant (``x*x^(x-1)`` is
     ``x^x`` but ``x^x/x`` stays), as SymPy's ``Mul`` does."""
-    if not symbolic:  # the common case: a number for exponent
-        return [(base, number(numeric))] if numeric else []
     groups: dict[int, list] = {}
     for e in symbolic:
         c, term, k = _split_exponent(e)
@@ -559,7 +561,6 @@ def reachable(root) -> list:
 def _rational_ast(v: Fraction, exponent: bool = False):
     """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an
     exponent a fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
-    from ..language.ast import Binary, Num
     num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
     tree = num if num is not None else Num(1.0)
     if v < 0:
@@ -571,7 +572,6 @@ def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
     """A positive coefficient as (numerator AST or None, denominator AST or None), or as one
     decimal numerator when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (1, 2), ``1.25``
     is (5, 4), ``0.3`` is (3, 10); a double that is no short rational prints as itself."""
-    from ..language.ast import Num
     p, q = c.numerator, c.denominator
     if q == 1:
         return (Num(float(p)) if p != 1 else None), None
@@ -584,7 +584,6 @@ def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
 def _product_ast(coeff: Fraction, factors, out: dict):
     """``coeff * Π base^exp`` as an AST: negative powers under one fraction bar, the sign on the
     leading factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
-    from ..language.ast import Binary, Num, Unary
     top, bottom, later = [], [], []
     for base, e in factors:
         ev, b = _value(e), out[base.serial]
@@ -627,7 +626,6 @@ def _term_ast(node, c: Fraction, out: dict, named: set):
 
 def _sum_ast(node, out: dict, named: set):
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
-    from ..language.ast import Binary
     positive = [(t, c) for t, c in node.terms if c > 0]
     negative = [(t, -c) for t, c in node.terms if c < 0]
     if node.const > 0:
@@ -648,7 +646,6 @@ def _sum_ast(node, out: dict, named: set):
 
 def build_ast(node, out: dict, named: set):
     """The AST of one node whose parts' ASTs are already in ``out`` (serial -> AST)."""
-    from ..language.ast import Call, Var
     t = type(node)
     if t is Number:
         return _rational_ast(node.value)
@@ -670,7 +667,6 @@ def to_ast(root):
 
 
 def text(node) -> str:
-    from ..language.printer import to_source
     return to_source(to_ast(node))
 
 
