@@ -158,11 +158,6 @@ def local_formula(graph: Graph, records: list[Contribution], i: int) -> str:
         return text(local_derivatives(graph.ops[k], args)[index])
 
 
-def local_formulas(graph: Graph, records: list[Contribution]) -> list[str]:
-    """Every record's local derivative as a formula (:func:`local_formula`)."""
-    return [local_formula(graph, records, i) for i in range(len(records))]
-
-
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
                 records: list[Contribution], seed: float = 1.0,
                 forward: Rows | None = None) -> Trace:
