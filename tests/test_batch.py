@@ -301,3 +301,17 @@ def test_an_exception_in_a_block_on_the_pool_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(batch, "_evaluate_block", real)
     r = evaluate_columns(compile("log(x)"), {"x": x}, block_rows=256, threads=2)
     assert np.array_equal(r.values, np.log(x))  # the pool still serves
+
+
+@pytest.mark.parametrize("cores, load, threads", [
+    (2, 0.1, 2),   # a quiet machine: a thread per core
+    (2, 0.9, 2),   # part of one core taken: still two
+    (2, 1.0, 1),   # one core taken by other work: one thread
+    (2, 9.4, 1),   # a shared machine under load: one thread, never more waiting for cores
+    (8, 0.0, 4),   # at most MAX_THREADS
+    (1, 0.0, 1),
+])
+def test_default_threads_are_the_idle_cores(cores, load, threads):
+    from gradcli.engine.batch import MAX_THREADS, default_threads
+    assert MAX_THREADS == 4
+    assert default_threads(cores, load) == threads
