@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from types import SimpleNamespace
 from typing import Iterable, Mapping
 
@@ -43,38 +43,7 @@ BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns
 BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big graphs, fewer rows
 
 
-# -- the NumPy namespace: every primitive's primal on arrays ------------------------------------
-# Each mirrors its scalar primal in the table (same branches, same IEEE operations), so that the
-# two engines agree to the last bit wherever NumPy and the C library compute the same function.
-
-def _sigmoid(x):
-    z = np.exp(-np.abs(x))  # exp(-x) for x >= 0, exp(x) below: never overflows
-    return np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
-
-
-def _softplus(x):
-    return np.log1p(np.exp(-np.abs(x))) + np.where(x > 0, x, 0.0)
-
-
-def _relu(x):
-    return np.where(x > 0, x, 0.0)
-
-
-def _sign(x):
-    return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))
-
-
-def _step(x):
-    return np.where(x > 0, 1.0, 0.0)
-
-
-def _min(a, b):
-    return np.where(b < a, b, a)  # Python's min: the first argument unless the second is smaller
-
-
-def _max(a, b):
-    return np.where(b > a, b, a)
-
+# -- the NumPy namespace: every primitive's primal on arrays, from its row's numpy column ---------
 
 def _elementwise(scalar):
     """A scalar primal applied row by row: for functions NumPy lacks (erf), bitwise the same."""
@@ -87,23 +56,19 @@ def _elementwise(scalar):
     return apply
 
 
-_NUMPY_PRIMALS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "neg": np.negative, "pow": np.power,
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
-    "log10": np.log10, "sqrt": np.sqrt, "cbrt": np.cbrt,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "atan2": np.arctan2, "hypot": np.hypot,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
-    "acosh": np.arccosh, "atanh": np.arctanh,
-    "sigmoid": _sigmoid, "softplus": _softplus, "relu": _relu,
-    "abs": np.abs, "min": _min, "max": _max, "sign": _sign, "step": _step,
-}
+def _on_columns(prim):
+    """The row's primal on NumPy columns: its NumPy function (by name, or written with NumPy's
+    functions), or the scalar primal row by row where it has none: a new row of the table
+    works in batches the moment it is added, only slower."""
+    if isinstance(prim.numpy, str):
+        return getattr(np, prim.numpy)
+    if prim.numpy is not None:
+        return partial(prim.numpy, np)
+    return _elementwise(prim.primal)
 
-# A primitive without a NumPy function here is computed by its scalar primal row by row: a new
-# row of the table works in batches the moment it is added, only slower.
-NUMPY = SimpleNamespace(**{name: _NUMPY_PRIMALS.get(name) or _elementwise(p.primal)
-                           for name, p in TABLE.items()}, **CONSTANTS)
+
+NUMPY = SimpleNamespace(**{name: _on_columns(p) for name, p in TABLE.items()}, **CONSTANTS,
+                        where=np.where)
 
 
 class _SinCos:
@@ -207,28 +172,16 @@ def as_columns(graph: Graph, columns: Mapping[str, object]) -> tuple[int, dict[s
 
 # -- the sweeps ---------------------------------------------------------------------------------
 
-# -- which slots the quick finiteness check reads --------------------------------------------
-# The arguments in which a primitive's NumPy primal is never finite when the argument is not (inf
-# or nan in, inf or nan out, whatever the other argument is): a non-finite value read only this
-# way shows again in a later node, so a block's quick check need not look at it. (Not here, e.g.:
-# exp(-inf) = 0, tanh, atan, sigmoid, min, max, pow(inf, 0) = 1, and div's divisor: 1/inf = 0.)
-PROPAGATES: dict[str, tuple[int, ...]] = {
-    "add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0,), "neg": (0,), "hypot": (0, 1),
-    "log": (0,), "log1p": (0,), "log2": (0,), "log10": (0,), "sqrt": (0,), "cbrt": (0,),
-    "sin": (0,), "cos": (0,), "tan": (0,), "asin": (0,), "acos": (0,),
-    "sinh": (0,), "cosh": (0,), "asinh": (0,), "acosh": (0,), "atanh": (0,), "abs": (0,),
-}
-
-
 def checked_slots(graph: Graph) -> list[int]:
     """The input and node slots whose finiteness says whether every slot of a row is finite:
-    the output, and every slot read by some node that does not propagate a non-finite value
-    (:data:`PROPAGATES`) or read by none."""
+    the output, and every slot read by some node that does not pass a non-finite value on (the
+    row's ``propagates``: a non-finite value read only that way shows again in a later node, so
+    a block's quick check need not look at it) or read by none."""
     n_const, base = graph.n_const, graph.base
     checked = bytearray(graph.n_slots)
     read = bytearray(graph.n_slots)
     for k, prim in enumerate(graph.ops):
-        keeps = PROPAGATES.get(prim.name, ())
+        keeps = prim.propagates
         for i, a in enumerate(graph.args(k)):
             read[a] = 1
             if i not in keeps:
@@ -613,6 +566,6 @@ def _jacobian_block(graph, singles, orders, block, checked, offset, values_out, 
                 g[failed] = np.nan
 
 
-__all__ = ["BLOCK_ROWS", "NUMPY", "PROPAGATES", "BatchResult", "JacobianBatch", "as_columns",
+__all__ = ["BLOCK_ROWS", "NUMPY", "BatchResult", "JacobianBatch", "as_columns",
            "block_namespace", "checked_slots", "evaluate_columns", "forward_block",
            "jacobian_columns", "reverse_block"]

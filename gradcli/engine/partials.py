@@ -91,9 +91,6 @@ def node_partials(graph: Graph, partials: Partials, k: int) -> tuple:
     return (first[k],) if graph.arg1[k] < 0 else (first[k], second[k])
 
 
-_ROLES = {"pow": ("the base", "the exponent")}
-
-
 def not_differentiable(graph: Graph, s: int, values: Sequence, order: int = 1,
                        which: int = 0) -> NumericalError:
     """The error of node ``s``, whose derivative (``order`` 2: second derivative) by argument
@@ -105,8 +102,7 @@ def not_differentiable(graph: Graph, s: int, values: Sequence, order: int = 1,
     two = len(arg_slots) == 2
     by = ""
     if two:
-        role = _ROLES.get(prim.name, ("the first argument", "the second argument"))[which]
-        by = f" by {graph.node_id(arg_slots[which])} ({role}, {'ab'[which]})"
+        by = f" by {graph.node_id(arg_slots[which])} ({prim.roles[which]}, {'ab'[which]})"
     if order == 1:
         # The row's note, without its sentences about the other argument's rule.
         note = ". ".join(part for part in prim.note.split(". ")
