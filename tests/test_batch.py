@@ -301,3 +301,21 @@ def test_an_exception_in_a_block_on_the_pool_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(batch, "_evaluate_block", real)
     r = evaluate_columns(compile("log(x)"), {"x": x}, block_rows=256, threads=2)
     assert np.array_equal(r.values, np.log(x))  # the pool still serves
+
+
+def test_the_single_point_tangent_sweep_runs_on_columns():
+    # one tangent sweep for points and columns: each row's directional derivative is the
+    # gradient's dot product with the direction, as the reverse sweep computes it
+    from gradcli.engine.batch import block_namespace, forward_block
+    from gradcli.engine.tangent import local_partials, tangent_sweep
+    graph = compile("log(x)*y^2 + sin(x*y) - x/y")
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(0.5, 3.0, 300), rng.uniform(0.5, 3.0, 300)
+    dx, dy = rng.uniform(-1, 1, 300), rng.uniform(-1, 1, 300)
+    m = block_namespace()
+    slots = forward_block(graph, [x, y], m)
+    with np.errstate(all="ignore"):
+        tangents = tangent_sweep(graph, local_partials(graph, slots, m), [dx, dy])
+    gradient = evaluate_columns(graph, {"x": x, "y": y}).gradient
+    expected = gradient["x"] * dx + gradient["y"] * dy
+    assert tangents[graph.output] == pytest.approx(expected, rel=1e-12, abs=1e-12)

@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import GradcliError, InputError, MissingInputError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .primitives import CONSTANTS, TABLE
+from .partials import local_partials
 from .reverse import visit_order
 from .trig import sincos
 
@@ -324,19 +325,32 @@ def _times(g, local):
 
 def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False,
                   m: SimpleNamespace | None = None, into: dict | None = None) -> list:
-    """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
-    computes them (same visit order, same rules, same order of accumulation); None where nothing
-    flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
-    memory falls during the sweep, and ``slots`` is consumed). ``m``: the namespace the rules
-    compute with (the forward sweep's, so that the pairs it computed are reused). ``into``: slot
-    -> array where that slot's sums of contributions are written (the caller's output column,
-    saving a copy; a slot with one contribution still gets that contribution itself)."""
+    """Adjoints of the inputs (and constants) for one block, by the single-point engine's
+    sweep (:func:`~gradcli.engine.partials.local_partials`: same visit order, same rules, same
+    order of accumulation) on columns; None where nothing flows. A node's adjoint is dropped
+    once passed on; with ``free=True`` its value too (so memory falls during the sweep, and
+    ``slots`` is consumed). ``m``: the namespace the rules compute with (the forward sweep's, so
+    that the pairs it computed are reused). ``into``: slot -> array where that slot's sums of
+    contributions are written (the caller's output column, saving a copy; a slot with one
+    contribution still gets that contribution itself)."""
     m = m or block_namespace()
     into = into or {}
     adjoint: list = [None] * graph.n_slots
     adjoint[graph.output] = 1.0
+    passing = [None]  # the node whose adjoint is being passed on
 
-    def add(a: int, c) -> None:
+    def each(s: int, a: int, local) -> None:
+        if s != passing[0]:  # s's turn: the node before it has passed on all it had
+            done = passing[0]
+            if done is not None:
+                adjoint[done] = None
+                if free:
+                    slots[done] = None
+            passing[0] = s
+        g = adjoint[s]
+        if g is None:
+            return
+        c = _times(g, local)
         prev = adjoint[a]
         if prev is None:
             adjoint[a] = c
@@ -345,26 +359,11 @@ def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = Fals
         else:
             adjoint[a] = prev + c
 
-    base, n_const = graph.base, graph.n_const
-    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    for s in order:
-        g = adjoint[s]
-        if g is None:
-            continue
-        k = s - base
-        a, b, y = arg0[k], arg1[k], slots[s]
-        rules = ops[k].partials
-        if b < 0:
-            add(a, _times(g, rules[0](m, slots[a], y)))
-        else:
-            va, vb = slots[a], slots[b]
-            if a >= n_const:
-                add(a, _times(g, rules[0](m, va, vb, y)))
-            if b >= n_const:
-                add(b, _times(g, rules[1](m, va, vb, y)))
-        adjoint[s] = None
+    local_partials(graph, slots, m, slots=order, each=each)
+    if passing[0] is not None:
+        adjoint[passing[0]] = None
         if free:
-            slots[s] = None
+            slots[passing[0]] = None
     return adjoint
 
 
