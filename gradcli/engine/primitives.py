@@ -1,12 +1,17 @@
-"""THE table of primitives: name -> arity, primal, one partial-derivative rule per argument, domain.
+"""THE table of primitives: one row per primitive, and every mode reads it.
 
-Every derivative in gradcli (reverse mode, forward mode, the trace's local derivatives, the
-numerical check, symbolic ``diff``) reads the same row. A rule is a function ``(m, *args, ans)``
-that returns the partial derivative of the primitive with respect to one argument, where ``ans``
-is the primitive's own value and ``m`` is a namespace of the catalogue's functions. Because a
-rule only uses ``m`` and arithmetic operators, the same rule computes on floats (``m = FLOAT``)
-and builds expressions when given symbolic values: the rules are themselves differentiable,
-as HIPS autograd's are.
+A row holds the primitive's arity, primal, one partial-derivative rule per argument and domain,
+and the facts the other modes need (:class:`Primitive`): its NumPy function (the batch engine),
+its LaTeX command, its arguments' roles (error messages), its kink (the numerical check), its
+parity and inverse (the symbolic form), whether inf and nan pass through it. Every derivative in
+gradcli (reverse mode, forward mode, the trace's local derivatives, the numerical check, symbolic
+``diff``, the batch engine) reads the same row. A rule is a function ``(m, *args, ans)`` that
+returns the partial derivative of the primitive with respect to one argument, where ``ans`` is
+the primitive's own value and ``m`` is a namespace of the catalogue's functions, the constants
+and ``where`` (a rule's branch). Because a rule only uses ``m`` and arithmetic operators, the
+same rule computes on floats (``m = FLOAT``), dual numbers, NumPy columns, and builds
+expressions when given symbolic values: the rules are themselves differentiable, as HIPS
+autograd's are.
 """
 
 from __future__ import annotations
