@@ -148,31 +148,29 @@ def _product_tangent(node, tangent: dict, one):
         if db is None and de is None:
             continue
         items = list(factors[:i]) + list(factors[i + 1:])  # ∂(this·others)/∂this = others
-        sb, se, k = Sym(b), Sym(e), ONE
+        se, k = Sym(e), ONE
         if de is None:  # ∂(b^e)/∂b · b'
-            k, local = _by_base(b, se)
+            k, local = _on_base(b, lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
             items += local + [(db, one)]
         else:  # b^e = exp(u) for u = e·log b, and exp' = exp: b^e·u', u' by the rows
-            log_b = SYMBOLIC.log(sb)
+            log_b = SYMBOLIC.log(Sym(b))
             by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
             inner = [(multiply([(de, one), (by_e.node, one)]), ONE)]
             if db is not None:
-                by_b = _LOG.partials[0](SYMBOLIC, sb, log_b)
-                inner.append((multiply([(by_log.node, one), (_node_of(by_b), one), (db, one)]),
-                              ONE))
+                c, by_b = _on_base(b, lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+                inner.append((multiply([(by_log.node, one)] + by_b + [(db, one)], c), ONE))
             items += [(b, e), (add(inner), one)]
         terms.append((multiply(items, node.coeff * k), ONE))
     return add(terms) if terms else None
 
 
-def _by_base(b, se) -> tuple[Fraction, list]:
-    """The ``pow`` row's ∂(b^e)/∂b as a coefficient and factors (base, exponent) to join a
+def _on_base(b, rule) -> tuple[Fraction, list]:
+    """``rule(b)`` (a row's rule) as a coefficient and factors (base, exponent) to join a
     product's one ``multiply``. The rule runs on a placeholder for the base, then the base comes
     back: built on the base itself, ``2*(x + y)^1`` would be distributed to ``2*x + 2*y``, a new
     sum instead of a factor of the product."""
     placeholder = symbol(_PLACEHOLDER)
-    p = Sym(placeholder)
-    local = _node_of(_POW.partials[0](SYMBOLIC, p, se, p ** se))
+    local = _node_of(rule(Sym(placeholder)))
     if type(local) is Number:
         return local.value, []
     if type(local) is not Product:
