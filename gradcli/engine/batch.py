@@ -35,8 +35,8 @@ import numpy as np
 
 from ..errors import GradcliError, InputError, MissingInputError
 from .graph import Graph, describe_call, domain_error, overflow_error
-from .primitives import CONSTANTS, TABLE
 from .partials import local_partials
+from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
 from .trig import sincos
 

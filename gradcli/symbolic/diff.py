@@ -30,8 +30,9 @@ from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..language.ast import Assign, Program, Var
 from ..language.printer import to_source
-from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, build_ast, children,
-                   fresh_context, local_derivatives, multiply, number, reachable, symbol)
+from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, build_ast,
+                   children, fresh_context, local_derivatives, multiply, number, reachable,
+                   symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 
@@ -168,7 +169,8 @@ def _on_base(b, rule) -> tuple[Fraction, list]:
     """``rule(b)`` (a row's rule) as a coefficient and factors (base, exponent) to join a
     product's one ``multiply``. The rule runs on a placeholder for the base, then the base comes
     back: built on the base itself, ``2*(x + y)^1`` would be distributed to ``2*x + 2*y``, a new
-    sum instead of a factor of the product."""
+    sum instead of a factor of the product. (The rules run here, pow's ∂/∂base and log's, hold
+    the base only as a factor.)"""
     placeholder = symbol(_PLACEHOLDER)
     local = _node_of(rule(Sym(placeholder)))
     if type(local) is Number:
