@@ -22,6 +22,7 @@ from ..errors import NumericalError
 from .graph import Graph, describe_call
 from .primitives import FLOAT
 
+_KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
 Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
 
 
@@ -47,10 +48,11 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     With ``each`` instead, every partial is handed to ``each(s, argument, p)`` (the batch
     engine accumulates columns its own way: no pass over the rows to multiply by 1 or add to 0).
     """
-    keep = adjoint is None and each is None
-    n = len(graph.ops) if keep else 0
+    n = len(graph.ops) if adjoint is None and each is None else 0
     first: list = [None] * n
     second: list = [None] * n
+    if n:
+        each = _KEEP  # one test per partial on the hot path (each is None): the reverse sweep
     if active is None:
         active = graph.active()
     base = graph.base
@@ -64,29 +66,29 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
             if b < 0:
                 if active[a]:
                     p = ops[k].partials[0](m, values[a], y)
-                    if keep:
-                        first[k] = p
-                    elif each is None:
+                    if each is None:
                         adjoint[a] += adjoint[s] * p
+                    elif each is _KEEP:
+                        first[k] = p
                     else:
                         each(s, a, p)
                 continue
             rules, va, vb = ops[k].partials, values[a], values[b]
             if active[a]:
                 p = rules[0](m, va, vb, y)
-                if keep:
-                    first[k] = p
-                elif each is None:
+                if each is None:
                     adjoint[a] += adjoint[s] * p
+                elif each is _KEEP:
+                    first[k] = p
                 else:
                     each(s, a, p)
             which = 1
             if active[b]:
                 p = rules[1](m, va, vb, y)
-                if keep:
-                    second[k] = p
-                elif each is None:
+                if each is None:
                     adjoint[b] += adjoint[s] * p
+                elif each is _KEEP:
+                    second[k] = p
                 else:
                     each(s, b, p)
     except (ValueError, ZeroDivisionError, OverflowError):
