@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from typing import Callable
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # a row is one object: identity is equality
 class Primitive:
     """One row: everything gradcli knows about a primitive, read by every mode (forward, reverse,
     tangent, dual, batch, symbolic, LaTeX, the catalogue). Columns after ``domain`` are keywords
