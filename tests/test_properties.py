@@ -619,6 +619,7 @@ def sympy_examples(n: int) -> settings:
 @example(case("erf(abs(x - 2.3) + 25)", x=0))  # the gradient underflows: compared absolutely
 @example(case("abs(acos(ln(e))) + x", x=1))  # an ulp moves acos's argument past 1
 @example(case("tanh(x)", x=204))  # 1 - tanh^2 = 2.6e-177: 0 at 50 and 100 digits, right at 800
+@example(case("abs(x^cos(pi))", x=-1))  # cos(pi) is -1.0: a real power of a negative base
 @example(case("e = y\na = +-(-θ*(y*y))\nt = acosh(arccosh(-y + 3.5))\n"
               "arccosh(arcsinh(arccos(cos(0))) + 1.4)", y=1, θ=1))
 def test_value_and_gradient_equal_sympy(case: Case):
