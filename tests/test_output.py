@@ -460,7 +460,7 @@ def test_docs_output_shows_real_output():
         assert [line.rstrip() for line in result.stdout.splitlines()] == shown.splitlines(), command
 
 
-# -- tables are drawn by rich -----------------------------------------------------------------------
+# -- tables are drawn by rich ---------------------------------------------------------------------
 
 def rich_text(renderable, width: int = 300) -> str:
     """What rich itself prints for ``renderable`` (no colour), without trailing spaces."""

@@ -296,7 +296,7 @@ def _widths(cells: _Cells, width: int | None, frame: int) -> list[int] | None:
     return widths
 
 
-# -- tables: rich draws -----------------------------------------------------------------------------
+# -- tables: rich draws ---------------------------------------------------------------------------
 
 def _boxes(style: str, ascii: bool) -> tuple:
     """The rich boxes of a table's first piece (under its headers) and of the pieces after a
