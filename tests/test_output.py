@@ -515,11 +515,13 @@ def test_natural_width_is_richs_measure():
     assert {cell_len(line) for line in lines} == {measured}
 
 
-def sample_sheet() -> Sheet:
+def sample_sheet(leading_gap: bool = False) -> Sheet:
     sheet = Sheet("Sample ∂f/∂x")
     sheet.add_column("node")
     sheet.add_column("operation", kind="text")
     sheet.add_column("value of the node", "right")  # wider than its numbers: wraps when narrow
+    if leading_gap:  # the headers alone, closed, then the gap
+        sheet.add_gap(5)
     sheet.add_row(("x̄", "cyan"), "input", "2.000000000000")
     sheet.add_gap(3, "--max-rows 0 shows all")
     for k in range(12):
@@ -529,11 +531,13 @@ def sample_sheet() -> Sheet:
     return sheet
 
 
-@pytest.mark.parametrize("width, ascii", [(None, False), (None, True), (60, False), (48, True)])
-def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii):
+@pytest.mark.parametrize("width, ascii, leading_gap", [
+    (None, False, False), (None, True, False), (60, False, False), (48, True, False),
+    (None, False, True), (48, False, True)])
+def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii, leading_gap):
     """Past PLAIN_ROWS rows a table written without colour skips rich: the bytes are the same."""
     from gradcli.views import layout
-    sheet = sample_sheet()
+    sheet = sample_sheet(leading_gap)
     by_rich = plain_text(render([sheet], width, ascii, styled=False))
     monkeypatch.setattr(layout, "PLAIN_ROWS", 3)
     page = render([sheet], width, ascii, styled=False)

@@ -299,15 +299,15 @@ def _widths(cells: _Cells, width: int | None, frame: int) -> list[int] | None:
 # -- tables: rich draws ---------------------------------------------------------------------------
 
 def _boxes(style: str, ascii: bool) -> tuple:
-    """The rich boxes of a table's first piece (under its headers) and of the pieces after a
-    gap: heavy lines around the headers, light ones around the rows (rich's HEAVY_HEAD); a rule
-    under the headers alone without the box."""
+    """The rich boxes of a table's first piece (under its headers), of the pieces after a gap,
+    and of headers with no rows before a gap: heavy lines around the headers, light ones around
+    the rows (rich's HEAVY_HEAD); a rule under the headers alone without the box."""
     from rich import box
     if style == "box":
-        return (box.ASCII2, box.ASCII2) if ascii else (box.HEAVY_HEAD, box.SQUARE)
+        return (box.ASCII2,) * 3 if ascii else (box.HEAVY_HEAD, box.SQUARE, box.HEAVY)
     line = "-" if ascii else "─"  # a rule under each header, a space where columns meet
     rule = box.Box(f"    \n    \n {line}  \n" + "    \n" * 5, ascii=ascii)
-    return rule, rule
+    return rule, rule, rule
 
 
 def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first: bool,
@@ -317,15 +317,21 @@ def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first:
     (text between its pieces, a number never)."""
     from rich.table import Table
     from rich.text import Text
-    head_box, body_box = _boxes(style, ascii)
+    head_box, body_box, alone_box = _boxes(style, ascii)
+    alone = first and not rows and style == "box"  # the headers, closed, then a gap
     options = {"padding": (0, 1)} if style == "box" else {
         "padding": (0, _GAPS[style] - 1, 0, 0), "pad_edge": False, "show_edge": False}
-    table = Table(box=head_box if first else body_box, show_header=first, highlight=False,
-                  header_style=STYLES["header"] if styled else None, **options)
-    for header, column, w in zip(cells.headers, cells.columns, widths):
-        text = header if _text_width(header) <= w else "\n".join(wrap(header, w))
-        table.add_column(Text(text, justify=column.justify), justify=column.justify, width=w,
-                         no_wrap=True)
+    header_style = STYLES["header"] if styled else None
+    table = Table(box=alone_box if alone else head_box if first else body_box,
+                  show_header=first and not alone, highlight=False, header_style=header_style,
+                  **options)
+    headers = [Text(h if _text_width(h) <= w else "\n".join(wrap(h, w)), justify=c.justify)
+               for h, c, w in zip(cells.headers, cells.columns, widths)]
+    for header, column, w in zip(headers, cells.columns, widths):
+        table.add_column(header, justify=column.justify, width=w, no_wrap=True,
+                         vertical="bottom" if alone else "top")
+    if alone:  # a row of headers, in their style, set on its last line as rich sets headers
+        table.add_row(*headers, style=header_style)
     for cells_row, sizes, _ in rows:
         table.add_row(*[Text(t if size <= w and "\n" not in t else "\n".join(
             wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else "")
@@ -386,7 +392,7 @@ def _plain_lines(long: _Long) -> list[str]:
     """A boxed table as rich draws it (rich.box's characters, one space of padding), written
     directly: the same bytes, about 50 times faster (tests/test_output.py compares them)."""
     cells, widths = long.cells, long.widths
-    head, body = _boxes("box", long.ascii)
+    head, body, alone = _boxes("box", long.ascii)
     justify = [c.justify for c in cells.columns]
     padded = [w + 2 for w in widths]
     lines: list[str] = []
@@ -417,12 +423,13 @@ def _plain_lines(long: _Long) -> list[str]:
             continue
         if not piece and not first:
             continue
-        box = head if first else body
+        box = (alone if not piece else head) if first else body
         lines.append(box.get_top(padded))
         if first:
             row_lines(cells.headers, [_text_width(h) for h in cells.headers],
                       ["text"] * len(widths), box, "head")
-            lines.append(box.get_row(padded, "head"))
+            if piece:
+                lines.append(box.get_row(padded, "head"))
             first = False
         for texts, sizes, _ in piece:
             row_lines([t for t, _ in texts], list(sizes), cells.kinds, box, "row")
