@@ -531,10 +531,13 @@ def sample_sheet(leading_gap: bool = False) -> Sheet:
     return sheet
 
 
-@pytest.mark.parametrize("width, ascii, leading_gap", [
-    (None, False, False), (None, True, False), (60, False, False), (48, True, False),
-    (None, False, True), (48, False, True)])
-def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii, leading_gap):
+@pytest.mark.parametrize("width, ascii, leading_gap, style", [
+    (None, False, False, "box"), (None, True, False, "box"), (60, False, False, "box"),
+    (48, True, False, "box"), (None, False, True, "box"), (48, False, True, "box"),
+    (44, True, False, "plain"), (44, True, True, "plain"), (36, False, False, "plain"),
+    (36, False, True, "plain"), (40, True, False, "tight"), (40, True, True, "tight"),
+    (30, False, False, "records"), (30, True, True, "records")])
+def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii, leading_gap, style):
     """Past PLAIN_ROWS rows a table written without colour skips rich: the bytes are the same."""
     from gradcli.views import layout
     sheet = sample_sheet(leading_gap)
@@ -546,6 +549,7 @@ def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii, lead
     assert "⋮ 3 rows not shown" in by_rich or ": 3 rows not shown" in by_rich
     if width:
         assert max(cell_len(line) for line in by_rich.splitlines()) <= width
+    assert layout.table_widths(sheet, width, ascii)[0] == style
 
 
 def test_no_private_rich_module_is_imported():

@@ -362,14 +362,17 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) ->
     style, widths = _choose(cells, width)
     title = to_ascii(sheet.title) if ascii else sheet.title
     if widths is None:
-        return [styled_text(_records(sheet, cells, width, title, ascii), styled)], width
+        lines = _records(sheet, cells, width, title, ascii)
+        if len(cells.rows) > PLAIN_ROWS and not styled:  # plain text lines: no rich needed
+            return [_Long(["".join(t for t, _ in line) for line in lines])], width
+        return [styled_text(lines, styled)], width
     total = sum(widths) + frame_width(style, len(widths))
     parts: list = []
     if title:
         parts += [Text(line, style=STYLES["title"] if styled else "")
                   for line in wrap(title, max(width or 0, total + 2))]
-    if len(cells.rows) > PLAIN_ROWS and not styled and style == "box":
-        return parts + [_Long(cells, widths, ascii)], total
+    if len(cells.rows) > PLAIN_ROWS and not styled:
+        return parts + [_Long(_plain_lines(cells, widths, style, ascii))], total
     first = True
     for piece in _pieces(cells):
         if isinstance(piece, Gap):
@@ -382,28 +385,33 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) ->
 
 
 class _Long:
-    """A long table at its layout's widths, for :func:`_plain_lines` (no rich: fast)."""
+    """A long table's lines, written without rich (no styles: a pipe or a file)."""
 
-    def __init__(self, cells: _Cells, widths: list[int], ascii: bool):
-        self.cells, self.widths, self.ascii = cells, widths, ascii
+    def __init__(self, lines: list[str]):
+        self.lines = lines
 
 
-def _plain_lines(long: _Long) -> list[str]:
-    """A boxed table as rich draws it (rich.box's characters, one space of padding), written
-    directly: the same bytes, about 50 times faster (tests/test_output.py compares them)."""
-    cells, widths = long.cells, long.widths
-    head, body, alone = _boxes("box", long.ascii)
+def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
+    """A table as rich draws it in this layout (rich.box's characters, rich's padding),
+    written directly: the same bytes, about 25 times faster (tests/test_output.py compares
+    them)."""
+    head, body, alone = _boxes(style, ascii)
+    boxed = style == "box"
+    n = len(widths)
+    pads = [(1, 1)] * n if boxed else [(0, _GAPS[style] - 1)] * (n - 1) + [(0, 0)]
+    padded = [w + left + right for w, (left, right) in zip(widths, pads)]
     justify = [c.justify for c in cells.columns]
-    padded = [w + 2 for w in widths]
     lines: list[str] = []
 
     def row_lines(texts: list[str], sizes: list[int], kinds: list[str], box, level: str) -> None:
         left, bar, right = ((box.head_left, box.head_vertical, box.head_right) if level == "head"
                             else (box.mid_left, box.mid_vertical, box.mid_right))
+        if not boxed:
+            left = right = ""
         if all(s <= w and "\n" not in t for t, s, w in zip(texts, sizes, widths)):
             lines.append(left + bar.join(
-                " " + (" " * (w - s) + t if j == "right" else t + " " * (w - s)) + " "
-                for t, s, w, j in zip(texts, sizes, widths, justify)) + right)
+                " " * a + (" " * (w - s) + t if j == "right" else t + " " * (w - s)) + " " * b
+                for t, s, w, j, (a, b) in zip(texts, sizes, widths, justify, pads)) + right)
             return
         broken = [(t.split("\n") if s <= w else wrap(t, w, kind == "formula"))
                   for t, s, w, kind in zip(texts, sizes, widths, kinds)]
@@ -412,28 +420,30 @@ def _plain_lines(long: _Long) -> list[str]:
             broken = [[""] * (height - len(b)) + b for b in broken]
         for i in range(height):
             lines.append(left + bar.join(
-                " " + _pad(b[i] if i < len(b) else "", w, j) + " "
-                for b, w, j in zip(broken, widths, justify)) + right)
+                " " * a + _pad(b[i] if i < len(b) else "", w, j) + " " * c
+                for b, w, j, (a, c) in zip(broken, widths, justify, pads)) + right)
 
     first = True
     for piece in _pieces(cells):
         if isinstance(piece, Gap):
-            note = to_ascii(piece.text()) if long.ascii else piece.text()
-            lines += wrap(note, sum(padded) + len(widths) + 1)
+            note = to_ascii(piece.text()) if ascii else piece.text()
+            lines += wrap(note, sum(widths) + frame_width(style, n))
             continue
         if not piece and not first:
             continue
-        box = (alone if not piece else head) if first else body
-        lines.append(box.get_top(padded))
+        box = (alone if not piece and boxed else head) if first else body
+        if boxed:
+            lines.append(box.get_top(padded))
         if first:
             row_lines(cells.headers, [_text_width(h) for h in cells.headers],
-                      ["text"] * len(widths), box, "head")
-            if piece:
-                lines.append(box.get_row(padded, "head"))
+                      ["text"] * n, box, "head")
+            if piece or not boxed:
+                lines.append(box.get_row(padded, "head", edge=boxed))
             first = False
         for texts, sizes, _ in piece:
             row_lines([t for t, _ in texts], list(sizes), cells.kinds, box, "row")
-        lines.append(box.get_bottom(padded))
+        if boxed:
+            lines.append(box.get_bottom(padded))
     return lines
 
 
@@ -567,7 +577,7 @@ def print_page(page: Page, out) -> None:
         for part in page.parts:
             if isinstance(part, _Long):
                 from rich.text import Text
-                part = Text("\n".join(_plain_lines(part)), no_wrap=True, overflow="ignore")
+                part = Text("\n".join(part.lines), no_wrap=True, overflow="ignore")
             out.print(part, crop=False)
     finally:
         if narrower:
@@ -591,7 +601,7 @@ def plain_text(page: Page) -> str:
     for part in page.parts:
         if isinstance(part, _Long):
             flush()
-            chunks.append("\n".join(_plain_lines(part)) + "\n")
+            chunks.append("".join(line + "\n" for line in part.lines))
         else:
             pending.append(part)
     flush()
