@@ -578,3 +578,9 @@ def test_plain_eval_does_not_import_rich_and_tables_do():
     traced = subprocess.run([sys.executable, "-c", code, "eval", SEED, "--at", AT, "--trace"],
                             capture_output=True, text=True, timeout=120)
     assert "rich.table" in traced.stdout, traced.stderr
+
+
+def test_docs_state_the_plain_writers_threshold():
+    from gradcli.views.layout import PLAIN_ROWS
+    page = (Path(__file__).parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
+    assert f"a table of more than {PLAIN_ROWS:,} rows written without colour" in page
