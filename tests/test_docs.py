@@ -24,6 +24,7 @@ Blocks marked ```` ```sh ````, ```` ```text ```` or ```` ```mermaid ```` are not
 from __future__ import annotations
 
 import doctest
+import os
 import re
 import shlex
 import subprocess
@@ -91,15 +92,24 @@ def runs(path: Path) -> list[Run]:
 ALL_RUNS = [run for page in PAGES for run in runs(page)]
 
 
+def this_environment() -> dict[str, str]:
+    """The environment for the shell: this Python's console scripts first on PATH, so that a
+    ``$(gradcli ...)`` inside a command runs the gradcli under test, not another install's."""
+    scripts = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
+
+
 def expand(words: str) -> list[str]:
-    """The arguments the shell passes for ``words`` (expansion only: nothing is run but printf)."""
+    """The arguments the shell passes for ``words`` (expansion only: nothing is run but printf
+    and the commands of a ``$(...)``)."""
     out = subprocess.run(["bash", "-c", "printf '%s\\0' " + words], capture_output=True,
-                         check=True, timeout=30)
+                         check=True, timeout=30, env=this_environment())
     return out.stdout.decode("utf-8").split("\0")[:-1]
 
 
 def shell_output(command: str) -> str:
-    out = subprocess.run(["bash", "-c", command], capture_output=True, check=True, timeout=30)
+    out = subprocess.run(["bash", "-c", command], capture_output=True, check=True, timeout=30,
+                         env=this_environment())
     return out.stdout.decode("utf-8")
 
 
@@ -139,6 +149,17 @@ def test_the_example_reader_follows_the_convention(tmp_path, monkeypatch):
     assert found[0].files == {"f.grad": "x*x\n"}
     assert expand("eval \"$(printf 'x+%.0s' {1..3})x\" --at x=1  # a comment") == [
         "eval", "x+x+x+x", "--at", "x=1"]
+
+
+def test_a_substitution_runs_the_gradcli_under_test(tmp_path, monkeypatch):
+    """``$(gradcli ...)`` in a page runs this environment's console script, whatever else PATH
+    holds: here a decoy gradcli first on PATH."""
+    decoy = tmp_path / "gradcli"
+    decoy.write_text("#!/bin/sh\necho decoy\n")
+    decoy.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert expand("\"$(command -v gradcli)\"") == [str(Path(sys.executable).parent / "gradcli")]
+    assert expand("\"$(gradcli diff 'x*x')\"") == ["2*x"]  # d(x*x)/dx
 
 
 # -- the pages themselves -------------------------------------------------------------------------

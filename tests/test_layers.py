@@ -87,6 +87,41 @@ def internal_graph() -> dict[str, set[str]]:
             for m, p in mods.items()}
 
 
+def design_map() -> set[str]:
+    """The modules docs/design.md names in its map: the ``gradcli/`` tree of its ```text block,
+    a folder a line ending in ``/``, its files indented under it."""
+    page = (PACKAGE.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    tree = page.split("\ngradcli/\n", 1)[1].split("```", 1)[0]
+    named, folders = set(), []  # folders: (indent, name) of the folders the line is inside
+    for line in tree.splitlines():
+        stripped = line.lstrip()
+        if not stripped or len(line) - len(stripped) < 2:
+            continue
+        indent = len(line) - len(stripped)
+        word = stripped.split()[0]
+        if indent < 2 or not (word.endswith("/") or word.endswith(".py")):
+            continue  # a description's second line
+        while folders and folders[-1][0] >= indent:
+            folders.pop()
+        parts = ["gradcli"] + [name for _, name in folders]
+        if word.endswith("/"):
+            folders.append((indent, word[:-1]))
+            named.add(".".join(parts + [word[:-1]]))
+        else:
+            stem = word[:-3]
+            named.add(".".join(parts if stem == "__init__" else parts + [stem]))
+    return named
+
+
+def test_design_md_names_every_module():
+    """docs/design.md is the map of the code: a module added is a line added there."""
+    named = design_map()
+    missing = sorted(set(modules()) - named)
+    assert not missing, f"docs/design.md does not name {missing}: add a line to its map"
+    stale = sorted(named - set(modules()))
+    assert not stale, f"docs/design.md names modules that do not exist: {stale}"
+
+
 def test_every_module_has_a_layer():
     for module in modules():
         layer_of(module)

@@ -458,3 +458,129 @@ def test_docs_output_shows_real_output():
         result = CliRunner().invoke(main, shlex.split(command)[1:])
         assert result.exit_code == 0, (command, result.output)
         assert [line.rstrip() for line in result.stdout.splitlines()] == shown.splitlines(), command
+
+
+# -- tables are drawn by rich ---------------------------------------------------------------------
+
+def rich_text(renderable, width: int = 300) -> str:
+    """What rich itself prints for ``renderable`` (no colour), without trailing spaces."""
+    import io
+
+    from rich.console import Console
+    console = Console(file=io.StringIO(), width=width, color_system=None, highlight=False,
+                      emoji=False, markup=False, legacy_windows=False)
+    console.print(renderable)
+    return "".join(line.rstrip() + "\n" for line in console.file.getvalue().splitlines())
+
+
+def test_a_piped_table_is_what_rich_draws():
+    """The forward trace of the seed example, piped, is the rich.table.Table written here from
+    the --json values: rich's HEAVY_HEAD box, numbers right-justified, the output marked."""
+    from rich import box
+    from rich.table import Table
+    out = piped(["eval", SEED, "--at", AT, "--trace", "--max-rows", "0"]).stdout.decode()
+    data = json_of("eval", SEED, "--at", AT, "--trace")
+    table = Table(box=box.HEAVY_HEAD)
+    for header, justify in (("node", "left"), ("operation", "left"), ("value", "right"),
+                            ("", "left")):
+        table.add_column(header, justify=justify)
+    for row in data["trace"]["forward"]:
+        operation = row["expr"] if row["op"] == "input" else \
+            f"{row['id']} = {row['expr']} = {row['step']}"
+        table.add_row(row["id"], "input" if row["op"] == "input" else operation,
+                      number(row["value"]), "← output" if row["id"] == "v5" else "")
+    forward = out.split("Forward evaluation trace\n")[1].split("Reverse sweep")[0]
+    assert forward == rich_text(table)
+
+
+def test_natural_width_is_richs_measure():
+    """The width gradcli lays a table out at is the maximum rich's Console.measure gives."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    sheet = Sheet("t")
+    sheet.add_column("name")
+    sheet.add_column("value", "right")
+    sheet.add_column("note", kind="text")
+    sheet.add_row("θ̄ wide 变量", "-1234.567890123456", "a note with words")
+    sheet.add_row("x", "1e-300", "")
+    table = Table()
+    for column in sheet.columns:
+        table.add_column(column.header)
+    for row in sheet.rows:
+        table.add_row(*row)
+    measured = Console(file=io.StringIO(), width=500).measure(table).maximum
+    lines = plain_text(render([sheet], None)).splitlines()[1:]
+    assert {cell_len(line) for line in lines} == {measured}
+
+
+def sample_sheet(leading_gap: bool = False) -> Sheet:
+    sheet = Sheet("Sample ∂f/∂x")
+    sheet.add_column("node")
+    sheet.add_column("operation", kind="text")
+    sheet.add_column("value of the node", "right")  # wider than its numbers: wraps when narrow
+    if leading_gap:  # the headers alone, closed, then the gap
+        sheet.add_gap(5)
+    sheet.add_row(("x̄", "cyan"), "input", "2.000000000000")
+    sheet.add_gap(3, "--max-rows 0 shows all")
+    for k in range(12):
+        sheet.add_row(f"v{k}", f"v{k} = hypot(a, b) * {'sin(y) + ' * (k % 4)}x", f"{-k / 7:.12f}")
+    sheet.add_gap(1)
+    sheet.add_row("变量", "multi\nline", "1e-300")
+    return sheet
+
+
+@pytest.mark.parametrize("width, ascii, leading_gap, style", [
+    (None, False, False, "box"), (None, True, False, "box"), (60, False, False, "box"),
+    (48, True, False, "box"), (None, False, True, "box"), (48, False, True, "box"),
+    (44, True, False, "plain"), (44, True, True, "plain"), (36, False, False, "plain"),
+    (36, False, True, "plain"), (40, True, False, "tight"), (40, True, True, "tight"),
+    (30, False, False, "records"), (30, True, True, "records")])
+def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii, leading_gap, style):
+    """Past PLAIN_ROWS rows a table written without colour skips rich: the bytes are the same."""
+    from gradcli.views import layout
+    sheet = sample_sheet(leading_gap)
+    by_rich = plain_text(render([sheet], width, ascii, styled=False))
+    monkeypatch.setattr(layout, "PLAIN_ROWS", 3)
+    page = render([sheet], width, ascii, styled=False)
+    assert any(isinstance(part, layout._Long) for part in page.parts)
+    assert plain_text(page) == by_rich
+    assert "⋮ 3 rows not shown" in by_rich or ": 3 rows not shown" in by_rich
+    if width:
+        assert max(cell_len(line) for line in by_rich.splitlines()) <= width
+    assert layout.table_widths(sheet, width, ascii)[0] == style
+
+
+def test_no_private_rich_module_is_imported():
+    """gradcli uses rich's public API only (rich._export_format was once read for the SVG)."""
+    import ast
+    package = Path(__file__).parent.parent / "gradcli"
+    private = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) and not node.level else [])
+            private += [f"{path.name}: {n}" for n in names
+                        if n.split(".")[0] == "rich" and any(p.startswith("_") for p in
+                                                             n.split("."))]
+    assert not private
+
+
+def test_plain_eval_does_not_import_rich_and_tables_do():
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom gradcli.cli import main\n"
+            "r = CliRunner().invoke(main, sys.argv[1:])\nassert r.exit_code == 0, r.output\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))")
+    plain = subprocess.run([sys.executable, "-c", code, "eval", SEED, "--at", AT],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.stdout.strip() == "[]", plain.stderr
+    traced = subprocess.run([sys.executable, "-c", code, "eval", SEED, "--at", AT, "--trace"],
+                            capture_output=True, text=True, timeout=120)
+    assert "rich.table" in traced.stdout, traced.stderr
+
+
+def test_docs_state_the_plain_writers_threshold():
+    from gradcli.views.layout import PLAIN_ROWS
+    page = (Path(__file__).parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
+    assert f"a table of more than {PLAIN_ROWS:,} rows written without colour" in page

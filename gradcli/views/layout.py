@@ -1,19 +1,27 @@
-"""Text laid out for a width: tables that never cut a number, prose wrapped between words.
+"""Text laid out for a width, drawn by rich: tables that never cut a number, prose wrapped
+between words.
 
 A :class:`Sheet` is a table as plain data (a title, columns that say whether they hold numbers
 or text, rows, and gaps where rows were left out). :func:`render` lays out a list of blocks
 (sheets, prose, drawings) for a width, or for their natural width when the width is ``None``
-(a pipe or a file), and gives lines of ``(text, style)`` runs; the screen gives the styles their
-colours, or writes the text alone.
+(a pipe or a file), and gives a :class:`Page` of rich renderables; the screen prints it in
+colour, or :func:`plain_text` gives its text.
 
-How a table meets a width:
+gradcli chooses the layout, rich draws it (``rich.table.Table``, ``rich.box``). Cells are
+measured in terminal cells with ``rich.cells.cell_len``, the measure rich's own ``Measurement``
+of a text gives (a test checks that ``Console.measure`` agrees). A table meets a width in the
+first of these ways that fits:
 
-1. it fits at its natural width: drawn as it is;
-2. it fits once text cells are wrapped between their pieces (a piece is a word, or a bracketed
-   formula kept whole, ``sin(a, b)``) and numbers are kept whole: drawn with those widths;
-3. otherwise each row is printed as a block of ``column: value`` lines, and one line says so.
+1. at its natural width, in a box;
+2. in a box with text wrapped: numbers keep their full width (``no_wrap`` columns; only their
+   headers wrap), text is broken between its pieces (a piece is a word, or a bracketed formula
+   kept whole, ``sin(a, b)``); then without the box, columns two spaces, then one space apart;
+3. as records: each row a block of ``column: value`` lines, and one line says so.
 
-No number is ever cut or wrapped, and no column is ever dropped.
+No number is ever cut or wrapped, and no column is ever dropped. A table of more than
+:data:`PLAIN_ROWS` rows written without colour (a pipe, a file) is written by a plain writer with
+the same box characters (``rich.box``), byte for byte what rich draws: rich takes about half a
+millisecond a row (docs/output.md).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 
 from .notation import to_ascii
+
+PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~0.5 ms a row)
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
 LONG_PIECE = 32  # a bracketed piece of text longer than this is broken between its words
@@ -182,7 +192,7 @@ def _pad(text: str, width: int, justify: str) -> str:
     return " " * room + text if justify == "right" else text + " " * room
 
 
-# -- tables ---------------------------------------------------------------------------------------
+# -- tables: gradcli measures and chooses ---------------------------------------------------------
 
 class _Cells:
     """A sheet's text after the ASCII rewrite, with its measurements (the narrowest widths
@@ -244,26 +254,24 @@ def _text_width(text: str) -> int:
     return max(map(width_of, text.split("\n"))) if "\n" in text else width_of(text)
 
 
-def _measure(sheet: Sheet, ascii: bool) -> _Cells:
-    return _Cells(sheet, ascii)
-
-
 def table_widths(sheet: Sheet, width: int | None, ascii: bool = False):
     """``(style, column widths)`` for ``width`` (None: natural): style "box" (lines around
-    every cell) or "plain" (columns two spaces apart, a rule under the headers); ``(
-    "records", None)`` when neither fits."""
-    return _choose(_measure(sheet, ascii), width)
+    every cell), "plain" or "tight" (columns two or one spaces apart, a rule under the
+    headers); ``("records", None)`` when none fits."""
+    return _choose(_Cells(sheet, ascii), width)
 
 
 def _choose(cells: _Cells, width: int | None):
     for style in ("box", "plain", "tight"):
-        widths = _widths(cells, width, _frame_width(style, len(cells.natural)))
+        widths = _widths(cells, width, frame_width(style, len(cells.natural)))
         if widths is not None:
             return style, widths
     return "records", None
 
 
-def _frame_width(style: str, columns: int) -> int:
+def frame_width(style: str, columns: int) -> int:
+    """The columns a table's lines and padding take: rich's box with one space of padding
+    either side of a cell (3 a column, plus 1), or the gaps between columns."""
     return 3 * columns + 1 if style == "box" else _GAPS[style] * (columns - 1)
 
 
@@ -288,121 +296,155 @@ def _widths(cells: _Cells, width: int | None, frame: int) -> list[int] | None:
     return widths
 
 
-_FRAME = {"top": "┏━┳┓", "head": "┃┃┃", "rule": "┡━╇┩", "row": "│││", "bottom": "└─┴┘",
-          "gap": "├─┴┤", "after": "├─┬┤"}
+# -- tables: rich draws ---------------------------------------------------------------------------
+
+def _boxes(style: str, ascii: bool) -> tuple:
+    """The rich boxes of a table's first piece (under its headers), of the pieces after a gap,
+    and of headers with no rows before a gap: heavy lines around the headers, light ones around
+    the rows (rich's HEAVY_HEAD); a rule under the headers alone without the box."""
+    from rich import box
+    if style == "box":
+        return (box.ASCII2,) * 3 if ascii else (box.HEAVY_HEAD, box.SQUARE, box.HEAVY)
+    line = "-" if ascii else "─"  # a rule under each header, a space where columns meet
+    rule = box.Box(f"    \n    \n {line}  \n" + "    \n" * 5, ascii=ascii)
+    return rule, rule, rule
 
 
-def render_sheet(sheet: Sheet, width: int | None, ascii: bool = False,
-                 styled: bool = True) -> list[Line]:
-    """The table's lines (title, box, rows) for ``width``; as records when it cannot fit."""
-    cells = _measure(sheet, ascii)
-    style, widths = _choose(cells, width)
-    lines: list[Line] = []
-    title = to_ascii(sheet.title) if ascii else sheet.title
-    if widths is None:
-        return _records(sheet, cells, width, title, ascii)
-    inner = sum(widths) + 3 * len(widths) - 1
-    if style != "box":
-        inner = sum(widths) + _frame_width(style, len(widths))
-    if title:
-        for text in wrap(title, max(width or 0, inner + 2)):
-            lines.append([(text, "title")])
-    frame = {k: (to_ascii(v) if ascii else v) for k, v in
-             (_FRAME if style == "box" else _PLAIN).items()}
-    if style != "box":  # no lines around cells, columns one or two spaces apart
-        return lines + _plain_table(cells, widths, sheet, frame, styled, " " * _GAPS[style])
-
-    def rule(kind: str) -> Line:
-        left, fill, cross, right = frame[kind]
-        return [(left + cross.join(fill * (w + 2) for w in widths) + right, "frame")]
-
-    def content(kind: str, texts: list[list[str]], styles: list, justify: list[str]) -> list:
-        bar = frame[kind][0]
-        out = []
-        for i in range(max(len(t) for t in texts)):
-            if styled:
-                line: Line = [(bar, "frame")]
-                for k, w in enumerate(widths):
-                    piece = texts[k][i] if i < len(texts[k]) else ""
-                    line += [(" ", None), (_pad(piece, w, justify[k]), styles[k]), (" ", None),
-                             (bar, "frame")]
-            else:
-                line = [(bar + bar.join(
-                    " " + _pad(texts[k][i] if i < len(texts[k]) else "", w, justify[k]) + " "
-                    for k, w in enumerate(widths)) + bar, None)]
-            out.append(line)
-        return out
-
-    justify = [c.justify for c in sheet.columns]
-    lines.append(rule("top"))
-    lines += content("head", [wrap(h, w) for h, w in zip(cells.headers, widths)],
-                     ["header"] * len(widths), justify)
-    lines.append(rule("rule"))
-    bar = frame["row"][0]
-    for r, row in enumerate(cells.rows):
-        if not styled and not isinstance(row, Gap) and row[2] and all(
-                cw <= w for cw, w in zip(row[1], widths)):  # the common case, fast
-            lines.append([(bar + bar.join(
-                [" " + (" " * (w - cw) + t if j == "right" else t + " " * (w - cw)) + " "
-                 for (t, _), cw, w, j in zip(row[0], row[1], widths, justify)]) + bar, None)])
-            continue
-        if isinstance(row, Gap):
-            if r:
-                lines.append(rule("gap"))
-            for text in wrap(to_ascii(row.text()) if ascii else row.text(), inner - 1):
-                lines.append([(frame["row"][0] + " ", "frame"), (_pad(text, inner - 1, "left"),
-                                                                   "dim"),
-                              (frame["row"][0], "frame")])
-            if r + 1 < len(cells.rows):
-                lines.append(rule("after"))
-            continue
-        texts = [[t] if cw <= w and "\n" not in t else wrap(t, w, kind == "formula")
-                 for (t, _), cw, w, kind in zip(row[0], row[1], widths, cells.kinds)]
-        lines += content("row", texts, [s for _, s in row[0]], justify)
-    if cells.rows and isinstance(cells.rows[-1], Gap):
-        left, fill, _, right = frame["bottom"]
-        lines.append([(left + fill * inner + right, "frame")])
-    else:
-        lines.append(rule("bottom"))
-    return lines
+def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first: bool,
+                ascii: bool, styled: bool = True):
+    """One piece of a table (the rows between two gaps) as a ``rich.table.Table`` with these
+    column widths: every column ``no_wrap``, each cell already broken where the layout chose
+    (text between its pieces, a number never)."""
+    from rich.table import Table
+    from rich.text import Text
+    head_box, body_box, alone_box = _boxes(style, ascii)
+    alone = first and not rows and style == "box"  # the headers, closed, then a gap
+    options = {"padding": (0, 1)} if style == "box" else {
+        "padding": (0, _GAPS[style] - 1, 0, 0), "pad_edge": False, "show_edge": False}
+    header_style = STYLES["header"] if styled else None
+    table = Table(box=alone_box if alone else head_box if first else body_box,
+                  show_header=first and not alone, highlight=False, header_style=header_style,
+                  **options)
+    headers = [Text(h if _text_width(h) <= w else "\n".join(wrap(h, w)), justify=c.justify)
+               for h, c, w in zip(cells.headers, cells.columns, widths)]
+    for header, column, w in zip(headers, cells.columns, widths):
+        table.add_column(header, justify=column.justify, width=w, no_wrap=True,
+                         vertical="bottom" if alone else "top")
+    if alone:  # a row of headers, in their style, set on its last line as rich sets headers
+        table.add_row(*headers, style=header_style)
+    for cells_row, sizes, _ in rows:
+        table.add_row(*[Text(t if size <= w and "\n" not in t else "\n".join(
+            wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else "")
+            for (t, s), size, w, kind in zip(cells_row, sizes, widths, cells.kinds)])
+    return table
 
 
-_PLAIN = {"rule": "─"}
+def _style(name: str | None) -> str | None:
+    return STYLES.get(name, name) if name else None
 
 
-def _plain_table(cells: _Cells, widths: list[int], sheet: Sheet, frame: dict,
-                 styled: bool, gap: str) -> list[Line]:
-    """Columns ``gap`` apart, a rule under the headers: for tables a box would not fit."""
-    justify = [c.justify for c in sheet.columns]
-    total = sum(widths) + len(gap) * (len(widths) - 1)
-
-    def content(texts: list[list[str]], styles: list) -> list[Line]:
-        out = []
-        for i in range(max(len(t) for t in texts)):
-            line: Line = []
-            for k, w in enumerate(widths):
-                piece = texts[k][i] if i < len(texts[k]) else ""
-                line += ([(gap, None)] if k else []) + [(_pad(piece, w, justify[k]), styles[k])]
-            out.append(line if styled else [("".join(t for t, _ in line), None)])
-        return out
-
-    lines = content([wrap(h, w) for h, w in zip(cells.headers, widths)],
-                    ["header"] * len(widths))
-    lines.append([(gap.join(frame["rule"] * w for w in widths), "frame")])
+def _pieces(cells: _Cells) -> list:
+    """The rows between gaps, and the gaps: ``[rows, Gap, rows, ...]``."""
+    out: list = [[]]
     for row in cells.rows:
         if isinstance(row, Gap):
-            lines += [[(text, "dim")] for text in wrap(to_ascii(row.text()) if ascii_of(frame)
-                                                        else row.text(), total)]
+            out += [row, []]
+        else:
+            out[-1].append(row)
+    return out
+
+
+def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) -> tuple[list, int]:
+    """A sheet's renderables for ``width`` (the title, the table's pieces and its gaps; as
+    records when it cannot fit), and the width they take."""
+    from rich.text import Text
+    cells = _Cells(sheet, ascii)
+    style, widths = _choose(cells, width)
+    title = to_ascii(sheet.title) if ascii else sheet.title
+    if widths is None:
+        lines = _records(sheet, cells, width, title, ascii)
+        if len(cells.rows) > PLAIN_ROWS and not styled:  # plain text lines: no rich needed
+            return [_Long(["".join(t for t, _ in line) for line in lines])], width
+        return [styled_text(lines, styled)], width
+    total = sum(widths) + frame_width(style, len(widths))
+    parts: list = []
+    if title:
+        parts += [Text(line, style=STYLES["title"] if styled else "")
+                  for line in wrap(title, max(width or 0, total + 2))]
+    if len(cells.rows) > PLAIN_ROWS and not styled:
+        return parts + [_Long(_plain_lines(cells, widths, style, ascii))], total
+    first = True
+    for piece in _pieces(cells):
+        if isinstance(piece, Gap):
+            note = to_ascii(piece.text()) if ascii else piece.text()
+            parts += [Text(line, style="dim" if styled else "") for line in wrap(note, total)]
+        elif piece or first:
+            parts.append(_rich_table(cells, widths, style, piece, first, ascii, styled))
+            first = False
+    return parts, total
+
+
+class _Long:
+    """A long table's lines, written without rich (no styles: a pipe or a file)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+
+
+def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
+    """A table as rich draws it in this layout (rich.box's characters, rich's padding),
+    written directly: the same bytes, about 25 times faster (tests/test_output.py compares
+    them)."""
+    head, body, alone = _boxes(style, ascii)
+    boxed = style == "box"
+    n = len(widths)
+    pads = [(1, 1)] * n if boxed else [(0, _GAPS[style] - 1)] * (n - 1) + [(0, 0)]
+    padded = [w + left + right for w, (left, right) in zip(widths, pads)]
+    justify = [c.justify for c in cells.columns]
+    lines: list[str] = []
+
+    def row_lines(texts: list[str], sizes: list[int], kinds: list[str], box, level: str) -> None:
+        left, bar, right = ((box.head_left, box.head_vertical, box.head_right) if level == "head"
+                            else (box.mid_left, box.mid_vertical, box.mid_right))
+        if not boxed:
+            left = right = ""
+        if all(s <= w and "\n" not in t for t, s, w in zip(texts, sizes, widths)):
+            lines.append(left + bar.join(
+                " " * a + (" " * (w - s) + t if j == "right" else t + " " * (w - s)) + " " * b
+                for t, s, w, j, (a, b) in zip(texts, sizes, widths, justify, pads)) + right)
+            return
+        broken = [(t.split("\n") if s <= w else wrap(t, w, kind == "formula"))
+                  for t, s, w, kind in zip(texts, sizes, widths, kinds)]
+        height = max(map(len, broken))
+        if level == "head":  # rich sets headers on the bottom line of the header row
+            broken = [[""] * (height - len(b)) + b for b in broken]
+        for i in range(height):
+            lines.append(left + bar.join(
+                " " * a + _pad(b[i] if i < len(b) else "", w, j) + " " * c
+                for b, w, j, (a, c) in zip(broken, widths, justify, pads)) + right)
+
+    first = True
+    for piece in _pieces(cells):
+        if isinstance(piece, Gap):
+            note = to_ascii(piece.text()) if ascii else piece.text()
+            lines += wrap(note, sum(widths) + frame_width(style, n))
             continue
-        lines += content([[t] if cw <= w and "\n" not in t
-                          else wrap(t, w, kind == "formula")
-                          for (t, _), cw, w, kind in zip(row[0], row[1], widths, cells.kinds)],
-                         [s for _, s in row[0]])
+        if not piece and not first:
+            continue
+        box = (alone if not piece and boxed else head) if first else body
+        if boxed:
+            lines.append(box.get_top(padded))
+        if first:
+            row_lines(cells.headers, [_text_width(h) for h in cells.headers],
+                      ["text"] * n, box, "head")
+            if piece or not boxed:
+                lines.append(box.get_row(padded, "head", edge=boxed))
+            first = False
+        for texts, sizes, _ in piece:
+            row_lines([t for t, _ in texts], list(sizes), cells.kinds, box, "row")
+        if boxed:
+            lines.append(box.get_bottom(padded))
     return lines
-
-
-def ascii_of(frame: dict) -> bool:
-    return frame["rule"].isascii()
 
 
 def _records(sheet: Sheet, cells: _Cells, width: int, title: str, ascii: bool) -> list[Line]:
@@ -441,10 +483,28 @@ def _records(sheet: Sheet, cells: _Cells, width: int, title: str, ascii: bool) -
 
 # -- any block ------------------------------------------------------------------------------------
 
-def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> list[Line]:
-    """Lines of ``(text, style)`` runs for a list of blocks: sheets, prose (str, Prose, or rich
-    Text), preformatted drawings, and lists or rich Groups of those."""
-    lines: list[Line] = []
+# Named styles of the views, in rich's style language; other names are rich styles already.
+STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
+          "box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim", "id": "cyan",
+          "text": None, "edge": None, "label": "yellow"}
+
+
+@dataclass
+class Page:
+    """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
+    the width of the widest line."""
+
+    parts: list
+    width: int
+
+
+def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
+    """The page for a list of blocks: sheets, prose (str, Prose, or rich Text), preformatted
+    drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text, and
+    long tables for the plain writer)."""
+    from rich.text import Text
+    parts: list = []
+    widest = 0
     stack = [blocks]
     while stack:
         block = stack.pop()
@@ -455,9 +515,12 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
         elif hasattr(block, "renderables"):  # a rich Group
             stack += reversed(list(block.renderables))
         elif isinstance(block, Sheet):
-            lines += render_sheet(block, width, ascii, styled)
+            more, used = _sheet(block, width, ascii, styled)
+            parts += more
+            widest = max(widest, used)
         elif isinstance(block, Preformatted):
-            lines += block.lines
+            parts.append(styled_text(block.lines, styled))
+            widest = max([widest] + [sum(width_of(t) for t, _ in line) for line in block.lines])
         else:
             if isinstance(block, Prose):
                 text, style = block.text, block.style
@@ -467,12 +530,79 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
                 text, style = str(block), None
             if ascii:
                 text = to_ascii(text)
-            for line in text.split("\n"):
-                for piece in (wrap(line, width) if width else [line]):
-                    lines.append([(piece, style)])
-    return lines
+            lines = [piece for line in text.split("\n")
+                     for piece in (wrap(line, width) if width else [line])]
+            widest = max([widest] + [width_of(line) for line in lines])
+            parts.append(Text("\n".join(lines), style=(_style(style) or "") if styled else "",
+                              no_wrap=True, overflow="ignore"))
+    return Page(parts, max(widest, width or 0, 1))
 
 
-def plain_text(lines: list[Line]) -> str:
-    """The lines as text, without trailing spaces, ending in a newline."""
-    return "".join("".join(t for t, _ in line).rstrip() + "\n" for line in lines)
+def styled_text(lines: list[Line], styled: bool = True):
+    """The lines as one rich Text, each run in its style (no trailing spaces)."""
+    from rich.text import Text
+    text = Text(no_wrap=True, overflow="ignore")
+    for k, line in enumerate(lines):
+        if k:
+            text.append("\n")
+        line = list(line)
+        while line and not line[-1][0].strip():
+            line.pop()  # no trailing spaces
+        if line:
+            line[-1] = (line[-1][0].rstrip(), line[-1][1])
+        for chunk, style in line:
+            text.append(chunk, _style(style) if styled else None)
+    return text
+
+
+def console(file, width: int, terminal: bool, record: bool = False):
+    """A rich console writing to ``file`` at ``width`` columns: colour only on a terminal and
+    without ``NO_COLOR``, no markup, highlighting or emoji codes read from gradcli's text."""
+    import os
+
+    from rich.console import Console
+    options = {"no_color": True} if os.environ.get("NO_COLOR") else {}
+    if not terminal:
+        options["color_system"] = None
+    return Console(file=file, width=max(width, 1), force_terminal=terminal, record=record,
+                   highlight=False, emoji=False, markup=False, legacy_windows=False, **options)
+
+
+def print_page(page: Page, out) -> None:
+    """Print the page on a rich console (its long tables drawn by rich too)."""
+    narrower = out.width < page.width
+    if narrower:  # a natural width on a narrower console: its lines are not cut or wrapped
+        out.width, width = page.width, out.width
+    try:
+        for part in page.parts:
+            if isinstance(part, _Long):
+                from rich.text import Text
+                part = Text("\n".join(part.lines), no_wrap=True, overflow="ignore")
+            out.print(part, crop=False)
+    finally:
+        if narrower:
+            out.width = width
+
+
+def plain_text(page: Page) -> str:
+    """The page as text, without trailing spaces, ending in a newline."""
+    import io
+    chunks: list[str] = []
+    pending: list = []
+
+    def flush() -> None:
+        if pending:
+            buffer = io.StringIO()
+            out = console(buffer, page.width, terminal=False)
+            for part in pending:
+                out.print(part, crop=False)
+            chunks.append(buffer.getvalue())
+            pending.clear()
+    for part in page.parts:
+        if isinstance(part, _Long):
+            flush()
+            chunks.append("".join(line + "\n" for line in part.lines))
+        else:
+            pending.append(part)
+    flush()
+    return "".join(line.rstrip() + "\n" for line in "".join(chunks).splitlines())

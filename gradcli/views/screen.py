@@ -27,13 +27,9 @@ Line = list  # of (text, style) runs, as gradcli.views.layout gives them
 
 MIN_WIDTH = 20  # narrower than this, no table or drawing could be read: --width says at least it
 CHUNK = 1 << 15  # characters per write
-COLOUR_LINES = 400  # past this many lines output is written plain (rich's styling costs ~ms/line)
+COLOUR_LINES = 400  # past this many lines output is written plain (fewer than a screenful is not
+# read in colour anyway; past PLAIN_ROWS rows a table skips rich: see views/layout.py)
 EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text", ".json")
-
-# Named styles of the views, in rich's style language; other names are rich styles already.
-STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
-          "box": "blue", "output": "bold green", "hidden": "dim", "unused": "dim", "id": "cyan",
-          "text": None, "edge": None, "label": "yellow"}
 
 
 @dataclass
@@ -78,11 +74,7 @@ class Screen:
             return
         from .layout import plain_text, render
         if self.colour and _size(blocks) <= COLOUR_LINES:
-            lines = render(list(blocks), self.width, self.ascii, styled=True)
-            if len(lines) <= COLOUR_LINES:
-                self._print_styled(lines)
-                return
-            self.write(plain_text(lines))
+            self._print_styled(render(list(blocks), self.width, self.ascii, styled=True))
             return
         self.write(plain_text(render(list(blocks), self.width, self.ascii, styled=False)))
 
@@ -96,11 +88,10 @@ class Screen:
         except OSError as exc:
             raise stdout_error(exc) from None
 
-    def _print_styled(self, lines: list[Line]) -> None:
-        console = _console(self.stream, max([self.width or 0] + [_line_width(x) for x in lines]),
-                           terminal=True)
+    def _print_styled(self, page) -> None:
+        from .layout import console, print_page
         try:
-            console.print(styled_text(lines), soft_wrap=True)
+            print_page(page, console(self.stream, page.width, terminal=True))
         except BrokenPipeError:
             raise
         except OSError as exc:
@@ -151,35 +142,6 @@ def _isatty(stream) -> bool:
         return False
 
 
-def _line_width(line: Line) -> int:
-    from .layout import width_of
-    return sum(width_of(t) for t, _ in line)
-
-
-def styled_text(lines: list[Line]):
-    """The lines as one rich Text, each run in its style."""
-    from rich.text import Text
-    text = Text(no_wrap=True, overflow="ignore", end="")
-    for k, line in enumerate(lines):
-        if k:
-            text.append("\n")
-        line = list(line)
-        while line and not line[-1][0].strip():
-            line.pop()  # no trailing spaces
-        if line:
-            line[-1] = (line[-1][0].rstrip(), line[-1][1])
-        for chunk, style in line:
-            text.append(chunk, STYLES.get(style, style) if style else None)
-    return text
-
-
-def _console(file, width: int, terminal: bool, record: bool = False):
-    from rich.console import Console
-    options = {"no_color": True} if os.environ.get("NO_COLOR") else {}
-    return Console(file=file, width=max(width, 1), force_terminal=terminal, record=record,
-                   highlight=False, emoji=False, markup=False, legacy_windows=False, **options)
-
-
 def crop(lines: list[Line], width: int) -> list[Line]:
     """Each line cut at ``width`` columns (never wrapped: the line count stays the same)."""
     from .layout import width_of
@@ -222,14 +184,12 @@ def _light_theme():
     return _LIGHT
 
 
-def _svg_format() -> str:
-    """rich's SVG template without its web fonts: the text is set in a local monospace font."""
-    from rich._export_format import CONSOLE_SVG_FORMAT
-    start = CONSOLE_SVG_FORMAT.index("    @font-face")
-    end = CONSOLE_SVG_FORMAT.index("    .{unique_id}-matrix")
-    template = CONSOLE_SVG_FORMAT[:start] + CONSOLE_SVG_FORMAT[end:]
-    template = template.replace("    <!-- Generated with Rich https://www.textualize.io -->\n", "")
-    return template.replace(
+def _svg_format(svg: str) -> str:
+    """rich's SVG without its web fonts: the text set in a local monospace font."""
+    import re
+    svg = re.sub(r"    @font-face \{.*?\}\n", "", svg, flags=re.S)
+    svg = svg.replace("    <!-- Generated with Rich https://www.textualize.io -->\n", "")
+    return svg.replace(
         "font-family: Fira Code, monospace;",
         'font-family: "Fira Code", "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", '
         "monospace;").replace("font-family: arial;", "font-family: sans-serif;")
@@ -241,23 +201,19 @@ def export(blocks, path: str, width: int | None = None, ascii: bool = False) -> 
     width, never the terminal's."""
     import io
 
-    from .layout import plain_text, render
+    from .layout import console, plain_text, print_page, render
     suffix = os.path.splitext(path)[1].lower()
-    lines = render(list(blocks), width, ascii, styled=suffix not in (".txt", ".text"))
-    try:
-        if suffix in (".txt", ".text"):
-            write_text(path, plain_text(lines))
-            return
-        console = _console(io.StringIO(), max([width or 0] + [_line_width(x) for x in lines]),
-                           terminal=True, record=True)
-        console.print(styled_text(lines), soft_wrap=True)
-        if suffix == ".svg":
-            console.save_svg(path, title="gradcli", theme=_light_theme(),
-                             code_format=_svg_format())
-        else:
-            console.save_html(path, theme=_light_theme())
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    text = suffix in (".txt", ".text")
+    page = render(list(blocks), width, ascii, styled=not text)
+    if text:
+        write_text(path, plain_text(page))
+        return
+    out = console(io.StringIO(), page.width, terminal=True, record=True)
+    print_page(page, out)
+    if suffix == ".svg":
+        write_text(path, _svg_format(out.export_svg(title="gradcli", theme=_light_theme())))
+    else:
+        write_text(path, out.export_html(theme=_light_theme()))
 
 
 def save_json(data, path: str) -> None:

@@ -14,7 +14,7 @@ from rich.text import Text
 from ..errors import name_list
 from .layout import Preformatted, Sheet
 from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
-from .screen import crop, open_screen, styled_text
+from .screen import crop, open_screen
 from .text import format_number
 
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
@@ -27,10 +27,9 @@ def show(*blocks, console=None) -> None:
     if console is None:
         open_screen().show(*blocks)
         return
-    from .layout import render
+    from .layout import print_page, render
     width = console.width if console.is_terminal else None
-    lines = render(list(blocks), width, styled=True)
-    console.print(styled_text(lines), soft_wrap=True)
+    print_page(render(list(blocks), width, styled=True), console)
 
 
 def make_console(record: bool = False, **options):
@@ -325,9 +324,8 @@ def show_graph(picture, digits: int, note: str | None = None, console=None, scre
         width = console.width if console.is_terminal else None
         cut = cut_note(drawing, width)
         lines = crop(drawing.lines, width) if width else drawing.lines
-        from .layout import render
-        lines += render([note, cut], width)
-        console.print(styled_text(lines), soft_wrap=True)
+        from .layout import print_page, render
+        print_page(render([Preformatted(lines), note, cut], width), console)
         return cut
     screen = screen or open_screen()
     drawing = graph_drawing(picture, digits, ascii=screen.ascii, layout=layout)
