@@ -172,8 +172,10 @@ def _read_source(expression: str | None, file,
     """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
+    if file == "-":
+        expression, file = "-", None
     if file is not None:
-        source = _read_text(file.read, file.name)
+        source = _read_file(file)
     elif expression is None:
         raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
     elif expression == "-":
@@ -187,6 +189,19 @@ def _read_source(expression: str | None, file,
     return source
 
 
+def _read_file(path: str) -> str:
+    """The text of the file ``path``; a file that cannot be opened or read is an io error
+    (kind ``io``, exit 2), in gradcli's format like every other error."""
+    from .errors import FileError
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise FileError(f"cannot read {path}: {exc.strerror or exc}",
+                        hint="check the file's name, or pipe the text in with -f -") from None
+    with f:
+        return _read_text(f.read, path)
+
+
 def _read_text(read, what: str) -> str:
     """At most one character more than the parser accepts (so memory stays bounded and the
     parser can say the source is too long), checked to be UTF-8 text."""
@@ -196,8 +211,11 @@ def _read_text(read, what: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (it holds the byte "
                          f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None
-    except (OSError, ValueError) as exc:  # a closed or unreadable stream
-        raise InputError(f"cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None
+    except OSError as exc:  # an unreadable file or stream: io, like a file that will not open
+        from .errors import FileError
+        raise FileError(f"cannot read {what}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a closed stream
+        raise InputError(f"cannot read {what}: {exc}") from None
     return _utf8(text, what)
 
 
@@ -306,8 +324,8 @@ def main():
 
 # Arguments and options shared by the commands that read an expression.
 _EXPRESSION = click.argument("expression", required=False)
-_FILE = click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
-                     help="Read the expression or program from FILE.")
+_FILE = click.option("-f", "--file", metavar="FILE",  # opened by _read_source: errors are ours
+                     help="Read the expression or program from FILE ('-': standard input).")
 _AT = click.option("--at", "at", type=PointType(), multiple=True,
                    help="The point: NAME=VALUE pairs, comma-separated; repeatable. "
                         "A value may be a constant expression (x=pi/4).")
@@ -502,12 +520,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         from .views.json import eval_json
         data = eval_json(result, result.trace if trace else None, report)
     blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
-    if as_json:
-        screen.json(data)
-    elif len(blocks) == 1:  # the value and the gradient: short lines, nothing to lay out
-        screen.echo(blocks[0])
-    else:
-        screen.show(*blocks)
+    # The file first: a file that cannot be written is the one document stdout gets (--json).
     if json_export:
         from .views.screen import save_json
         save_json(data, export_path)
@@ -519,6 +532,12 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         from .views.latex import eval_export
         from .views.screen import write_text
         write_text(export_path, eval_export(result, digits, trace, report, standalone))
+    if as_json:
+        screen.json(data)
+    elif len(blocks) == 1:  # the value and the gradient: short lines, nothing to lay out
+        screen.echo(blocks[0])
+    else:
+        screen.show(*blocks)
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -582,18 +601,18 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         summary = jvp_text(result.values, result.product, result.weights, digits)
     blocks = [] if as_json and not export_path else _output_blocks(result, summary, digits,
                                                                    max_rows, trace, report)
+    if json_export:  # the file first, as for one output
+        from .views.screen import save_json
+        save_json(data, export_path)
+    elif export_path:
+        from .views.screen import export
+        export(blocks, export_path, width, ascii_)
     if as_json:
         screen.json(data)
     elif len(blocks) == 1:
         screen.echo(blocks[0])
     else:
         screen.show(*blocks)
-    if json_export:
-        from .views.screen import save_json
-        save_json(data, export_path)
-    elif export_path:
-        from .views.screen import export
-        export(blocks, export_path, width, ascii_)
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -772,6 +791,11 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
     screen = _screen(width, ascii_)
+    if export_path:  # the file first: one that cannot be written is all stdout gets (--json)
+        from .views.latex import hessian_export
+        (result, report), = zip(results.values(), reports.values())
+        from .views.screen import write_text
+        write_text(export_path, hessian_export(result, digits, report, standalone))
     if as_json:
         from .views.json import hessian_json, hessians_json
         if several:
@@ -792,11 +816,6 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
             if reports[name] is not None:
                 items += hessian_check_tables(reports[name], digits, max_rows)
         screen.show(*items)
-    if export_path:
-        from .views.latex import hessian_export
-        (result, report), = zip(results.values(), reports.values())
-        from .views.screen import write_text
-        write_text(export_path, hessian_export(result, digits, report, standalone))
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 

@@ -116,7 +116,7 @@ class NumericalError(GradcliError):
 class FileError(GradcliError):
     """A file could not be read or written, or an external program (Graphviz) is missing."""
 
-    kind, title = "io", "input error"  # the title people have always seen for these
+    kind, title = "io", "io error"  # the title's first word is the kind, as for every error
 
 
 def name_list(names, limit: int = 10) -> str:
