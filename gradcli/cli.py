@@ -867,7 +867,7 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     if as_json:
         from .views.json import diff_json
-        screen.json(diff_json(result if several else next(iter(result.values())), order,
+        screen.json(diff_json(source, result if several else next(iter(result.values())), order,
                               list(result) if several else None, mixed))
         return
     if as_latex and any(result.values()):

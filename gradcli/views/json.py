@@ -160,8 +160,8 @@ def jacobian_check_json(check) -> dict:
 
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
-    data = {"source": result.source, "inputs": result.inputs, "value": result.value,
-            "gradient": result.gradient, "hessian": result.hessian}
+    data = {"source": result.source, "inputs": result.point, "wrt": result.inputs,
+            "value": result.value, "gradient": result.gradient, "hessian": result.hessian}
     if check is not None:
         data["check"] = hessian_check_json(check)
     return data
@@ -174,10 +174,10 @@ def hessians_json(results: dict, checks: dict) -> dict:
     hessians = {}
     for name, result in results.items():
         one = hessian_json(result, checks.get(name))
-        del one["source"], one["inputs"]
+        del one["source"], one["inputs"], one["wrt"]
         hessians[name] = one
-    return {"source": first.source, "inputs": first.inputs, "outputs": list(results),
-            "hessians": hessians}
+    return {"source": first.source, "inputs": first.point, "wrt": first.inputs,
+            "outputs": list(results), "hessians": hessians}
 
 
 def hessian_check_json(check) -> dict:
@@ -193,12 +193,12 @@ def hessian_check_json(check) -> dict:
 
 # -- gradcli diff, gradcli functions ----------------------------------------------------------
 
-def diff_json(derivatives: dict, order: int, outputs: list[str] | None = None,
+def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
               mixed: list[str] | None = None) -> dict:
-    """``diff --json``: input name -> the derivative as source text, and the order (``mixed``:
-    the list of names differentiated by, in turn). With several outputs, ``derivatives`` is
-    output -> input -> text, and ``outputs`` their order."""
-    data: dict = {"derivatives": derivatives}
+    """``diff --json``: the ``source``, input name -> the derivative as source text, and the
+    order (``mixed``: the list of names differentiated by, in turn). With several outputs,
+    ``derivatives`` is output -> input -> text, and ``outputs`` their order."""
+    data: dict = {"source": source, "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
