@@ -15,7 +15,7 @@ import click
 
 from . import __version__
 from .errors import (EXIT_NUMERICAL, GradcliError, InputError, LimitError,
-                     MissingInputError, OutputError, describe)
+                     MissingInputError, OutputError, SingularGradientError, describe)
 from .views.text import directional_text, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
@@ -112,7 +112,7 @@ class GradcliGroup(click.Group):
 def _report(error: GradcliError, ctx) -> None:
     """The error on stderr for people; with --json also on stdout, as one object."""
     source, hint = ctx.meta.get("gradcli.source"), _hint(error)
-    if ctx.meta.get("gradcli.json"):
+    if ctx.meta.get("gradcli.json") and not ctx.meta.get("gradcli.json_printed"):
         from .views.errors import error_object
         from .views.json import dumps
         click.echo(dumps(error_object(error, source, message=error.text("--"), hint=hint)))
@@ -508,7 +508,10 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     if mode == "forward" or direction is not None:
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
-        result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+        try:
+            result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+        except SingularGradientError as exc:  # f exists, a component does not: show both
+            _singular(exc, source, as_json, digits, width, ascii_)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
     json_export = bool(export_path) and not tex and (as_json or
@@ -540,6 +543,19 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         screen.show(*blocks)
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _singular(error, source, as_json, digits, width, ascii_):
+    """The value and the gradient's finite components (a missing one: +∞, −∞ or undefined) on
+    stdout, or with --json one object holding them and the error; then the error, exit 1."""
+    screen = _screen(width, ascii_)
+    if as_json:
+        from .views.json import singular_json
+        screen.json(singular_json(error, source, message=error.text("--"), hint=_hint(error)))
+        click.get_current_context().meta["gradcli.json_printed"] = True
+    else:
+        screen.echo(_summary(error.result, digits))
+    raise error
 
 
 def _one_seed(seed: dict, graph) -> float:

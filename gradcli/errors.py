@@ -113,6 +113,21 @@ class NumericalError(GradcliError):
     kind, title = "numerical", "numerical error"
 
 
+class SingularGradientError(NumericalError):
+    """The value exists but a gradient component does not: ``limits`` maps each such input to
+    what its partial tends to there, +inf or -inf (unbounded: ``sqrt(x)`` at 0) or nan (no
+    limit). ``result`` is the evaluation itself, its gradient holding those limits, for the
+    views to print the value and every component that is finite; ``reason`` says which node's
+    slope does not exist (``v1 = sqrt(0) has an infinite slope (+∞)``)."""
+
+    def __init__(self, message: str, span: Span | None = None, *, result=None,
+                 limits: dict | None = None, reason: str = "", **fields):
+        super().__init__(message, span, **fields)
+        self.result = result
+        self.limits = dict(limits or {})
+        self.reason = reason
+
+
 class FileError(GradcliError):
     """A file could not be read or written, or an external program (Graphviz) is missing."""
 

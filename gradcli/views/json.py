@@ -47,6 +47,22 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
     return data
 
 
+def singular_json(error, source: str | None = None, message: str | None = None,
+                  hint: str | None = None) -> dict:
+    """``eval --json`` where the value exists but a gradient component does not (a
+    :class:`gradcli.errors.SingularGradientError`): the result, ``null`` for each such
+    component, ``singular`` (input name -> ``limit``: ``"+inf"``, ``"-inf"`` or null, and the
+    ``reason``) and the ``error``, all in one object."""
+    from .errors import error_object
+    data = eval_json(error.result)
+    data["gradient"] = {name: _finite(g) for name, g in data["gradient"].items()}
+    data["singular"] = {name: {"limit": None if math.isnan(g) else ("+inf" if g > 0 else "-inf"),
+                               "reason": error.reason}
+                        for name, g in error.limits.items()}
+    data.update(error_object(error, source, message=message, hint=hint))
+    return data
+
+
 def trace_json(trace: Trace | TangentTrace) -> dict:
     """``trace`` of ``eval --json --trace``: reverse mode's three tables, or forward mode's one."""
     if isinstance(trace, TangentTrace):  # values with their tangents; no reverse sweep

@@ -105,7 +105,17 @@ def derivative_label(output: str, names: list[str]) -> str:
 
 def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
     width = max(len(label) for label, _ in rows)
-    return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
+    return [f"{label.ljust(width)} = {_value(v, digits)}" for label, v in rows]
+
+
+def _value(x: float, digits: int) -> str:
+    """A number, or what a component that is not a number is: an infinite slope (``+∞``, the
+    limit of a one-sided derivative such as sqrt's at 0) or ``undefined`` (no limit)."""
+    if math.isinf(x):
+        return "+∞" if x > 0 else "−∞"
+    if math.isnan(x):
+        return "undefined"
+    return format_number(x, digits)
 
 
 def short_number(x: float, digits: int = 4) -> str:
