@@ -116,8 +116,20 @@ def _report(error: GradcliError, ctx) -> None:
         from .views.errors import error_object
         from .views.json import dumps
         click.echo(dumps(error_object(error, source, message=error.text("--"), hint=hint)))
-    click.echo(describe(error, source, option_prefix="--", hint=hint), err=True)
+    click.echo(describe(error, source, option_prefix="--", hint=hint, show=_stderr_show()),
+               err=True)
     ctx.exit(error.exit_code)
+
+
+def _stderr_show():
+    """How text is printed on a standard error that cannot show it all (cp1252, ASCII): in the
+    notation's ASCII (df/dx) with ``\\u03b8`` escapes, so carets can count what is printed;
+    None on a stream that can (UTF-8)."""
+    encoding = getattr(sys.stderr, "encoding", None)
+    from .views.notation import needs_ascii, to_ascii
+    if not needs_ascii(encoding):
+        return None
+    return lambda text: to_ascii(text, encoding)
 
 
 def _out_of_memory(ctx) -> LimitError:
