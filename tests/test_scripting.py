@@ -74,3 +74,37 @@ def test_an_export_that_fails_prints_one_json_document(gradcli_script, command, 
     assert data["error"]["kind"] == "io"
     assert proc.stderr.splitlines()[0] == (f"io error: cannot write {args[-1]}: "
                                            "No such file or directory")
+
+
+FAILURES = [
+    ["eval", "2x", "--at", "x=1"],  # syntax
+    ["eval", "sinn(x)", "--at", "x=1"],  # name
+    ["eval", "x*y", "--at", "x=1"],  # input
+    ["eval", "log(x)", "--at", "x=-1"],  # domain
+    ["eval", "exp(x)", "--at", "x=1000"],  # numerical
+    ["eval", "sqrt(x)", "--at", "x=0"],  # numerical, with the value
+    ["eval", "relu(x)", "--at", "x=0", "--check"],  # a failed check: the result, exit 1
+    ["eval", "x", "--at", "x=1", "--digits", "99"],  # click's own usage error
+    ["hessian", "x^1.5", "--at", "x=0"],  # a second derivative that does not exist
+    ["diff", "x +"],  # syntax
+    ["eval", "-f", "missing.grad", "--at", "x=1"],  # io
+]
+
+
+@pytest.mark.parametrize("args", FAILURES, ids=lambda a: " ".join(a[:2]))
+def test_every_failure_prints_one_json_document_whose_kind_stderr_names(gradcli_script, args,
+                                                                        tmp_path):
+    proc = subprocess.run([gradcli_script, *args, "--json"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert proc.returncode in (1, 2), proc.stderr
+    assert len(proc.stdout.splitlines()) == 1, proc.stdout
+    data = json.loads(proc.stdout)
+    if "error" in data:
+        kind = data["error"]["kind"]
+        first = next(line for line in proc.stderr.splitlines() if not line.startswith(
+            ("Usage:", "Try ", "warning:")) and line.strip())
+        # click's usage error is printed by click ("Error: ..."); every other is gradcli's
+        assert first.startswith(f"{kind} error: ") or first.startswith(f"{kind} exceeded: ") \
+            or first.startswith("Error: ") and kind == "input", (kind, proc.stderr)
+    else:
+        assert data["check"]["ok"] is False  # a failed check is a result, not an error
