@@ -534,7 +534,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     if as_json or json_export:
         from .views.json import eval_json
         data = eval_json(result, result.trace if trace else None, report)
-    blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
+    blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report, screen)
     # The file first: a file that cannot be written is the one document stdout gets (--json).
     if json_export:
         from .views.screen import save_json
@@ -566,7 +566,7 @@ def _singular(error, source, as_json, digits, width, ascii_):
         screen.json(singular_json(error, source, message=error.text("--"), hint=_hint(error)))
         click.get_current_context().meta["gradcli.json_printed"] = True
     else:
-        screen.echo(_summary(error.result, digits))
+        screen.echo(_summary(error.result, digits, screen))
     raise error
 
 
@@ -708,12 +708,18 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-def _summary(result, digits: int) -> str:
-    """The value and the gradient, or (forward mode along a direction) the directional derivative."""
+def _summary(result, digits: int, screen=None) -> str:
+    """The value and the gradient, or (forward mode along a direction) the directional derivative;
+    aligned as ``screen`` prints it (in ASCII, a name's character can be a six-cell escape)."""
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits)
-    return result_text(result.value, result.gradient, result.seed, digits)
+    show = None
+    if screen is not None and screen.ascii:
+        from .views.notation import to_ascii
+        encoding = getattr(screen.stream, "encoding", None) or "ascii"
+        show = lambda text: to_ascii(text, encoding)  # noqa: E731
+    return result_text(result.value, result.gradient, result.seed, digits, show)
 
 
 def _check(result, point, expect, rtol, atol, strict):
@@ -744,9 +750,9 @@ def _check_export_suffix(path: str, as_json: bool) -> None:
                          hint="use --export FILE.json, or drop --json to save the tables")
 
 
-def _blocks(result, digits, max_rows, trace, check=None) -> list:
+def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
     """What eval shows: the result, (with --trace) the trace tables, (with --check) the check."""
-    items: list = [_summary(result, digits)]
+    items: list = [_summary(result, digits, screen)]
     if not trace and check is None:
         return items
     from .views.tables import check_table, tangent_table, trace_tables

@@ -91,3 +91,10 @@ def test_an_escape_no_name_may_hold_is_a_syntax_error_under_it(text, span):
         parse(text)
     assert info.value.span == span
     assert "cannot be part of a name" in str(info.value)
+
+
+def test_the_result_lines_align_as_printed_on_cp1252(gradcli_script):
+    out = script(gradcli_script, "eval", "θ^2 + x", "--at", "θ=1,x=2", encoding="cp1252")
+    assert out.stdout.decode("cp1252").splitlines() == [
+        "f          = 3.000000000000", "df/d\\u03b8 = 2.000000000000",
+        "df/dx      = 1.000000000000"]
