@@ -188,11 +188,16 @@ def _curves(request, graph, ranges, size):
                       tangent=tangent)
     yield "out", text
     if equation:
-        import textwrap
-        equation = "\n".join(textwrap.wrap(equation, width, subsequent_indent="  ")) + "\n"
+        equation = _wrapped(equation, width)
         yield "out", equation if not ascii_only else to_ascii(equation)
     if note:
-        yield "out", note
+        yield "out", _wrapped(note, width)
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` cells (a terminal plot's lines never wrap)."""
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent="  ")) + "\n"
 
 
 def _column(label: str, name: str) -> str:
@@ -259,4 +264,4 @@ def _surface(request, graph, ranges, size):
         console.print(text, end="")
     yield "out", to_ascii(capture.get()) if ascii_only else capture.get()
     if note:
-        yield "out", note
+        yield "out", _wrapped(note, max(width, nx + label))

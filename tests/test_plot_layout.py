@@ -30,6 +30,7 @@ PLOTS = {
     "log heat map": ["(1-x)^2 + 100*(y-x^2)^2", "--over", "x=-2:2,y=-1:3", "--log"],
     "curves": ["sin(x)^2", "--over", "x=-3:3", "--order", "2", "--tangent", "x=1"],
     "pole": ["1/x", "--over", "x=-2:2"],
+    "undefined samples": ["log(x)", "--over", "x=-1:2"],  # and the note under the picture
 }
 
 
