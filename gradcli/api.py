@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Iterable, Mapping
 
-from .errors import InputError
+from .errors import InputError, NumericalError
 from .engine.forward import forward
 from .engine.graph import Graph, compile, point_vector, select_outputs, wrt_names
 from .engine.partials import Partials, local_partials
@@ -84,7 +84,10 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     slot = _slots(graph)
     active = _active(graph, [slot[name] for name in wrt])
     values = forward(graph, point)
-    adjoint, _ = reverse(graph, values, seed, active=active)
+    try:
+        adjoint, _ = reverse(graph, values, seed, active=active)
+    except NumericalError as exc:  # a rule with no value here: sqrt at 0, asin at 1
+        raise singular_gradient(graph, point, values, seed, active, wrt, exc) from None
     check_gradient(graph, values, adjoint, seed, active=active)
     return Result(
         source=graph.source,
@@ -96,6 +99,21 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
         values=values,
         adjoint=adjoint,
     )
+
+
+def singular_gradient(graph: Graph, point: list[float], values: list[float], seed: float,
+                      active, wrt: list[str], failed: NumericalError):
+    """The error of a value whose gradient has components that do not exist (``failed``: the
+    reverse sweep's error): a :class:`SingularGradientError` holding the result, each such
+    component the limit :func:`~gradcli.engine.reverse.reverse_to_limits` finds (±inf, nan)."""
+    from .engine.reverse import reverse_to_limits, singular_error
+    adjoint, singular = reverse_to_limits(graph, values, seed, active)
+    slot = _slots(graph)
+    result = Result(graph.source, values[graph.output], {name: adjoint[slot[name]] for name in wrt},
+                    dict(zip(graph.inputs, point)), seed, graph, values, adjoint)
+    error = singular_error(graph, values, result.gradient, singular, failed)
+    error.result = result
+    return error
 
 
 @dataclass

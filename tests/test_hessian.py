@@ -207,7 +207,8 @@ def test_cli_table(run):
 
 def test_cli_json_from_stdin_and_file(run, tmp_path):
     data = json.loads(run("hessian", "-", "--at", "x=2,y=3", "--json", input="x^2*y").output)
-    assert data == {"source": "x^2*y", "inputs": ["x", "y"], "value": 12.0,
+    assert data == {"source": "x^2*y", "inputs": {"x": 2.0, "y": 3.0}, "wrt": ["x", "y"],
+                    "value": 12.0,
                     "gradient": {"x": 12.0, "y": 4.0}, "hessian": [[6.0, 4.0], [4.0, 0.0]]}
     program = tmp_path / "f.grad"
     program.write_text("a = x*y\nb = a*a\nb\n")  # x²y²: [[2y², 4xy], [4xy, 2x²]]
