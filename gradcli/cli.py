@@ -1020,6 +1020,54 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
         click.echo(text, nl=False, err=channel == "err")
 
 
+@main.command("repl", context_settings=CONTEXT)
+def repl_command():
+    """A session: definitions, a current point, history and completion (docs/repl.md).
+
+    \b
+    Examples:
+      gradcli repl
+      gradcli repl < lesson.txt
+
+    With standard input not a terminal, runs its lines in order and prints each result.
+    Needs prompt_toolkit in a terminal: pip install "gradcli[interactive]". Exit codes (script
+    mode): 0 success, 1 if any line failed.
+    """
+    from .repl import start
+    code = start(_run_args)
+    click.get_current_context().exit(code)
+
+
+@main.command("explore", **EXPRESSION_COMMAND)
+@_EXPRESSION
+@_FILE
+@_AT
+@click.option("--ascii", "ascii_", is_flag=True, help="Only ASCII characters.")
+def explore_command(expression, file, at, ascii_):
+    """Step through the forward and the reverse sweep, in a full-screen app (docs/explore.md).
+
+    \b
+    Examples:
+      gradcli explore "log(x)+x*y-sin(y)" --at x=2,y=3
+
+    Right and Left step, Home and End jump, f and r choose the mode, q quits. Needs Textual:
+    pip install "gradcli[interactive]". Exit codes: 0 success, 2 bad input.
+    """
+    from .explore import start
+    start(_read_source(expression, file, example='gradcli explore "x*y" --at x=2,y=3'),
+          _merged(at), ascii_)
+
+
+def _run_args(args: list[str]) -> int:
+    """One command line of the repl, run as from the shell (its own error boundary): its exit
+    code."""
+    try:
+        main.main(args, prog_name="gradcli", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    return 0
+
+
 def _merged(at):
     from .points import merge_points
     return merge_points(list(at))
