@@ -1021,20 +1021,22 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
 
 
 @main.command("repl", context_settings=CONTEXT)
-def repl_command():
+@click.argument("script", type=click.File("r", encoding="utf-8"), required=False)
+def repl_command(script):
     """A session: definitions, a current point, history and completion (docs/repl.md).
 
     \b
     Examples:
       gradcli repl
+      gradcli repl lesson.txt
       gradcli repl < lesson.txt
 
-    With standard input not a terminal, runs its lines in order and prints each result.
-    Needs prompt_toolkit in a terminal: pip install "gradcli[interactive]". Exit codes (script
-    mode): 0 success, 1 if any line failed.
+    With a SCRIPT, or standard input not a terminal, runs the lines in order and prints each
+    result. Needs prompt_toolkit in a terminal: pip install "gradcli[interactive]". Exit codes
+    (a script): 0 success, 1 if any line failed (after running them all).
     """
     from .repl import start
-    code = start(_run_args)
+    code = start(_run_args, script)
     click.get_current_context().exit(code)
 
 

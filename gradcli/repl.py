@@ -93,6 +93,8 @@ class Session:
     def execute(self, text: str) -> int:
         """Run one input (a line, or several joined by continuation); the exit code it would
         have as a shell command: 0 ok, 1 a numerical failure, 2 bad input."""
+        if "\n" in text:  # continued lines are one line (the language ends statements at a new line)
+            text = " ".join(re.sub(r"#.*", "", line).strip() for line in text.splitlines())
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             return 0
@@ -110,13 +112,16 @@ class Session:
         from .language.parser import parse
         program = parse(text)
         if all(isinstance(s, Assign) for s in program.statements):
-            for statement in program.statements:
-                self._assign(statement, text)
+            # A statement's text runs to the next one's start: its span leaves out a ')' closing
+            # a group at its end.
+            ends = [s.span[0] for s in program.statements[1:]] + [len(text)]
+            for statement, end in zip(program.statements, ends):
+                self._assign(statement, text[statement.span[0]:end].rstrip().rstrip(";"))
             return 0
         return self._command("eval", text)
 
     def _assign(self, statement, text: str) -> None:
-        name, value = statement.name, text[statement.value.span[0]:statement.value.span[1]]
+        name, value = statement.name, _ASSIGN.sub("", text, count=1).strip()
         if statement.op != "=":  # x -= 0.1: the same as x = x - (0.1)
             value = f"{name} {statement.op[0]} ({value})"
         reads = _reads(value)
@@ -488,6 +493,7 @@ def interactive(session: Session, history: str) -> int:
     """The session in a terminal, until Ctrl-D or ``quit``."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import Completer, Completion
+    from prompt_toolkit.filters import is_searching
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.lexers import Lexer
     from prompt_toolkit.styles import Style
@@ -532,7 +538,7 @@ def interactive(session: Session, history: str) -> int:
 
     keys = KeyBindings()
 
-    @keys.add("enter")
+    @keys.add("enter", filter=~is_searching)  # in a Ctrl-R search, Enter takes the line found
     def _(event):
         buffer = event.current_buffer
         if incomplete(buffer.text):
@@ -567,9 +573,12 @@ def interactive(session: Session, history: str) -> int:
             return 0
 
 
-def start(run: Callable[[list[str]], int]) -> int:
-    """``gradcli repl``: interactive on a terminal, script mode when standard input is not one."""
+def start(run: Callable[[list[str]], int], script=None) -> int:
+    """``gradcli repl``: interactive on a terminal; script mode for a ``script`` (a file) or
+    when standard input is not a terminal."""
     session = Session(run=run)
+    if script is not None:
+        return run_script(session, script, session.out)
     if sys.stdin is None or not sys.stdin.isatty():
         if sys.stdin is None:
             raise InputError("standard input is closed: the repl has nothing to read")
@@ -579,4 +588,8 @@ def start(run: Callable[[list[str]], int]) -> int:
     except ImportError:
         raise InputError("the interactive repl needs prompt_toolkit, which is not installed",
                          hint=INSTALL) from None
+    import signal
+    # Ctrl-C while a command runs cancels that command, not the session (the console script
+    # ends at once on Ctrl-C elsewhere: gradcli.__main__).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     return interactive(session, history_path())
