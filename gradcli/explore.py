@@ -171,8 +171,8 @@ class Walk:
         return sums
 
     def picture_lines(self):
-        """The graph drawing (rich Text) with this step lit, and the lit box's region
-        ``(x, y, width, height)`` to scroll to."""
+        """The graph drawing (rich Text) with this step lit, and the region ``(x, y, width,
+        height)`` holding the lit boxes, to scroll to."""
         from rich.text import Text
 
         from .views.drawing import draw_with_boxes
@@ -197,17 +197,25 @@ class Walk:
             for r in range(top, bottom + 1):
                 for x in range(left, min(right, len(cells[r]))):
                     cells[r][x] = (cells[r][x][0], "lit:" + lit[node_id])
-            if lit[node_id] in ("node", "from"):
-                region = (left, top, right - left, bottom - top + 1)
+            box = (left, top, right, bottom + 1)
+            region = box if region is None else (min(region[0], left), min(region[1], top),
+                                                 max(region[2], right), max(region[3], bottom + 1))
             if lit[node_id] == "from":
                 self._light_edge(cells, picture, left, top, bottom)
         text = Text(no_wrap=True, overflow="ignore", end="")
         for k, row in enumerate(cells):
             if k:
                 text.append("\n")
-            for ch, style in row:
+            k = 0
+            while k < len(row):  # a run of one style at a time
+                style, end = row[k][1], k
+                while end < len(row) and row[end][1] == style:
+                    end += 1
                 style = LIT[style[4:]] if style.startswith("lit:") else STYLES.get(style, style)
-                text.append(ch, style or None)
+                text.append("".join(ch for ch, _ in row[k:end]), style or None)
+                k = end
+        if region is not None:  # every lit box: (x, y, width, height)
+            region = (region[0], region[1], region[2] - region[0], region[3] - region[1])
         return text, region
 
     def _light_edge(self, cells, picture, left: int, top: int, bottom: int):
@@ -395,6 +403,7 @@ def make_app(walk: Walk):
                 else:
                     forward.move_cursor(row=step.index, animate=False)
             text, region = w.picture_lines()
+            self.drawing = text  # what the graph pane shows, lit (read by the tests)
             self.query_one("#graph", Static).update(text)
             if region is not None:
                 self.query_one(GraphView).scroll_to_region(Region(*region), animate=False)
