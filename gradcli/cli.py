@@ -301,6 +301,8 @@ def main():
       gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli plot "sin(x)^2" --over x=-3:3
       gradcli functions
+      gradcli repl
+      gradcli explore "log(x)+x*y-sin(y)" --at x=2,y=3
     """
 
 
