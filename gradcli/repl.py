@@ -423,24 +423,35 @@ def run_script(session: Session, lines, echo: Callable[[str], None]) -> int:
     return int(failed)
 
 
-def history_path(environ=os.environ) -> str:
-    """``$XDG_DATA_HOME/gradcli/history`` (``~/.local/share`` when unset)."""
-    base = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "gradcli", "history")
+def history_path(environ=os.environ) -> str | None:
+    """``$XDG_DATA_HOME/gradcli/history`` (``$HOME/.local/share`` when unset); None when
+    neither is an absolute path (the history is then kept in memory only)."""
+    base = environ.get("XDG_DATA_HOME") or ""
+    if not os.path.isabs(base):
+        home = environ.get("HOME") or ""
+        base = os.path.join(home, ".local", "share") if os.path.isabs(home) else ""
+    return os.path.join(base, "gradcli", "history") if base else None
 
 
-def open_history(path: str):
-    """prompt_toolkit's FileHistory at ``path``, its directory 0700 and the file 0600; in
-    memory (with a warning) when that cannot be made."""
+def open_history(path: str | None):
+    """prompt_toolkit's FileHistory at ``path``, in a directory of yours that no one else can
+    write to (made 0700), the file 0600 and not a link; else in memory, with a warning."""
     from prompt_toolkit.history import FileHistory, InMemoryHistory
+    if path is None:
+        return InMemoryHistory()
+    folder = os.path.dirname(path)
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.stat(folder)
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise OSError(f"{folder} is not yours alone")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
+        os.fchmod(fd, 0o600)
         os.close(fd)
-        os.chmod(path, 0o600)
         return FileHistory(path)
     except OSError as exc:
-        sys.stderr.write(f"warning: history not kept ({path}: {exc.strerror or exc})\n")
+        sys.stderr.write(f"warning: the history is not kept ({path}: {exc.strerror or exc})\n")
         return InMemoryHistory()
 
 

@@ -146,8 +146,20 @@ def test_continuation_and_the_call_under_the_cursor():
 
 
 def test_history_lives_in_the_data_directory():
-    assert history_path({"XDG_DATA_HOME": "/data"}) == "/data/gradcli/history"
-    assert history_path({}).endswith(os.path.join(".local", "share", "gradcli", "history"))
+    assert history_path({"XDG_DATA_HOME": "/data", "HOME": "/h"}) == "/data/gradcli/history"
+    assert history_path({"XDG_DATA_HOME": "rel", "HOME": "/h"}) == "/h/.local/share/gradcli/history"
+    assert history_path({}) is None  # no absolute place: kept in memory
+
+
+def test_a_history_folder_others_can_write_to_is_not_used(tmp_path, capsys):
+    from prompt_toolkit.history import FileHistory
+    from gradcli.repl import open_history
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    assert not isinstance(open_history(str(shared / "history")), FileHistory)
+    assert "not yours alone" in capsys.readouterr().err
+    assert isinstance(open_history(str(tmp_path / "own" / "history")), FileHistory)
 
 
 def test_without_prompt_toolkit_the_message_names_the_install(monkeypatch):
