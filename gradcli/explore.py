@@ -270,9 +270,23 @@ def make_app(walk: Walk):
     from textual.binding import Binding
     from textual.containers import Horizontal, ScrollableContainer, Vertical
     from textual.geometry import Region
+    from textual.message import Message
     from textual.widgets import DataTable, Footer, Input, Static
 
     from .views.notation import adjoint as bar, tangent as dot
+
+    class StepTable(DataTable):
+        """A table whose rows are steps: a click on one goes there (the app is told)."""
+
+        class Picked(Message):
+            def __init__(self, table: str, row: int):
+                super().__init__()
+                self.table, self.row = table, row
+
+        async def _on_click(self, event) -> None:
+            await super()._on_click(event)
+            if "row" in event.style.meta and event.style.meta["row"] >= 0:
+                self.post_message(self.Picked(self.id, event.style.meta["row"]))
 
     class GraphView(ScrollableContainer, inherit_bindings=False):
         """The drawing; it scrolls, and leaves the arrow keys to the app."""
@@ -318,8 +332,8 @@ def make_app(walk: Walk):
                 with GraphView():
                     yield Static(id="graph")
                 with Vertical(id="tables"):
-                    yield DataTable(id="forward", cursor_type="row", zebra_stripes=False)
-                    yield DataTable(id="sweep", cursor_type="row")
+                    yield StepTable(id="forward", cursor_type="row")
+                    yield StepTable(id="sweep", cursor_type="row")
                     yield DataTable(id="adjoints", cursor_type="row")
             yield Static(id="step")
             yield Footer()
@@ -427,6 +441,19 @@ def make_app(walk: Walk):
         def action_mode(self, mode: str) -> None:
             self.walk.set_mode(mode)
             self.rebuild()
+
+        def on_step_table_picked(self, event) -> None:
+            """A click on a row of the forward table or of the sweep's table: that step."""
+            w = self.walk
+            if event.table == "forward" and w.mode == "reverse":
+                wanted = Step("forward", event.row)
+            elif event.table == "sweep":
+                wanted = Step("reverse" if w.mode == "reverse" else w.current.sweep, event.row)
+            else:
+                return
+            if wanted in w.steps:
+                w.position = w.steps.index(wanted)
+                self.show_step()
 
         def action_leave_input(self) -> None:
             self.query_one(GraphView).focus()

@@ -500,6 +500,28 @@ def toolbar_text(session: Session, text: str, functions: dict[str, dict]) -> str
             "Ctrl-R searches · Ctrl-D leaves")
 
 
+def token_styles(text: str, first: bool, session: Session, functions, pattern) -> list:
+    """A line of input as ``(style class, text)`` runs, by the grammar's terminals: a number,
+    an operator, a comment, and a name told apart as a command (first on the first line), a
+    function being called, a definition of the session, or another name."""
+    runs, pos = [], 0
+    for match in pattern.finditer(text):
+        if match.start() != pos:
+            break
+        kind, token = match.lastgroup, match.group()
+        if kind == "NAME":
+            after = text[match.end():].lstrip()
+            kind = ("command" if first and not text[:match.start()].strip()
+                    and token in COMMANDS and not after.startswith("=") else
+                    "function" if after.startswith("(") and token in functions else
+                    "defined" if token in session.definitions else "name")
+        runs.append((f"class:{kind.lower()}", token))
+        pos = match.end()
+    if pos < len(text):
+        runs.append(("class:rest", text[pos:]))  # no terminal matches here: left plain
+    return runs
+
+
 def interactive(session: Session, history: str) -> int:
     """The session in a terminal, until Ctrl-D or ``quit``."""
     from prompt_toolkit import PromptSession
@@ -527,25 +549,7 @@ def interactive(session: Session, history: str) -> int:
     class Colours(Lexer):
         def lex_document(self, document):
             lines = document.lines
-
-            def line(k: int):
-                text, runs, pos = lines[k], [], 0
-                for match in pattern.finditer(text):
-                    if match.start() != pos:
-                        break
-                    kind, token = match.lastgroup, match.group()
-                    if kind == "NAME":
-                        after = text[match.end():].lstrip()
-                        kind = ("command" if k == 0 and not text[:match.start()].strip()
-                                and token in COMMANDS and not after.startswith("=") else
-                                "function" if after.startswith("(") and token in functions else
-                                "defined" if token in session.definitions else "name")
-                    runs.append((f"class:{kind.lower()}", token))
-                    pos = match.end()
-                if pos < len(text):
-                    runs.append(("class:rest", text[pos:]))
-                return runs
-            return line
+            return lambda k: token_styles(lines[k], k == 0, session, functions, pattern)
 
     keys = KeyBindings()
 
@@ -560,7 +564,8 @@ def interactive(session: Session, history: str) -> int:
     style = Style.from_dict({
         "number": "ansicyan", "function": "ansiblue bold", "defined": "ansigreen bold",
         "name": "", "command": "ansimagenta bold", "comment": "ansibrightblack italic",
-        "assign_op": "bold", "bottom-toolbar": "noreverse bg:ansibrightblack fg:ansiwhite"})
+        "assign_op": "bold", "plus minus star slash pow": "ansiyellow", "rest": "ansired",
+        "bottom-toolbar": "noreverse bg:ansibrightblack fg:ansiwhite"})
     prompt = PromptSession(
         history=open_history(history), completer=Words(), lexer=Colours(), style=style,
         multiline=True, key_bindings=keys, complete_while_typing=False,

@@ -180,6 +180,20 @@ def test_stepping_lights_the_node_and_its_row_in_80_by_24():
     assert app.return_code == 0
 
 
+def test_a_click_on_a_row_goes_to_its_step():
+    async def checks(app, pilot):
+        await pilot.click("#forward", offset=(2, 3))  # under the header: x, y, then v1
+        await pilot.pause()
+        assert app.walk.current == type(app.walk.current)("forward", 2)
+        assert lit(app.drawing) == {"v1": "reverse bold"}
+        await pilot.press("end", "right", "right", "right")  # three edges of the reverse sweep
+        await pilot.click("#sweep", offset=(2, 2))  # back to the second
+        await pilot.pause()
+        assert app.walk.current == type(app.walk.current)("reverse", 1)
+        await pilot.press("q")
+    drive(SEED, {"x": 2, "y": 3}, checks, size=(100, 30))
+
+
 def test_editing_the_point_and_the_expression_recomputes():
     from textual.widgets import DataTable, Input
 

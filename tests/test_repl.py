@@ -145,6 +145,17 @@ def test_continuation_and_the_call_under_the_cursor():
     assert call_at("sin(x) + ") is None
 
 
+def test_colours_come_from_the_grammar_s_terminals():
+    from gradcli.repl import _catalogue, _token_pattern, token_styles
+    s, _ = recorded()
+    s.execute("f = x^2")
+    runs = token_styles("trace f + sin(2.5e3) # why", True, s, _catalogue(), _token_pattern())
+    assert [(k.removeprefix("class:"), t) for k, t in runs if t.strip()] == [
+        ("command", "trace"), ("defined", "f"), ("plus", "+"), ("function", "sin"),
+        ("lpar", "("), ("number", "2.5e3"), ("rpar", ")"), ("comment", "# why")]
+    assert token_styles("x = 1 $", False, s, {}, _token_pattern())[-1] == ("class:rest", "$")
+
+
 def test_history_lives_in_the_data_directory():
     assert history_path({"XDG_DATA_HOME": "/data", "HOME": "/h"}) == "/data/gradcli/history"
     assert history_path({"XDG_DATA_HOME": "rel", "HOME": "/h"}) == "/h/.local/share/gradcli/history"
