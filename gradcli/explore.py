@@ -157,8 +157,8 @@ class Walk:
 
     def forward_filled(self) -> int:
         """How many rows of the forward table have their value."""
-        step = self.current
-        return step.index + 1 if step.sweep == "forward" else len(self.trace.forward)
+        step = self.current  # forward mode: the values come with the tangents of each sweep
+        return len(self.trace.forward) if step.sweep == "reverse" else step.index + 1
 
     def adjoints_so_far(self) -> dict[str, float]:
         """Each node's adjoint as summed so far (the output holds its seed from the start)."""
@@ -356,9 +356,8 @@ def make_app(walk: Walk):
                 table.clear(columns=True)
             if w.mode == "forward":
                 forward.add_columns("node", "operation", "value")
-                sweep.add_columns(*[fix(h) for h in
-                                    ("node", "tangent rule", *[f"{dot('')}({dot(n)}=1)".lstrip()
-                                                               for n in w.tangents.sweeps])])
+                sweep.add_columns("node", "tangent rule",
+                                  *[fix(f"v̇ ({dot(n)}=1)") for n in w.tangents.sweeps])
                 adjoints.display = False
             else:
                 forward.add_columns("node", "operation", "value")
