@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from .errors import InputError
 
 INSTALL = 'pip install "gradcli[interactive]"'
-DIGITS = 6  # significant digits in the tables and the sentence: the point, not the last ulp
+DIGITS = 6  # significant digits of the tangent rules' coefficients
+MAX_NODES = 200  # inputs and operations: past this the drawing is a wall, not a picture
 LIT = {"node": "reverse bold", "from": "bold black on yellow", "to": "bold black on cyan",
        "edge": "bold yellow"}
 _CORNERS = ("╭", "╔", "+")
@@ -55,6 +56,11 @@ class Walk:
             raise InputError(f"explore steps through one output; the program has "
                              f"{graph.n_outputs} ({', '.join(graph.output_names)})",
                              hint="keep one bare expression, or assign the others to names")
+        size = graph.n_slots - graph.n_const
+        if size > MAX_NODES or not size:
+            raise InputError(f"explore steps through 1 to {MAX_NODES} inputs and operations; "
+                             f"this expression has {size}",
+                             hint="for the tables of a larger one: gradcli eval ... --trace")
         self.graph = graph
         self.result = evaluate_graph(graph, at)
         self.trace = self.result.trace
@@ -377,7 +383,7 @@ def make_app(walk: Walk):
             filled = w.forward_filled()
             for i, row in enumerate(w.trace.forward):
                 forward.update_cell(row.id, forward.ordered_columns[2].key,
-                                    short(row.value) if i < filled else "")
+                                    short(row.value) if i < filled else "", update_width=True)
             step = w.current
             sweep.clear()
             if w.mode == "forward":

@@ -104,7 +104,7 @@ class Session:
                 return getattr(self, "_" + word)(rest.strip())
             return self._statements(text)
         except GradcliError as error:
-            self.err(describe(error, getattr(error, "shown", text)))
+            self.err(describe(error, text))
             return error.exit_code
 
     def _statements(self, text: str) -> int:
@@ -302,8 +302,9 @@ class Session:
                 from .api import evaluate
                 source = self.program(name)
                 missing = [n for n in _inputs(source) if n not in self.point]
+                digits = min(17, 12 if self.digits is None else self.digits)
                 line += (f"    needs {', '.join(missing)}" if missing else
-                         f"    = {format_number(evaluate(source, self.point).value, self.digits if self.digits is not None and self.digits <= 17 else 12)}")
+                         f"    = {format_number(evaluate(source, self.point).value, digits)}")
             except GradcliError as error:
                 line += f"    ({error.text()})"
             lines.append(line)

@@ -130,10 +130,14 @@ def test_ascii_sentences_and_drawing():
     assert w.sentence() == "vbar4 += vbar5 * dv5/dv4 = 1 * 1 = 1"
 
 
-def test_several_outputs_are_refused_with_a_way_out():
+def test_several_outputs_a_constant_and_a_wall_are_refused_with_a_way_out():
     with pytest.raises(InputError) as caught:
         Walk("x*y; x+y", {"x": 1, "y": 2})
     assert "one output" in str(caught.value) and caught.value.hint
+    for source in ("2 + 3", "+".join(["sin(x)"] * 200)):
+        with pytest.raises(InputError) as caught:
+            Walk(source, {"x": 1})
+        assert "gradcli eval ... --trace" in caught.value.hint
 
 
 # -- the app, pressed by Textual's pilot ---------------------------------------------------------------
