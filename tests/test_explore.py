@@ -152,13 +152,17 @@ def drive(source, at, keys_and_checks, size=(80, 24), ascii=False):
     return asyncio.run(main())
 
 
-def test_stepping_lights_the_node_and_its_row_in_80_by_24():
+def test_stepping_and_clicking_light_the_node_and_its_row_in_80_by_24():
     from textual.widgets import DataTable
 
     async def checks(app, pilot):
         forward, sweep, adjoints = (app.query_one(f"#{n}", DataTable)
                                     for n in ("forward", "sweep", "adjoints"))
-        await pilot.press("right", "right", "right")
+        await pilot.click("#forward", offset=(2, 3))  # the mouse: under the header x, y, v1
+        await pilot.pause()
+        assert app.walk.current == type(app.walk.current)("forward", 2)
+        assert lit(app.drawing) == {"v1": "reverse bold"}
+        await pilot.press("home", "right", "right", "right")
         assert forward.cursor_row == 3
         assert forward.get_row_at(3)[:3] == ["v2", "v2 = x * y", "6"]
         assert forward.get_row_at(4)[2] == ""  # v3 is not computed yet
@@ -168,6 +172,10 @@ def test_stepping_lights_the_node_and_its_row_in_80_by_24():
         assert sweep.row_count == 1 and sweep.get_row_at(0)[:2] == ["v5 = v4 - v3", "v̄4"]
         assert [r[0] for r in map(adjoints.get_row_at, range(adjoints.row_count))] == ["v̄5", "v̄4"]
         assert lit(app.drawing) == {"v5": LIT_FROM, "v4": LIT_TO}
+        await pilot.press("right", "right")
+        await pilot.click("#sweep", offset=(2, 2))  # a click on the second edge goes back to it
+        await pilot.pause()
+        assert app.walk.current == type(app.walk.current)("reverse", 1)
         await pilot.press("end")
         rows = {adjoints.get_row_at(i)[0]: adjoints.get_row_at(i)[1]
                 for i in range(adjoints.row_count)}
@@ -182,20 +190,6 @@ def test_stepping_lights_the_node_and_its_row_in_80_by_24():
         await pilot.press("r", "q")
     app = drive(SEED, {"x": 2, "y": 3}, checks)
     assert app.return_code == 0
-
-
-def test_a_click_on_a_row_goes_to_its_step():
-    async def checks(app, pilot):
-        await pilot.click("#forward", offset=(2, 3))  # under the header: x, y, then v1
-        await pilot.pause()
-        assert app.walk.current == type(app.walk.current)("forward", 2)
-        assert lit(app.drawing) == {"v1": "reverse bold"}
-        await pilot.press("end", "right", "right", "right")  # three edges of the reverse sweep
-        await pilot.click("#sweep", offset=(2, 2))  # back to the second
-        await pilot.pause()
-        assert app.walk.current == type(app.walk.current)("reverse", 1)
-        await pilot.press("q")
-    drive(SEED, {"x": 2, "y": 3}, checks, size=(100, 30))
 
 
 def test_editing_the_point_and_the_expression_recomputes():
@@ -274,3 +268,20 @@ def test_without_textual_the_message_names_the_install(run, monkeypatch):
 
 def test_short_numbers():
     assert short(6.0) == "6" and short(None) == "—" and short(1e20) == "1.000000e+20"
+
+
+def test_the_console_script_in_a_real_terminal_steps_and_quits():
+    """The installed command in a pseudo-terminal of 80x24: the app draws, → steps, q quits 0."""
+    pexpect = pytest.importorskip("pexpect")
+    import os
+    gradcli = os.path.join(os.path.dirname(sys.executable), "gradcli")
+    child = pexpect.spawn(gradcli, ["explore", SEED, "--at", "x=2,y=3"], dimensions=(24, 80),
+                          env=dict(os.environ, TERM="xterm-256color"), encoding="utf-8",
+                          timeout=30)
+    child.expect("forward sweep")
+    child.send("\x1b[C")  # →
+    child.expect("node 2 of 7")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
