@@ -34,6 +34,8 @@ _BOTTOMS = ("╰", "╚", "+")
 
 
 def short(x: float | None) -> str:
+    """A number in the tables and the sentences: 12 significant digits, trailing zeros dropped
+    (``—`` where the output does not depend on the node)."""
     if x is None:
         return "—"
     return f"{x:.12g}" if abs(x) < 1e15 else f"{x:.6e}"
@@ -72,6 +74,8 @@ class Walk:
     # -- moving -----------------------------------------------------------------------------------
 
     def set_mode(self, mode: str) -> None:
+        """Reverse mode (the forward sweep, then the reverse sweep) or forward mode (a tangent
+        sweep per input); back to the first step."""
         if mode == "forward" and self.tangents is not None:
             n = len(self.tangents.rows)
             self.steps = [Step(f"tangent {name}", i) for name in self.tangents.sweeps
@@ -112,7 +116,8 @@ class Walk:
 
     # -- what is shown --------------------------------------------------------------------------
 
-    def _fix(self, text: str) -> str:
+    def fix(self, text: str) -> str:
+        """``text`` as this walk shows it: ASCII (vbar4, dv5/dv4) when asked for."""
         if self.ascii:
             from .views.notation import to_ascii
             return to_ascii(text)
@@ -125,22 +130,22 @@ class Walk:
         if step.sweep == "forward":
             row = self.trace.forward[step.index]
             if row.op == "input":
-                return self._fix(f"{row.id} = {short(row.value)} (input)")
-            return self._fix(f"{row.id} = {_dotted(row.expr)} = {_dotted(row.step)} = "
+                return self.fix(f"{row.id} = {short(row.value)} (input)")
+            return self.fix(f"{row.id} = {_dotted(row.expr)} = {_dotted(row.step)} = "
                              f"{short(row.value)}")
         if step.sweep == "reverse":
             c = self.trace.contributions[step.index]
-            return self._fix(f"{adjoint(c.target)} += {adjoint(c.source)} · ∂{c.source}/∂"
+            return self.fix(f"{adjoint(c.target)} += {adjoint(c.source)} · ∂{c.source}/∂"
                              f"{c.target} = {short(c.upstream)} · {short(c.local)} = "
                              f"{short(c.contribution)}")
         name = step.sweep.split(" ", 1)[1]
         k = self.tangents.sweeps.index(name)
         r = self.tangents.rows[step.index]
         if r.row.op == "input":
-            return self._fix(f"{tangent(r.row.id)} = {short(r.tangents[k])} (seed: "
+            return self.fix(f"{tangent(r.row.id)} = {short(r.tangents[k])} (seed: "
                              f"{tangent(name)} = 1)")
         from .views.tables import _tangent_rule
-        return self._fix(_tangent_rule(r, DIGITS) + f" = {short(r.tangents[k])}")
+        return self.fix(_tangent_rule(r, DIGITS) + f" = {short(r.tangents[k])}")
 
     def title(self) -> str:
         step = self.current
@@ -148,7 +153,7 @@ class Walk:
         if step.sweep in ("forward", "reverse"):
             what = "forward sweep, node" if step.sweep == "forward" else "reverse sweep, edge"
         else:
-            what = f"tangent sweep {self._fix(step.sweep.split(' ', 1)[1])}, node"
+            what = f"tangent sweep {self.fix(step.sweep.split(' ', 1)[1])}, node"
         return f"{what} {step.index + 1} of {total}"
 
     def lit(self) -> dict[str, str]:
@@ -355,7 +360,7 @@ def make_app(walk: Walk):
         def rebuild(self) -> None:
             """New tables for a new expression, point or mode; then show the step."""
             w = self.walk
-            fix = w._fix
+            fix = w.fix
             forward, sweep, adjoints = (self.query_one(f"#{n}", DataTable)
                                         for n in ("forward", "sweep", "adjoints"))
             for table in (forward, sweep, adjoints):
@@ -377,7 +382,7 @@ def make_app(walk: Walk):
 
         def show_step(self) -> None:
             w = self.walk
-            fix = w._fix
+            fix = w.fix
             forward = self.query_one("#forward", DataTable)
             sweep = self.query_one("#sweep", DataTable)
             filled = w.forward_filled()
