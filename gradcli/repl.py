@@ -191,15 +191,18 @@ class Session:
         point = {n: self.point[n] for n in inputs if n in self.point}
         return ["--at", ",".join(f"{n}={v!r}" for n, v in point.items())] if point else []
 
-    def _command(self, command: str, target: str, *extra: str, at: bool = True,
-                 digits: bool = True, json: bool = True) -> int:
+    def _command(self, command: str, target: str, *extra: str, **settings) -> int:
+        """Run ``gradcli COMMAND`` on ``target`` (a name or an expression) and what it reads."""
         if not target.strip():
             raise InputError(f"{command} needs an expression or a defined name",
                              hint=COMMANDS.get(command, "").split("  ")[0].strip() or None)
-        source = self.program(target)
-        args = [command if command != "jacobian" else "eval", source]
-        args += self._point_args(source) if at else []
-        args += list(extra)
+        return self._send(command, self.program(target), list(extra), **settings)
+
+    def _send(self, command: str, source: str, extra: list[str], at: bool = True,
+              digits: bool = True, json: bool = True) -> int:
+        """``gradcli COMMAND SOURCE`` with the point (``at``), ``extra``, and the session's
+        digits and json settings where the command takes them."""
+        args = [command, source] + (self._point_args(source) if at else []) + extra
         if digits and self.digits is not None:
             args += ["--digits", str(self.digits)]
         if json and self.json:
@@ -270,9 +273,7 @@ class Session:
             names = self._closure([n for t in targets for n in _reads(t)])
             source = "\n".join([f"{n} = {self.definitions[n].text}" for n in names] + targets)
             extra = []
-        args = ["eval", source, *self._point_args(source), *extra]
-        args += ["--digits", str(self.digits)] if self.digits is not None else []
-        return self.run(args + (["--json"] if self.json else []))
+        return self._send("eval", source, extra)
 
     def _digits(self, rest: str) -> int:
         if rest:
@@ -294,15 +295,15 @@ class Session:
         return self.run(["functions"] + (["--json"] if self.json else []))
 
     def _who(self, rest: str) -> int:
+        from .api import evaluate
         from .views.text import format_number
+        digits = min(17, 12 if self.digits is None else self.digits)
         lines = [f"{n} = {_number(v)}" for n, v in self.point.items()]
         for name in self.definitions:
             line = f"{name} = {self.definitions[name].text}"
             try:
-                from .api import evaluate
                 source = self.program(name)
                 missing = [n for n in _inputs(source) if n not in self.point]
-                digits = min(17, 12 if self.digits is None else self.digits)
                 line += (f"    needs {', '.join(missing)}" if missing else
                          f"    = {format_number(evaluate(source, self.point).value, digits)}")
             except GradcliError as error:
