@@ -184,11 +184,9 @@ class Walk:
     def picture_lines(self):
         """The graph drawing (rich Text) with this step lit, and the region ``(x, y, width,
         height)`` holding the lit boxes, to scroll to."""
-        from rich.text import Text
-
         from .views.drawing import draw_with_boxes
         from .views.picture import build_picture
-        from .views.screen import STYLES
+        from .views.screen import styled_text
         graph, result = self.graph, self.result
         slot = {graph.node_id(s): s for s in range(graph.n_const, graph.n_slots)}
         adjoint = None
@@ -213,18 +211,17 @@ class Walk:
                                                  max(region[2], right), max(region[3], bottom + 1))
             if lit[node_id] == "from":
                 self._light_edge(cells, picture, left, top, bottom)
-        text = Text(no_wrap=True, overflow="ignore", end="")
-        for k, row in enumerate(cells):
-            if k:
-                text.append("\n")
-            k = 0
-            while k < len(row):  # a run of one style at a time
-                style, end = row[k][1], k
-                while end < len(row) and row[end][1] == style:
-                    end += 1
-                style = LIT[style[4:]] if style.startswith("lit:") else STYLES.get(style, style)
-                text.append("".join(ch for ch, _ in row[k:end]), style or None)
-                k = end
+        lines = []
+        for row in cells:  # back to runs of one style; a lit cell's style is rich's own
+            runs: list[tuple[str, str]] = []
+            for ch, style in row:
+                style = LIT[style[4:]] if style.startswith("lit:") else style
+                if runs and runs[-1][1] == style:
+                    runs[-1] = (runs[-1][0] + ch, style)
+                else:
+                    runs.append((ch, style))
+            lines.append(runs)
+        text = styled_text(lines)
         if region is not None:  # every lit box: (x, y, width, height)
             region = (region[0], region[1], region[2] - region[0], region[3] - region[1])
         return text, region
