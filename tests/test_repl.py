@@ -18,7 +18,7 @@ import mpmath
 import pytest
 
 from gradcli.cli import _run_args, main
-from gradcli.repl import Session, call_at, history_path, incomplete, start
+from gradcli.repl import COMMANDS, Session, call_at, history_path, incomplete, run_script, start
 
 try:
     import pexpect
@@ -152,6 +152,13 @@ def test_a_numerical_failure_is_exit_1_and_bad_input_2(capsys):
     assert s.execute("log(-x)") == 2  # outside the domain: bad input, as in eval
     assert s.execute('expect x^2 x="3*x"') == 1  # a formula that disagrees: a failed check
     assert "domain error" in capsys.readouterr().err
+
+
+def test_help_lists_every_command_and_quit_leaves_a_script():
+    s, calls = recorded()
+    s.execute("help")
+    assert all(f"\n{name}" in "\n" + calls[-1] for name in COMMANDS)
+    assert run_script(s, ["at x=1\n", "quit\n", "log(-x)\n"], calls.append) == 0  # never ran
 
 
 def test_continuation_and_the_call_under_the_cursor():
