@@ -331,6 +331,8 @@ def main():
       gradcli graph "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli plot "sin(x)^2" --over x=-3:3
       gradcli functions
+      gradcli repl
+      gradcli explore "log(x)+x*y-sin(y)" --at x=2,y=3
     """
 
 
@@ -1124,6 +1126,64 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
         ascii_only=ascii_only, of=of)
     for channel, text in plot(request):
         click.echo(text, nl=False, err=channel == "err")
+
+
+@main.command("repl", context_settings=CONTEXT)
+@click.argument("script", metavar="SCRIPT", required=False)  # read by _read_source: our errors
+def repl_command(script):
+    """A session: definitions, a current point, history and completion (docs/repl.md).
+
+    \b
+    Examples:
+      gradcli repl
+      gradcli repl lesson.txt
+      gradcli repl < lesson.txt
+
+    With a SCRIPT, or standard input not a terminal, runs the lines in order and prints each
+    result. Needs prompt_toolkit in a terminal: pip install "gradcli[interactive]". Exit codes
+    (a script): 0 success, 1 if any line failed (after running them all).
+    """
+    from .repl import start
+    lines = None
+    if script is not None:  # a file that cannot be read is an io error, as -f FILE's
+        from .errors import FileError
+        try:
+            lines = _read_source(None, script).splitlines(keepends=True)
+        except FileError as exc:
+            exc.hint = "check the file's name, or pipe the lines in: gradcli repl < FILE"
+            raise
+    code = start(_run_args, lines)
+    click.get_current_context().exit(code)
+
+
+@main.command("explore", **EXPRESSION_COMMAND)
+@_EXPRESSION
+@_FILE
+@_AT
+@click.option("--ascii", "ascii_", is_flag=True, help="Only ASCII characters.")
+def explore_command(expression, file, at, ascii_):
+    """Step through the forward and the reverse sweep, in a full-screen app (docs/explore.md).
+
+    \b
+    Examples:
+      gradcli explore "log(x)+x*y-sin(y)" --at x=2,y=3
+
+    Right and Left step, Home and End jump, f and r choose the mode, q quits. Needs Textual:
+    pip install "gradcli[interactive]". Exit codes: 0 success, 2 bad input.
+    """
+    from .explore import start
+    start(_read_source(expression, file, example='gradcli explore "x*y" --at x=2,y=3'),
+          _merged(at), ascii_)
+
+
+def _run_args(args: list[str]) -> int:
+    """One command line of the repl, run as from the shell (its own error boundary): its exit
+    code."""
+    try:
+        main.main(args, prog_name="gradcli", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    return 0
 
 
 def _merged(at):

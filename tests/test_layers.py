@@ -29,6 +29,7 @@ LAYERS = [
     ("gradcli.batchio",),
     ("gradcli.views",),
     ("gradcli.api", "gradcli.plotting"),
+    ("gradcli.repl", "gradcli.explore"),  # the interactive faces: handed the CLI's runner
     ("gradcli.cli", "gradcli.__main__", "gradcli"),
 ]
 # Third-party packages a layer may not import (at any depth, even lazily).

@@ -12,7 +12,7 @@ from gradcli import errors
 from gradcli.views.errors import KINDS
 
 COMMANDS_WITH_FILE = [["eval", "--at", "x=1"], ["hessian", "--at", "x=1"], ["diff"],
-                      ["graph"], ["plot", "--over", "x=0:1"]]
+                      ["graph"], ["plot", "--over", "x=0:1"], ["explore", "--at", "x=1"]]
 
 
 @pytest.mark.parametrize("cls", [c for c in vars(errors).values()
@@ -45,6 +45,15 @@ def test_a_missing_file_with_json_is_one_io_error_object(gradcli_script, command
     assert data["error"]["kind"] == "io"
     assert data["error"]["message"] == f"cannot read {missing}: No such file or directory"
     assert proc.stderr.startswith("io error: ")
+
+
+def test_a_missing_repl_script_is_an_io_error_in_gradclis_format(run, tmp_path):
+    missing = str(tmp_path / "lesson.txt")
+    result = run("repl", missing)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        f"io error: cannot read {missing}: No such file or directory")
+    assert "Invalid value" not in result.stderr and "Usage:" not in result.stderr
 
 
 def test_a_directory_given_to_f_is_an_io_error(run, tmp_path):
