@@ -317,8 +317,12 @@ _WRT = click.option("--wrt", type=NameListType(), default=None,
 _OF = click.option("--of", type=NameListType("of"), default=None,
                    help="The outputs to differentiate (comma-separated): assigned names, or f1, "
                         "f2, ... for the bare expressions (default: every output).")
-_DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
-                       help="Digits after the decimal point in human output (JSON is always exact).")
+_DIGITS = click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
+                       help="Significant digits, every one proven by ball arithmetic (Arb) and "
+                            "correctly rounded; --digits 50 prints 50 (docs/precision.md).")
+_FLOAT64 = click.option("--float64", "float64", is_flag=True,
+                        help="Compute in plain float64, without certification (faster; its "
+                             "digits are not proven).")
 _STANDALONE = click.option("--standalone", is_flag=True,
                            help="With --export FILE.tex: a complete LaTeX document (compiles with "
                                 "pdflatex) instead of a fragment to \\input.")
@@ -368,6 +372,7 @@ def _screen(width, ascii_):
                    "left out are 0) in one forward sweep, of every output. Implies --mode "
                    "forward.")
 @_DIGITS
+@_FLOAT64
 @_JSON
 @click.option("--trace", is_flag=True,
               help="Also print the forward trace, the reverse-sweep contributions and the "
@@ -410,7 +415,8 @@ def _screen(width, ascii_):
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
 @_output_options
-def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace, max_rows,
+def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, float64, as_json,
+                 trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
                  output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
@@ -488,9 +494,11 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                       max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict)
         return
     if mode == "forward" or direction is not None:
-        result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
+        result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed,
+                                  digits=digits, float64=float64)
     else:
-        result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+        result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
+                                float64=float64, quick=not (as_json or export_path))
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
     json_export = bool(export_path) and not tex and (as_json or
@@ -519,8 +527,30 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
         from .views.latex import eval_export
         from .views.screen import write_text
         write_text(export_path, eval_export(result, digits, trace, report, standalone))
+    if not as_json:
+        from .views.text import precision_notes
+        _notes(screen, precision_notes(result))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _notes(screen, lines: list[str]) -> None:
+    """``note:`` lines on standard error, after what standard output has shown."""
+    if not lines:
+        return
+    try:
+        screen.stream.flush()
+    except (AttributeError, OSError):
+        pass
+    import sys
+    encoding = getattr(sys.stderr, "encoding", None) or "ascii"
+    for line in lines:
+        try:
+            line.encode(encoding)
+        except UnicodeEncodeError:
+            from .views.screen import to_ascii
+            line = to_ascii(line, encoding)
+        click.echo(line, err=True)
 
 
 def _one_seed(seed: dict, graph) -> float:
@@ -672,10 +702,12 @@ def _summary(result, digits: int) -> str:
 def _check(result, point, expect, rtol, atol, strict):
     """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
     from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
-    expected = expected_values(parse_expectations(expect), point, list(result.gradient))
+    proven = getattr(result, "proven", False)
+    expected = expected_values(parse_expectations(expect), point, list(result.gradient),
+                               digits=result.digits if proven else None)
     return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
                         atol=DEFAULT_ATOL if atol is None else atol, expected=expected,
-                        strict=strict)
+                        strict=strict, exact_at=point)
 
 
 def _latex_export(path: str | None, standalone: bool) -> bool:
@@ -719,6 +751,7 @@ def _blocks(result, digits, max_rows, trace, check=None) -> list:
 @_WRT
 @_OF
 @_DIGITS
+@_FLOAT64
 @_JSON
 @click.option("--check", "check_", is_flag=True,
               help="Also compare every entry with numerical derivatives of the AD gradient, "
@@ -734,8 +767,8 @@ def _blocks(result, digits, max_rows, trace, check=None) -> list:
                    "FILE.tex.")
 @_STANDALONE
 @_output_options
-def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, strict, max_rows, rtol,
-                    atol, export_path, standalone, width, ascii_):
+def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, check_, strict,
+                    max_rows, rtol, atol, export_path, standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -767,7 +800,8 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
-    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt)
+    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt, digits=digits,
+                                      float64=float64)
                for i, name in enumerate(graph.output_names)}
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
@@ -792,6 +826,9 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
             if reports[name] is not None:
                 items += hessian_check_tables(reports[name], digits, max_rows)
         screen.show(*items)
+        if float64:
+            _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
+                            "certified"])
     if export_path:
         from .views.latex import hessian_export
         (result, report), = zip(results.values(), reports.values())

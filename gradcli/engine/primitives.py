@@ -30,6 +30,10 @@ class Primitive:
     # Which side of its kink the arguments lie on: -1 or +1, and 0 exactly at the kink (where
     # the rule returns a conventional subgradient). None for primitives without a kink.
     kink: Callable[..., int] | None = None
+    # Whether the arguments are certainly outside the domain, ``outside(m, *args)``, for balls
+    # (:mod:`gradcli.engine.ball`), whose comparisons are true only when certain. None: every
+    # argument is inside, or no ball can ever be certainly outside (tan's poles are irrational).
+    outside: Callable[..., bool] | None = None
 
     @property
     def is_operator(self) -> bool:
@@ -79,6 +83,12 @@ def _columns(*args) -> bool:
     return any(hasattr(x, "shape") for x in args)
 
 
+def _exact_zero(m, x) -> bool:
+    """Whether ``x`` is exactly 0, for namespaces that can tell (balls: ``m.is_zero``)."""
+    is_zero = getattr(m, "is_zero", None)
+    return is_zero is not None and is_zero(x)
+
+
 def _pow_by_base(m, a, b, y):
     """∂(a^b)/∂a = b·a^(b-1); where b = 0 that is 0 for every a (a^0 = 1 is constant), also at
     a = 0, where the formula would be 0·0^(-1)."""
@@ -86,7 +96,7 @@ def _pow_by_base(m, a, b, y):
         import numpy as np
         zero = np.asarray(b) == 0
         return np.where(zero, 0.0, b * m.pow(a, np.where(zero, 1.0, b) - 1))
-    if type(b) is float and b == 0:
+    if type(b) is float and b == 0 or _exact_zero(m, b):
         return 0.0
     return b * m.pow(a, b - 1)
 
@@ -98,13 +108,14 @@ def _pow_by_exponent(m, a, b, y):
         import numpy as np
         zero = (np.asarray(a) == 0) & (np.asarray(b) > 0)
         return np.where(zero, 0.0, y * m.log(np.where(zero, 1.0, a)))
-    if type(a) is float and a == 0 and type(b) is float and b > 0:
+    if type(a) is float and a == 0 and type(b) is float and b > 0 or _exact_zero(m, a) and b > 0:
         return 0.0
     return y * m.log(a)
 
 
-def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None):
-    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink)
+def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None,
+         outside=None):
+    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink, outside)
 
 
 # -- the table: one line per primitive, rules as (m, args..., ans) -----------------------------
@@ -116,21 +127,25 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("sub", 2, operator.sub, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -1.0), symbol="-"),
     _row("mul", 2, operator.mul, (lambda m, a, b, y: b, lambda m, a, b, y: a), symbol="*"),
     _row("div", 2, operator.truediv, (lambda m, a, b, y: 1 / b, lambda m, a, b, y: -y / b),
-         "b ≠ 0", symbol="/"),
+         "b ≠ 0", symbol="/", outside=lambda m, a, b: b == 0),
     _row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-"),
     _row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
          "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
+         outside=lambda m, a, b: (a < 0 and m.noninteger(b)) or (a == 0 and b < 0),
          note="∂/∂a = b·a^(b-1) is 0 where b = 0. ∂/∂b = a^b·ln a needs a > 0 (it is 0 where "
               "a = 0 and b > 0). Each is computed only when its argument is differentiated"),
     # exponentials and logarithms
     _row("exp", 1, math.exp, (lambda m, a, y: y,)),
     _row("expm1", 1, math.expm1, (lambda m, a, y: m.exp(a),),
          note="d/da = exp(a), not expm1(a) + 1, which cancels to 0 for very negative a"),
-    _row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0"),
-    _row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1"),
-    _row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0"),
-    _row("log10", 1, math.log10, (lambda m, a, y: 1 / (a * m.log(10.0)),), "a > 0"),
-    _row("sqrt", 1, math.sqrt, (lambda m, a, y: 0.5 / y,), "a ≥ 0",
+    _row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0", outside=lambda m, a: a <= 0),
+    _row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1",
+         outside=lambda m, a: a <= -1),
+    _row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0",
+         outside=lambda m, a: a <= 0),
+    _row("log10", 1, math.log10, (lambda m, a, y: 1 / (a * m.log(10.0)),), "a > 0",
+         outside=lambda m, a: a <= 0),
+    _row("sqrt", 1, math.sqrt, (lambda m, a, y: 0.5 / y,), "a ≥ 0", outside=lambda m, a: a < 0,
          note="not differentiable at 0 (infinite slope)"),
     _row("cbrt", 1, _cbrt, (lambda m, a, y: 1 / (3 * y ** 2),),
          note="not differentiable at 0 (infinite slope)"),
@@ -139,8 +154,10 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("cos", 1, math.cos, (lambda m, a, y: -m.sin(a),)),
     _row("tan", 1, math.tan, (lambda m, a, y: 1 + y ** 2,), "a ≠ π/2 + kπ"),
     _row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
+         outside=lambda m, a: a < -1 or a > 1,
          note="not differentiable at ±1"),
     _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
+         outside=lambda m, a: a < -1 or a > 1,
          note="not differentiable at ±1"),
     # a*a and hypot, not a**2: float ** raises OverflowError from |a| ≈ 1.3e154, where these
     # derivatives are still finite (or underflow to 0)
@@ -158,8 +175,9 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
               "precision for large |a| (1 - tanh(a)^2 cancels to 0 from |a| ≈ 19)"),
     _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),)),
     _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
-         "a ≥ 1", note="not differentiable at 1"),
-    _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1"),
+         "a ≥ 1", note="not differentiable at 1", outside=lambda m, a: a < 1),
+    _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1",
+         outside=lambda m, a: a <= -1 or a >= 1),
     # machine learning
     _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
