@@ -232,8 +232,8 @@ def _float64(graph, values, adjoint, cert, wrt, slot, failure) -> Float64:
     gradient_digits = {name: agreement(adjoint[slot[name]], Real.of(g), n)
                        for name, g in zip(wrt, cert.gradient_reals)}
     lost = None
-    if value_digits < n or any(d < n for d in gradient_digits.values()):
-        lost = float64_loss(graph, values, reals, n)
+    if value_digits < min(n, 15) or any(d < min(n, 15) for d in gradient_digits.values()):
+        lost = float64_loss(graph, values, reals, min(n, 15))
     return Float64(values[graph.output], {name: adjoint[slot[name]] for name in wrt},
                    value_digits, gradient_digits, None, lost)
 
@@ -426,19 +426,23 @@ def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
 
 
 def hessian(source: str, at: Mapping[str, float] | None = None, *,
-            wrt: Iterable[str] | None = None, of: str | None = None) -> HessianResult:
+            wrt: Iterable[str] | None = None, of: str | None = None,
+            digits: int = DEFAULT_DIGITS, float64: bool = False) -> HessianResult:
     """Parse ``source`` and give its value, gradient and Hessian at ``at`` (of the output ``of``
-    when the program has several)."""
+    when the program has several); certified unless ``float64``."""
     graph = compile(source)
-    return evaluate_hessian(select_outputs(graph, None if of is None else [of]), at or {}, wrt=wrt)
+    return evaluate_hessian(select_outputs(graph, None if of is None else [of]), at or {}, wrt=wrt,
+                            digits=digits, float64=float64)
 
 
 def hessians(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None,
-             of: Iterable[str] | None = None) -> dict[str, HessianResult]:
+             of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+             float64: bool = False) -> dict[str, HessianResult]:
     """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
     graph = select_outputs(compile(source), of)
-    return {name: evaluate_hessian(graph.only(i), at or {}, wrt=wrt)
+    return {name: evaluate_hessian(graph.only(i), at or {}, wrt=wrt, digits=digits,
+                                   float64=float64)
             for i, name in enumerate(graph.output_names)}
 
 
@@ -587,6 +591,7 @@ class JacobianResult:
     graph: Graph = field(default=None, repr=False)
     slot_values: list[float] = field(default_factory=list, repr=False)
     detail: tuple = field(default=(), repr=False)  # each sweep's adjoints, or (partials, tangents)
+    proven: bool = False  # values and entries are Proven (certified); the trace's sweeps are not
 
     @property
     def matrix(self) -> list[list[float]]:
@@ -610,9 +615,12 @@ class JacobianResult:
 
 
 def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                      mode: str = "auto") -> JacobianResult:
+                      mode: str = "auto", digits: int = DEFAULT_DIGITS,
+                      float64: bool = False) -> JacobianResult:
     """Every output's value and the Jacobian of a compiled graph at ``at``, by ``mode``:
-    ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer)."""
+    ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer).
+    Certified as :func:`evaluate_graph` is (values and entries are Proven floats; the sweeps
+    shown by ``trace`` are float64's); ``float64=True``: plain float64."""
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
@@ -626,23 +634,38 @@ def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[st
         rows, partials, tangents = columns_by_forward(graph, values, columns)
         detail, sweeps = (partials, tangents), len(tangents)
     names = list(graph.output_names)
+    output_values = [values[slot] for slot in graph.output_slots]
+    proven = False
+    if not float64:
+        from .engine.certify import certify
+        _check_digits(digits)
+        exact = [_exact(at, name) for name in graph.inputs]
+        slots = [graph.n_const + j for j in columns]
+        certified = [certify(graph.only(i), exact, wrt_slots=slots, digits=digits,
+                             active=_active(graph, slots)) for i in range(graph.n_outputs)]
+        output_values = [c.value for c in certified]
+        rows = [c.gradient for c in certified]
+        proven = True
     return JacobianResult(
-        values={name: values[slot] for name, slot in zip(names, graph.output_slots)},
+        values=dict(zip(names, output_values)),
         jacobian={name: dict(zip(wrt, row)) for name, row in zip(names, rows)},
         outputs=names, inputs=wrt, mode=chosen, sweeps=sweeps, auto=mode == "auto",
         source=graph.source, point=dict(zip(graph.inputs, point)), graph=graph,
-        slot_values=values, detail=detail)
+        slot_values=values, detail=detail, proven=proven)
 
 
 def jacobian(source: str, at: Mapping[str, float] | None = None, of: Iterable[str] | None = None,
-             wrt: Iterable[str] | None = None, mode: str = "auto") -> JacobianResult:
-    """Parse ``source`` and give every output's value and the Jacobian at ``at``.
+             wrt: Iterable[str] | None = None, mode: str = "auto", *,
+             digits: int = DEFAULT_DIGITS, float64: bool = False) -> JacobianResult:
+    """Parse ``source`` and give every output's value and the Jacobian at ``at``, certified
+    unless ``float64``.
 
     >>> r = jacobian("x*y; x+y", {"x": 2, "y": 3})
     >>> r.values, r.jacobian["f1"], r.mode
     ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
     """
-    return evaluate_jacobian(select_outputs(compile(source), of), at or {}, wrt=wrt, mode=mode)
+    return evaluate_jacobian(select_outputs(compile(source), of), at or {}, wrt=wrt, mode=mode,
+                             digits=digits, float64=float64)
 
 
 @dataclass

@@ -491,7 +491,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
             raise InputError("--export FILE.tex writes the tables of one output",
                              hint="pick one with --of, or export .svg, .html or .txt")
         _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
-                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict)
+                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict,
+                      float64)
         return
     if mode == "forward" or direction is not None:
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed,
@@ -565,7 +566,7 @@ def _one_seed(seed: dict, graph) -> float:
 
 def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
                   export_path, check_, expect, rtol, atol, width=None, ascii_=False,
-                  strict=False) -> None:
+                  strict=False, float64=False) -> None:
     """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
     or --direction), printed as text and tables or as JSON."""
     from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
@@ -589,7 +590,8 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     elif cotangent is not None:
         result = evaluate_vjp(graph, point, cotangent, wrt=wrt)
     else:
-        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto")
+        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto", digits=digits,
+                                   float64=float64)
     report = None
     if check_ or expect:
         from .check import entry_values, parse_expectations
@@ -624,6 +626,15 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     elif export_path:
         from .views.screen import export
         export(blocks, export_path, width, ascii_)
+    if not as_json:
+        proven = getattr(result, "proven", False)
+        if not proven:
+            what = "the Jacobian" if result.kind == "jacobian" else "the product"
+            _notes(screen, [f"note: {what} is computed in plain float64: its digits are not "
+                            "certified" + (" (--float64)" if float64 else "")])
+        elif trace:
+            _notes(screen, ["note: the values and the Jacobian are certified; the trace's "
+                            "sweeps are plain float64, their digits are not"])
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 

@@ -323,14 +323,35 @@ def _softplus(a) -> Real:
     return Real(a.b.exp().log1p())
 
 
+def _exact_log(a: Real, base: int):
+    """log_base(a) when a is exactly an integer power of ``base`` (log2(8) = 3), else None."""
+    if a.q is None or a.q <= 0:
+        return None
+    p, q = int(a.q.p), int(a.q.q)
+    if q == 1:
+        n, m = p, 1
+    elif p == 1:
+        n, m = q, -1
+    else:
+        return None
+    k = 0
+    while n > 1 and n % base == 0:
+        n //= base
+        k += 1
+    return Real.of(m * k) if n == 1 else None
+
+
 def _log2(a) -> Real:
     a = Real.of(a)
-    return _checked("log2", Real(a.b.log() / arb(2).log()), (a,))
+    exact = _exact_log(a, 2)
+    return exact if exact is not None else _checked("log2", Real(a.b.log() / arb(2).log()), (a,))
 
 
 def _log10(a) -> Real:
     a = Real.of(a)
-    return _checked("log10", Real(a.b.log() / arb(10).log()), (a,))
+    exact = _exact_log(a, 10)
+    return exact if exact is not None else _checked("log10", Real(a.b.log() / arb(10).log()),
+                                                    (a,))
 
 
 def _checked(name: str, r: Real, args: tuple) -> Real:

@@ -122,6 +122,33 @@ def _nearest_double(num: int, den: int) -> float:
         return math.inf if num > 0 else -math.inf
 
 
+HUGE_EXPONENT = 1 << 16  # binary exponents past this are scaled before exact rounding
+
+
+def _huge(ball: arb) -> bool:
+    """Whether the ball's binary exponent is too large to write its ends as Python integers."""
+    return abs(int(ball.mid().man_exp()[1])) > HUGE_EXPONENT or (
+        not ball.rad().is_zero() and abs(int(ball.rad().man_exp()[1])) > HUGE_EXPONENT)
+
+
+def _proven_huge(ball: arb, n: int, final: bool) -> Proven | None:
+    """:func:`proven` for a number like 10^(±10^200): its digits are those of ``ball / 10^k``,
+    with k = floor(log10 |ball|), and its double is 0 or ±inf."""
+    k = int(abs(ball.mid()).log_base(10).floor().unique_fmpz() or 0)
+    scaled = ball / arb(10) ** k
+    if _huge(scaled):
+        return Proven(math.nan, "?", 0) if final else None
+    inner = proven(Real(scaled), n, final)
+    if inner is None or inner.digits == 0:
+        return inner
+    mantissa, _, exponent = inner.text.partition("e")
+    k += int(exponent or 0)
+    sign = -1 if mantissa.startswith("-") else 1
+    digits = int(mantissa.lstrip("-").replace(".", ""))
+    double = 0.0 if k < 0 else sign * math.inf
+    return Proven(double, decimal_text(sign, digits, k, inner.digits), inner.digits)
+
+
 def proven(x: Real, n: int, final: bool = False) -> Proven | None:
     """``x`` to ``n`` certain significant digits, or None if its ball is too wide (with
     ``final``, the digits that are certain however few)."""
@@ -130,6 +157,8 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
         return Proven(0.0, "0", n, exact=True)
     if not ball.is_finite():
         return Proven(math.nan, "?", 0) if final else None
+    if _huge(ball):  # exp(-1e200): scale by a power of ten first, in Arb, not in integers
+        return _proven_huge(ball, n, final)
     (lo_n, lo_d), (hi_n, hi_d) = _ends(ball)
     double = _nearest_double(lo_n, lo_d)
     if (lo_n < 0) == (hi_n < 0) and lo_n != 0 and hi_n != 0:
@@ -286,7 +315,7 @@ def agreement(x: float | None, exact: Real, n: int) -> int:
     ball = exact.b
     if exact.is_zero() or ball.is_zero():
         return n if x == 0 else 0
-    if x == 0 or not ball.is_finite():
+    if x == 0 or not ball.is_finite() or _huge(ball):
         return 0
     (lo_n, lo_d), (hi_n, hi_d) = _ends(ball)
     if (lo_n < 0) != (hi_n < 0) or lo_n == 0 or hi_n == 0:

@@ -148,10 +148,18 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     (``values``, ``jacobian`` output -> input -> number, ``outputs``, ``mode``, ``sweeps``) or a
     ``ProductResult`` (``cotangent`` and ``vjp``, or ``direction`` and ``jvp``)."""
     data = {"source": result.source, "inputs": result.point, "outputs": list(result.outputs),
-            "values": dict(result.values)}
+            "values": {o: _number(v) for o, v in result.values.items()}}
     if result.kind == "jacobian":
-        data["jacobian"] = {o: dict(r) for o, r in result.jacobian.items()}
+        data["jacobian"] = {o: {i: _number(x) for i, x in r.items()}
+                            for o, r in result.jacobian.items()}
         data["mode"], data["sweeps"] = result.mode, result.sweeps
+        data["certified"] = result.proven
+        if result.proven:
+            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
+                               "jacobian": {o: {i: x.text for i, x in r.items()}
+                                            for o, r in result.jacobian.items()}}
+            data["digits"] = min(x.digits for x in [*result.values.values(), *(
+                x for r in result.jacobian.values() for x in r.values())])
     else:
         data["mode"] = result.mode
         weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")

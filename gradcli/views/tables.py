@@ -15,7 +15,7 @@ from ..errors import name_list
 from .layout import Preformatted, Sheet
 from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
 from .screen import crop, open_screen, styled_text
-from .text import format_number
+from .text import compact, format_number
 
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
 MAX_ROWS_HINT = "--max-rows 0 shows all"
@@ -418,9 +418,8 @@ def check_verdict(check) -> Text:
                             f"by {_error(row.abs_error)}")
         e = row.expected
         if e is not None and not e.ok:
-            problems.append(f"your formula for ∂f/∂{row.input} is off by "
-                            f"{format_number(e.value - e.ad, 4)} ({e.formula} = "
-                            f"{format_number(e.value)}, AD gives {format_number(e.ad)})")
+            problems.append(f"your formula for ∂f/∂{row.input} is off by {e.value - e.ad:+.3g} "
+                            f"({e.formula} = {compact(e.value)}, AD gives {compact(e.ad)})")
         if len(problems) >= 10:
             problems.append("…")
             break

@@ -106,6 +106,18 @@ def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
     return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
 
 
+def compact(x: float) -> str:
+    """A number in few characters, for sentences: a proven one's digits without trailing zeros
+    (``6``, ``0.9092974268257``), a float's 12 significant digits."""
+    text = getattr(x, "text", None)
+    if text is None:
+        return f"{float(x):.12g}"
+    mantissa, e, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + e + exponent
+
+
 def short_number(x: float, digits: int = 4) -> str:
     """At most ``digits`` digits after the point, without trailing zeros, for pictures: ``-1``,
     ``0.5``, ``6.552`` (an exponent for very small or large magnitudes)."""
@@ -125,6 +137,9 @@ def short_number(x: float, digits: int = 4) -> str:
     return mantissa + e + exponent
 
 
+FLOAT64_DIGITS = 15  # significant digits a double always holds
+
+
 def precision_notes(result) -> list[str]:
     """The ``note:`` lines about the digits of an evaluation (:class:`gradcli.api.Result`): that
     float64 digits are not certified (``--float64``), where plain float64 would have lost some of
@@ -136,10 +151,11 @@ def precision_notes(result) -> list[str]:
     if f64 is not None and f64.error is not None:
         notes.append(f"note: float64 fails here ({f64.error}); every digit shown is certified")
     elif f64 is not None:
+        want = min(n, FLOAT64_DIGITS)  # float64 cannot hold more: a loss is less than that
         lost = [(f"{f64.value_digits} of {n} digits of f", f64.value_digits)] * (
-            f64.value_digits < n)
+            f64.value_digits < want)
         lost += [(f"{d} of {'∇f·d' if name == 'direction' else '∂f/∂' + name}", d)
-                 for name, d in f64.gradient_digits.items() if d < n]
+                 for name, d in f64.gradient_digits.items() if d < want]
         if lost:
             why = ""
             if f64.lost_at is not None:

@@ -12,6 +12,7 @@ from ..engine.graph import Graph, expression, format_constant
 from ..engine.partials import Partials, node_partials
 from ..engine.reverse import Contribution
 from ..symbolic.expr import fresh_context, local_derivatives, number, symbol, text
+from .text import compact
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,8 @@ def _value_text(graph: Graph, values: list, slot: int) -> str:
     """An argument as the step shows it: a constant as written, a value in 12 significant digits."""
     if slot < graph.n_const:
         return graph.node_id(slot)
+    if hasattr(values[slot], "text"):  # a proven value: its proven digits
+        return compact(values[slot])
     return format_constant(float(f"{values[slot]:.12g}"), named=False)
 
 
