@@ -404,6 +404,12 @@ class _Namespace(SimpleNamespace):
         return Real(arb(1).exp())
 
     @staticmethod
+    def where(condition, x, y):
+        """The rules' branch: a certain condition (a comparison of balls is true only when
+        certain) picks one side."""
+        return x if condition else y
+
+    @staticmethod
     def is_zero(x) -> bool:
         return Real.of(x).is_zero()
 

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..errors import NumericalError
 from .graph import Graph
-from .primitives import CONSTANTS, FLOAT, TABLE, Primitive
+from .primitives import CONSTANTS, FLOAT, TABLE, Primitive, where
 from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
@@ -81,7 +81,7 @@ def lift(prim: Primitive, base=FLOAT) -> Callable:
     return dual
 
 
-DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS)
+DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where)
 _DUALS = {id(FLOAT): DUAL}
 
 
@@ -90,7 +90,8 @@ def dual_namespace(base) -> SimpleNamespace:
     found = _DUALS.get(id(base))
     if found is None:
         found = _DUALS[id(base)] = SimpleNamespace(
-            **{name: lift(p, base) for name, p in TABLE.items()}, pi=base.pi, e=base.e)
+            **{name: lift(p, base) for name, p in TABLE.items()}, pi=base.pi, e=base.e,
+            where=where)
     return found
 _ADD, _SUB, _MUL, _DIV, _POW, _NEG = (getattr(DUAL, n) for n in ("add", "sub", "mul", "div",
                                                                   "pow", "neg"))

@@ -273,6 +273,12 @@ _FUNCTIONS = {
 
 class _Namespace(SimpleNamespace):
     @staticmethod
+    def where(condition, x, y):
+        """The rules' branch: a certain condition (a comparison of balls is true only when
+        certain) picks one side."""
+        return x if condition else y
+
+    @staticmethod
     def is_zero(x) -> bool:
         x = Interval.of(x)
         return x.lo == x.hi == 0
