@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-from decimal import ROUND_HALF_EVEN, Context, Decimal
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal
 
 import mpmath
 import pytest
@@ -84,7 +84,7 @@ def reference(source: str, point: dict) -> callable:
 
 def rounded(x, digits: int) -> Decimal:
     """``x`` (mpf) correctly rounded, half-even, to ``digits`` significant digits."""
-    return Context(prec=digits, rounding=ROUND_HALF_EVEN).plus(
+    return Context(prec=digits, rounding=ROUND_HALF_EVEN, Emax=MAX_EMAX, Emin=MIN_EMIN).plus(
         Decimal(mpmath.nstr(x, digits + 60, strip_zeros=False)))
 
 
