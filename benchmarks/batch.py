@@ -182,13 +182,16 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
              x + np.abs(np.cos(y)))
     worst = max(float(np.max(np.abs(a - b) / size)) for a, b, size in
                 zip((ours.values, ours.gradient["x"], ours.gradient["y"]), want, sizes))
-    threads = default_threads()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     runs = {"NumPy closed form": lambda: timed(lambda: closed_form(x, y)),
             "gradcli, 1 thread": lambda: timed(lambda: evaluate_columns(
                 graph, {"x": x, "y": y}, threads=1))}
-    if threads > 1:
-        runs[f"gradcli, {threads} threads (its default)"] = lambda: timed(
-            lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=threads))
+    if cores > 1:
+        runs[f"gradcli, {cores} threads"] = lambda: timed(
+            lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=cores))
+    # the default follows the load (default_threads): it is chosen anew at each call
+    runs[f"gradcli, its default (now {default_threads()} at load {os.getloadavg()[0]:.1f})"] = \
+        lambda: timed(lambda: evaluate_columns(graph, {"x": x, "y": y}))
     from gradcli.engine import trig
     if trig._mvec is not None:  # the same without the C extension: sincos in NumPy alone
         def numpy_sincos():

@@ -3,6 +3,7 @@
     python benchmarks/run.py                   # everything: sizes 10^3, 10^4, 10^5
     python benchmarks/run.py --quick           # sizes 10^3, 10^4, fewer repeats (about a minute)
     python benchmarks/run.py --sizes 100000 --families wide --no-startup --no-peers
+    python benchmarks/run.py --commands-only --other-gradcli OLD/bin/gradcli   # eval, --trace, diff
 
 Prints Markdown tables. Times are medians of repeated runs measured in this one process (stages)
 or in interleaved fresh processes (start-up), so ratios compare like with like on a busy machine.
@@ -183,6 +184,8 @@ def startup_commands(with_peers: bool, others: list[str] = ()) -> dict[str, list
     }
     for exe in others:  # other gradcli installations, e.g. a checkout of main in its own venv
         commands[f'{exe} eval "{expr}" --at {at}'] = [exe, "eval", expr, "--at", at]
+        commands[f'{exe} eval "{expr}" --at {at} --json'] = [exe, "eval", expr, "--at", at,
+                                                            "--json"]
     if with_peers:
         for label, (module, code) in PEER_ONESHOT.items():
             if importable(module):
@@ -214,6 +217,44 @@ def measure_startup(runs: int, with_peers: bool,
             wall[label].append(time.perf_counter() - t0)
             cpu[label].append(_children_cpu() - c0)
     return {label: (median(wall[label]), median(cpu[label])) for label in commands}
+
+
+# -- whole commands: eval, --trace and diff on the families, beside other installations -----------
+
+# (label, family, terms, arguments after the file): the workloads of the speed issue's table
+COMMANDS = [
+    ("eval", "wide", 10_000, ["eval", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
+    ("eval --trace (40 rows a table)", "wide", 10_000,
+     ["eval", "--trace", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
+    ("eval", "deep", 3_000, ["eval", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
+    ("diff", "deep", 3_000, ["diff"]),
+    ("eval", "wide", 1_000, ["eval", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
+    ("diff", "wide", 1_000, ["diff"]),
+]
+
+
+def measure_commands(runs: int, others: list[str] = ()) -> list[dict]:
+    """CPU time (user + system, median of ``runs``) of each of :data:`COMMANDS` as a new
+    process, for this gradcli and each of ``others``, the installations taking turns."""
+    import tempfile
+    exes = {"this": gradcli_command(), **{exe: [exe] for exe in others}}
+    out = []
+    with tempfile.TemporaryDirectory() as folder:
+        for label, family, n, args in COMMANDS:
+            path = Path(folder) / f"{family}-{n}.txt"
+            if not path.exists():
+                path.write_text(FAMILIES[family](n), encoding="utf-8")
+            cmd = {name: exe + [args[0], "-f", str(path)] + args[1:] for name, exe in exes.items()}
+            cpu: dict[str, list[float]] = {name: [] for name in exes}
+            for _ in range(runs):
+                for name, c in cmd.items():
+                    c0 = _children_cpu()
+                    subprocess.run(c, capture_output=True, check=True)
+                    cpu[name].append(_children_cpu() - c0)
+            out.append({"command": label, "family": family, "n": n,
+                        **{name: median(t) for name, t in cpu.items()}})
+            print(f"  {label} {family} {n}: done", file=sys.stderr, flush=True)
+    return out
 
 
 # -- peers on the same generated source -----------------------------------------------------------
@@ -354,6 +395,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--no-commands", action="store_true",
+                    help="skip whole eval/--trace/diff commands on the families")
+    ap.add_argument("--commands-only", action="store_true",
+                    help="only the whole commands (with --other-gradcli beside this one)")
+    ap.add_argument("--command-runs", type=int, default=3, help="runs per whole command")
     ap.add_argument("--other-gradcli", action="append", default=[], metavar="EXE",
                     help="also time this gradcli executable's start-up (repeatable)")
     ap.add_argument("--clock", choices=CLOCKS, default="wall",
@@ -362,6 +408,8 @@ def main(argv=None) -> int:
     ap.add_argument("--_memory", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--_peer", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.commands_only:
+        args.no_stages = args.no_memory = args.no_startup = args.no_peers = True
 
     if args._memory:
         print(json.dumps(memory_worker(args._memory[0], int(args._memory[1]))))
@@ -388,6 +436,22 @@ def main(argv=None) -> int:
         print(table(["command", "wall", "÷ import click, lark", "CPU", "÷ import click, lark"],
                     [[f"`{label}`", fmt_seconds(w), f"{w / ref_wall:.2f}", fmt_seconds(c),
                       f"{c / ref_cpu:.2f}"] for label, (w, c) in startup.items()]))
+        print()
+
+    if not args.no_commands:
+        measured = measure_commands(args.command_runs, args.other_gradcli)
+        report["commands"] = measured
+        names = ["this"] + list(args.other_gradcli)
+        evals = {(m["family"], m["n"]): m for m in measured if m["command"] == "eval"}
+        rows = []
+        for m in measured:
+            ref = evals.get((m["family"], m["n"]), m)
+            rows.append([f"`{m['command']}`", m["family"], f"{m['n']:,}"]
+                        + [f"{fmt_seconds(m[x])} ({m[x] / ref[x]:.1f}x eval)" for x in names])
+        print(f"## Whole commands: CPU time, median of {args.command_runs} runs "
+              "(÷ the plain eval of the same source)\n")
+        print(table(["command", "family", "terms"] + [f"`{x}`" if x != "this" else "this gradcli"
+                                                      for x in names], rows))
         print()
 
     results = []

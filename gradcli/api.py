@@ -80,7 +80,7 @@ class Result:
     @cached_property
     def trace(self):
         """The forward, contribution and adjoint records (computed on first use)."""
-        from .views.trace import build_trace
+        from .records import build_trace
         adjoint, records = self.sweep
         return build_trace(self.graph, self.trace_values, adjoint, records, self.seed)
 
@@ -278,7 +278,7 @@ class ForwardResult(Result):
     @cached_property
     def trace(self):
         """The tangent trace: each node's value, local partials and tangent in every sweep."""
-        from .views.trace import tangent_trace
+        from .records import tangent_trace
         if self.balls:  # every number shown is proven
             values, partials, _ = self.proven_trace
             return tangent_trace(self.graph, values, partials, self.sweeps)
@@ -600,8 +600,8 @@ class JacobianResult:
 
     @cached_property
     def trace(self):
-        """Records of every sweep (see :mod:`gradcli.views.trace`), computed on first use."""
-        from .views.trace import jacobian_trace
+        """Records of every sweep (see :mod:`gradcli.records`), computed on first use."""
+        from .records import jacobian_trace
         return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
 
     def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
@@ -690,7 +690,7 @@ class ProductResult:
 
     @cached_property
     def trace(self):
-        from .views.trace import product_trace
+        from .records import product_trace
         return product_trace(self.graph, self.slot_values, self.kind, self.detail)
 
 

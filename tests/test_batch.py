@@ -319,3 +319,17 @@ def test_the_single_point_tangent_sweep_runs_on_columns():
     gradient = evaluate_columns(graph, {"x": x, "y": y}).gradient
     expected = gradient["x"] * dx + gradient["y"] * dy
     assert tangents[graph.output] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("cores, load, threads", [
+    (2, 0.1, 2),   # a quiet machine: a thread per core
+    (2, 0.9, 2),   # part of one core taken: still two
+    (2, 1.0, 1),   # one core taken by other work: one thread
+    (2, 9.4, 1),   # a shared machine under load: one thread, never more waiting for cores
+    (8, 0.0, 4),   # at most MAX_THREADS
+    (1, 0.0, 1),
+])
+def test_default_threads_are_the_idle_cores(cores, load, threads):
+    from gradcli.engine.batch import MAX_THREADS, default_threads
+    assert MAX_THREADS == 4
+    assert default_threads(cores, load) == threads

@@ -3,7 +3,8 @@
 The order is the order data flows in (parse -> AST -> tape -> sweeps -> checks -> views -> faces);
 a module may import its own folder's modules and any earlier layer's, never a later one, and the
 module import graph has no cycle (not even through imports inside functions). Only the CLI
-imports click; only the views and the faces import rich.
+imports click; only the views and the faces import rich. The API builds records and never imports
+a view: the CLI hands the records to the views.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ LAYERS = [
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic",),
+    ("gradcli.records",),
     ("gradcli.points",),
     ("gradcli.check", "gradcli.sampling"),
     ("gradcli.batchio",),
@@ -106,6 +108,16 @@ def test_forbidden_third_party_imports(module):
     assert not bad, f"{module} must not import {bad}"
 
 
+# Faces that sit below the views' level in spirit: they hand records out and never draw them.
+NO_VIEWS = ("gradcli.api",)
+
+
+@pytest.mark.parametrize("module", NO_VIEWS)
+def test_the_api_imports_no_view(module):
+    views = sorted(t for t in internal_graph()[module] if layer_of(t) == layer_of("gradcli.views"))
+    assert not views, f"{module} imports views {views}: build records (gradcli.records) instead"
+
+
 def test_no_import_cycle():
     graph = internal_graph()
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
@@ -135,7 +147,7 @@ def test_no_import_cycle():
 def test_the_checker_sees_an_upward_import(tmp_path):
     """The checker itself can fail: an engine module importing a view is reported."""
     path = tmp_path / "reverse.py"
-    path.write_text("from ..views.trace import expression\n")
+    path.write_text("from ..views.tables import trace_tables\n")
     found = imports("gradcli.engine.reverse", path)
-    assert "gradcli.views.trace" in found
-    assert layer_of("gradcli.views.trace") > layer_of("gradcli.engine.reverse")
+    assert "gradcli.views.tables" in found
+    assert layer_of("gradcli.views.tables") > layer_of("gradcli.engine.reverse")

@@ -228,3 +228,17 @@ def test_no_color_and_terminal_colour(monkeypatch):
     result = evaluate(SEED, {"x": 2, "y": 3})
     show(*trace_tables(result.trace, 12, 40), console=console)
     assert "\x1b[" in console.file.getvalue()  # colour on a terminal
+
+
+def test_a_shortened_table_builds_only_the_rows_it_shows():
+    """--max-rows 40 on 2,000 nodes builds at most 40 rows a table (and as many local
+    formulas), and the rows it shows are the ones a complete build gives."""
+    source = " + ".join(f"sin({i}*x)*y" for i in range(1, 500))
+    trace = evaluate(source, {"x": 0.5, "y": 2}).trace
+    shown = trace_tables(trace, 6, 40)
+    for rows in (trace.forward, trace.contributions, trace.adjoints):
+        assert len(rows) > 900
+        assert sum(row is not None for row in rows._rows) <= 40
+    complete = evaluate(source, {"x": 0.5, "y": 2}).trace
+    assert list(trace.contributions) == list(complete.contributions)
+    assert [t.rows for t in shown] == [t.rows for t in trace_tables(complete, 6, 40)]

@@ -83,3 +83,15 @@ def float_text(x: float, n: int = DEFAULT_DIGITS) -> str:
         return str(x)
     num, den = x.as_integer_ratio()
     return decimal_text(*round_significant(num, den, n), n)
+
+
+def compact(x: float) -> str:
+    """A number in few characters, for sentences: a proven one's digits without trailing zeros
+    (``6``, ``0.9092974268257``), a float's 12 significant digits."""
+    text = getattr(x, "text", None)
+    if text is None:
+        return f"{float(x):.12g}"
+    mantissa, e, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + e + exponent

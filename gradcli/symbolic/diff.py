@@ -23,10 +23,10 @@ and the work is linear in the size of the expression graph.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from itertools import count
 
 from ..engine.graph import Graph
+from ..gcpause import gc_paused
 from ..engine.primitives import CONSTANTS, TABLE
 from ..language.ast import Assign, Program, Var
 from ..language.printer import to_source
@@ -95,7 +95,7 @@ def _built(expr: list, pending: dict, slot: int, family: list):
     if slot in pending:
         items, sign = pending.pop(slot)
         if family[slot] == "sum":
-            expr[slot] = add([(n, Fraction(e * sign)) for n, e in items])
+            expr[slot] = add([(n, e * sign) for n, e in items])
         else:
             expr[slot] = multiply([(n, number(e * sign)) for n, e in items])
     return expr[slot]
@@ -216,6 +216,7 @@ def program(root, reserved=()) -> Program:
     return Program(tuple(statements))
 
 
+@gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it
 def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, str]:
     """Each ``∂^order f/∂name^order`` as source text (a program when it has assignments)."""
     with fresh_context():
@@ -229,6 +230,7 @@ def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, st
     return result
 
 
+@gc_paused()
 def mixed_partial(graph: Graph, names: list[str]) -> str:
     """``∂ⁿf/∂names[0]…∂names[-1]`` as source text: differentiated by each name in turn."""
     with fresh_context():

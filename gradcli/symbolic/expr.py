@@ -39,10 +39,14 @@ from fractions import Fraction
 
 from ..engine.primitives import CONSTANTS, TABLE, where
 from ..errors import LimitError
+from ..language.ast import Binary, Call, Num, Unary, Var
+from ..language.printer import to_source
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
-ZERO, ONE = Fraction(0), Fraction(1)
+# Coefficients and exponents are exact rationals: an ``int`` when whole (the common case, and
+# Python's ints add and compare many times faster than Fractions), a ``Fraction`` otherwise.
+ZERO, ONE = 0, 1
 
 
 class Context:
@@ -50,6 +54,7 @@ class Context:
 
     def __init__(self):
         self.table: dict = {}
+        self.small: dict = {}  # small int -> its Number: the commonest look-up, made cheap
         self.serial = 0
 
 
@@ -90,7 +95,6 @@ class Node:
     __slots__ = ("serial", "key", "hash")
 
     def __repr__(self) -> str:
-        from ..language.printer import to_source
         return f"{type(self).__name__}({to_source(to_ast(self))})"
 
 
@@ -118,24 +122,37 @@ class Product(Node):
 
 # -- constructors ---------------------------------------------------------------------------------
 
-def exact(value: float) -> Fraction:
+def exact(value: float) -> int | Fraction:
     """The decimal a float prints as, exactly (0.1 is 1/10): how SymPy reads ``0.1`` too."""
     if not math.isfinite(value):
         raise LimitError(f"a constant is not finite ({value})")
-    return Fraction(repr(float(value)))
+    if value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    v = Fraction(repr(float(value)))
+    return v.numerator if v.denominator == 1 else v
 
 
-def _tidy(value: Fraction) -> Fraction:
-    """Keep rationals printable: a huge numerator or denominator is rounded to a double's digits."""
+def _tidy(value: int | Fraction) -> int | Fraction:
+    """Keep rationals printable: a huge numerator or denominator is rounded to a double's digits;
+    a whole number is an ``int``."""
+    if type(value) is int:
+        return value if value.bit_length() <= 256 else exact(float(value))
     if value.denominator.bit_length() > 128 or value.numerator.bit_length() > 256:
         return exact(float(value))
-    return value
+    return value.numerator if value.denominator == 1 else value
 
 
 def number(value) -> Number:
-    v = value if isinstance(value, Fraction) else (Fraction(value) if isinstance(value, int)
-                                                   else exact(value))
-    v = _tidy(v)
+    if type(value) is int and -1024 <= value <= 1024:  # most numbers: one dict look-up
+        node = _context.small.get(value)
+        if node is not None:
+            return node
+        node = _context.small[value] = _number(value)
+        return node
+    return _number(_tidy(value if isinstance(value, (int, Fraction)) else exact(value)))
+
+
+def _number(v: int | Fraction) -> Number:
 
     def init(n):
         n.value = v
@@ -149,7 +166,7 @@ def symbol(name: str) -> Symbol:
     return _intern(Symbol, ("s", name), 1, name, (), init)
 
 
-def _value(node) -> Fraction | None:
+def _value(node) -> int | Fraction | None:
     return node.value if type(node) is Number else None
 
 
@@ -205,21 +222,29 @@ def _fold_call(name: str, xs: list[float]) -> float | None:
     return None
 
 
-def _sum_node(const: Fraction, terms: tuple) -> Sum:
-    def init(n):
-        n.const, n.terms, n._tail = const, terms, None
+def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
     key = ("+", const.numerator, const.denominator) + tuple(
         (t.serial, c.numerator, c.denominator) for t, c in terms)
+    node = _context.table.get(key)
+    if node is not None:  # built before: its structural hash is not computed again
+        return node
+
+    def init(n):
+        n.const, n.terms, n._tail = const, terms, None
     return _intern(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
         (t.hash, c.numerator, c.denominator) for t, c in terms),
                    init)
 
 
-def _product_node(coeff: Fraction, factors: tuple) -> Product:
-    def init(n):
-        n.coeff, n.factors, n._unit = coeff, factors, None
+def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
     key = ("*", coeff.numerator, coeff.denominator) + tuple(
         (b.serial, e.serial) for b, e in factors)
+    node = _context.table.get(key)
+    if node is not None:  # built before: its structural hash is not computed again
+        return node
+
+    def init(n):
+        n.coeff, n.factors, n._unit = coeff, factors, None
     first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
     return _intern(Product, key, first[0], first[1],
                    (coeff.numerator, coeff.denominator) + tuple((b.hash, e.hash) for b, e in factors),
@@ -228,15 +253,18 @@ def _product_node(coeff: Fraction, factors: tuple) -> Product:
 
 def unit(node: Product):
     """A product without its numeric coefficient: ``x*y`` for ``-3*x*y``."""
-    if node._unit is None:
-        node._unit = multiply([(b, e) for b, e in node.factors])
+    if node._unit is None:  # the factors are canonical already: no second pass over them
+        (base, e), *more = node.factors
+        node._unit = base if not more and _value(e) == 1 else _product_node(ONE, node.factors)
     return node._unit
 
 
 def tail(node: Sum):
     """A sum without its constant: ``x + y`` for ``x + y - 1``."""
-    if node._tail is None:
-        node._tail = add([(t, c) for t, c in node.terms])
+    if node._tail is None:  # the terms are canonical already: no second pass over them
+        (term, c), *more = node.terms
+        node._tail = (_sum_node(ZERO, node.terms) if more else
+                      term if c == 1 else multiply([(term, ONE_NODE())], c))
     return node._tail
 
 
@@ -283,7 +311,9 @@ def ONE_NODE():
     return number(ONE)
 
 
-def _int(v: Fraction | None) -> int | None:
+def _int(v: int | Fraction | None) -> int | None:
+    if type(v) is int:
+        return v
     return int(v) if v is not None and v.denominator == 1 else None
 
 
@@ -295,15 +325,15 @@ def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
             return None  # undefined: left as written
         if abs(k) > 256 and abs(base) != 1 and base != 0:
             return None
-        return base ** k
+        return base ** k if k >= 0 else Fraction(base) ** k  # an int to a negative power is a float
     if base > 0 and exp.denominator <= 16 and abs(exp.numerator) <= 64:  # 4^0.5 is 2
         try:
             r = float(base) ** float(exp)
         except OverflowError:
             return None
-        if math.isfinite(r) and r.is_integer() and Fraction(int(r)) ** exp.denominator == \
-                base ** exp.numerator:
-            return Fraction(int(r))
+        if math.isfinite(r) and r.is_integer() and int(r) ** exp.denominator == \
+                Fraction(base) ** exp.numerator:
+            return int(r)
     return None
 
 
@@ -315,7 +345,7 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
     exp_args: list = []  # exp(a)^k factors, gathered into one exp(Σ k*a)
     while stack:
         base, e = stack.pop()
-        ev = _value(e)
+        ev = e.value if type(e) is Number else None
         bt = type(base)
         if bt is Number:
             if ev is not None:
@@ -324,11 +354,11 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
                     coeff *= p
                     continue
         elif bt is Product:
-            k = _int(ev)
             if ev == 1 and len(base.factors) <= FLAT:
                 coeff *= base.coeff
                 stack.extend(reversed(base.factors))
                 continue
+            k = _int(ev)
             if k is not None and len(base.factors) <= FLAT:  # (c*a^m)^k is c^k*a^(m*k)
                 p = _power_number(base.coeff, ev)
                 if p is not None:
@@ -367,7 +397,10 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
             slot[1] += 1
     factors = []
     for base, numeric, symbolic in powers.values():
-        factors.extend(_combine_exponents(base, numeric, symbolic))
+        if symbolic:
+            factors.extend(_combine_exponents(base, numeric, symbolic))
+        elif numeric:  # the common case: a number for exponent
+            factors.append((base, number(numeric)))
     coeff = _tidy(coeff)
     if not factors:
         return number(coeff)
@@ -531,7 +564,6 @@ def reachable(root) -> list:
 def _rational_ast(v: Fraction, exponent: bool = False):
     """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an
     exponent a fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
-    from ..language.ast import Binary, Num
     num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
     tree = num if num is not None else Num(1.0)
     if v < 0:
@@ -543,7 +575,6 @@ def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
     """A positive coefficient as (numerator AST or None, denominator AST or None), or as one
     decimal numerator when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (1, 2), ``1.25``
     is (5, 4), ``0.3`` is (3, 10); a double that is no short rational prints as itself."""
-    from ..language.ast import Num
     p, q = c.numerator, c.denominator
     if q == 1:
         return (Num(float(p)) if p != 1 else None), None
@@ -556,7 +587,6 @@ def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
 def _product_ast(coeff: Fraction, factors, out: dict):
     """``coeff * Π base^exp`` as an AST: negative powers under one fraction bar, the sign on the
     leading factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
-    from ..language.ast import Binary, Num, Unary
     top, bottom, later = [], [], []
     for base, e in factors:
         ev, b = _value(e), out[base.serial]
@@ -599,7 +629,6 @@ def _term_ast(node, c: Fraction, out: dict, named: set):
 
 def _sum_ast(node, out: dict, named: set):
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
-    from ..language.ast import Binary
     positive = [(t, c) for t, c in node.terms if c > 0]
     negative = [(t, -c) for t, c in node.terms if c < 0]
     if node.const > 0:
@@ -620,7 +649,6 @@ def _sum_ast(node, out: dict, named: set):
 
 def build_ast(node, out: dict, named: set):
     """The AST of one node whose parts' ASTs are already in ``out`` (serial -> AST)."""
-    from ..language.ast import Call, Var
     t = type(node)
     if t is Number:
         return _rational_ast(node.value)
@@ -642,7 +670,6 @@ def to_ast(root):
 
 
 def text(node) -> str:
-    from ..language.printer import to_source
     return to_source(to_ast(node))
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
-from .trace import ForwardRow, TangentTrace, Trace
+if TYPE_CHECKING:  # the records are imported only where a trace is written
+    from ..records import ForwardRow, TangentTrace, Trace
 
 
 def dumps(data, indent: int | None = None, ascii: bool = False) -> str:
@@ -80,6 +82,7 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
 
 def trace_json(trace: Trace | TangentTrace) -> dict:
     """``trace`` of ``eval --json --trace``: reverse mode's three tables, or forward mode's one."""
+    from ..records import TangentTrace  # only with --trace: a plain eval --json does not load it
     if isinstance(trace, TangentTrace):  # values with their tangents; no reverse sweep
         forward = []
         for r in trace.rows:
@@ -175,6 +178,7 @@ def outputs_trace_json(trace) -> dict:
     """``trace`` with several outputs: a ``JacobianTrace`` (``forward`` rows, then in reverse
     mode ``sweeps``, one per output; in forward mode each row carries its tangent per input), or
     a product's one sweep (a reverse sweep seeded on every output, or a tangent sweep)."""
+    from ..records import TangentTrace, Trace
     if isinstance(trace, (Trace, TangentTrace)):  # a product's one sweep
         return trace_json(trace)
     if trace.mode == "forward":

@@ -53,10 +53,10 @@ def _table(title: str, *columns: tuple) -> Sheet:
     return table
 
 
-def _limited(table: Sheet, rows: list, max_rows: int, add, keep=()) -> Sheet:
+def _limited(table: Sheet, rows, max_rows: int, add, keep=()) -> Sheet:
     """Add at most ``max_rows`` rows (0 = all): always the rows whose indices are in ``keep``
     (the output, the inputs), then the first ones; where rows are left out, one line says how
-    many."""
+    many. Only the rows shown are read (the records build a row when it is first read)."""
     if not max_rows or len(rows) <= max_rows:
         for row in rows:
             add(row)
@@ -66,17 +66,14 @@ def _limited(table: Sheet, rows: list, max_rows: int, add, keep=()) -> Sheet:
     while len(chosen) < max_rows and k < len(rows):
         chosen.add(k)
         k += 1
-    hidden = 0
-    for i, row in enumerate(rows):
-        if i not in chosen:
-            hidden += 1
-            continue
-        if hidden:
-            table.add_gap(hidden, MAX_ROWS_HINT)
-            hidden = 0
-        add(row)
-    if hidden:
-        table.add_gap(hidden, MAX_ROWS_HINT)
+    previous = -1
+    for i in sorted(chosen):
+        if i > previous + 1:
+            table.add_gap(i - previous - 1, MAX_ROWS_HINT)
+        add(rows[i])
+        previous = i
+    if previous < len(rows) - 1:
+        table.add_gap(len(rows) - 1 - previous, MAX_ROWS_HINT)
     return table
 
 
@@ -90,8 +87,7 @@ def _sum(terms: list[float], digits: int) -> str:
 
 def forward_table(trace, digits: int, max_rows: int):
     """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
-    named = any(row.names for row in trace.forward)
-    marked = any(row.is_output for row in trace.forward)
+    named, marked = trace.forward.named, trace.forward.marked
     columns = [("node", "left")] + ([("name", "left")] if named else [])
     columns += [("operation", "left"), ("value", "right")] + ([("", "left", "label")] if marked
                                                               else [])
@@ -104,8 +100,7 @@ def forward_table(trace, digits: int, max_rows: int):
         if marked:
             cells.append(_output_mark(row))
         table.add_row(*cells)
-    keep = [i for i, row in enumerate(trace.forward) if row.op == "input" or row.is_output]
-    return _limited(table, trace.forward, max_rows, add, keep)
+    return _limited(table, trace.forward, max_rows, add, trace.forward.key)
 
 
 def _output_mark(row):
@@ -145,17 +140,13 @@ def _contributions_kept(trace, max_rows: int) -> list[int]:
     ``max_rows``, the last one into each input (the one that completes its adjoint)."""
     if not max_rows or len(trace.contributions) <= max_rows:
         return []
-    inputs = {row.id for row in trace.forward if row.op == "input"}
-    into = [i for i, c in enumerate(trace.contributions) if c.target in inputs]
-    if len(into) <= max_rows:
-        return into
-    last = {trace.contributions[i].target: i for i in into}
-    return sorted(last.values())
+    into = trace.contributions.key
+    return into if len(into) <= max_rows else trace.contributions.last_key
 
 
 def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
-    named = any(row.names for row in trace.adjoints)
+    named = trace.adjoints.named
     columns = [("node", "left")] + ([("name", "left")] if named else [])
     table = _table(title, *columns, ("adjoint", "right"), ("sum of contributions", "left"))
     seeds = trace.seeds
@@ -174,9 +165,7 @@ def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
         bar = _adjoint_mark(row.id)  # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
         cells = [(bar, "cyan")] + ([", ".join(row.names)] if named else [])
         table.add_row(*cells, format_number(row.adjoint, digits), how)
-    inputs = {row.id for row in trace.forward if row.op == "input"}
-    keep = [i for i, row in enumerate(trace.adjoints) if row.id == trace.output or row.id in inputs]
-    return _limited(table, trace.adjoints, max_rows, add, keep)
+    return _limited(table, trace.adjoints, max_rows, add, trace.adjoints.key)
 
 
 def _accented(node_id: str, mark: str) -> str:
@@ -206,8 +195,7 @@ def _tangent_rule(row, digits: int) -> str:
 def tangent_table(trace, digits: int, max_rows: int):
     """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
     rows = trace.rows
-    named = any(r.row.names for r in rows)
-    marked = any(r.row.is_output for r in rows)
+    named, marked = rows.named, rows.marked
     if trace.sweeps == ["direction"]:
         sweep_headers = ["tangent v̇"]
     else:
@@ -227,8 +215,7 @@ def tangent_table(trace, digits: int, max_rows: int):
         if marked:
             cells.append(_output_mark(row))
         table.add_row(*cells)
-    keep = [i for i, r in enumerate(rows) if r.row.op == "input" or r.row.is_output]
-    return _limited(table, rows, max_rows, add, keep)
+    return _limited(table, rows, max_rows, add, rows.key)
 
 
 def trace_tables(trace, digits: int, max_rows: int) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..engine.rounding import DEFAULT_DIGITS, float_text
+from ..engine.rounding import DEFAULT_DIGITS, compact, float_text  # noqa: F401 - compact: views
 
 
 def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
@@ -104,18 +104,6 @@ def derivative_label(output: str, names: list[str]) -> str:
 def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
     width = max(len(label) for label, _ in rows)
     return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
-
-
-def compact(x: float) -> str:
-    """A number in few characters, for sentences: a proven one's digits without trailing zeros
-    (``6``, ``0.9092974268257``), a float's 12 significant digits."""
-    text = getattr(x, "text", None)
-    if text is None:
-        return f"{float(x):.12g}"
-    mantissa, e, exponent = text.partition("e")
-    if "." in mantissa:
-        mantissa = mantissa.rstrip("0").rstrip(".")
-    return mantissa + e + exponent
 
 
 def short_number(x: float, digits: int = 4) -> str:

@@ -1,18 +1,53 @@
-"""Plain records of a reverse-mode evaluation, for the trace tables and ``--json``.
+"""Plain records of an evaluation, for the trace tables, ``--json`` and LaTeX: the library
+builds them, a view is handed them and returns text.
 
 ``build_trace`` names every slot as the tables do (inputs by name, ``v1``..``vk``, constants by
-value) and writes each node's operation in terms of its parents (``v4 = v1 + v2``).
+value) and writes each node's operation in terms of its parents (``v4 = v1 + v2``). Rows are
+built when first read, each once: a table of 40 rows out of 60,000 nodes builds about 40 (and
+their local derivatives' formulas), ``--json`` builds them all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..engine.graph import Graph, expression, format_constant
-from ..engine.partials import Partials, node_partials
-from ..engine.reverse import Contribution
-from ..symbolic.expr import fresh_context, local_derivatives, number, symbol, text
-from .text import compact
+from .engine.graph import Graph, expression, format_constant
+from .engine.partials import Partials, node_partials
+from .engine.reverse import Contribution
+from .engine.rounding import compact
+
+
+class Rows(Sequence):
+    """A table's rows, each built by ``build(i)`` the first time it is read.
+
+    ``named``: some row has names the program assigned; ``marked``: some row is an output;
+    ``key``: the indices of the rows a shortened table always keeps (inputs and outputs; for
+    contributions, those into an input), ``last_key``: of those, the last one into each input.
+    These are known without building a row."""
+
+    __slots__ = ("_build", "_rows", "named", "marked", "key", "last_key")
+
+    def __init__(self, n: int, build, named=False, marked=False, key=(), last_key=()):
+        self._build, self._rows = build, [None] * n
+        self.named, self.marked, self.key, self.last_key = named, marked, key, last_key
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._rows)))]
+        row = self._rows[i]
+        if row is None:
+            row = self._rows[i] = self._build(i % len(self._rows) if i < 0 else i)
+        return row
+
+    def __iter__(self):
+        return map(self.__getitem__, range(len(self._rows)))
+
+    def __repr__(self) -> str:
+        return f"Rows({list(self)!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,38 +84,40 @@ class AdjointRow:
 
 @dataclass(slots=True)
 class Trace:
-    forward: list[ForwardRow]
-    contributions: list[ContributionRow]
-    adjoints: list[AdjointRow]  # in sweep order: the output first, inputs last
+    forward: Rows  # of ForwardRow
+    contributions: Rows  # of ContributionRow
+    adjoints: Rows  # of AdjointRow, in sweep order: the output first, inputs last
     output: str
     seed: float = 1.0
     seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
 
 
-
-def forward_rows(graph: Graph, values: list) -> list[ForwardRow]:
+def forward_rows(graph: Graph, values: list) -> Rows:
     """One row per input and node, in tape order: id, operation, arguments, value, names."""
     node_id, labels = graph.node_id, graph.labels
+    n_const, base, n_inputs = graph.n_const, graph.base, len(graph.inputs)
     outputs: dict[int, tuple[str, ...]] = {}
     if graph.n_outputs > 1:
         for name, slot in zip(graph.output_names, graph.output_slots):
             outputs[slot] = outputs.get(slot, ()) + (name,)
     else:
         outputs[graph.output] = ()
-    forward = []
-    for i, name in enumerate(graph.inputs):
-        slot = graph.n_const + i
-        forward.append(ForwardRow(name, "input", (), name, values[slot],
-                                  tuple(labels.get(slot, ())), slot in outputs,
-                                  outputs=outputs.get(slot, ())))
-    for k, prim in enumerate(graph.ops):
-        slot = graph.base + k
-        args = tuple(map(node_id, graph.args(k)))
-        forward.append(ForwardRow(node_id(slot), prim.name, args, expression(graph, slot),
-                                  values[slot], tuple(labels.get(slot, ())),
-                                  slot in outputs, substituted(graph, values, slot),
-                                  outputs=outputs.get(slot, ())))
-    return forward
+
+    def build(i: int) -> ForwardRow:
+        slot = n_const + i
+        if i < n_inputs:
+            name = graph.inputs[i]
+            return ForwardRow(name, "input", (), name, values[slot], tuple(labels.get(slot, ())),
+                              slot in outputs, outputs=outputs.get(slot, ()))
+        k = slot - base
+        return ForwardRow(node_id(slot), graph.ops[k].name, tuple(map(node_id, graph.args(k))),
+                          expression(graph, slot), values[slot], tuple(labels.get(slot, ())),
+                          slot in outputs, substituted(graph, values, slot),
+                          outputs=outputs.get(slot, ()))
+    shown = [s - n_const for s in sorted(outputs) if s >= n_const]
+    key = sorted(set(range(n_inputs)).union(shown))
+    named = any(labels[s] for s in labels if s >= n_const)
+    return Rows(n_inputs + len(graph.ops), build, named, bool(shown), key)
 
 
 def _value_text(graph: Graph, values: list, slot: int) -> str:
@@ -104,55 +141,60 @@ def substituted(graph: Graph, values: list, slot: int) -> str:
     return f"{prim.name}({', '.join(args)})"
 
 
-def local_formulas(graph: Graph, records: list[Contribution]) -> list[str]:
-    """Each record's local derivative as a formula in the node ids (``1/x``, ``cos(y)``, ``v2``):
-    the rule table's rule for that argument, run on symbols instead of numbers."""
-    base, n_const = graph.base, graph.n_const
-    formulas, first = [], set()
+def local_formula(graph: Graph, records: list[Contribution], i: int) -> str:
+    """Record ``i``'s local derivative as a formula in the node ids (``1/x``, ``cos(y)``,
+    ``v2``): the rule table's rule for that argument, run on symbols instead of numbers."""
+    from .symbolic.expr import fresh_context, local_derivatives, number, symbol, text
+    r = records[i]
+    k = r.source - graph.base
+    a, b = graph.arg0[k], graph.arg1[k]
+    # x*x: the node's first record is by its first argument, the next one by its second
+    first = i == 0 or records[i - 1].source != r.source
+    index = 0 if b < 0 or (r.target == a and (a != b or first)) else 1
     with fresh_context():
         def operand(s):
-            if s < n_const:
+            if s < graph.n_const:
                 name = graph.node_id(s)
                 return symbol(name) if name in ("pi", "e") else number(graph.constants[s])
             return symbol(graph.node_id(s))
-        for r in records:
-            k = r.source - base
-            a, b = graph.arg0[k], graph.arg1[k]
-            if b < 0 or (r.target == a and (a != b or r.source not in first)):
-                index = 0
-            else:
-                index = 1
-            first.add(r.source)
-            args = [operand(a)] + ([operand(b)] if b >= 0 else [])
-            formulas.append(text(local_derivatives(graph.ops[k], args)[index]))
-    return formulas
+        args = [operand(a)] + ([operand(b)] if b >= 0 else [])
+        return text(local_derivatives(graph.ops[k], args)[index])
 
 
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
                 records: list[Contribution], seed: float = 1.0,
-                forward: list[ForwardRow] | None = None) -> Trace:
+                forward: Rows | None = None) -> Trace:
     """The three tables' rows: forward values, contributions in sweep order, summed adjoints."""
     node_id, labels = graph.node_id, graph.labels
+    n_const, base = graph.n_const, graph.base
     forward = forward_rows(graph, values) if forward is None else forward
-    contributions = [
-        ContributionRow(node_id(r.source), node_id(r.target),
-                        f"{node_id(r.source)} = {expression(graph, r.source)}",
-                        r.upstream, r.local, r.contribution, formula)
-        for r, formula in zip(records, local_formulas(graph, records))
-    ]
+
+    def contribution(i: int) -> ContributionRow:
+        r = records[i]
+        return ContributionRow(node_id(r.source), node_id(r.target),
+                               f"{node_id(r.source)} = {expression(graph, r.source)}",
+                               r.upstream, r.local, r.contribution,
+                               local_formula(graph, records, i))
+    into = [i for i, r in enumerate(records) if n_const <= r.target < base]
+    last = sorted({records[i].target: i for i in into}.values())
+    contributions = Rows(len(records), contribution, key=into, last_key=last)
+
     terms: dict[int, list[float]] = {}
     for r in records:
         terms.setdefault(r.target, []).append(r.contribution)
     order = list(graph.visit_order())
     for out in reversed(graph.output_slots):
-        if out not in order and out >= graph.n_const:
+        if out not in order and out >= n_const:
             order.insert(0, out)
     seen = set(order)
-    order += [graph.n_const + i for i in range(len(graph.inputs)) if graph.n_const + i not in seen]
-    adjoints = [AdjointRow(node_id(s), adjoint[s], tuple(terms.get(s, ())),
-                           tuple(labels.get(s, ()))) for s in order]
-    output = node_id(graph.output)
-    return Trace(forward, contributions, adjoints, output, seed)
+    order += [n_const + i for i in range(len(graph.inputs)) if n_const + i not in seen]
+
+    def adjoint_row(i: int) -> AdjointRow:
+        s = order[i]
+        return AdjointRow(node_id(s), adjoint[s], tuple(terms.get(s, ())), tuple(labels.get(s, ())))
+    key = [i for i, s in enumerate(order) if s == graph.output or n_const <= s < base]
+    adjoints = Rows(len(order), adjoint_row, any(labels.get(s) for s in order), key=key)
+    return Trace(forward, contributions, adjoints, node_id(graph.output), seed)
 
 
 # -- the tangent trace: plain records for the table and --json ----------------------------------
@@ -166,7 +208,7 @@ class TangentRow:
 
 @dataclass(slots=True)
 class TangentTrace:
-    rows: list[TangentRow]
+    rows: Rows  # of TangentRow
     sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
     output: str
 
@@ -174,11 +216,13 @@ class TangentTrace:
 def tangent_trace(graph: Graph, values: list[float], partials: Partials,
                   sweeps: list[tuple[str, list]]) -> TangentTrace:
     """The tangent table's rows for the given ``(label, tangents)`` sweeps."""
-    rows = []
-    for i, row in enumerate(forward_rows(graph, values)):
+    forward = forward_rows(graph, values)
+
+    def build(i: int) -> TangentRow:
         slot = graph.n_const + i
         local = () if slot < graph.base else node_partials(graph, partials, slot - graph.base)
-        rows.append(TangentRow(row, local, tuple(t[slot] for _, t in sweeps)))
+        return TangentRow(forward[i], local, tuple(t[slot] for _, t in sweeps))
+    rows = Rows(len(forward), build, forward.named, forward.marked, forward.key)
     return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))
 
 
@@ -190,7 +234,7 @@ class JacobianTrace:
     reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
     :class:`TangentTrace` with a sweep per input."""
 
-    forward: list[ForwardRow]
+    forward: Rows
     mode: str
     sweeps: list[tuple[str, Trace]] = field(default_factory=list)
     tangents: TangentTrace | None = None
@@ -201,7 +245,7 @@ def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[st
                    detail) -> JacobianTrace:
     """The records of a Jacobian's sweeps: ``detail`` is each output's adjoints (reverse) or
     ``(partials, tangents per input)`` (forward)."""
-    from ..engine.reverse import reverse
+    from .engine.reverse import reverse
     rows = forward_rows(graph, values)
     outputs = {name: graph.node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
     if mode == "forward":
@@ -222,7 +266,7 @@ def product_trace(graph: Graph, values: list[float], kind: str, detail):
     if kind == "jvp":
         partials, sweeps = detail
         return tangent_trace(graph, values, partials, sweeps)
-    from ..engine.reverse import reverse
+    from .engine.reverse import reverse
     _, weights = detail
     adjoint, records = reverse(graph, values, record=True, cotangent=weights)
     trace = build_trace(graph, values, adjoint, records)

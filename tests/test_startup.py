@@ -1,0 +1,59 @@
+"""What a plain ``gradcli eval`` loads: nothing it does not print.
+
+The installed console script runs in a fresh process with ``-X importtime`` (every module it
+imports is listed on stderr), with a warm cache of the parser's tables. Start-up time itself is
+measured by ``benchmarks/run.py``, never asserted here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+SEED = ("eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3")
+# Modules a plain evaluation must not import: the symbolic module and the trace records (built
+# only for diff and --trace), fractions and decimal (which the symbolic module needs), the rich
+# tables, NumPy (batches), Lark (only when the cached tables are missing).
+NOT_LOADED = ("gradcli.symbolic", "gradcli.records", "gradcli.views.tables", "fractions",
+              "decimal", "numpy", "lark", "rich")
+
+
+def _script() -> list[str]:
+    script = shutil.which("gradcli", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("the gradcli console script is not installed beside this Python")
+    return [sys.executable, "-X", "importtime", script]
+
+
+def imported(args, cache) -> set[str]:
+    """The modules the console script imports for ``args`` (the cache warmed first)."""
+    env = {**os.environ, "GRADCLI_CACHE_DIR": str(cache)}
+    warm = subprocess.run(_script()[3:] + list(args), capture_output=True, text=True, env=env)
+    assert warm.returncode == 0, warm.stderr
+    done = subprocess.run(_script() + list(args), capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "package":  # the header line
+                names.add(name)
+    assert "gradcli.cli" in names  # the listing is real
+    return names
+
+
+@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["text", "json"])
+def test_a_plain_eval_imports_only_what_it_prints(extra, tmp_path):
+    names = imported(SEED + extra, tmp_path)
+    loaded = sorted(m for m in names for bad in NOT_LOADED if m == bad or m.startswith(bad + "."))
+    assert not loaded, f"a plain eval imported {loaded}"
+
+
+def test_the_listing_sees_what_a_trace_imports(tmp_path):
+    """The check can fail: --trace does import the records and the symbolic module."""
+    names = imported(SEED + ("--trace",), tmp_path)
+    assert {"gradcli.records", "gradcli.symbolic.expr", "fractions"} <= names
