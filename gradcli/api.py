@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Iterable, Mapping
 
-from .errors import InputError
+from .errors import InputError, NumericalError
 from .engine.forward import forward
 from .engine.graph import Graph, compile, point_vector, select_outputs, wrt_names
 from .engine.partials import Partials, local_partials
@@ -129,7 +129,7 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
     which round to the proven digits, not always the exact values correctly rounded to doubles.
     """
-    from .errors import GradcliError
+    from .errors import GradcliError, SingularGradientError
     one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
@@ -139,9 +139,13 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     wrt = wrt_names(graph, wrt)
     slot = _slots(graph)
     active = _active(graph, [slot[name] for name in wrt])
+    singular = None
     try:
         values = forward(graph, point)
-        adjoint, _ = reverse(graph, values, seed, active=active)
+        try:
+            adjoint, _ = reverse(graph, values, seed, active=active)
+        except NumericalError as exc:  # a rule with no value here: sqrt at 0, asin at 1
+            raise singular_gradient(graph, point, values, seed, active, wrt, exc) from None
         check_gradient(graph, values, adjoint, seed, active=active)
         failure = None
     except GradcliError as exc:
@@ -149,6 +153,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
             raise
         values = adjoint = None
         failure = exc
+        if isinstance(exc, SingularGradientError):
+            singular = exc
     if float64:
         return Result(source=graph.source, value=values[graph.output],
                       gradient={name: adjoint[slot[name]] for name in wrt},
@@ -162,8 +168,17 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
             return _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                                  *found)
     from .engine.certify import certify
-    cert = certify(graph, exact, wrt_slots=[slot[name] for name in wrt], seed=seed,
-                   digits=digits, active=active)
+    try:
+        cert = certify(graph, exact, wrt_slots=[slot[name] for name in wrt], seed=seed,
+                       digits=digits, active=active)
+    except NumericalError:
+        if singular is None:
+            raise
+        # The slope truly does not exist at the exact point (float64 might have overflowed
+        # where the balls did not): the singular error, with the value proven.
+        singular.result.value = certify(graph, exact, wrt_slots=[], digits=digits,
+                                        active=graph.active([])).value
+        raise singular from None
     gradient = dict(zip(wrt, cert.gradient))
     return Result(
         source=graph.source,
@@ -179,6 +194,21 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
         float64=_float64(graph, values, adjoint, cert, wrt, slot, failure),
         exact_point=exact,
     )
+
+
+def singular_gradient(graph: Graph, point: list[float], values: list[float], seed: float,
+                      active, wrt: list[str], failed: NumericalError):
+    """The error of a value whose gradient has components that do not exist (``failed``: the
+    reverse sweep's error): a :class:`SingularGradientError` holding the result, each such
+    component the limit :func:`~gradcli.engine.reverse.reverse_to_limits` finds (±inf, nan)."""
+    from .engine.reverse import reverse_to_limits, singular_error
+    adjoint, singular = reverse_to_limits(graph, values, seed, active)
+    slot = _slots(graph)
+    result = Result(graph.source, values[graph.output], {name: adjoint[slot[name]] for name in wrt},
+                    dict(zip(graph.inputs, point)), seed, graph, values, adjoint)
+    error = singular_error(graph, values, result.gradient, singular, failed)
+    error.result = result
+    return error
 
 
 @dataclass
@@ -314,7 +344,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     else:
         wrt = wrt_names(graph, wrt)
     _check_digits(digits)
-    from .errors import GradcliError
+    from .errors import GradcliError, SingularGradientError
     active = _active(graph, [slot[name] for name in wrt])
     out = graph.output
     derivative = {}

@@ -15,7 +15,7 @@ import click
 
 from . import __version__
 from .errors import (EXIT_NUMERICAL, GradcliError, InputError, LimitError,
-                     MissingInputError, OutputError, describe)
+                     MissingInputError, OutputError, SingularGradientError, describe)
 from .views.text import directional_text, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
@@ -112,12 +112,24 @@ class GradcliGroup(click.Group):
 def _report(error: GradcliError, ctx) -> None:
     """The error on stderr for people; with --json also on stdout, as one object."""
     source, hint = ctx.meta.get("gradcli.source"), _hint(error)
-    if ctx.meta.get("gradcli.json"):
+    if ctx.meta.get("gradcli.json") and not ctx.meta.get("gradcli.json_printed"):
         from .views.errors import error_object
         from .views.json import dumps
         click.echo(dumps(error_object(error, source, message=error.text("--"), hint=hint)))
-    click.echo(describe(error, source, option_prefix="--", hint=hint), err=True)
+    click.echo(describe(error, source, option_prefix="--", hint=hint, show=_stderr_show()),
+               err=True)
     ctx.exit(error.exit_code)
+
+
+def _stderr_show():
+    """How text is printed on a standard error that cannot show it all (cp1252, ASCII): in the
+    notation's ASCII (df/dx) with ``\\u03b8`` escapes, so carets can count what is printed;
+    None on a stream that can (UTF-8)."""
+    encoding = getattr(sys.stderr, "encoding", None)
+    from .views.notation import needs_ascii, to_ascii
+    if not needs_ascii(encoding):
+        return None
+    return lambda text: to_ascii(text, encoding)
 
 
 def _out_of_memory(ctx) -> LimitError:
@@ -172,8 +184,10 @@ def _read_source(expression: str | None, file,
     """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
+    if file == "-":
+        expression, file = "-", None
     if file is not None:
-        source = _read_text(file.read, file.name)
+        source = _read_file(file)
     elif expression is None:
         raise InputError("no expression given", hint=f"{example}  (or -f FILE, or - for stdin)")
     elif expression == "-":
@@ -187,6 +201,19 @@ def _read_source(expression: str | None, file,
     return source
 
 
+def _read_file(path: str) -> str:
+    """The text of the file ``path``; a file that cannot be opened or read is an io error
+    (kind ``io``, exit 2), in gradcli's format like every other error."""
+    from .errors import FileError
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise FileError(f"cannot read {path}: {exc.strerror or exc}",
+                        hint="check the file's name, or pipe the text in with -f -") from None
+    with f:
+        return _read_text(f.read, path)
+
+
 def _read_text(read, what: str) -> str:
     """At most one character more than the parser accepts (so memory stays bounded and the
     parser can say the source is too long), checked to be UTF-8 text."""
@@ -196,8 +223,11 @@ def _read_text(read, what: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (it holds the byte "
                          f"0x{exc.object[exc.start]:02x})", hint="save it as UTF-8") from None
-    except (OSError, ValueError) as exc:  # a closed or unreadable stream
-        raise InputError(f"cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None
+    except OSError as exc:  # an unreadable file or stream: io, like a file that will not open
+        from .errors import FileError
+        raise FileError(f"cannot read {what}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a closed stream
+        raise InputError(f"cannot read {what}: {exc}") from None
     return _utf8(text, what)
 
 
@@ -306,8 +336,8 @@ def main():
 
 # Arguments and options shared by the commands that read an expression.
 _EXPRESSION = click.argument("expression", required=False)
-_FILE = click.option("-f", "--file", type=click.File("r", encoding="utf-8"),
-                     help="Read the expression or program from FILE.")
+_FILE = click.option("-f", "--file", metavar="FILE",  # opened by _read_source: errors are ours
+                     help="Read the expression or program from FILE ('-': standard input).")
 _AT = click.option("--at", "at", type=PointType(), multiple=True,
                    help="The point: NAME=VALUE pairs, comma-separated; repeatable. "
                         "A value may be a constant expression (x=pi/4).")
@@ -585,8 +615,11 @@ def _eval_point(graph, point, wrt, seed, mode, direction, digits, as_json, trace
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed,
                                   digits=digits, float64=float64)
     else:
-        result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
-                                float64=float64, quick=not (as_json or export_path))
+        try:
+            result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
+                                    float64=float64, quick=not (as_json or export_path))
+        except SingularGradientError as exc:  # f exists, a component does not: show both
+            _singular(exc, graph.source, as_json, digits, width, ascii_)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
     saved = None if tex else export_path
@@ -594,12 +627,12 @@ def _eval_point(graph, point, wrt, seed, mode, direction, digits, as_json, trace
     if as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if trace else None, report)
-    screen = _emit(lambda: _blocks(result, digits, max_rows, trace, report), data, as_json,
-                   saved, width, ascii_)
-    if tex:
+    if tex:  # the file first: a file that cannot be written is the one document stdout gets
         from .views.latex import eval_export
         from .views.screen import write_text
         write_text(export_path, eval_export(result, digits, trace, report, standalone))
+    screen = _emit(lambda screen: _blocks(result, digits, max_rows, trace, report, screen), data,
+                   as_json, saved, width, ascii_)
     if not as_json:
         from .views.text import precision_notes
         _notes(screen, precision_notes(result))
@@ -627,27 +660,41 @@ def _notes(screen, lines: list[str]) -> None:
 
 
 def _emit(blocks, data, as_json: bool, export_path, width, ascii_):
-    """What every eval of a point does last: print the blocks (``blocks()`` makes them) or the
+    """What every eval of a point does last: print the blocks (``blocks(screen)`` makes them) or the
     JSON ``data``, and save ``export_path``: JSON with --json or a .json name, else the blocks
     as .txt, .svg or .html. Gives the screen it printed on."""
     json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
     if export_path:
         _check_export_suffix(export_path, as_json)
-    shown = blocks() if not as_json or (export_path and not json_export) else []
     screen = _screen(width, ascii_)
-    if as_json:
-        screen.json(data)
-    elif len(shown) == 1:  # the value and the gradient: short lines, nothing to lay out
-        screen.echo(shown[0])
-    else:
-        screen.show(*shown)
+    shown = blocks(screen) if not as_json or (export_path and not json_export) else []
+    # The file first: a file that cannot be written is the one document stdout gets (--json).
     if json_export:
         from .views.screen import save_json
         save_json(data, export_path)
     elif export_path:
         from .views.screen import export
         export(shown, export_path, width, ascii_)
+    if as_json:
+        screen.json(data)
+    elif len(shown) == 1:  # the value and the gradient: short lines, nothing to lay out
+        screen.echo(shown[0])
+    else:
+        screen.show(*shown)
     return screen
+
+
+def _singular(error, source, as_json, digits, width, ascii_):
+    """The value and the gradient's finite components (a missing one: +∞, −∞ or undefined) on
+    stdout, or with --json one object holding them and the error; then the error, exit 1."""
+    screen = _screen(width, ascii_)
+    if as_json:
+        from .views.json import singular_json
+        screen.json(singular_json(error, source, message=error.text("--"), hint=_hint(error)))
+        click.get_current_context().meta["gradcli.json_printed"] = True
+    else:
+        screen.echo(_summary(error.result, digits, screen))
+    raise error
 
 
 def _one_seed(seed: dict, graph) -> float:
@@ -691,8 +738,8 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
         summary = jvp_text(result.values, result.product, result.weights, digits)
-    screen = _emit(lambda: _output_blocks(result, summary, digits, max_rows, trace, report),
-                   data, as_json, export_path, width, ascii_)
+    screen = _emit(lambda screen: _output_blocks(result, summary, digits, max_rows, trace,
+                                                 report), data, as_json, export_path, width, ascii_)
     if not as_json:
         proven = getattr(result, "proven", False)
         if not proven:
@@ -756,12 +803,18 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-def _summary(result, digits: int) -> str:
-    """The value and the gradient, or (forward mode along a direction) the directional derivative."""
+def _summary(result, digits: int, screen=None) -> str:
+    """The value and the gradient, or (forward mode along a direction) the directional derivative;
+    aligned as ``screen`` prints it (in ASCII, a name's character can be a six-cell escape)."""
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits)
-    return result_text(result.value, result.gradient, result.seed, digits)
+    show = None
+    if screen is not None and screen.ascii:
+        from .views.notation import to_ascii
+        encoding = getattr(screen.stream, "encoding", None) or "ascii"
+        show = lambda text: to_ascii(text, encoding)  # noqa: E731
+    return result_text(result.value, result.gradient, result.seed, digits, show)
 
 
 def _check(result, point, expect, rtol, atol, strict):
@@ -794,9 +847,9 @@ def _check_export_suffix(path: str, as_json: bool) -> None:
                          hint="use --export FILE.json, or drop --json to save the tables")
 
 
-def _blocks(result, digits, max_rows, trace, check=None) -> list:
+def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
     """What eval shows: the result, (with --trace) the trace tables, (with --check) the check."""
-    items: list = [_summary(result, digits)]
+    items: list = [_summary(result, digits, screen)]
     if not trace and check is None:
         return items
     from .views.tables import check_table, tangent_table, trace_tables
@@ -871,6 +924,11 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
     screen = _screen(width, ascii_)
+    if export_path:  # the file first: one that cannot be written is all stdout gets (--json)
+        from .views.latex import hessian_export
+        (result, report), = zip(results.values(), reports.values())
+        from .views.screen import write_text
+        write_text(export_path, hessian_export(result, digits, report, standalone))
     if as_json:
         from .views.json import hessian_json, hessians_json
         if several:
@@ -894,11 +952,6 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
         if float64:
             _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
                             "certified"])
-    if export_path:
-        from .views.latex import hessian_export
-        (result, report), = zip(results.values(), reports.values())
-        from .views.screen import write_text
-        write_text(export_path, hessian_export(result, digits, report, standalone))
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -950,7 +1003,7 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     if as_json:
         from .views.json import diff_json
-        screen.json(diff_json(result if several else next(iter(result.values())), order,
+        screen.json(diff_json(source, result if several else next(iter(result.values())), order,
                               list(result) if several else None, mixed))
         return
     if as_latex and any(result.values()):

@@ -113,10 +113,25 @@ class NumericalError(GradcliError):
     kind, title = "numerical", "numerical error"
 
 
+class SingularGradientError(NumericalError):
+    """The value exists but a gradient component does not: ``limits`` maps each such input to
+    what its partial tends to there, +inf or -inf (unbounded: ``sqrt(x)`` at 0) or nan (no
+    limit). ``result`` is the evaluation itself, its gradient holding those limits, for the
+    views to print the value and every component that is finite; ``reason`` says which node's
+    slope does not exist (``v1 = sqrt(0) has an infinite slope (+∞)``)."""
+
+    def __init__(self, message: str, span: Span | None = None, *, result=None,
+                 limits: dict | None = None, reason: str = "", **fields):
+        super().__init__(message, span, **fields)
+        self.result = result
+        self.limits = dict(limits or {})
+        self.reason = reason
+
+
 class FileError(GradcliError):
     """A file could not be read or written, or an external program (Graphviz) is missing."""
 
-    kind, title = "io", "input error"  # the title people have always seen for these
+    kind, title = "io", "io error"  # the title's first word is the kind, as for every error
 
 
 def name_list(names, limit: int = 10) -> str:
@@ -136,31 +151,49 @@ def locate(source: str, offset: int) -> tuple[int, int, str]:
     return source.count("\n", 0, start) + 1, offset - start, source[start:end]
 
 
-def caret_lines(source: str, span: Span, label: str | None = None) -> list[str]:
-    """The line holding ``span`` and a caret line under it, as two (or three) strings."""
+def cells(text: str) -> int:
+    """How many terminal cells ``text`` takes: East Asian wide characters two, combining marks
+    none, others one (what a caret line must count to stand under the right character)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def caret_lines(source: str, span: Span, label: str | None = None, show=None) -> list[str]:
+    """The line holding ``span`` and a caret line under it, as two (or three) strings.
+    ``show`` is how text is printed (``θ`` as ``\\u03b8`` on a cp1252 stream): the carets count
+    the cells of what is printed, so they stand under the text they point at."""
+    show = show or (lambda t: t)
     line_no, col, text = locate(source, span[0])
     width = max(1, min(span[1], span[0] + len(text) - col) - span[0])
     # Long lines are cut around the caret so the message stays readable in a terminal.
+    before, marked, after = text[:col], text[col:col + width], text[col + width:]
     if len(text) > 100:
-        lo = max(0, col - 40)
-        prefix = "..." if lo else ""
-        text = prefix + text[lo:lo + 80] + ("..." if lo + 80 < len(text) else "")
-        col = col - lo + len(prefix)
-        width = min(width, 80)
-    gutter = f"{line_no} | " if "\n" in source else "  "
-    caret = " " * (len(gutter) + col) + "^" * width + (f" {label}" if label else "")
-    return [gutter + text, caret]
+        lo, hi = max(0, col - 40), max(0, col - 40) + 80
+        marked = marked[:80]
+        end = col + len(marked)
+        before = ("..." if lo else "") + text[lo:col]
+        after = text[end:max(hi, end)] + ("..." if hi < len(text) else "")
+    before, marked, after = show(before), show(marked), show(after)
+    gutter = show(f"{line_no} | " if "\n" in source else "  ")
+    caret = (" " * (cells(gutter) + cells(before)) + "^" * max(1, cells(marked))
+             + (f" {show(label)}" if label else ""))
+    return [gutter + before + marked + after, caret]
 
 
 def describe(error: GradcliError, source: str | None = None, *, option_prefix: str = "",
-             hint: str | None = None) -> str:
+             hint: str | None = None, show=None) -> str:
     """The full human message: ``title: text``, the source line with a caret, and the hint
-    (``hint``, when given, replaces the error's own)."""
+    (``hint``, when given, replaces the error's own). ``show`` is how text is printed, as for
+    :func:`caret_lines`."""
     lines = [f"{error.title}: {error.text(option_prefix)}"]
     text = error.source if error.source is not None else source
-    if error.span is not None and text is not None:
-        lines += caret_lines(text, error.span, error.label)
     hint = hint or error.hint
-    if hint:
-        lines.append(f"hint: {hint}")
-    return "\n".join(lines)
+    tail = [f"hint: {hint}"] if hint else []
+    if show is not None:
+        lines, tail = [show(line) for line in lines], [show(line) for line in tail]
+    if error.span is not None and text is not None:
+        lines += caret_lines(text, error.span, error.label, show)
+    return "\n".join(lines + tail)

@@ -188,9 +188,16 @@ def _curves(request, graph, ranges, size):
                       tangent=tangent)
     yield "out", text
     if equation:
+        equation = _wrapped(equation, width)
         yield "out", equation if not ascii_only else to_ascii(equation)
     if note:
-        yield "out", note
+        yield "out", _wrapped(note, width)
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` cells (a terminal plot's lines never wrap)."""
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent="  ")) + "\n"
 
 
 def _column(label: str, name: str) -> str:
@@ -218,10 +225,11 @@ def _surface(request, graph, ranges, size):
         nx = cx or request.samples or 21
         ny = cy or request.samples or 21
     else:
+        from .views.plot import y_ticks
         width, height, color, ascii_only = _terminal(request)
-        label = 10  # the y ticks and the frame
-        nx = cx or max(8, width - label)
         ny = cy or max(5, height)
+        label = y_ticks(y0, y1, ny)[1] + 2  # the y ticks and the frame
+        nx = cx or max(8, width - label)
     surface = sample_surface(graph, (xn, yn), (x0, x1), (y0, y1), nx, ny,
                              at=request.at)
     note = _undefined_note(surface.undefined, nx * ny, surface.first_error)
@@ -248,12 +256,12 @@ def _surface(request, graph, ranges, size):
 
     from .views.plot import surface_text, to_ascii
     text = surface_text(surface, log=request.log, descent=request.descent, color=color,
-                        ascii_only=ascii_only)
-    console = Console(width=max(width, nx + 12), force_terminal=color, no_color=not color,
+                        ascii_only=ascii_only, width=max(width, nx + label))
+    console = Console(width=max(width, nx + label), force_terminal=color, no_color=not color,
                       color_system="truecolor" if color else None, highlight=False,
                       soft_wrap=True)
     with console.capture() as capture:
         console.print(text, end="")
     yield "out", to_ascii(capture.get()) if ascii_only else capture.get()
     if note:
-        yield "out", note
+        yield "out", _wrapped(note, max(width, nx + label))

@@ -147,7 +147,7 @@ def parse_point(text: str, option: str = "at") -> Point:
             continue
         span = (here, here + len(part))
         name, eq, value = part.partition("=")
-        name = name.strip()
+        name = _unescape(name.strip())  # --at \u03b8=1 is θ, as in the expression
         if not eq:
             left, colon, right = part.partition(":")
             if colon and _NAME.match(left.strip()) and right.strip():
@@ -205,6 +205,13 @@ def check_direction(direction, inputs) -> None:
                          hint="give at least one input a non-zero tangent, e.g. x=1")
 
 
+def _unescape(name: str) -> str:
+    if "\\" not in name:
+        return name
+    from .language.parser import unescape_name
+    return unescape_name(name)
+
+
 def parse_grid(text: str, option: str = "grid",
                default_count: int | None = None) -> dict[str, tuple[float, float, int]]:
     """``"x=0:1:101,y=-1:1:21"`` -> ``{"x": (0.0, 1.0, 101), "y": (-1.0, 1.0, 21)}``: for each
@@ -217,7 +224,7 @@ def parse_grid(text: str, option: str = "grid",
         if not part:
             continue
         name, eq, spec = part.partition("=")
-        name = name.strip()
+        name = _unescape(name.strip())
         if not eq or not _NAME.match(name):
             raise InputError(f"{part!r} is not NAME=START:STOP:COUNT", option=option,
                              hint="write x=0:1:101,y=-1:1:21")

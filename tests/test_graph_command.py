@@ -545,7 +545,7 @@ GRAPH_ERRORS = [
     (["graph", "sinn(x)"], 2, ["unknown function sinn"]),
     (["graph", "x*y", "--at", "x=1"], 2, ["no value for input y", "--at y=1"]),
     (["graph", "log(x)", "--at", "x=-1"], 2, ["log(-1)", "domain of log"]),
-    (["graph", "sqrt(x)", "--at", "x=0"], 1, ["sqrt(0)", "not finite"]),
+    (["graph", "sqrt(x)", "--at", "x=0"], 1, ["sqrt(0)", "infinite slope (+∞)"]),
     (["graph", "x", "--format", "png"], 2, ["'png' is not one of"]),
     (["graph", "x", "-o", "g.bmp"], 2, ["unknown file type", ".svg"]),
     (["graph", "x", "--format", "dot", "-o", "g.dot"], 2, ["give --format or -o, not both"]),

@@ -366,7 +366,7 @@ def test_diff_mixed_partials(run):
 
 def test_diff_mixed_json_and_errors(run, reported):
     data = json.loads(run("diff", "x*y^2", "--mixed", "y,x", "--json").output)
-    assert data == {"derivatives": {"y,x": "2*y"}, "mixed": ["y", "x"]}
+    assert data == {"source": "x*y^2", "derivatives": {"y,x": "2*y"}, "mixed": ["y", "x"]}
     reported(run("diff", "x*y", "--mixed", "x,y", "--order", "2"), 2, ["--mixed"])
     reported(run("diff", "x*y", "--mixed", "x,q"), 2, ["--wrt names q"])
 
@@ -407,7 +407,7 @@ def test_a_hessian_per_output(run):
                  [pytest.approx(c - s * x * y, rel=1e-14), pytest.approx(-s * x * x, rel=1e-14)]]
     one = json.loads(run("hessian", "x^2*y; sin(x*y)", "--at", "x=1,y=2", "--of", "f1",
                          "--json").output)
-    assert set(one) == {"source", "inputs", "value", "gradient", "hessian", "certified",
+    assert set(one) == {"source", "inputs", "wrt", "value", "gradient", "hessian", "certified",
                         "decimal", "digits"}
     assert one["hessian"] == [[4.0, 2.0], [2.0, 0.0]]
     out = run("hessian", "x^2*y; sin(x*y)", "--at", "x=1,y=2").output

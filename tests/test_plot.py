@@ -123,7 +123,7 @@ def test_terminal_snapshot(run, name, args):
 
 def test_the_tangent_equation_has_the_right_numbers(run):
     result = run("plot", "sin(x)^2", "--over", "x=-3:3", "--tangent", "x=1", "--format", "text",
-                 "--width", "60", "--height", "8")
+                 "--width", "80", "--height", "8")
     f1, slope = math.sin(1) ** 2, math.sin(2)
     assert f"y = {f1:.12g} + {slope:.12g}·(x − 1)" in result.stdout
 

@@ -33,7 +33,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..errors import GradcliError, InputError, MissingInputError
+from ..errors import GradcliError, InputError, MissingInputError, NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .partials import local_partials
 from .primitives import CONSTANTS, TABLE
@@ -492,10 +492,15 @@ def _gradient_message(graph: Graph, point: list[float]) -> str:
     """The single-point engine's message for a row whose gradient is not finite (rare: a Python
     step per such row is fine)."""
     from .forward import forward
-    from .reverse import check_gradient, reverse
+    from .reverse import check_gradient, reverse, reverse_to_limits, singular_error
     try:
         values = forward(graph, point)
-        adjoint, _ = reverse(graph, values)
+        try:
+            adjoint, _ = reverse(graph, values)
+        except NumericalError as exc:  # a slope with no value: eval's message (+∞, undefined)
+            adjoint, singular = reverse_to_limits(graph, values)
+            gradient = dict(zip(graph.inputs, adjoint[graph.n_const:graph.base]))
+            raise singular_error(graph, values, gradient, singular, exc) from None
         check_gradient(graph, values, adjoint, 1.0)
     except GradcliError as exc:
         return exc.message

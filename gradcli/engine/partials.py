@@ -16,7 +16,8 @@ node.
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from typing import NamedTuple, Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, describe_call
@@ -127,3 +128,41 @@ def not_differentiable(graph: Graph, s: int, values: Sequence, order: int = 1,
     return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
                           label="not differentiable at this point", node=node,
                           values=tuple(float(a) for a in args))
+
+
+# -- infinite slopes ------------------------------------------------------------------------------
+
+class Singular(NamedTuple):
+    """A node whose partial derivative by one argument does not exist at the point, and what it
+    tends to there: ``slope`` is +inf or -inf (an infinite slope: sqrt at 0, asin at 1, from the
+    side where the function is defined) or nan (no limit: 0/0 at atan2(0, 0))."""
+
+    slot: int  # the node
+    which: int  # the argument: 0 (a) or 1 (b)
+    slope: float
+
+
+def limit_slope(prim, args: Sequence[float], which: int, m=FLOAT) -> float:
+    """What ∂prim/∂args[which] tends to as that argument approaches its value, from the side(s)
+    where the primitive is defined: +inf or -inf when the rule grows without bound with one sign
+    there (the slope of sqrt at 0, of cbrt at 0, of asin at 1), else nan. Read from the rule
+    itself at two distances (h and h/10⁴ from the point), so a row needs nothing declared."""
+    a = float(args[which])
+    signs = set()
+    for side in (-1.0, 1.0):
+        slopes = []
+        for h in (1e-6, 1e-10):
+            moved = list(args)
+            moved[which] = a + side * h * max(1.0, abs(a))
+            try:
+                y = prim.primal(*moved)
+                slopes.append(prim.partials[which](m, *moved, y))
+            except (ValueError, ZeroDivisionError, OverflowError):
+                break  # outside the domain on this side
+        if len(slopes) < 2:
+            continue
+        near, nearer = slopes
+        if not abs(nearer) > 10 * abs(near) or (near > 0) != (nearer > 0):
+            return math.nan  # bounded, or changing sign: not an infinite slope
+        signs.add(1.0 if nearer > 0 else -1.0)
+    return math.copysign(math.inf, signs.pop()) if len(signs) == 1 else math.nan

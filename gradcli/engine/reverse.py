@@ -83,3 +83,57 @@ def check_gradient(graph: Graph, values: list[float], adjoint: list[float], seed
                 f"to {graph.node_id(rec.target)} is {rec.contribution}", graph.spans[k],
                 node=node, values=(rec.contribution,))
     raise NumericalError("the gradient is not finite")
+
+
+def reverse_to_limits(graph: Graph, values: list[float], seed: float = 1.0, active=None):
+    """The reverse sweep where a local partial does not exist: it takes the value it tends to
+    (:func:`~gradcli.engine.partials.limit_slope`: ±inf for an infinite slope, else nan), and the
+    adjoints follow IEEE arithmetic (∞·2 = ∞, ∞ − ∞ and 0·∞ are nan). Gives the adjoint of every
+    slot and the :class:`~gradcli.engine.partials.Singular` nodes, in sweep order; an input's
+    adjoint is then finite, ±inf (the gradient is unbounded that way) or nan (undefined)."""
+    from .partials import Singular, limit_slope
+    if active is None:
+        active = graph.active()
+    adjoint = [0.0] * graph.n_slots
+    adjoint[graph.output] = seed
+    base, singular = graph.base, []
+    for s in graph.visit_order():
+        k, g = s - base, adjoint[s]
+        prim, arg_slots = graph.ops[k], graph.args(k)
+        args = [values[a] for a in arg_slots]
+        for which, a in enumerate(arg_slots):
+            if not active[a]:
+                continue
+            try:
+                p = prim.partials[which](FLOAT, *args, values[s])
+            except (ValueError, ZeroDivisionError, OverflowError):
+                p = limit_slope(prim, args, which)
+                singular.append(Singular(s, which, p))
+            adjoint[a] += g * p
+    return adjoint, singular
+
+
+def singular_error(graph: Graph, values: list[float], gradient: dict[str, float],
+                   singular: list, failed: NumericalError) -> NumericalError:
+    """The error of a value whose ``gradient`` (from :func:`reverse_to_limits`) has components
+    that are not finite: each named with what it tends to (+∞, −∞, or undefined), the caret at
+    the first node whose slope does not exist. ``failed`` is the first sweep's error, whose
+    words say why a derivative with no limit has none."""
+    from ..errors import SingularGradientError
+    from .graph import describe_call
+    if not singular:  # defensive: the limits sweep found nothing the first sweep tripped on
+        return failed
+    limits = {name: g for name, g in gradient.items() if not math.isfinite(g)}
+    parts = [f"∂f/∂{name} is unbounded ({'+' if g > 0 else '−'}∞)" if math.isinf(g)
+             else f"∂f/∂{name} is undefined" for name, g in limits.items()]
+    s, which, slope = singular[0]
+    k = s - graph.base
+    prim, args = graph.ops[k], [values[a] for a in graph.args(k)]
+    # no limit: the first sweep's own message says why (the rule's note, the argument's role)
+    why = (f"{graph.node_id(s)} = {describe_call(prim, args)} has an infinite slope "
+           f"({'+' if slope > 0 else '−'}∞)" if math.isinf(slope) else failed.sentence)
+    return SingularGradientError(
+        f"{' and '.join(parts) or 'the gradient is not finite'} at this point: {why}",
+        graph.spans[k], label="infinite slope here" if math.isinf(slope)
+        else "not differentiable at this point", node=graph.node_id(s),
+        values=tuple(float(a) for a in args), limits=limits, reason=why)

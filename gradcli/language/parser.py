@@ -69,7 +69,7 @@ class _ToAst:
         if not tok.value.isascii():
             _no_superscript(tok)
         # Interned: a name read 10,000 times is one string, hashed once by the lowering's dicts.
-        return Var(intern(tok.value), (tok.start_pos, tok.end_pos))
+        return Var(intern(_name(tok)), (tok.start_pos, tok.end_pos))
 
     def unary(self, children):
         op, operand = children
@@ -84,7 +84,7 @@ class _ToAst:
         name, rpar = children[0], children[-1]
         if not name.value.isascii():
             _no_superscript(name)
-        return Call(intern(name.value), tuple(children[2:-1:2]), (name.start_pos, rpar.end_pos),
+        return Call(intern(_name(name)), tuple(children[2:-1:2]), (name.start_pos, rpar.end_pos),
                     (name.start_pos, name.end_pos))
 
     def group(self, children):
@@ -94,10 +94,36 @@ class _ToAst:
         name, op, value = children
         if not name.value.isascii():
             _no_superscript(name)
-        return Assign(intern(name.value), op.value, value, (name.start_pos, value.span[1]))
+        return Assign(intern(_name(name)), op.value, value, (name.start_pos, value.span[1]))
 
     def program(self, children):
         return Program(tuple(children))
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+_NAME = re.compile(r"[^\W\d]\w*\Z")
+
+
+def unescape_name(text: str) -> str:
+    """A name with its ``\\uXXXX`` and ``\\UXXXXXXXX`` escapes read: ``\\u03b8`` is ``θ`` (the
+    escape gradcli prints where a stream cannot show a character, so its output reads back)."""
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: chr(min(int(m.group(1) or m.group(2), 16), 0x10FFFF)), text)
+
+
+def _name(tok) -> str:
+    """The token's name, escapes read; an escape of a character no name may hold (a space, an
+    operator) is a syntax error under that escape."""
+    name = unescape_name(tok.value)
+    if name is not tok.value and not _NAME.match(name):
+        for m in _ESCAPE.finditer(tok.value):
+            ch = unescape_name(m.group())
+            if not ("a" + ch if m.start() else ch).isidentifier():
+                raise ParseError(f"{m.group()} is {ch!r}, which cannot be part of a name",
+                                 (tok.start_pos + m.start(), tok.start_pos + m.end()),
+                                 hint="a name is letters, digits and _, starting with a letter")
+    return name
 
 
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"

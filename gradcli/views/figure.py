@@ -74,16 +74,18 @@ def _tex_label(label: str, name: str) -> str:
 def save_surface(surface, path: str, size: tuple[int, int], *, log: bool, descent: bool,
                  arrows: int = 20) -> None:
     """Filled contours of f (log-scaled with ``log``) and a quiver of −∇f or ∇f."""
-    from .plot import colour_levels
+    from .plot import colour_levels, colour_ticks, short
     fig = _figure(size)
     ax = fig.add_subplot()
     levels, lo, hi = colour_levels(surface.f, log)
     shade = np.ma.masked_invalid(levels)
     contour = ax.contourf(surface.x, surface.y, shade, levels=20, cmap="viridis")
     colorbar = fig.colorbar(contour, ax=ax)
-    colorbar.set_label("log-scaled f" if log else "f")
-    if log:
-        colorbar.set_ticks([])  # log10(f − min + δ): the raw numbers would mislead
+    colorbar.set_label(f"f − min f (log scale; min f = {short(lo)})" if log else "f")
+    # The colours are levels in [0, 1]: the ticks are round values of f (or, on the log scale,
+    # the decades of f − min f) at their levels.
+    positions, texts = colour_ticks(lo, hi, log, 6)
+    colorbar.set_ticks(positions, labels=texts)
     # A coarse subgrid for the arrows, normalised so every arrow has the same length.
     ny, nx = surface.f.shape
     sy, sx = max(1, ny // arrows), max(1, nx // arrows)

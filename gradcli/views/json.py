@@ -27,8 +27,8 @@ def dumps(data, indent: int | None = None, ascii: bool = False) -> str:
     return json.dumps(data, ensure_ascii=ascii, indent=indent)
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
 def _number(x: float) -> float | None:
@@ -77,6 +77,22 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
         data["trace"] = trace_json(trace)
     if check is not None:
         data["check"] = check_json(check)
+    return data
+
+
+def singular_json(error, source: str | None = None, message: str | None = None,
+                  hint: str | None = None) -> dict:
+    """``eval --json`` where the value exists but a gradient component does not (a
+    :class:`gradcli.errors.SingularGradientError`): the result, ``null`` for each such
+    component, ``singular`` (input name -> ``limit``: ``"+inf"``, ``"-inf"`` or null, and the
+    ``reason``) and the ``error``, all in one object."""
+    from .errors import error_object
+    data = eval_json(error.result)
+    data["gradient"] = {name: _finite(g) for name, g in data["gradient"].items()}
+    data["singular"] = {name: {"limit": None if math.isnan(g) else ("+inf" if g > 0 else "-inf"),
+                               "reason": error.reason}
+                        for name, g in error.limits.items()}
+    data.update(error_object(error, source, message=message, hint=hint))
     return data
 
 
@@ -203,7 +219,8 @@ def jacobian_check_json(check) -> dict:
 
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
-    data = {"source": result.source, "inputs": result.inputs, "value": _number(result.value),
+    data = {"source": result.source, "inputs": result.point, "wrt": result.inputs,
+            "value": _number(result.value),
             "gradient": {name: _number(g) for name, g in result.gradient.items()},
             "hessian": [[_number(x) for x in row] for row in result.hessian],
             "certified": result.proven}
@@ -225,10 +242,10 @@ def hessians_json(results: dict, checks: dict) -> dict:
     hessians = {}
     for name, result in results.items():
         one = hessian_json(result, checks.get(name))
-        del one["source"], one["inputs"]
+        del one["source"], one["inputs"], one["wrt"]
         hessians[name] = one
-    return {"source": first.source, "inputs": first.inputs, "outputs": list(results),
-            "hessians": hessians}
+    return {"source": first.source, "inputs": first.point, "wrt": first.inputs,
+            "outputs": list(results), "hessians": hessians}
 
 
 def hessian_check_json(check) -> dict:
@@ -244,12 +261,12 @@ def hessian_check_json(check) -> dict:
 
 # -- gradcli diff, gradcli functions ----------------------------------------------------------
 
-def diff_json(derivatives: dict, order: int, outputs: list[str] | None = None,
+def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
               mixed: list[str] | None = None) -> dict:
-    """``diff --json``: input name -> the derivative as source text, and the order (``mixed``:
-    the list of names differentiated by, in turn). With several outputs, ``derivatives`` is
-    output -> input -> text, and ``outputs`` their order."""
-    data: dict = {"derivatives": derivatives}
+    """``diff --json``: the ``source``, input name -> the derivative as source text, and the
+    order (``mixed``: the list of names differentiated by, in turn). With several outputs,
+    ``derivatives`` is output -> input -> text, and ``outputs`` their order."""
+    data: dict = {"source": source, "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})

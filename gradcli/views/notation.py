@@ -85,8 +85,15 @@ def to_ascii(text: str, encoding: str = "ascii") -> str:
         elif unicodedata.combining(ch):
             continue  # an accent the stream cannot show: the letter alone
         else:
-            out.append(ch.encode("ascii", "backslashreplace").decode("ascii"))
+            out.append(escape(ch))
     return "".join(out)
+
+
+def escape(ch: str) -> str:
+    """``\\u03b8`` for θ, ``\\U0001d465`` beyond the BMP: the escape gradcli's parser reads
+    back in a name (docs/language.md), so what ``diff`` prints on any stream is a program."""
+    code = ord(ch)
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _encodes(ch: str, encoding: str) -> bool:

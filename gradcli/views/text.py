@@ -18,10 +18,11 @@ def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
 
 
 def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
-                digits: int = DEFAULT_DIGITS) -> str:
-    """``f = ...`` and one ``∂f/∂x = ...`` line per input, aligned on the equals signs."""
+                digits: int = DEFAULT_DIGITS, show=None) -> str:
+    """``f = ...`` and one ``∂f/∂x = ...`` line per input, aligned on the equals signs as
+    ``show`` prints the labels (``∂f/∂θ`` as ``df/d\\u03b8`` on a cp1252 stream)."""
     rows = [("f", value)] + [(f"∂f/∂{name}", g) for name, g in gradient.items()]
-    lines = _aligned(rows, digits)
+    lines = _aligned(rows, digits, show)
     if seed != 1.0:
         lines.append(f"(the gradient is scaled by the seed {seed:g})")
     return "\n".join(lines)
@@ -101,9 +102,24 @@ def derivative_label(output: str, names: list[str]) -> str:
     return f"∂{superscript(len(names))}{output}/{below}"
 
 
-def _aligned(rows: list[tuple[str, float]], digits: int) -> list[str]:
+def _aligned(rows: list[tuple[str, float]], digits: int, show=None) -> list[str]:
+    if show is not None:  # the labels as they will be printed, so the padding counts those
+        rows = [(show(label), v) for label, v in rows]
     width = max(len(label) for label, _ in rows)
-    return [f"{label.ljust(width)} = {format_number(v, digits)}" for label, v in rows]
+    return [f"{label.ljust(width)} = {_value(v, digits)}" for label, v in rows]
+
+
+def _value(x: float, digits: int) -> str:
+    """A number, or what a component that is not a number is: an infinite slope (``+∞``, the
+    limit of a one-sided derivative such as sqrt's at 0) or ``undefined`` (no limit). A proven
+    number prints its proven digits (exp(1000) is finite, though not as a double)."""
+    if hasattr(x, "text"):
+        return x.text
+    if math.isinf(x):
+        return "+∞" if x > 0 else "−∞"
+    if math.isnan(x):
+        return "undefined"
+    return format_number(x, digits)
 
 
 def short_number(x: float, digits: int = 4) -> str:
