@@ -28,7 +28,8 @@ from flint import arb, fmpq
 
 from ..errors import DomainError, InputError, NumericalError
 from .ball import BALL, Real, Uncertifiable, Undecided, parse_decimal, precision
-from .graph import Graph, domain_error, expression
+from .graph import Graph, domain_error, expression, format_constant, spell
+from .primitives import TABLE
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
 
@@ -98,7 +99,33 @@ def _recipe(recipe) -> Real:
 
 def _constant(graph: Graph, slot: int) -> Real:
     recipe = graph.exact.get(slot)
-    return Real.of(graph.constants[slot]) if recipe is None else _recipe(recipe)
+    if recipe is None:
+        return Real.of(graph.constants[slot])
+    try:
+        return _recipe(recipe)
+    except (ValueError, ZeroDivisionError):
+        # float64 folded it (a double such as pi - 5441592653589793 is an integer); the exact
+        # number is outside the domain
+        name = recipe[0]
+        raise DomainError(f"the constant {_recipe_text(recipe)} is, exactly, outside the "
+                          f"domain of {name} ({TABLE[name].domain})",
+                          hint="--float64 computes with the doubles instead") from None
+
+
+def _recipe_text(recipe) -> str:
+    """A folded constant as the source spelled it: ``(-e + 0.18281828459045)^(pi - 5441592653589793)``."""
+    if isinstance(recipe, str):
+        return recipe
+    if isinstance(recipe, float):
+        return format_constant(recipe)
+    if len(recipe) == 1:
+        return recipe[0]
+    prim = TABLE[recipe[0]]
+    args = [_recipe_text(r) for r in recipe[1:]]
+    if prim.symbol:
+        args = [f"({a})" if isinstance(r, tuple) and len(r) > 1 else a
+                for a, r in zip(args, recipe[1:])]
+    return spell(prim, args)
 
 
 # -- decimal digits of a ball --------------------------------------------------------------------
