@@ -33,6 +33,12 @@ class Result:
     values: list[float] = field(repr=False)
     adjoint: list[float] | None = field(default=None, repr=False)  # of every slot (reverse mode)
     mode: str = "reverse"  # how the gradient was computed: "reverse" or "forward"
+    # Certified (the default): ``value`` and ``gradient`` are Proven floats whose ``text`` holds
+    # ``digits`` proven significant digits; ``float64`` says what plain float64 gives.
+    digits: int = 13
+    certified: object = field(default=None, repr=False)  # the engine's Certified, or None
+    float64: "Float64 | None" = field(default=None, repr=False)
+    exact_point: list = field(default_factory=list, repr=False)
 
     @cached_property
     def partials(self) -> Partials:
@@ -42,7 +48,28 @@ class Result:
     @cached_property
     def sweep(self) -> tuple[list[float], list]:
         """The reverse sweep with its records: (adjoint of every slot, contributions)."""
+        if self.certified is not None:
+            c = self.recorded
+            return c.adjoint, c.records
         return reverse(self.graph, self.values, self.seed, record=True, active=self.active)
+
+    @cached_property
+    def recorded(self):
+        """The certified sweep with every number of the trace proven (computed on first use)."""
+        from .engine.certify import certify
+        slot = _slots(self.graph)
+        return certify(self.graph, self.exact_point, wrt_slots=[slot[n] for n in self.gradient],
+                       seed=self.seed, digits=self.digits, record=True, active=self.active)
+
+    @property
+    def trace_values(self) -> list:
+        """Every slot's value as the trace shows it (proven, when certified)."""
+        return self.recorded.values if self.certified is not None else self.values
+
+    @property
+    def proven(self) -> bool:
+        """Whether ``value`` and ``gradient`` carry proven digits (not ``float64=True``)."""
+        return self.certified is not None
 
     @property
     def active(self):
@@ -55,7 +82,20 @@ class Result:
         """The forward, contribution and adjoint records (computed on first use)."""
         from .records import build_trace
         adjoint, records = self.sweep
-        return build_trace(self.graph, self.values, adjoint, records, self.seed)
+        return build_trace(self.graph, self.trace_values, adjoint, records, self.seed)
+
+
+@dataclass
+class Float64:
+    """What plain float64 gives at the point (``None`` where it fails), how many of the printed
+    significant digits of each number it gets right, and the node where it loses them."""
+
+    value: float | None
+    gradient: dict[str, float] | None
+    value_digits: int
+    gradient_digits: dict[str, int]
+    error: str | None = None  # why float64 fails here, when it does
+    lost_at: int | None = None  # the slot where float64 loses its digits (a cancellation)
 
 
 def _slots(graph: Graph) -> dict[str, int]:
@@ -68,36 +108,91 @@ def _active(graph: Graph, slots: list[int]):
     return None if len(slots) == len(graph.inputs) else graph.active(slots)
 
 
+DEFAULT_DIGITS = 13  # significant digits (engine.certify.DEFAULT_DIGITS, without importing it)
+
+
 def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                   seed: float = 1.0) -> Result:
+                   seed: float = 1.0, digits: int = DEFAULT_DIGITS,
+                   float64: bool = False, quick: bool = False) -> Result:
     """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored).
+
+    Certified: ``value`` and each ``gradient`` component are :class:`~gradcli.engine.certify.Proven`
+    floats (the exact value correctly rounded to a double) whose ``text`` holds ``digits``
+    significant digits, every one proven by ball arithmetic; a value in ``at`` given as a string
+    (``"0.1"``, ``"pi/4"``) means that exact number. ``float64=True`` computes in plain float64
+    without certification (faster; ``value`` and ``gradient`` are plain floats).
 
     Only the inputs in ``wrt`` are differentiated: a partial derivative by anything else is never
     computed (``x^y`` at (-2, 3) has ∂f/∂x = 12 although ∂f/∂y is not defined there).
+
+    ``quick=True`` lets an interval sweep in doubles prove the printed digits without Arb (and
+    without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
+    which round to the proven digits, not always the exact values correctly rounded to doubles.
     """
+    from .errors import GradcliError, SingularGradientError
     one_output(graph)
     point = point_vector(graph, at)
     if not math.isfinite(seed):
         raise InputError(f"is {seed}, which is not a finite number", option="seed",
                          values=(seed,))
+    _check_digits(digits)
     wrt = wrt_names(graph, wrt)
     slot = _slots(graph)
     active = _active(graph, [slot[name] for name in wrt])
-    values = forward(graph, point)
+    singular = None
     try:
-        adjoint, _ = reverse(graph, values, seed, active=active)
-    except NumericalError as exc:  # a rule with no value here: sqrt at 0, asin at 1
-        raise singular_gradient(graph, point, values, seed, active, wrt, exc) from None
-    check_gradient(graph, values, adjoint, seed, active=active)
+        values = forward(graph, point)
+        try:
+            adjoint, _ = reverse(graph, values, seed, active=active)
+        except NumericalError as exc:  # a rule with no value here: sqrt at 0, asin at 1
+            raise singular_gradient(graph, point, values, seed, active, wrt, exc) from None
+        check_gradient(graph, values, adjoint, seed, active=active)
+        failure = None
+    except GradcliError as exc:
+        if float64:
+            raise
+        values = adjoint = None
+        failure = exc
+        if isinstance(exc, SingularGradientError):
+            singular = exc
+    if float64:
+        return Result(source=graph.source, value=values[graph.output],
+                      gradient={name: adjoint[slot[name]] for name in wrt},
+                      inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph,
+                      values=values, adjoint=adjoint, digits=digits)
+    exact = [_exact(at, name) for name in graph.inputs]
+    if quick and values is not None:
+        from .engine.interval import certify_quickly
+        found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active)
+        if found is not None:
+            return _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
+                                 *found)
+    from .engine.certify import certify
+    try:
+        cert = certify(graph, exact, wrt_slots=[slot[name] for name in wrt], seed=seed,
+                       digits=digits, active=active)
+    except NumericalError:
+        if singular is None:
+            raise
+        # The slope truly does not exist at the exact point (float64 might have overflowed
+        # where the balls did not): the singular error, with the value proven.
+        singular.result.value = certify(graph, exact, wrt_slots=[], digits=digits,
+                                        active=graph.active([])).value
+        raise singular from None
+    gradient = dict(zip(wrt, cert.gradient))
     return Result(
         source=graph.source,
-        value=values[graph.output],
-        gradient={name: adjoint[slot[name]] for name in wrt},
+        value=cert.value,
+        gradient=gradient,
         inputs=dict(zip(graph.inputs, point)),
         seed=seed,
         graph=graph,
-        values=values,
+        values=values if values is not None else [float(v) for v in cert.reals],
         adjoint=adjoint,
+        digits=digits,
+        certified=cert,
+        float64=_float64(graph, values, adjoint, cert, wrt, slot, failure),
+        exact_point=exact,
     )
 
 
@@ -117,6 +212,63 @@ def singular_gradient(graph: Graph, point: list[float], values: list[float], see
 
 
 @dataclass
+class QuickCertificate:
+    """What an interval sweep in doubles proved (:func:`gradcli.engine.interval.certify_quickly`):
+    the digits shown are the float64 results', so float64 lost none of them."""
+
+    kinks: list
+    digits: int
+    short: str | None = None
+
+
+def _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact, value_text,
+                  gradient_texts, kinks) -> Result:
+    from .engine.rounding import Proven
+    value = Proven(values[graph.output], value_text, digits, exact=False)
+    gradient = {name: Proven(adjoint[slot[name]], text, digits)
+                for name, text in zip(wrt, gradient_texts)}
+    f64 = Float64(values[graph.output], {name: adjoint[slot[name]] for name in wrt}, digits,
+                  {name: digits for name in wrt})
+    return Result(source=graph.source, value=value, gradient=gradient,
+                  inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph, values=values,
+                  adjoint=adjoint, digits=digits, certified=QuickCertificate(kinks, digits),
+                  float64=f64, exact_point=exact)
+
+
+def _check_digits(digits) -> None:
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 100_000:
+        raise InputError(f"is {digits!r}: a number of significant digits from 1 to 100000",
+                         option="digits")
+
+
+def _exact(at: Mapping, name: str):
+    """What ``at`` gives for ``name`` exactly: the text typed on the command line (a Point), a
+    string, or the number itself (a float means its exact binary value)."""
+    texts = getattr(at, "texts", None)
+    if texts and name in texts:
+        return texts[name]
+    return at[name]
+
+
+def _float64(graph, values, adjoint, cert, wrt, slot, failure) -> Float64:
+    from .engine.certify import agreement, float64_loss
+    from .engine.ball import Real
+    n = cert.digits
+    if values is None:
+        return Float64(None, None, 0, {name: 0 for name in wrt}, str(failure),
+                       getattr(failure, "slot", None))
+    reals = cert.reals
+    value_digits = agreement(values[graph.output], reals[graph.output], n)
+    gradient_digits = {name: agreement(adjoint[slot[name]], Real.of(g), n)
+                       for name, g in zip(wrt, cert.gradient_reals)}
+    lost = None
+    if value_digits < min(n, 15) or any(d < min(n, 15) for d in gradient_digits.values()):
+        lost = float64_loss(graph, values, reals, min(n, 15))
+    return Float64(values[graph.output], {name: adjoint[slot[name]] for name in wrt},
+                   value_digits, gradient_digits, None, lost)
+
+
+@dataclass
 class ForwardResult(Result):
     """A forward-mode evaluation: ``gradient`` by one tangent sweep per input, or, for a
     ``direction``, the single directional derivative ``directional`` (``gradient`` is then empty)."""
@@ -126,25 +278,49 @@ class ForwardResult(Result):
     directional: float | None = None
     partials: tuple = field(default=((), ()), repr=False)
 
+    balls: tuple = field(default=(), repr=False)  # certified: (values, partials) as balls
+
     @cached_property
     def sweeps(self) -> list:
         """(label, tangents of every slot) of each sweep: swept again when first asked for (the
         evaluation keeps one sweep at a time, so 8,000 inputs do not hold 8,000 sweeps)."""
         from .engine.tangent import tangent_sweep
+        seeds = list(_seeds(self.graph, list(self.gradient), self.direction))
+        if self.balls:
+            return [(label, sweep) for (label, _), sweep in zip(seeds, self.proven_trace[2])]
         return [(label, tangent_sweep(self.graph, self.partials, tangents))
-                for label, tangents in _seeds(self.graph, list(self.gradient), self.direction)]
+                for label, tangents in seeds]
+
+    @cached_property
+    def proven_trace(self) -> tuple:
+        """Certified: every slot's value, the partials and each sweep's tangents, proven."""
+        from .engine.certify import certify_tangents
+        seeds = list(_seeds(self.graph, list(self.gradient), self.direction))
+        slot = _slots(self.graph)
+        wrt = list(self.gradient) or list(self.graph.inputs)  # a direction moves every input
+        active = _active(self.graph, [slot[name] for name in wrt])
+        *_, every = certify_tangents(self.graph, self.exact_point, [t for _, t in seeds],
+                                     seed=self.seed, digits=self.digits, active=active,
+                                     record=True)
+        values, first, second, *sweeps = every
+        return values, (first, second), sweeps
 
     @cached_property
     def trace(self):
         """The tangent trace: each node's value, local partials and tangent in every sweep."""
         from .records import tangent_trace
+        if self.balls:  # every number shown is proven
+            values, partials, _ = self.proven_trace
+            return tangent_trace(self.graph, values, partials, self.sweeps)
         return tangent_trace(self.graph, self.values, self.partials, self.sweeps)
 
 
 def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
                      direction: Mapping[str, float] | None = None,
-                     seed: float = 1.0) -> ForwardResult:
-    """Value and gradient by forward mode, or the derivative along ``direction`` in one sweep.
+                     seed: float = 1.0, digits: int = DEFAULT_DIGITS,
+                     float64: bool = False) -> ForwardResult:
+    """Value and gradient by forward mode, or the derivative along ``direction`` in one sweep,
+    certified as :func:`evaluate_graph` is (``float64=True``: plain float64).
 
     ``direction`` maps input names to tangents; inputs it leaves out get 0. A name the graph
     does not read, or a direction that is zero everywhere, is an :class:`InputError`. The result
@@ -167,21 +343,51 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
         wrt = list(graph.inputs)  # the trace shows every input's tangent, zeros too
     else:
         wrt = wrt_names(graph, wrt)
-    values = forward(graph, point)
-    partials = local_partials(graph, values, active=_active(graph, [slot[name] for name in wrt]))
+    _check_digits(digits)
+    from .errors import GradcliError, SingularGradientError
+    active = _active(graph, [slot[name] for name in wrt])
     out = graph.output
     derivative = {}
-    for label, tangents in _seeds(graph, wrt, direction):  # one sweep alive at a time
-        sweep = tangent_sweep(graph, partials, tangents)
-        check_tangent(graph, values, sweep)
-        derivative[label] = seed * (sweep[out] or 0.0)  # None: the output does not depend on it
-        del sweep
+    try:
+        values = forward(graph, point)
+        partials = local_partials(graph, values, active=active)
+        for label, tangents in _seeds(graph, wrt, direction):  # one sweep alive at a time
+            sweep = tangent_sweep(graph, partials, tangents)
+            check_tangent(graph, values, sweep)
+            derivative[label] = seed * (sweep[out] or 0.0)  # None: the output does not depend on it
+            del sweep
+        failure = None
+    except GradcliError as exc:
+        if float64:
+            raise
+        values, partials, failure = None, ((), ()), exc
+    value = values[out] if values is not None else None
+    extra = {}
+    if not float64:
+        from .engine.ball import Real
+        from .engine.certify import agreement, certify_tangents
+        exact = [_exact(at, name) for name in graph.inputs]
+        seeds = list(_seeds(graph, wrt, direction))
+        proven_value, proven_derivatives, balls = certify_tangents(
+            graph, exact, [t for _, t in seeds], seed=seed, digits=digits, active=active)
+        n = digits
+        f64 = Float64(value, dict(derivative) if values is not None else None,
+                      agreement(value, Real.of(balls[0]), n) if values is not None else 0,
+                      {label: (agreement(derivative[label], Real.of(d), n)
+                               if values is not None else 0)
+                       for (label, _), d in zip(seeds, balls[1])},
+                      None if failure is None else str(failure))
+        value = proven_value
+        derivative = {label: d for (label, _), d in zip(seeds, proven_derivatives)}
+        extra = dict(certified=True, float64=f64, exact_point=exact, balls=balls[2:])
+        if values is None:
+            values = [float(v) for v in balls[2]]
     return ForwardResult(
-        source=graph.source, value=values[out],
+        source=graph.source, value=value,
         gradient={} if direction is not None else derivative,
         inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph, values=values,
         direction=direction, directional=derivative["direction"] if direction is not None else None,
-        partials=partials)
+        partials=partials, digits=digits, **extra)
 
 
 def _seeds(graph: Graph, wrt: list[str], direction: dict[str, float] | None):
@@ -208,6 +414,8 @@ class HessianResult:
     gradient: dict[str, float]
     hessian: list[list[float]]
     graph: Graph = field(repr=False)
+    digits: int = DEFAULT_DIGITS
+    proven: bool = False  # value, gradient and hessian are Proven floats (certified)
 
     def check(self, rtol: float | None = None, atol: float | None = None, strict: bool = False):
         """Each row against numerical derivatives of that component of the AD gradient (a
@@ -222,32 +430,49 @@ class HessianResult:
 
 
 def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
-                     wrt: Iterable[str] | None = None) -> HessianResult:
-    """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences)."""
-    from .engine.dual import hessian_matrix
+                     wrt: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+                     float64: bool = False) -> HessianResult:
+    """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences):
+    certified as :func:`evaluate_graph` is, every entry a Proven float (``float64=True``: plain
+    float64)."""
     one_output(graph, "hessians")
-    first = evaluate_graph(graph, at, wrt=wrt)
-    names = list(first.gradient)
+    _check_digits(digits)
+    point = point_vector(graph, at)
+    names = wrt_names(graph, wrt)
     position = {name: i for i, name in enumerate(graph.inputs)}
-    matrix = hessian_matrix(graph, first.values, [position[n] for n in names], first.active)
-    return HessianResult(graph.source, names, first.inputs, first.value, first.gradient, matrix,
-                         graph)
+    columns = [position[n] for n in names]
+    active = _active(graph, [graph.n_const + j for j in columns])
+    if float64:
+        from .engine.dual import hessian_matrix
+        first = evaluate_graph(graph, at, wrt=names, float64=True)
+        matrix = hessian_matrix(graph, first.values, columns, first.active)
+        return HessianResult(graph.source, names, first.inputs, first.value, first.gradient,
+                             matrix, graph, digits)
+    from .engine.certify import certify_hessian
+    value, gradient, matrix = certify_hessian(graph, [_exact(at, n) for n in graph.inputs],
+                                              columns, digits=digits, active=active)
+    return HessianResult(graph.source, names, dict(zip(graph.inputs, point)), value,
+                         dict(zip(names, gradient)), matrix, graph, digits, proven=True)
 
 
 def hessian(source: str, at: Mapping[str, float] | None = None, *,
-            wrt: Iterable[str] | None = None, of: str | None = None) -> HessianResult:
+            wrt: Iterable[str] | None = None, of: str | None = None,
+            digits: int = DEFAULT_DIGITS, float64: bool = False) -> HessianResult:
     """Parse ``source`` and give its value, gradient and Hessian at ``at`` (of the output ``of``
-    when the program has several)."""
+    when the program has several); certified unless ``float64``."""
     graph = compile(source)
-    return evaluate_hessian(select_outputs(graph, None if of is None else [of]), at or {}, wrt=wrt)
+    return evaluate_hessian(select_outputs(graph, None if of is None else [of]), at or {}, wrt=wrt,
+                            digits=digits, float64=float64)
 
 
 def hessians(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None,
-             of: Iterable[str] | None = None) -> dict[str, HessianResult]:
+             of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+             float64: bool = False) -> dict[str, HessianResult]:
     """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
     graph = select_outputs(compile(source), of)
-    return {name: evaluate_hessian(graph.only(i), at or {}, wrt=wrt)
+    return {name: evaluate_hessian(graph.only(i), at or {}, wrt=wrt, digits=digits,
+                                   float64=float64)
             for i, name in enumerate(graph.output_names)}
 
 
@@ -339,18 +564,27 @@ def _batch_graph(source: str | Graph, of: Iterable[str] | None, points: object) 
 
 def evaluate(source: str, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
-             direction: Mapping[str, float] | None = None, of: str | None = None) -> Result:
+             direction: Mapping[str, float] | None = None, of: str | None = None,
+             digits: int = DEFAULT_DIGITS, float64: bool = False) -> Result:
     """Parse, lower and differentiate ``source`` at the point ``at`` (name -> value).
 
+    Certified by default: ``value`` and ``gradient`` are Proven floats whose ``text`` holds
+    ``digits`` significant digits, every one proven (a string value in ``at``, ``"0.1"``, means
+    that exact decimal); ``float64=True`` computes in plain float64 without certification.
     ``mode="forward"`` (implied by a ``direction``) uses tangent sweeps: see :func:`evaluate_forward`.
     A program with several outputs: pick one with ``of``, or call :func:`jacobian`.
+
+    >>> r = evaluate("(1-cos(x))/x^2", {"x": "1e-8"}, digits=20)
+    >>> r.value.text, r.gradient["x"].text, r.float64.value
+    ('0.49999999999999999583', '-8.3333333333333332778e-10', 0.0)
     """
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
     graph = select_outputs(compile(source), None if of is None else [of])
     if mode == "forward" or direction is not None:
-        return evaluate_forward(graph, at or {}, wrt=wrt, direction=direction, seed=seed)
-    return evaluate_graph(graph, at or {}, wrt=wrt, seed=seed)
+        return evaluate_forward(graph, at or {}, wrt=wrt, direction=direction, seed=seed,
+                                digits=digits, float64=float64)
+    return evaluate_graph(graph, at or {}, wrt=wrt, seed=seed, digits=digits, float64=float64)
 
 
 def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], list | None, Partials]:
@@ -387,6 +621,7 @@ class JacobianResult:
     graph: Graph = field(default=None, repr=False)
     slot_values: list[float] = field(default_factory=list, repr=False)
     detail: tuple = field(default=(), repr=False)  # each sweep's adjoints, or (partials, tangents)
+    proven: bool = False  # values and entries are Proven (certified); the trace's sweeps are not
 
     @property
     def matrix(self) -> list[list[float]]:
@@ -410,9 +645,12 @@ class JacobianResult:
 
 
 def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                      mode: str = "auto") -> JacobianResult:
+                      mode: str = "auto", digits: int = DEFAULT_DIGITS,
+                      float64: bool = False) -> JacobianResult:
     """Every output's value and the Jacobian of a compiled graph at ``at``, by ``mode``:
-    ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer)."""
+    ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer).
+    Certified as :func:`evaluate_graph` is (values and entries are Proven floats; the sweeps
+    shown by ``trace`` are float64's); ``float64=True``: plain float64."""
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
@@ -426,23 +664,38 @@ def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[st
         rows, partials, tangents = columns_by_forward(graph, values, columns)
         detail, sweeps = (partials, tangents), len(tangents)
     names = list(graph.output_names)
+    output_values = [values[slot] for slot in graph.output_slots]
+    proven = False
+    if not float64:
+        from .engine.certify import certify
+        _check_digits(digits)
+        exact = [_exact(at, name) for name in graph.inputs]
+        slots = [graph.n_const + j for j in columns]
+        certified = [certify(graph.only(i), exact, wrt_slots=slots, digits=digits,
+                             active=_active(graph, slots)) for i in range(graph.n_outputs)]
+        output_values = [c.value for c in certified]
+        rows = [c.gradient for c in certified]
+        proven = True
     return JacobianResult(
-        values={name: values[slot] for name, slot in zip(names, graph.output_slots)},
+        values=dict(zip(names, output_values)),
         jacobian={name: dict(zip(wrt, row)) for name, row in zip(names, rows)},
         outputs=names, inputs=wrt, mode=chosen, sweeps=sweeps, auto=mode == "auto",
         source=graph.source, point=dict(zip(graph.inputs, point)), graph=graph,
-        slot_values=values, detail=detail)
+        slot_values=values, detail=detail, proven=proven)
 
 
 def jacobian(source: str, at: Mapping[str, float] | None = None, of: Iterable[str] | None = None,
-             wrt: Iterable[str] | None = None, mode: str = "auto") -> JacobianResult:
-    """Parse ``source`` and give every output's value and the Jacobian at ``at``.
+             wrt: Iterable[str] | None = None, mode: str = "auto", *,
+             digits: int = DEFAULT_DIGITS, float64: bool = False) -> JacobianResult:
+    """Parse ``source`` and give every output's value and the Jacobian at ``at``, certified
+    unless ``float64``.
 
     >>> r = jacobian("x*y; x+y", {"x": 2, "y": 3})
     >>> r.values, r.jacobian["f1"], r.mode
     ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
     """
-    return evaluate_jacobian(select_outputs(compile(source), of), at or {}, wrt=wrt, mode=mode)
+    return evaluate_jacobian(select_outputs(compile(source), of), at or {}, wrt=wrt, mode=mode,
+                             digits=digits, float64=float64)
 
 
 @dataclass

@@ -99,6 +99,11 @@ class CheckRow:
     scheme: str = "central"  # "central", "forward", "backward" or "one-sided slopes" (a kink)
     kink: Kink | None = None
     expected: Expected | None = None
+    # Against the certified gradient: how many of the printed digits plain float64 gets (None
+    # when no certified reference was computed), and that reference's proven text.
+    float64_digits: int | None = None
+    certified: str | None = None
+    unproven: bool = False  # failed: the printed (float64) digits are not the proven ones
 
 
 @dataclass(slots=True)
@@ -126,6 +131,16 @@ class Check:
 def agrees(value: float, reference: float, rtol: float, atol: float) -> bool:
     """|value - reference| <= atol + rtol * |reference|."""
     return abs(value - reference) <= atol + rtol * abs(reference)
+
+
+def _formula_agrees(value, reference, rtol: float, atol: float) -> bool:
+    """A hand-derived formula against AD: both certified, they agree when their proven digits
+    are the same (equal numbers round alike; a tolerance could pass 0 for 3e-10); otherwise
+    within the tolerances."""
+    mine, theirs = getattr(value, "text", None), getattr(reference, "text", None)
+    if mine is not None and theirs is not None:
+        return mine == theirs
+    return agrees(value, reference, rtol, atol)
 
 
 def relative(error: float, reference: float) -> float:
@@ -496,7 +511,7 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
             reference = derivative if expected_ad is None else expected_ad[name]
             diff = abs(value - reference)
             mine = Expected(formula, value, diff, relative(diff, reference),
-                            agrees(value, reference, rtol, atol), reference)
+                            _formula_agrees(value, reference, rtol, atol), reference)
         rows.append(CheckRow(name, derivative, numeric, error, abs_error,
                              relative(abs_error, numeric), ok, note, status, step, scheme, kink,
                              mine))
@@ -525,11 +540,12 @@ def parse_expectations(texts: Sequence[str]) -> dict[str, str]:
 
 
 def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
-                    names: Sequence[str]) -> dict[str, tuple[str, float]]:
+                    names: Sequence[str], digits: int | None = None) -> dict[str, tuple[str, float]]:
     """Each formula evaluated at the point ``at`` by the engine: name -> (formula, value).
 
     ``names`` are the inputs whose derivatives are compared; a formula for another name, a
     syntax error or a point outside the formula's domain is an error pointing into the formula.
+    With ``digits``, each value is certified to that many significant digits (a Proven float).
     """
     from .engine.graph import lower
     from .points import one_expression
@@ -547,12 +563,22 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
         try:
             graph = lower(program, formula)
             value = forward(graph, point_vector(graph, at))[graph.output]
+            if digits is not None:
+                value = _certified_value(graph, at, digits)
         except GradcliError as exc:  # the formula's own error, said to be about expect
             exc.sentence = f"{name}: {exc.text()}"
             exc.option, exc.source = "expect", formula
             raise
         values[name] = (formula.strip(), value)
     return values
+
+
+def _certified_value(graph: Graph, at: Mapping[str, float], digits: int):
+    """A formula's value at ``at``, every digit proven (the point as typed, when known)."""
+    from .engine.certify import certify
+    texts = getattr(at, "texts", {})
+    exact = [texts.get(name, at[name]) for name in graph.inputs]
+    return certify(graph, exact, wrt_slots=[], digits=digits).value
 
 
 def _formula_value(name: str, formula: str, at: Mapping[str, float]) -> float:
@@ -603,7 +629,7 @@ def rounding_noise(graph: Graph, values: list[float], adjoint: list[float]) -> f
 
 def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
                  expected: Mapping[str, tuple[str, float]] | None = None,
-                 strict: bool = False) -> Check:
+                 strict: bool = False, exact_at: Mapping | None = None) -> Check:
     """Check an evaluation (:class:`gradcli.api.Result`): its gradient, for its ``wrt`` and
     ``seed``, against numerical derivatives of its graph at its point.
 
@@ -620,11 +646,51 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
         return {name: adjoint[slot[name]] for name in wrt}
     active = graph.active([slot[name] for name in wrt])
     plain, _ = reverse(graph, result.values, 1.0, active=active)  # ∂f/∂v, unscaled
-    return check(graph, at, gradient,
-                 function=lambda values: seed * values[output],
-                 noise=abs(seed) * rounding_noise(graph, result.values, plain), rtol=rtol,
-                 atol=atol, expected=expected, expected_ad={name: plain[slot[name]] for name in wrt},
-                 strict=strict)
+    expected_ad = {name: plain[slot[name]] for name in wrt}
+    if seed == 1.0:  # the gradient shown is ∂f/∂x itself (certified, when it is)
+        expected_ad = dict(result.gradient)
+    report = check(graph, at, gradient,
+                   function=lambda values: seed * values[output],
+                   noise=abs(seed) * rounding_noise(graph, result.values, plain), rtol=rtol,
+                   atol=atol, expected=expected, expected_ad=expected_ad, strict=strict)
+    return _against_certified(report, result, exact_at)
+
+
+def _against_certified(report: Check, result, exact_at) -> Check:
+    """Each row against the certified gradient: the float64 digits of a certified evaluation,
+    or, for a float64 one (``--float64``), whether its printed digits are the proven ones (a
+    row whose printed digits are not fails)."""
+    from dataclasses import replace
+    from .engine.rounding import float_text
+    if getattr(result, "proven", False):
+        f64 = result.float64
+        rows = [replace(r, float64_digits=f64.gradient_digits.get(r.input) if f64 else None,
+                        certified=result.gradient[r.input].text) for r in report.rows]
+        return replace(report, rows=rows)
+    if exact_at is None or result.mode != "reverse":
+        return report
+    from .engine.certify import agreement, certify
+    graph = result.graph
+    texts = getattr(exact_at, "texts", {})
+    slots = {name: graph.n_const + graph.inputs.index(name) for name in result.gradient}
+    try:
+        proven = certify(graph, [texts.get(n, exact_at[n]) for n in graph.inputs],
+                         wrt_slots=list(slots.values()), seed=result.seed, digits=result.digits)
+    except GradcliError:
+        return report
+    balls = dict(zip(slots, proven.gradient_reals))
+    rows = []
+    for r in report.rows:
+        reference = proven.gradient[list(slots).index(r.input)]
+        printed = float_text(float(r.ad), result.digits)
+        kept = agreement(float(r.ad), balls[r.input], result.digits)
+        if printed != reference.text and r.status == "agree":
+            note = (f"the printed {printed} is not the proven {reference.text}: float64 gets "
+                    f"{kept} of {result.digits} digits here")
+            r = replace(r, ok=False, status="disagree", unproven=True,
+                        note="; ".join(filter(None, [r.note, note])))
+        rows.append(replace(r, float64_digits=kept, certified=reference.text))
+    return replace(report, rows=rows)
 
 
 # -- the check: each row of H against numerical derivatives of that gradient component ----------

@@ -349,8 +349,12 @@ _WRT = click.option("--wrt", type=NameListType(), default=None,
 _OF = click.option("--of", type=NameListType("of"), default=None,
                    help="The outputs to differentiate (comma-separated): assigned names, or f1, "
                         "f2, ... for the bare expressions (default: every output).")
-_DIGITS = click.option("--digits", type=click.IntRange(0, 17), default=12, show_default=True,
-                       help="Digits after the decimal point in human output (JSON is always exact).")
+_DIGITS = click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
+                       help="Significant digits, every one proven by ball arithmetic (Arb) and "
+                            "correctly rounded; --digits 50 prints 50 (docs/precision.md).")
+_FLOAT64 = click.option("--float64", "float64", is_flag=True,
+                        help="Compute in plain float64, without certification (faster; its "
+                             "digits are not proven).")
 _STANDALONE = click.option("--standalone", is_flag=True,
                            help="With --export FILE.tex: a complete LaTeX document (compiles with "
                                 "pdflatex) instead of a fragment to \\input.")
@@ -400,6 +404,7 @@ def _screen(width, ascii_):
                    "left out are 0) in one forward sweep, of every output. Implies --mode "
                    "forward.")
 @_DIGITS
+@_FLOAT64
 @_JSON
 @click.option("--trace", is_flag=True,
               help="Also print the forward trace, the reverse-sweep contributions and the "
@@ -444,7 +449,8 @@ def _screen(width, ascii_):
               help="With --engine dask: the address of a running Dask scheduler (default: "
                    "Dask's threads in this process).")
 @_output_options
-def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace, max_rows,
+def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, float64, as_json,
+                 trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
                  output_path, engine, scheduler, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
@@ -505,11 +511,12 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                 n=graph.n_outputs, names=", ".join(graph.output_names), first=names[0],
                 second=names[1])
         _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
-                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict)
+                      max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict,
+                      float64)
         return
     _eval_point(graph, source, point, wrt, seed, mode, direction, digits, as_json, trace,
                 max_rows, export_path, standalone, check_, expect, rtol, atol, width, ascii_,
-                strict)
+                strict, float64)
 
 
 # -- eval's modes: one point, several outputs, many points; which options go with which ------------
@@ -602,15 +609,17 @@ def _refuse(mode: str, facts: set[str], **words) -> None:
 
 def _eval_point(graph, source, point, wrt, seed, mode, direction, digits, as_json, trace,
                 max_rows, export_path, standalone, check_, expect, rtol, atol, width, ascii_,
-                strict) -> None:
+                strict, float64=False) -> None:
     """eval of one output at one point: the value and the gradient (or a directional
     derivative), with --trace, --check, --expect, --export."""
     from .api import evaluate_forward, evaluate_graph
     if mode == "forward" or direction is not None:
-        result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
+        result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed,
+                                  digits=digits, float64=float64)
     else:
         try:
-            result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
+            result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
+                                    float64=float64, quick=not (as_json or export_path))
         except SingularGradientError as exc:  # f exists, a component does not: show both
             _singular(exc, source, as_json, digits, width, ascii_)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
@@ -624,17 +633,39 @@ def _eval_point(graph, source, point, wrt, seed, mode, direction, digits, as_jso
     if as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if trace else None, report)
-    _emit(lambda screen: _blocks(result, digits, max_rows, trace, report, screen), data, as_json,
-          saved, width, ascii_)
+    screen = _emit(lambda screen: _blocks(result, digits, max_rows, trace, report, screen), data,
+                   as_json, saved, width, ascii_)
+    if not as_json:
+        from .views.text import precision_notes
+        _notes(screen, precision_notes(result))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-def _emit(blocks, data, as_json: bool, export_path, width, ascii_) -> None:
+def _notes(screen, lines: list[str]) -> None:
+    """``note:`` lines on standard error, after what standard output has shown."""
+    if not lines:
+        return
+    try:
+        screen.stream.flush()
+    except (AttributeError, OSError):
+        pass
+    import sys
+    encoding = getattr(sys.stderr, "encoding", None) or "ascii"
+    for line in lines:
+        try:
+            line.encode(encoding)
+        except UnicodeEncodeError:
+            from .views.screen import to_ascii
+            line = to_ascii(line, encoding)
+        click.echo(line, err=True)
+
+
+def _emit(blocks, data, as_json: bool, export_path, width, ascii_):
     """What every eval of a point does last: save ``export_path`` (JSON with --json or a .json
     name, else the blocks as .txt, .svg or .html), then print the blocks (``blocks(screen)``
     makes them, aligned as the screen prints) or the JSON ``data``. The file first: a file that
-    cannot be written is the one document stdout gets (--json)."""
+    cannot be written is the one document stdout gets (--json). Gives the screen it printed on."""
     json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
     if export_path:
         _check_export_suffix(export_path, as_json)
@@ -652,6 +683,7 @@ def _emit(blocks, data, as_json: bool, export_path, width, ascii_) -> None:
         screen.echo(shown[0])
     else:
         screen.show(*shown)
+    return screen
 
 
 def _singular(error, source, as_json, digits, width, ascii_):
@@ -679,7 +711,7 @@ def _one_seed(seed: dict, graph) -> float:
 
 def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
                   export_path, check_, expect, rtol, atol, width=None, ascii_=False,
-                  strict=False) -> None:
+                  strict=False, float64=False) -> None:
     """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
     or --direction), printed as text and tables or as JSON."""
     from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
@@ -690,7 +722,8 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     elif isinstance(seed, dict):
         result = evaluate_vjp(graph, point, seed, wrt=wrt)
     else:
-        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto")
+        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto", digits=digits,
+                                   float64=float64)
     report = None
     if check_ or expect:
         from .check import entry_values, parse_expectations
@@ -707,8 +740,17 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
         summary = jvp_text(result.values, result.product, result.weights, digits)
-    _emit(lambda screen: _output_blocks(result, summary, digits, max_rows, trace, report), data,
-          as_json, export_path, width, ascii_)
+    screen = _emit(lambda screen: _output_blocks(result, summary, digits, max_rows, trace,
+                                                 report), data, as_json, export_path, width, ascii_)
+    if not as_json:
+        proven = getattr(result, "proven", False)
+        if not proven:
+            what = "the Jacobian" if result.kind == "jacobian" else "the product"
+            _notes(screen, [f"note: {what} is computed in plain float64: its digits are not "
+                            "certified" + (" (--float64)" if float64 else "")])
+        elif trace:
+            _notes(screen, ["note: the values and the Jacobian are certified; the trace's "
+                            "sweeps are plain float64, their digits are not"])
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -780,10 +822,12 @@ def _summary(result, digits: int, screen=None) -> str:
 def _check(result, point, expect, rtol, atol, strict):
     """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
     from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
-    expected = expected_values(parse_expectations(expect), point, list(result.gradient))
+    proven = getattr(result, "proven", False)
+    expected = expected_values(parse_expectations(expect), point, list(result.gradient),
+                               digits=result.digits if proven else None)
     return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
                         atol=DEFAULT_ATOL if atol is None else atol, expected=expected,
-                        strict=strict)
+                        strict=strict, exact_at=point)
 
 
 def _latex_export(path: str | None, standalone: bool) -> bool:
@@ -827,6 +871,7 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
 @_WRT
 @_OF
 @_DIGITS
+@_FLOAT64
 @_JSON
 @click.option("--check", "check_", is_flag=True,
               help="Also compare every entry with numerical derivatives of the AD gradient, "
@@ -842,8 +887,8 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
                    "FILE.tex.")
 @_STANDALONE
 @_output_options
-def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, strict, max_rows, rtol,
-                    atol, export_path, standalone, width, ascii_):
+def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, check_, strict,
+                    max_rows, rtol, atol, export_path, standalone, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -875,7 +920,8 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
-    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt)
+    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt, digits=digits,
+                                      float64=float64)
                for i, name in enumerate(graph.output_names)}
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
@@ -905,6 +951,9 @@ def hessian_command(expression, file, at, wrt, of, digits, as_json, check_, stri
             if reports[name] is not None:
                 items += hessian_check_tables(reports[name], digits, max_rows)
         screen.show(*items)
+        if float64:
+            _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
+                            "certified"])
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 

@@ -64,7 +64,7 @@ class Walk:
                              f"this expression has {size}",
                              hint="for the tables of a larger one: gradcli eval ... --trace")
         self.graph = graph
-        self.result = evaluate_graph(graph, at)
+        self.result = evaluate_graph(graph, at, float64=True)  # the sweeps it steps through
         self.trace = self.result.trace
         self.tangents = evaluate_forward(graph, at).trace if graph.inputs else None
         self.position = 0

@@ -109,6 +109,13 @@ class Point(dict):
     def __init__(self):
         super().__init__()
         self.places: dict[str, tuple[str, Span]] = {}
+        # What was typed for each value (``0.1``, ``pi/4``): the certified engine reads the
+        # exact number, not its nearest double.
+        self.texts: dict[str, str] = {}
+
+    def exact(self, name: str):
+        """The value of ``name`` as typed (a string), or its float when not typed."""
+        return self.texts.get(name, self[name])
 
     def error(self, name: str, message: str, option: str, hint: str | None = None) -> InputError:
         """An InputError about ``name`` (and ``option``) with the caret under the name, when its
@@ -159,6 +166,7 @@ def parse_point(text: str, option: str = "at") -> Point:
         point[name] = constant_value(value, f"{name}: the value", option, shown=text,
                                      offset=value_at)
         point.places[name] = (text, (here, here + len(name)))
+        point.texts[name] = value.strip()
     return point
 
 
@@ -175,6 +183,8 @@ def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
             merged[name] = value
             if name in places:
                 merged.places[name] = places[name]
+            if name in getattr(part, "texts", {}):
+                merged.texts[name] = part.texts[name]
     return merged
 
 

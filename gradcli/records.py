@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from .engine.graph import Graph, expression, format_constant
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution
+from .engine.rounding import compact
 
 
 class Rows(Sequence):
@@ -123,6 +124,8 @@ def _value_text(graph: Graph, values: list, slot: int) -> str:
     """An argument as the step shows it: a constant as written, a value in 12 significant digits."""
     if slot < graph.n_const:
         return graph.node_id(slot)
+    if hasattr(values[slot], "text"):  # a proven value: its proven digits
+        return compact(values[slot])
     return format_constant(float(f"{values[slot]:.12g}"), named=False)
 
 

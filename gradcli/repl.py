@@ -297,7 +297,7 @@ class Session:
     def _who(self, rest: str) -> int:
         from .api import evaluate
         from .views.text import format_number
-        digits = min(17, 12 if self.digits is None else self.digits)
+        digits = 13 if self.digits is None else self.digits  # significant, as eval's --digits
         lines = [f"{n} = {_number(v)}" for n, v in self.point.items()]
         for name in self.definitions:
             line = f"{name} = {self.definitions[name].text}"
@@ -305,7 +305,7 @@ class Session:
                 source = self.program(name)
                 missing = [n for n in _inputs(source) if n not in self.point]
                 line += (f"    needs {', '.join(missing)}" if missing else
-                         f"    = {format_number(evaluate(source, self.point).value, digits)}")
+                         f"    = {format_number(evaluate(source, self.point, digits=digits).value, digits)}")
             except GradcliError as error:
                 line += f"    ({error.text()})"
             lines.append(line)

@@ -49,7 +49,7 @@ def sample(rng, n: int) -> np.ndarray:
 
 def single(source: str, point: dict) -> tuple[float | None, dict | None, str | None]:
     try:
-        r = gradcli.evaluate(source, point)
+        r = gradcli.evaluate(source, point, float64=True)  # batch computes in float64
     except GradcliError as exc:
         return None, None, exc.message
     return r.value, r.gradient, None

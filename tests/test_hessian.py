@@ -201,15 +201,19 @@ def test_cli_table(run):
                          "∂f/∂y = 2.989992496600"]
     assert lines[3].strip() == "Hessian"
     assert lines[5].split() == ["┃", "┃", "x", "┃", "y", "┃"]
-    assert lines[7].split() == ["│", "x", "│", "-0.250000000000", "│", "1.000000000000", "│"]
-    assert lines[8].split() == ["│", "y", "│", "1.000000000000", "│", "0.141120008060", "│"]
+    assert lines[7].split() == ["│", "x", "│", "-0.2500000000000", "│", "1.000000000000", "│"]
+    assert lines[8].split() == ["│", "y", "│", "1.000000000000", "│", "0.1411200080599", "│"]
 
 
 def test_cli_json_from_stdin_and_file(run, tmp_path):
     data = json.loads(run("hessian", "-", "--at", "x=2,y=3", "--json", input="x^2*y").output)
+    proven = {"certified": True, "decimal": {"value": "12.00000000000", "gradient": {
+        "x": "12.00000000000", "y": "4.000000000000"}, "hessian": [
+        ["6.000000000000", "4.000000000000"], ["4.000000000000", "0"]]}, "digits": 13}
     assert data == {"source": "x^2*y", "inputs": {"x": 2.0, "y": 3.0}, "wrt": ["x", "y"],
                     "value": 12.0,
-                    "gradient": {"x": 12.0, "y": 4.0}, "hessian": [[6.0, 4.0], [4.0, 0.0]]}
+                    "gradient": {"x": 12.0, "y": 4.0}, "hessian": [[6.0, 4.0], [4.0, 0.0]],
+                    **proven}
     program = tmp_path / "f.grad"
     program.write_text("a = x*y\nb = a*a\nb\n")  # x²y²: [[2y², 4xy], [4xy, 2x²]]
     data = json.loads(run("hessian", "-f", str(program), "--at", "x=1,y=2", "--json").output)

@@ -65,7 +65,7 @@ DATA_KEYS = {"x", "y", "v1", "v2", "v3", "direction", "d/da", "d/db", "f1", "f2"
 
 
 def test_every_key_of_every_command_is_documented(run):
-    documented = set(re.findall(r"`(?:[a-z]+(?:\[\])?\.)?([a-z_]+)`", DOC.read_text("utf-8")))
+    documented = set(re.findall(r"`(?:[a-z]+(?:\[\])?\.)?([a-z_0-9]+)`", DOC.read_text("utf-8")))
     for args in EVERY_KEY:
         result = run(*args)
         assert result.exit_code in (0, 1), result.output  # abs(x) at 0: a kink, the check fails

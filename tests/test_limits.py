@@ -198,7 +198,7 @@ def test_too_many_nodes_is_a_limit_error(monkeypatch):
             "builds (GRADCLI_MAX_NODES)") in result.stderr
     assert "hint: raise the limit for this run: GRADCLI_MAX_NODES=40" in result.stderr
     out = run_script("eval", "+".join(["x"] * 20), "--at", "x=1", env={"GRADCLI_MAX_NODES": "20"})
-    assert out.returncode == 0 and out.stdout.splitlines()[0].endswith(b"= 20.000000000000")
+    assert out.returncode == 0 and out.stdout.splitlines()[0].endswith(b"= 20.00000000000")
 
 
 # -- long names and long numbers ---------------------------------------------------------------

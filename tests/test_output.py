@@ -83,13 +83,13 @@ def piped(args: list[str], **env) -> subprocess.CompletedProcess:
 
 
 def number(x: float) -> str:
-    """A value as the tables print it (gradcli.views.text.format_number at 12 digits, written
-    out here independently)."""
+    """A value as the tables print it (13 significant digits, correctly rounded: written out
+    here independently, with Python's %g)."""
     if x == 0:
-        return "0.000000000000"
-    if abs(x) < 1e-4 or abs(x) >= 1e15:
-        return f"{x:.12e}"
-    return f"{x:.12f}"
+        return "0"
+    text = f"{x:#.13g}"
+    mantissa, e, exponent = text.partition("e")
+    return mantissa + (f"e{int(exponent)}" if e else "")
 
 
 def error(x: float) -> str:

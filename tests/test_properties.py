@@ -625,7 +625,7 @@ def sympy_examples(n: int) -> settings:
 def test_value_and_gradient_equal_sympy(case: Case):
     source = to_source(case.program)
     note(f"source:\n{source}\npoint: {case.point}")
-    result = gradcli.evaluate(source, case.point)
+    result = gradcli.evaluate(source, case.point, float64=True)
     assert list(result.gradient) == inputs_in_order(case.program)
     compare("value", result.value, mp_reference(case.program, case.point))
     for name, got in result.gradient.items():
@@ -637,8 +637,8 @@ def test_value_and_gradient_equal_sympy(case: Case):
 def test_forward_mode_equals_reverse_mode_and_sympy(case: Case):
     source = to_source(case.program)
     note(f"source:\n{source}\npoint: {case.point}")
-    reverse = gradcli.evaluate(source, case.point)
-    forward = gradcli.evaluate(source, case.point, mode="forward")
+    reverse = gradcli.evaluate(source, case.point, float64=True)
+    forward = gradcli.evaluate(source, case.point, mode="forward", float64=True)
     assert forward.value == reverse.value
     for name, got in forward.gradient.items():
         ref = mp_reference(case.program, case.point, name)
@@ -653,12 +653,12 @@ def test_forward_mode_equals_reverse_mode_and_sympy(case: Case):
 def test_diff_output_reparsed_equals_the_gradient(case: Case):
     source = to_source(case.program)
     note(f"source:\n{source}\npoint: {case.point}")
-    gradient = gradcli.evaluate(source, case.point).gradient
+    gradient = gradcli.evaluate(source, case.point, float64=True).gradient
     reparsed = {}
     for name, program in gradcli.derivatives(source).items():
         note(f"d/d{name}:\n{program}")
         try:
-            reparsed[name] = gradcli.evaluate(program, case.point).value
+            reparsed[name] = gradcli.evaluate(program, case.point, float64=True).value
         except gradcli.GradcliError as exc:  # the formula may cross a singularity AD avoids
             event(f"diff formula not evaluable: {type(exc).__name__}")
     for name, value in reparsed.items():
@@ -676,7 +676,7 @@ def test_hessian_is_symmetric_and_equals_sympy(case: Case):
     source = to_source(case.program)
     note(f"source:\n{source}\npoint: {case.point}")
     try:
-        result = gradcli.hessian(source, case.point)
+        result = gradcli.hessian(source, case.point, float64=True)
     except gradcli.GradcliError as exc:  # a second derivative can be infinite where the first is not
         event(f"hessian not finite: {type(exc).__name__}")
         return

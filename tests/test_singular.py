@@ -73,14 +73,14 @@ def test_the_chain_carries_the_sign_and_zero_times_infinity_is_undefined():
 
 def test_a_component_not_asked_for_is_not_reported(run):
     result = run("eval", "sqrt(x)*y", "--at", "x=0,y=2", "--wrt", "y")
-    assert result.exit_code == 0 and "∂f/∂y = 0.000000000000" in result.stdout
+    assert result.exit_code == 0 and "∂f/∂y = 0" in result.stdout
 
 
 def test_the_console_script_prints_the_value_and_the_infinite_slope(gradcli_script):
     proc = subprocess.run([gradcli_script, "eval", "sqrt(x)", "--at", "x=0"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    assert proc.stdout.splitlines() == ["f     = 0.000000000000", "∂f/∂x = +∞"]
+    assert proc.stdout.splitlines() == ["f     = 0", "∂f/∂x = +∞"]
     assert proc.stderr.splitlines() == [
         "numerical error: ∂f/∂x is unbounded (+∞) at this point: v1 = sqrt(0) has an infinite "
         "slope (+∞)", "  sqrt(x)", "  ^^^^^^^ infinite slope here"]
@@ -100,4 +100,4 @@ def test_the_json_is_one_object_with_the_value_null_and_the_reason(gradcli_scrip
 def test_ascii_output_spells_infinity(run):
     result = run("eval", "acos(x)", "--at", "x=1", "--ascii")
     assert result.exit_code == 1
-    assert result.stdout.splitlines() == ["f     = 0.000000000000", "df/dx = -inf"]
+    assert result.stdout.splitlines() == ["f     = 0", "df/dx = -inf"]

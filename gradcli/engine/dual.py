@@ -59,9 +59,10 @@ class Dual:
         return f"Dual({self.value!r}, {self.tangent!r})"
 
 
-def lift(prim: Primitive) -> Callable:
-    """The primitive on dual numbers: the primal on the values, the rules on the tangents."""
-    primal, partials = prim.primal, prim.partials
+def lift(prim: Primitive, base=FLOAT) -> Callable:
+    """The primitive on dual numbers: the primal on the values, the rules on the tangents
+    (both in the namespace ``base``: floats, or balls for certified Hessians)."""
+    primal, partials = getattr(base, prim.name), prim.partials
 
     def dual(*args):
         if not any(type(a) is Dual for a in args):
@@ -73,7 +74,7 @@ def lift(prim: Primitive) -> Callable:
             # A zero tangent contributes nothing; skipping it also skips rules that are
             # undefined where the argument does not vary (∂(a^b)/∂b for a < 0).
             if type(a) is Dual and a.tangent != 0:
-                tangent += partials[k](FLOAT, *values, y) * a.tangent
+                tangent += partials[k](base, *values, y) * a.tangent
         return Dual(y, tangent)
 
     dual.__name__ = prim.name
@@ -81,6 +82,17 @@ def lift(prim: Primitive) -> Callable:
 
 
 DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where)
+_DUALS = {id(FLOAT): DUAL}
+
+
+def dual_namespace(base) -> SimpleNamespace:
+    """The dual-number namespace over ``base`` (made once per base)."""
+    found = _DUALS.get(id(base))
+    if found is None:
+        found = _DUALS[id(base)] = SimpleNamespace(
+            **{name: lift(p, base) for name, p in TABLE.items()}, pi=base.pi, e=base.e,
+            where=where)
+    return found
 _ADD, _SUB, _MUL, _DIV, _POW, _NEG = (getattr(DUAL, n) for n in ("add", "sub", "mul", "div",
                                                                   "pow", "neg"))
 
@@ -90,30 +102,33 @@ def _parts(x) -> tuple[float, float]:
 
 
 def hessian_vector_product(graph: Graph, values: list[float], partials, direction: list[float],
-                           active=None):
+                           active=None, base=FLOAT):
     """``(gradient, H·direction)`` over the inputs, in graph order, from one dual reverse sweep
     (over the ``active`` slots, :meth:`Graph.active`; default all)."""
     tangents = tangent_sweep(graph, partials, direction)
-    duals = [Dual(v, t) if t else v for v, t in zip(values, tangents)]
-    adjoint, _ = reverse(graph, duals, 1.0, m=DUAL, order=2, active=active)
+    duals = [Dual(v, t) if t is not None and t != 0 else v for v, t in zip(values, tangents)]
+    adjoint, _ = reverse(graph, duals, 1.0, m=dual_namespace(base), order=2, active=active)
     inputs = [_parts(adjoint[graph.n_const + i]) for i in range(len(graph.inputs))]
     return [g for g, _ in inputs], [h for _, h in inputs]
 
 
 def hessian_matrix(graph: Graph, values: list[float], columns: list[int],
-                   active=None) -> list[list[float]]:
+                   active=None, base=FLOAT) -> list[list[float]]:
     """``H[i][j] = ∂²f/∂x_i∂x_j`` for the inputs at positions ``columns`` (graph order);
-    ``active`` (:meth:`Graph.active`) should mark the slots that depend on those inputs."""
-    partials = local_partials(graph, values, active=active)
+    ``active`` (:meth:`Graph.active`) should mark the slots that depend on those inputs.
+    ``base`` is the namespace of the numbers: floats, or balls (certified)."""
+    partials = local_partials(graph, values, base, active=active)
     n = len(graph.inputs)
     result = []
     for j in columns:
         direction = [0.0] * n
         direction[j] = 1.0
-        _, hv = hessian_vector_product(graph, values, partials, direction, active)
+        _, hv = hessian_vector_product(graph, values, partials, direction, active, base)
         result.append([hv[i] for i in columns])
     # result[j] is H·e_j, the j-th column: transpose it into rows
     matrix = [list(row) for row in zip(*result)] if result else []
+    if base is not FLOAT:
+        return matrix  # balls: a number that is not finite has already raised
     for a, i in enumerate(columns):
         for b, j in enumerate(columns):
             if not math.isfinite(matrix[a][b]):

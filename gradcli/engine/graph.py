@@ -58,6 +58,10 @@ class Graph:
     outputs: list[int] = field(default_factory=list)  # every output's slot, in order
     output_names: list[str] = field(default_factory=list)  # "f", or "f1", "f2", …, or --of's
     names: dict[str, int] = field(default_factory=dict)  # assigned name -> slot of its last value
+    # What each constant is exactly, where its float is not (the certified engine reads it):
+    # constant slot -> a decimal literal's text, ("pi",) or ("e",), or a folded operation
+    # (row name, recipe or float, ...). A constant without one is exactly its float.
+    exact: dict[int, object] = field(default_factory=dict)
 
     @property
     def output_slots(self) -> list[int]:
@@ -205,7 +209,7 @@ def _suggest(name: str) -> str | None:
 @gc_paused()
 def lower(program: Program, source: str = "") -> Graph:
     """Lower a parsed program to a :class:`Graph` (a tape in textbook order)."""
-    builder = _Builder()
+    builder = _Builder(source)
     result = -1
     bare: list[int] = []  # the bare expression statements: the outputs
     for stmt in program.statements:
@@ -224,9 +228,11 @@ class _Builder:
     """
 
     __slots__ = ("depth", "op", "a0", "a1", "spans", "const_ids", "const_values", "input_ids",
-                 "input_spans", "env", "versions", "bindings", "limit")
+                 "input_spans", "env", "versions", "bindings", "limit", "source", "recipes")
 
-    def __init__(self):
+    def __init__(self, source: str = ""):
+        self.source = source
+        self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         self.depth: list[int] = []
         self.op: list[Primitive | None] = []
         self.a0: list[int] = []
@@ -251,14 +257,27 @@ class _Builder:
         self.spans.append(span)
         return tid
 
-    def constant(self, v: float) -> int:
-        """The id of the constant ``v`` (one per value; -0.0 is not 0.0)."""
-        key = (v, math.copysign(1.0, v)) if v == 0 else v
+    def constant(self, v: float, recipe=None) -> int:
+        """The id of the constant ``v`` (one per value; -0.0 is not 0.0), or with a ``recipe``
+        (what it is exactly, :attr:`Graph.exact`) one per recipe."""
+        key = ((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None else (v, recipe)
         tid = self.const_ids.get(key)
         if tid is None:
             tid = self.const_ids[key] = self._new(-1, None, -1, -1, (0, 0))
             self.const_values[tid] = v
+            if recipe is not None:
+                self.recipes[tid] = recipe
         return tid
+
+    def number(self, node: Num) -> int:
+        """The constant of a literal: a decimal such as 0.1 keeps its text, since its float is
+        not exactly what was typed (an integer below 2^53 is)."""
+        v = node.value
+        start, end = node.span
+        text = self.source[start:end]
+        if text.isdigit() and v < 9007199254740992.0 or not _spells(text, v):
+            return self.constant(v)
+        return self.constant(v, text)
 
     def read(self, name: str, span: Span) -> int:
         """The id a name reads: its assigned value, a named constant (pi, e) or an input."""
@@ -266,7 +285,7 @@ class _Builder:
         if tid is not None:
             return tid
         if name in CONSTANTS:
-            return self.constant(CONSTANTS[name])
+            return self.constant(CONSTANTS[name], (name,))
         tid = self.input_ids.get(name)
         if tid is None:
             if lookup(name) is not None:
@@ -282,9 +301,10 @@ class _Builder:
         da = depth[a]
         db = depth[b] if b >= 0 else -1
         if da < 0 and db < 0:  # every argument is a constant: fold
-            values = self.const_values
+            values, recipes = self.const_values, self.recipes
             args = [values[a]] if b < 0 else [values[a], values[b]]
-            return self.constant(_fold(prim, args, span))
+            exact = [recipes.get(t, values[t]) for t in ((a,) if b < 0 else (a, b))]
+            return self.constant(_fold(prim, args, span), (prim.name, *exact))
         tid = len(depth)
         if tid >= self.limit:
             limit = self.limit
@@ -326,7 +346,7 @@ class _Builder:
             elif t is Binary:
                 push((node, _BINARY[node.op])); push((node.right, None)); push((node.left, None))
             elif t is Num:
-                result(self.constant(node.value))
+                result(self.number(node))
             elif t is Call:
                 push((node, _check_call(node)))
                 for arg in reversed(node.args):
@@ -370,8 +390,11 @@ class _Builder:
         depth, const_values = self.depth, self.const_values
         slot = [0] * len(depth)
         constants = []
+        exact = {}
         for tid, v in const_values.items():  # in creation order
             slot[tid] = len(constants)
+            if tid in self.recipes:
+                exact[len(constants)] = self.recipes[tid]
             constants.append(v)
         n_in = len(self.input_ids)
         for i, tid in enumerate(self.input_ids.values()):
@@ -405,7 +428,16 @@ class _Builder:
             outputs=[slot[t] for t in outputs],
             output_names=output_names(len(outputs)),
             names={name: slot[t] for name, t in self.env.items()},
+            exact=exact,
         )
+
+
+def _spells(text: str, v: float) -> bool:
+    """Whether ``text`` is a literal whose float is ``v`` (a node made without source has none)."""
+    try:
+        return float(text) == v
+    except ValueError:
+        return False
 
 
 def _check_call(node: Call) -> Primitive:

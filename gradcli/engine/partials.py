@@ -94,6 +94,9 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                     each(s, b, p)
     except (ValueError, ZeroDivisionError, OverflowError):
         raise not_differentiable(graph, s, values, order, which) from None
+    except ArithmeticError as exc:  # a ball that cannot decide (engine.ball): say at which node
+        exc.slot = s
+        raise
     return first, second
 
 

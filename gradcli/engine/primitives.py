@@ -53,6 +53,10 @@ class Primitive:
     # The row as a combination of its arguments, for the symbolic form: ("sum", signs) is
     # Σ sign_k·arg_k (sub: (1, -1)), ("product", powers) is Π arg_k^power_k (div: (1, -1)).
     form: tuple[str, tuple[int, ...]] | None = None
+    # Whether the arguments are certainly outside the domain, ``outside(m, *args)``, for balls
+    # (:mod:`gradcli.engine.ball`), whose comparisons are true only when certain. None: every
+    # argument is inside, or no ball can ever be certainly outside (tan's poles are irrational).
+    outside: Callable[..., bool] | None = None
 
     @property
     def is_operator(self) -> bool:
@@ -172,29 +176,36 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("mul", 2, operator.mul, (lambda m, a, b, y: b, lambda m, a, b, y: a), symbol="*",
          numpy="multiply", propagates=BOTH, form=("product", (1, 1))),
     _row("div", 2, operator.truediv, (lambda m, a, b, y: 1 / b, lambda m, a, b, y: -y / b),
-         "b ≠ 0", symbol="/", numpy="true_divide", propagates=FIRST, form=("product", (1, -1))),
+         "b ≠ 0", symbol="/", numpy="true_divide", propagates=FIRST, form=("product", (1, -1)),
+         outside=lambda m, a, b: b == 0),
     _row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-", numpy="negative",
          propagates=FIRST, form=("sum", (-1,))),
     _row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
          "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
          note="∂/∂a = b·a^(b-1) is 0 where b = 0. ∂/∂b = a^b·ln a needs a > 0 (it is 0 where "
               "a = 0 and b > 0). Each is computed only when its argument is differentiated",
-         numpy="power", roles=("the base", "the exponent")),
+         numpy="power", roles=("the base", "the exponent"),
+         outside=lambda m, a, b: (a < 0 and m.noninteger(b)) or (a == 0 and b < 0)),
     # exponentials and logarithms
     _row("exp", 1, math.exp, (lambda m, a, y: y,), numpy="exp", latex=r"\exp", undoes="log"),
     _row("expm1", 1, math.expm1, (lambda m, a, y: m.exp(a),),
          note="d/da = exp(a), not expm1(a) + 1, which cancels to 0 for very negative a",
          numpy="expm1"),
     _row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0", numpy="log", latex=r"\log",
-         undoes="exp", propagates=FIRST),
+         undoes="exp", propagates=FIRST,
+         outside=lambda m, a: a <= 0),
     _row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1", numpy="log1p",
-         propagates=FIRST),
+         propagates=FIRST,
+         outside=lambda m, a: a <= -1),
     _row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0", numpy="log2",
-         propagates=FIRST),
+         propagates=FIRST,
+         outside=lambda m, a: a <= 0),
     _row("log10", 1, math.log10, (lambda m, a, y: 1 / (a * m.log(10.0)),), "a > 0",
-         numpy="log10", propagates=FIRST),
+         numpy="log10", propagates=FIRST,
+         outside=lambda m, a: a <= 0),
     _row("sqrt", 1, math.sqrt, (lambda m, a, y: 0.5 / y,), "a ≥ 0",
-         note="not differentiable at 0 (infinite slope)", numpy="sqrt", propagates=FIRST),
+         note="not differentiable at 0 (infinite slope)", numpy="sqrt", propagates=FIRST,
+         outside=lambda m, a: a < 0),
     _row("cbrt", 1, _cbrt, (lambda m, a, y: 1 / (3 * y ** 2),),
          note="not differentiable at 0 (infinite slope)", numpy="cbrt", propagates=FIRST,
          parity="odd"),
@@ -207,9 +218,11 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          latex=r"\tan", propagates=FIRST, parity="odd", undoes="atan"),
     _row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
          note="not differentiable at ±1", numpy="arcsin", latex=r"\arcsin", propagates=FIRST,
-         parity="odd"),
+         parity="odd",
+         outside=lambda m, a: a < -1 or a > 1),
     _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
-         note="not differentiable at ±1", numpy="arccos", latex=r"\arccos", propagates=FIRST),
+         note="not differentiable at ±1", numpy="arccos", latex=r"\arccos", propagates=FIRST,
+         outside=lambda m, a: a < -1 or a > 1),
     # a*a and hypot, not a**2: float ** raises OverflowError from |a| ≈ 1.3e154, where these
     # derivatives are still finite (or underflow to 0)
     _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),), numpy="arctan",
@@ -232,9 +245,11 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),), numpy="arcsinh",
          propagates=FIRST, parity="odd"),
     _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
-         "a ≥ 1", note="not differentiable at 1", numpy="arccosh", propagates=FIRST),
+         "a ≥ 1", note="not differentiable at 1", numpy="arccosh", propagates=FIRST,
+         outside=lambda m, a: a < 1),
     _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1",
-         numpy="arctanh", propagates=FIRST, parity="odd"),
+         numpy="arctanh", propagates=FIRST, parity="odd",
+         outside=lambda m, a: a <= -1 or a >= 1),
     # machine learning
     _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "

@@ -8,7 +8,7 @@ one of these and prints ``dumps(...)``.
 >>> from gradcli.api import evaluate
 >>> data = eval_json(evaluate("x*y", {"x": 2, "y": 3}))
 >>> list(data), data["gradient"], data["mode"]
-(['source', 'inputs', 'value', 'gradient', 'seed', 'mode'], {'x': 3.0, 'y': 2.0}, 'reverse')
+(['source', 'inputs', 'value', 'gradient', 'seed', 'mode', 'certified', 'decimal', 'digits', 'float64', 'float64_digits'], {'x': 3.0, 'y': 2.0}, 'reverse')
 """
 
 from __future__ import annotations
@@ -27,8 +27,37 @@ def dumps(data, indent: int | None = None, ascii: bool = False) -> str:
     return json.dumps(data, ensure_ascii=ascii, indent=indent)
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _number(x: float) -> float | None:
+    """A number as JSON: a plain float (a proven one is the exact value correctly rounded to a
+    double), ``null`` beyond the double range."""
+    return float(x) if math.isfinite(x) else None
+
+
+def precision_json(result) -> dict:
+    """The keys about digits: ``certified``; for a certified result, ``decimal`` (the printed
+    proven strings), ``digits`` (how many significant digits are proven, the fewest of any
+    number), ``float64`` (what plain float64 gives, ``null`` where it fails) and
+    ``float64_digits`` (how many of the digits float64 gets right)."""
+    if not getattr(result, "proven", False):
+        return {"certified": False}
+    numbers = [result.value, *result.gradient.values()]
+    data = {"certified": True,
+            "decimal": {"value": result.value.text,
+                        "gradient": {name: g.text for name, g in result.gradient.items()}},
+            "digits": min(x.digits for x in numbers)}
+    f64 = result.float64
+    if f64 is not None:
+        data["float64"] = {"value": None if f64.value is None else _finite(f64.value),
+                           "gradient": (None if f64.gradient is None else
+                                        {n: _finite(g) for n, g in f64.gradient.items()})}
+        data["float64_digits"] = {"value": f64.value_digits, "gradient": f64.gradient_digits}
+        if f64.error is not None:
+            data["float64"]["error"] = f64.error
+    return data
 
 
 # -- gradcli eval -----------------------------------------------------------------------------
@@ -36,8 +65,10 @@ def _finite(x: float) -> float | None:
 def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> dict:
     """``eval --json``: the result (:class:`gradcli.api.Result` or ``ForwardResult``), with its
     trace (``--trace``) and its check (``--check``/``--expect``) when given."""
-    data = {"source": result.source, "inputs": result.inputs, "value": result.value,
-            "gradient": result.gradient, "seed": result.seed, "mode": result.mode}
+    data = {"source": result.source, "inputs": result.inputs, "value": _number(result.value),
+            "gradient": {name: _number(g) for name, g in result.gradient.items()},
+            "seed": result.seed, "mode": result.mode}
+    data.update(precision_json(result))
     if result.mode == "forward" and result.directional is not None:
         del data["gradient"]  # one sweep along a direction: no gradient
         data["direction"] = result.direction
@@ -136,10 +167,18 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     (``values``, ``jacobian`` output -> input -> number, ``outputs``, ``mode``, ``sweeps``) or a
     ``ProductResult`` (``cotangent`` and ``vjp``, or ``direction`` and ``jvp``)."""
     data = {"source": result.source, "inputs": result.point, "outputs": list(result.outputs),
-            "values": dict(result.values)}
+            "values": {o: _number(v) for o, v in result.values.items()}}
     if result.kind == "jacobian":
-        data["jacobian"] = {o: dict(r) for o, r in result.jacobian.items()}
+        data["jacobian"] = {o: {i: _number(x) for i, x in r.items()}
+                            for o, r in result.jacobian.items()}
         data["mode"], data["sweeps"] = result.mode, result.sweeps
+        data["certified"] = result.proven
+        if result.proven:
+            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
+                               "jacobian": {o: {i: x.text for i, x in r.items()}
+                                            for o, r in result.jacobian.items()}}
+            data["digits"] = min(x.digits for x in [*result.values.values(), *(
+                x for r in result.jacobian.values() for x in r.values())])
     else:
         data["mode"] = result.mode
         weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
@@ -181,7 +220,16 @@ def jacobian_check_json(check) -> dict:
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
     data = {"source": result.source, "inputs": result.point, "wrt": result.inputs,
-            "value": result.value, "gradient": result.gradient, "hessian": result.hessian}
+            "value": _number(result.value),
+            "gradient": {name: _number(g) for name, g in result.gradient.items()},
+            "hessian": [[_number(x) for x in row] for row in result.hessian],
+            "certified": result.proven}
+    if result.proven:
+        data["decimal"] = {"value": result.value.text,
+                           "gradient": {n: g.text for n, g in result.gradient.items()},
+                           "hessian": [[x.text for x in row] for row in result.hessian]}
+        data["digits"] = min(x.digits for x in [result.value, *result.gradient.values(),
+                                               *(x for row in result.hessian for x in row)])
     if check is not None:
         data["check"] = hessian_check_json(check)
     return data

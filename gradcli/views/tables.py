@@ -15,7 +15,7 @@ from ..errors import name_list
 from .layout import Preformatted, Sheet
 from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
 from .screen import crop, open_screen
-from .text import format_number
+from .text import compact, format_number
 
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
 MAX_ROWS_HINT = "--max-rows 0 shows all"
@@ -395,13 +395,16 @@ def check_verdict(check) -> Text:
     for row in check.rows:
         if row.status == "disagree" and row.kink is not None and not row.kink.differentiable:
             problems.append(f"f is not differentiable along {row.input} (at {row.kink.nodes[0]})")
+        elif row.unproven:
+            problems.append(f"the printed ∂f/∂{row.input} is not the proven "
+                            f"{row.certified} (float64 gets {row.float64_digits} of its digits)")
         elif row.status == "disagree":
             problems.append(f"AD and the difference quotient disagree for {row.input} "
                             f"by {_error(row.abs_error)}")
         e = row.expected
         if e is not None and not e.ok:
             problems.append(f"your formula for ∂f/∂{row.input} is off by {e.value - e.ad:+.3g} "
-                            f"({e.formula} = {e.value:.12g}, AD gives {e.ad:.12g})")
+                            f"({e.formula} = {compact(e.value)}, AD gives {compact(e.ad)})")
         if len(problems) >= 10:
             problems.append("…")
             break
@@ -426,6 +429,9 @@ def check_table(check, digits: int,
                ("|AD − num.|", "right"), ("rel. error", "right")]
     if expect:
         columns += [("your formula", "left"), ("formula − AD", "right")]
+    certified = any(row.float64_digits is not None for row in check.rows)
+    if certified:  # what plain float64 gets of the proven digits
+        columns += [("float64 digits", "right")]
     table = _table(title, *columns, ("status", "left"))
     notes = []
     rows = check.rows
@@ -441,6 +447,8 @@ def check_table(check, digits: int,
         if expect:
             cells += ["", ""] if e is None else [f"{e.formula} = {format_number(e.value, digits)}",
                                                  format_number(e.value - e.ad, digits)]
+        if certified:
+            cells.append("" if row.float64_digits is None else f"{row.float64_digits}/{digits}")
         status = "disagree" if e is not None and not e.ok else row.status
         cells.append(_STATUS[status])
         table.add_row(*cells)

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import math
 
-DEFAULT_DIGITS = 12
+from ..engine.rounding import DEFAULT_DIGITS, compact, float_text  # noqa: F401 - compact: views
 
 
 def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
-    """``6.552027172500`` for digits=12; ``1.5e-07`` style for very small or large magnitudes."""
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    if x == 0:
-        x = 0.0  # no "-0.000"
-    magnitude = abs(x)
-    if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e15):
-        return f"{x:.{digits}e}"
-    return f"{x:.{digits}f}"
+    """``x`` to ``digits`` significant digits: ``6.552027172500`` for 13, ``5.000000000000e-9``
+    for very small or large magnitudes, ``0`` for zero. A proven number (the certified engine's)
+    prints its own proven digits."""
+    text = getattr(x, "text", None)
+    if text is not None:
+        return text
+    return float_text(float(x), digits)
 
 
 def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
@@ -113,7 +111,10 @@ def _aligned(rows: list[tuple[str, float]], digits: int, show=None) -> list[str]
 
 def _value(x: float, digits: int) -> str:
     """A number, or what a component that is not a number is: an infinite slope (``+∞``, the
-    limit of a one-sided derivative such as sqrt's at 0) or ``undefined`` (no limit)."""
+    limit of a one-sided derivative such as sqrt's at 0) or ``undefined`` (no limit). A proven
+    number prints its proven digits (exp(1000) is finite, though not as a double)."""
+    if hasattr(x, "text"):
+        return x.text
     if math.isinf(x):
         return "+∞" if x > 0 else "−∞"
     if math.isnan(x):
@@ -122,9 +123,60 @@ def _value(x: float, digits: int) -> str:
 
 
 def short_number(x: float, digits: int = 4) -> str:
-    """:func:`format_number` without trailing zeros, for pictures: ``-1``, ``0.5``, ``6.552``."""
-    text = format_number(x, digits)
+    """At most ``digits`` digits after the point, without trailing zeros, for pictures: ``-1``,
+    ``0.5``, ``6.552`` (an exponent for very small or large magnitudes)."""
+    x = float(x)
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    if x == 0:
+        x = 0.0  # no "-0.000"
+    magnitude = abs(x)
+    if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e15):
+        text = f"{x:.{digits}e}"
+    else:
+        text = f"{x:.{digits}f}"
     mantissa, e, exponent = text.partition("e")
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")
     return mantissa + e + exponent
+
+
+FLOAT64_DIGITS = 15  # significant digits a double always holds
+
+
+def precision_notes(result) -> list[str]:
+    """The ``note:`` lines about the digits of an evaluation (:class:`gradcli.api.Result`): that
+    float64 digits are not certified (``--float64``), where plain float64 would have lost some of
+    the certified digits shown, a kink met exactly, a cap that left some digits out."""
+    if not getattr(result, "proven", False):
+        return ["note: computed in plain float64 (--float64): its digits are not certified"]
+    notes = []
+    f64, cert, n = result.float64, result.certified, result.digits
+    if f64 is not None and f64.error is not None:
+        notes.append(f"note: float64 fails here ({f64.error}); every digit shown is certified")
+    elif f64 is not None:
+        want = min(n, FLOAT64_DIGITS)  # float64 cannot hold more: a loss is less than that
+        lost = [(f"{f64.value_digits} of {n} digits of f", f64.value_digits)] * (
+            f64.value_digits < want)
+        lost += [(f"{d} of {'∇f·d' if name == 'direction' else '∂f/∂' + name}", d)
+                 for name, d in f64.gradient_digits.items() if d < want]
+        if lost:
+            why = ""
+            if f64.lost_at is not None:
+                from ..engine.graph import expression
+                graph, slot = result.graph, f64.lost_at
+                what = ("cancellation" if graph.ops[slot - graph.base].name in ("add", "sub")
+                        else "rounding")
+                why = f" ({what} in {graph.node_id(slot)} = {expression(graph, slot)})"
+            notes.append(f"note: float64 gets {', '.join(t for t, _ in lost)} here{why}; every "
+                         "digit shown is certified")
+    if cert is not None:
+        graph = result.graph
+        for slot in getattr(cert, "kinks", ()):
+            prim = graph.ops[slot - graph.base]
+            from ..engine.graph import expression
+            notes.append(f"note: {graph.node_id(slot)} = {expression(graph, slot)} is exactly at "
+                         f"its kink: {prim.note}")
+        if getattr(cert, "short", None):
+            notes.append(f"note: {cert.short}")
+    return notes

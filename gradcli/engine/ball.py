@@ -1,0 +1,432 @@
+"""Ball arithmetic: the rule table's rows on numbers whose error is proven (Arb, via python-flint).
+
+A :class:`Real` is an Arb ball ``[mid ± rad]`` that certainly holds the exact value, together
+with the exact rational value when it is known (``0.1`` typed by the user, ``x - 0.1`` at
+``x = 0.1``): exact rationals decide kinks and domain boundaries that no ball can (``abs`` at
+exactly 0). :data:`BALL` is the namespace ``m`` the rules receive, built from the same rows as
+the float, dual, symbolic and NumPy namespaces, so reverse mode, forward mode and the trace run
+on balls unchanged.
+
+Its functions behave as :mod:`math`'s do where the answer is certain — ``ValueError`` outside a
+primitive's domain (the row's ``outside`` column), ``ZeroDivisionError`` for an exact zero
+divisor — and raise :class:`Undecided` where the working precision cannot tell (a ball that
+straddles a kink or a domain boundary): the caller raises the precision and tries again.
+
+>>> with precision(64):
+...     x = Real.exact("0.1")  # the decimal 1/10, as typed
+...     kink = BALL.abs(x - Real.exact("0.1"))  # exactly 0: abs at its kink, decided exactly
+...     below = BALL.sign(x - 0.1)  # the double 0.1 is 0.1000000000000000055...
+>>> kink.q, below.q
+(0, -1)
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+from flint import arb, ctx, fmpq
+
+from .primitives import TABLE
+
+# An exact rational whose numerator or denominator grows past this many bits is dropped (its
+# ball stays): repeated squaring would otherwise double its size at every node.
+EXACT_BITS = 1 << 14
+
+
+class Undecided(ArithmeticError):
+    """The working precision cannot decide a kink, a jump or a domain boundary."""
+
+
+class Uncertifiable(ArithmeticError):
+    """A primitive the ball arithmetic has no enclosure for."""
+
+
+@contextmanager
+def precision(bits: int):
+    """Arb's working precision set to ``bits`` for the block (it is global in python-flint)."""
+    old = ctx.prec
+    ctx.prec = bits
+    try:
+        yield
+    finally:
+        ctx.prec = old
+
+
+def _fit(q):
+    """``q`` if it is small enough to keep exact, else None."""
+    return q if q is not None and q.height_bits() <= EXACT_BITS else None
+
+
+def parse_decimal(text: str):
+    """The exact rational a decimal literal means (``1.5e-3`` -> 3/2000), or None."""
+    text = text.strip().replace("_", "")
+    mantissa, _, exponent = text.lower().partition("e")
+    sign = -1 if mantissa.startswith("-") else 1
+    mantissa = mantissa.lstrip("+-")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    if not digits or not digits.isdigit() or (exponent and not exponent.lstrip("+-").isdigit()):
+        return None
+    e = (int(exponent) if exponent else 0) - len(frac)
+    if abs(e) > 100_000:
+        return None
+    n = sign * int(digits)
+    return fmpq(n * 10 ** e) if e >= 0 else fmpq(n, 10 ** -e)
+
+
+class Real:
+    """A ball ``b`` (at the working precision) and, when known, its exact rational value ``q``."""
+
+    __slots__ = ("b", "q")
+
+    def __init__(self, b, q=None):
+        self.b = b
+        self.q = q
+
+    @staticmethod
+    def of(x) -> "Real":
+        """``x`` as a Real: a float or an int is exact."""
+        if type(x) is Real:
+            return x
+        if isinstance(x, float):  # a Proven float too: its double
+            if not math.isfinite(x):
+                return Real(arb("nan"))
+            x = float(x)
+            return Real(arb(x), fmpq(*x.as_integer_ratio()))
+        if isinstance(x, int):
+            return Real(arb(x), fmpq(x))
+        if isinstance(x, fmpq):
+            return Real(arb(x), x)
+        raise TypeError(f"not a number: {x!r}")
+
+    @staticmethod
+    def _other(x):
+        """``x`` as a Real for an operator, or None for a type that knows better (a Dual)."""
+        return x if type(x) is Real else (Real.of(x) if isinstance(x, (int, float, fmpq))
+                                          else None)
+
+    @staticmethod
+    def exact(text: str) -> "Real":
+        """A decimal literal, exactly."""
+        q = parse_decimal(text)
+        if q is None:
+            raise ValueError(f"not a decimal number: {text!r}")
+        return Real(arb(q), q)
+
+    def is_zero(self) -> bool:
+        return self.q == 0 if self.q is not None else self.b.is_zero()
+
+    # -- arithmetic: exact where both sides are, a ball always -------------------------------
+    def __add__(self, o):
+        o = Real._other(o)
+        if o is None:
+            return NotImplemented
+        q = _fit(self.q + o.q) if self.q is not None and o.q is not None else None
+        return Real(arb(q) if q is not None else self.b + o.b, q)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        o = Real._other(o)
+        if o is None:
+            return NotImplemented
+        q = _fit(self.q - o.q) if self.q is not None and o.q is not None else None
+        return Real(arb(q) if q is not None else self.b - o.b, q)
+
+    def __rsub__(self, o):
+        o = Real._other(o)
+        return NotImplemented if o is None else o - self
+
+    def __mul__(self, o):
+        o = Real._other(o)
+        if o is None:
+            return NotImplemented
+        q = _fit(self.q * o.q) if self.q is not None and o.q is not None else None
+        return Real(arb(q) if q is not None else self.b * o.b, q)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        o = Real._other(o)
+        if o is None:
+            return NotImplemented
+        if o.is_zero():
+            raise ZeroDivisionError("division by zero")
+        if self.q is not None and o.q is not None:
+            q = _fit(self.q / o.q)
+            if q is not None:
+                return Real(arb(q), q)
+        if 0 in o.b:
+            raise Undecided("the divisor's ball holds 0")
+        return Real(self.b / o.b)
+
+    def __rtruediv__(self, o):
+        o = Real._other(o)
+        return NotImplemented if o is None else o / self
+
+    def __neg__(self):
+        return Real(-self.b, -self.q if self.q is not None else None)
+
+    def __pos__(self):
+        return self
+
+    def __pow__(self, o):
+        o = Real._other(o)
+        return NotImplemented if o is None else _pow(self, o)
+
+    def __rpow__(self, o):
+        o = Real._other(o)
+        return NotImplemented if o is None else _pow(o, self)
+
+    # -- comparisons: true only when certain -------------------------------------------------
+    def __lt__(self, o):
+        o = Real.of(o)
+        return self.q < o.q if self.q is not None and o.q is not None else self.b < o.b
+
+    def __le__(self, o):
+        o = Real.of(o)
+        return self.q <= o.q if self.q is not None and o.q is not None else self.b <= o.b
+
+    def __gt__(self, o):
+        return Real.of(o) < self
+
+    def __ge__(self, o):
+        return Real.of(o) <= self
+
+    def __eq__(self, o):
+        o = Real.of(o)
+        return self.q == o.q if self.q is not None and o.q is not None else self.b == o.b
+
+    __hash__ = None
+
+    def __float__(self) -> float:  # error messages print the value
+        if self.q is not None:
+            try:
+                return int(self.q.p) / int(self.q.q)  # int / int: correctly rounded
+            except OverflowError:
+                return math.inf if self.q > 0 else -math.inf
+        return float(self.b)
+
+    def __repr__(self) -> str:
+        return f"Real({self.b}{', exact' if self.q is not None else ''})"
+
+
+def _integer(x: Real):
+    """``x`` as a Python int when it is exactly an integer, else None."""
+    if x.q is not None:
+        return int(x.q.p) if x.q.q == 1 else None
+    if x.b.is_exact() and x.b.is_integer():
+        return int(x.b.unique_fmpz())
+    return None
+
+
+def _pow(a: Real, b: Real) -> Real:
+    """``a^b`` as gradcli defines it (math.pow): a < 0 only with an integer exponent."""
+    n = _integer(b)
+    if n is not None:
+        if n < 0 and a.is_zero():
+            raise ValueError("0 to a negative power")
+        if a.q is not None and abs(n) * max(a.q.height_bits(), 1) <= EXACT_BITS:
+            q = a.q ** n
+            return Real(arb(q), q)
+        if n < 0 and 0 in a.b:
+            raise Undecided("a negative power of a ball that holds 0")
+        return Real(a.b ** n)
+    if a > 0:
+        return Real(a.b ** b.b)
+    if a.is_zero():
+        if b > 0:
+            return Real(arb(0), fmpq(0))
+        if b < 0:
+            raise ValueError("0 to a negative power")
+        raise Undecided("0 to an exponent whose sign is not certain")
+    if a < 0 and not b.b.contains_integer():
+        raise ValueError("a negative number to a non-integer power")
+    raise Undecided("the base's sign or the exponent's integrality is not certain")
+
+
+def _sign(a) -> Real:
+    a = Real.of(a)
+    if a.q is not None:
+        s = (a.q > 0) - (a.q < 0)
+    elif a.b > 0:
+        s = 1
+    elif a.b < 0:
+        s = -1
+    elif a.b.is_zero():
+        s = 0
+    else:
+        raise Undecided("sign of a ball that holds 0")
+    return Real(arb(s), fmpq(s))
+
+
+def _step(a) -> Real:
+    a = Real.of(a)
+    s = int(_sign(a).q)
+    return Real(arb(int(s > 0)), fmpq(int(s > 0)))
+
+
+def _abs(a) -> Real:
+    a = Real.of(a)
+    return Real(abs(a.b), abs(a.q) if a.q is not None else None)
+
+
+def _min(a, b) -> Real:
+    a, b = Real.of(a), Real.of(b)
+    if a.q is not None and b.q is not None:
+        return Real.of(min(a.q, b.q))
+    return Real(a.b.min(b.b))
+
+
+def _max(a, b) -> Real:
+    a, b = Real.of(a), Real.of(b)
+    if a.q is not None and b.q is not None:
+        return Real.of(max(a.q, b.q))
+    return Real(a.b.max(b.b))
+
+
+def _relu(a) -> Real:
+    return _max(a, 0)
+
+
+def _cbrt(a) -> Real:
+    a = Real.of(a)
+    if a.is_zero():
+        return Real(arb(0), fmpq(0))
+    if a > 0:
+        return Real(a.b.root(3))
+    if a < 0:
+        return Real(-((-a.b).root(3)))
+    return Real(arb(0).union(a.b.abs_upper().root(3)).union(-a.b.abs_upper().root(3)))
+
+
+def _atan2(a, b) -> Real:
+    a, b = Real.of(a), Real.of(b)
+    if a.is_zero() and b.is_zero():
+        return Real(arb(0), fmpq(0))  # math.atan2(0, 0) = 0
+    return _checked("atan2", Real(arb.atan2(a.b, b.b)), (a, b))
+
+
+def _hypot(a, b) -> Real:
+    a, b = Real.of(a), Real.of(b)
+    return Real((a.b * a.b + b.b * b.b).sqrt())
+
+
+def _sigmoid(a) -> Real:
+    a = Real.of(a)
+    return Real(1 / (1 + (-a.b).exp()))
+
+
+def _softplus(a) -> Real:
+    a = Real.of(a)
+    return Real(a.b.exp().log1p())
+
+
+def _exact_log(a: Real, base: int):
+    """log_base(a) when a is exactly an integer power of ``base`` (log2(8) = 3), else None."""
+    if a.q is None or a.q <= 0:
+        return None
+    p, q = int(a.q.p), int(a.q.q)
+    if q == 1:
+        n, m = p, 1
+    elif p == 1:
+        n, m = q, -1
+    else:
+        return None
+    k = 0
+    while n > 1 and n % base == 0:
+        n //= base
+        k += 1
+    return Real.of(m * k) if n == 1 else None
+
+
+def _log2(a) -> Real:
+    a = Real.of(a)
+    exact = _exact_log(a, 2)
+    return exact if exact is not None else _checked("log2", Real(a.b.log() / arb(2).log()), (a,))
+
+
+def _log10(a) -> Real:
+    a = Real.of(a)
+    exact = _exact_log(a, 10)
+    return exact if exact is not None else _checked("log10", Real(a.b.log() / arb(10).log()),
+                                                    (a,))
+
+
+def _checked(name: str, r: Real, args: tuple) -> Real:
+    """``r`` if its ball is finite; else the argument is certainly outside the row's domain
+    (ValueError, as math says) or the precision cannot tell (:class:`Undecided`)."""
+    if r.b.is_finite():
+        return r
+    outside = TABLE[name].outside
+    if outside is not None and outside(BALL, *args):
+        raise ValueError(f"outside the domain of {name}")
+    raise Undecided(f"{name}: the ball is not finite")
+
+
+def _method(name: str, method: str):
+    """The row ``name`` computed by Arb's method ``method`` of one ball."""
+    def f(a):
+        a = Real.of(a)
+        return _checked(name, Real(getattr(a.b, method)()), (a,))
+    f.__name__ = name
+    return f
+
+
+def _uncertifiable(name: str):
+    def f(*args):
+        raise Uncertifiable(f"gradcli has no ball arithmetic for {name}")
+    f.__name__ = name
+    return f
+
+
+_SPECIAL = {
+    "add": lambda a, b: Real.of(a) + b, "sub": lambda a, b: Real.of(a) - b,
+    "mul": lambda a, b: Real.of(a) * b, "div": lambda a, b: Real.of(a) / b,
+    "neg": lambda a: -Real.of(a), "pow": lambda a, b: _pow(Real.of(a), Real.of(b)),
+    "abs": _abs, "sign": _sign, "step": _step, "relu": _relu, "min": _min, "max": _max,
+    "cbrt": _cbrt, "atan2": _atan2, "hypot": _hypot, "sigmoid": _sigmoid,
+    "softplus": _softplus, "log2": _log2, "log10": _log10,
+}
+
+
+class _Namespace(SimpleNamespace):
+    """The rules' ``m`` for balls: each row's primal, the constants at the working precision,
+    and the two questions only balls need answered."""
+
+    @property
+    def pi(self) -> Real:
+        return Real(arb.pi())
+
+    @property
+    def e(self) -> Real:
+        return Real(arb(1).exp())
+
+    @staticmethod
+    def where(condition, x, y):
+        """The rules' branch: a certain condition (a comparison of balls is true only when
+        certain) picks one side."""
+        return x if condition else y
+
+    @staticmethod
+    def is_zero(x) -> bool:
+        return Real.of(x).is_zero()
+
+    @staticmethod
+    def noninteger(x) -> bool:
+        """Whether ``x`` is certainly not an integer."""
+        x = Real.of(x)
+        return _integer(x) is None and not x.b.contains_integer()
+
+
+def _function(name: str, arity: int):
+    if name in _SPECIAL:
+        return _SPECIAL[name]
+    if arity == 1 and hasattr(arb, name):
+        return _method(name, name)
+    return _uncertifiable(name)
+
+
+BALL = _Namespace(**{name: _function(name, p.arity) for name, p in TABLE.items()})

@@ -1,0 +1,430 @@
+"""Certified evaluation: every digit gradcli prints is proven, by ball arithmetic at rising precision.
+
+The same sweeps run on Arb balls (:mod:`gradcli.engine.ball`) instead of floats: constants and
+inputs are what the user typed (``0.1`` is 1/10, ``pi`` is π), and every value, partial,
+contribution and adjoint comes out as a ball that certainly holds the exact number. A number is
+then rounded to ``digits`` significant digits; when the two ends of its ball round alike, those
+digits are certain and correctly rounded. Where they do not, or a ball straddles a kink or a
+domain boundary, the precision doubles and the sweeps run again (Ziv's strategy), up to a cap:
+past it, a number shows the digits that are certain and says so.
+
+The working precision starts at ``max(64, 3.33·digits + 32)`` bits and doubles up to
+:func:`cap_bits` (``max(4096, 4 ×`` the start)).
+
+>>> from gradcli.api import compile
+>>> g = compile("(1-cos(x))/x^2")
+>>> c = certify(g, ["1e-8"])
+>>> c.value.text, c.gradient[0].text
+('0.5000000000000', '-8.333333333333e-10')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from flint import arb, fmpq
+
+from ..errors import DomainError, InputError, NumericalError
+from .ball import BALL, Real, Uncertifiable, Undecided, parse_decimal, precision
+from .graph import Graph, domain_error, expression, format_constant, spell
+from .primitives import TABLE
+from .reverse import Contribution, reverse
+from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
+
+
+
+@dataclass
+class Certified:
+    """What a certified sweep gives: the proven value of each output and gradient component,
+    and (with ``record``) every slot's value, the contributions and the adjoints."""
+
+    value: Proven
+    gradient: list  # one Proven per input of ``wrt``, in its order
+    digits: int  # significant digits asked for
+    bits: int  # the working precision that certified them (or the cap)
+    values: list = field(default_factory=list)  # every slot's Proven (with record)
+    adjoint: list = field(default_factory=list)
+    records: list = field(default_factory=list)  # Contributions of Proven numbers
+    kinks: list = field(default_factory=list)  # slots of nodes exactly at their kink
+    short: str | None = None  # why some number has fewer digits than asked
+    reals: list = field(default_factory=list, repr=False)  # every slot's ball, the last sweep
+    gradient_reals: list = field(default_factory=list, repr=False)  # the gradient's balls
+
+
+def cap_bits(digits: int) -> int:
+    """The most bits the precision loop works at, for ``digits`` significant digits."""
+    return max(4096, 4 * start_bits(digits))
+
+
+def start_bits(digits: int) -> int:
+    return max(64, int(3.33 * digits) + 32)
+
+
+# -- exact inputs and constants ----------------------------------------------------------------
+
+def exact_real(spec) -> Real:
+    """A Real at the working precision for what the user gave: a decimal or constant-expression
+    string (``"0.1"``, ``"pi/4"``), an int, a float (its exact binary value), a Fraction or a
+    Decimal."""
+    if isinstance(spec, Real):
+        return spec
+    if isinstance(spec, bool):
+        spec = int(spec)
+    if isinstance(spec, (int, float)):
+        return Real.of(spec)
+    if hasattr(spec, "numerator") and hasattr(spec, "denominator"):  # Fraction
+        return Real.of(fmpq(int(spec.numerator), int(spec.denominator)))
+    text = str(spec).strip()  # a Decimal prints exactly
+    q = parse_decimal(text)
+    if q is not None:
+        return Real(arb(q), q)
+    from .graph import compile as compile_source
+    graph = compile_source(text)
+    if graph.inputs or graph.output >= graph.n_const:
+        raise InputError(f"{text!r} is not a number or a constant expression")
+    return _constant(graph, graph.output)
+
+
+def _recipe(recipe) -> Real:
+    if isinstance(recipe, str):
+        return Real.exact(recipe)
+    if isinstance(recipe, float):
+        return Real.of(recipe)
+    if len(recipe) == 1:
+        return getattr(BALL, recipe[0])
+    return getattr(BALL, recipe[0])(*map(_recipe, recipe[1:]))
+
+
+def _constant(graph: Graph, slot: int) -> Real:
+    recipe = graph.exact.get(slot)
+    if recipe is None:
+        return Real.of(graph.constants[slot])
+    try:
+        return _recipe(recipe)
+    except (ValueError, ZeroDivisionError):
+        # float64 folded it (a double such as pi - 5441592653589793 is an integer); the exact
+        # number is outside the domain
+        name = recipe[0]
+        raise DomainError(f"the constant {_recipe_text(recipe)} is, exactly, outside the "
+                          f"domain of {name} ({TABLE[name].domain})",
+                          hint="--float64 computes with the doubles instead") from None
+
+
+def _recipe_text(recipe) -> str:
+    """A folded constant as the source spelled it: ``(-e + 0.18281828459045)^(pi - 5441592653589793)``."""
+    if isinstance(recipe, str):
+        return recipe
+    if isinstance(recipe, float):
+        return format_constant(recipe)
+    if len(recipe) == 1:
+        return recipe[0]
+    prim = TABLE[recipe[0]]
+    args = [_recipe_text(r) for r in recipe[1:]]
+    if prim.symbol:
+        args = [f"({a})" if isinstance(r, tuple) and len(r) > 1 else a
+                for a, r in zip(args, recipe[1:])]
+    return spell(prim, args)
+
+
+# -- decimal digits of a ball --------------------------------------------------------------------
+
+def _ratio(point: arb) -> tuple[int, int]:
+    """An exact ball's value as (numerator, denominator) Python ints."""
+    m, e = point.man_exp()
+    m, e = int(m), int(e)
+    return (m << e, 1) if e >= 0 else (m, 1 << -e)
+
+
+def _ends(ball: arb):
+    lo, hi = _ratio(ball.lower()), _ratio(ball.upper())
+    return lo, hi
+
+
+def _nearest_double(num: int, den: int) -> float:
+    try:
+        return num / den  # Python's int division is correctly rounded
+    except OverflowError:
+        return math.inf if num > 0 else -math.inf
+
+
+HUGE_EXPONENT = 1 << 16  # binary exponents past this are scaled before exact rounding
+
+
+def _huge(ball: arb) -> bool:
+    """Whether the ball's binary exponent is too large to write its ends as Python integers."""
+    return abs(int(ball.mid().man_exp()[1])) > HUGE_EXPONENT or (
+        not ball.rad().is_zero() and abs(int(ball.rad().man_exp()[1])) > HUGE_EXPONENT)
+
+
+def _proven_huge(ball: arb, n: int, final: bool) -> Proven | None:
+    """:func:`proven` for a number like 10^(±10^200): its digits are those of ``ball / 10^k``,
+    with k = floor(log10 |ball|), and its double is 0 or ±inf."""
+    k = int(abs(ball.mid()).log_base(10).floor().unique_fmpz() or 0)
+    scaled = ball / arb(10) ** k
+    if _huge(scaled):
+        return Proven(math.nan, "?", 0) if final else None
+    inner = proven(Real(scaled), n, final)
+    if inner is None or inner.digits == 0:
+        return inner
+    mantissa, _, exponent = inner.text.partition("e")
+    k += int(exponent or 0)
+    sign = -1 if mantissa.startswith("-") else 1
+    digits = int(mantissa.lstrip("-").replace(".", ""))
+    double = 0.0 if k < 0 else sign * math.inf
+    return Proven(double, decimal_text(sign, digits, k, inner.digits), inner.digits)
+
+
+def proven(x: Real, n: int, final: bool = False) -> Proven | None:
+    """``x`` to ``n`` certain significant digits, or None if its ball is too wide (with
+    ``final``, the digits that are certain however few)."""
+    ball = x.b
+    if x.q is not None and x.q == 0 or ball.is_zero():
+        return Proven(0.0, "0", n, exact=True)
+    if not ball.is_finite():
+        return Proven(math.nan, "?", 0) if final else None
+    if _huge(ball):  # exp(-1e200): scale by a power of ten first, in Arb, not in integers
+        return _proven_huge(ball, n, final)
+    (lo_n, lo_d), (hi_n, hi_d) = _ends(ball)
+    double = _nearest_double(lo_n, lo_d)
+    if (lo_n < 0) == (hi_n < 0) and lo_n != 0 and hi_n != 0:
+        lo, hi = round_significant(lo_n, lo_d, n), round_significant(hi_n, hi_d, n)
+        if lo == hi and double == _nearest_double(hi_n, hi_d):
+            return Proven(double, decimal_text(*lo, n), n, exact=lo_n * hi_d == hi_n * lo_d)
+        if not final:
+            return None
+        for m in range(n - 1, 0, -1):
+            lo, hi = round_significant(lo_n, lo_d, m), round_significant(hi_n, hi_d, m)
+            if lo == hi:
+                return Proven(_nearest_double(lo_n, lo_d), decimal_text(*lo, m), m)
+    if not final:
+        return None
+    bound = max(abs(_nearest_double(lo_n, lo_d)), abs(_nearest_double(hi_n, hi_d)))
+    return Proven(_nearest_double(lo_n, lo_d), f"0 ± {bound:.1e}", 0)
+
+
+# -- the sweeps on balls -----------------------------------------------------------------------
+
+def _forward(graph: Graph, point: Sequence) -> list:
+    """Every slot's ball; a primitive certainly outside its domain is a DomainError naming the
+    node, a ball that cannot decide raises :class:`Undecided` (with ``slot``)."""
+    n_const, base = graph.n_const, graph.base
+    values: list = [_constant(graph, s) for s in range(n_const)]
+    values += [exact_real(p) for p in point]
+    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+    k = 0
+    try:
+        for k, prim in enumerate(ops):
+            f = getattr(BALL, prim.name)
+            b = arg1[k]
+            values.append(f(values[arg0[k]]) if b < 0 else f(values[arg0[k]], values[b]))
+    except (ValueError, ZeroDivisionError):
+        args = [values[a] for a in graph.args(k)]
+        raise domain_error(graph.ops[k], args, graph.spans[k],
+                           node=graph.node_id(base + k)) from None
+    except ArithmeticError as exc:
+        exc.slot = base + k
+        raise
+    return values
+
+
+def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = None,
+            seed: float = 1.0, digits: int = DEFAULT_DIGITS, record: bool = False,
+            active=None) -> Certified:
+    """The output's value and its gradient by the inputs at ``wrt_slots`` (default: all),
+    each to ``digits`` certain significant digits; with ``record``, every number of the trace
+    too. ``point`` holds each input's exact value (see :func:`exact_real`), in graph order.
+
+    A point certainly outside a domain is a :class:`DomainError`; a gradient that is certainly
+    not finite is the float engine's NumericalError; a kink or a boundary that no precision up
+    to the cap can decide is a NumericalError that says so.
+    """
+    if wrt_slots is None:
+        wrt_slots = list(range(graph.n_const, graph.base))
+
+    def attempt(bits: int, final: bool):
+        values = _forward(graph, point)
+        adjoint, records = reverse(graph, values, seed, record=record, m=BALL, active=active)
+        result = _prove(graph, values, adjoint, records, wrt_slots, digits, record, final)
+        if result is not None:
+            result.bits = bits
+        return result
+    return rising(graph, digits, attempt)
+
+
+def rising(graph: Graph, digits: int, attempt):
+    """Ziv's loop: ``attempt(bits, final)`` at the working precision ``bits``, doubling from
+    :func:`start_bits` to :func:`cap_bits` while it returns None or cannot decide (``final``:
+    the last try, which must return what is certain)."""
+    bits, cap = start_bits(digits), cap_bits(digits)
+    while True:
+        with precision(bits):
+            try:
+                result = attempt(bits, bits >= cap)
+                stuck = None
+            except Undecided as exc:
+                result, stuck = None, exc
+            except Uncertifiable as exc:
+                raise NumericalError(f"{exc}: its digits cannot be certified",
+                                     hint="--float64 computes without certification") from None
+        if result is not None:
+            return result
+        if bits >= cap:
+            raise _stuck_error(graph, stuck, cap)
+        bits = min(2 * bits, cap)
+
+
+def _prove(graph, values, adjoint, records, wrt_slots, n, record, final) -> Certified | None:
+    """Every number to show, proven to ``n`` digits; None when one is not yet (before the cap)."""
+    def p(x):
+        return proven(Real.of(x), n, final)
+
+    value = p(values[graph.output])
+    gradient = [p(adjoint[s]) for s in wrt_slots]
+    if value is None or any(g is None for g in gradient):
+        return None
+    shown_values = shown_adjoint = shown_records = []
+    if record:
+        shown_values = [p(v) for v in values]
+        shown_adjoint = [p(a) for a in adjoint]
+        shown_records = [Contribution(r.source, r.target, p(r.upstream), p(r.local),
+                                      p(r.contribution)) for r in records]
+        if (any(v is None for v in shown_values) or any(a is None for a in shown_adjoint)
+                or any(x is None for r in shown_records for x in r[2:])):
+            return None
+    everything = [value, *gradient, *shown_values, *shown_adjoint,
+                  *(x for r in shown_records for x in r[2:])]
+    short = None
+    if any(x.digits < n for x in everything):
+        short = (f"some numbers have fewer than {n} certain digits: the working precision "
+                 f"reached its cap of {cap_bits(n)} bits")
+    return Certified(value, gradient, n, 0, shown_values, shown_adjoint, shown_records,
+                     _kinks(graph, values), short, values,
+                     [Real.of(adjoint[s]) for s in wrt_slots])
+
+
+def _kinks(graph: Graph, values: list) -> list[int]:
+    """Slots of the nodes whose arguments are exactly at their primitive's kink."""
+    found = []
+    base = graph.base
+    for k, prim in enumerate(graph.ops):
+        if prim.kink is None:
+            continue
+        args = [values[a] for a in graph.args(k)]
+        gap = args[0] - args[1] if len(args) == 2 else args[0]
+        if Real.of(gap).is_zero():
+            found.append(base + k)
+    return found
+
+
+def _stuck_error(graph: Graph, exc: Exception, cap: int) -> NumericalError:
+    slot = getattr(exc, "slot", None)
+    if slot is None or slot < graph.base:
+        return NumericalError(f"the digits could not be certified at up to {cap} bits ({exc})",
+                              hint="--float64 computes without certification")
+    k = slot - graph.base
+    node = graph.node_id(slot)
+    return NumericalError(
+        f"{node} = {expression(graph, slot)} cannot be decided at up to {cap} bits of "
+        f"precision: {exc} (the exact value may sit on a kink, a jump or a domain boundary "
+        "that is not a rational number)", graph.spans[k], node=node,
+        hint="--float64 computes in plain float64 without certification")
+
+
+# -- what plain float64 gets right ---------------------------------------------------------------
+
+def agreement(x: float | None, exact: Real, n: int) -> int:
+    """How many of the ``n`` leading significant digits of ``x`` (a float64 result) are right:
+    the most m <= n for which ``x`` and the exact value round alike to m digits."""
+    if x is None or not math.isfinite(x):
+        return 0
+    ball = exact.b
+    if exact.is_zero() or ball.is_zero():
+        return n if x == 0 else 0
+    if x == 0 or not ball.is_finite() or _huge(ball):
+        return 0
+    (lo_n, lo_d), (hi_n, hi_d) = _ends(ball)
+    if (lo_n < 0) != (hi_n < 0) or lo_n == 0 or hi_n == 0:
+        return 0
+    xn, xd = x.as_integer_ratio()
+    for m in range(n, 0, -1):
+        mine = round_significant(xn, xd, m)
+        if mine == round_significant(lo_n, lo_d, m) == round_significant(hi_n, hi_d, m):
+            return m
+    return 0
+
+
+def float64_loss(graph: Graph, float_values: Sequence[float], reals: Sequence[Real],
+                 n: int) -> int | None:
+    """The first node (in tape order) where float64 keeps fewer than half of ``n`` digits while
+    its arguments keep them all: where the digits are lost (a cancellation, mostly)."""
+    base = graph.base
+    good = [True] * graph.n_slots
+    for k in range(len(graph.ops)):
+        s = base + k
+        kept = agreement(float_values[s], reals[s], n)
+        good[s] = kept >= n
+        if kept < n / 2 and all(good[a] for a in graph.args(k)):
+            return s
+    return None
+
+
+def certify_tangents(graph: Graph, point: Sequence, directions: Sequence[Sequence[float]], *,
+                     seed: float = 1.0, digits: int = DEFAULT_DIGITS, active=None,
+                     record: bool = False) -> tuple:
+    """Forward mode on balls: the output's proven value and, for each direction (input tangents
+    in graph order), the proven derivative along it, scaled by ``seed``; then the balls (value,
+    derivatives, every slot's value, the partials). With ``record``, every slot's value, partial
+    and tangent is proven too (the trace shows them) and comes last: (values, partials,
+    sweeps) as Proven numbers."""
+    from .partials import local_partials
+    from .tangent import tangent_sweep
+    out = graph.output
+
+    def attempt(bits: int, final: bool):
+        values = _forward(graph, point)
+        partials = local_partials(graph, values, BALL, active=active)
+        derivatives, sweeps = [], []
+        for direction in directions:
+            sweep = tangent_sweep(graph, partials, direction)
+            t = sweep[out]
+            derivatives.append(seed * (0.0 if t is None else t))
+            if record:
+                sweeps.append(sweep)
+        shown = [proven(Real.of(x), digits, final) for x in [values[out], *derivatives]]
+        if any(x is None for x in shown):
+            return None
+        balls = (values[out], derivatives, values, partials)
+        if not record:
+            return shown[0], shown[1:], balls
+        columns = (values, *partials, *sweeps)
+        every = [[None if x is None else proven(Real.of(x), digits, final) for x in column]
+                 for column in columns]
+        if any(p is None and x is not None for column, raw in zip(every, columns)
+               for p, x in zip(column, raw)):
+            return None
+        return shown[0], shown[1:], balls, every
+    return rising(graph, digits, attempt)
+
+
+def certify_hessian(graph: Graph, point: Sequence, columns: Sequence[int], *,
+                    digits: int = DEFAULT_DIGITS, active=None) -> tuple:
+    """The value, the gradient and the Hessian by the inputs at positions ``columns`` (graph
+    order), every entry proven to ``digits`` digits: forward-over-reverse on dual balls."""
+    from .dual import hessian_matrix
+    n_const = graph.n_const
+
+    def attempt(bits: int, final: bool):
+        values = _forward(graph, point)
+        adjoint, _ = reverse(graph, values, 1.0, m=BALL, active=active)
+        matrix = hessian_matrix(graph, values, list(columns), active, base=BALL)
+        numbers = [values[graph.output], *(adjoint[n_const + j] for j in columns),
+                   *(x for row in matrix for x in row)]
+        shown = [proven(Real.of(x), digits, final) for x in numbers]
+        if any(x is None for x in shown):
+            return None
+        k = len(columns)
+        return shown[0], shown[1:1 + k], [shown[1 + k + i * k:1 + k + (i + 1) * k]
+                                          for i in range(k)]
+    return rising(graph, digits, attempt)

@@ -1,0 +1,303 @@
+"""Every digit gradcli prints is proven: certified values and gradients (docs/precision.md).
+
+The references are mpmath at 200 digits, evaluating the same source text with its own functions
+(decimal literals and inputs as the exact decimals typed), and Python's ``decimal`` module for the
+rounding to the printed number of significant digits: neither shares code with gradcli's engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal
+
+import mpmath
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import gradcli
+from gradcli.language.ast import Assign, Binary, Call, Num, Unary, Var
+from gradcli.language.parser import parse
+from gradcli.language.printer import to_source
+from strategies import cases
+
+# -- an independent reference: mpmath on the source text ----------------------------------------
+
+_MP = {
+    "exp": mpmath.exp, "expm1": mpmath.expm1, "log": mpmath.log, "ln": mpmath.log,
+    "log1p": mpmath.log1p, "log2": lambda a: mpmath.log(a, 2), "log10": mpmath.log10,
+    "sqrt": mpmath.sqrt, "cbrt": lambda a: mpmath.cbrt(a) if a >= 0 else -mpmath.cbrt(-a),
+    "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan, "asin": mpmath.asin,
+    "arcsin": mpmath.asin, "acos": mpmath.acos, "arccos": mpmath.acos, "atan": mpmath.atan,
+    "arctan": mpmath.atan, "atan2": mpmath.atan2, "arctan2": mpmath.atan2,
+    "hypot": mpmath.hypot, "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh,
+    "asinh": mpmath.asinh, "arcsinh": mpmath.asinh, "acosh": mpmath.acosh,
+    "arccosh": mpmath.acosh, "atanh": mpmath.atanh, "arctanh": mpmath.atanh,
+    "sigmoid": lambda a: 1 / (1 + mpmath.exp(-a)), "logistic": lambda a: 1 / (1 + mpmath.exp(-a)),
+    "softplus": lambda a: mpmath.log1p(mpmath.exp(a)), "relu": lambda a: max(a, 0),
+    "abs": abs, "fabs": abs, "min": min, "max": max, "sign": mpmath.sign,
+    "step": lambda a: mpmath.mpf(1 if a > 0 else 0), "erf": mpmath.erf, "pow": mpmath.power,
+}
+
+
+def reference(source: str, point: dict) -> callable:
+    """The program's output as a function of its inputs (mpf), evaluated by mpmath."""
+    program = parse(source)
+
+    def value(node, env):
+        t = type(node)
+        if t is Num:
+            return mpmath.mpf(source[node.span[0]:node.span[1]] or repr(node.value))
+        if t is Var:
+            if node.name in env:
+                return env[node.name]
+            return {"pi": mpmath.pi, "e": mpmath.e}[node.name]
+        if t is Unary:
+            v = value(node.operand, env)
+            return -v if node.op == "-" else v
+        if t is Binary:
+            a, b = value(node.left, env), value(node.right, env)
+            return {"+": a + b, "-": a - b, "*": a * b}.get(node.op) if node.op in "+-*" else (
+                a / b if node.op == "/" else mpmath.power(a, b))
+        if t is Call:
+            return _MP[node.name](*(value(arg, env) for arg in node.args))
+        raise TypeError(node)
+
+    def run(inputs: dict):
+        env = dict(inputs)
+        last = None
+        bare = []
+        for stmt in program.statements:
+            if type(stmt) is Assign:
+                v = value(stmt.value, env)
+                if stmt.op != "=":
+                    v = {"+=": env[stmt.name] + v, "-=": env[stmt.name] - v,
+                         "*=": env[stmt.name] * v, "/=": env[stmt.name] / v}[stmt.op]
+                env[stmt.name] = last = v
+            else:
+                last = value(stmt, env)
+                bare.append(last)
+        return bare[-1] if bare else last
+    return run
+
+
+def rounded(x, digits: int) -> Decimal:
+    """``x`` (mpf) correctly rounded, half-even, to ``digits`` significant digits."""
+    return Context(prec=digits, rounding=ROUND_HALF_EVEN, Emax=MAX_EMAX, Emin=MIN_EMIN).plus(
+        Decimal(mpmath.nstr(x, digits + 60, strip_zeros=False)))
+
+
+def shows(text: str, x, digits: int) -> bool:
+    """Whether the printed ``text`` is ``x`` correctly rounded to ``digits`` digits."""
+    if text == "0":  # exactly 0 (mpmath's numerical derivative of 0 is about 1e-200, not 0)
+        return abs(x) < mpmath.mpf(10) ** -150
+    return Decimal(text) == rounded(x, digits) and len(Decimal(text).as_tuple().digits) == digits
+
+
+def truth(source: str, point: dict[str, str], dps: int = 200):
+    """(value, {input: ∂f/∂input}) at ``dps`` digits, by mpmath."""
+    with mpmath.workdps(dps):
+        f = reference(source, point)
+        at = {name: mpmath.mpf(v) for name, v in point.items()}
+        value = f(at)
+        gradient = {}
+        for name in at:
+            def along(t, name=name):
+                return f({**at, name: t})
+            gradient[name] = mpmath.diff(along, at[name])
+        return value, gradient
+
+
+# -- the issue's table, on the installed console script ----------------------------------------
+
+TABLE = [
+    # command, expected f, expected ∂f/∂x, exit code
+    (["(1-cos(x))/x^2", "--at", "x=1e-8"], "0.5000000000000", "-8.333333333333e-10", 0),
+    (["sqrt(x^2+1)-x", "--at", "x=1e8"], "5.000000000000e-9", "-5.000000000000e-17", 0),
+    (["(exp(x)-1)/x", "--at", "x=1e-12"], "1.000000000001", "0.5000000000003", 0),
+    (["1/(1-cos(x))", "--at", "x=1e-8"], "2.000000000000e16", "-4.000000000000e24", 0),
+    (["x^50", "--at", "x=1e-7"], "1.000000000000e-350", "5.000000000000e-342", 0),
+    (["exp(x)", "--at", "x=1000"], "1.970071114017e434", "1.970071114017e434", 0),
+    (["x", "--at", "x=123456789.123456789"], "123456789.1235", "1.000000000000", 0),
+]
+
+
+def lines(out: str) -> dict[str, str]:
+    return {k.strip(): v.strip() for k, _, v in (line.partition("=") for line in out.splitlines())
+            if _}
+
+
+@pytest.mark.parametrize("args, f, df, code", TABLE, ids=[t[0][0] for t in TABLE])
+def test_the_issues_table_prints_only_proven_digits(gradcli_script, args, f, df, code):
+    done = subprocess.run([gradcli_script, "eval", *args], capture_output=True, text=True,
+                          encoding="utf-8")
+    assert done.returncode == code, done.stderr
+    shown = lines(done.stdout)
+    assert shown["f"] == f and shown["∂f/∂x"] == df
+    # independently: mpmath's value rounds to what is printed
+    value, gradient = truth(args[0], {"x": args[2].partition("=")[2]})
+    assert shows(shown["f"], value, 13) and shows(shown["∂f/∂x"], gradient["x"], 13)
+
+
+def test_the_seed_example_prints_as_before(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.stdout == ("f     = 6.552027172500\n∂f/∂x = 3.500000000000\n"
+                           "∂f/∂y = 2.989992496600\n")
+    assert done.stderr == "" and done.returncode == 0
+
+
+def test_check_approves_only_proven_digits(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "sqrt(x^2+1)-x", "--at", "x=1e8", "--check",
+                           "--float64"], capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 1
+    assert "is not the proven -5.000000000000e-17" in done.stdout
+    done = subprocess.run([gradcli_script, "eval", "sqrt(x^2+1)-x", "--at", "x=1e8", "--check"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0 and "0/13" in done.stdout  # float64's digits, per component
+
+
+def test_expect_cannot_pass_a_formula_wrong_by_100_percent(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "1e-10*x^3", "--at", "x=1", "--expect",
+                           "x=0"], capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 1 and "your formula for ∂f/∂x is off" in done.stdout
+    done = subprocess.run([gradcli_script, "eval", "1e-10*x^3", "--at", "x=1", "--expect",
+                           "x=3e-10*x^2"], capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0
+
+
+def test_true_domain_errors_stay_errors(gradcli_script):
+    for expression, at in (("log(x)", "x=-1"), ("1/x", "x=0"), ("1/(x-0.1)", "x=0.1")):
+        done = subprocess.run([gradcli_script, "eval", expression, "--at", at],
+                              capture_output=True, text=True, encoding="utf-8")
+        assert done.returncode == 2, (expression, done.stderr)
+        assert "domain" in done.stderr or "division by zero" in done.stderr
+
+
+def test_a_kink_met_exactly_uses_the_convention_and_says_so(gradcli_script):
+    # x - 0.1 is exactly 0 at x = 0.1 (decided in rational arithmetic, not in floats)
+    done = subprocess.run([gradcli_script, "eval", "abs(x-0.1)", "--at", "x=0.1"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0
+    assert lines(done.stdout) == {"f": "0", "∂f/∂x": "0"}
+    assert "exactly at its kink" in done.stderr
+
+
+def test_undecidable_says_so_instead_of_guessing(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "sign(sin(pi*x))", "--at", "x=1"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 1 and "cannot be decided" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_float64_mode_says_its_digits_are_not_certified(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "(1-cos(x))/x^2", "--at", "x=1e-8",
+                           "--float64"], capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0
+    assert lines(done.stdout)["f"] == "0"  # float64's answer, shown as computed
+    assert "not certified" in done.stderr
+
+
+def test_the_note_names_where_float64_loses_its_digits(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "(1-cos(x))/x^2", "--at", "x=1e-8"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert "float64 gets 0 of 13 digits of f" in done.stderr
+    assert "cancellation in v3 = 1 - v1" in done.stderr
+
+
+@pytest.mark.parametrize("digits", [1, 5, 50, 300])
+def test_digits_means_significant_digits_all_proven(gradcli_script, digits):
+    done = subprocess.run([gradcli_script, "eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3",
+                           "--digits", str(digits)], capture_output=True, text=True,
+                          encoding="utf-8")
+    assert done.returncode == 0
+    shown = lines(done.stdout)
+    value, gradient = truth("log(x)+x*y-sin(y)", {"x": "2", "y": "3"}, dps=2 * digits + 100)
+    assert shows(shown["f"], value, digits)
+    assert shows(shown["∂f/∂y"], gradient["y"], digits)
+
+
+def test_json_keeps_numbers_and_adds_the_proven_strings(gradcli_script):
+    done = subprocess.run([gradcli_script, "eval", "exp(x)", "--at", "x=1000", "--json"],
+                          capture_output=True, text=True, encoding="utf-8")
+    data = json.loads(done.stdout)
+    assert data["value"] is None  # beyond the double range
+    assert data["decimal"] == {"value": "1.970071114017e434",
+                               "gradient": {"x": "1.970071114017e434"}}
+    assert data["digits"] == 13 and data["certified"] is True
+    assert data["float64"]["value"] is None and data["float64_digits"]["value"] == 0
+    done = subprocess.run([gradcli_script, "eval", "(1-cos(x))/x^2", "--at", "x=1e-8", "--json"],
+                          capture_output=True, text=True, encoding="utf-8")
+    data = json.loads(done.stdout)
+    assert data["value"] == 0.5  # the exact value correctly rounded to a double
+    assert data["float64"]["value"] == 0.0 and data["float64_digits"] == {
+        "value": 0, "gradient": {"x": 0}}
+
+
+def test_inputs_mean_the_decimals_typed():
+    # 0.1 is 1/10: 10*x - 1 is exactly 0 there (the double 0.1 would give 5.55e-17)
+    r = gradcli.evaluate("10*x - 1", {"x": "0.1"})
+    assert r.value.text == "0" and r.value == 0
+    r = gradcli.evaluate("10*x - 1", {"x": 0.1})  # a float means its exact binary value
+    exact = Context(prec=100).subtract(Context(prec=100).multiply(10, Decimal(0.1)), 1)
+    # Decimal(float) is the float's exact binary value
+    assert Decimal(r.value.text) == Context(prec=13).plus(exact)
+
+
+def test_api_digits_and_float64():
+    r = gradcli.evaluate("log(x)+x*y-sin(y)", {"x": 2, "y": 3}, digits=30)
+    assert r.gradient["y"].text == "2.98999249660044545727157279473"
+    assert r.gradient["y"].digits == 30 and r.proven
+    plain = gradcli.evaluate("log(x)+x*y-sin(y)", {"x": 2, "y": 3}, float64=True)
+    assert not plain.proven and not hasattr(plain.value, "text")
+
+
+def test_hessian_is_certified():
+    h = gradcli.hessian("x^2*y + sin(x*y)", {"x": "2", "y": "3"})
+    with mpmath.workdps(60):
+        def f(x, y):
+            return x ** 2 * y + mpmath.sin(x * y)
+        want = mpmath.diff(f, (2, 3), (1, 1))
+    assert shows(h.hessian[0][1].text, want, 13)
+
+
+def test_forward_mode_is_certified():
+    r = gradcli.evaluate("(1-cos(x))/x^2", {"x": "1e-8"}, mode="forward")
+    assert r.gradient["x"].text == "-8.333333333333e-10"
+
+
+# -- a property: every printed digit of value and gradient is right -----------------------------
+
+CANCELLING = st.sampled_from(["1e-8", "-1e-8", "1e8", "1.4142135623730951", "3.0000001",
+                              "1e-5"])
+CANCELLING_SOURCES = st.sampled_from([
+    "(1-cos(x))/x^2", "sqrt(x^2+1)-x", "(exp(x)-1)/x", "x^2-2", "log(x)-log(3)",
+    "sin(x)-x", "1/(1-cos(x))", "(x-3)^3", "exp(x)-1-x", "atan(x)-pi/2", "x*x*x-x^3",
+    "cosh(x)-1", "tanh(x)-x", "log1p(x)-x",
+])
+
+
+def check_digits(source: str, point: dict[str, str], digits: int = 13) -> None:
+    try:
+        r = gradcli.evaluate(source, dict(point), digits=digits)
+    except gradcli.GradcliError as exc:  # outside a domain at the exact point, or undecidable
+        assert exc.exit_code in (1, 2) and "Traceback" not in str(exc)
+        return
+    value, gradient = truth(source, point)
+    for text, x in [(r.value.text, value)] + [(r.gradient[n].text, gradient[n]) for n in point]:
+        assert shows(text, x, digits), (source, point, text, mpmath.nstr(x, 30))
+
+
+@settings(max_examples=60)
+@given(CANCELLING_SOURCES, CANCELLING)
+def test_every_printed_digit_is_right_at_cancelling_points(source, x):
+    check_digits(source, {"x": x})
+
+
+@settings(max_examples=60)
+@given(cases(max_statements=2, max_depth=3))
+def test_every_printed_digit_is_right_on_generated_programs(case):
+    source = to_source(case.program)
+    read = gradcli.compile(source).inputs
+    check_digits(source, {name: repr(float(v)) for name, v in case.point.items() if name in read})
