@@ -106,6 +106,8 @@ def _constant(graph: Graph, slot: int) -> Real:
     except (ValueError, ZeroDivisionError):
         # float64 folded it (a double such as pi - 5441592653589793 is an integer); the exact
         # number is outside the domain
+        if isinstance(recipe, str):
+            raise InputError(f"the number {recipe} cannot be read exactly") from None
         name = recipe[0]
         raise DomainError(f"the constant {_recipe_text(recipe)} is, exactly, outside the "
                           f"domain of {name} ({TABLE[name].domain})",
