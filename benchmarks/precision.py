@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -24,13 +25,12 @@ GRADCLI = shutil.which("gradcli", path=os.path.dirname(sys.executable)) or "grad
 
 
 def cpu(args: list[str]) -> float:
-    """CPU seconds of one run of ``gradcli args``."""
-    before = os.times()
+    """CPU seconds of one run of ``gradcli args`` (getrusage: microseconds, not clock ticks)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([GRADCLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    check=True)
-    after = os.times()
-    return (after.children_user - before.children_user) + (after.children_system
-                                                           - before.children_system)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
