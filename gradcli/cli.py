@@ -439,7 +439,7 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
     name, missing value, outside a domain).
     """
-    from .api import compile, evaluate_forward, evaluate_graph, select_outputs
+    from .api import compile, select_outputs
     from .points import merge_points
 
     if expression == "-" and points_path == "-":
@@ -450,77 +450,169 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     point = merge_points(list(at))
     graph = select_outputs(compile(source), of)
     _warn_unread(point, graph)
+    ctx = click.get_current_context()
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
+    facts = _facts(ctx.params, given)
     if points_path is not None or grid:
-        used = [name for name, on in (("--seed", seed != 1.0), ("--mode", mode),
-                                      ("--direction", direction), ("--trace", trace),
-                                      ("--export", export_path), ("--standalone", standalone),
-                                      ("--check", check_),
-                                      ("--expect", expect)) if on]
-        ctx = click.get_current_context()
-        used += [flag for flag, name in (("--digits", "digits"), ("--max-rows", "max_rows"))
-                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        _refuse("batch", facts, many="--points" if points_path is not None else "--grid")
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
-                           scheduler, used, of)
-    for name, value in (("-o", output_path), ("--scheduler", scheduler)):
-        if value is not None:
-            raise InputError(f"{name} goes with --points or --grid")
-    if engine != "numpy":
-        raise InputError("--engine goes with --points", hint="add --points FILE")
-    if direction is not None and mode == "reverse":
-        raise InputError("--direction is a forward-mode option",
-                         hint="drop --mode reverse: --direction implies --mode forward")
-    if direction is not None and wrt is not None:
-        raise InputError("--wrt and --direction cannot be combined",
-                         hint="--direction gives one directional derivative; drop --wrt")
-    if direction is not None and (check_ or expect):
-        raise InputError("--check and --expect compare a gradient, and --direction gives none",
-                         hint="drop --direction to check the gradient (--mode forward works)")
+                           scheduler, of)
+    _refuse("point", facts)
     if (isinstance(seed, dict) and of is None and not set(seed) <= set(graph.output_names)
             and set(seed) <= set(graph.names) | set(graph.output_names)):
         graph = select_outputs(graph, list(seed))  # --seed u=1,v=2 weighs u and v: as --of u,v
     if isinstance(seed, dict):
         seed = _one_seed(seed, graph) if graph.n_outputs == 1 else seed
     if graph.n_outputs > 1 or isinstance(seed, dict):
-        if _latex_export(export_path, standalone):
-            raise InputError("--export FILE.tex writes the tables of one output",
-                             hint="pick one with --of, or export .svg, .html or .txt")
+        _latex_export(export_path, standalone)
+        names = graph.output_names + graph.output_names  # a weight per output, in the hint
+        _refuse("outputs", _facts({**ctx.params, "seed": seed}, given), seed=seed,
+                n=graph.n_outputs, names=", ".join(graph.output_names), first=names[0],
+                second=names[1])
         _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace,
                       max_rows, export_path, check_, expect, rtol, atol, width, ascii_, strict)
         return
+    _eval_point(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
+                export_path, standalone, check_, expect, rtol, atol, width, ascii_, strict)
+
+
+# -- eval's modes: one point, several outputs, many points; which options go with which ------------
+# Declared once: every option that goes with some modes only (in the order they are checked), and
+# every combination that does not go together in a mode. A fact is an option as given ("--seed")
+# or a reading of one ("--mode reverse"); the messages name the option and what would fix it.
+_ONE = ("point", "outputs")
+_DETAILS = "{flag} gives one point's details; it does not go with {many}"
+_SHAPES = "{flag} shapes the tables of one point; it does not go with {many}"
+_IN_FULL = ("{many} writes every number in full (the shortest text that reads back to the same "
+            "double) and every row")
+EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
+    ("--seed", _ONE, _DETAILS, None),
+    ("--mode", _ONE, _DETAILS, None),
+    ("--direction", _ONE, _DETAILS, None),
+    ("--trace", _ONE, _DETAILS, None),
+    ("--export", _ONE, _DETAILS, None),
+    ("--standalone", _ONE, _DETAILS, None),
+    ("--check", _ONE, _DETAILS, None),
+    ("--expect", _ONE, _DETAILS, None),
+    ("--digits", _ONE, _SHAPES, _IN_FULL),
+    ("--max-rows", _ONE, _SHAPES, _IN_FULL),
+    ("-o", ("batch",), "{flag} goes with --points or --grid", None),
+    ("--scheduler", ("batch",), "{flag} goes with --points or --grid", None),
+    ("--engine", ("batch",), "{flag} goes with --points", "add --points FILE"),
+    ("--export FILE.tex", ("point",), "--export FILE.tex writes the tables of one output",
+     "pick one with --of, or export .svg, .html or .txt"),
+)
+EVAL_CONFLICTS = (  # (modes, facts that do not go together there, message, hint)
+    (("batch",), ("--points", "--grid"), "give --points or --grid, not both", None),
+    (("batch",), ("--engine dask", "no --points"), "--engine dask reads --points FILE",
+     "write the grid to a file"),
+    (("batch",), ("--scheduler", "no --engine dask"), "--scheduler goes with --engine dask", None),
+    (_ONE, ("--direction", "--mode reverse"), "--direction is a forward-mode option",
+     "drop --mode reverse: --direction implies --mode forward"),
+    (_ONE, ("--direction", "--wrt"), "--wrt and --direction cannot be combined",
+     "--direction gives one directional derivative; drop --wrt"),
+    (_ONE, ("--direction", "--check or --expect"),
+     "--check and --expect compare a gradient, and --direction gives none",
+     "drop --direction to check the gradient (--mode forward works)"),
+    (("outputs",), ("--seed WEIGHT",),
+     "--seed {seed:g} is the adjoint of one output, and the program has {n} ({names})",
+     "give a weight per output: --seed {first}=1,{second}=2"),
+    (("outputs",), ("--seed NAME=WEIGHT", "--direction or --mode forward"),
+     "--seed NAME=WEIGHT gives a vector-Jacobian product, by one reverse sweep",
+     "drop --direction and --mode forward"),
+    (("outputs",), ("--seed NAME=WEIGHT", "--check or --expect"),
+     "--check and --expect compare the Jacobian's entries, and --seed NAME=WEIGHT gives only "
+     "their weighted sum", "drop --seed to check the Jacobian"),
+)
+
+
+def _facts(options: dict, given: set[str]) -> set[str]:
+    """The facts of :data:`EVAL_OPTIONS` and :data:`EVAL_CONFLICTS` that hold for eval's
+    ``options`` (its parameters by name; ``given``: those given on the command line)."""
+    seed, mode, direction, export_path, engine = (options[name] for name in (
+        "seed", "mode", "direction", "export_path", "engine"))
+    check_, expect, grid = options["check_"], options["expect"], options["grid"]
+    cotangent = isinstance(seed, dict)
+    facts = {
+        "--seed": cotangent or seed != 1.0, "--mode": mode is not None,
+        "--direction": direction is not None, "--trace": options["trace"],
+        "--export": bool(export_path), "--standalone": options["standalone"], "--check": check_,
+        "--expect": bool(expect), "--digits": "digits" in given, "--max-rows": "max_rows" in given,
+        "-o": options["output_path"] is not None, "--scheduler": options["scheduler"] is not None,
+        "--engine": engine != "numpy",
+        "--export FILE.tex": bool(export_path) and export_path.lower().endswith(".tex"),
+        "--points": options["points_path"] is not None,
+        "no --points": options["points_path"] is None,
+        "--grid": bool(grid), "--engine dask": engine == "dask",
+        "no --engine dask": engine != "dask", "--mode reverse": mode == "reverse",
+        "--wrt": options["wrt"] is not None, "--check or --expect": check_ or bool(expect),
+        "--seed WEIGHT": not cotangent and seed != 1.0, "--seed NAME=WEIGHT": cotangent,
+        "--direction or --mode forward": direction is not None or mode == "forward",
+    }
+    return {name for name, holds in facts.items() if holds}
+
+
+def _refuse(mode: str, facts: set[str], **words) -> None:
+    """An InputError for the first option given that does not go with ``mode``, or the first
+    combination that does not go together in it (the tables above)."""
+    for flag, modes, message, hint in EVAL_OPTIONS:
+        if flag in facts and mode not in modes:
+            raise InputError(message.format(flag=flag, **words),
+                             hint=hint and hint.format(flag=flag, **words))
+    for modes, together, message, hint in EVAL_CONFLICTS:
+        if mode in modes and all(fact in facts for fact in together):
+            raise InputError(message.format(**words), hint=hint and hint.format(**words))
+
+
+def _eval_point(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
+                export_path, standalone, check_, expect, rtol, atol, width, ascii_,
+                strict) -> None:
+    """eval of one output at one point: the value and the gradient (or a directional
+    derivative), with --trace, --check, --expect, --export."""
+    from .api import evaluate_forward, evaluate_graph
     if mode == "forward" or direction is not None:
         result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed)
     else:
         result = evaluate_graph(graph, point, wrt=wrt, seed=seed)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
     tex = _latex_export(export_path, standalone)
-    json_export = bool(export_path) and not tex and (as_json or
-                                                     export_path.lower().endswith(".json"))
-    if export_path and not tex:
-        _check_export_suffix(export_path, as_json)
-    screen = _screen(width, ascii_)
-    if as_json or json_export:
+    saved = None if tex else export_path
+    data = None
+    if as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if trace else None, report)
-    blocks = [] if as_json else _blocks(result, digits, max_rows, trace, report)
-    if as_json:
-        screen.json(data)
-    elif len(blocks) == 1:  # the value and the gradient: short lines, nothing to lay out
-        screen.echo(blocks[0])
-    else:
-        screen.show(*blocks)
-    if json_export:
-        from .views.screen import save_json
-        save_json(data, export_path)
-    elif export_path and not tex:
-        from .views.screen import export
-        export(blocks or _blocks(result, digits, max_rows, trace, report), export_path, width,
-               ascii_)
+    _emit(lambda: _blocks(result, digits, max_rows, trace, report), data, as_json, saved,
+          width, ascii_)
     if tex:
         from .views.latex import eval_export
         from .views.screen import write_text
         write_text(export_path, eval_export(result, digits, trace, report, standalone))
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _emit(blocks, data, as_json: bool, export_path, width, ascii_) -> None:
+    """What every eval of a point does last: print the blocks (``blocks()`` makes them) or the
+    JSON ``data``, and save ``export_path``: JSON with --json or a .json name, else the blocks
+    as .txt, .svg or .html."""
+    json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
+    if export_path:
+        _check_export_suffix(export_path, as_json)
+    shown = blocks() if not as_json or (export_path and not json_export) else []
+    screen = _screen(width, ascii_)
+    if as_json:
+        screen.json(data)
+    elif len(shown) == 1:  # the value and the gradient: short lines, nothing to lay out
+        screen.echo(shown[0])
+    else:
+        screen.show(*shown)
+    if json_export:
+        from .views.screen import save_json
+        save_json(data, export_path)
+    elif export_path:
+        from .views.screen import export
+        export(shown, export_path, width, ascii_)
 
 
 def _one_seed(seed: dict, graph) -> float:
@@ -540,24 +632,11 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     or --direction), printed as text and tables or as JSON."""
     from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
     from .views.text import jvp_text, mode_line, values_text, vjp_text
-    cotangent = seed if isinstance(seed, dict) else None
-    if cotangent is None and seed != 1.0:
-        raise InputError(f"--seed {seed:g} is the adjoint of one output, and the program has "
-                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
-                         hint=f"give a weight per output: --seed {graph.output_names[0]}=1,"
-                              f"{graph.output_names[1]}=2")
-    if cotangent is not None and (direction is not None or mode == "forward"):
-        raise InputError("--seed NAME=WEIGHT gives a vector-Jacobian product, by one reverse sweep",
-                         hint="drop --direction and --mode forward")
-    if cotangent is not None and (check_ or expect):
-        raise InputError("--check and --expect compare the Jacobian's entries, and --seed "
-                         "NAME=WEIGHT gives only their weighted sum",
-                         hint="drop --seed to check the Jacobian")
     if direction is not None:
         _warn_unread(direction, graph, "--direction: ")
         result = evaluate_jvp(graph, point, direction)
-    elif cotangent is not None:
-        result = evaluate_vjp(graph, point, cotangent, wrt=wrt)
+    elif isinstance(seed, dict):
+        result = evaluate_vjp(graph, point, seed, wrt=wrt)
     else:
         result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto")
     report = None
@@ -565,35 +644,19 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         from .check import entry_values, parse_expectations
         expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
         report = result.check(rtol, atol, expected, strict)
-    json_export = bool(export_path) and (as_json or export_path.lower().endswith(".json"))
-    if export_path:
-        _check_export_suffix(export_path, as_json)
-    is_jacobian = result.kind == "jacobian"
-    screen = _screen(width, ascii_)
-    if as_json or json_export:
+    data = None
+    if as_json or (export_path and export_path.lower().endswith(".json")):
         from .views.json import jacobian_json
         data = jacobian_json(result, result.trace if trace else None, report)
-    if is_jacobian:
+    if result.kind == "jacobian":
         summary = values_text(result.values, digits) + "\n" + mode_line(
             result.mode, len(result.outputs), len(result.inputs), result.auto)
     elif result.kind == "vjp":
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
         summary = jvp_text(result.values, result.product, result.weights, digits)
-    blocks = [] if as_json and not export_path else _output_blocks(result, summary, digits,
-                                                                   max_rows, trace, report)
-    if as_json:
-        screen.json(data)
-    elif len(blocks) == 1:
-        screen.echo(blocks[0])
-    else:
-        screen.show(*blocks)
-    if json_export:
-        from .views.screen import save_json
-        save_json(data, export_path)
-    elif export_path:
-        from .views.screen import export
-        export(blocks, export_path, width, ascii_)
+    _emit(lambda: _output_blocks(result, summary, digits, max_rows, trace, report), data,
+          as_json, export_path, width, ascii_)
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
@@ -617,30 +680,17 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 
 
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
-                used, of=None) -> None:
+                of=None) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
     from .batchio import grid_rows, read_points, run_batch, run_dask
     from .points import parse_grid
     if output_path == "-":  # the shell's name for standard output, where the rows go anyway
         output_path = None
-    many = '--points' if points_path is not None else '--grid'
-    if used and used[0] in ("--digits", "--max-rows"):
-        raise InputError(f"{used[0]} shapes the tables of one point; it does not go with {many}",
-                         hint=f"{many} writes every number in full (the shortest text that "
-                              "reads back to the same double) and every row")
-    if used:
-        raise InputError(f"{used[0]} gives one point's details; it does not go with {many}")
-    if points_path is not None and grid:
-        raise InputError("give --points or --grid, not both")
     if engine == "dask":
-        if points_path is None:
-            raise InputError("--engine dask reads --points FILE", hint="write the grid to a file")
         summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
                            scheduler=scheduler, of=of)
     else:
-        if scheduler is not None:
-            raise InputError("--scheduler goes with --engine dask")
         ranges = {}
         for text in grid:
             for name, value in parse_grid(text).items():

@@ -238,14 +238,14 @@ def test_sin_and_cos_of_one_column_computed_once_equal_the_closed_form():
     assert r.n_failed == 0
 
 
-@pytest.mark.parametrize("name", sorted(batch.PROPAGATES))
+@pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.propagates))
 def test_propagating_primitives_never_turn_inf_or_nan_into_a_finite_value(name):
     # what the quick check relies on: a non-finite value read in these arguments shows again
     others = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-300, 1e300, -1e300, np.inf, -np.inf, np.nan]
     arity = TABLE[name].arity
     f = getattr(NUMPY, name)
     with np.errstate(all="ignore"):
-        for i in batch.PROPAGATES[name]:
+        for i in TABLE[name].propagates:
             for bad in (np.inf, -np.inf, np.nan):
                 if arity == 1:
                     values = f(np.array([bad]))
@@ -301,3 +301,21 @@ def test_an_exception_in_a_block_on_the_pool_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(batch, "_evaluate_block", real)
     r = evaluate_columns(compile("log(x)"), {"x": x}, block_rows=256, threads=2)
     assert np.array_equal(r.values, np.log(x))  # the pool still serves
+
+
+def test_the_single_point_tangent_sweep_runs_on_columns():
+    # one tangent sweep for points and columns: each row's directional derivative is the
+    # gradient's dot product with the direction, as the reverse sweep computes it
+    from gradcli.engine.batch import block_namespace, forward_block
+    from gradcli.engine.tangent import local_partials, tangent_sweep
+    graph = compile("log(x)*y^2 + sin(x*y) - x/y")
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(0.5, 3.0, 300), rng.uniform(0.5, 3.0, 300)
+    dx, dy = rng.uniform(-1, 1, 300), rng.uniform(-1, 1, 300)
+    m = block_namespace()
+    slots = forward_block(graph, [x, y], m)
+    with np.errstate(all="ignore"):
+        tangents = tangent_sweep(graph, local_partials(graph, slots, m), [dx, dy])
+    gradient = evaluate_columns(graph, {"x": x, "y": y}).gradient
+    expected = gradient["x"] * dx + gradient["y"] * dy
+    assert tangents[graph.output] == pytest.approx(expected, rel=1e-12, abs=1e-12)

@@ -163,3 +163,47 @@ def test_expression_starting_with_minus_is_not_an_option(run):
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["gradient"] == {"x": -6.0}
     assert run("eval", "x", "--at", "x=1", "--jsn").exit_code == 2  # a typo is still an error
+
+
+# -- eval's table of which options go with which mode: each entry's message, from the table -------
+
+from gradcli.cli import EVAL_CONFLICTS, EVAL_OPTIONS  # noqa: E402
+
+MODE_ARGS = {  # a call of each mode of eval
+    "point": ["eval", "x*y", "--at", "x=1,y=2"],
+    "outputs": ["eval", "x*y; x+y", "--at", "x=1,y=2"],
+    "batch": ["eval", "x*y", "--grid", "x=0:1:2", "--at", "y=1"],
+}
+OPTION_ARGS = {
+    "--seed": ["--seed", "2"], "--mode": ["--mode", "reverse"], "--direction": ["--direction", "x=1"],
+    "--trace": ["--trace"], "--export": ["--export", "t.txt"], "--standalone": ["--standalone"],
+    "--check": ["--check"], "--expect": ["--expect", "x=y"], "--digits": ["--digits", "3"],
+    "--max-rows": ["--max-rows", "3"], "-o": ["-o", "out.csv"],
+    "--scheduler": ["--scheduler", "tcp://127.0.0.1:1"], "--engine": ["--engine", "dask"],
+    "--export FILE.tex": ["--export", "t.tex"],
+}
+
+
+@pytest.mark.parametrize("flag, modes, message, hint", EVAL_OPTIONS,
+                         ids=[option[0] for option in EVAL_OPTIONS])
+def test_an_option_outside_its_modes_is_refused_with_the_tables_message(
+        run, reported, tmp_path, monkeypatch, flag, modes, message, hint):
+    monkeypatch.chdir(tmp_path)
+    # a reading of an option (--export FILE.tex) is refused as itself where the option goes
+    option = next(o for o in EVAL_OPTIONS if o[0] == flag.split()[0])
+    tried = sorted((set(MODE_ARGS) if option[0] == flag else set(option[1])) - set(modes))
+    assert tried
+    for mode in tried:
+        result = run(*MODE_ARGS[mode], *OPTION_ARGS[flag])
+        expected = message.format(flag=flag, many="--grid")
+        reported(result, 2, [expected] + ([hint.format(many="--grid")] if hint else []))
+        assert not (tmp_path / "t.txt").exists() and not (tmp_path / "out.csv").exists()
+
+
+def test_every_option_of_the_table_is_an_option_of_eval():
+    names = {opt for p in main.commands["eval"].params for opt in p.opts}
+    for flag, *_ in EVAL_OPTIONS:
+        assert flag.split()[0] in names, flag
+    for _, together, *_ in EVAL_CONFLICTS:
+        for fact in together:
+            assert fact.removeprefix("no ").split()[0] in names, fact

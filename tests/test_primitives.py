@@ -109,3 +109,69 @@ def test_derivatives_keep_their_precision_in_the_tails(source, x, derivative):
         expected = float(derivative(mpmath.mpf(x)))
     got = evaluate(source, {"x": x}).gradient["x"]
     assert math.isclose(got, expected, rel_tol=1e-13, abs_tol=0), (got, expected)
+
+
+# -- the row's other columns: each fact checked against the primal, for every row that states it
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_each_argument_has_a_role(name):
+    prim = TABLE[name]
+    assert len(prim.roles) == prim.arity and all(prim.roles)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.parity))
+def test_parity_holds_exactly_in_floats(name):
+    # the symbolic form takes the sign out (sin(-y) is -sin(y)): exact, not to rounding
+    prim, sign = TABLE[name], {"odd": -1.0, "even": 1.0}[TABLE[name].parity]
+    for (a,) in in_domain_points(prim):
+        assert prim.primal(-a) == sign * prim.primal(a), (name, a)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.undoes))
+def test_a_row_undoes_the_function_it_names(name):
+    prim, inner = TABLE[name], TABLE[TABLE[name].undoes]
+    for (a,) in in_domain_points(inner):
+        assert prim.primal(inner.primal(a)) == pytest.approx(a, rel=1e-12, abs=1e-12), (name, a)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.form))
+def test_a_sum_or_product_form_computes_the_primal(name):
+    prim = TABLE[name]
+    kind, ks = prim.form
+    assert len(ks) == prim.arity
+    for args in in_domain_points(prim):
+        if kind == "sum":
+            expected = sum(k * a for k, a in zip(ks, args))
+        else:
+            expected = math.prod(a ** k for k, a in zip(ks, args))
+        assert prim.primal(*args) == pytest.approx(expected, rel=1e-15), (name, args)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.exact))
+def test_an_exact_primal_returns_one_of_a_few_exact_values(name):
+    # what lets the symbolic form fold it for any number: abs(-0.3) is 0.3, sign(x) one of -1, 0, 1
+    prim = TABLE[name]
+    for args in in_domain_points(prim):
+        y = prim.primal(*args)
+        assert y in {0.0, 1.0, -1.0} | {abs(a) for a in args} | set(args), (name, args, y)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_a_numpy_column_names_a_numpy_function_or_is_one(name):
+    numpy = TABLE[name].numpy
+    if isinstance(numpy, str):
+        np = pytest.importorskip("numpy")
+        assert callable(getattr(np, numpy)), (name, numpy)
+    else:
+        assert numpy is None or callable(numpy)
+
+
+def test_pow_rules_branch_through_the_namespace():
+    # m.where picks the guarded branch for floats as NumPy's where does for columns
+    by_base, by_exponent = TABLE["pow"].partials
+    assert by_base(FLOAT, 0.0, 0.0, 1.0) == 0.0  # b = 0: 0, not 0·0^(-1)
+    assert by_base(FLOAT, 2.0, 3.0, 8.0) == 12.0
+    assert by_exponent(FLOAT, 0.0, 2.0, 0.0) == 0.0  # a = 0 < b: 0, though ln 0 is not finite
+    assert by_exponent(FLOAT, 2.0, 3.0, 8.0) == 8.0 * math.log(2.0)
+    with pytest.raises(ValueError):
+        by_exponent(FLOAT, 0.0, 0.0, 1.0)  # 0^b at b = 0 is no derivative

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from types import SimpleNamespace
 from typing import Iterable, Mapping
 
@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import GradcliError, InputError, MissingInputError
 from .graph import Graph, describe_call, domain_error, overflow_error
+from .partials import local_partials
 from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
 from .trig import sincos
@@ -43,38 +44,7 @@ BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns
 BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big graphs, fewer rows
 
 
-# -- the NumPy namespace: every primitive's primal on arrays ------------------------------------
-# Each mirrors its scalar primal in the table (same branches, same IEEE operations), so that the
-# two engines agree to the last bit wherever NumPy and the C library compute the same function.
-
-def _sigmoid(x):
-    z = np.exp(-np.abs(x))  # exp(-x) for x >= 0, exp(x) below: never overflows
-    return np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
-
-
-def _softplus(x):
-    return np.log1p(np.exp(-np.abs(x))) + np.where(x > 0, x, 0.0)
-
-
-def _relu(x):
-    return np.where(x > 0, x, 0.0)
-
-
-def _sign(x):
-    return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))
-
-
-def _step(x):
-    return np.where(x > 0, 1.0, 0.0)
-
-
-def _min(a, b):
-    return np.where(b < a, b, a)  # Python's min: the first argument unless the second is smaller
-
-
-def _max(a, b):
-    return np.where(b > a, b, a)
-
+# -- the NumPy namespace: every primitive's primal on arrays, from its row's numpy column ---------
 
 def _elementwise(scalar):
     """A scalar primal applied row by row: for functions NumPy lacks (erf), bitwise the same."""
@@ -87,23 +57,19 @@ def _elementwise(scalar):
     return apply
 
 
-_NUMPY_PRIMALS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "neg": np.negative, "pow": np.power,
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
-    "log10": np.log10, "sqrt": np.sqrt, "cbrt": np.cbrt,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "atan2": np.arctan2, "hypot": np.hypot,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
-    "acosh": np.arccosh, "atanh": np.arctanh,
-    "sigmoid": _sigmoid, "softplus": _softplus, "relu": _relu,
-    "abs": np.abs, "min": _min, "max": _max, "sign": _sign, "step": _step,
-}
+def _on_columns(prim):
+    """The row's primal on NumPy columns: its NumPy function (by name, or written with NumPy's
+    functions), or the scalar primal row by row where it has none: a new row of the table
+    works in batches the moment it is added, only slower."""
+    if isinstance(prim.numpy, str):
+        return getattr(np, prim.numpy)
+    if prim.numpy is not None:
+        return partial(prim.numpy, np)
+    return _elementwise(prim.primal)
 
-# A primitive without a NumPy function here is computed by its scalar primal row by row: a new
-# row of the table works in batches the moment it is added, only slower.
-NUMPY = SimpleNamespace(**{name: _NUMPY_PRIMALS.get(name) or _elementwise(p.primal)
-                           for name, p in TABLE.items()}, **CONSTANTS)
+
+NUMPY = SimpleNamespace(**{name: _on_columns(p) for name, p in TABLE.items()}, **CONSTANTS,
+                        where=np.where)
 
 
 class _SinCos:
@@ -207,28 +173,16 @@ def as_columns(graph: Graph, columns: Mapping[str, object]) -> tuple[int, dict[s
 
 # -- the sweeps ---------------------------------------------------------------------------------
 
-# -- which slots the quick finiteness check reads --------------------------------------------
-# The arguments in which a primitive's NumPy primal is never finite when the argument is not (inf
-# or nan in, inf or nan out, whatever the other argument is): a non-finite value read only this
-# way shows again in a later node, so a block's quick check need not look at it. (Not here, e.g.:
-# exp(-inf) = 0, tanh, atan, sigmoid, min, max, pow(inf, 0) = 1, and div's divisor: 1/inf = 0.)
-PROPAGATES: dict[str, tuple[int, ...]] = {
-    "add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0,), "neg": (0,), "hypot": (0, 1),
-    "log": (0,), "log1p": (0,), "log2": (0,), "log10": (0,), "sqrt": (0,), "cbrt": (0,),
-    "sin": (0,), "cos": (0,), "tan": (0,), "asin": (0,), "acos": (0,),
-    "sinh": (0,), "cosh": (0,), "asinh": (0,), "acosh": (0,), "atanh": (0,), "abs": (0,),
-}
-
-
 def checked_slots(graph: Graph) -> list[int]:
     """The input and node slots whose finiteness says whether every slot of a row is finite:
-    the output, and every slot read by some node that does not propagate a non-finite value
-    (:data:`PROPAGATES`) or read by none."""
+    the output, and every slot read by some node that does not pass a non-finite value on (the
+    row's ``propagates``: a non-finite value read only that way shows again in a later node, so
+    a block's quick check need not look at it) or read by none."""
     n_const, base = graph.n_const, graph.base
     checked = bytearray(graph.n_slots)
     read = bytearray(graph.n_slots)
     for k, prim in enumerate(graph.ops):
-        keeps = PROPAGATES.get(prim.name, ())
+        keeps = prim.propagates
         for i, a in enumerate(graph.args(k)):
             read[a] = 1
             if i not in keeps:
@@ -371,19 +325,32 @@ def _times(g, local):
 
 def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = False,
                   m: SimpleNamespace | None = None, into: dict | None = None) -> list:
-    """Adjoints of the inputs (and constants) for one block, as the single-point reverse sweep
-    computes them (same visit order, same rules, same order of accumulation); None where nothing
-    flows. A node's adjoint is dropped once passed on; with ``free=True`` its value too (so
-    memory falls during the sweep, and ``slots`` is consumed). ``m``: the namespace the rules
-    compute with (the forward sweep's, so that the pairs it computed are reused). ``into``: slot
-    -> array where that slot's sums of contributions are written (the caller's output column,
-    saving a copy; a slot with one contribution still gets that contribution itself)."""
+    """Adjoints of the inputs (and constants) for one block, by the single-point engine's
+    sweep (:func:`~gradcli.engine.partials.local_partials`: same visit order, same rules, same
+    order of accumulation) on columns; None where nothing flows. A node's adjoint is dropped
+    once passed on; with ``free=True`` its value too (so memory falls during the sweep, and
+    ``slots`` is consumed). ``m``: the namespace the rules compute with (the forward sweep's, so
+    that the pairs it computed are reused). ``into``: slot -> array where that slot's sums of
+    contributions are written (the caller's output column, saving a copy; a slot with one
+    contribution still gets that contribution itself)."""
     m = m or block_namespace()
     into = into or {}
     adjoint: list = [None] * graph.n_slots
     adjoint[graph.output] = 1.0
+    passing = [None]  # the node whose adjoint is being passed on
 
-    def add(a: int, c) -> None:
+    def each(s: int, a: int, local) -> None:
+        if s != passing[0]:  # s's turn: the node before it has passed on all it had
+            done = passing[0]
+            if done is not None:
+                adjoint[done] = None
+                if free:
+                    slots[done] = None
+            passing[0] = s
+        g = adjoint[s]
+        if g is None:
+            return
+        c = _times(g, local)
         prev = adjoint[a]
         if prev is None:
             adjoint[a] = c
@@ -392,26 +359,11 @@ def reverse_block(graph: Graph, slots: list, order: list[int], free: bool = Fals
         else:
             adjoint[a] = prev + c
 
-    base, n_const = graph.base, graph.n_const
-    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-    for s in order:
-        g = adjoint[s]
-        if g is None:
-            continue
-        k = s - base
-        a, b, y = arg0[k], arg1[k], slots[s]
-        rules = ops[k].partials
-        if b < 0:
-            add(a, _times(g, rules[0](m, slots[a], y)))
-        else:
-            va, vb = slots[a], slots[b]
-            if a >= n_const:
-                add(a, _times(g, rules[0](m, va, vb, y)))
-            if b >= n_const:
-                add(b, _times(g, rules[1](m, va, vb, y)))
-        adjoint[s] = None
+    local_partials(graph, slots, m, slots=order, each=each)
+    if passing[0] is not None:
+        adjoint[passing[0]] = None
         if free:
-            slots[s] = None
+            slots[passing[0]] = None
     return adjoint
 
 
@@ -613,6 +565,6 @@ def _jacobian_block(graph, singles, orders, block, checked, offset, values_out, 
                 g[failed] = np.nan
 
 
-__all__ = ["BLOCK_ROWS", "NUMPY", "PROPAGATES", "BatchResult", "JacobianBatch", "as_columns",
+__all__ = ["BLOCK_ROWS", "NUMPY", "BatchResult", "JacobianBatch", "as_columns",
            "block_namespace", "checked_slots", "evaluate_columns", "forward_block",
            "jacobian_columns", "reverse_block"]

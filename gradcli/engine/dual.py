@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..errors import NumericalError
 from .graph import Graph
-from .primitives import CONSTANTS, FLOAT, TABLE, Primitive
+from .primitives import CONSTANTS, FLOAT, TABLE, Primitive, where
 from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
@@ -80,7 +80,7 @@ def lift(prim: Primitive) -> Callable:
     return dual
 
 
-DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS)
+DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where)
 _ADD, _SUB, _MUL, _DIV, _POW, _NEG = (getattr(DUAL, n) for n in ("add", "sub", "mul", "div",
                                                                   "pow", "neg"))
 

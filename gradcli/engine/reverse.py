@@ -34,19 +34,18 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
-            m=FLOAT, order: int = 1, partials: Partials | None = None, active=None,
-            cotangent=None) -> tuple[list, list[Contribution]]:
+            m=FLOAT, order: int = 1, active=None, cotangent=None) -> tuple[list, list[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
-    The local partials are :func:`~gradcli.engine.partials.local_partials` (pass ``partials``
-    when they are already known). ``m`` is the namespace the rules compute with: floats by
-    default; given dual numbers as ``values`` and their namespace (:mod:`gradcli.engine.dual`),
-    the sweep differentiates itself, and a rule that fails is a failed derivative of ``order`` 2
-    (the error says which). ``active`` (:meth:`Graph.active`) marks the slots whose adjoints are
-    wanted: a partial by any other argument is not computed (default: every slot that is not a
-    constant). ``cotangent`` (one adjoint per output, in order) seeds every output at once
-    instead: the inputs' adjoints are then the vector-Jacobian product ``cotangentᵀ·J``, in one
-    sweep.
+    The local partials are :func:`~gradcli.engine.partials.local_partials`'s, accumulated as
+    they are computed (the batch engine runs the same loop on columns). ``m`` is the namespace
+    the rules compute with: floats by default; given dual numbers as ``values`` and their
+    namespace (:mod:`gradcli.engine.dual`), the sweep differentiates itself, and a rule that
+    fails is a failed derivative of ``order`` 2 (the error says which). ``active``
+    (:meth:`Graph.active`) marks the slots whose adjoints are wanted: a partial by any other
+    argument is not computed (default: every slot that is not a constant). ``cotangent`` (one
+    adjoint per output, in order) seeds every output at once instead: the inputs' adjoints are
+    then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep.
     """
     adjoint = [0.0] * graph.n_slots
     if cotangent is None:
@@ -55,21 +54,17 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
         for slot, w in zip(graph.output_slots, cotangent):
             adjoint[slot] += w  # two outputs may be one node: their seeds add
     slots = graph.visit_order()
-    if not record and partials is None:  # the hot path: partials accumulated as computed
+    if not record:  # the hot path: partials accumulated as computed, in the loop itself
         local_partials(graph, values, m, order, slots, adjoint, active)
         return adjoint, []
-    if partials is None:
-        partials = local_partials(graph, values, m, order, slots, active=active)
-    first, second = partials
-    base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     records: list[Contribution] = []
-    for s in slots:  # each node passes its adjoint times the local partial to its arguments
-        k, g = s - base, adjoint[s]
-        for a, p in ((arg0[k], first[k]), (arg1[k], second[k])):
-            if p is not None:
-                adjoint[a] += g * p
-                if record:
-                    records.append(Contribution(s, a, g, p, g * p))
+
+    def each(s: int, a: int, local) -> None:  # each node passes its adjoint times the local
+        g = adjoint[s]  # partial to its arguments
+        adjoint[a] += g * local
+        records.append(Contribution(s, a, g, local, g * local))
+
+    local_partials(graph, values, m, order, slots, active=active, each=each)
     return adjoint, records
 
 

@@ -28,10 +28,12 @@ from .partials import Partials, local_partials  # noqa: F401 - re-exported
 def tangent_sweep(graph: Graph, partials: Partials, direction: Sequence[float]) -> list:
     """Tangents of every slot for the input tangents ``direction`` (graph order).
 
-    Constants have tangent 0; a node the output does not depend on has ``None``.
+    Constants have tangent 0; a node the output does not depend on has ``None``. The same sweep
+    runs on NumPy columns: partials of a block (the batch engine's namespace) and a column of
+    tangents per input give each node's tangent column.
     """
     base, n_const = graph.base, graph.n_const
-    tangent: list = [0.0] * n_const + [float(t) for t in direction] + [None] * len(graph.ops)
+    tangent: list = [0.0] * n_const + [t * 1.0 for t in direction] + [None] * len(graph.ops)
     first, second = partials
     arg0, arg1 = graph.arg0, graph.arg1
     for k in range(len(graph.ops)):

@@ -2,10 +2,10 @@
 
 The graph becomes one canonical expression (:mod:`gradcli.symbolic.expr`: flat sums and products,
 like terms and powers collected, equal subexpressions one node). A tangent sweep over its nodes
-builds each node's derivative: a catalogue function by the rule table's own rules, run on
-expressions (``m = SYMBOLIC``); a sum term by term; a product by the product rule, a power
-``b^e`` as ``e*b^(e-1)*b'`` (or ``b^e*(e'*log(b) + e*b'/b)`` when the exponent varies), which is
-the table's ``pow`` row written for a flat product. Every result is canonical as it is built, so
+builds each node's derivative by the rule table's own rules, run on expressions (``m =
+SYMBOLIC``): a catalogue function by its row; a sum term by term; a product by the ``mul`` row, a
+power ``b^e`` as ``e*b^(e-1)*b'`` by the ``pow`` row (or ``b^e*(e'*log(b) + e*b'/b)`` by the
+``mul`` and ``log`` rows when the exponent varies). Every result is canonical as built, so
 ``2*(3*x^2)`` never appears, and higher orders sweep the derivative again. Printing names every
 repeated subexpression worth a name, so the result is a small program, not an exponential tree:
 
@@ -30,13 +30,11 @@ from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..language.ast import Assign, Program, Var
 from ..language.printer import to_source
-from .expr import (ONE, Apply, Number, Sum, Symbol, add, apply, build_ast, children,
-                   fresh_context, local_derivatives, multiply, number, reachable, symbol)
+from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, build_ast,
+                   children, fresh_context, local_derivatives, multiply, number, reachable,
+                   symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
-
-_SUMS = {"add": (1, 1), "sub": (1, -1), "neg": (-1,)}  # the signs of each argument
-_PRODUCTS = {"mul": (1, 1), "div": (1, -1)}  # the exponents of each argument
 
 
 def graph_expression(graph: Graph):
@@ -57,8 +55,7 @@ def graph_expression(graph: Graph):
     family = [None] * graph.n_slots
     for k, prim in enumerate(ops):
         if live[k]:
-            family[base + k] = "sum" if prim.name in _SUMS else (
-                "product" if prim.name in _PRODUCTS else None)
+            family[base + k] = prim.form[0] if prim.form else None  # "sum", "product" or None
             uses[arg0[k]] += 1
             if arg1[k] >= 0:
                 uses[arg1[k]] += 1
@@ -71,10 +68,9 @@ def graph_expression(graph: Graph):
         kind = family[slot]
         if kind is None:
             values = [_built(expr, pending, a, family) for a in args]
-            expr[slot] = (multiply([(values[0], values[1])]) if prim.name == "pow"
-                          else apply(prim.name, tuple(values)))
+            expr[slot] = getattr(SYMBOLIC, prim.name)(*values).node  # the row, on expressions
             continue
-        signs = (_SUMS if kind == "sum" else _PRODUCTS)[prim.name]
+        signs = prim.form[1]  # each argument's sign in the sum, or power in the product
         # small-to-large: the longest pending argument is extended, the others copied into it
         parts = []
         for a, s in zip(args, signs):
@@ -138,23 +134,57 @@ def _apply_tangent(node, tangent: dict, one):
     return add(terms)
 
 
+_MUL, _POW, _LOG = TABLE["mul"], TABLE["pow"], TABLE["log"]
+
+
 def _product_tangent(node, tangent: dict, one):
-    """Product rule over a flat product; each power by the ``pow`` row's two partials."""
+    """A flat product's tangent, by the rows: the ``mul`` row's ∂(u·v)/∂u = v makes each
+    factor's tangent count times the other factors; a power ``b^e`` with a constant exponent by
+    the ``pow`` row's ∂/∂base; one whose exponent varies as ``exp(e·log b)`` (b > 0, which the
+    ``pow`` row's ∂/∂exponent needs anyway), by the ``mul`` and ``log`` rows:
+    ``b^e·(e'·log b + e·b'/b)``, the power once rather than in two terms."""
     factors, terms = node.factors, []
     for i, (b, e) in enumerate(factors):
         db, de = tangent.get(b.serial), tangent.get(e.serial)
         if db is None and de is None:
             continue
-        items = list(factors[:i]) + list(factors[i + 1:])
-        if de is None:  # e*b^(e-1)*b'
-            items += [(b, add([(e, ONE)], -ONE)), (e, one), (db, one)]
-        else:  # b^e*(e'*log(b) + e*b'/b): log(b) needs b > 0, which makes b'/b exact
-            inner = [(multiply([(de, one), (apply("log", (b,)), one)]), ONE)]
+        items = list(factors[:i]) + list(factors[i + 1:])  # ∂(this·others)/∂this = others
+        se, k = Sym(e), ONE
+        if de is None:  # ∂(b^e)/∂b · b'
+            k, local = _on_base(b, lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
+            items += local + [(db, one)]
+        else:  # b^e = exp(u) for u = e·log b, and exp' = exp: b^e·u', u' by the rows
+            log_b = SYMBOLIC.log(Sym(b))
+            by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
+            inner = [(multiply([(de, one), (by_e.node, one)]), ONE)]
             if db is not None:
-                inner.append((multiply([(e, one), (db, one), (b, number(-1))]), ONE))
+                c, by_b = _on_base(b, lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+                inner.append((multiply([(by_log.node, one)] + by_b + [(db, one)], c), ONE))
             items += [(b, e), (add(inner), one)]
-        terms.append((multiply(items, node.coeff), ONE))
+        terms.append((multiply(items, node.coeff * k), ONE))
     return add(terms) if terms else None
+
+
+def _on_base(b, rule) -> tuple[Fraction, list]:
+    """``rule(b)`` (a row's rule) as a coefficient and factors (base, exponent) to join a
+    product's one ``multiply``. The rule runs on a placeholder for the base, then the base comes
+    back: built on the base itself, ``2*(x + y)^1`` would be distributed to ``2*x + 2*y``, a new
+    sum instead of a factor of the product. (The rules run here, pow's ∂/∂base and log's, hold
+    the base only as a factor.)"""
+    placeholder = symbol(_PLACEHOLDER)
+    local = _node_of(rule(Sym(placeholder)))
+    if type(local) is Number:
+        return local.value, []
+    if type(local) is not Product:
+        return ONE, [(b if local is placeholder else local, number(ONE))]
+    return local.coeff, [(b if f is placeholder else f, x) for f, x in local.factors]
+
+
+_PLACEHOLDER = "·base"  # not a name the language can spell
+
+
+def _node_of(x):
+    return x.node if type(x) is Sym else number(x)
 
 
 def program(root, reserved=()) -> Program:

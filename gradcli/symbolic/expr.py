@@ -37,18 +37,11 @@ import zlib
 from contextlib import contextmanager
 from fractions import Fraction
 
-from ..engine.primitives import CONSTANTS, TABLE
+from ..engine.primitives import CONSTANTS, TABLE, where
 from ..errors import LimitError
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
-_FOLDABLE = {"sign", "step", "abs", "min", "max"}  # folded for any numeric argument: exact
-# f(-a) = -f(a) and f(-a) = f(a), exactly in floating point too: sin(-y) is -sin(y)
-_ODD = {"sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "erf", "cbrt", "sign"}
-_EVEN = {"cos", "cosh", "abs"}
-# f(g(a)) = a wherever g(a) is defined (exact up to rounding): cosh(acosh(a)) is a
-_INVERSE = {"sin": "asin", "cos": "acos", "tan": "atan", "sinh": "asinh", "cosh": "acosh",
-            "tanh": "atanh", "exp": "log", "log": "exp"}
 ZERO, ONE = Fraction(0), Fraction(1)
 
 
@@ -168,12 +161,12 @@ def apply(name: str, args: tuple) -> Node:
         if folded is not None:
             return number(folded)
     args = tuple(args)
-    inner = args[0]
-    if type(inner) is Apply and _INVERSE.get(name) == inner.name:
+    inner, row = args[0], TABLE[name]
+    if type(inner) is Apply and row.undoes == inner.name:  # cosh(acosh(a)) is a
         return inner.args[0]
-    if (name in _ODD or name in _EVEN) and _negative(args[0]):
+    if row.parity and _negative(args[0]):  # sin(-y) is -sin(y), cos(-y) is cos(y)
         inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
-        return inner if name in _EVEN else multiply([(inner, ONE_NODE())], -ONE)
+        return inner if row.parity == "even" else multiply([(inner, ONE_NODE())], -ONE)
 
     def init(n):
         n.name, n.args = name, args
@@ -194,13 +187,14 @@ def _negative(node) -> bool:
 
 
 def _fold_call(name: str, xs: list[float]) -> float | None:
+    row = TABLE[name]
     try:
-        v = TABLE[name].primal(*xs)
+        v = row.primal(*xs)
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     if not math.isfinite(v):
         return None
-    if name in _FOLDABLE:
+    if row.exact:  # folded for any numeric argument
         return v
     if not v.is_integer() or abs(v) > 1e6:
         return None
@@ -479,7 +473,15 @@ def negate(a):
 
 
 def _function(name):
-    return lambda *args: Sym(apply(name, tuple(_node(a) for a in args)))
+    """The row as a builder of canonical nodes: a sum or product form (``sub``: ``a - b``) as
+    one, any other function as its application."""
+    form = TABLE[name].form
+    if form is None:
+        return lambda *args: Sym(apply(name, tuple(_node(a) for a in args)))
+    kind, ks = form
+    if kind == "sum":
+        return lambda *args: Sym(add([(_node(a), Fraction(k)) for a, k in zip(args, ks)]))
+    return lambda *args: Sym(multiply([(_node(a), number(k)) for a, k in zip(args, ks)]))
 
 
 class _Namespace:
@@ -489,6 +491,7 @@ class _Namespace:
         for name in TABLE:
             setattr(self, name, _function(name))
         self.pow = lambda a, b: Sym(multiply([(_node(a), _node(b))]))
+        self.where = where  # a rule's conditions are Python bools here: an expression is never 0
 
     def __getattr__(self, name):  # pi and e: symbols of the current context
         if name in CONSTANTS:
@@ -654,11 +657,7 @@ def rule_text(name: str) -> list[str]:
 
 def _primal_sym(prim, args: list) -> Sym:
     """The primitive applied to symbolic arguments, as the expression it builds."""
-    ops = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-           "div": lambda a, b: a / b, "pow": lambda a, b: a ** b, "neg": lambda a: -a}
-    if prim.name in ops:
-        return ops[prim.name](*args)
-    return Sym(apply(prim.name, tuple(a.node for a in args)))
+    return getattr(SYMBOLIC, prim.name)(*args)
 
 
 def local_derivatives(prim, args: list) -> list:

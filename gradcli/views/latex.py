@@ -9,13 +9,10 @@ compilable document (``--standalone``).
 from __future__ import annotations
 
 from ..engine.graph import format_constant
+from ..engine.primitives import lookup
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 
-# Functions LaTeX knows by name; the others are \operatorname{...}.
-_KNOWN = {"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "arcsin", "arccos",
-          "arctan", "min", "max"}
-_RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log"}
 _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
           "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
           "omega"}
@@ -75,8 +72,10 @@ def _precedence(node) -> int:
 
 
 def _function(fn: str) -> str:
-    fn = _RENAMED.get(fn, fn)
-    return "\\" + fn if fn in _KNOWN else r"\operatorname{" + text(fn) + "}"
+    """The row's LaTeX command (``asin`` and ``arcsin`` are ``\\arcsin``), or the name as
+    written in ``\\operatorname``."""
+    row = lookup(fn)
+    return row.latex if row is not None and row.latex else r"\operatorname{" + text(fn) + "}"
 
 
 def expression(node) -> str:
