@@ -19,6 +19,8 @@ def in_domain_points(prim):
     for args in itertools.product(CANDIDATES, repeat=prim.arity):
         if prim.arity == 2 and abs(args[0] - args[1]) < 1e-9:
             continue  # ties of min/max are kinks
+        if prim.kink is not None and prim.kink(*args) == 0:
+            continue  # on a kink or a jump (round at 2.5)
         try:
             y = prim.primal(*args)
             for k in range(prim.arity):  # the rule must be defined too

@@ -76,14 +76,21 @@ def _max(a, b):
     return np.where(b > a, b, a)
 
 
-def _elementwise(scalar):
-    """A scalar primal applied row by row: for functions NumPy lacks (erf), bitwise the same."""
-    ufunc = np.frompyfunc(scalar, 1, 1)
+def _elementwise(scalar, arity: int = 1):
+    """A scalar primal applied row by row: for functions NumPy lacks (erf, gamma), bitwise the
+    same. A row outside the domain is NaN, as NumPy's own functions give (the failure mask
+    finds it and the single-point engine words its message)."""
+    def safe(*xs):
+        try:
+            return scalar(*xs)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return math.nan
+    ufunc = np.frompyfunc(safe, arity, 1)
 
-    def apply(x):
-        if np.ndim(x) == 0:
-            return scalar(float(x))
-        return ufunc(x).astype(np.float64)
+    def apply(*xs):
+        if all(np.ndim(x) == 0 for x in xs):
+            return safe(*map(float, xs))
+        return ufunc(*xs).astype(np.float64)
     return apply
 
 
@@ -98,11 +105,15 @@ _NUMPY_PRIMALS = {
     "acosh": np.arccosh, "atanh": np.arctanh,
     "sigmoid": _sigmoid, "softplus": _softplus, "relu": _relu,
     "abs": np.abs, "min": _min, "max": _max, "sign": _sign, "step": _step,
+    "sec": lambda a: 1 / np.cos(a), "csc": lambda a: 1 / np.sin(a),
+    "cot": lambda a: 1 / np.tan(a), "exp2": np.exp2,
+    "log_base": lambda a, b: np.log(a) / np.log(b),
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint,
 }
 
 # A primitive without a NumPy function here is computed by its scalar primal row by row: a new
 # row of the table works in batches the moment it is added, only slower.
-NUMPY = SimpleNamespace(**{name: _NUMPY_PRIMALS.get(name) or _elementwise(p.primal)
+NUMPY = SimpleNamespace(**{name: _NUMPY_PRIMALS.get(name) or _elementwise(p.primal, p.arity)
                            for name, p in TABLE.items()}, **CONSTANTS)
 
 

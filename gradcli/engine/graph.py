@@ -32,7 +32,8 @@ from ..limits import NODES_VARIABLE, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
-from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
+from .primitives import (BINARY_OPERATORS, CONSTANTS, OVERLOADS, TABLE, Primitive, function_names,
+                         lookup)
 
 
 _NEG = TABLE["neg"]
@@ -410,13 +411,16 @@ class _Builder:
 
 def _check_call(node: Call) -> Primitive:
     """The primitive ``node`` calls, after checking its name and its number of arguments."""
-    prim = lookup(node.name)
+    prim = lookup(node.name, len(node.args))
     if prim is None:
         raise NameLookupError(f"unknown function {node.name}", node.name_span,
                               hint=_suggest(node.name) or "`gradcli functions` lists them all")
     if len(node.args) != prim.arity:
-        want = "1 argument" if prim.arity == 1 else f"{prim.arity} arguments"
-        raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span)
+        counts = sorted({prim.arity} | {n for (name, n) in OVERLOADS if name == node.name})
+        want = " or ".join(map(str, counts)) + (" argument" if counts == [1] else " arguments")
+        forms = [f"{node.name}({', '.join('ab'[:n])})" for n in counts]
+        raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span,
+                              hint=f"write {' or '.join(forms)}" if len(counts) > 1 else None)
     return prim
 
 

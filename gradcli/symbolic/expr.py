@@ -42,10 +42,11 @@ from ..errors import LimitError
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
-_FOLDABLE = {"sign", "step", "abs", "min", "max"}  # folded for any numeric argument: exact
+_FOLDABLE = {"sign", "step", "abs", "min", "max", "floor", "ceil", "trunc", "round"}  # folded for any numeric argument: exact
 # f(-a) = -f(a) and f(-a) = f(a), exactly in floating point too: sin(-y) is -sin(y)
-_ODD = {"sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "erf", "cbrt", "sign"}
-_EVEN = {"cos", "cosh", "abs"}
+_ODD = {"sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "erf", "cbrt", "sign",
+        "csc", "cot", "trunc", "round"}
+_EVEN = {"cos", "cosh", "abs", "sec", "sinc"}
 # f(g(a)) = a wherever g(a) is defined (exact up to rounding): cosh(acosh(a)) is a
 _INVERSE = {"sin": "asin", "cos": "acos", "tan": "atan", "sinh": "asinh", "cosh": "acosh",
             "tanh": "atanh", "exp": "log", "log": "exp"}
@@ -649,7 +650,13 @@ def rule_text(name: str) -> list[str]:
     with fresh_context():
         args = [Sym(symbol("a")), Sym(symbol("b"))][:prim.arity]
         ans = _primal_sym(prim, args)
-        return [text(_node(rule(SYMBOLIC, *args, ans))) for rule in prim.partials]
+        texts = []
+        for rule in prim.partials:
+            try:
+                texts.append(text(_node(rule(SYMBOLIC, *args, ans))))
+            except LimitError:  # a rule with no formula (trigamma's): its note says so
+                texts.append("(computed numerically)")
+        return texts
 
 
 def _primal_sym(prim, args: list) -> Sym:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from ..engine.graph import format_constant
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
+from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, walk
 
 # Functions LaTeX knows by name; the others are \operatorname{...}.
 _KNOWN = {"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "arcsin", "arccos",
-          "arctan", "min", "max"}
+          "arctan", "min", "max", "sec", "csc", "cot"}
 _RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log"}
 _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
           "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
@@ -26,8 +27,6 @@ _UNICODE_GREEK = {chr(0x3B1 + i): name for i, name in enumerate(
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
             "^": r"\textasciicircum{}"}
-
-_SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
 
 
 def text(s: str) -> str:
@@ -62,73 +61,100 @@ def number(value: float) -> str:
     return t
 
 
-def _precedence(node) -> int:
-    t = type(node)
-    if t is Binary:
-        return {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _ATOM, "^": _POWER}[node.op]
-    if t is Unary or (t is Num and node.value < 0):
-        return _UNARY
-    if t is Binary and node.op == "/" and (type(node.left) is Unary or (
-            type(node.left) is Num and node.left.value < 0)):
-        return _UNARY  # printed with a leading minus
-    return _ATOM
-
-
 def _function(fn: str) -> str:
     fn = _RENAMED.get(fn, fn)
     return "\\" + fn if fn in _KNOWN else r"\operatorname{" + text(fn) + "}"
 
 
+def _signed(node) -> bool:
+    """Whether ``node`` is written with a leading sign (``-y``, ``-2``, ``-\\frac{6}{y}``,
+    ``-a \\, b``): after an operator it is grouped, so ``x - (-y)`` never reads ``x - -y``."""
+    while type(node) is Binary and node.op in "*^":
+        node = node.left
+    if type(node) is Binary and node.op == "/":
+        node = node.left
+    return type(node) is Unary or (type(node) is Num and str(node.value).startswith("-"))
+
+
+class LatexSpelling(Spelling):
+    """The source walker's grouping with LaTeX's spelling: ``\\frac`` for division (it
+    groups its parts itself, so it binds like a power, or like a unary minus when its numerator
+    carries one), ``{a}^{b}``, ``\\,`` or ``\\cdot`` for products, named functions."""
+
+    open, close = r"\left(", r"\right)"
+
+    def number(self, value: float) -> str:
+        return number(value)
+
+    def name(self, s: str) -> str:
+        return name(s)
+
+    def precedence(self, node) -> int:
+        if type(node) is Binary and node.op == "/":
+            return _UNARY if _signed(node.left) else _POWER
+        if type(node) is Call and node.name == "exp2":
+            return _POWER
+        return super().precedence(node)
+
+    def pieces(self, expr) -> list:
+        pieces = super().pieces(expr)
+        if type(expr) is Unary or (type(expr) is Binary and expr.op in "+-*"):
+            # an operand after an operator, with a sign of its own: grouped
+            pieces = [(p[0], _ATOM) if type(p) is tuple and _signed(p[0]) and i else p
+                      for i, p in enumerate(pieces)]
+            if type(expr) is Unary and _signed(expr.operand):
+                pieces[1] = (expr.operand, _ATOM)
+        return pieces
+
+    def binary(self, expr) -> list:
+        op = expr.op
+        if op == "/":
+            top, sign = expr.left, ""
+            if type(top) is Num and str(top.value).startswith("-"):  # -\frac{6}{x}
+                top, sign = Num(-top.value), "-"
+            elif type(top) is Unary:
+                top, sign = top.operand, top.op
+            return [sign + r"\frac{", (top, 0), "}{", (expr.right, 0), "}"]
+        if op == "^":
+            return ["{", (expr.left, _ATOM), "}^{", (expr.right, 0), "}"]
+        if op == "*":
+            # a number after anything is set off with \cdot; otherwise a thin space
+            joint = r" \cdot " if _starts_with_number(expr.right) else r" \, "
+            return [(expr.left, _PRODUCT), joint, (expr.right, _UNARY)]
+        return [(expr.left, _SUM), f" {op} ", (expr.right, _PRODUCT)]
+
+    def call(self, expr) -> list:
+        fn, args = _OVERLOADED.get((expr.name, len(expr.args)), expr.name), expr.args
+        fn = _RENAMED.get(fn, fn)
+        shape = _SHAPES.get(fn)
+        if shape is not None:
+            return list(shape(*[(a, 0) for a in args]))
+        return [_function(fn), r"\left(", *self.arguments(args), r"\right)"]
+
+
+_OVERLOADED = {("log", 2): "log_base", ("ln", 2): "log_base"}
+# Functions with a notation of their own; the argument pieces go where they are written.
+_SHAPES = {
+    "sqrt": lambda a: [r"\sqrt{", a, "}"],
+    "abs": lambda a: [r"\left|", a, r"\right|"],
+    "floor": lambda a: [r"\left\lfloor ", a, r"\right\rfloor"],
+    "ceil": lambda a: [r"\left\lceil ", a, r"\right\rceil"],
+    "gamma": lambda a: [r"\Gamma\left(", a, r"\right)"],
+    "lgamma": lambda a: [r"\ln\left|\Gamma\left(", a, r"\right)\right|"],
+    "digamma": lambda a: [r"\psi\left(", a, r"\right)"],
+    "trigamma": lambda a: [r"\psi'\left(", a, r"\right)"],
+    "log_base": lambda a, b: [r"\log_{", b, r"}\left(", a, r"\right)"],
+    "exp2": lambda a: ["2^{", a, "}"],
+}
+_RENAMED.update({"fabs": "abs", "ceiling": "ceil", "tgamma": "gamma", "loggamma": "lgamma",
+                 "psi": "digamma", "cosec": "csc"})
+
+LATEX = LatexSpelling()
+
+
 def expression(node) -> str:
     """LaTeX for an expression AST (math mode, without the dollars)."""
-    out: list[str] = []
-    stack: list = [(node, 0)]
-    while stack:
-        item = stack.pop()
-        if type(item) is str:
-            out.append(item)
-            continue
-        expr, need = item
-        t = type(expr)
-        if t is Num:
-            pieces = [number(expr.value)]
-        elif t is Var:
-            pieces = [name(expr.name)]
-        elif t is Unary:
-            pieces = [expr.op, (expr.operand, _UNARY)]
-        elif t is Binary and expr.op == "/":  # a fraction groups its parts itself
-            top, sign = expr.left, ""
-            if type(top) is Num and top.value < 0:  # -\frac{6}{x^4}, not \frac{-6}{x^4}
-                top, sign = Num(-top.value), "-"
-            elif type(top) is Unary and top.op == "-":
-                top, sign = top.operand, "-"
-            pieces = [sign + r"\frac{", (top, 0), "}{", (expr.right, 0), "}"]
-        elif t is Binary and expr.op == "^":
-            pieces = ["{", (expr.left, _ATOM), "}^{", (expr.right, 0), "}"]
-        elif t is Binary and expr.op == "*":
-            # a number after anything is set off with \cdot; otherwise a thin space
-            joint = r" \cdot " if type(expr.right) is Num or _starts_with_number(expr.right) \
-                else r" \, "
-            pieces = [(expr.left, _PRODUCT), joint, (expr.right, _PRODUCT + 1)]
-        elif t is Binary:
-            pieces = [(expr.left, _SUM), f" {expr.op} ", (expr.right, _SUM + 1)]
-        elif t is Call and expr.name == "sqrt":
-            pieces = [r"\sqrt{", (expr.args[0], 0), "}"]
-        elif t is Call and expr.name in ("abs", "fabs"):
-            pieces = [r"\left|", (expr.args[0], 0), r"\right|"]
-        elif t is Call:
-            pieces = [_function(expr.name), r"\left("]
-            for i, arg in enumerate(expr.args):
-                if i:
-                    pieces.append(", ")
-                pieces.append((arg, 0))
-            pieces.append(r"\right)")
-        else:
-            raise TypeError(f"cannot write {expr!r} as LaTeX")
-        if _precedence(expr) < need:
-            pieces = [r"\left(", *pieces, r"\right)"]
-        stack.extend(reversed(pieces))
-    return "".join(out)
+    return walk(node, LATEX)
 
 
 def _starts_with_number(node) -> bool:
