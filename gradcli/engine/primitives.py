@@ -107,6 +107,8 @@ def _trigamma_slope(m, a, y):
     if _columns(a):
         import numpy as np
         return np.vectorize(lambda x: _nan_outside(special.polygamma, 2, x), otypes=[float])(a)
+    if hasattr(a, "tangent"):  # a dual number (trigamma's Hessian): ψ''(a) and ψ'''(a)·tangent
+        return type(a)(special.polygamma(2, a.value), special.polygamma(3, a.value) * a.tangent)
     from ..errors import LimitError
     raise LimitError("the derivative of trigamma (ψ'', the third derivative of lgamma) has no "
                      "formula in gradcli's functions", hint="eval computes its value at a point")
