@@ -433,6 +433,9 @@ def test_diff_output_reparsed_equals_the_gradient(case: Case):
             reparsed[name] = gradcli.evaluate(program, case.point).value
         except gradcli.GradcliError as exc:  # the formula may cross a singularity AD avoids
             event(f"diff formula not evaluable: {type(exc).__name__}")
+    if "sinc" in case.calls():  # its printed derivative (cos(a) - sinc(a))/a cancels near 0
+        event("diff: sinc's formula is not compared (docs/functions.md)")
+        return
     with sympy_time_limit():
         prog = sympy_program(case.program, case.point)
         for name, value in reparsed.items():
