@@ -7,6 +7,7 @@ Every formula is also read back by a reader of mathematics (tests/latex_reader.p
 the value its source has: a dropped parenthesis changes the value."""
 
 import math
+import re
 import shutil
 import subprocess
 
@@ -190,6 +191,44 @@ def test_eval_trace_export_standalone_compiles(tex_engine, run, tmp_path):
     assert tex.startswith(r"\documentclass") and r"\usepackage{booktabs}" in tex
     assert r"\caption{Gradient check: AD against numerical differentiation}" in tex
     compile_tex(tex_engine, path)
+
+
+TEACHER = [  # what a teacher exports: the seed example, a wide check with formulas, a long trace
+    ["eval", SEED, "--at", "x=2,y=3", "--trace", "--check"],
+    ["eval", "x^x*sigmoid(θ) + atan2(y, x)/sqrt(x^2 + 1)", "--at", "x=1.3,y=-0.4,θ=0.25",
+     "--trace", "--check", "--expect", "y=x/(x^2 + y^2)/sqrt(x^2 + 1)"],
+    ["hessian", "exp(a*b)*c + log(d)*a^3 - sin(b*c*d)", "--at", "a=0.5,b=1.5,c=-2,d=3",
+     "--check"],
+]
+
+
+@pytest.mark.parametrize("args", TEACHER, ids=["seed", "wide check", "hessian"])
+def test_standalone_export_is_fit_to_publish(tex_engine, run, tmp_path, args):
+    """Numbers as 8.6\\times10^{-10}, math headers, and no table past the margin (no overfull
+    box in pdflatex's log); the first page rendered (pdftoppm) for a person to look at."""
+    path = tmp_path / "trace.tex"
+    result = run(*args, "--export", str(path), "--standalone")
+    assert result.exit_code == 0, result.output
+    tex = path.read_text(encoding="utf-8")
+    assert not re.search(r"\d[eE][-+]?\d", tex), "a number in e-notation"
+    if "--check" in args:
+        assert r"$\pm$ (est.) & $|\text{AD} - \text{num.}|$ & rel.\ error" in tex
+        assert r"\times10^{-" in tex
+    compile_tex(tex_engine, path)
+    log = path.with_suffix(".log").read_text(encoding="latin-1")
+    assert "Overfull \\hbox" not in log, log[log.find("Overfull"):][:300]
+    if shutil.which("pdftoppm"):
+        subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "1",
+                        str(path.with_suffix(".pdf")), str(tmp_path / "page")], check=True,
+                       timeout=120)
+        assert (tmp_path / "page-1.png").stat().st_size > 5000
+
+
+def test_scientific_numbers():
+    assert [latex.scientific(t) for t in ("8.6e-10", "0.0e+00", "1.5e+20", "-2.0e-05", "inf",
+                                          "-inf", "nan", "3.25", "4.0e+00")] == [
+        r"8.6\times10^{-10}", "0", r"1.5\times10^{20}", r"-2.0\times10^{-5}", r"\infty",
+        r"-\infty", "nan", "3.25", "4.0"]
 
 
 def test_forward_mode_and_expect_export_compile(tex_engine, run, tmp_path):

@@ -61,6 +61,21 @@ def number(value: float) -> str:
     return t
 
 
+def scientific(t: str) -> str:
+    """A number printed as text (``8.6e-10``, ``0.0e+00``, ``inf``) as math: ``8.6\\times10^{-10}``,
+    ``0``, ``\\infty``; a number without an exponent is unchanged."""
+    sign = "-" if t.startswith("-") else ""
+    body = t.lstrip("+-")
+    if body == "inf":
+        return sign + r"\infty"
+    if "e" not in body or body == "nan":
+        return t
+    mantissa, exponent = body.split("e")
+    if float(mantissa) == 0:
+        return "0"
+    return f"{sign}{mantissa}" + (rf"\times10^{{{int(exponent)}}}" if int(exponent) else "")
+
+
 def _function(fn: str) -> str:
     fn = _RENAMED.get(fn, fn)
     return "\\" + fn if fn in _KNOWN else r"\operatorname{" + text(fn) + "}"
@@ -183,30 +198,49 @@ def derivatives(result: dict[str, str], order: int) -> str:
 
 
 def table(caption: str, headers: list[str], rows: list[list[str]], align: str | None = None,
-          math_columns: set[int] = frozenset(), math_headers: bool = False) -> str:
+          math_columns: set[int] = frozenset(), math_headers: bool = False,
+          latex_headers: bool = False) -> str:
     """A booktabs table: ``\\toprule``, headers, ``\\midrule``, rows, ``\\bottomrule``.
-    Cells are plain text (escaped) unless their column is in ``math_columns``."""
+    Cells are plain text (escaped) unless their column is in ``math_columns``; headers are
+    text, math (``math_headers``) or LaTeX already (``latex_headers``). The table is set
+    ``\\small`` and shrunk to the text width if it is wider (graphicx's ``\\resizebox``):
+    it never runs into the margin."""
     align = align or "l" * len(headers)
 
     def cell(i: int, c: str) -> str:
         return f"${c}$" if i in math_columns and c else text(c)
-    body = [r"\begin{table}[ht]", r"\centering", rf"\caption{{{text(caption)}}}",
-            rf"\begin{{tabular}}{{{align}}}", r"\toprule",
-            " & ".join((f"${h}$" if h else "") if math_headers else text(h) for h in headers)
-            + r" \\", r"\midrule"]
+
+    def header(h: str) -> str:
+        if latex_headers:
+            return h
+        return (f"${h}$" if h else "") if math_headers else text(h)
+    body = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\caption{{{text(caption)}}}",
+            _FIT + rf"{{\begin{{tabular}}{{{align}}}", r"\toprule",
+            " & ".join(header(h) for h in headers) + r" \\", r"\midrule"]
     body += [" & ".join(cell(i, c) for i, c in enumerate(row)) + r" \\" for row in rows]
-    body += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    body += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(body)
 
 
+# At its natural width, or the text width if that is less (graphicx: \width is the box's own).
+_FIT = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
+
+
 def document(fragment: str) -> str:
-    """A compilable LaTeX document around a fragment (``--standalone``)."""
+    """A compilable LaTeX document around a fragment (``--standalone``): A4 with 2.5 cm
+    margins, Latin Modern."""
     return "\n".join([
         r"\documentclass{article}",
         r"\usepackage[utf8]{inputenc}",
         r"\usepackage[T1]{fontenc}",
+        r"\usepackage{lmodern}",
+        r"\usepackage[a4paper,margin=2.5cm]{geometry}",
         r"\usepackage{amsmath}",
         r"\usepackage{booktabs}",
+        r"\usepackage{graphicx}",
+        # the tables are floats: let a page hold all of them rather than one alone on a page
+        r"\setcounter{topnumber}{8}\setcounter{totalnumber}{8}",
+        r"\renewcommand{\topfraction}{0.95}\renewcommand{\textfraction}{0.05}",
         r"\begin{document}",
         fragment,
         r"\end{document}",
@@ -223,8 +257,7 @@ def _math(source: str) -> str:
 
 def _num(value: float, digits: int) -> str:
     from .text import format_number
-    t = format_number(value, digits)
-    return t.replace("e+", "e").replace("inf", r"\infty")
+    return scientific(format_number(value, digits))
 
 
 def result_math(value: float, gradient: dict[str, float], digits: int) -> str:
@@ -256,7 +289,7 @@ def trace_tables(trace, digits: int) -> list[str]:
     for row in trace.adjoints:
         how = r"\text{seed}" if row.id == trace.output and not row.terms else " + ".join(
             _num(t, digits) for t in row.terms).replace("+ -", "- ")
-        adjoints.append([r"\bar{" + name(row.id) + "}", _num(row.adjoint, digits), how])
+        adjoints.append([_bar(row.id), _num(row.adjoint, digits), how])
     return [
         table("Forward evaluation trace", ["node", "operation", "value"], forward, "llr",
               {0, 1, 2}),
@@ -266,6 +299,12 @@ def trace_tables(trace, digits: int) -> list[str]:
         table("Adjoints", ["node", "adjoint", "sum of contributions"], adjoints, "lrl",
               {0, 1, 2}),
     ]
+
+
+def _bar(node: str) -> str:
+    """An adjoint's name: ``\\bar{v}_{5}``, the bar over the letter, not the subscript."""
+    head, brace, digits = name(node).partition("_{")
+    return r"\bar{" + head + "}" + (brace + digits if brace else "")
 
 
 def tangent_table(trace, digits: int) -> str:
@@ -285,14 +324,16 @@ def check_table(check, digits: int,
                 caption: str = "Gradient check: AD against numerical differentiation") -> str:
     """AD against numerical derivatives, one row per input, with the verdict."""
     expect = any(row.expected is not None for row in check.rows)
-    headers = ["input", "AD", "numerical", "± (est.)", "|AD − num.|", "rel. error"]
+    headers = ["input", "AD", "numerical", r"$\pm$ (est.)",
+               r"$|\text{AD} - \text{num.}|$", "rel.\\ error"]
     if expect:
-        headers += ["your formula", "formula − AD"]
+        headers += ["your formula", r"formula $-$ AD"]
     headers.append("status")
     rows = []
     for row in check.rows:
         cells = [name(row.input), _num(row.ad, digits), _num(row.numeric, digits),
-                 f"{row.numeric_error:.1e}", f"{row.abs_error:.1e}", f"{row.rel_error:.1e}"]
+                 *(scientific(f"{e:.1e}") for e in (row.numeric_error, row.abs_error,
+                                                     row.rel_error))]
         e = row.expected
         if expect:
             cells += ["", ""] if e is None else [f"{_math(e.formula)} = {_num(e.value, digits)}",
@@ -301,8 +342,8 @@ def check_table(check, digits: int,
         cells.append({"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
                       "inconclusive": r"\text{inconclusive}"}[status])
         rows.append(cells)
-    headers = [h.replace("±", "+/-").replace("−", "-") for h in headers]
-    return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))))
+    return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))),
+                 latex_headers=True)
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> str:
