@@ -224,6 +224,15 @@ def test_standalone_export_is_fit_to_publish(tex_engine, run, tmp_path, args):
         assert (tmp_path / "page-1.png").stat().st_size > 5000
 
 
+def test_console_script_exports_the_formula_with_its_parentheses(gradcli_script, tmp_path):
+    done = subprocess.run([gradcli_script, "eval", "x*(-6/y)", "--at", "x=1,y=2", "--export",
+                           "t.tex"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    tex = (tmp_path / "t.tex").read_text(encoding="utf-8")
+    assert tex.startswith("\\begin{align*}\nf(x, y) &= x \\, \\left(-\\frac{6}{y}\\right) \\\\\n"
+                          "f &= -3.000000000000 \\\\\n")
+
+
 def test_scientific_numbers():
     assert [latex.scientific(t) for t in ("8.6e-10", "0.0e+00", "1.5e+20", "-2.0e-05", "inf",
                                           "-inf", "nan", "3.25", "4.0e+00")] == [

@@ -260,11 +260,30 @@ def _num(value: float, digits: int) -> str:
     return scientific(format_number(value, digits))
 
 
-def result_math(value: float, gradient: dict[str, float], digits: int) -> str:
-    """The value and gradient as display math: ``f = ...``, ``∂f/∂x = ...``."""
-    lines = [f"f &= {_num(value, digits)}"]
+def result_math(value: float, gradient: dict[str, float], digits: int,
+                source: str | None = None, inputs=()) -> str:
+    """The value and gradient as display math: ``f = ...``, ``∂f/∂x = ...``; with ``source``,
+    first the function itself (``f(x, y) = ...``, after the program's assignments)."""
+    lines = formula_lines(source, inputs) if source else []
+    lines += [f"f &= {_num(value, digits)}"]
     lines += [f"{derivative_symbol(n, 1)} &= {_num(g, digits)}" for n, g in gradient.items()]
     return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+
+
+def formula_lines(source: str, inputs) -> list[str]:
+    """``t &= ...`` for each assignment of a program, then ``f(x, y) &= ...``."""
+    try:
+        program: Program = parse(source)
+    except Exception:  # the source evaluated, so it parses; a formula is a courtesy, not a must
+        return []
+    lines = [f"{name(stmt.name)} &= " + expression(
+        stmt.value if stmt.op == "=" else Binary(stmt.op[0], Var(stmt.name), stmt.value))
+        for stmt in program.statements if type(stmt) is Assign]  # a += b: a = a + b
+    last = program.statements[-1]
+    args = ", ".join(name(n) for n in inputs)
+    head = f"f({args})" if args else "f"
+    lines.append(f"{head} &= " + (name(last.name) if type(last) is Assign else expression(last)))
+    return lines
 
 
 def trace_tables(trace, digits: int) -> list[str]:
@@ -360,7 +379,8 @@ def eval_export(result, digits: int, trace: bool, check=None, standalone: bool =
     if directional is not None:
         parts = [result_directional(result.value, directional, digits)]
     else:
-        parts = [result_math(result.value, result.gradient, digits)]
+        parts = [result_math(result.value, result.gradient, digits,
+                             getattr(result, "source", None), getattr(result, "inputs", ()))]
     if trace and getattr(result, "mode", "reverse") == "forward":
         parts.append(tangent_table(result.trace, digits))
     elif trace:
@@ -378,7 +398,8 @@ def result_directional(value: float, directional: float, digits: int) -> str:
 
 def hessian_export(result, digits: int, check=None, standalone: bool = False) -> str:
     """What ``hessian --export FILE.tex`` writes: value, gradient, the Hessian, check tables."""
-    parts = [result_math(result.value, result.gradient, digits)]
+    parts = [result_math(result.value, result.gradient, digits,
+                         getattr(result, "source", None), result.inputs)]
     if result.inputs:
         parts.append(hessian_table(result.inputs, result.hessian, digits))
     if check is not None:
