@@ -16,6 +16,7 @@ GIVEN_A_CONSTANT = [
     (["eval", "x^2", "--at", "x=1", "--direction", "e=1"], E_MESSAGE),
     (["eval", "x*e", "--grid", "x=0:1:3,e=0:1:3"], E_MESSAGE),
     (["hessian", "x^2*pi", "--at", "x=1,pi=3"], PI_MESSAGE),
+    (["plot", "sin(pi*x)", "--over", "pi=-1:1"], PI_MESSAGE),
     (["eval", "x*e; x", "--at", "x=1,e=3"], E_MESSAGE),  # a Jacobian
 ]
 
