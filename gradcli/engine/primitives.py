@@ -89,22 +89,22 @@ def _sinc_slope(m, a, y):
     """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0)."""
     if type(a) is float:
         return special.sinc_derivative(a)
-    if _columns(a):
+    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
         import numpy as np
         near = np.abs(a) < 1.0
         safe = np.where(near, 1.0, a)
-        return np.where(near, np.vectorize(special.sinc_derivative, otypes=[float])(a),
+        return np.where(near, special.sinc_slope_series(np.where(near, a, 0.0)),
                         (m.cos(safe) - m.sinc(safe)) / safe)
     return (m.cos(a) - y) / a
 
 
 def _trigamma_slope(m, a, y):
-    """d trigamma(a)/da = ψ''(a), computed numerically (floats, dual numbers' values, columns):
-    no row of the table is ψ'' (it has no closed form), so a symbolic third derivative of
-    gamma is a LimitError that says so."""
+    """d trigamma(a)/da = ψ''(a), computed numerically on floats and NumPy columns, and with
+    its own derivative ψ''' on dual numbers (trigamma's Hessian). No row of the table is ψ''
+    (it has no closed form), so a symbolic derivative of trigamma is a LimitError saying so."""
     if type(a) is float:
         return special.polygamma(2, a)
-    if _columns(a):
+    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
         import numpy as np
         return np.vectorize(lambda x: _nan_outside(special.polygamma, 2, x), otypes=[float])(a)
     if hasattr(a, "tangent"):  # a dual number (trigamma's Hessian): ψ''(a) and ψ'''(a)·tangent

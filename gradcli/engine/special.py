@@ -83,14 +83,22 @@ def sinc(x: float) -> float:
 
 
 def sinc_derivative(x: float) -> float:
-    """d/dx sinc(x) = (cos x - sinc x)/x, by its series Σ (-1)^k 2k x^(2k-1)/(2k+1)! for
-    |x| < 1, where the formula cancels (0/0 at 0)."""
-    if abs(x) >= 1.0:  # (cos x - sinc x)/x: x*x would overflow from |x| ≈ 1.3e154
+    """d/dx sinc(x) = (cos x - sinc x)/x, by its series for |x| < 1, where that cancels (0/0
+    at 0)."""
+    if abs(x) >= 1.0:  # (cos x - sinc x)/x: (x cos x - sin x)/x² would overflow from 1.3e154
         return (math.cos(x) - math.sin(x) / x) / x
+    return sinc_slope_series(x)
+
+
+def sinc_slope_series(x):
+    """Σ (-1)^k 2k x^(2k-1)/(2k+1)!, the derivative of sinc for |x| < 1 (where the 12th term is
+    below 1e-26): arithmetic only, so it runs on floats and on NumPy columns alike."""
     x2, total, term = x * x, 0.0, x  # term = (-1)^k x^(2k-1)/(2k+1)!, with its sign
-    for k in range(1, 13):  # at |x| < 1 the 12th term is below 1e-26
-        term *= -1.0 / ((2 * k) * (2 * k + 1)) * (x2 if k > 1 else 1.0)
-        total += 2 * k * term
+    for k in range(1, 13):
+        term = term * (-1.0 / ((2 * k) * (2 * k + 1)))
+        if k > 1:
+            term = term * x2
+        total = total + 2 * k * term
     return total
 
 
