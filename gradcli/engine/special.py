@@ -1,4 +1,4 @@
-"""Special functions the C library lacks, on floats: digamma and polygamma, the sinc, exp2.
+"""Special functions the C library lacks, on floats: digamma and polygamma, sinc and its slope.
 
 ``math`` has gamma, lgamma and erfc; digamma ψ = Γ'/Γ and its derivatives ψ⁽ⁿ⁾ it has not.
 They are computed the textbook way (Abramowitz & Stegun 6.3.18, 6.4.11): shift the argument up
@@ -6,8 +6,8 @@ with the recurrence ψ⁽ⁿ⁾(x + 1) = ψ⁽ⁿ⁾(x) + (-1)ⁿ n!/x^(n+1) unt
 asymptotic series, whose Bernoulli terms at x ≥ 10 are below 1e-17 of the result by the 8th.
 Negative digamma arguments go through the reflection ψ(1 - x) - ψ(x) = π cot(πx).
 
->>> round(digamma(1.0), 15)  # -γ, the Euler-Mascheroni constant
--0.577215664901533
+>>> abs(digamma(1.0) + 0.5772156649015329) < 1e-15  # ψ(1) = -γ, the Euler-Mascheroni constant
+True
 >>> trigamma(1.0)  # π²/6
 1.6449340668482264
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-# B_2k / (2k) for the digamma series, and B_2k for the polygamma series (k = 1..8).
+# The Bernoulli numbers B_2k, k = 1..8, of both asymptotic series.
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
 _SHIFTED = 10.0  # the series is summed from here up
 

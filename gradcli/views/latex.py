@@ -9,6 +9,7 @@ compilable document (``--standalone``).
 from __future__ import annotations
 
 from ..engine.graph import format_constant
+from ..engine.primitives import OVERLOADS
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, walk
@@ -16,7 +17,9 @@ from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, 
 # Functions LaTeX knows by name; the others are \operatorname{...}.
 _KNOWN = {"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "arcsin", "arccos",
           "arctan", "min", "max", "sec", "csc", "cot"}
-_RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log"}
+_RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log", "fabs": "abs",
+            "ceiling": "ceil", "tgamma": "gamma", "loggamma": "lgamma", "psi": "digamma",
+            "cosec": "csc"}
 _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
           "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
           "omega"}
@@ -117,8 +120,6 @@ class LatexSpelling(Spelling):
             # an operand after an operator, with a sign of its own: grouped
             pieces = [(p[0], _ATOM) if type(p) is tuple and _signed(p[0]) and i else p
                       for i, p in enumerate(pieces)]
-            if type(expr) is Unary and _signed(expr.operand):
-                pieces[1] = (expr.operand, _ATOM)
         return pieces
 
     def binary(self, expr) -> list:
@@ -139,7 +140,7 @@ class LatexSpelling(Spelling):
         return [(expr.left, _SUM), f" {op} ", (expr.right, _PRODUCT)]
 
     def call(self, expr) -> list:
-        fn, args = _OVERLOADED.get((expr.name, len(expr.args)), expr.name), expr.args
+        fn, args = OVERLOADS.get((expr.name, len(expr.args)), expr.name), expr.args
         fn = _RENAMED.get(fn, fn)
         shape = _SHAPES.get(fn)
         if shape is not None:
@@ -147,7 +148,6 @@ class LatexSpelling(Spelling):
         return [_function(fn), r"\left(", *self.arguments(args), r"\right)"]
 
 
-_OVERLOADED = {("log", 2): "log_base", ("ln", 2): "log_base"}
 # Functions with a notation of their own; the argument pieces go where they are written.
 _SHAPES = {
     "sqrt": lambda a: [r"\sqrt{", a, "}"],
@@ -161,9 +161,6 @@ _SHAPES = {
     "log_base": lambda a, b: [r"\log_{", b, r"}\left(", a, r"\right)"],
     "exp2": lambda a: ["2^{", a, "}"],
 }
-_RENAMED.update({"fabs": "abs", "ceiling": "ceil", "tgamma": "gamma", "loggamma": "lgamma",
-                 "psi": "digamma", "cosec": "csc"})
-
 LATEX = LatexSpelling()
 
 
