@@ -141,6 +141,13 @@ def test_round_halves_to_even():
 
 # -- the language: log with a base, aliases, arity messages ----------------------------------
 
+def test_log_with_a_base_is_written_back_as_log(run):
+    # traces and diff write the log_base row as the user did, and it reads back
+    assert derivatives("log(x, y)")["y"] == "-log(x, y)/(y*log(y))"
+    trace = run("eval", "log(x, 2)", "--at", "x=8", "--trace").output
+    assert "v1 = log(x, 2) = log(8, 2)" in trace
+
+
 def test_log_takes_one_or_two_arguments(run, reported):
     result = run("eval", "log(x, 2, 3)", "--at", "x=1")
     reported(result, 2, ["log takes 1 or 2 arguments, got 3", "hint: write log(a) or log(a, b)"])

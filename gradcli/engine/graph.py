@@ -32,8 +32,8 @@ from ..limits import NODES_VARIABLE, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
-from .primitives import (BINARY_OPERATORS, CONSTANTS, OVERLOADS, TABLE, Primitive, function_names,
-                         lookup)
+from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
+                         function_names, lookup)
 
 
 _NEG = TABLE["neg"]
@@ -443,7 +443,7 @@ def spell(prim: Primitive, args: list[str]) -> str:
         return f"{args[0]} {prim.symbol} {args[1]}"
     if prim.symbol:
         return f"{prim.symbol}{args[0]}"
-    return f"{prim.name}({', '.join(args)})"
+    return f"{CALLED.get(prim.name, prim.name)}({', '.join(args)})"
 
 
 def describe_call(prim: Primitive, args: list[float]) -> str:

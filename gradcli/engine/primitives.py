@@ -287,6 +287,8 @@ ALIASES: dict[str, str] = {
 
 # A name whose row depends on how many arguments it is given: log(a, b) is log_base(a, b).
 OVERLOADS: dict[tuple[str, int], str] = {("log", 2): "log_base", ("ln", 2): "log_base"}
+# How such a row is written back (traces, diff): log(a, b), not log_base(a, b).
+CALLED: dict[str, str] = {row: name for (name, _), row in reversed(OVERLOADS.items())}
 
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
 

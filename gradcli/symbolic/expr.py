@@ -37,7 +37,7 @@ import zlib
 from contextlib import contextmanager
 from fractions import Fraction
 
-from ..engine.primitives import CONSTANTS, TABLE
+from ..engine.primitives import CALLED, CONSTANTS, TABLE
 from ..errors import LimitError
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
@@ -626,7 +626,7 @@ def build_ast(node, out: dict, named: set):
     if t is Symbol:
         return Var(node.name)
     if t is Apply:
-        return Call(node.name, tuple(out[a.serial] for a in node.args))
+        return Call(CALLED.get(node.name, node.name), tuple(out[a.serial] for a in node.args))
     if t is Product:
         return _product_ast(node.coeff, node.factors, out)
     return _sum_ast(node, out, named)
