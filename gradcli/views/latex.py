@@ -225,12 +225,12 @@ _FIT = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
 
 def document(fragment: str) -> str:
     """A compilable LaTeX document around a fragment (``--standalone``): A4 with 2.5 cm
-    margins, Latin Modern."""
+    margins, Latin Modern where it is installed."""
     return "\n".join([
         r"\documentclass{article}",
         r"\usepackage[utf8]{inputenc}",
         r"\usepackage[T1]{fontenc}",
-        r"\usepackage{lmodern}",
+        r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}",  # vector fonts where installed
         r"\usepackage[a4paper,margin=2.5cm]{geometry}",
         r"\usepackage{amsmath}",
         r"\usepackage{booktabs}",
