@@ -19,6 +19,7 @@ from gradcli.engine.primitives import CONSTANTS, lookup
 from gradcli.engine.graph import format_constant
 from gradcli.language.ast import Binary, Call, Num, Unary, Var
 from gradcli.language.parser import parse
+from gradcli.language.printer import to_source
 from gradcli.views import latex
 from latex_reader import FUNCTIONS, LatexSyntaxError, read
 from strategies import cases
@@ -132,7 +133,7 @@ def value(expr, point):
 def test_latex_reads_back_to_the_sources_value(case):
     """Precedence: random expressions over the whole catalogue, printed as LaTeX, read back by a
     reader of mathematics, have the value of their source (40 digits, the same decimals)."""
-    expr = case.program.statements[-1]
+    expr = parse(to_source(case.program.statements[-1])).statements[-1]  # as a user wrote it
     text = latex.expression(expr)
     with mpmath.workdps(40):
         want = value(expr, case.point)
