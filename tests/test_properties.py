@@ -99,7 +99,9 @@ BRANCH = {
     "max": lambda at, a, b: a if at(a) >= at(b) else b,
     "sign": lambda at, a: sp.Integer((at(a) > 0) - (at(a) < 0)),
     "step": lambda at, a: sp.Integer(at(a) > 0),
-    "lgamma": lambda at, a: sp.log(sp.gamma(a) if math.gamma(at(a)) > 0 else -sp.gamma(a)),
+    # ln|Γ(a)|: Γ is positive for a > 0 and, below 0, has the sign (-1)^floor(a)
+    "lgamma": lambda at, a: sp.loggamma(a) if at(a) > 0 else sp.log(
+        sp.gamma(a) * (1 if math.floor(at(a)) % 2 == 0 else -1)),
     "floor": lambda at, a: sp.Integer(math.floor(at(a))),
     "ceil": lambda at, a: sp.Integer(math.ceil(at(a))),
     "trunc": lambda at, a: sp.Integer(math.trunc(at(a))),
