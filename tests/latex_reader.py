@@ -45,7 +45,7 @@ FUNCTIONS = {
     "trunc": lambda a: mpmath.floor(a) if a >= 0 else mpmath.ceil(a), "round": mpmath.nint,
     "lgamma": lambda a: mpmath.log(abs(mpmath.gamma(a))), "digamma": mpmath.digamma,
     "trigamma": lambda a: mpmath.polygamma(1, a), "gamma": mpmath.gamma,
-    "floor": mpmath.floor, "ceil": mpmath.ceil,
+    "floor": mpmath.floor, "ceil": mpmath.ceil, "mod": lambda a, b: a - b * mpmath.floor(a / b),
 }
 FUNCTIONS.update({"arcsinh": FUNCTIONS["asinh"], "arccosh": FUNCTIONS["acosh"],
                   "arctanh": FUNCTIONS["atanh"], "arctan2": FUNCTIONS["atan2"],

@@ -49,7 +49,7 @@ def test_every_new_row_has_a_reference_here():
               for s, _, _ in REFERENCE}
     new = {"sec", "csc", "cot", "sinc", "exp2", "log_base", "erfc", "gamma", "lgamma", "digamma",
            "trigamma", "floor", "ceil", "trunc", "round"}
-    assert new <= set(TABLE) and new <= tested
+    assert new <= set(TABLE) and new <= tested and "mod" in TABLE  # mod: its own test below
 
 
 @pytest.mark.parametrize("source, f, points", REFERENCE, ids=[s for s, _, _ in REFERENCE])
@@ -134,6 +134,15 @@ def test_between_jumps_the_check_agrees(run):
         assert "∂f/∂x = " in result.output
 
 
+@pytest.mark.parametrize("a, b", [(-7.5, 2.0), (7.5, -2.0), (5.25, 0.5), (1e10 + 0.3, 3.0)])
+def test_mod_has_the_sign_of_its_divisor(a, b):
+    with mpmath.workdps(50):
+        want = float(mpmath.mpf(a) - mpmath.mpf(b) * mpmath.floor(mpmath.mpf(a) / b))
+    result = evaluate("mod(a, b)", {"a": a, "b": b})
+    assert result.value == want
+    assert result.gradient == {"a": 1.0, "b": -math.floor(a / b)}
+
+
 def test_round_halves_to_even():
     assert [evaluate("round(x)", {"x": v}).value for v in (0.5, 1.5, 2.5, -2.5)] == [
         0.0, 2.0, 2.0, -2.0]
@@ -191,7 +200,7 @@ def test_latex_of_the_new_functions(source, latex):
 
 NEW_SYNTAX = ["sec(a)", "csc(a)", "cot(a)", "sinc(a)", "exp2(a)", "log(a, b)", "erfc(a)",
               "gamma(a)", "lgamma(a)", "digamma(a)", "trigamma(a)", "floor(a)", "ceil(a)",
-              "trunc(a)", "round(a)"]
+              "trunc(a)", "round(a)", "mod(a, b)"]
 
 
 def test_gradcli_functions_lists_them(run):

@@ -106,6 +106,7 @@ BRANCH = {
     "ceil": lambda at, a: sp.Integer(math.ceil(at(a))),
     "trunc": lambda at, a: sp.Integer(math.trunc(at(a))),
     "round": lambda at, a: sp.Integer(round(at(a))),
+    "mod": lambda at, a, b: a - b * sp.Integer(math.floor(at(a) / at(b))),
 }
 
 def exact(v: float) -> sp.Float:

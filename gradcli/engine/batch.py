@@ -108,7 +108,7 @@ _NUMPY_PRIMALS = {
     "sec": lambda a: 1 / np.cos(a), "csc": lambda a: 1 / np.sin(a),
     "cot": lambda a: 1 / np.tan(a), "exp2": np.exp2,
     "log_base": lambda a, b: np.log(a) / np.log(b),
-    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint, "mod": np.mod,
 }
 
 # A primitive without a NumPy function here is computed by its scalar primal row by row: a new

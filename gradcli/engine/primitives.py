@@ -272,6 +272,10 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("trunc", 1, _integer_valued(math.trunc), (lambda m, a, y: 0.0,),
          note="toward 0; derivative 0 between the jumps at the integers (taken as 0 there too)",
          kink=_cell),
+    _row("mod", 2, operator.mod, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -m.floor(a / b)),
+         "b ≠ 0", note="a - b·floor(a/b), with the sign of b (as NumPy's mod, SymPy's Mod and "
+                       "Wolfram|Alpha's Mod); it jumps where a/b is an integer",
+         kink=lambda a, b: _cell(a / b)),
     _row("round", 1, _integer_valued(round), (lambda m, a, y: 0.0,),
          note="to the nearest integer, halves to even (as NumPy and Wolfram|Alpha); derivative "
               "0 between the jumps at the half-integers (taken as 0 there too)",

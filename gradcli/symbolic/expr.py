@@ -43,7 +43,7 @@ from ..errors import LimitError
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
 # folded for any numeric argument: exact
-_FOLDABLE = {"sign", "step", "abs", "min", "max", "floor", "ceil", "trunc", "round"}
+_FOLDABLE = {"sign", "step", "abs", "min", "max", "floor", "ceil", "trunc", "round", "mod"}
 # f(-a) = -f(a) and f(-a) = f(a), exactly in floating point too: sin(-y) is -sin(y)
 _ODD = {"sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "erf", "cbrt", "sign",
         "csc", "cot", "trunc", "round"}
