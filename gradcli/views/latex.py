@@ -238,6 +238,9 @@ def document(fragment: str) -> str:
         # the tables are floats: let a page hold all of them rather than one alone on a page
         r"\setcounter{topnumber}{8}\setcounter{totalnumber}{8}",
         r"\renewcommand{\topfraction}{0.95}\renewcommand{\textfraction}{0.05}",
+        # a page of tables only: from the top, one after the other (not spread over the page)
+        r"\makeatletter\setlength{\@fptop}{0pt}\setlength{\@fpsep}{2\baselineskip}"
+        r"\makeatother",
         r"\begin{document}",
         fragment,
         r"\end{document}",
