@@ -232,7 +232,7 @@ def _warn_constant_columns(columns) -> None:
     """A points file's column named e or pi is data the expression cannot read (it reads the
     constant): passed through like any unread column, with a warning, not an error (a file
     has columns for other uses too)."""
-    from .points import constant_words
+    from .engine.primitives import constant_words
     for name in columns:
         what = constant_words(name)
         if what:

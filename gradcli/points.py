@@ -105,19 +105,11 @@ def _evaluate(text: str, what: str, fail) -> float:
 def constant_name(name: str, fail) -> None:
     """A value given to ``e`` or ``pi`` would be silently unused (the source reads the
     constant): ``fail(message, hint)`` makes the InputError that says so."""
+    from .engine.primitives import constant_words
     what = constant_words(name)
     if what:
         raise fail(f"{what}; an input cannot be named {name}",
                    f"rename the input in the expression and here, e.g. {name}1 or {name}_")
-
-
-def constant_words(name: str) -> str:
-    """``e is the constant e = 2.718281828459…`` for a named constant, else ""."""
-    from .engine.primitives import CONSTANTS
-    if name not in CONSTANTS:
-        return ""
-    digits = f"{CONSTANTS[name]:.15f}"[:14]  # cut, not rounded: 3.141592653589…
-    return f"{name} is the constant {'π' if name == 'pi' else name} = {digits}…"
 
 
 class Point(dict):

@@ -93,3 +93,11 @@ def test_after_a_byte_order_mark_carets_still_point_at_the_error(run):
 def test_a_byte_order_mark_inside_the_text_is_still_an_error(run):
     result = run("eval", "x\ufeff + 1", "--at", "x=1")
     assert result.exit_code == 2 and "\\ufeff" in result.stderr
+
+
+def test_the_python_api_refuses_a_value_for_a_constant_too():
+    import gradcli
+    with pytest.raises(gradcli.GradcliError, match="an input cannot be named pi") as caught:
+        gradcli.evaluate("sin(pi*x)", {"x": 0.5, "pi": 3.0})
+    assert caught.value.kind == "input" and caught.value.names == ("pi",)
+    assert gradcli.evaluate("e*x", {"x": 1.0}).value == 2.718281828459045

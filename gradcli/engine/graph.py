@@ -33,7 +33,7 @@ from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
 from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
-                         function_names, lookup)
+                         constant_words, function_names, lookup)
 
 
 _NEG = TABLE["neg"]
@@ -526,7 +526,12 @@ def parse_source(source: str) -> Program:
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
-    """The graph's input values in graph order; a missing input is a :class:`MissingInputError`."""
+    """The graph's input values in graph order; a missing input is a :class:`MissingInputError`,
+    a value for ``e`` or ``pi`` (never an input: the source reads the constant) an InputError."""
+    for name in CONSTANTS:
+        if name in at:
+            raise InputError(f"{constant_words(name)}; an input cannot be named {name}",
+                             names=(name,), hint=f"rename the input, e.g. {name}1 or {name}_")
     missing = [name for name in graph.inputs if name not in at]
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]

@@ -296,6 +296,16 @@ CALLED: dict[str, str] = {row: name for (name, _), row in reversed(OVERLOADS.ite
 
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
 
+
+def constant_words(name: str) -> str:
+    """``e is the constant e = 2.718281828459…`` for a named constant, else "": for the
+    errors about a value given to one (it would be silently unused: the source reads the
+    constant)."""
+    if name not in CONSTANTS:
+        return ""
+    digits = f"{CONSTANTS[name]:.15f}"[:14]  # cut, not rounded: 3.141592653589…
+    return f"{name} is the constant {'π' if name == 'pi' else name} = {digits}…"
+
 # Infix operators of the language and the rows that compute them.
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
 
