@@ -101,3 +101,10 @@ def test_the_python_api_refuses_a_value_for_a_constant_too():
         gradcli.evaluate("sin(pi*x)", {"x": 0.5, "pi": 3.0})
     assert caught.value.kind == "input" and caught.value.names == ("pi",)
     assert gradcli.evaluate("e*x", {"x": 1.0}).value == 2.718281828459045
+
+
+def test_differentiating_by_a_constant_says_it_is_one(run, reported):
+    result = run("eval", "e*x", "--at", "x=1", "--wrt", "e")
+    reported(result, 2, ["--wrt names e, which the expression does not read",
+                         "hint: e is the constant e = 2.718281828459…, not an input; its inputs "
+                         "are: x"])

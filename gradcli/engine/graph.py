@@ -558,7 +558,9 @@ def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     wrt, read = list(wrt), set(graph.inputs)
     unknown = [name for name in wrt if name not in read]
     if unknown:
+        constant = next((constant_words(n) for n in unknown if n in CONSTANTS), "")
         raise InputError(f"names {name_list(unknown)}, which the expression does not read",
                          option="wrt", names=tuple(unknown),
-                         hint=f"its inputs are: {name_list(graph.inputs) or '(none)'}")
+                         hint=(f"{constant}, not an input; " if constant else "")
+                         + f"its inputs are: {name_list(graph.inputs) or '(none)'}")
     return wrt
