@@ -38,7 +38,8 @@ FUNCTIONS = {
     "asinh": mpmath.asinh, "acosh": mpmath.acosh, "atanh": mpmath.atanh,
     "atan2": mpmath.atan2, "hypot": lambda a, b: mpmath.sqrt(a * a + b * b),
     "expm1": mpmath.expm1, "log1p": mpmath.log1p, "log2": lambda a: mpmath.log(a, 2),
-    "log10": mpmath.log10, "cbrt": mpmath.cbrt, "erf": mpmath.erf, "erfc": mpmath.erfc,
+    "log10": mpmath.log10, "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a)),  # real root
+    "erf": mpmath.erf, "erfc": mpmath.erfc,
     "sigmoid": lambda a: 1 / (1 + mpmath.exp(-a)), "softplus": lambda a: mpmath.log1p(mpmath.exp(a)),
     "relu": lambda a: max(a, 0), "sign": mpmath.sign, "step": lambda a: 1 if a > 0 else 0,
     "abs": abs, "pow": lambda a, b: a ** b, "sinc": mpmath.sinc, "exp2": lambda a: 2 ** a,
