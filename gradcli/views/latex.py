@@ -9,7 +9,7 @@ compilable document (``--standalone``).
 from __future__ import annotations
 
 from ..engine.graph import format_constant
-from ..engine.primitives import OVERLOADS
+from ..engine.primitives import lookup
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, walk
@@ -17,9 +17,7 @@ from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, 
 # Functions LaTeX knows by name; the others are \operatorname{...}.
 _KNOWN = {"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "arcsin", "arccos",
           "arctan", "min", "max", "sec", "csc", "cot"}
-_RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log", "fabs": "abs",
-            "ceiling": "ceil", "tgamma": "gamma", "loggamma": "lgamma", "psi": "digamma",
-            "cosec": "csc"}
+_RENAMED = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "ln": "log"}
 _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
           "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
           "omega"}
@@ -140,8 +138,11 @@ class LatexSpelling(Spelling):
         return [(expr.left, _SUM), f" {op} ", (expr.right, _PRODUCT)]
 
     def call(self, expr) -> list:
-        fn, args = OVERLOADS.get((expr.name, len(expr.args)), expr.name), expr.args
-        fn = _RENAMED.get(fn, fn)
+        # the row's notation, whatever name reached it: ceiling(x) is \lceil x\rceil, log(x, 2)
+        # is \log_{2}(x), ln(x) is \log(x)
+        args = expr.args
+        row = lookup(expr.name, len(args))
+        fn = row.name if row is not None else expr.name
         shape = _SHAPES.get(fn)
         if shape is not None:
             return list(shape(*[(a, 0) for a in args]))
