@@ -183,6 +183,8 @@ def _read_source(expression: str | None, file,
         source = _read_text(sys.stdin.read, "standard input")
     else:
         source = _utf8(expression, "the expression")
+    # A byte-order mark (Windows Notepad saves one) is not part of the text.
+    source = source.removeprefix("\ufeff")
     click.get_current_context().meta["gradcli.source"] = source
     return source
 
@@ -224,6 +226,19 @@ def _warn_unread(point, graph, prefix: str = "") -> None:
         one = len(unread) == 1
         _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
               f"{'it is' if one else 'they are'} ignored")
+
+
+def _warn_constant_columns(columns) -> None:
+    """A points file's column named e or pi is data the expression cannot read (it reads the
+    constant): passed through like any unread column, with a warning, not an error (a file
+    has columns for other uses too)."""
+    from .engine.primitives import constant_words
+    for name in columns:
+        what = constant_words(name)
+        if what:
+            _warn(f"the column {name} is not an input: in the expression, {what}; the column "
+                  f"passes through unread (to use it, rename it and the name in the expression, "
+                  f"e.g. {name}1)")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -702,6 +717,7 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
         progress = DelayedProgress()
         try:
             rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
+            _warn_constant_columns(rows.columns)
             summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
                                 progress=progress)
         finally:

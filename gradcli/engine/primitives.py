@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable
 
+from . import special
+
 
 @dataclass(frozen=True, slots=True, eq=False)  # a row is one object: identity is equality
 class Primitive:
@@ -37,7 +39,8 @@ class Primitive:
     symbol: str | None = None  # infix/prefix operator, for the arithmetic rows
     note: str = ""  # conventions at kinks and singular points
     # Which side of its kink the arguments lie on: -1 or +1, and 0 exactly at the kink (where
-    # the rule returns a conventional subgradient). None for primitives without a kink.
+    # the rule returns a conventional subgradient); for a step function with many jumps, a
+    # nonzero number naming the piece (_cell). None for primitives without a kink.
     kink: Callable[..., int] | None = None
     # The primal on NumPy columns: a NumPy function's name ("arcsin"), or f(np, *columns)
     # written with NumPy's functions; None: the scalar primal row by row (slower, same digits).
@@ -87,6 +90,58 @@ def _step(x: float) -> float:
 def _side(a: float, b: float = 0.0) -> int:
     """-1, 0 or +1 as a < b, a = b, a > b: where relu, abs, sign, step (b = 0), min, max turn."""
     return (a > b) - (a < b)
+
+
+def _cell(a: float, offset: float = 0.0) -> float:
+    """The piece of a step function a lies on: 0 exactly on a jump (an integer, or for
+    ``offset`` 0.5 a half-integer), else a nonzero number naming the piece between two jumps, so
+    that a step that crosses a jump changes it (floor, ceil, trunc; round with 0.5)."""
+    below = math.floor(a - offset)
+    return 0.0 if below == a - offset else below + 0.5
+
+
+def _integer_valued(f):
+    """A float for floor, ceil, round, trunc (Python's give ints; inf and NaN have none)."""
+    def primal(a: float) -> float:
+        return float(f(a)) if math.isfinite(a) else a
+    primal.__name__ = f.__name__
+    return primal
+
+
+def _sinc_slope(m, a, y):
+    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0)."""
+    if type(a) is float:
+        return special.sinc_derivative(a)
+    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
+        import numpy as np
+        near = np.abs(a) < 1.0
+        safe = np.where(near, 1.0, a)
+        return np.where(near, special.sinc_slope_series(np.where(near, a, 0.0)),
+                        (m.cos(safe) - m.sinc(safe)) / safe)
+    return (m.cos(a) - y) / a
+
+
+def _trigamma_slope(m, a, y):
+    """d trigamma(a)/da = ψ''(a), computed numerically on floats and NumPy columns, and with
+    its own derivative ψ''' on dual numbers (trigamma's Hessian). No row of the table is ψ''
+    (it has no closed form), so a symbolic derivative of trigamma is a LimitError saying so."""
+    if type(a) is float:
+        return special.polygamma(2, a)
+    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
+        import numpy as np
+        return np.vectorize(lambda x: _nan_outside(special.polygamma, 2, x), otypes=[float])(a)
+    if hasattr(a, "tangent"):  # a dual number (trigamma's Hessian): ψ''(a) and ψ'''(a)·tangent
+        return type(a)(special.polygamma(2, a.value), special.polygamma(3, a.value) * a.tangent)
+    from ..errors import LimitError
+    raise LimitError("the derivative of trigamma (ψ'', the third derivative of lgamma) has no "
+                     "formula in gradcli's functions", hint="eval computes its value at a point")
+
+
+def _nan_outside(f, *args):
+    try:
+        return f(*args)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return math.nan
 
 
 def _cbrt(x: float) -> float:
@@ -156,6 +211,22 @@ def _min_columns(np, a, b):
 
 def _max_columns(np, a, b):
     return np.where(b > a, b, a)
+
+
+def _sec_columns(np, a):
+    return 1 / np.cos(a)
+
+
+def _csc_columns(np, a):
+    return 1 / np.sin(a)
+
+
+def _cot_columns(np, a):
+    return 1 / np.tan(a)
+
+
+def _log_base_columns(np, a, b):
+    return np.log(a) / np.log(b)
 
 
 # -- the table: one line per primitive, rules as (m, args..., ans) -----------------------------
@@ -260,18 +331,78 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("step", 1, _step, (lambda m, a, y: 0.0,),
          note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
          kink=_side, numpy=_step_columns, exact=True),
+    # reciprocal trigonometric
+    _row("sec", 1, lambda a: 1 / math.cos(a), (lambda m, a, y: y * m.tan(a),),
+         "a ≠ π/2 + kπ", numpy=_sec_columns, latex=r"\sec", parity="even"),
+    _row("csc", 1, lambda a: 1 / math.sin(a), (lambda m, a, y: -y * m.cot(a),), "a ≠ kπ",
+         numpy=_csc_columns, latex=r"\csc", parity="odd"),
+    _row("cot", 1, lambda a: 1 / math.tan(a), (lambda m, a, y: -(1 + y * y),), "a ≠ kπ",
+         numpy=_cot_columns, latex=r"\cot", parity="odd"),
+    _row("sinc", 1, special.sinc, (_sinc_slope,),
+         note="sinc(a) = sin(a)/a and sinc(0) = 1, unnormalized as in SymPy and Wolfram|Alpha "
+              "(NumPy's np.sinc is sin(πa)/(πa))", parity="even"),
+    # exponentials and logarithms with a base
+    _row("exp2", 1, special.exp2, (lambda m, a, y: y * m.log(2.0),), numpy="exp2"),
+    _row("log_base", 2, math.log, (lambda m, a, b, y: 1 / (a * m.log(b)),
+                                   lambda m, a, b, y: -y / (b * m.log(b))),
+         "a > 0; b > 0, b ≠ 1", note="written log(a, b): the logarithm of a to the base b",
+         numpy=_log_base_columns),
     # special
     _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
          parity="odd"),
+    _row("erfc", 1, math.erfc, (lambda m, a, y: -2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
+         note="erfc(a) = 1 - erf(a), without the cancellation for large a"),
+    _row("gamma", 1, math.gamma, (lambda m, a, y: y * m.digamma(a),), "a ≠ 0, -1, -2, …"),
+    _row("lgamma", 1, math.lgamma, (lambda m, a, y: m.digamma(a),), "a ≠ 0, -1, -2, …",
+         note="lgamma(a) = ln|Γ(a)|, finite where Γ(a) overflows (from a ≈ 171.6)"),
+    _row("digamma", 1, special.digamma, (lambda m, a, y: m.trigamma(a),), "a ≠ 0, -1, -2, …",
+         note="digamma(a) = ψ(a) = Γ'(a)/Γ(a)"),
+    _row("trigamma", 1, special.trigamma, (_trigamma_slope,), "a ≠ 0, -1, -2, …",
+         note="trigamma(a) = ψ'(a); its own derivative ψ''(a) is computed numerically, and has "
+              "no formula in diff"),
+    # rounding: piecewise constant, with a jump at each integer (round: each half-integer)
+    _row("floor", 1, _integer_valued(math.floor), (lambda m, a, y: 0.0,),
+         note="derivative 0 between the jumps at the integers (taken as 0 there too)",
+         kink=_cell, numpy="floor", exact=True),
+    _row("ceil", 1, _integer_valued(math.ceil), (lambda m, a, y: 0.0,),
+         note="derivative 0 between the jumps at the integers (taken as 0 there too)",
+         kink=_cell, numpy="ceil", exact=True),
+    _row("trunc", 1, _integer_valued(math.trunc), (lambda m, a, y: 0.0,),
+         note="toward 0; derivative 0 between the jumps at the integers (taken as 0 there too)",
+         kink=_cell, numpy="trunc", parity="odd", exact=True),
+    _row("mod", 2, operator.mod, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -m.floor(a / b)),
+         "b ≠ 0", note="a - b·floor(a/b), with the sign of b (as NumPy's mod, SymPy's Mod and "
+                       "Wolfram|Alpha's Mod); it jumps where a/b is an integer",
+         kink=lambda a, b: _cell(a / b), numpy="mod"),  # not exact: mod(-0.2, 1.4) rounds
+    _row("round", 1, _integer_valued(round), (lambda m, a, y: 0.0,),
+         note="to the nearest integer, halves to even (as NumPy and Wolfram|Alpha); derivative "
+              "0 between the jumps at the half-integers (taken as 0 there too)",
+         kink=lambda a: _cell(a, 0.5), numpy="rint", parity="odd", exact=True),
 )}
 
 ALIASES: dict[str, str] = {
     "ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
     "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fabs": "abs",
-    "logistic": "sigmoid",
+    "logistic": "sigmoid", "ceiling": "ceil", "cosec": "csc", "tgamma": "gamma",
+    "loggamma": "lgamma", "psi": "digamma",
 }
 
+# A name whose row depends on how many arguments it is given: log(a, b) is log_base(a, b).
+OVERLOADS: dict[tuple[str, int], str] = {("log", 2): "log_base", ("ln", 2): "log_base"}
+# How such a row is written back (traces, diff): log(a, b), not log_base(a, b).
+CALLED: dict[str, str] = {row: name for (name, _), row in reversed(OVERLOADS.items())}
+
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+
+
+def constant_words(name: str) -> str:
+    """``e is the constant e = 2.718281828459…`` for a named constant, else "": for the
+    errors about a value given to one (it would be silently unused: the source reads the
+    constant)."""
+    if name not in CONSTANTS:
+        return ""
+    digits = f"{CONSTANTS[name]:.15f}"[:14]  # cut, not rounded: 3.141592653589…
+    return f"{name} is the constant {'π' if name == 'pi' else name} = {digits}…"
 
 # Infix operators of the language and the rows that compute them.
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
@@ -286,8 +417,10 @@ def function_names() -> list[str]:
     return sorted([n for n, p in TABLE.items() if not p.is_operator or n == "pow"] + list(ALIASES))
 
 
-def lookup(name: str) -> Primitive | None:
-    """The primitive callable as ``name(...)`` (aliases resolved), or None."""
+def lookup(name: str, n_args: int | None = None) -> Primitive | None:
+    """The primitive callable as ``name(...)`` (aliases resolved; with ``n_args``, the row
+    that many arguments reach: ``log(a, b)`` is log_base), or None."""
+    name = OVERLOADS.get((name, n_args), name)
     p = TABLE.get(ALIASES.get(name, name))
     if p is None or (p.is_operator and p.name != "pow"):
         return None

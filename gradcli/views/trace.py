@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.graph import Graph, expression, format_constant
+from ..engine.graph import Graph, expression, format_constant, spell
 from ..engine.partials import Partials, node_partials
 from ..engine.reverse import Contribution
 from ..symbolic.expr import fresh_context, local_derivatives, number, symbol, text
@@ -98,7 +98,7 @@ def substituted(graph: Graph, values: list, slot: int) -> str:
     if prim.symbol:
         args = [f"({a})" if a.startswith("-") else a for a in args]
         return f"{args[0]} {prim.symbol} {args[1]}" if len(args) == 2 else f"{prim.symbol}{args[0]}"
-    return f"{prim.name}({', '.join(args)})"
+    return spell(prim, args)  # a call: log(2), and log(8, 2) for the log_base row
 
 
 def local_formulas(graph: Graph, records: list[Contribution]) -> list[str]:
