@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Callable
+from typing import Callable, Mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,9 @@ class Primitive:
     # Which side of its kink the arguments lie on: -1 or +1, and 0 exactly at the kink (where
     # the rule returns a conventional subgradient). None for primitives without a kink.
     kink: Callable[..., int] | None = None
+    # How generated code spells the primal, by language (gradcli codegen): a function's name, or
+    # a template over the arguments {0}, {1}. A language not named calls it by the row's name.
+    code: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def is_operator(self) -> bool:
@@ -88,6 +91,9 @@ def _pow_by_base(m, a, b, y):
         return np.where(zero, 0.0, b * m.pow(a, np.where(zero, 1.0, b) - 1))
     if type(b) is float and b == 0:
         return 0.0
+    if hasattr(m, "where"):  # generated code (gradcli codegen): the case is chosen as it runs
+        zero = m.equal(b, 0.0)
+        return m.where(zero, 0.0, b * m.pow(a, m.where(zero, 1.0, b) - 1))
     return b * m.pow(a, b - 1)
 
 
@@ -100,11 +106,25 @@ def _pow_by_exponent(m, a, b, y):
         return np.where(zero, 0.0, y * m.log(np.where(zero, 1.0, a)))
     if type(a) is float and a == 0 and type(b) is float and b > 0:
         return 0.0
+    if hasattr(m, "where"):  # generated code, as above
+        zero = m.both(m.equal(a, 0.0), m.greater(b, 0.0))
+        return m.where(zero, 0.0, y * m.log(m.where(zero, 1.0, a)))
     return y * m.log(a)
 
 
-def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None):
-    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink)
+def _helper(name: str) -> dict[str, str]:
+    """The spelling of a primitive that generated code defines itself (gradcli codegen)."""
+    return {"python": f"_{name}", "numpy": f"_{name}", "jax": f"_{name}", "c": f"gc_{name}"}
+
+
+def _arc(name: str) -> dict[str, str]:
+    """NumPy's and jax.numpy's name of an inverse function: arcsin for asin."""
+    return {"numpy": f"np.arc{name}", "jax": f"jnp.arc{name}"}
+
+
+def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None,
+         code=None):
+    return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink, code or {})
 
 
 # -- the table: one line per primitive, rules as (m, args..., ans) -----------------------------
@@ -120,6 +140,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-"),
     _row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
          "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
+         code={"python": "math.pow", "numpy": "np.power", "jax": "jnp.power"},
          note="∂/∂a = b·a^(b-1) is 0 where b = 0. ∂/∂b = a^b·ln a needs a > 0 (it is 0 where "
               "a = 0 and b > 0). Each is computed only when its argument is differentiated"),
     # exponentials and logarithms
@@ -139,15 +160,16 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("cos", 1, math.cos, (lambda m, a, y: -m.sin(a),)),
     _row("tan", 1, math.tan, (lambda m, a, y: 1 + y ** 2,), "a ≠ π/2 + kπ"),
     _row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
-         note="not differentiable at ±1"),
+         note="not differentiable at ±1", code=_arc("sin")),
     _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
-         note="not differentiable at ±1"),
+         note="not differentiable at ±1", code=_arc("cos")),
     # a*a and hypot, not a**2: float ** raises OverflowError from |a| ≈ 1.3e154, where these
     # derivatives are still finite (or underflow to 0)
-    _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),)),
+    _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),), code=_arc("tan")),
     _row("atan2", 2, math.atan2, (lambda m, a, b, y: b / m.hypot(a, b) / m.hypot(a, b),
                                   lambda m, a, b, y: -a / m.hypot(a, b) / m.hypot(a, b)),
-         note="atan2(a, b) is the angle of the point (b, a); not differentiable at (0, 0)"),
+         note="atan2(a, b) is the angle of the point (b, a); not differentiable at (0, 0)",
+         code=_arc("tan2")),
     _row("hypot", 2, math.hypot, (lambda m, a, b, y: a / y, lambda m, a, b, y: b / y),
          note="not differentiable at (0, 0)"),
     # hyperbolic
@@ -156,34 +178,39 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     _row("tanh", 1, math.tanh, (lambda m, a, y: 4 * m.sigmoid(2 * a) * m.sigmoid(-2 * a),),
          note="d/da = 1 - tanh(a)^2, computed as 4·sigmoid(2a)·sigmoid(-2a), which keeps its "
               "precision for large |a| (1 - tanh(a)^2 cancels to 0 from |a| ≈ 19)"),
-    _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),)),
+    _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),), code=_arc("sinh")),
     _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
-         "a ≥ 1", note="not differentiable at 1"),
-    _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1"),
+         "a ≥ 1", note="not differentiable at 1", code=_arc("cosh")),
+    _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1",
+         code=_arc("tanh")),
     # machine learning
     _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
-              "keeps its precision for large a"),
-    _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),)),
+              "keeps its precision for large a", code=_helper("sigmoid")),
+    _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), code=_helper("softplus")),
     _row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
-         note="relu'(0) = 0 (the conventional subgradient)", kink=_side),
+         note="relu'(0) = 0 (the conventional subgradient)", kink=_side, code=_helper("relu")),
     # piecewise
     _row("abs", 1, math.fabs, (lambda m, a, y: m.sign(a),),
-         note="abs'(0) = 0 (the conventional subgradient)", kink=_side),
+         note="abs'(0) = 0 (the conventional subgradient)", kink=_side,
+         code={"python": "math.fabs", "c": "fabs"}),
     _row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 + m.sign(a - b)) / 2),
-         note="at a tie a = b each argument gets 1/2", kink=_side),
+         note="at a tie a = b each argument gets 1/2", kink=_side,
+         code={**_helper("min"), "python": "min"}),
     _row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 - m.sign(a - b)) / 2),
-         note="at a tie a = b each argument gets 1/2", kink=_side),
+         note="at a tie a = b each argument gets 1/2", kink=_side,
+         code={**_helper("max"), "python": "max"}),
     _row("sign", 1, _sign, (lambda m, a, y: 0.0,),
          note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)",
-         kink=_side),
+         kink=_side, code=_helper("sign")),
     _row("step", 1, _step, (lambda m, a, y: 0.0,),
          note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
-         kink=_side),
+         kink=_side, code=_helper("step")),
     # special
-    _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),)),
+    _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
+         code={"numpy": "_erf", "jax": "jax.scipy.special.erf"}),
 )}
 
 ALIASES: dict[str, str] = {
