@@ -184,7 +184,7 @@ class Program:
 
 
 # Names the generated code uses itself: an input with one of these is renamed (x -> x_).
-_OWN = re.compile(r"^(vb?d?(\d+|_.*)|_.*|in\d*|out|grad|dir|dout|hv|hess|status|count|i|j|"
+_OWN = re.compile(r"^(vb?d?(\d+|_.*)|_.*|in\d*|row\d+|column\d+|value|gradient|out|grad|dir|dout|hv|hess|status|count|i|j|"
                   r"math|np|jnp|jax|min|max|exc|shape|f)$")
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "

@@ -231,9 +231,9 @@ class _Python:
 
     def body(self, indent: str, tangents: bool) -> list[str]:
         p = self.p
-        lines = [f"{indent}# forward sweep"]
         forward = p.forward if self.checked else [s for s, alive in zip(p.forward, p.live)
                                                   if alive]
+        lines = [f"{indent}# forward sweep"] if forward else []
         lines += [self.statement(s, indent) for s in forward]
         if self.checked and p.forward:
             lines += _wrap(f"{indent}_finite(", [s.target for s in p.forward], ")", indent)
@@ -242,11 +242,13 @@ class _Python:
                          ", ".join(f"vd_{p.variables[n]}" for n in p.inputs) + ")")
             lines += [self.statement(s, indent) for s in p.tangents]
         for i, sweep in enumerate(p.sweeps):
-            if not sweep:
+            if not sweep and len(p.sweeps) == 1:
                 continue
             of = f" of {p.output_names[i]}" if len(p.sweeps) > 1 else ""
             lines.append(f"{indent}# reverse sweep{of}")
             lines += [self.statement(s, indent) for s in sweep]
+            if len(p.sweeps) > 1:
+                lines.append(f"{indent}row{i + 1} = {self.row(p.gradients[i], 'INPUTS')}")
         if p.sweep_tangents:
             lines.append(f"{indent}# the adjoints' tangents: H·vd")
             lines += [self.statement(s, indent) for s in p.sweep_tangents]
@@ -261,22 +263,25 @@ class _Python:
         text = self.printer.expr(e)
         return text if self.lang == "python" else f"{PREFIX[self.lang]}broadcast_to({text}, shape)"
 
+    def row(self, items, what: str) -> str:
+        """A tuple of results (each checked finite, in Python)."""
+        columns = [self.column(e) for e in items]
+        text = f"({', '.join(columns)}{',' if len(columns) == 1 else ''})"
+        return f"_finite({text}, {what})" if self.checked else text
+
     def results(self) -> str:
         p = self.p
         one = len(p.output_names) == 1
         values = [self.column(v) for v in p.values]
         value = values[0] if one else f"({', '.join(values)})"
-
-        def checked(items, what):
-            columns = [self.column(e) for e in items]
-            text = f"({', '.join(columns)}{',' if len(columns) == 1 else ''})"
-            return f"_finite({text}, {what})" if self.checked else text
+        checked = self.row
 
         if p.mode == "forward":
             derivatives = checked(p.derivatives, "OUTPUTS")
             return f"{value}, {derivatives}[0]" if one else f"{value}, {derivatives}"
-        grads = [checked(g, "INPUTS") for g in p.gradients]
-        gradient = grads[0] if one else f"({', '.join(grads)})"
+        # several outputs: each row was kept as its sweep ended (the next reuses the names)
+        gradient = checked(p.gradients[0], "INPUTS") if one else \
+            f"({', '.join(f'row{i + 1}' for i in range(len(p.gradients)))})"
         if p.mode == "hessian":
             return f"{value}, {gradient}, {checked(p.hvp, 'INPUTS')}"
         return f"{value}, {gradient}"
@@ -308,9 +313,13 @@ class _Python:
         elif lang != "python":
             lines.append("    shape = ()")
         results = self.results()
-        if self.checked:
+        body = self.body(body_indent, tangents=True)
+        if self.checked and all(line.lstrip().startswith("#") for line in body):
+            # nothing is computed, nothing can fail
+            lines.append(f"    return {results}")
+        elif self.checked:
             lines.append("    try:")
-            lines += self.body(body_indent, tangents=True) or ["        pass"]
+            lines += body
             lines += ["    except (ValueError, ZeroDivisionError, OverflowError) as exc:",
                       "        raise _located(exc) from None",
                       f"    return {results}"]
@@ -591,7 +600,9 @@ class _C:
                 functions.append(self.hessian(params))
             else:
                 functions.append(self.function(function, params))
-        helpers = [_C_HELPERS[h] for h in sorted(self.printer.helpers)] + [_C_FAIL]
+        helpers = [_C_HELPERS[h] for h in sorted(self.printer.helpers)]
+        if any("gc_fail(" in f for f in functions):  # an unused static function: a warning
+            helpers.append(_C_FAIL)
         return "\n".join([*self.comments(), "", "#include <math.h>", "#include <stddef.h>", "",
                           "\n\n".join(helpers + functions)]) + "\n"
 
