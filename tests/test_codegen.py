@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gradcli
-from gradcli.api import compile, evaluate_forward, evaluate_graph, evaluate_hessian
+from gradcli.api import compile, evaluate_graph, evaluate_hessian, evaluate_jvp
 from gradcli.engine.graph import output_names
 from gradcli.engine.primitives import TABLE
 from gradcli.language.printer import to_source
@@ -36,7 +36,7 @@ from strategies import Case, cases, multi_output_cases
 CC = shutil.which("cc") or shutil.which("gcc")
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 SEED = "log(x)+x*y-sin(y)"
-FAST = settings(max_examples=40, deadline=None, derandomize=True,
+FAST = settings(max_examples=30, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 # One program that calls every row of the table (each at a point inside its domain at x=0.3,
 # y=0.6, z=1.4), a reassignment and two outputs: what the lint and compile checks read.
@@ -160,8 +160,68 @@ def check_case(lang: str, case: Case) -> None:
 def test_generated_code_computes_what_eval_computes(lang):
     needs(lang)
 
-    @FAST
+    # a compiler run or JAX's first dispatch of each operation per example: fewer of those
+    @settings(FAST, max_examples={"c": 15, "jax": 12}.get(lang, 40))
     @given(st.one_of(cases(max_statements=2, max_depth=3), multi_output_cases(max_outputs=3)))
     def prop(case):
         check_case(lang, case)
+    prop()
+
+
+DIRECTION = (0.5, -1.25, 2.0, 0.75)  # the tangent of the 1st, 2nd, ... input
+
+
+def run_mode(lang: str, source: str, mode: str, point: dict[str, float], directory) -> tuple:
+    """Forward mode: (values, derivatives along DIRECTION); hessian: (value, gradient, Hessian
+    rows), from the generated code of ``lang``."""
+    graph = compile(source)
+    args = [point[name] for name in graph.inputs]
+    m, n = graph.n_outputs, len(graph.inputs)
+    direction = list(DIRECTION[:n])
+    text = gradcli.codegen(source, lang, mode)
+    if lang == "c":
+        lib = compile_c(text, directory)
+        if mode == "forward":
+            out, dout = doubles([0.0] * m), doubles([0.0] * m)
+            assert lib.f(doubles(args), doubles(direction), out, dout) == 0
+            return list(out)[:m], list(dout)[:m]
+        out, grad, hess = doubles([0.0]), doubles([0.0] * n), doubles([0.0] * (n * n))
+        assert lib.f(doubles(args), out, grad, hess) == 0
+        return out[0], list(grad)[:n], [list(hess)[i * n:(i + 1) * n] for i in range(n)]
+    module = load_module(text, directory, f"generated_{lang}_{mode}")
+    if mode == "forward":
+        values, derivatives = module.f(*args, *direction)
+        if m == 1:
+            values, derivatives = (values,), (derivatives,)
+        return [float(v) for v in values], [float(d) for d in derivatives]
+    value, gradient, hessian = module.f(*args)
+    return float(value), [float(g) for g in gradient], [[float(h) for h in row]
+                                                        for row in hessian]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("mode", ["forward", "hessian"])
+def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
+    needs(lang)
+
+    @settings(FAST, max_examples={"c": 6, "jax": 6}.get(lang, 20))
+    @given(cases(max_statements=2, max_depth=3) if mode == "hessian" else
+           st.one_of(cases(max_statements=2, max_depth=3), multi_output_cases(max_outputs=3)))
+    def prop(case):
+        source = to_source(case.program)
+        graph = compile(source)
+        _, _, scales = engine_reverse(source, case.point)
+        scale = max(scales)
+        with tempfile.TemporaryDirectory() as directory:
+            got = run_mode(lang, source, mode, case.point, pathlib.Path(directory))
+        if mode == "forward":
+            want = evaluate_jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
+            pairs = [*zip(got[0], want.values.values()), *zip(got[1], want.product.values())]
+        else:
+            want = evaluate_hessian(graph, case.point)
+            pairs = [(got[0], want.value), *zip(got[1], want.gradient.values()),
+                     *zip(itertools.chain(*got[2]), itertools.chain(*want.hessian))]
+            scale = max([scale, *(abs(h) for row in want.hessian for h in row)])
+        for a, b in pairs:
+            assert abs(a - b) <= 1e-14 * max(abs(b), scale), (source, case.point, got, want)
     prop()

@@ -62,7 +62,7 @@ _ARRAY_HELPERS = {  # {np} is np or jnp
     "_max": '''def _max(a, b):
     return {np}.where(b > a, b, a)''',
     "_erf": '''def _erf(a):
-    return {np}.frompyfunc(math.erf, 1, 1)(a).astype({np}.float64)  # NumPy has no erf''',
+    return {np}.asarray({np}.frompyfunc(math.erf, 1, 1)(a), dtype={np}.float64)  # NumPy has none''',
 }
 
 _C_HELPERS = {
@@ -514,17 +514,24 @@ class _C:
         sizes = {"out": self.m, "grad": self.m * n, "dout": self.m, "hv": n}
         fail_args = ", ".join(f"{a}, {sizes[a]}" if a else "NULL, 0" for a in arrays)
         lines = [f"int {function}({params})", "{"]
+        # an input or a direction's entry that nothing reads is not declared (a warning)
+        read = set().union(*(reads(st.value) for st in p.statements),
+                           *(reads(e) for e in [*p.values, *p.derivatives, *p.hvp,
+                                                *(g for row in p.gradients for g in row)]))
+        inputs = [(i, p.variables[name]) for i, name in enumerate(p.inputs)
+                  if p.variables[name] in read]
+        tangents = [(i, f"vd_{p.variables[name]}") for i, name in enumerate(p.inputs)
+                    if f"vd_{p.variables[name]}" in read]
+        unused = [] if inputs else ["in"]
         if not n:  # no inputs: no derivatives either
-            lines += [f"    (void){param.rpartition('*')[2]};" for param in params.split(", ")
-                      if not param.endswith("*out")]
+            unused += [param.rpartition("*")[2] for param in params.split(", ")[1:]
+                       if not param.endswith("*out")]
+        elif p.mode != "reverse" and not tangents:
+            unused.append("dir")
+        lines += [f"    (void){name};" for name in unused]
         declared: set[str] = set()
-        for i, name in enumerate(p.inputs):
-            lines.append(f"    const double {p.variables[name]} = in[{i}];")
-        read = set().union(*(reads(st.value) for st in p.tangents + p.sweep_tangents),
-                           *(reads(e) for e in p.derivatives + p.hvp))
-        for i, name in enumerate(p.inputs):
-            if f"vd_{p.variables[name]}" in read:  # an unused one would be a warning
-                lines.append(f"    const double vd_{p.variables[name]} = dir[{i}];")
+        lines += [f"    const double {v} = in[{i}];" for i, v in inputs]
+        lines += [f"    const double {v} = dir[{i}];" for i, v in tangents]
         if p.forward:
             lines.append("    // forward sweep")
         for st in p.forward:
