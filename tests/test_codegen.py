@@ -225,3 +225,219 @@ def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
         for a, b in pairs:
             assert abs(a - b) <= 1e-14 * max(abs(b), scale), (source, case.point, got, want)
     prop()
+
+
+# -- the seed, bit for bit ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["python", "c"])
+def test_the_seed_gradient_is_evals_to_the_last_bit(lang, tmp_path):
+    # the same operations in the same order on the same C library: the same bits
+    needs(lang)
+    values, rows = run_reverse(lang, SEED, {"x": 2.0, "y": 3.0}, tmp_path)
+    result = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0})
+    assert values == [result.value] and rows == [[result.gradient["x"], result.gradient["y"]]]
+
+
+def test_the_code_is_the_tape_one_statement_per_node_and_per_contribution():
+    text = gradcli.codegen(SEED)
+    assert "        v2 = x * y  # v2 = x * y\n" in text
+    assert "        vb_x += vb2 * y  # vb_x += vb2 * ∂v2/∂x\n" in text
+    trace = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0}).trace
+    statements = [line for line in text.splitlines() if "  # v" in line]
+    assert len(statements) == len(trace.forward) - 2 + 1 + len(trace.contributions)  # +1: seed
+
+
+# -- clean code: compiles, no warnings -------------------------------------------------------------
+
+def _hessian_source(source: str) -> str:
+    """EVERY_ROW with one output (the Hessian's)."""
+    return source.replace("\na\n", "\n")
+
+
+MODES = [("reverse", False), ("forward", False), ("hessian", False), ("hessian", True)]
+
+
+@pytest.mark.parametrize("lang", ["python", "numpy", "jax"])
+@pytest.mark.parametrize("mode,hvp", MODES)
+def test_generated_python_passes_pyflakes_and_ruff(lang, mode, hvp, tmp_path):
+    pyflakes = pytest.importorskip("pyflakes.api")
+    from pyflakes.reporter import Reporter
+    import io
+    source = _hessian_source(EVERY_ROW) if mode == "hessian" else EVERY_ROW
+    text = gradcli.codegen(source, lang, mode, hvp=hvp)
+    builtins_compile = __builtins__["compile"] if isinstance(__builtins__, dict) else \
+        __builtins__.compile
+    builtins_compile(text, "generated.py", "exec")  # what python -m py_compile does
+    warnings = io.StringIO()
+    assert pyflakes.check(text, "generated.py", Reporter(warnings, warnings)) == 0, \
+        warnings.getvalue()
+    ruff = shutil.which("ruff")
+    if ruff:  # the default rules and more: the imports sorted, no bugbear
+        path = tmp_path / "generated.py"
+        path.write_text(text, encoding="utf-8")
+        done = subprocess.run([ruff, "check", "--isolated", "--no-cache", "--select",
+                               "E,F,W,B,I", "--ignore", "E501", str(path)],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+
+
+@pytest.mark.parametrize("mode,hvp", MODES)
+def test_generated_c_compiles_with_every_warning_an_error(mode, hvp, tmp_path):
+    needs("c")
+    source = _hessian_source(EVERY_ROW) if mode == "hessian" else EVERY_ROW
+    (tmp_path / "f.h").write_text(gradcli.codegen(source, "c", mode, hvp=hvp, header=True))
+    (tmp_path / "f.c").write_text('#include "f.h"\n' + gradcli.codegen(source, "c", mode,
+                                                                       hvp=hvp))
+    done = subprocess.run([CC, *CFLAGS, "-c", "f.c", "-o", "f.o"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_row_in_every_language_computes_what_eval_computes(tmp_path):
+    # the catalogue program, run: every row's spelling and helper in each language
+    want_values, want_rows, scales = engine_reverse(EVERY_ROW, POINT)
+    for lang in ["python", "numpy", "c"] + (["jax"] if _has_jax() else []):
+        if lang == "c" and CC is None:
+            continue
+        values, rows = run_reverse(lang, EVERY_ROW, POINT, tmp_path)
+        for got, want, scale in zip(values + sum(rows, []), want_values + sum(want_rows, []),
+                                    scales + [s for s, row in zip(scales, rows) for _ in row]):
+            assert_close(got, want, scale, lang, f"{lang}: every row")
+
+
+def _has_jax() -> bool:
+    return importlib.util.find_spec("jax") is not None
+
+
+# -- failures: each language's own, naming the node --------------------------------------------
+
+FAILURES = [  # (source, point, the node eval names, Python's exception and message, C's status)
+    ("log(x)", {"x": -1.0}, "v1", ValueError, "v1 = log(x): math domain error", 1),
+    ("x + 1/(x - 2)", {"x": 2.0}, "v2", ValueError, "v2 = 1 / v1: float division by zero", 2),
+    ("exp(x)*exp(x)", {"x": 400.0}, "v3", OverflowError, "v3 is inf", 3),
+    ("exp(x)", {"x": 1000.0}, "v1", OverflowError, "v1 = exp(x): math range error", 1),
+    ("sqrt(x)", {"x": 0.0}, "v1", ValueError, "vb_x = vb1 * ∂v1/∂x: float division by zero",
+     -1),
+]
+
+
+@pytest.mark.parametrize("source,point,node,error,words,status", FAILURES)
+def test_a_failure_names_the_node_eval_names(source, point, node, error, words, status,
+                                             tmp_path, run):
+    result = run("eval", source, "--at", ",".join(f"{k}={v}" for k, v in point.items()))
+    assert result.exit_code in (1, 2) and f"{node}" in result.stderr
+    module = load_module(gradcli.codegen(source), tmp_path)
+    with pytest.raises(error) as raised:
+        module.f(*point.values())
+    assert words in str(raised.value) and node in str(raised.value)
+    if CC is None:
+        return
+    lib = compile_c(gradcli.codegen(source, "c"), tmp_path)
+    out, grad = doubles([0.0]), doubles([0.0])
+    assert lib.f(doubles(list(point.values())), out, grad) == status
+    assert math.isnan(out[0]) and math.isnan(grad[0])
+
+
+def test_numpy_code_gives_nan_in_the_rows_that_fail(tmp_path):
+    np = pytest.importorskip("numpy")
+    module = load_module(gradcli.codegen("log(x)*y", "numpy"), tmp_path)
+    value, (dx, dy) = module.f(np.array([1.0, -1.0]), 3.0)
+    assert value[0] == 0.0 and dx[0] == 3.0 and math.isnan(value[1]) and math.isnan(dx[1])
+
+
+# -- kinks: eval's subgradients ------------------------------------------------------------------
+
+KINKS = [("abs(x)", {"x": 0.0}), ("relu(x)", {"x": 0.0}), ("max(x, y)", {"x": 1.0, "y": 1.0}),
+         ("min(x, y)", {"x": 1.0, "y": 1.0}), ("sign(x)*y", {"x": 0.0, "y": 2.0}),
+         ("x^y", {"x": 0.0, "y": 2.0}), ("x^y", {"x": 2.0, "y": 0.0}), ("x^0 + 0^x", {"x": 1.5})]
+
+
+@pytest.mark.parametrize("source,point", KINKS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_kinks_take_evals_subgradient(lang, source, point, tmp_path):
+    needs(lang)
+    want_values, want_rows, _ = engine_reverse(source, point)
+    assert run_reverse(lang, source, point, tmp_path) == (want_values, want_rows)
+
+
+# -- names: inputs that are the generated code's own words -------------------------------------
+
+def test_inputs_named_like_the_codes_own_variables_are_renamed(tmp_path):
+    source = "v1*vb_x + math*in + θ*x - shape"
+    point = {"v1": 1.5, "vb_x": 2.0, "math": 0.5, "in": 3.0, "θ": 0.25, "x": 4.0, "shape": 1.0}
+    want_values, want_rows, _ = engine_reverse(source, point)
+    for lang in ["python", "numpy"] + (["c"] if CC else []):
+        assert run_reverse(lang, source, point, tmp_path) == (want_values, want_rows), lang
+
+
+# -- size: linear in the tape, where the symbolic derivative swells ------------------------------
+
+def _family(name: str, n: int) -> str:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
+    from families import FAMILIES
+    return FAMILIES[name](n)
+
+
+@pytest.mark.parametrize("family", ["wide", "deep", "shared"])
+def test_the_code_grows_linearly_with_the_tape(family):
+    ratios = []
+    for n in (100, 1000):
+        source = _family(family, n)
+        lines = gradcli.codegen(source, "c").count("\n")
+        ratios.append(lines / len(compile(source).ops))
+    assert ratios[1] <= 1.1 * ratios[0] and ratios[1] < 5, ratios  # lines per node stay put
+
+
+# -- the faces: the CLI, the console script, JAX's jit ----------------------------------------------
+
+def test_cli_prints_the_api_text_and_writes_c_with_its_header(run, tmp_path, monkeypatch):
+    result = run("codegen", SEED, "--lang", "numpy", "--mode", "forward")
+    assert result.exit_code == 0 and result.output == gradcli.codegen(SEED, "numpy", "forward")
+    monkeypatch.chdir(tmp_path)
+    result = run("codegen", SEED, "--lang", "c", "--name", "grad_seed", "-o", "seed.c")
+    assert result.exit_code == 0 and result.output == ""
+    assert (tmp_path / "seed.c").read_text() == gradcli.codegen(SEED, "c", name="grad_seed")
+    header = (tmp_path / "seed.h").read_text()
+    assert "int grad_seed(const double *in, double *out, double *grad);" in header
+    assert "in[0] = x, in[1] = y" in header
+
+
+@pytest.mark.parametrize("args,words", [
+    (["x*y", "--lang", "fortran"], ["'fortran' is not one of"]),
+    (["x*y", "--name", "2f"], ["--name", "'2f' is not a function name"]),
+    (["x*y", "--mode", "forward", "--hvp"], ["--hvp", "goes with the Hessian"]),
+    (["x; y", "--mode", "hessian"], ["hessian is of one output"]),
+    (["log(x"], ["never closed"]),
+    ([], ["no expression given"]),
+])
+def test_bad_input_is_a_clear_error_exit_2(run, reported, args, words):
+    reported(run("codegen", *args), 2, words)
+
+
+def test_console_script_prints_the_code(gradcli_script):
+    done = subprocess.run([gradcli_script, "codegen", SEED, "--lang", "c"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == gradcli.codegen(SEED, "c")
+
+
+def test_jax_code_jits(tmp_path):
+    pytest.importorskip("jax", reason="JAX is not installed (pip install jax)")
+    import jax
+    module = load_module(gradcli.codegen(SEED, "jax"), tmp_path, "generated_jit")
+    value, (dx, dy) = jax.jit(module.f)(2.0, 3.0)
+    result = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0})
+    for got, want in [(value, result.value), (dx, 3.5), (dy, result.gradient["y"])]:
+        assert abs(float(got) - want) <= 1e-14 * abs(want)
+
+
+def test_numpy_code_over_columns_is_the_batch_engine(tmp_path):
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    x, y = rng.uniform(0.1, 4.0, 1000), rng.uniform(-4.0, 4.0, 1000)
+    module = load_module(gradcli.codegen(SEED, "numpy"), tmp_path)
+    value, (dx, dy) = module.f(x, y)
+    batch = gradcli.evaluate_batch(SEED, {"x": x, "y": y})
+    scale = np.abs(x * y) + 2  # the terms summed: log x, x·y, sin y
+    assert np.all(np.abs(value - batch.values) <= 1e-14 * scale)
+    assert np.array_equal(dx, batch.gradient["x"])
+    assert np.all(np.abs(dy - batch.gradient["y"]) <= 1e-14 * (np.abs(x) + 1))

@@ -61,7 +61,7 @@ class Code:
     def __rtruediv__(self, o): return _op("div", o, self)
     def __pow__(self, o): return _op("pow", self, o)
     def __rpow__(self, o): return _op("pow", o, self)
-    def __neg__(self): return _op("neg", self)
+    def __neg__(self): return self.args[0] if self.op == "neg" else _op("neg", self)  # exact
     def __pos__(self): return self
 
     def __repr__(self) -> str:
@@ -195,17 +195,17 @@ C_KEYWORDS = frozenset(
 
 def variable_names(inputs: list[str], c: bool = False) -> dict[str, str]:
     """Each input's variable in generated code: its own name where that is a valid identifier
-    the code does not use itself, else the name with ``_`` appended (or ``in0``… in C for a
-    name that is not ASCII)."""
+    the code does not use itself, else ``u_`` and the name (``in0_``… in C for a name that is
+    not ASCII), with ``_`` appended until it is free."""
     taken: set[str] = set()
     names = {}
     for i, name in enumerate(inputs):
-        candidate = name
-        if c and not name.isascii():
-            candidate = f"in{i}_"
-        while (_OWN.match(candidate) or keyword.iskeyword(candidate) or candidate in taken
-               or candidate in C_KEYWORDS or keyword.issoftkeyword(candidate)
-               or candidate in ("True", "False", "None")):
+        candidate = f"in{i}_" if c and not name.isascii() else name
+        if _OWN.match(candidate):  # the code's own pattern: v1, vb_x, _x (a suffix keeps it so)
+            candidate = f"u_{candidate}"
+        while (keyword.iskeyword(candidate) or candidate in taken or candidate in C_KEYWORDS
+               or keyword.issoftkeyword(candidate) or candidate in ("True", "False", "None")
+               or _OWN.match(candidate)):
             candidate += "_"
         taken.add(candidate)
         names[name] = candidate

@@ -9,7 +9,8 @@ defines itself, written once here per language and included only when used.
 Failures are the language's own: Python raises a ``ValueError`` (outside a domain) or an
 ``OverflowError`` (a value that is not finite) naming the statement; C returns a status (the
 node k of the first ``vk`` that is not finite, or -1 - i for the i-th derivative) with NaN in
-every result; NumPy and JAX compute NaN or inf in the rows that fail.
+every result; NumPy and JAX put NaN in every result of a row where some value is not finite,
+as the batch engine fails it.
 """
 
 from __future__ import annotations
@@ -172,6 +173,14 @@ def _atomic(e) -> bool:
     return not prim.symbol or prim.name == "pow"
 
 
+def _source(program: Program, limit: int = 1000) -> str:
+    """The source, indented, for the code's first comment (a long one cut at ``limit``)."""
+    text = program.source.strip()
+    if len(text) > limit:
+        text = text[:limit].rstrip() + " …"
+    return "    " + text.replace("\n", "\n    ")
+
+
 def _comment_lines(text: str, mark: str) -> list[str]:
     """``text`` as comment lines, wrapped at 96 columns (its own line breaks kept)."""
     import textwrap
@@ -248,26 +257,40 @@ class _Python:
             lines.append(f"{indent}# reverse sweep{of}")
             lines += [self.statement(s, indent) for s in sweep]
             if len(p.sweeps) > 1:
-                lines.append(f"{indent}row{i + 1} = {self.row(p.gradients[i], 'INPUTS')}")
+                lines.append(f"{indent}row{i + 1} = "
+                             f"{self.row(p.gradients[i], self.gradient_names(i), kept=True)}")
         if p.sweep_tangents:
             lines.append(f"{indent}# the adjoints' tangents: H·vd")
             lines += [self.statement(s, indent) for s in p.sweep_tangents]
         return lines
 
-    def tuple_(self, items) -> str:
-        texts = [self.printer.expr(e) for e in items]
-        return f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
-
     def column(self, e) -> str:
-        """A result: the value itself (Python), or as a column of the inputs' shape."""
-        text = self.printer.expr(e)
-        return text if self.lang == "python" else f"{PREFIX[self.lang]}broadcast_to({text}, shape)"
+        """A result: the value itself (Python), or a column of the inputs' shape."""
+        text = e if isinstance(e, str) else self.printer.expr(e)
+        return text if self.checked else f"_column({text}, failed, shape)"
 
-    def row(self, items, what: str) -> str:
-        """A tuple of results (each checked finite, in Python)."""
-        columns = [self.column(e) for e in items]
+    def row(self, items, what: str, kept: bool = False) -> str:
+        """A tuple of results (each checked finite, in Python); ``kept``: a Jacobian row kept
+        at the end of its sweep (NumPy, JAX: as computed, made columns at the end)."""
+        columns = [self.column(e) if self.checked or not kept else self.printer.expr(e)
+                   for e in items]
         text = f"({', '.join(columns)}{',' if len(columns) == 1 else ''})"
         return f"_finite({text}, {what})" if self.checked else text
+
+    def gradient_names(self, i: int) -> str:
+        return f'"∂{self.p.output_names[i]}/∂{{}}", INPUTS'
+
+    def failed(self, indent: str) -> list[str]:
+        """NumPy, JAX: the rows where some value or result is not finite, as the batch engine
+        fails them (every result NaN there)."""
+        p = self.p
+        names = [s.target for s, alive in zip(p.forward, p.live) if alive]
+        results = p.derivatives if p.mode == "forward" else p.gradients[0] + p.hvp
+        if len(p.gradients) > 1:
+            names += [f"*row{i + 1}" for i in range(len(p.gradients))]
+        else:
+            names += [self.printer.expr(e) for e in results if type(e) is not float]
+        return _wrap(f"{indent}failed = _failed", names, "", indent)
 
     def results(self) -> str:
         p = self.p
@@ -277,13 +300,20 @@ class _Python:
         checked = self.row
 
         if p.mode == "forward":
-            derivatives = checked(p.derivatives, "OUTPUTS")
+            derivatives = checked(p.derivatives, '"the derivative of {} along vd", OUTPUTS')
             return f"{value}, {derivatives}[0]" if one else f"{value}, {derivatives}"
         # several outputs: each row was kept as its sweep ended (the next reuses the names)
-        gradient = checked(p.gradients[0], "INPUTS") if one else \
-            f"({', '.join(f'row{i + 1}' for i in range(len(p.gradients)))})"
+        if one:
+            gradient = checked(p.gradients[0], self.gradient_names(0))
+        elif self.checked:
+            gradient = f"({', '.join(f'row{i + 1}' for i in range(len(p.gradients)))})"
+        else:
+            gradient = "(" + ", ".join(
+                self.row([f"row{i + 1}[{j}]" for j in range(len(p.inputs))], "")
+                for i in range(len(p.gradients))) + ")"
         if p.mode == "hessian":
-            return f"{value}, {gradient}, {checked(p.hvp, 'INPUTS')}"
+            hvp = checked(p.hvp, '"(H·vd) by {}", INPUTS')
+            return f"{value}, {gradient}, {hvp}"
         return f"{value}, {gradient}"
 
     def text(self) -> str:
@@ -291,7 +321,7 @@ class _Python:
         params = [p.variables[n] for n in p.inputs]
         mark = "#"
         head = _comment_lines(f"{name}: {_what(p)} of", mark)
-        head += _comment_lines("    " + p.source.strip().replace("\n", "\n    "), mark)
+        head += _comment_lines(_source(p), mark)
         head += _comment_lines(f"generated by gradcli codegen --lang {lang} --mode {p.mode}: "
                                "straight-line adjoint code, one statement per tape node and "
                                "per contribution, the comments the ids of --trace.", mark)
@@ -326,9 +356,11 @@ class _Python:
         elif lang == "numpy":
             lines.append('    with np.errstate(all="ignore"):  # NaN or inf where a row fails')
             lines += ["    " + line for line in self.body("    ", tangents=True)]
+            lines += self.failed("        ")
             lines.append(f"        return {results}")
         else:
             lines += self.body("    ", tangents=True)
+            lines += self.failed("    ")
             lines.append(f"    return {results}")
         functions = ["\n".join(lines)]
         if p.mode == "hessian" and not self.hvp_only:
@@ -340,6 +372,8 @@ class _Python:
         helpers = [self.helper(h) for h in sorted(self.printer.helpers)]
         if self.checked:
             helpers += [_PY_FINITE, _PY_LOCATED]
+        else:
+            helpers += [_ARRAY_FAILED.replace("{np}", PREFIX[lang].rstrip("."))]
         blocks = ["\n".join(head), "\n".join(imports)]
         if lang == "jax":
             blocks.append('jax.config.update("jax_enable_x64", True)')
@@ -362,8 +396,8 @@ class _Python:
     def hessian_function(self, params: list[str]) -> str:
         name, n = self.name, len(params)
         lines = [f"def {name}({', '.join(params)}):",
-                 f'    """(value, gradient, Hessian) at ({", ".join(self.p.inputs)}): the '
-                 'Hessian a row per input, one Hessian-vector product per input."""']
+                 f'    """(value, gradient, Hessian rows) at ({", ".join(self.p.inputs)}): one '
+                 'Hessian-vector product per input."""']
         columns = []
         for j in range(n):
             direction = ", ".join("1.0" if i == j else "0.0" for i in range(n))
@@ -375,25 +409,23 @@ class _Python:
             lines.append(f"    value, gradient, _ = {name}_hvp()")
             lines.append("    return value, gradient, ()")
         else:
-            lines.append(f"    return value, gradient, tuple(zip({', '.join(columns)}))")
+            # H·e_j is the Hessian's j-th column: rows are read across the columns
+            rows = [f"({', '.join(f'{c}[{i}]' for c in columns)}{',' if n == 1 else ''})"
+                    for i in range(n)]
+            lines += _wrap("    return value, gradient, ", rows, "", "    ")
         return "\n".join(lines)
 
     def imports(self) -> list[str]:
+        """The standard library's imports, a blank line, the others' (as isort orders them)."""
         lang, modules = self.lang, set(self.printer.modules)
-        needs_math = lang == "python" or "_erf" in self.printer.helpers
-        lines = []
-        if lang == "jax":
-            lines.append("import jax")
-            lines += ["import jax.numpy as jnp"]
-            if any(m.startswith("jax.scipy") for m in modules):
-                lines.insert(1, "import jax.scipy.special")
-        if needs_math:
-            lines.insert(0, "import math")
-        if self.checked:
-            lines.insert(0, "import linecache")
-        if lang == "numpy":
-            lines.append("import numpy as np")
-        return lines
+        standard = ["import linecache"] if self.checked else []
+        if lang == "python" or "_erf" in self.printer.helpers:
+            standard.append("import math")
+        others = {"numpy": ["import numpy as np"], "python": [],
+                  "jax": ["import jax", "import jax.numpy as jnp"]}[lang]
+        if lang == "jax" and any(m.startswith("jax.scipy") for m in modules):
+            others.append("import jax.scipy.special")
+        return standard + ([""] if standard and others else []) + others
 
     def helper(self, name: str) -> str:
         if self.lang == "python":
@@ -401,12 +433,26 @@ class _Python:
         return _ARRAY_HELPERS[name].replace("{np}", PREFIX[self.lang].rstrip("."))
 
 
-_PY_FINITE = '''def _finite(values, names="v{}"):
-    """The values, each checked finite: an OverflowError names the first that is not."""
+_ARRAY_FAILED = '''def _failed(*columns):
+    """Where some value is not finite: the rows that fail (0 * v is 0, or NaN where v is not
+    finite)."""
+    total = 0.0
+    for v in columns:
+        total = total + 0.0 * v
+    return {np}.isnan(total)
+
+
+def _column(v, failed, shape):
+    """A result as a column of the inputs' shape, NaN in the rows that fail."""
+    return {np}.where(failed, {np}.nan, {np}.broadcast_to(v, shape))'''
+
+_PY_FINITE = '''def _finite(values, name="v{}", keys=None):
+    """The values, each checked finite: an OverflowError names the first that is not (its
+    name: ``name`` with its key, or its number from 1)."""
     for i, v in enumerate(values):
         if not math.isfinite(v):
-            name = names.format(i + 1) if isinstance(names, str) else names[i]
-            raise OverflowError(f"{name} is {v}: the value is not a finite number")
+            key = i + 1 if keys is None else keys[i]
+            raise OverflowError(f"{name.format(key)} is {v}: not a finite number")
     return values'''
 
 _PY_LOCATED = '''def _located(exc):
@@ -467,7 +513,7 @@ class _C:
     def comments(self) -> list[str]:
         p = self.p
         lines = _comment_lines(f"{self.name}: {_what(p)} of", "//")
-        lines += _comment_lines("    " + p.source.strip().replace("\n", "\n    "), "//")
+        lines += _comment_lines(_source(p), "//")
         lines += _comment_lines(f"generated by gradcli codegen --lang c --mode {p.mode}: "
                                 "straight-line adjoint code, the comments the ids of --trace.",
                                 "//")
@@ -536,8 +582,7 @@ class _C:
             lines.append("    // forward sweep")
         for st in p.forward:
             lines.append(self.statement(st, declared, const=True))
-            lines.append(f"    if (!isfinite({st.target})) return gc_fail({st.node}, "
-                         f"{fail_args});")
+            lines.append(f"    if (!isfinite({st.target})) return GC_FAIL({st.node});")
         if p.tangents:
             lines.append("    // tangents along dir")
             lines += [self.statement(st, declared) for st in p.tangents]
@@ -565,11 +610,14 @@ class _C:
         checks = [checked] + ([("hv", n)] if p.mode == "hessian" else [])
         status = -1  # the derivatives' entries, numbered on from one array to the next
         for array, size in checks:
-            for j in range(size):
-                lines.append(f"    if (!isfinite({array}[{j}])) return gc_fail({status}, "
-                             f"{fail_args});")
-                status -= 1
+            if size:
+                lines += [f"    for (int i = 0; i < {size}; i++)",
+                          f"        if (!isfinite({array}[i])) return GC_FAIL({status} - i);"]
+            status -= size
         lines += ["    return 0;", "}"]
+        if any("GC_FAIL(" in line for line in lines):  # one name for the failure's arguments
+            lines = [f"#define GC_FAIL(status) gc_fail(status, {fail_args})", *lines,
+                     "#undef GC_FAIL"]
         return "\n".join(lines)
 
     def points(self, params: str) -> str:
