@@ -124,18 +124,22 @@ def sympy_size(source: str, timeout: float) -> int | None:
 
 
 def size_report(sizes: list[int], timeout: float) -> list[str]:
-    lines = ["| family | N | tape nodes | gradcli C: characters | per node | SymPy C "
-             "(no cse): characters | per node |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| family | N | tape nodes | gradcli C: lines | per node | characters | per node | "
+             "SymPy C (no cse): characters | per node |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for family, make in FAMILIES.items():
+        given_up = False  # once SymPy takes too long, larger sizes are not tried
         for n in sizes:
             source = make(n)
             nodes = len(compile(source).ops)
-            ours = len(gradcli.codegen(source, "c"))
-            theirs = sympy_size(source, timeout) if n <= 1000 else None
+            code = gradcli.codegen(source, "c")
+            ours, lines_ = len(code), code.count("\n")
+            theirs = None if given_up else sympy_size(source, timeout)
             shown = f"{theirs:,} | {theirs / nodes:,.0f}" if theirs else \
-                f"> {timeout:g} s | –" if n <= 1000 else "not run | –"
-            lines.append(f"| {family} | {n:,} | {nodes:,} | {ours:,} | {ours / nodes:,.0f} | "
-                         f"{shown} |")
+                ("not run | –" if given_up else f"> {timeout:g} s | –")
+            given_up = given_up or theirs is None
+            lines.append(f"| {family} | {n:,} | {nodes:,} | {lines_:,} | {lines_ / nodes:.2f} | "
+                         f"{ours:,} | {ours / nodes:,.0f} | {shown} |")
             print(lines[-1], file=sys.stderr, flush=True)
     return lines
 
@@ -193,7 +197,7 @@ def speed_report(n: int, repeat: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="size,speed")
-    ap.add_argument("--sizes", default="100,1000,10000")
+    ap.add_argument("--sizes", default="10,30,100,1000,10000")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--points", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)

@@ -27,10 +27,8 @@ from hypothesis import strategies as st
 
 import gradcli
 from gradcli.api import compile, evaluate_graph, evaluate_hessian, evaluate_jvp
-from gradcli.engine.graph import output_names
 from gradcli.engine.primitives import TABLE
 from gradcli.language.printer import to_source
-from gradcli.symbolic.adjoint import build
 from strategies import Case, cases, multi_output_cases
 
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -388,7 +386,7 @@ def test_the_code_grows_linearly_with_the_tape(family):
     assert ratios[1] <= 1.1 * ratios[0] and ratios[1] < 5, ratios  # lines per node stay put
 
 
-# -- the faces: the CLI, the console script, JAX's jit ----------------------------------------------
+# -- the faces: the CLI, the console script, JAX's jit ------------------------------------------
 
 def test_cli_prints_the_api_text_and_writes_c_with_its_header(run, tmp_path, monkeypatch):
     result = run("codegen", SEED, "--lang", "numpy", "--mode", "forward")

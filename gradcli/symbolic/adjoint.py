@@ -183,9 +183,10 @@ class Program:
                 *self.sweep_tangents]
 
 
-# Names the generated code uses itself: an input with one of these is renamed (x -> x_).
-_OWN = re.compile(r"^(vb?d?(\d+|_.*)|_.*|in\d*|row\d+|column\d+|value|gradient|out|grad|dir|dout|hv|hess|status|count|i|j|"
-                  r"math|np|jnp|jax|min|max|exc|shape|f)$")
+# Names the generated code uses itself: an input with one of these is renamed (v1 -> u_v1).
+_OWN = re.compile(r"^(vb?d?(\d+|_.*)|_.*|in\d*|row\d+|column\d+|value|gradient|out|grad|dir|"
+                  r"dout|hv|hess|status|count|i|j|math|np|jnp|jax|min|max|exc|shape|failed|f|"
+                  r"INPUTS|OUTPUTS|float|ValueError|ZeroDivisionError|OverflowError)$")
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
     "inline int long register restrict return short signed sizeof static struct switch typedef "
@@ -236,7 +237,7 @@ class _Namer:
 
 
 def tangent_name(name: str) -> str:
-    """``v3`` -> ``vd3``, ``vb3`` -> ``vbd3``, ``vb_x`` -> ``vbd_x``, the input ``x`` -> ``vd_x``."""
+    """``v3`` -> ``vd3``, ``vb3`` -> ``vbd3``, ``vb_x`` -> ``vbd_x``, an input ``x`` -> ``vd_x``."""
     if name.startswith("vb"):
         return "vbd" + name[2:]
     if re.match(r"^v\d+$", name):

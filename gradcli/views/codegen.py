@@ -63,7 +63,8 @@ _ARRAY_HELPERS = {  # {np} is np or jnp
     "_max": '''def _max(a, b):
     return {np}.where(b > a, b, a)''',
     "_erf": '''def _erf(a):
-    return {np}.asarray({np}.frompyfunc(math.erf, 1, 1)(a), dtype={np}.float64)  # NumPy has none''',
+    # NumPy has no erf: the C library's, a row at a time
+    return {np}.asarray({np}.frompyfunc(math.erf, 1, 1)(a), dtype={np}.float64)''',
 }
 
 _C_HELPERS = {
@@ -160,6 +161,13 @@ class _Printer:
         return f"{spelled}({', '.join(args)})"
 
 
+def _wrapped(e, text: str) -> str:
+    """``text`` (the code of ``e``) as the right operand of + or -: parenthesised unless atomic."""
+    if type(e) is Code and e.op == "neg":
+        e = e.args[0]
+    return text if _atomic(e) else f"({text})"
+
+
 def _atomic(e) -> bool:
     """Whether an expression's text needs no parentheses as an operand: a variable, a positive
     number or a call (a where is a conditional expression: it gets them)."""
@@ -231,11 +239,15 @@ class _Python:
         self.checked = lang == "python"  # NumPy and JAX: NaN where a row fails
 
     def statement(self, st: Statement, indent: str) -> str:
-        value = st.value
-        if st.accumulate and type(value) is Code and value.op == "neg":
-            line = f"{st.target} -= {self.printer.expr(value.args[0])}"
-        else:
-            line = f"{st.target} {'+=' if st.accumulate else '='} {self.printer.expr(value)}"
+        value, target = st.value, st.target
+        negated = st.accumulate and type(value) is Code and value.op == "neg"
+        text = self.printer.expr(value.args[0] if negated else value)
+        if not st.accumulate:
+            line = f"{target} = {text}"
+        elif self.checked:
+            line = f"{target} {'-=' if negated else '+='} {text}"
+        else:  # an array's += is in place, and vb1 = vb4 made them one array: a new one
+            line = f"{target} = {target} {'-' if negated else '+'} {_wrapped(value, text)}"
         return f"{indent}{line}" + (f"  # {st.comment}" if st.comment else "")
 
     def body(self, indent: str, tangents: bool) -> list[str]:
