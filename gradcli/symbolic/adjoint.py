@@ -124,16 +124,18 @@ def plain(e) -> str:
         return repr(e) if e >= 0 else f"({e!r})"
     if e.op == "var":
         return e.args[0]
-    args = [plain(a) if type(a) is float or a.op in ("var", "where") or
-            not TABLE.get(a.op, TABLE["exp"]).symbol else f"({plain(a)})" for a in e.args]
-    prim = TABLE.get(e.op)
-    if prim is not None and prim.symbol:
-        return f"{args[0]} {prim.symbol} {args[1]}" if len(args) == 2 else f"{prim.symbol}{args[0]}"
+    # a statement's tree is small (its arguments are variables): recursion is bounded here
+    args = [f"({plain(a)})" if _infix(a) else plain(a) for a in e.args]
+    if _infix(e):
+        symbol = TABLE[e.op].symbol
+        return f"{args[0]} {symbol} {args[1]}" if len(args) == 2 else f"{symbol}{args[0]}"
     if e.op == "where":
         return f"({args[1]} if {args[0]} else {args[2]})"
-    if e.op in CONDITIONS:
-        return f"{e.op}({', '.join(args)})"
     return f"{e.op}({', '.join(args)})"
+
+
+def _infix(e) -> bool:
+    return type(e) is Code and e.op in TABLE and TABLE[e.op].symbol is not None
 
 
 # -- the program as records ----------------------------------------------------------------------
