@@ -400,6 +400,18 @@ def test_cli_prints_the_api_text_and_writes_c_with_its_header(run, tmp_path, mon
     assert "in[0] = x, in[1] = y" in header
 
 
+def test_cli_reads_a_file_and_standard_input_and_names_the_function(run, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.grad").write_text("a = x*y\nsin(a); a^2\n", encoding="utf-8")
+    from_file = run("codegen", "-f", "model.grad", "--name", "model", "--mode", "forward")
+    assert from_file.output == gradcli.codegen("a = x*y\nsin(a); a^2\n", mode="forward",
+                                               name="model")
+    assert "def model(x, y, vd_x, vd_y):" in from_file.output
+    piped = run("codegen", "-", "--mode", "hessian", "--name", "g", input="x^2*y\n")
+    assert "def g_hvp(x, y, vd_x, vd_y):" in piped.output and "def g(x, y):" in piped.output
+
+
 @pytest.mark.parametrize("args,words", [
     (["x*y", "--lang", "fortran"], ["'fortran' is not one of"]),
     (["x*y", "--name", "2f"], ["--name", "'2f' is not a function name"]),
