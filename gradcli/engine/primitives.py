@@ -91,7 +91,7 @@ def _pow_by_base(m, a, b, y):
         return np.where(zero, 0.0, b * m.pow(a, np.where(zero, 1.0, b) - 1))
     if type(b) is float and b == 0:
         return 0.0
-    if hasattr(m, "where"):  # generated code (gradcli codegen): the case is chosen as it runs
+    if getattr(m, "builds_code", False):  # gradcli codegen: the case is chosen as the code runs
         zero = m.equal(b, 0.0)
         return m.where(zero, 0.0, b * m.pow(a, m.where(zero, 1.0, b) - 1))
     return b * m.pow(a, b - 1)
@@ -106,7 +106,7 @@ def _pow_by_exponent(m, a, b, y):
         return np.where(zero, 0.0, y * m.log(np.where(zero, 1.0, a)))
     if type(a) is float and a == 0 and type(b) is float and b > 0:
         return 0.0
-    if hasattr(m, "where"):  # generated code, as above
+    if getattr(m, "builds_code", False):  # gradcli codegen, as above
         zero = m.both(m.equal(a, 0.0), m.greater(b, 0.0))
         return m.where(zero, 0.0, y * m.log(m.where(zero, 1.0, a)))
     return y * m.log(a)

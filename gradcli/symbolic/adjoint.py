@@ -115,7 +115,8 @@ def _function(name: str):
 
 # What the rules receive as ``m``: every row by name, the constants, and the case analysis.
 CODE = SimpleNamespace(**{name: _function(name) for name in TABLE}, **CONSTANTS,
-                       where=_where, equal=_equal, greater=_greater, both=_both)
+                       where=_where, equal=_equal, greater=_greater, both=_both,
+                       builds_code=True)  # the rules with cases decided by values ask this
 
 
 def plain(e) -> str:
