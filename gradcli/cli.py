@@ -934,6 +934,48 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
         screen.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
 
 
+@main.command("codegen", **EXPRESSION_COMMAND)
+@_EXPRESSION
+@_FILE
+@click.option("--lang", type=click.Choice(["python", "numpy", "jax", "c"]), default="python",
+              show_default=True, help="python: plain math; numpy: over arrays; jax: jax.numpy "
+                                      "(jit it); c: C99 with <math.h>.")
+@click.option("--mode", type=click.Choice(["reverse", "forward", "hessian"]), default=None,
+              help="reverse (default): values and gradient (the Jacobian's rows); forward: "
+                   "derivatives along a direction; hessian: gradient and Hessian.")
+@click.option("--hvp", is_flag=True, help="With the Hessian: only the Hessian-vector product.")
+@click.option("--name", default="f", show_default=True, help="The generated function's name.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+              help="Write the code to FILE (C: also its header, FILE with .h) instead of "
+                   "printing it.")
+def codegen_command(expression, file, lang, mode, hvp, name, output_path):
+    """Print the gradient of EXPRESSION as code: straight-line adjoint code to paste.
+
+    One statement per tape node (the forward sweep), then one per contribution of the
+    reverse sweep, sharing kept, each commented with its --trace id. See docs/codegen.md.
+
+    \b
+    Examples:
+      gradcli codegen "log(x)+x*y-sin(y)"
+      gradcli codegen "log(x)+x*y-sin(y)" --lang c -o grad.c
+      gradcli codegen -f model.grad --lang numpy --mode forward
+      gradcli codegen "x^2*y" --lang jax --mode hessian
+    """
+    from .api import codegen
+    source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
+    mode = mode or ("hessian" if hvp else "reverse")
+    text = codegen(source, lang, mode, name=name, hvp=hvp)
+    if output_path is None:
+        click.echo(text, nl=False)
+        return
+    from .views.screen import write_text
+    write_text(output_path, text)
+    if lang == "c":
+        stem, dot, suffix = output_path.rpartition(".")
+        write_text(f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h",
+                   codegen(source, lang, mode, name=name, hvp=hvp, header=True))
+
+
 @main.command("functions", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
 @_output_options
