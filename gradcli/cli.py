@@ -620,7 +620,7 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
                 used, of=None) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch, run_dask
+    from .batchio import grid_rows, read_points, run_batch
     from .points import parse_grid
     if output_path == "-":  # the shell's name for standard output, where the rows go anyway
         output_path = None
@@ -636,6 +636,7 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
     if engine == "dask":
         if points_path is None:
             raise InputError("--engine dask reads --points FILE", hint="write the grid to a file")
+        from .batchdask import run_dask
         summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
                            scheduler=scheduler, of=of)
     else:

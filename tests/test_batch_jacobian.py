@@ -108,7 +108,7 @@ def test_dask_with_several_outputs_equals_the_numpy_engine(cluster, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from gradcli import batchio
+    from gradcli import batchdask, batchio
     from gradcli.engine.graph import compile, select_outputs
     rng = np.random.default_rng(5)
     table = pa.table({"x": rng.uniform(-0.5, 3, 60), "y": rng.uniform(-2, 2, 60)})
@@ -120,7 +120,7 @@ def test_dask_with_several_outputs_equals_the_numpy_engine(cluster, tmp_path):
     source = "a = log(x); b = a*y; c = sin(b)"
     graph = select_outputs(compile(source), ["c", "a"])
     out, ref = tmp_path / "out.parquet", tmp_path / "ref.parquet"
-    summary = batchio.run_dask(graph, str(parts), str(out), of=["c", "a"],
+    summary = batchdask.run_dask(graph, str(parts), str(out), of=["c", "a"],
                                scheduler=cluster.scheduler_address)
     batchio.run_batch(graph, batchio.read_points(str(tmp_path / "all.parquet"), graph), str(ref))
     got, want = pq.read_table(out).to_pydict(), pq.read_table(ref).to_pydict()
