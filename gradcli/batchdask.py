@@ -14,9 +14,9 @@ import os
 import warnings
 from typing import Iterable
 
-from .batchio import (ERROR_COLUMN, SHOWN_FAILURES, Rows, Summary, _check_inputs, _csv_header,
-                      _refuse_overwriting, _write_error, evaluate_chunk, file_format,
-                      output_columns)
+from .batchio import (ERROR_COLUMN, SHOWN_FAILURES, Rows, Staged, Summary, _check_inputs,
+                      _csv_header, _refuse_overwriting, _write_error, evaluate_chunk,
+                      file_format, output_columns)
 from .engine.graph import Graph
 from .errors import FileError, InputError
 
@@ -131,19 +131,59 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                         "a directory of Parquet parts there", hint="remove it, or name another "
                         "output")
     # Connected before the write is planned: planning it makes the output directory, which a
-    # scheduler that cannot be reached would leave behind, empty
-    client = _client(distributed, scheduler)
+    # scheduler that cannot be reached would leave behind, empty. A local cluster's scratch
+    # space goes in a private directory beside the output, removed at the end.
+    folder = os.path.dirname(os.path.abspath(output_path.rstrip("/"))) or "."
+    scratch = _scratch(folder) if scheduler is None else None
     try:
-        fill = "" if out_kind == "csv" else None
-        meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
-        result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
-                                      meta=meta)
+        client = _client(distributed, scheduler, scratch)
         try:
-            if out_kind == "parquet":  # a directory from an earlier run is replaced
-                write = result.to_parquet(output_path, write_index=False, compute=False,
-                                          overwrite=os.path.isdir(output_path))
+            parts = _write(dask, frame, graph, wrt, at, of, out_kind, output_path)
+        finally:
+            client.close()
+    finally:
+        if scratch is not None:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
+    summary, offset = Summary(), 0
+    for n, failed, first in zip(parts["rows"], parts["failed"], parts["first"]):
+        summary.rows += int(n)
+        summary.failed += int(failed)
+        for i, message in json.loads(first)[:SHOWN_FAILURES - len(summary.first_failures)]:
+            summary.first_failures.append((offset + i + 1, message))
+        offset += int(n)
+    return summary
+
+
+def _scratch(folder: str) -> str:
+    """A new private directory in ``folder`` for Dask's scratch space (not the shared $TMPDIR)."""
+    import tempfile
+    try:
+        return tempfile.mkdtemp(prefix=".gradcli-dask-", dir=folder)
+    except OSError as exc:
+        raise FileError(f"cannot write in {folder}: {exc.strerror}") from None
+
+
+def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str):
+    """The partitions evaluated and written, whole or not at all: into a staged directory
+    beside the output, renamed into place (Parquet) or moved part by part (CSV) once every
+    part is written. The per-partition failure counts (a pandas DataFrame)."""
+    fill = "" if out_kind == "csv" else None
+    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
+    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of, meta=meta)
+    if out_kind == "parquet":
+        staged = Staged(output_path, directory=True)
+        target = staged.temp
+    else:
+        folder, pattern = os.path.split(output_path)
+        staged = Staged(os.path.join(folder, ".parts"), directory=True)
+        target = os.path.join(staged.temp, pattern)
+    try:
+        try:
+            if out_kind == "parquet":
+                write = result.to_parquet(target, write_index=False, compute=False)
             else:
-                write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
+                write = result.to_csv(target, index=False, na_rep="nan", compute=False)
         except (OSError, ValueError) as exc:
             raise FileError(f"cannot write {output_path}: {_dask_message(exc)}") from None
         # One summary row per partition, computed with the write (each partition runs once)
@@ -157,16 +197,16 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                 _, parts = dask.compute(write, counts)
             except OSError as exc:  # raised in a worker as it wrote its part
                 raise _write_error(output_path, exc) from None
-    finally:
-        client.close()
-    summary, offset = Summary(), 0
-    for n, failed, first in zip(parts["rows"], parts["failed"], parts["first"]):
-        summary.rows += int(n)
-        summary.failed += int(failed)
-        for i, message in json.loads(first)[:SHOWN_FAILURES - len(summary.first_failures)]:
-            summary.first_failures.append((offset + i + 1, message))
-        offset += int(n)
-    return summary
+        if out_kind == "parquet":
+            staged.commit()
+        else:
+            for name in sorted(os.listdir(staged.temp)):
+                os.replace(os.path.join(staged.temp, name), os.path.join(folder or ".", name))
+            staged.abort()
+    except BaseException:
+        staged.abort()
+        raise
+    return parts
 
 
 def _dask_message(exc: Exception) -> str:
@@ -194,8 +234,9 @@ def _check_csv_parts(path: str) -> None:
         _csv_header(raw, first)
 
 
-def _client(distributed, scheduler: str | None):
-    """A client of the scheduler at ``scheduler``, or of a new local cluster (closed with it)."""
+def _client(distributed, scheduler: str | None, scratch: str | None = None):
+    """A client of the scheduler at ``scheduler``, or of a new local cluster (closed with it)
+    whose workers keep their scratch space in ``scratch``."""
     if scheduler is not None:
         try:
             return distributed.Client(scheduler, timeout="10s")
@@ -204,8 +245,11 @@ def _client(distributed, scheduler: str | None):
     import logging
     # silence_logs: a task that fails (a part that cannot be written) is reported once, by
     # gradcli, not also as a worker's log record with a traceback
-    cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1,
-                                       silence_logs=logging.CRITICAL)
+    import dask
+    with dask.config.set({"temporary-directory": scratch}):
+        cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1,
+                                           silence_logs=logging.CRITICAL,
+                                           local_directory=scratch)
     client = distributed.Client(cluster)
     close = client.close
 

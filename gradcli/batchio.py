@@ -80,10 +80,14 @@ class Rows:
 
 
 class _Counted(io.RawIOBase):
-    """A binary stream read through, counting the bytes handed on (for the progress bar)."""
+    """A binary stream read through, counting the bytes handed on (for the progress bar) and
+    the lines, and refusing a line longer than :func:`~gradcli.limits.max_line` as it passes:
+    so no input, not even ``/dev/zero``, makes the reader hold more than that of one line."""
 
-    def __init__(self, raw, count: int = 0):
-        self.raw, self.count = raw, count
+    def __init__(self, raw, count: int = 0, what: str = "the points", line: int = 1):
+        from .limits import max_line
+        self.raw, self.count, self.what = raw, count, what
+        self.limit, self.line, self.run = max_line(), line, 0  # line: 1-based, header = 1
 
     def readable(self) -> bool:
         return True
@@ -93,35 +97,92 @@ class _Counted(io.RawIOBase):
         n = len(data)
         buffer[:n] = data
         self.count += n
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += n
+            if self.run > self.limit:
+                raise line_too_long(self.what, self.line - 1, self.limit)
+            return n
+        if self.run + first > self.limit:  # the line this read ends
+            raise line_too_long(self.what, self.line - 1, self.limit)
+        if n - first > self.limit:  # lines wholly inside this read may be long too
+            self._check_inside(data, first)
+        self.line += data.count(b"\n")
+        self.run = n - data.rfind(b"\n") - 1
+        if self.run > self.limit:
+            raise line_too_long(self.what, self.line - 1, self.limit)
         return n
+
+    def _check_inside(self, data, first: int) -> None:
+        """The lines between this read's first and last line break (only needed when the read
+        is longer than the limit, which a small GRADCLI_MAX_LINE makes happen)."""
+        import numpy as np
+        breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        lengths = np.diff(breaks) - 1
+        long = np.flatnonzero(lengths > self.limit)
+        if len(long):
+            raise line_too_long(self.what, self.line + int(long[0]), self.limit)
+
+
+def line_too_long(what: str, row: int, limit: int):
+    """The LimitError for a line past GRADCLI_MAX_LINE (row 0: the header)."""
+    from .errors import LimitError
+    from .limits import LINE_VARIABLE
+    where = "its header line" if row <= 0 else f"row {row:,}"
+    return LimitError(f"{what}: {where} is longer than {limit:,} bytes, the longest line "
+                      f"gradcli reads ({LINE_VARIABLE})",
+                      hint=f"raise the limit for this run: {LINE_VARIABLE}={limit * 4} "
+                           "gradcli ... (docs/limits.md)")
 
 
 def _csv_header(raw, what: str) -> tuple[list[str], int]:
-    """The column names of a CSV stream's header line, and the line's length in bytes."""
-    header = raw.readline()
+    """The column names of a CSV stream's header line, and the line's length in bytes (at most
+    GRADCLI_MAX_LINE bytes are read, and GRADCLI_MAX_COLUMNS names accepted)."""
+    from .errors import LimitError
+    from .limits import COLUMNS_VARIABLE, max_columns, max_line
+    limit = max_line()
+    header = raw.readline(limit + 1)
+    if len(header) > limit and not header.endswith(b"\n"):
+        raise line_too_long(what, 0, limit)
     try:
         text = header.decode("utf-8-sig").rstrip("\r\n")
     except UnicodeDecodeError:
-        raise InputError(f"{what} is not UTF-8 text", hint="save it as UTF-8") from None
+        raise InputError(f"{what} is not UTF-8 text (its header line)",
+                         hint="save it as UTF-8") from None
     if not text.strip():
         raise InputError(f"{what} has no header line",
                          hint="the first line names the columns: x,y")
     names = next(csv.reader([text]))
+    most = max_columns()
+    if len(names) > most:
+        raise LimitError(f"{what} has {len(names):,} columns, more than the {most:,} gradcli "
+                         f"reads ({COLUMNS_VARIABLE})",
+                         hint=f"raise the limit for this run: {COLUMNS_VARIABLE}={len(names)} "
+                              "gradcli ... (docs/limits.md)")
     _check_names(names, what)
     return names, len(header)
 
 
+def block_bytes() -> int:
+    """pyarrow's block size: a row must fit in one block, so at least a whole line of
+    GRADCLI_MAX_LINE bytes (with room for its line break)."""
+    from .limits import max_line
+    return max(CSV_BLOCK_BYTES, max_line() + 4096)
+
+
 def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
     """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
-    cell is null), the others kept as text."""
+    cell is null), the others kept as bytes (decoded row by row later: a cell that is not
+    UTF-8 fails its row, not the file)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
+    block = block_bytes()
     return pacsv.open_csv(
         io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
-        read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES,
+        read_options=pacsv.ReadOptions(column_names=names, block_size=block,
                                        skip_rows_after_names=skip),
         convert_options=pacsv.ConvertOptions(
-            column_types={name: pa.float64() if name in numbers else pa.string()
+            column_types={name: pa.float64() if name in numbers else pa.binary()
                           for name in names},
             # only an empty cell is missing: "nan" is NaN, "NA" or "null" text (pyarrow would
             # call all of them null, and the row "no value")
@@ -175,7 +236,7 @@ class _CsvChunks:
     def __init__(self, path, raw, what, names, numbers, header_bytes):
         self.path, self.raw, self.what, self.names = path, raw, what, names
         self.numbers, self.header_bytes = numbers, header_bytes
-        self.stream = _Counted(raw, header_bytes)
+        self.stream = _Counted(raw, header_bytes, what, line=2)
         self.reader = None
 
     def __iter__(self):
@@ -201,10 +262,9 @@ class _CsvChunks:
     def _text_from(self, exc, rows: int, reopen: bool) -> None:
         """After a cell that is not a number: read on with every column as text, from the
         first row not yet given."""
-        if "invalid UTF8" in str(exc):  # as text it would fail again
-            where = f" (a row after row {rows})" if rows else ""
-            raise InputError(f"{self.what} is not UTF-8 text{where}",
-                             hint="save it as UTF-8") from None
+        if "straddl" in str(exc):  # a row with quoted line breaks longer than a block
+            from .limits import max_line
+            raise line_too_long(self.what, rows + 1, max_line()) from None
         if not self.numbers or "conversion error" not in str(exc):
             raise InputError(f"{self.what}: {_arrow_message(exc)}") from None
         self.numbers.clear()
@@ -215,7 +275,8 @@ class _CsvChunks:
             _csv_header(self.raw, self.what)
         else:
             self.raw.seek(self.header_bytes)
-        self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes)
+        self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes,
+                               self.what, line=2)  # the skipped rows pass through it again
         self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows)
 
     def close(self) -> None:
@@ -245,17 +306,17 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
     schema = pa.schema([(name, pa.float64()) for name in graph.inputs])
     try:
         reader = pajson.open_json(
-            path, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES),
+            path, read_options=pajson.ReadOptions(block_size=block_bytes()),
             parse_options=pajson.ParseOptions(explicit_schema=schema,
                                               unexpected_field_behavior="infer"))
     except FileNotFoundError:
         raise InputError(f"cannot read {path}: no such file") from None
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"{path}: {_arrow_message(exc)}") from None
+        raise _jsonl_error(path, exc) from None
     names = list(reader.schema.names)
     try:  # the reader puts the explicit schema's columns first: keep the file's order instead
         with open(path, encoding="utf-8") as f:
-            first = list(json.loads(f.readline()))
+            first = list(json.loads(f.readline(block_bytes())))
     except (ValueError, TypeError):
         first = []
     if sorted(first) == sorted(names):
@@ -269,9 +330,7 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
             except StopIteration:
                 return
             except pa.ArrowInvalid as exc:
-                raise InputError(f"{path}: {_arrow_message(exc)}",
-                                 hint="each line is one JSON object whose inputs are numbers") \
-                    from None
+                raise _jsonl_error(path, exc) from None
             done[0] += batch.num_rows
             if sorted(batch.schema.names) != sorted(names):  # a later chunk met a new key
                 raise InputError(f"{path}: the lines do not all have the same keys "
@@ -279,6 +338,20 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
             yield batch.select(names)
 
     return Rows(names, chunks(), None, lambda: done[0], path=path)
+
+
+def _jsonl_error(path: str, exc: Exception):
+    """pyarrow's complaint about a JSON lines file as a gradcli error; a line past
+    GRADCLI_MAX_LINE (pyarrow: "straddling object") is found and named by a bounded scan."""
+    from .limits import max_line
+    if "straddl" in str(exc):
+        limit = max_line()
+        with open(path, "rb") as f:
+            for row, line in enumerate(iter(lambda: f.readline(limit + 1), b""), 1):
+                if len(line) > limit:
+                    return line_too_long(path, row, limit)
+    return InputError(f"{path}: {_arrow_message(exc)}",
+                      hint="each line is one JSON object whose inputs are numbers")
 
 
 def read_parquet(path: str) -> Rows:
@@ -342,6 +415,36 @@ def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
 
 
 # -- one chunk ----------------------------------------------------------------------------------
+
+def _texts(column, name: str):
+    """A column of bytes (CSV cells) as text, and the rows whose cell is not UTF-8 (their
+    bytes are shown with U+FFFD in place of each bad one; the row fails)."""
+    pa = _arrow()
+    import pyarrow.compute as pc
+    try:
+        return pc.cast(column, pa.string()), {}  # checks every cell is UTF-8
+    except pa.ArrowInvalid:
+        pass
+    problems: dict[int, str] = {}
+    texts = []
+    for i, raw in enumerate(column.to_pylist()):
+        try:
+            texts.append(None if raw is None else raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            texts.append(raw.decode("utf-8", "replace"))
+            problems[i] = f"the cell of column {name!r} is not UTF-8 text"
+    return pa.array(texts, pa.string()), problems
+
+
+def _utf8(column) -> bool:
+    """Whether every cell of a string column is UTF-8."""
+    pa = _arrow()
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
 
 def _numbers(column, name: str):
     """A column as float64 values, and the messages of the rows that hold no number."""
@@ -415,9 +518,18 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
     columns: dict = {}
     problems: dict[int, str] = {}
     present = set(batch.schema.names)
+    given = {}  # the chunk's columns, CSV bytes decoded
+    for name, column in zip(batch.schema.names, batch.columns):
+        if pa.types.is_string(column.type) and not _utf8(column):
+            column = column.cast(pa.binary())  # pyarrow's JSON reader does not check
+        if pa.types.is_binary(column.type):
+            column, found = _texts(column, name)
+            for i, message in found.items():
+                problems.setdefault(i, message)
+        given[name] = column
     for name in graph.inputs:
         if name in present:
-            columns[name], found = _numbers(batch.column(name), name)
+            columns[name], found = _numbers(given[name], name)
             for i, message in found.items():
                 problems.setdefault(i, message)
         else:
@@ -439,8 +551,7 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
             values[rows] = np.nan
     arrays, names = [], []
     for name in batch.schema.names:
-        arrays.append(float_array(columns[name]) if name in graph.inputs
-                      else batch.column(name))
+        arrays.append(float_array(columns[name]) if name in graph.inputs else given[name])
         names.append(name)
     for name, value in at.items():
         if name not in present:
@@ -499,6 +610,90 @@ def _write_error(path: str | None, exc: OSError):
     return FileError(f"cannot write {path}: {_reason(exc)}")
 
 
+_STAGED: set = set()  # the Staged files of this process not yet committed or removed
+
+
+def abort_staged() -> None:
+    """Every staged output removed (Ctrl-C ends gradcli at once: see gradcli.__main__)."""
+    for staged in list(_STAGED):
+        staged.abort()
+
+
+class Staged:
+    """An output file made whole or not at all: written under a new name beside ``path``
+    (``.NAME.XXXXXXXX.part``, in the same directory, so the rename cannot cross file systems) and
+    renamed over ``path`` by :meth:`commit` once every row is in; :meth:`abort` (an error, ^C)
+    removes it and leaves an earlier file at ``path`` untouched. Two runs writing one path each
+    rename a whole file: the last one wins. A symlink at ``path`` has its target replaced; a
+    device or a FIFO (``-o /dev/stdout``) is written in place."""
+
+    def __init__(self, path: str, directory: bool = False):
+        import secrets
+        import stat
+        self.path = path  # as the user wrote it, for messages
+        target = os.path.realpath(path)
+        try:
+            status = os.stat(target)
+        except OSError:
+            status = None
+        if status is not None and stat.S_ISDIR(status.st_mode) and not directory:
+            raise FileError(f"cannot write {path}: it is a directory",
+                            hint=f"name a file in it: {os.path.join(path, 'out.csv')}")
+        if status is not None and not (stat.S_ISREG(status.st_mode) or directory):
+            self.target, self.temp = None, target  # a device, a FIFO: no rename
+            return
+        folder, name = os.path.split(target)
+        self.target = target
+        for _ in range(100):
+            temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.part")
+            try:
+                if directory:
+                    os.mkdir(temp, 0o777)
+                else:
+                    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                    if status is not None:  # the new file keeps the old one's permissions
+                        os.chmod(temp, stat.S_IMODE(status.st_mode))
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise FileError(f"cannot write {path}: {_reason(exc)}") from None
+            break
+        self.temp = temp
+        _STAGED.add(self)
+
+    def commit(self) -> None:
+        """The new file (or directory of parts) at ``path``, in one rename."""
+        if self.target is None:
+            return
+        _STAGED.discard(self)
+        try:
+            if os.path.isdir(self.temp) and os.path.isdir(self.target):
+                import shutil
+                old = self.temp + ".old"
+                os.rename(self.target, old)  # a directory cannot be renamed over another
+                os.rename(self.temp, self.target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(self.temp, self.target)
+        except OSError as exc:
+            self.abort()
+            raise _write_error(self.path, exc) from None
+
+    def abort(self) -> None:
+        """The partial file removed; ``path`` as it was."""
+        if self.target is None:
+            return
+        _STAGED.discard(self)
+        import shutil
+        if os.path.isdir(self.temp):
+            shutil.rmtree(self.temp, ignore_errors=True)
+        else:
+            try:
+                os.unlink(self.temp)
+            except OSError:
+                pass
+
+
 class _Output:
     """A binary stream (standard output when ``path`` is None) whose write errors are gradcli
     errors; a closed pipe stays ``BrokenPipeError``, which the command line ends quietly."""
@@ -535,9 +730,9 @@ class CsvSink:
     """CSV with a header; numbers as the shortest text that reads back to the same double, NaN
     as ``nan``, an empty error cell for a row that computed."""
 
-    def __init__(self, file, names: list[str]):
+    def __init__(self, file, names: list[str], staged: Staged | None = None):
         import pyarrow.csv as pacsv
-        self.file, self.pacsv = file, pacsv
+        self.file, self.pacsv, self.staged = file, pacsv, staged
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow(names)
         file.write(line.getvalue().encode("utf-8"))
@@ -557,14 +752,39 @@ class CsvSink:
         self.file.write(out.getbuffer())
 
     def close(self) -> None:
-        self.file.close()
+        _finish(self.file, self.staged)
+
+    def abort(self) -> None:
+        _drop(self.file, self.staged)
+
+
+def _finish(file, staged: Staged | None) -> None:
+    """Everything written and flushed, then the staged file renamed into place."""
+    try:
+        file.close()
+    except BaseException:
+        _drop(file, staged)
+        raise
+    if staged is not None:
+        staged.commit()
+
+
+def _drop(file, staged: Staged | None) -> None:
+    """After an error or ^C: the file closed without a word, the staged file removed."""
+    if staged is None:  # standard output stays open
+        return
+    try:
+        file.file.close()
+    except OSError:
+        pass
+    staged.abort()
 
 
 class JsonlSink:
     """One JSON object per line; NaN as null (JSON has no NaN), floats exact (``repr``)."""
 
-    def __init__(self, file, names: list[str]):
-        self.file = file
+    def __init__(self, file, names: list[str], staged: Staged | None = None):
+        self.file, self.staged = file, staged
 
     def write(self, batch) -> None:
         names = batch.schema.names
@@ -579,21 +799,22 @@ class JsonlSink:
         if lines:
             self.file.write(("\n".join(lines) + "\n").encode("utf-8"))
 
-    def close(self) -> None:
-        self.file.close()
+    close, abort = CsvSink.close, CsvSink.abort
 
 
 class ParquetSink:
-    """Parquet, one row group per chunk."""
+    """Parquet, one row group per chunk (into the staged file: a Parquet file is readable only
+    once its footer is written, so a partial one never stands at the final name)."""
 
-    def __init__(self, path: str, names: list[str]):
+    def __init__(self, path: str, names: list[str], staged: Staged | None = None):
         self.path, self.names, self.writer = path, names, None
+        self.staged = staged or Staged(path)
 
     def write(self, batch) -> None:
         import pyarrow.parquet as pq
         try:
             if self.writer is None:
-                self.writer = pq.ParquetWriter(self.path, batch.schema)
+                self.writer = pq.ParquetWriter(self.staged.temp, batch.schema)
             self.writer.write_batch(batch)
         except OSError as exc:
             raise _write_error(self.path, exc) from None
@@ -605,11 +826,24 @@ class ParquetSink:
             if self.writer is None:  # no rows: an empty table with the columns
                 pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
                                                          else pa.float64())
-                                         for name in self.names}), self.path)
+                                         for name in self.names}), self.staged.temp)
             else:
                 self.writer.close()
         except OSError as exc:
+            self.staged.abort()
             raise _write_error(self.path, exc) from None
+        except BaseException:
+            self.staged.abort()
+            raise
+        self.staged.commit()
+
+    def abort(self) -> None:
+        try:
+            if self.writer is not None:
+                self.writer.close()
+        except Exception:  # noqa: BLE001 - the file is being thrown away
+            pass
+        self.staged.abort()
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -643,14 +877,24 @@ class Summary:
 
 def _overlaps(source: str, target: str) -> bool:
     """Whether writing ``target`` (a file, a directory of parts, an ``out-*.csv`` pattern) would
-    replace a file that reading ``source`` (a file, a glob, a directory of parts) reads."""
+    replace a file that reading ``source`` (a file, a glob, a directory of parts) reads: files
+    compared by device and inode, so a hard link, a symlink or another spelling is caught."""
     import glob
 
-    def files(path: str) -> set[str]:
+    def files(path: str) -> set[tuple[int, int]]:
         if os.path.isdir(path):
-            return {os.path.realpath(os.path.join(folder, name))
-                    for folder, _, names in os.walk(path) for name in names}
-        return {os.path.realpath(name) for name in glob.glob(path)}
+            names = [os.path.join(folder, name)
+                     for folder, _, names in os.walk(path) for name in names]
+        else:
+            names = glob.glob(path) or [path]
+        found = set()
+        for name in names:
+            try:
+                status = os.stat(name)
+            except OSError:
+                continue
+            found.add((status.st_dev, status.st_ino))
+        return found
     return bool(files(source) & files(target))
 
 
@@ -680,13 +924,15 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
     if as_json:
         raise InputError("writes JSON lines to standard output; a file's format is chosen by "
                          "its suffix", option="json", hint=f"write to {_stem(path)}.jsonl instead")
+    staged = Staged(path)
     if kind == "parquet":
-        return ParquetSink(path, names)
+        return ParquetSink(path, names, staged)
     try:
-        file = _Output(open(path, "wb"), path)  # noqa: SIM115 - closed by run_batch
+        file = _Output(open(staged.temp, "wb"), path)  # noqa: SIM115 - closed by run_batch
     except OSError as exc:
+        staged.abort()
         raise FileError(f"cannot write {path}: {exc.strerror}") from None
-    return (JsonlSink if kind == "jsonl" else CsvSink)(file, names)
+    return (JsonlSink if kind == "jsonl" else CsvSink)(file, names, staged)
 
 
 def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool = False,
@@ -709,6 +955,9 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
     wrt = wrt_names(graph, wrt)
     _check_inputs(graph, rows, at)
     names = output_columns(rows, at, wrt, graph)
+    if sink_path is not None and os.path.isdir(sink_path):
+        raise FileError(f"cannot write {sink_path}: it is a directory",
+                        hint=f"name a file in it: {os.path.join(sink_path, 'out.csv')}")
     if sink_path is not None and rows.path is not None:
         _refuse_overwriting(rows.path, sink_path)
     done = (evaluate_chunk(graph, batch, wrt, at) for batch in rows.chunks)
@@ -721,6 +970,8 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
             summary.add(errors, summary.rows)
             if progress is not None:
                 progress(rows.done(), rows.total)
-    finally:
-        sink.close()
+    except BaseException:  # an error, ^C: no file at the final name, an old one untouched
+        sink.abort()
+        raise
+    sink.close()
     return summary

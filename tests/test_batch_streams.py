@@ -312,13 +312,16 @@ def test_a_nan_cell_is_named_for_what_it_holds(run, tmp_path, source):
 
 
 @pytest.mark.parametrize("source", ["file", "stdin"])
-def test_a_cell_that_is_not_utf8_is_an_input_error_before_any_output(run, tmp_path, source):
-    data = b"x,y,name\n1,2,caf\xe9\n"  # Latin-1: pyarrow's text conversion fails
+def test_a_cell_that_is_not_utf8_fails_its_row(run, tmp_path, source):
+    """Issue 23: a bad byte marks its row (it was an input error that stopped the file)."""
+    data = b"x,y,name\n1,2,caf\xe9\n3,4,ok\n"  # Latin-1
     (tmp_path / "p.csv").write_bytes(data)
     args = ["--points", "-"] if source == "stdin" else ["--points", str(tmp_path / "p.csv")]
     result = run("eval", EXPR, *args, input=data if source == "stdin" else None)
-    check_reported(result, 2, ["is not UTF-8 text", "save it as UTF-8"])
-    assert result.stdout == ""  # not even the header: the first block is read before writing
+    check_reported(result, 1, ["row 1: the cell of column 'name' is not UTF-8 text"])
+    bad, good = result.stdout.splitlines()[1:]
+    assert bad == "1,2,caf\ufffd,nan,nan,nan,the cell of column 'name' is not UTF-8 text"
+    assert good.startswith("3,4,ok,13.85541478397") and good.endswith(",")
 
 
 def test_a_ragged_first_row_fails_before_the_header_is_written(run):
