@@ -136,8 +136,13 @@ def _out_of_memory(ctx) -> LimitError:
         advice.append("drop --mode forward")
     if params.get("max_rows") == 0:
         advice.append("give --max-rows a limit")
-    advice.append("split the input or run it with more memory; "
-                  f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
+    if params.get("points_path") or params.get("grid"):  # batch: rows are read in chunks
+        from .limits import COLUMNS_VARIABLE, LINE_VARIABLE
+        advice.append("run it with more memory, or lower "
+                      f"{LINE_VARIABLE} or {COLUMNS_VARIABLE} (docs/limits.md)")
+    else:
+        advice.append("split the input or run it with more memory; "
+                      f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
     return LimitError("out of memory: this input needs more memory than is available",
                       hint="; ".join(advice[:-1]) + (", or " if len(advice) > 1 else "")
                       + advice[-1])
