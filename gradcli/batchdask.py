@@ -51,14 +51,15 @@ def _compiled(source: str, of: list[str] | None = None) -> Graph:
 
 
 def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
-                       error_fill: str | None = None, of: list[str] | None = None):
+                       error_fill: str | None = None, of: list[str] | None = None,
+                       min_digits: int | None = None, with_digits: bool = False):
     """One Dask partition (a pandas DataFrame) evaluated by :func:`evaluate_chunk`: the same
     function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
     error of a row that computed (CSV output writes "")."""
     import pyarrow as pa
     table = pa.Table.from_pandas(frame, preserve_index=False)
     batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
-    table, _ = evaluate_chunk(_compiled(source, of), batch, wrt, at)
+    table, _ = evaluate_chunk(_compiled(source, of), batch, wrt, at, min_digits, with_digits)
     out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
     if error_fill is not None:
         out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
@@ -84,7 +85,8 @@ def partition_failures(frame):
 
 def run_dask(graph: Graph, path: str, output_path: str | None, *,
              wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-             scheduler: str | None = None, of: list[str] | None = None) -> Summary:
+             scheduler: str | None = None, of: list[str] | None = None,
+             min_digits: int | None = None, with_digits: bool = False) -> Summary:
     """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
     (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
     ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler`` or a local one."""
@@ -125,7 +127,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     columns = list(frame.columns)
     rows = Rows(columns, iter(()), None, lambda: 0)
     _check_inputs(graph, rows, at)
-    output_columns(rows, at, wrt, graph)  # checks for collisions
+    output_columns(rows, at, wrt, graph, with_digits)  # checks for collisions
     if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
         raise FileError(f"cannot write {output_path}: it is a file, and the dask engine writes "
                         "a directory of Parquet parts there", hint="remove it, or name another "
@@ -138,7 +140,8 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     try:
         client = _client(distributed, scheduler, scratch)
         try:
-            parts = _write(dask, frame, graph, wrt, at, of, out_kind, output_path)
+            parts = _write(dask, frame, graph, wrt, at, of, out_kind, output_path,
+                           (min_digits, with_digits))
         finally:
             client.close()
     finally:
@@ -164,13 +167,14 @@ def _scratch(folder: str) -> str:
         raise FileError(f"cannot write in {folder}: {exc.strerror}") from None
 
 
-def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str):
+def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str, digits=(None, False)):
     """The partitions evaluated and written, whole or not at all: into a staged directory
     beside the output, renamed into place (Parquet) or moved part by part (CSV) once every
     part is written. The per-partition failure counts (a pandas DataFrame)."""
     fill = "" if out_kind == "csv" else None
-    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
-    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of, meta=meta)
+    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of, *digits)
+    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of, *digits,
+                                  meta=meta)
     if out_kind == "parquet":
         staged = Staged(output_path, directory=True)
         target = staged.temp

@@ -498,18 +498,63 @@ def float_array(values):
     return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
 
 
-def result_names(graph: Graph, wrt: list[str]) -> list[str]:
+DIGITS_COLUMN = "digits"
+
+
+def result_names(graph: Graph, wrt: list[str], with_digits: bool = False) -> list[str]:
     """The result columns of ``graph``: ``f``, ``df/dx``, … for one output; for several, each
-    output and its derivatives in turn: ``f1``, ``df1/dx``, …, ``f2``, ``df2/dx``, …"""
+    output and its derivatives in turn: ``f1``, ``df1/dx``, …, ``f2``, ``df2/dx``, …; then
+    ``digits`` (``with_digits``)."""
     if graph.n_outputs == 1:
-        return output_names("f", wrt)
-    return [name for output in graph.output_names for name in output_names(output, wrt)]
+        names = output_names("f", wrt)
+    else:
+        names = [name for output in graph.output_names for name in output_names(output, wrt)]
+    return names + ([DIGITS_COLUMN] if with_digits else [])
 
 
-def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
+def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int):
+    """The one hook to the certified single-point engine (ball arithmetic, issue 22): the row's
+    results in :func:`result_names` order as floats with at least ``digits`` correct significant
+    digits, and the digits proven; None where it is not available (the row is then marked
+    "not certified")."""
+    try:
+        from .engine import certify  # noqa: F401 - not in this build yet
+    except ImportError:
+        return None
+    return None  # the lead's API is connected here once it is merged
+
+
+def _certify_rows(graph, columns, results, errors, wrt, min_digits, n):
+    """Each row's certain digits (a proven bound over the batch's own float64 operations: see
+    gradcli.engine.bounds); rows with fewer than ``min_digits`` are recomputed by the certified
+    engine, or marked not certified (their outputs NaN). The digits, per row."""
+    import numpy as np
+
+    from .engine.bounds import certain_digits
+    digits = certain_digits(graph, columns, wrt=wrt)
+    short = np.flatnonzero((digits < min_digits) & np.equal(errors, None))
+    for r in short:
+        point = {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
+        again = recompute(graph, point, wrt, min_digits)
+        if again is not None:
+            values, digits[r] = again
+            for column, value in zip(results, values):
+                column[r] = value
+            continue
+        errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
+                     f"float64 ({min_digits} asked) and the certified engine is not available")
+        for column in results:
+            column[r] = np.nan
+    return digits, len(short)
+
+
+def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
+                   min_digits: int | None = None, with_digits: bool = False):
     """One chunk of rows evaluated: the output record batch (the chunk's columns, the inputs the
-    expression reads as numbers, the ``at`` values, the results and the error column), and the
-    errors (an array: None, or the row's message)."""
+    expression reads as numbers, the ``at`` values, the results, the digits column when asked,
+    and the error column), and the errors (an array: None, or the row's message). Every row
+    has at least ``min_digits`` (default :data:`~gradcli.engine.bounds.MIN_DIGITS`) proven
+    significant digits, or fails as not certified."""
     pa = _arrow()
     import numpy as np
 
@@ -549,6 +594,11 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
         errors[rows] = list(problems.values())
         for values in results:
             values[rows] = np.nan
+    from .engine.bounds import MIN_DIGITS
+    digits, uncertified = _certify_rows(graph, columns, results, errors, wrt,
+                                        MIN_DIGITS if min_digits is None else min_digits, n)
+    if with_digits:
+        results.append(np.where(np.equal(errors, None), digits, 0).astype(np.int64))
     arrays, names = [], []
     for name in batch.schema.names:
         arrays.append(float_array(columns[name]) if name in graph.inputs else given[name])
@@ -557,11 +607,11 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
         if name not in present:
             arrays.append(float_array(np.full(n, value)))
             names.append(name)
-    for name, values in zip(result_names(graph, wrt), results):
-        arrays.append(float_array(values))
+    for name, values in zip(result_names(graph, wrt, with_digits), results):
+        arrays.append(float_array(values) if values.dtype == np.float64 else pa.array(values))
         names.append(name)
-    arrays.append(pa.array(errors.tolist(), type=pa.string()) if result.n_failed or problems
-                  else pa.nulls(n, pa.string()))
+    arrays.append(pa.array(errors.tolist(), type=pa.string())
+                  if result.n_failed or problems or uncertified else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors
 
@@ -584,10 +634,11 @@ def _check_inputs(graph: Graph, rows: Rows, at: dict[str, float]) -> None:
                                 names=tuple(missing), hint=hint)
 
 
-def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph) -> list[str]:
+def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph,
+                   with_digits: bool = False) -> list[str]:
     """The names of the output columns, checked for collisions (an input column named ``f``)."""
     names = list(rows.columns) + [n for n in at if n not in rows.columns]
-    added = result_names(graph, wrt) + [ERROR_COLUMN]
+    added = result_names(graph, wrt, with_digits) + [ERROR_COLUMN]
     clash = [n for n in added if n in names]
     if clash:
         raise InputError(f"the points have a column named {clash[0]!r}, which the output uses",
@@ -937,30 +988,34 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
 
 def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool = False,
               wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-              progress: Callable[[int, int | None], None] | None = None) -> Summary:
+              progress: Callable[[int, int | None], None] | None = None,
+              min_digits: int | None = None, with_digits: bool = False) -> Summary:
     """Evaluate every row of ``rows`` and write each chunk as it is done; the summary.
 
     ``at`` fixes inputs the rows do not hold; ``progress(done, total)`` is called after each
     chunk (units: bytes for a CSV file, rows otherwise). ``rows`` is closed when it returns."""
     try:
-        return _run_batch(graph, rows, sink_path, as_json, wrt, at, progress)
+        return _run_batch(graph, rows, sink_path, as_json, wrt, at, progress, min_digits,
+                          with_digits)
     finally:
         rows.close()  # also on an error: no reader thread outlives the run
 
 
-def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
+def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress, min_digits=None,
+               with_digits=False) -> Summary:
     from .engine.graph import wrt_names
     _arrow()
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)
     _check_inputs(graph, rows, at)
-    names = output_columns(rows, at, wrt, graph)
+    names = output_columns(rows, at, wrt, graph, with_digits)
     if sink_path is not None and os.path.isdir(sink_path):
         raise FileError(f"cannot write {sink_path}: it is a directory",
                         hint=f"name a file in it: {os.path.join(sink_path, 'out.csv')}")
     if sink_path is not None and rows.path is not None:
         _refuse_overwriting(rows.path, sink_path)
-    done = (evaluate_chunk(graph, batch, wrt, at) for batch in rows.chunks)
+    done = (evaluate_chunk(graph, batch, wrt, at, min_digits, with_digits)
+            for batch in rows.chunks)
     first = next(done, None)  # a file that fails in its first block fails before any output
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()

@@ -414,10 +414,13 @@ def _screen(width, ascii_):
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
+@click.option("--with-digits", is_flag=True,
+              help="With --points/--grid: add a digits column, the significant digits proven "
+                   "correct in each row (with --digits N, every row has at least N).")
 @_output_options
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
-                 output_path, engine, scheduler, width, ascii_):
+                 output_path, engine, scheduler, with_digits, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -462,10 +465,14 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
                                       ("--check", check_),
                                       ("--expect", expect)) if on]
         ctx = click.get_current_context()
-        used += [flag for flag, name in (("--digits", "digits"), ("--max-rows", "max_rows"))
+        used += [flag for flag, name in (("--max-rows", "max_rows"),)
                  if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        asked = (digits if ctx.get_parameter_source("digits")
+                 is click.core.ParameterSource.COMMANDLINE else None)  # certified digits a row
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
-                           scheduler, used, of)
+                           scheduler, used, of, (asked, with_digits))
+    if with_digits:
+        raise InputError("--with-digits adds a column to the rows of --points or --grid")
     for name, value in (("-o", output_path), ("--scheduler", scheduler)):
         if value is not None:
             raise InputError(f"{name} goes with --points or --grid")
@@ -622,7 +629,7 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 
 
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
-                used, of=None) -> None:
+                used, of=None, digits=(None, False)) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
     from .batchio import grid_rows, read_points, run_batch
@@ -630,7 +637,7 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
     if output_path == "-":  # the shell's name for standard output, where the rows go anyway
         output_path = None
     many = '--points' if points_path is not None else '--grid'
-    if used and used[0] in ("--digits", "--max-rows"):
+    if used and used[0] == "--max-rows":
         raise InputError(f"{used[0]} shapes the tables of one point; it does not go with {many}",
                          hint=f"{many} writes every number in full (the shortest text that "
                               "reads back to the same double) and every row")
@@ -643,7 +650,8 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
             raise InputError("--engine dask reads --points FILE", hint="write the grid to a file")
         from .batchdask import run_dask
         summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
-                           scheduler=scheduler, of=of)
+                           scheduler=scheduler, of=of, min_digits=digits[0],
+                           with_digits=digits[1])
     else:
         if scheduler is not None:
             raise InputError("--scheduler goes with --engine dask")
@@ -659,7 +667,8 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
         try:
             rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
             summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
-                                progress=progress)
+                                progress=progress, min_digits=digits[0],
+                                with_digits=digits[1])
         finally:
             progress.close()
     if summary.failed:

@@ -258,8 +258,9 @@ def test_ctrl_c_during_the_progress_bar_gives_the_cursor_back(gradcli_script, tm
                                                       "the grid"]),
     (["--grid", "x=1:2:2"], None, ["the grid has no range for y", "--at y=1"]),
     # options that shape one point's tables are not silently ignored
-    (["--points", "-", "--digits", "3"], "x,y\n1,2\n", ["--digits shapes the tables of one "
-                                                         "point", "--points writes every number"]),
+    (["--max-rows", "3", "--points", "-"], "x,y\n1,2\n", ["--max-rows shapes the tables of "
+                                                          "one point", "--points writes every "
+                                                          "number"]),
     (["--grid", "x=0:1:2,y=0:1:2", "--max-rows", "1"], None, ["--max-rows", "--grid"]),
     (["--points", "-", "--json", "-o", "out.csv"], "x,y\n1,2\n", ["write to out.jsonl instead"]),
 ])
