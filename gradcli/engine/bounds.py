@@ -252,10 +252,30 @@ def _uncertain(f):
     return apply
 
 
-def _constant_error(c: float) -> float:
-    """A folded constant is exact if it is a whole number; otherwise it may be a rounded
-    literal (0.1) or a rounded result (pi/3): half an ulp."""
-    return 0.0 if float(c).is_integer() else U * abs(c)
+def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
+    """A bound on each constant's error. A literal (0.1, pi) is the double it names, exact; a
+    constant folded at lowering (``ln(e)``, ``1 + 1e-16``) carries the rounding of its folds,
+    replayed here with Bounded arithmetic (to a fixed point: one slot can hold the values of a
+    literal and of several folds), plus the distance between the value folded by the scalar
+    primal and the one replayed with NumPy."""
+    errors = [0.0] * graph.n_const
+    constants = graph.constants
+    for _ in range(8):
+        changed = False
+        for slot, name, a, b in graph.folds:
+            f = getattr(m, name)
+            args = [Bounded(constants[a], errors[a])]
+            if b >= 0:
+                args.append(Bounded(constants[b], errors[b]))
+            with np.errstate(all="ignore"):
+                got = f(*args)
+                e = float(got.e) + abs(float(got.v) - constants[slot])
+            if not e <= errors[slot]:  # larger, or nan
+                errors[slot] = e if e == e else math.inf
+                changed = True
+        if not changed:
+            return errors
+    return [math.inf if any(f[0] == i for f in graph.folds) else 0.0 for i in range(len(errors))]
 
 
 # -- the sweeps ------------------------------------------------------------------------------
@@ -274,7 +294,7 @@ def digits_of(value, err) -> np.ndarray:
 def forward(graph: Graph, block: list, m: SimpleNamespace) -> list:
     """Every slot as a Bounded for one block: the batch engine's forward sweep (the same
     operations in the same order, so the same values) with a bound carried beside each."""
-    slots = [Bounded(c, _constant_error(c)) for c in graph.constants]
+    slots = [Bounded(c, e) for c, e in zip(graph.constants, constant_errors(graph, m))]
     slots += [Bounded(np.asarray(x, dtype=float), 0.0) for x in block]
     append, arg0, arg1 = slots.append, graph.arg0, graph.arg1
     for k, prim in enumerate(graph.ops):
