@@ -189,6 +189,10 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     if threads > 1:
         runs[f"gradcli, {threads} threads (its default)"] = lambda: timed(
             lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=threads))
+    from gradcli.engine.bounds import certain_digits
+    runs["gradcli + proven digits (engine/bounds.py), 1 thread"] = lambda: timed(lambda: (
+        evaluate_columns(graph, {"x": x, "y": y}, threads=1),
+        certain_digits(graph, {"x": x, "y": y})))
     from gradcli.engine import trig
     if trig._sincos is not None:  # the same without the C extension: sincos in NumPy alone
         def numpy_sincos():

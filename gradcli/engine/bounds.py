@@ -68,17 +68,19 @@ class Bounded:
         self.v, self.e = v, e
 
     # -- arithmetic: the exact propagation formulas plus half an ulp of rounding ---------------
+    # An exact operand's bound is the float 0.0 (the inputs, the rules' own constants): the
+    # terms it would add are skipped, not computed as a pass over zeros.
     def __add__(self, other):
         o = _bounded(other)
         v = self.v + o.v
-        return Bounded(v, self.e + o.e + U * np.abs(v))
+        return Bounded(v, _rounded(_plus(self.e, o.e), v))
 
     __radd__ = __add__
 
     def __sub__(self, other):
         o = _bounded(other)
         v = self.v - o.v
-        return Bounded(v, self.e + o.e + U * np.abs(v))
+        return Bounded(v, _rounded(_plus(self.e, o.e), v))
 
     def __rsub__(self, other):
         return _bounded(other) - self
@@ -86,8 +88,14 @@ class Bounded:
     def __mul__(self, other):
         o = _bounded(other)
         v = self.v * o.v
-        e = np.abs(self.v) * o.e + np.abs(o.v) * self.e + self.e * o.e
-        return Bounded(v, e + U * np.abs(v) + TINY)
+        e = 0.0
+        if _nonzero(o.e):
+            e = np.abs(self.v) * o.e
+        if _nonzero(self.e):
+            e = _plus(e, np.abs(o.v) * self.e)
+            if _nonzero(o.e):
+                e = _plus(e, self.e * o.e)
+        return Bounded(v, _rounded(e, v, TINY))
 
     __rmul__ = __mul__
 
@@ -107,6 +115,33 @@ class Bounded:
         return _pow(_bounded(other), self)
 
 
+def _nonzero(e) -> bool:
+    return not (type(e) is float and e == 0.0)
+
+
+def _plus(a, b):
+    """a + b, skipping an exact 0.0 (and adding in place into a fresh array)."""
+    if not _nonzero(a):
+        return b
+    if not _nonzero(b):
+        return a
+    return a + b
+
+
+def _rounded(e, v, floor: float = 0.0):
+    """``e`` plus half an ulp of ``v`` (and ``floor``): the rounding of the operation that gave
+    ``v``, computed with one temporary."""
+    r = np.abs(v)
+    if type(r) is np.ndarray:
+        r *= U
+        if floor:
+            r += floor
+        if _nonzero(e):
+            r += e
+        return r
+    return e + U * r + floor
+
+
 def _bounded(x) -> Bounded:
     """A Bounded, a float or an array (exact: the rules' own constants, 1 or 0.5 or 2)."""
     return x if isinstance(x, Bounded) else Bounded(x, 0.0)
@@ -119,10 +154,14 @@ def _not_finite_as_inf(e):
 
 def _divide(a: Bounded, b: Bounded) -> Bounded:
     v = a.v / b.v
+    if not _nonzero(b.e):  # an exact divisor: the dividend's error, scaled
+        e = a.e / np.abs(b.v) if _nonzero(a.e) else 0.0
+        return Bounded(v, _rounded(e, v, TINY))
     room = np.abs(b.v) - b.e
     with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.where(room > 0, (a.e + np.abs(v) * b.e) / np.where(room > 0, room, 1.0), np.inf)
-    return Bounded(v, e + U * np.abs(v) + TINY)
+        e = np.where(room > 0, _plus(a.e, np.abs(v) * b.e) / np.where(room > 0, room, 1.0),
+                     np.inf)
+    return Bounded(v, _rounded(e, v, TINY))
 
 
 def _pow(a: Bounded, b: Bounded) -> Bounded:
@@ -151,7 +190,9 @@ def _monotone(f, ulps: float = DEFAULT_ULPS):
         a = _bounded(a)
         if v is None:
             v = f(a.v)
-        exact = np.asarray(a.e) == 0  # an exact argument: only the function's own rounding
+        if not _nonzero(a.e):  # an exact argument: only the function's own rounding
+            return Bounded(v, _ulp_error(v, ulps))
+        exact = np.asarray(a.e) == 0
         lo = np.where(exact, a.v, np.nextafter(a.v - a.e, -np.inf))
         hi = np.where(exact, a.v, np.nextafter(a.v + a.e, np.inf))
         f_lo, f_hi = f(lo), f(hi)
@@ -280,15 +321,26 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
 
 # -- the sweeps ------------------------------------------------------------------------------
 
+def relative_error(value, err):
+    """``err / |value|``; 0 where ``err`` is below the smallest normal double (an exact 0 and
+    the floor of float64 itself count as exact), inf where nothing is known."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.asarray(err / np.abs(value), dtype=float)
+    rel = np.where(np.asarray(err) < SMALLEST_NORMAL, 0.0, rel)
+    return np.where(np.isnan(rel), np.inf, rel)
+
+
+def digits_from_relative(rel) -> np.ndarray:
+    """Certain significant digits for a relative error bound (0 to 17)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        digits = np.floor(-np.log10(2 * rel))
+    digits = np.where(np.isnan(digits), 0, digits)
+    return np.clip(digits, 0, 17).astype(np.int64)
+
+
 def digits_of(value, err) -> np.ndarray:
     """Certain significant digits of ``value`` given the bound ``err`` (0 to 17)."""
-    value, err = np.asarray(value, dtype=float), np.asarray(err, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        digits = np.floor(-np.log10(2 * err / np.abs(value)))
-    # an error below the smallest normal double is the floor of float64 itself: taken as exact
-    digits = np.where(err < SMALLEST_NORMAL, 17, digits)
-    digits = np.where(np.isfinite(digits), digits, 0)
-    return np.clip(digits, 0, 17).astype(np.int64)
+    return digits_from_relative(relative_error(value, err))
 
 
 def forward(graph: Graph, block: list, m: SimpleNamespace) -> list:
@@ -310,11 +362,11 @@ def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
     n = len(block[0]) if block else 1
     m = _namespace(block_namespace())
     slots = forward(graph, block, m)
-    digits = np.full(n, 17, dtype=np.int64)
+    worst = np.zeros(n)  # the largest relative error bound over the row's results
     singles = outputs or [graph]
     for one in singles:
         out = _bounded(slots[one.output])
-        digits = np.minimum(digits, digits_of(out.v, out.e))
+        worst = np.maximum(worst, relative_error(out.v, out.e))
         if not wrt:
             continue
         adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
@@ -324,8 +376,9 @@ def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
             if g is None:
                 continue  # nothing flows: the derivative is an exact 0
             g = _bounded(g)
-            digits = np.minimum(digits, digits_of(g.v, g.e))
-    return np.broadcast_to(digits, (n,)).copy()
+            if _nonzero(g.e):
+                worst = np.maximum(worst, relative_error(g.v, g.e))
+    return digits_from_relative(worst)
 
 
 def certain_digits(graph: Graph, columns: Mapping[str, object], *,
