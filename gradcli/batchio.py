@@ -513,15 +513,29 @@ def result_names(graph: Graph, wrt: list[str], with_digits: bool = False) -> lis
 
 
 def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int):
-    """The one hook to the certified single-point engine (ball arithmetic, issue 22): the row's
-    results in :func:`result_names` order as floats with at least ``digits`` correct significant
-    digits, and the digits proven; None where it is not available (the row is then marked
-    "not certified")."""
+    """The one hook to the certified single-point engine (ball arithmetic, issue 22,
+    ``gradcli.engine.certify.certify``): the row's results in :func:`result_names` order as
+    floats (the exact values correctly rounded), and the fewest significant digits proven among
+    them; None where that engine is not installed or cannot certify the point (the row is then
+    marked "not certified"). The inputs are the doubles read, exactly."""
     try:
-        from .engine import certify  # noqa: F401 - not in this build yet
-    except ImportError:
+        from .engine.certify import certify
+    except ImportError:  # not in this build: python-flint, or the engine itself, is missing
         return None
-    return None  # the lead's API is connected here once it is merged
+    from .errors import GradcliError
+    singles = [graph] if graph.n_outputs == 1 else [graph.only(i) for i in range(graph.n_outputs)]
+    slots = [graph.n_const + graph.inputs.index(name) for name in wrt]
+    values, proven = [], 17
+    try:
+        for one in singles:
+            result = certify(one, [point[name] for name in graph.inputs], wrt_slots=slots,
+                             digits=digits)
+            for number in [result.value, *result.gradient]:
+                values.append(float(number))
+                proven = min(proven, int(number.digits))
+    except GradcliError:
+        return None
+    return values, proven
 
 
 def _certify_rows(graph, columns, results, errors, wrt, min_digits, n):
@@ -540,9 +554,14 @@ def _certify_rows(graph, columns, results, errors, wrt, min_digits, n):
             values, digits[r] = again
             for column, value in zip(results, values):
                 column[r] = value
-            continue
-        errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
-                     f"float64 ({min_digits} asked) and the certified engine is not available")
+            if digits[r] >= min_digits:
+                continue
+            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain "
+                         f"({min_digits} asked), at the certified engine's highest precision")
+        else:
+            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
+                         f"float64 ({min_digits} asked) and the certified engine is not "
+                         "available")
         for column in results:
             column[r] = np.nan
     return digits, len(short)

@@ -112,3 +112,37 @@ def test_digits_asks_for_that_many_in_every_row(run):
 
 def test_with_digits_is_refused_for_one_point(run, reported):
     reported(run("eval", "x", "--at", "x=1", "--with-digits"), 2, ["--with-digits"])
+
+
+def test_uncertain_rows_go_to_the_certified_engine(run, monkeypatch):
+    """batchio.recompute speaks gradcli.engine.certify.certify's API (issue 22: a value and a
+    gradient of Proven floats, each with its digits). A stand-in of that API computed with
+    mpmath (an independent reference) takes the rows float64 cannot vouch for."""
+    import sys
+    import types
+
+    class Proven(float):
+        def __new__(cls, value, digits):
+            self = super().__new__(cls, value)
+            self.digits = digits
+            return self
+
+    calls = []
+
+    def certify(graph, point, *, wrt_slots=None, digits=15):
+        calls.append(point)
+        with mpmath.workdps(60):
+            x = mpmath.mpf(point[0])
+            f = (1 - mpmath.cos(x)) / x ** 2
+            df = mpmath.diff(lambda t: (1 - mpmath.cos(t)) / t ** 2, x)
+        return types.SimpleNamespace(value=Proven(float(f), 15), gradient=[Proven(float(df), 15)])
+
+    monkeypatch.setitem(sys.modules, "gradcli.engine.certify",
+                        types.SimpleNamespace(certify=certify))
+    result = run("eval", "(1-cos(x))/x^2", "--grid", "x=1e-8:1:3", "--with-digits")
+    assert result.exit_code == 0, result.output
+    tiny = result.stdout.splitlines()[1].split(",")
+    assert calls == [[1e-8]]  # only the row that needed it
+    assert float(tiny[1]) == 0.5 and math.isclose(float(tiny[2]), -8.333333333333e-10,
+                                                  rel_tol=1e-12)
+    assert tiny[3] == "15"
