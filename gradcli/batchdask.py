@@ -56,15 +56,40 @@ def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
     """One Dask partition (a pandas DataFrame) evaluated by :func:`evaluate_chunk`: the same
     function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
     error of a row that computed (CSV output writes "")."""
-    import pyarrow as pa
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
+    batch = _record_batch(frame)
     table, _ = evaluate_chunk(_compiled(source, of), batch, wrt, at, min_digits, with_digits)
     out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
     if error_fill is not None:
         out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
     out.index = frame.index
     return out
+
+
+def _record_batch(frame):
+    """A pandas partition as an Arrow record batch. Text read from CSV (object columns) is
+    Arrow text, or, in a column with a cell that was not UTF-8 (read with surrogateescape, so
+    kept as surrogates, which Arrow refuses), the original bytes: batchio then fails those
+    rows, as the streaming engine does."""
+    import pyarrow as pa
+    text = [name for name in frame.columns if frame[name].dtype == object]
+    others = [name for name in frame.columns if name not in text]
+    table = pa.Table.from_pandas(frame[others], preserve_index=False) if others else None
+    columns = []
+    for name in frame.columns:
+        if name in text:
+            columns.append(_text_column(frame[name]))
+        else:
+            columns.append(table.column(str(name)).combine_chunks())
+    return pa.record_batch(columns, names=[str(name) for name in frame.columns])
+
+
+def _text_column(series):
+    import pyarrow as pa
+    try:
+        return pa.array(series, pa.string())
+    except (UnicodeEncodeError, pa.ArrowException):
+        return pa.array([None if v is None else str(v).encode("utf-8", "surrogateescape")
+                         for v in series.tolist()], pa.binary())
 
 
 def _arrow_dtype(arrow_type):
@@ -120,8 +145,13 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
         if kind == "parquet":
             frame = dd.read_parquet(path)
         else:
-            frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
-                                blocksize=DASK_CSV_BLOCK_BYTES)
+            # text as Python strings (object), bad bytes kept as surrogates: the rows holding
+            # them fail in evaluate_partition, as with the numpy engine (pandas' own string
+            # type, Arrow's, refuses them and the whole file failed)
+            with dask.config.set({"dataframe.convert-string": False}):
+                frame = dd.read_csv(path, dtype=object, keep_default_na=False, na_filter=False,
+                                    blocksize=DASK_CSV_BLOCK_BYTES,
+                                    encoding_errors="surrogateescape")
     except (OSError, ValueError) as exc:  # no such file; pandas' EmptyDataError
         raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
     columns = list(frame.columns)

@@ -250,3 +250,14 @@ def test_dask_writes_nothing_to_the_temporary_directory(gradcli_script, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert list(shared.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet", "p.csv", "shared-tmp"]
+
+
+def test_dask_fails_the_rows_with_bad_bytes_too(gradcli_script, tmp_path):
+    pytest.importorskip("distributed")
+    import pyarrow.parquet as pq
+    (tmp_path / "b.csv").write_bytes(b"id,x,y\n\xff,2,3\nb,4,1\n")
+    proc = gradcli(gradcli_script, "eval", "x+y", "--points", "b.csv", "--engine", "dask",
+                   "-o", "out.parquet", cwd=tmp_path, timeout=180)
+    one_line_error(proc, 1, "row 1: the cell of column 'id' is not UTF-8 text")
+    table = pq.read_table(tmp_path / "out.parquet").to_pydict()
+    assert table["id"] == ["\ufffd", "b"] and table["f"][1] == 5.0
