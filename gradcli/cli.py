@@ -136,8 +136,13 @@ def _out_of_memory(ctx) -> LimitError:
         advice.append("drop --mode forward")
     if params.get("max_rows") == 0:
         advice.append("give --max-rows a limit")
-    advice.append("split the input or run it with more memory; "
-                  f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
+    if params.get("points_path") or params.get("grid"):  # batch: rows are read in chunks
+        from .limits import COLUMNS_VARIABLE, LINE_VARIABLE
+        advice.append("run it with more memory, or lower "
+                      f"{LINE_VARIABLE} or {COLUMNS_VARIABLE} (docs/limits.md)")
+    else:
+        advice.append("split the input or run it with more memory; "
+                      f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
     return LimitError("out of memory: this input needs more memory than is available",
                       hint="; ".join(advice[:-1]) + (", or " if len(advice) > 1 else "")
                       + advice[-1])
@@ -424,10 +429,13 @@ def _screen(width, ascii_):
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: a "
                    "local cluster).")
+@click.option("--with-digits", is_flag=True,
+              help="With --points/--grid: add a digits column, the significant digits proven "
+                   "correct in each row (with --digits N, every row has at least N).")
 @_output_options
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, as_json, trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
-                 output_path, engine, scheduler, width, ascii_):
+                 output_path, engine, scheduler, with_digits, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -471,8 +479,9 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, a
     facts = _facts(ctx.params, given)
     if points_path is not None or grid:
         _refuse("batch", facts, many="--points" if points_path is not None else "--grid")
+        asked = digits if "digits" in given else None  # certain digits each row must have
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
-                           scheduler, of)
+                           scheduler, of, (asked, with_digits))
     _refuse("point", facts)
     if (isinstance(seed, dict) and of is None and not set(seed) <= set(graph.output_names)
             and set(seed) <= set(graph.names) | set(graph.output_names)):
@@ -510,8 +519,8 @@ EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
     ("--standalone", _ONE, _DETAILS, None),
     ("--check", _ONE, _DETAILS, None),
     ("--expect", _ONE, _DETAILS, None),
-    ("--digits", _ONE, _SHAPES, _IN_FULL),
     ("--max-rows", _ONE, _SHAPES, _IN_FULL),
+    ("--with-digits", ("batch",), "{flag} adds a column to the rows of --points or --grid", None),
     ("-o", ("batch",), "{flag} goes with --points or --grid", None),
     ("--scheduler", ("batch",), "{flag} goes with --points or --grid", None),
     ("--engine", ("batch",), "{flag} goes with --points", "add --points FILE"),
@@ -553,7 +562,8 @@ def _facts(options: dict, given: set[str]) -> set[str]:
         "--seed": cotangent or seed != 1.0, "--mode": mode is not None,
         "--direction": direction is not None, "--trace": options["trace"],
         "--export": bool(export_path), "--standalone": options["standalone"], "--check": check_,
-        "--expect": bool(expect), "--digits": "digits" in given, "--max-rows": "max_rows" in given,
+        "--expect": bool(expect), "--max-rows": "max_rows" in given,
+        "--with-digits": options["with_digits"],
         "-o": options["output_path"] is not None, "--scheduler": options["scheduler"] is not None,
         "--engine": engine != "numpy",
         "--export FILE.tex": bool(export_path) and export_path.lower().endswith(".tex"),
@@ -695,16 +705,18 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 
 
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
-                of=None) -> None:
+                of=None, digits=(None, False)) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch, run_dask
+    from .batchio import grid_rows, read_points, run_batch
     from .points import parse_grid
     if output_path == "-":  # the shell's name for standard output, where the rows go anyway
         output_path = None
     if engine == "dask":
+        from .batchdask import run_dask
         summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
-                           scheduler=scheduler, of=of)
+                           scheduler=scheduler, of=of, min_digits=digits[0],
+                           with_digits=digits[1])
     else:
         ranges = {}
         for text in grid:
@@ -719,7 +731,8 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
             rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
             _warn_constant_columns(rows.columns)
             summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
-                                progress=progress)
+                                progress=progress, min_digits=digits[0],
+                                with_digits=digits[1])
         finally:
             progress.close()
     if summary.failed:

@@ -25,6 +25,7 @@ LAYERS = [
     ("gradcli.points",),
     ("gradcli.check", "gradcli.sampling"),
     ("gradcli.batchio",),
+    ("gradcli.batchdask",),
     ("gradcli.views",),
     ("gradcli.api", "gradcli.plotting"),
     ("gradcli.cli", "gradcli.__main__", "gradcli"),

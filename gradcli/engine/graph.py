@@ -59,6 +59,9 @@ class Graph:
     outputs: list[int] = field(default_factory=list)  # every output's slot, in order
     output_names: list[str] = field(default_factory=list)  # "f", or "f1", "f2", …, or --of's
     names: dict[str, int] = field(default_factory=dict)  # assigned name -> slot of its last value
+    # every constant folded at lowering, in order: (its slot, primitive name, argument slots; -1
+    # for none), so a bound on its rounding can be replayed (gradcli.engine.bounds)
+    folds: list[tuple[int, str, int, int]] = field(default_factory=list)
 
     @property
     def output_slots(self) -> list[int]:
@@ -225,7 +228,7 @@ class _Builder:
     """
 
     __slots__ = ("depth", "op", "a0", "a1", "spans", "const_ids", "const_values", "input_ids",
-                 "input_spans", "env", "versions", "bindings", "limit")
+                 "input_spans", "env", "versions", "bindings", "limit", "folds")
 
     def __init__(self):
         self.depth: list[int] = []
@@ -235,6 +238,7 @@ class _Builder:
         self.spans: list[Span] = []
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
+        self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
         self.input_ids: dict[str, int] = {}  # in order of first read
         self.input_spans: list[Span] = []
         self.env: dict[str, int] = {}  # assigned name -> id of its current value
@@ -285,7 +289,9 @@ class _Builder:
         if da < 0 and db < 0:  # every argument is a constant: fold
             values = self.const_values
             args = [values[a]] if b < 0 else [values[a], values[b]]
-            return self.constant(_fold(prim, args, span))
+            tid = self.constant(_fold(prim, args, span))
+            self.folds.append((tid, prim.name, a, b))
+            return tid
         tid = len(depth)
         if tid >= self.limit:
             limit = self.limit
@@ -406,6 +412,8 @@ class _Builder:
             outputs=[slot[t] for t in outputs],
             output_names=output_names(len(outputs)),
             names={name: slot[t] for name, t in self.env.items()},
+            folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
+                   for t, name, a, b in self.folds],
         )
 
 
