@@ -38,6 +38,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from ..errors import LimitError
 from .batch import NUMPY, as_columns, block_namespace, reverse_block
 from .graph import Graph
 from .primitives import CONSTANTS, TABLE
@@ -221,6 +222,20 @@ def _kinked(f):
     return apply
 
 
+def _piecewise_constant(f):
+    """floor, ceil, trunc, round: exact where the interval's ends give the same value (it holds
+    no jump), unbounded where they do not."""
+    def apply(a):
+        a = _bounded(a)
+        v = f(a.v)
+        same = f(np.nextafter(a.v - a.e, -np.inf)) == f(np.nextafter(a.v + a.e, np.inf))
+        if not _nonzero(a.e):
+            same = f(a.v) == f(a.v)  # an exact argument: exact (NaN stays unbounded)
+        return Bounded(v, np.where(same, 0.0, np.inf) if np.ndim(same) else
+                       (0.0 if same else math.inf))
+    return apply
+
+
 def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     """The namespace of Bounded functions, whose values come from ``m`` (a block's NumPy
     namespace, so that sin and cos share one sincos call as in the batch engine)."""
@@ -248,7 +263,8 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
 
     monotone = {name: _monotone(getattr(NUMPY, name)) for name in (
         "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "asin", "acos", "atan",
-        "sinh", "asinh", "acosh", "atanh", "tanh", "sigmoid", "softplus", "relu", "erf")}
+        "sinh", "asinh", "acosh", "atanh", "tanh", "sigmoid", "softplus", "relu", "erf",
+        "erfc", "exp2")}
     own = {
         "add": lambda a, b: _bounded(a) + b, "sub": lambda a, b: _bounded(a) - b,
         "mul": lambda a, b: _bounded(a) * b, "div": lambda a, b: _bounded(a) / b,
@@ -263,6 +279,8 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
                                   + _ulp_error(v, DEFAULT_ULPS)),
         "atan2": binary_lipschitz(np.arctan2, atan2_error),
         "sign": _kinked(NUMPY.sign), "step": _kinked(NUMPY.step),
+        **{name: _piecewise_constant(getattr(NUMPY, name))
+           for name in ("floor", "ceil", "trunc", "round")},
         **monotone,
     }
     missing = set(TABLE) - set(own)
@@ -270,7 +288,16 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         for name in missing:
             own[name] = _uncertain(getattr(NUMPY, name))
     constants = {name: Bounded(value, U * abs(value)) for name, value in CONSTANTS.items()}
-    return SimpleNamespace(**own, **constants)
+    return SimpleNamespace(**own, **constants, where=_where)
+
+
+def _where(condition, x, y):
+    """A rule's branch (the pow rules'): the row's own, with the bound of the branch taken. A
+    Bounded never equals a number, so a condition on one is False for every row, as on duals."""
+    if type(condition) is bool:
+        return x if condition else y
+    x, y = _bounded(x), _bounded(y)
+    return Bounded(np.where(condition, x.v, y.v), np.where(condition, x.e, y.e))
 
 
 def _monotone_between_poles(f):
@@ -369,8 +396,11 @@ def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
         worst = np.maximum(worst, relative_error(out.v, out.e))
         if not wrt:
             continue
-        adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
-                                else visit_order(one), m=m)
+        try:
+            adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
+                                    else visit_order(one), m=m)
+        except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
+            return digits_from_relative(np.full(n, np.inf))
         for name in wrt:
             g = adjoint[one.n_const + one.inputs.index(name)]
             if g is None:
