@@ -192,14 +192,18 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     # the default follows the load (default_threads): it is chosen anew at each call
     runs[f"gradcli, its default (now {default_threads()} at load {os.getloadavg()[0]:.1f})"] = \
         lambda: timed(lambda: evaluate_columns(graph, {"x": x, "y": y}))
+    from gradcli.engine.bounds import certain_digits
+    runs["gradcli + proven digits (engine/bounds.py), 1 thread"] = lambda: timed(lambda: (
+        evaluate_columns(graph, {"x": x, "y": y}, threads=1),
+        certain_digits(graph, {"x": x, "y": y})))
     from gradcli.engine import trig
-    if trig._mvec is not None:  # the same without the C extension: sincos in NumPy alone
+    if trig._sincos is not None:  # the same without the C extension: sincos in NumPy alone
         def numpy_sincos():
-            saved, trig._mvec = trig._mvec, None
+            saved, trig._sincos = trig._sincos, None
             try:
                 return timed(lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=1))
             finally:
-                trig._mvec = saved
+                trig._sincos = saved
         runs["gradcli, 1 thread, NumPy sincos (no C extension)"] = numpy_sincos
     notes = {name: f"differs from the closed form by {worst:.1e} of the terms' size at most"
              for name in runs if "gradcli" in name}
@@ -283,6 +287,8 @@ def accuracy(n: int) -> list[tuple[str, str, str]]:
             f"uniform in [-{BOUND:g}, {BOUND:g}], {n:,} points": rng.uniform(-BOUND, BOUND, n),
             f"nearest doubles to k·π/2, k = 1..{int(BOUND / (math.pi / 2))} "
             f"({len(near):,} points, both signs)": np.concatenate([near, -near]),
+            f"log-uniform 10^-5 .. 10^4, {n:,} points, both signs":
+                10.0 ** rng.uniform(-5, 4, n) * rng.choice([-1.0, 1.0], n),
             f"tiny: 10^-300 .. 10^-5, {n // 10:,} points": 10.0 ** rng.uniform(-300, -5, n // 10)}
     rows = []
     for name, x in sets.items():
@@ -419,7 +425,7 @@ def main() -> None:
                     where_time_goes(args.rows, args.repeat)))
     if "accuracy" in only:
         from gradcli.engine import trig
-        path = "NumPy path" if trig._mvec is None else "libmvec (C extension)"
+        path = "NumPy path" if trig._sincos is None else "C extension (the same bits)"
         print(table("sincos against mpmath, largest error", accuracy(20_000),
                     ("points", f"gradcli.engine.trig.sincos, {path}", "NumPy (the C library)")))
     if "wide" in only:

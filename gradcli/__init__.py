@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 _API = ("evaluate", "compile", "evaluate_graph", "evaluate_forward", "hessian", "evaluate_hessian",
         "derivatives", "Result", "HessianResult", "evaluate_batch", "jacobian", "evaluate_jacobian",
         "JacobianResult", "vjp", "jvp", "evaluate_vjp", "evaluate_jvp", "ProductResult",
-        "hessians", "all_derivatives", "jacobian_batch")
+        "hessians", "all_derivatives", "jacobian_batch", "codegen")
 __all__ = [*_API, "GradcliError", "__version__"]
 
 

@@ -7,11 +7,15 @@ sweeping or printing).
 
 import os
 import signal
+import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 
 
 def _interrupted(signum, frame):  # pragma: no cover - exercised through a subprocess
+    batchio = sys.modules.get("gradcli.batchio")
+    if batchio is not None:  # a batch output being written is removed, not left half done
+        batchio.abort_staged()
     os._exit(EXIT_INTERRUPTED)  # nothing half-written is flushed; no traceback is printed
 
 

@@ -344,7 +344,7 @@ def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str
     else:
         wrt = wrt_names(graph, wrt)
     _check_digits(digits)
-    from .errors import GradcliError, SingularGradientError
+    from .errors import GradcliError
     active = _active(graph, [slot[name] for name in wrt])
     out = graph.output
     derivative = {}
@@ -783,3 +783,31 @@ def jvp(source: str, at: Mapping[str, float], direction: Mapping[str, float], *,
         of: Iterable[str] | None = None) -> ProductResult:
     """Parse ``source`` and give ``J·d`` at ``at`` for the direction ``d`` on its inputs."""
     return evaluate_jvp(select_outputs(compile(source), of), at, direction)
+
+
+def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
+            hvp: bool = False, header: bool = False) -> str:
+    """The gradient of ``source`` as code to paste: straight-line adjoint code in ``lang``
+    (``python``, ``numpy``, ``jax`` or ``c``) defining the function ``name``.
+
+    ``mode``: ``reverse`` (the values and the gradient, or the Jacobian's rows), ``forward``
+    (the derivatives along a direction), ``hessian`` (the gradient and the Hessian, by
+    forward-over-reverse; with ``hvp=True`` only the Hessian-vector product ``name_hvp``).
+    ``header=True`` gives the C header (prototypes, the inputs' order) instead of the code.
+    See docs/codegen.md.
+    """
+    from .symbolic.adjoint import build, variable_names
+    from .views.codegen import LANGUAGES, generate, header as c_header
+    if lang not in LANGUAGES:
+        raise InputError(f"{lang!r} is not a language gradcli writes", option="lang",
+                         hint=f"choose from: {', '.join(LANGUAGES)}")
+    if hvp and mode != "hessian":
+        raise InputError(f"goes with the Hessian, not with --mode {mode}",
+                         option="hvp", hint="drop --mode, or give --mode hessian")
+    if header and lang != "c":
+        raise InputError("is C's", option="header", hint="--lang c")
+    graph = compile(source)
+    program = build(graph, mode, variable_names(graph.inputs, c=lang == "c"))
+    if header:
+        return c_header(program, name, hvp)
+    return generate(program, lang, name, hvp)

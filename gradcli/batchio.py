@@ -5,7 +5,7 @@ record batches), each chunk is evaluated by :func:`gradcli.batch.evaluate_column
 before the next is read, so memory stays flat however long the file. Formats go by suffix:
 CSV (with a header; ``-`` is standard input), JSON lines (``.jsonl``) and Parquet (``.parquet``),
 all through pyarrow. Dask (``--engine dask``) runs the same chunk function over the partitions of
-a Dask DataFrame: :func:`run_dask`.
+a Dask DataFrame: :mod:`gradcli.batchdask`.
 
 An output row holds the input row's columns (those the expression does not read pass through
 unchanged), the ``--at`` values, then ``f``, then ``df/dx`` for each input, then ``error``:
@@ -21,7 +21,6 @@ import json
 import math
 import os
 import sys
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -81,10 +80,14 @@ class Rows:
 
 
 class _Counted(io.RawIOBase):
-    """A binary stream read through, counting the bytes handed on (for the progress bar)."""
+    """A binary stream read through, counting the bytes handed on (for the progress bar) and
+    the lines, and refusing a line longer than :func:`~gradcli.limits.max_line` as it passes:
+    so no input, not even ``/dev/zero``, makes the reader hold more than that of one line."""
 
-    def __init__(self, raw, count: int = 0):
-        self.raw, self.count = raw, count
+    def __init__(self, raw, count: int = 0, what: str = "the points", line: int = 1):
+        from .limits import max_line
+        self.raw, self.count, self.what = raw, count, what
+        self.limit, self.line, self.run = max_line(), line, 0  # line: 1-based, header = 1
 
     def readable(self) -> bool:
         return True
@@ -94,35 +97,92 @@ class _Counted(io.RawIOBase):
         n = len(data)
         buffer[:n] = data
         self.count += n
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += n
+            if self.run > self.limit:
+                raise line_too_long(self.what, self.line - 1, self.limit)
+            return n
+        if self.run + first > self.limit:  # the line this read ends
+            raise line_too_long(self.what, self.line - 1, self.limit)
+        if n - first > self.limit:  # lines wholly inside this read may be long too
+            self._check_inside(data, first)
+        self.line += data.count(b"\n")
+        self.run = n - data.rfind(b"\n") - 1
+        if self.run > self.limit:
+            raise line_too_long(self.what, self.line - 1, self.limit)
         return n
+
+    def _check_inside(self, data, first: int) -> None:
+        """The lines between this read's first and last line break (only needed when the read
+        is longer than the limit, which a small GRADCLI_MAX_LINE makes happen)."""
+        import numpy as np
+        breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        lengths = np.diff(breaks) - 1
+        long = np.flatnonzero(lengths > self.limit)
+        if len(long):
+            raise line_too_long(self.what, self.line + int(long[0]), self.limit)
+
+
+def line_too_long(what: str, row: int, limit: int):
+    """The LimitError for a line past GRADCLI_MAX_LINE (row 0: the header)."""
+    from .errors import LimitError
+    from .limits import LINE_VARIABLE
+    where = "its header line" if row <= 0 else f"row {row:,}"
+    return LimitError(f"{what}: {where} is longer than {limit:,} bytes, the longest line "
+                      f"gradcli reads ({LINE_VARIABLE})",
+                      hint=f"raise the limit for this run: {LINE_VARIABLE}={limit * 4} "
+                           "gradcli ... (docs/limits.md)")
 
 
 def _csv_header(raw, what: str) -> tuple[list[str], int]:
-    """The column names of a CSV stream's header line, and the line's length in bytes."""
-    header = raw.readline()
+    """The column names of a CSV stream's header line, and the line's length in bytes (at most
+    GRADCLI_MAX_LINE bytes are read, and GRADCLI_MAX_COLUMNS names accepted)."""
+    from .errors import LimitError
+    from .limits import COLUMNS_VARIABLE, max_columns, max_line
+    limit = max_line()
+    header = raw.readline(limit + 1)
+    if len(header) > limit and not header.endswith(b"\n"):
+        raise line_too_long(what, 0, limit)
     try:
         text = header.decode("utf-8-sig").rstrip("\r\n")
     except UnicodeDecodeError:
-        raise InputError(f"{what} is not UTF-8 text", hint="save it as UTF-8") from None
+        raise InputError(f"{what} is not UTF-8 text (its header line)",
+                         hint="save it as UTF-8") from None
     if not text.strip():
         raise InputError(f"{what} has no header line",
                          hint="the first line names the columns: x,y")
     names = next(csv.reader([text]))
+    most = max_columns()
+    if len(names) > most:
+        raise LimitError(f"{what} has {len(names):,} columns, more than the {most:,} gradcli "
+                         f"reads ({COLUMNS_VARIABLE})",
+                         hint=f"raise the limit for this run: {COLUMNS_VARIABLE}={len(names)} "
+                              "gradcli ... (docs/limits.md)")
     _check_names(names, what)
     return names, len(header)
 
 
+def block_bytes() -> int:
+    """pyarrow's block size: a row must fit in one block, so at least a whole line of
+    GRADCLI_MAX_LINE bytes (with room for its line break)."""
+    from .limits import max_line
+    return max(CSV_BLOCK_BYTES, max_line() + 4096)
+
+
 def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
     """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
-    cell is null), the others kept as text."""
+    cell is null), the others kept as bytes (decoded row by row later: a cell that is not
+    UTF-8 fails its row, not the file)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
+    block = block_bytes()
     return pacsv.open_csv(
         io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
-        read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES,
+        read_options=pacsv.ReadOptions(column_names=names, block_size=block,
                                        skip_rows_after_names=skip),
         convert_options=pacsv.ConvertOptions(
-            column_types={name: pa.float64() if name in numbers else pa.string()
+            column_types={name: pa.float64() if name in numbers else pa.binary()
                           for name in names},
             # only an empty cell is missing: "nan" is NaN, "NA" or "null" text (pyarrow would
             # call all of them null, and the row "no value")
@@ -176,8 +236,9 @@ class _CsvChunks:
     def __init__(self, path, raw, what, names, numbers, header_bytes):
         self.path, self.raw, self.what, self.names = path, raw, what, names
         self.numbers, self.header_bytes = numbers, header_bytes
-        self.stream = _Counted(raw, header_bytes)
+        self.stream = _Counted(raw, header_bytes, what, line=2)
         self.reader = None
+        self.spent: list = []  # file objects of earlier readers, closed by close()
 
     def __iter__(self):
         pa = _arrow()
@@ -202,29 +263,30 @@ class _CsvChunks:
     def _text_from(self, exc, rows: int, reopen: bool) -> None:
         """After a cell that is not a number: read on with every column as text, from the
         first row not yet given."""
-        if "invalid UTF8" in str(exc):  # as text it would fail again
-            where = f" (a row after row {rows})" if rows else ""
-            raise InputError(f"{self.what} is not UTF-8 text{where}",
-                             hint="save it as UTF-8") from None
+        if "straddl" in str(exc):  # a row with quoted line breaks longer than a block
+            from .limits import max_line
+            raise line_too_long(self.what, rows + 1, max_line()) from None
         if not self.numbers or "conversion error" not in str(exc):
             raise InputError(f"{self.what}: {_arrow_message(exc)}") from None
         self.numbers.clear()
         self.reader = None
-        if reopen:
-            self.raw.close()
-            self.raw = open(self.path, "rb")  # noqa: SIM115
-            _csv_header(self.raw, self.what)
-        else:
-            self.raw.seek(self.header_bytes)
-        self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes)
+        # A new file object, not a seek on the old one: the old reader's read-ahead may still
+        # be reading it, and would move the new reader's position (rows lost, a row read from
+        # its middle: seen once in three runs of 10^6 rows). The old one is closed with the rest.
+        self.spent.append(self.raw)
+        self.raw = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        _csv_header(self.raw, self.what)
+        self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes,
+                               self.what, line=2)  # the skipped rows pass through it again
         self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows)
 
     def close(self) -> None:
         """Stop pyarrow's reader (its thread is joined while Python still runs) and close the
         file."""
         self.reader = None
-        if self.raw is not sys.stdin.buffer:
-            self.raw.close()
+        for raw in [*self.spent, self.raw]:
+            if raw is not sys.stdin.buffer:
+                raw.close()
 
 
 def _arrow_message(exc: Exception) -> str:
@@ -246,17 +308,17 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
     schema = pa.schema([(name, pa.float64()) for name in graph.inputs])
     try:
         reader = pajson.open_json(
-            path, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES),
+            path, read_options=pajson.ReadOptions(block_size=block_bytes()),
             parse_options=pajson.ParseOptions(explicit_schema=schema,
                                               unexpected_field_behavior="infer"))
     except FileNotFoundError:
         raise InputError(f"cannot read {path}: no such file") from None
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"{path}: {_arrow_message(exc)}") from None
+        raise _jsonl_error(path, exc) from None
     names = list(reader.schema.names)
     try:  # the reader puts the explicit schema's columns first: keep the file's order instead
         with open(path, encoding="utf-8") as f:
-            first = list(json.loads(f.readline()))
+            first = list(json.loads(f.readline(block_bytes())))
     except (ValueError, TypeError):
         first = []
     if sorted(first) == sorted(names):
@@ -270,9 +332,7 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
             except StopIteration:
                 return
             except pa.ArrowInvalid as exc:
-                raise InputError(f"{path}: {_arrow_message(exc)}",
-                                 hint="each line is one JSON object whose inputs are numbers") \
-                    from None
+                raise _jsonl_error(path, exc) from None
             done[0] += batch.num_rows
             if sorted(batch.schema.names) != sorted(names):  # a later chunk met a new key
                 raise InputError(f"{path}: the lines do not all have the same keys "
@@ -280,6 +340,20 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
             yield batch.select(names)
 
     return Rows(names, chunks(), None, lambda: done[0], path=path)
+
+
+def _jsonl_error(path: str, exc: Exception):
+    """pyarrow's complaint about a JSON lines file as a gradcli error; a line past
+    GRADCLI_MAX_LINE (pyarrow: "straddling object") is found and named by a bounded scan."""
+    from .limits import max_line
+    if "straddl" in str(exc):
+        limit = max_line()
+        with open(path, "rb") as f:
+            for row, line in enumerate(iter(lambda: f.readline(limit + 1), b""), 1):
+                if len(line) > limit:
+                    return line_too_long(path, row, limit)
+    return InputError(f"{path}: {_arrow_message(exc)}",
+                      hint="each line is one JSON object whose inputs are numbers")
 
 
 def read_parquet(path: str) -> Rows:
@@ -344,6 +418,36 @@ def grid_rows(grid: dict[str, tuple[float, float, int]]) -> Rows:
 
 # -- one chunk ----------------------------------------------------------------------------------
 
+def _texts(column, name: str):
+    """A column of bytes (CSV cells) as text, and the rows whose cell is not UTF-8 (their
+    bytes are shown with U+FFFD in place of each bad one; the row fails)."""
+    pa = _arrow()
+    import pyarrow.compute as pc
+    try:
+        return pc.cast(column, pa.string()), {}  # checks every cell is UTF-8
+    except pa.ArrowInvalid:
+        pass
+    problems: dict[int, str] = {}
+    texts = []
+    for i, raw in enumerate(column.to_pylist()):
+        try:
+            texts.append(None if raw is None else raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            texts.append(raw.decode("utf-8", "replace"))
+            problems[i] = f"the cell of column {name!r} is not UTF-8 text"
+    return pa.array(texts, pa.string()), problems
+
+
+def _utf8(column) -> bool:
+    """Whether every cell of a string column is UTF-8."""
+    pa = _arrow()
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
 def _numbers(column, name: str):
     """A column as float64 values, and the messages of the rows that hold no number."""
     pa = _arrow()
@@ -396,18 +500,102 @@ def float_array(values):
     return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
 
 
-def result_names(graph: Graph, wrt: list[str]) -> list[str]:
+DIGITS_COLUMN = "digits"
+
+
+def error_array(errors):
+    """The error column as an Arrow string array, built from its buffers: ``pa.array`` on a
+    list imports pandas when it is installed (1.2 s, once per run with a failed row)."""
+    import numpy as np
+    import pyarrow as pa
+    n = len(errors)
+    failed = np.flatnonzero(np.not_equal(errors, None))
+    texts = [errors[i].encode("utf-8") for i in failed]
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[failed] = [len(t) for t in texts]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    valid = np.zeros(n, dtype=bool)
+    valid[failed] = True
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets),
+                                                  pa.py_buffer(b"".join(texts))],
+                                 null_count=n - len(failed))
+
+
+def result_names(graph: Graph, wrt: list[str], with_digits: bool = False) -> list[str]:
     """The result columns of ``graph``: ``f``, ``df/dx``, … for one output; for several, each
-    output and its derivatives in turn: ``f1``, ``df1/dx``, …, ``f2``, ``df2/dx``, …"""
+    output and its derivatives in turn: ``f1``, ``df1/dx``, …, ``f2``, ``df2/dx``, …; then
+    ``digits`` (``with_digits``)."""
     if graph.n_outputs == 1:
-        return output_names("f", wrt)
-    return [name for output in graph.output_names for name in output_names(output, wrt)]
+        names = output_names("f", wrt)
+    else:
+        names = [name for output in graph.output_names for name in output_names(output, wrt)]
+    return names + ([DIGITS_COLUMN] if with_digits else [])
 
 
-def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
+def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int):
+    """The one hook to the certified single-point engine (ball arithmetic, issue 22,
+    ``gradcli.engine.certify.certify``): the row's results in :func:`result_names` order as
+    floats (the exact values correctly rounded), and the fewest significant digits proven among
+    them; None where that engine is not installed or cannot certify the point (the row is then
+    marked "not certified"). The inputs are the doubles read, exactly."""
+    try:
+        from .engine.certify import certify
+    except ImportError:  # not in this build: python-flint, or the engine itself, is missing
+        return None
+    from .errors import GradcliError
+    singles = [graph] if graph.n_outputs == 1 else [graph.only(i) for i in range(graph.n_outputs)]
+    slots = [graph.n_const + graph.inputs.index(name) for name in wrt]
+    values, proven = [], 17
+    try:
+        for one in singles:
+            result = certify(one, [point[name] for name in graph.inputs], wrt_slots=slots,
+                             digits=digits)
+            for number in [result.value, *result.gradient]:
+                values.append(float(number))
+                proven = min(proven, int(number.digits))
+    except GradcliError:
+        return None
+    return values, proven
+
+
+def _certify_rows(graph, columns, results, errors, wrt, min_digits, n):
+    """Each row's certain digits (a proven bound over the batch's own float64 operations: see
+    gradcli.engine.bounds); rows with fewer than ``min_digits`` are recomputed by the certified
+    engine, or marked not certified (their outputs NaN). The digits, per row."""
+    import numpy as np
+
+    from .engine.bounds import certain_digits
+    digits = certain_digits(graph, columns, wrt=wrt)
+    short = np.flatnonzero((digits < min_digits) & np.equal(errors, None))
+    for r in short:
+        point = {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
+        again = recompute(graph, point, wrt, min_digits)
+        if again is not None:
+            values, digits[r] = again
+            for column, value in zip(results, values):
+                column[r] = value
+            if digits[r] >= min_digits:
+                continue
+            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain "
+                         f"({min_digits} asked), at the certified engine's highest precision")
+        else:
+            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
+                         f"float64 ({min_digits} asked) and the certified engine is not "
+                         "available")
+        for column in results:
+            column[r] = np.nan
+    return digits, len(short)
+
+
+def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
+                   min_digits: int | None = None, with_digits: bool = False):
     """One chunk of rows evaluated: the output record batch (the chunk's columns, the inputs the
-    expression reads as numbers, the ``at`` values, the results and the error column), and the
-    errors (an array: None, or the row's message)."""
+    expression reads as numbers, the ``at`` values, the results, the digits column when asked,
+    and the error column), and the errors (an array: None, or the row's message). Every row
+    has at least ``min_digits`` (default :data:`~gradcli.engine.bounds.MIN_DIGITS`) proven
+    significant digits, or fails as not certified."""
     pa = _arrow()
     import numpy as np
 
@@ -416,9 +604,18 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
     columns: dict = {}
     problems: dict[int, str] = {}
     present = set(batch.schema.names)
+    given = {}  # the chunk's columns, CSV bytes decoded
+    for name, column in zip(batch.schema.names, batch.columns):
+        if pa.types.is_string(column.type) and not _utf8(column):
+            column = column.cast(pa.binary())  # pyarrow's JSON reader does not check
+        if pa.types.is_binary(column.type):
+            column, found = _texts(column, name)
+            for i, message in found.items():
+                problems.setdefault(i, message)
+        given[name] = column
     for name in graph.inputs:
         if name in present:
-            columns[name], found = _numbers(batch.column(name), name)
+            columns[name], found = _numbers(given[name], name)
             for i, message in found.items():
                 problems.setdefault(i, message)
         else:
@@ -438,19 +635,24 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float]):
         errors[rows] = list(problems.values())
         for values in results:
             values[rows] = np.nan
+    from .engine.bounds import MIN_DIGITS
+    digits, uncertified = _certify_rows(graph, columns, results, errors, wrt,
+                                        MIN_DIGITS if min_digits is None else min_digits, n)
+    if with_digits:
+        results.append(np.where(np.equal(errors, None), digits, 0).astype(np.int64))
     arrays, names = [], []
     for name in batch.schema.names:
-        arrays.append(float_array(columns[name]) if name in graph.inputs
-                      else batch.column(name))
+        arrays.append(float_array(columns[name]) if name in graph.inputs else given[name])
         names.append(name)
     for name, value in at.items():
         if name not in present:
             arrays.append(float_array(np.full(n, value)))
             names.append(name)
-    for name, values in zip(result_names(graph, wrt), results):
-        arrays.append(float_array(values))
+    for name, values in zip(result_names(graph, wrt, with_digits), results):
+        arrays.append(float_array(values) if values.dtype == np.float64 else
+                      pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(values)]))
         names.append(name)
-    arrays.append(pa.array(errors.tolist(), type=pa.string()) if result.n_failed or problems
+    arrays.append(error_array(errors) if result.n_failed or problems or uncertified
                   else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors
@@ -474,10 +676,11 @@ def _check_inputs(graph: Graph, rows: Rows, at: dict[str, float]) -> None:
                                 names=tuple(missing), hint=hint)
 
 
-def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph) -> list[str]:
+def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph,
+                   with_digits: bool = False) -> list[str]:
     """The names of the output columns, checked for collisions (an input column named ``f``)."""
     names = list(rows.columns) + [n for n in at if n not in rows.columns]
-    added = result_names(graph, wrt) + [ERROR_COLUMN]
+    added = result_names(graph, wrt, with_digits) + [ERROR_COLUMN]
     clash = [n for n in added if n in names]
     if clash:
         raise InputError(f"the points have a column named {clash[0]!r}, which the output uses",
@@ -498,6 +701,90 @@ def _write_error(path: str | None, exc: OSError):
     if path is None:
         return OutputError(f"cannot write to standard output: {_reason(exc)}")
     return FileError(f"cannot write {path}: {_reason(exc)}")
+
+
+_STAGED: set = set()  # the Staged files of this process not yet committed or removed
+
+
+def abort_staged() -> None:
+    """Every staged output removed (Ctrl-C ends gradcli at once: see gradcli.__main__)."""
+    for staged in list(_STAGED):
+        staged.abort()
+
+
+class Staged:
+    """An output file made whole or not at all: written under a new name beside ``path``
+    (``.NAME.XXXXXXXX.part``, in the same directory, so the rename cannot cross file systems) and
+    renamed over ``path`` by :meth:`commit` once every row is in; :meth:`abort` (an error, ^C)
+    removes it and leaves an earlier file at ``path`` untouched. Two runs writing one path each
+    rename a whole file: the last one wins. A symlink at ``path`` has its target replaced; a
+    device or a FIFO (``-o /dev/stdout``) is written in place."""
+
+    def __init__(self, path: str, directory: bool = False):
+        import secrets
+        import stat
+        self.path = path  # as the user wrote it, for messages
+        target = os.path.realpath(path)
+        try:
+            status = os.stat(target)
+        except OSError:
+            status = None
+        if status is not None and stat.S_ISDIR(status.st_mode) and not directory:
+            raise FileError(f"cannot write {path}: it is a directory",
+                            hint=f"name a file in it: {os.path.join(path, 'out.csv')}")
+        if status is not None and not (stat.S_ISREG(status.st_mode) or directory):
+            self.target, self.temp = None, target  # a device, a FIFO: no rename
+            return
+        folder, name = os.path.split(target)
+        self.target = target
+        for _ in range(100):
+            temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.part")
+            try:
+                if directory:
+                    os.mkdir(temp, 0o777)
+                else:
+                    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                    if status is not None:  # the new file keeps the old one's permissions
+                        os.chmod(temp, stat.S_IMODE(status.st_mode))
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise FileError(f"cannot write {path}: {_reason(exc)}") from None
+            break
+        self.temp = temp
+        _STAGED.add(self)
+
+    def commit(self) -> None:
+        """The new file (or directory of parts) at ``path``, in one rename."""
+        if self.target is None:
+            return
+        _STAGED.discard(self)
+        try:
+            if os.path.isdir(self.temp) and os.path.isdir(self.target):
+                import shutil
+                old = self.temp + ".old"
+                os.rename(self.target, old)  # a directory cannot be renamed over another
+                os.rename(self.temp, self.target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(self.temp, self.target)
+        except OSError as exc:
+            self.abort()
+            raise _write_error(self.path, exc) from None
+
+    def abort(self) -> None:
+        """The partial file removed; ``path`` as it was."""
+        if self.target is None:
+            return
+        _STAGED.discard(self)
+        import shutil
+        if os.path.isdir(self.temp):
+            shutil.rmtree(self.temp, ignore_errors=True)
+        else:
+            try:
+                os.unlink(self.temp)
+            except OSError:
+                pass
 
 
 class _Output:
@@ -536,9 +823,9 @@ class CsvSink:
     """CSV with a header; numbers as the shortest text that reads back to the same double, NaN
     as ``nan``, an empty error cell for a row that computed."""
 
-    def __init__(self, file, names: list[str]):
+    def __init__(self, file, names: list[str], staged: Staged | None = None):
         import pyarrow.csv as pacsv
-        self.file, self.pacsv = file, pacsv
+        self.file, self.pacsv, self.staged = file, pacsv, staged
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow(names)
         file.write(line.getvalue().encode("utf-8"))
@@ -558,14 +845,39 @@ class CsvSink:
         self.file.write(out.getbuffer())
 
     def close(self) -> None:
-        self.file.close()
+        _finish(self.file, self.staged)
+
+    def abort(self) -> None:
+        _drop(self.file, self.staged)
+
+
+def _finish(file, staged: Staged | None) -> None:
+    """Everything written and flushed, then the staged file renamed into place."""
+    try:
+        file.close()
+    except BaseException:
+        _drop(file, staged)
+        raise
+    if staged is not None:
+        staged.commit()
+
+
+def _drop(file, staged: Staged | None) -> None:
+    """After an error or ^C: the file closed without a word, the staged file removed."""
+    if staged is None:  # standard output stays open
+        return
+    try:
+        file.file.close()
+    except OSError:
+        pass
+    staged.abort()
 
 
 class JsonlSink:
     """One JSON object per line; NaN as null (JSON has no NaN), floats exact (``repr``)."""
 
-    def __init__(self, file, names: list[str]):
-        self.file = file
+    def __init__(self, file, names: list[str], staged: Staged | None = None):
+        self.file, self.staged = file, staged
 
     def write(self, batch) -> None:
         names = batch.schema.names
@@ -580,21 +892,22 @@ class JsonlSink:
         if lines:
             self.file.write(("\n".join(lines) + "\n").encode("utf-8"))
 
-    def close(self) -> None:
-        self.file.close()
+    close, abort = CsvSink.close, CsvSink.abort
 
 
 class ParquetSink:
-    """Parquet, one row group per chunk."""
+    """Parquet, one row group per chunk (into the staged file: a Parquet file is readable only
+    once its footer is written, so a partial one never stands at the final name)."""
 
-    def __init__(self, path: str, names: list[str]):
+    def __init__(self, path: str, names: list[str], staged: Staged | None = None):
         self.path, self.names, self.writer = path, names, None
+        self.staged = staged or Staged(path)
 
     def write(self, batch) -> None:
         import pyarrow.parquet as pq
         try:
             if self.writer is None:
-                self.writer = pq.ParquetWriter(self.path, batch.schema)
+                self.writer = pq.ParquetWriter(self.staged.temp, batch.schema)
             self.writer.write_batch(batch)
         except OSError as exc:
             raise _write_error(self.path, exc) from None
@@ -606,11 +919,24 @@ class ParquetSink:
             if self.writer is None:  # no rows: an empty table with the columns
                 pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
                                                          else pa.float64())
-                                         for name in self.names}), self.path)
+                                         for name in self.names}), self.staged.temp)
             else:
                 self.writer.close()
         except OSError as exc:
+            self.staged.abort()
             raise _write_error(self.path, exc) from None
+        except BaseException:
+            self.staged.abort()
+            raise
+        self.staged.commit()
+
+    def abort(self) -> None:
+        try:
+            if self.writer is not None:
+                self.writer.close()
+        except Exception:  # noqa: BLE001 - the file is being thrown away
+            pass
+        self.staged.abort()
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -644,14 +970,24 @@ class Summary:
 
 def _overlaps(source: str, target: str) -> bool:
     """Whether writing ``target`` (a file, a directory of parts, an ``out-*.csv`` pattern) would
-    replace a file that reading ``source`` (a file, a glob, a directory of parts) reads."""
+    replace a file that reading ``source`` (a file, a glob, a directory of parts) reads: files
+    compared by device and inode, so a hard link, a symlink or another spelling is caught."""
     import glob
 
-    def files(path: str) -> set[str]:
+    def files(path: str) -> set[tuple[int, int]]:
         if os.path.isdir(path):
-            return {os.path.realpath(os.path.join(folder, name))
-                    for folder, _, names in os.walk(path) for name in names}
-        return {os.path.realpath(name) for name in glob.glob(path)}
+            names = [os.path.join(folder, name)
+                     for folder, _, names in os.walk(path) for name in names]
+        else:
+            names = glob.glob(path) or [path]
+        found = set()
+        for name in names:
+            try:
+                status = os.stat(name)
+            except OSError:
+                continue
+            found.add((status.st_dev, status.st_ino))
+        return found
     return bool(files(source) & files(target))
 
 
@@ -681,38 +1017,47 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
     if as_json:
         raise InputError("writes JSON lines to standard output; a file's format is chosen by "
                          "its suffix", option="json", hint=f"write to {_stem(path)}.jsonl instead")
+    staged = Staged(path)
     if kind == "parquet":
-        return ParquetSink(path, names)
+        return ParquetSink(path, names, staged)
     try:
-        file = _Output(open(path, "wb"), path)  # noqa: SIM115 - closed by run_batch
+        file = _Output(open(staged.temp, "wb"), path)  # noqa: SIM115 - closed by run_batch
     except OSError as exc:
+        staged.abort()
         raise FileError(f"cannot write {path}: {exc.strerror}") from None
-    return (JsonlSink if kind == "jsonl" else CsvSink)(file, names)
+    return (JsonlSink if kind == "jsonl" else CsvSink)(file, names, staged)
 
 
 def run_batch(graph: Graph, rows: Rows, sink_path: str | None, *, as_json: bool = False,
               wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-              progress: Callable[[int, int | None], None] | None = None) -> Summary:
+              progress: Callable[[int, int | None], None] | None = None,
+              min_digits: int | None = None, with_digits: bool = False) -> Summary:
     """Evaluate every row of ``rows`` and write each chunk as it is done; the summary.
 
     ``at`` fixes inputs the rows do not hold; ``progress(done, total)`` is called after each
     chunk (units: bytes for a CSV file, rows otherwise). ``rows`` is closed when it returns."""
     try:
-        return _run_batch(graph, rows, sink_path, as_json, wrt, at, progress)
+        return _run_batch(graph, rows, sink_path, as_json, wrt, at, progress, min_digits,
+                          with_digits)
     finally:
         rows.close()  # also on an error: no reader thread outlives the run
 
 
-def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
+def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress, min_digits=None,
+               with_digits=False) -> Summary:
     from .engine.graph import wrt_names
     _arrow()
     at = dict(at or {})
     wrt = wrt_names(graph, wrt)
     _check_inputs(graph, rows, at)
-    names = output_columns(rows, at, wrt, graph)
+    names = output_columns(rows, at, wrt, graph, with_digits)
+    if sink_path is not None and os.path.isdir(sink_path):
+        raise FileError(f"cannot write {sink_path}: it is a directory",
+                        hint=f"name a file in it: {os.path.join(sink_path, 'out.csv')}")
     if sink_path is not None and rows.path is not None:
         _refuse_overwriting(rows.path, sink_path)
-    done = (evaluate_chunk(graph, batch, wrt, at) for batch in rows.chunks)
+    done = (evaluate_chunk(graph, batch, wrt, at, min_digits, with_digits)
+            for batch in rows.chunks)
     first = next(done, None)  # a file that fails in its first block fails before any output
     sink = open_sink(sink_path, as_json, names)
     summary = Summary()
@@ -722,200 +1067,8 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress) -> Summary:
             summary.add(errors, summary.rows)
             if progress is not None:
                 progress(rows.done(), rows.total)
-    finally:
-        sink.close()
+    except BaseException:  # an error, ^C: no file at the final name, an old one untouched
+        sink.abort()
+        raise
+    sink.close()
     return summary
-
-
-# -- Dask ---------------------------------------------------------------------------------------
-
-DASK_HINT = 'pip install "gradcli[dask]"'
-DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
-
-
-def _dask(scheduler: str | None = None):
-    """dask.dataframe, and distributed when a ``scheduler`` is named (a run on this machine
-    takes Dask's threads, not a cluster of processes), or an InputError naming the extra."""
-    try:
-        import numpy  # noqa: F401
-        import pyarrow  # noqa: F401
-        import dask
-        import dask.dataframe as dd
-        distributed = None
-        if scheduler is not None:
-            import distributed
-    except ImportError:
-        raise InputError("dask needs Dask (dask[dataframe] and distributed), which is not "
-                         "installed", option="engine", hint=DASK_HINT) from None
-    return dask, dd, distributed
-
-
-def _compiled(source: str, of: list[str] | None = None) -> Graph:
-    """The graph of ``source`` with the outputs ``of``, compiled once per worker process."""
-    cache = _compiled.__dict__.setdefault("cache", {})
-    key = (source, None if of is None else tuple(of))
-    graph = cache.get(key)
-    if graph is None:
-        from .engine.graph import compile, select_outputs
-        graph = cache[key] = select_outputs(compile(source), of)
-    return graph
-
-
-def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
-                       error_fill: str | None = None, of: list[str] | None = None):
-    """One Dask partition (a pandas DataFrame) evaluated by :func:`evaluate_chunk`: the same
-    function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
-    error of a row that computed (CSV output writes "")."""
-    import pyarrow as pa
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    batch = pa.record_batch([c.combine_chunks() for c in table.columns], names=table.column_names)
-    table, _ = evaluate_chunk(_compiled(source, of), batch, wrt, at)
-    out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
-    if error_fill is not None:
-        out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
-    out.index = frame.index
-    return out
-
-
-def _arrow_dtype(arrow_type):
-    import pandas as pd
-    return pd.ArrowDtype(arrow_type)
-
-
-def partition_failures(frame):
-    """A partition's row count, failure count and first failures (row within the partition,
-    message; as JSON text), as a one-row pandas DataFrame."""
-    import pandas as pd
-    errors = frame[ERROR_COLUMN]
-    failed = (errors.notna() & (errors != "")).to_numpy()
-    first = [(int(i), str(errors.iloc[i])) for i in failed.nonzero()[0][:SHOWN_FAILURES]]
-    return pd.DataFrame({"rows": [len(frame)], "failed": [int(failed.sum())],
-                         "first": [json.dumps(first)]})
-
-
-def run_dask(graph: Graph, path: str, output_path: str | None, *,
-             wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
-             scheduler: str | None = None, of: list[str] | None = None) -> Summary:
-    """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
-    (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
-    ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler``, or else on
-    Dask's threaded scheduler in this process: the chunk function spends its time in NumPy and
-    pyarrow, which release the GIL, so threads do what a local cluster's worker processes did
-    without its start-up (about 3 s: importing distributed, starting the processes, shipping
-    the partitions to them)."""
-    from .engine.graph import wrt_names
-    dask, dd, distributed = _dask(scheduler)
-    at = dict(at or {})
-    wrt = wrt_names(graph, wrt)
-    if output_path is None:
-        raise InputError("dask writes its result to files", option="engine",
-                         hint="name the output: out.parquet (a directory of parts) or "
-                              "'out-*.csv' (one file per partition)")
-    lower = output_path.lower()
-    if lower.endswith(".csv") and "*" in output_path:
-        out_kind = "csv"
-    elif lower.endswith((".parquet", ".pq")) or lower.endswith(".parquet/"):
-        out_kind = "parquet"
-    else:
-        raise InputError(f"{output_path}: the dask engine writes a directory of Parquet parts "
-                         "or one CSV file per partition", option="output",
-                         hint="out.parquet, or 'out-*.csv' (* is the partition number)")
-    if path == "-":
-        raise InputError("dask reads files, not standard input", option="engine")
-    _refuse_overwriting(path, output_path)
-    kind = file_format(path)
-    if kind == "jsonl":
-        raise InputError("dask reads CSV or Parquet", option="engine",
-                         hint="convert the JSON lines first, or use the numpy engine")
-    if kind == "csv":
-        _check_csv_parts(path)
-    try:
-        if kind == "parquet":
-            frame = dd.read_parquet(path)
-        else:
-            frame = dd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
-                                blocksize=DASK_CSV_BLOCK_BYTES)
-    except (OSError, ValueError) as exc:  # no such file; pandas' EmptyDataError
-        raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
-    columns = list(frame.columns)
-    rows = Rows(columns, iter(()), None, lambda: 0)
-    _check_inputs(graph, rows, at)
-    output_columns(rows, at, wrt, graph)  # checks for collisions
-    if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
-        raise FileError(f"cannot write {output_path}: it is a file, and the dask engine writes "
-                        "a directory of Parquet parts there", hint="remove it, or name another "
-                        "output")
-    # Connected before the write is planned: planning it makes the output directory, which a
-    # scheduler that cannot be reached would leave behind, empty
-    client = _client(distributed, scheduler) if scheduler is not None else None
-    if client is None:  # the function itself: the name "threads" makes Dask import distributed
-        from dask.threaded import get as threads
-    how = {} if client is not None else {"scheduler": threads}
-    try:
-        fill = "" if out_kind == "csv" else None
-        meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of)
-        result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
-                                      meta=meta)
-        try:
-            if out_kind == "parquet":  # a directory from an earlier run is replaced
-                write = result.to_parquet(output_path, write_index=False, compute=False,
-                                          overwrite=os.path.isdir(output_path))
-            else:
-                write = result.to_csv(output_path, index=False, na_rep="nan", compute=False)
-        except (OSError, ValueError) as exc:
-            raise FileError(f"cannot write {output_path}: {_dask_message(exc)}") from None
-        # One summary row per partition, computed with the write (each partition runs once)
-        counts = result.map_partitions(partition_failures,
-                                       meta=partition_failures(meta.iloc[:0]).iloc[:0])
-        with warnings.catch_warnings():
-            # to_csv gives a delayed write: computed with the counts, the expressions are
-            # materialised (what the warning says), and each partition still runs once
-            warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
-            try:
-                _, parts = dask.compute(write, counts, **how)
-            except OSError as exc:  # raised in a worker as it wrote its part
-                raise _write_error(output_path, exc) from None
-    finally:
-        if client is not None:
-            client.close()
-    summary, offset = Summary(), 0
-    for n, failed, first in zip(parts["rows"], parts["failed"], parts["first"]):
-        summary.rows += int(n)
-        summary.failed += int(failed)
-        for i, message in json.loads(first)[:SHOWN_FAILURES - len(summary.first_failures)]:
-            summary.first_failures.append((offset + i + 1, message))
-        offset += int(n)
-    return summary
-
-
-def _dask_message(exc: Exception) -> str:
-    """The cause in one line: without the "An error occurred while calling the read_csv method
-    registered to the pandas backend" that Dask puts around it."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc)
-    return text.rpartition("Original Message: ")[2].strip().split("\n")[0] or type(exc).__name__
-
-
-def _check_csv_parts(path: str) -> None:
-    """The first CSV file of ``path`` (a file, a glob or a directory) read for its header: two
-    columns of one name are an error, as with the numpy engine (pandas would rename the second
-    one ``x.1``), and so is a file with no header."""
-    import glob
-    if os.path.isdir(path):
-        files = sorted(os.path.join(path, name) for name in os.listdir(path))
-    else:
-        files = sorted(glob.glob(path)) or [path]
-    first = next((f for f in files if os.path.isfile(f)), None)
-    if first is None:
-        return  # Dask says what is missing
-    with open(first, "rb") as raw:
-        _csv_header(raw, first)
-
-
-def _client(distributed, scheduler: str):
-    """A client of the Dask scheduler at ``scheduler``."""
-    try:
-        return distributed.Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None

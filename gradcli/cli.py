@@ -148,8 +148,13 @@ def _out_of_memory(ctx) -> LimitError:
         advice.append("drop --mode forward")
     if params.get("max_rows") == 0:
         advice.append("give --max-rows a limit")
-    advice.append("split the input or run it with more memory; "
-                  f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
+    if params.get("points_path") or params.get("grid"):  # batch: rows are read in chunks
+        from .limits import COLUMNS_VARIABLE, LINE_VARIABLE
+        advice.append("run it with more memory, or lower "
+                      f"{LINE_VARIABLE} or {COLUMNS_VARIABLE} (docs/limits.md)")
+    else:
+        advice.append("split the input or run it with more memory; "
+                      f"{NODES_VARIABLE} (docs/limits.md) refuses inputs this large up front")
     return LimitError("out of memory: this input needs more memory than is available",
                       hint="; ".join(advice[:-1]) + (", or " if len(advice) > 1 else "")
                       + advice[-1])
@@ -197,6 +202,8 @@ def _read_source(expression: str | None, file,
         source = _read_text(sys.stdin.read, "standard input")
     else:
         source = _utf8(expression, "the expression")
+    # A byte-order mark (Windows Notepad saves one) is not part of the text.
+    source = source.removeprefix("\ufeff")
     click.get_current_context().meta["gradcli.source"] = source
     return source
 
@@ -254,6 +261,19 @@ def _warn_unread(point, graph, prefix: str = "") -> None:
         one = len(unread) == 1
         _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
               f"{'it is' if one else 'they are'} ignored")
+
+
+def _warn_constant_columns(columns) -> None:
+    """A points file's column named e or pi is data the expression cannot read (it reads the
+    constant): passed through like any unread column, with a warning, not an error (a file
+    has columns for other uses too)."""
+    from .engine.primitives import constant_words
+    for name in columns:
+        what = constant_words(name)
+        if what:
+            _warn(f"the column {name} is not an input: in the expression, {what}; the column "
+                  f"passes through unread (to use it, rename it and the name in the expression, "
+                  f"e.g. {name}1)")
 
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
@@ -448,11 +468,14 @@ def _screen(width, ascii_):
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: "
                    "Dask's threads in this process).")
+@click.option("--with-digits", is_flag=True,
+              help="With --points/--grid: add a digits column, the significant digits proven "
+                   "correct in each row (with --digits N, every row has at least N).")
 @_output_options
 def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, float64, as_json,
                  trace, max_rows,
                  export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
-                 output_path, engine, scheduler, width, ascii_):
+                 output_path, engine, scheduler, with_digits, width, ascii_):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -496,8 +519,9 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
     facts = _facts(ctx.params, given)
     if points_path is not None or grid:
         _refuse("batch", facts, many="--points" if points_path is not None else "--grid")
+        asked = digits if "digits" in given else None  # certain digits each row must have
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
-                           scheduler, of)
+                           scheduler, of, (asked, with_digits))
     _refuse("point", facts)
     if (isinstance(seed, dict) and of is None and not set(seed) <= set(graph.output_names)
             and set(seed) <= set(graph.names) | set(graph.output_names)):
@@ -537,8 +561,8 @@ EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
     ("--standalone", _ONE, _DETAILS, None),
     ("--check", _ONE, _DETAILS, None),
     ("--expect", _ONE, _DETAILS, None),
-    ("--digits", _ONE, _SHAPES, _IN_FULL),
     ("--max-rows", _ONE, _SHAPES, _IN_FULL),
+    ("--with-digits", ("batch",), "{flag} adds a column to the rows of --points or --grid", None),
     ("-o", ("batch",), "{flag} goes with --points or --grid", None),
     ("--scheduler", ("batch",), "{flag} goes with --points or --grid", None),
     ("--engine", ("batch",), "{flag} goes with --points", "add --points FILE"),
@@ -580,7 +604,8 @@ def _facts(options: dict, given: set[str]) -> set[str]:
         "--seed": cotangent or seed != 1.0, "--mode": mode is not None,
         "--direction": direction is not None, "--trace": options["trace"],
         "--export": bool(export_path), "--standalone": options["standalone"], "--check": check_,
-        "--expect": bool(expect), "--digits": "digits" in given, "--max-rows": "max_rows" in given,
+        "--expect": bool(expect), "--max-rows": "max_rows" in given,
+        "--with-digits": options["with_digits"],
         "-o": options["output_path"] is not None, "--scheduler": options["scheduler"] is not None,
         "--engine": engine != "numpy",
         "--export FILE.tex": bool(export_path) and export_path.lower().endswith(".tex"),
@@ -774,16 +799,18 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 
 
 def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
-                of=None) -> None:
+                of=None, digits=(None, False)) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch, run_dask
+    from .batchio import grid_rows, read_points, run_batch
     from .points import parse_grid
     if output_path == "-":  # the shell's name for standard output, where the rows go anyway
         output_path = None
     if engine == "dask":
+        from .batchdask import run_dask
         summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
-                           scheduler=scheduler, of=of)
+                           scheduler=scheduler, of=of, min_digits=digits[0],
+                           with_digits=digits[1])
     else:
         ranges = {}
         for text in grid:
@@ -796,8 +823,10 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
         progress = DelayedProgress()
         try:
             rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
+            _warn_constant_columns(rows.columns)
             summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
-                                progress=progress)
+                                progress=progress, min_digits=digits[0],
+                                with_digits=digits[1])
         finally:
             progress.close()
     if summary.failed:
@@ -1023,6 +1052,48 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
         _warn("the expression reads no inputs, so it has no partial derivatives")
     else:
         screen.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
+
+
+@main.command("codegen", **EXPRESSION_COMMAND)
+@_EXPRESSION
+@_FILE
+@click.option("--lang", type=click.Choice(["python", "numpy", "jax", "c"]), default="python",
+              show_default=True, help="python: plain math; numpy: over arrays; jax: jax.numpy "
+                                      "(jit it); c: C99 with <math.h>.")
+@click.option("--mode", type=click.Choice(["reverse", "forward", "hessian"]), default=None,
+              help="reverse (default): values and gradient (the Jacobian's rows); forward: "
+                   "derivatives along a direction; hessian: gradient and Hessian.")
+@click.option("--hvp", is_flag=True, help="With the Hessian: only the Hessian-vector product.")
+@click.option("--name", default="f", show_default=True, help="The generated function's name.")
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
+              help="Write the code to FILE (C: also its header, FILE with .h) instead of "
+                   "printing it.")
+def codegen_command(expression, file, lang, mode, hvp, name, output_path):
+    """Print the gradient of EXPRESSION as code: straight-line adjoint code to paste.
+
+    One statement per tape node (the forward sweep), then one per contribution of the
+    reverse sweep, sharing kept, each commented with its --trace id. See docs/codegen.md.
+
+    \b
+    Examples:
+      gradcli codegen "log(x)+x*y-sin(y)"
+      gradcli codegen "log(x)+x*y-sin(y)" --lang c -o grad.c
+      gradcli codegen -f model.grad --lang numpy --mode forward
+      gradcli codegen "x^2*y" --lang jax --mode hessian
+    """
+    from .api import codegen
+    source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
+    mode = mode or ("hessian" if hvp else "reverse")
+    text = codegen(source, lang, mode, name=name, hvp=hvp)
+    if output_path is None:
+        click.echo(text, nl=False)
+        return
+    from .views.screen import write_text
+    write_text(output_path, text)
+    if lang == "c":
+        stem, dot, suffix = output_path.rpartition(".")
+        write_text(f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h",
+                   codegen(source, lang, mode, name=name, hvp=hvp, header=True))
 
 
 @main.command("functions", context_settings=CONTEXT)

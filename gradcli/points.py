@@ -102,6 +102,16 @@ def _evaluate(text: str, what: str, fail) -> float:
     return graph.constants[graph.output]
 
 
+def constant_name(name: str, fail) -> None:
+    """A value given to ``e`` or ``pi`` would be silently unused (the source reads the
+    constant): ``fail(message, hint)`` makes the InputError that says so."""
+    from .engine.primitives import constant_words
+    what = constant_words(name)
+    if what:
+        raise fail(f"{what}; an input cannot be named {name}",
+                   f"rename the input in the expression and here, e.g. {name}1 or {name}_")
+
+
 class Point(dict):
     """A parsed point: name -> value, remembering where each name stood in the option's text
     (``places[name] = (text, span)``) so that a later error about a name can point at it."""
@@ -162,6 +172,8 @@ def parse_point(text: str, option: str = "at") -> Point:
                         (here, here + len(part.partition("=")[0].rstrip())))
         if name in point:
             raise error(f"gives {name} twice", (here, here + len(name)), names=(name,))
+        constant_name(name, lambda message, hint: error(message, (here, here + len(name)), hint,
+                                                        (name,)))
         value_at = here + len(part) - len(value)
         point[name] = constant_value(value, f"{name}: the value", option, shown=text,
                                      offset=value_at)
@@ -230,6 +242,8 @@ def parse_grid(text: str, option: str = "grid",
                              hint="write x=0:1:101,y=-1:1:21")
         if name in grid:
             raise InputError(f"gives {name} twice", option=option, names=(name,))
+        constant_name(name, lambda message, hint: InputError(message, hint=hint, option=option,
+                                                             names=(name,)))
         pieces = split_top_level(spec, ":")
         if default_count is not None and len(pieces) == 2:
             start = constant_value(pieces[0], f"the start of {name}", option)

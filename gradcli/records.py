@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .engine.graph import Graph, expression, format_constant
+from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution
 from .engine.rounding import compact
@@ -138,7 +138,7 @@ def substituted(graph: Graph, values: list, slot: int) -> str:
     if prim.symbol:
         args = [f"({a})" if a.startswith("-") else a for a in args]
         return f"{args[0]} {prim.symbol} {args[1]}" if len(args) == 2 else f"{prim.symbol}{args[0]}"
-    return f"{prim.name}({', '.join(args)})"
+    return spell(prim, args)  # a call: log(2), and log(8, 2) for the log_base row
 
 
 def local_formula(graph: Graph, records: list[Contribution], i: int) -> str:

@@ -26,7 +26,7 @@ from conftest import check_reported
 from test_docs import runs as page_runs
 
 import gradcli
-from gradcli import batchio
+from gradcli import batchdask, batchio
 
 EXPR = "log(x)+x*y-sin(y)"
 HEADER = ["id", "x", "y", "f", "df/dx", "df/dy", "error"]
@@ -390,7 +390,7 @@ def test_dask_on_a_partitioned_parquet_data_set_equals_the_numpy_engine(cluster,
     single = write_points(table, tmp_path / "all.parquet")
     from gradcli.engine.graph import compile
     out = tmp_path / "out.parquet"
-    summary = batchio.run_dask(compile(EXPR), str(parts), str(out),
+    summary = batchdask.run_dask(compile(EXPR), str(parts), str(out),
                                scheduler=cluster.scheduler_address)
     got = pq.read_table(out).to_pydict()  # a directory of parts, read as one table
     assert len(list(out.glob("*.parquet"))) == 4
@@ -412,7 +412,7 @@ def test_dask_on_csv_through_the_command_line_writes_one_csv_per_partition(run, 
     table = points_table(300, seed=4)
     source = write_points(table, tmp_path / "points.csv")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(batchio, "DASK_CSV_BLOCK_BYTES", 4000)  # several partitions
+    monkeypatch.setattr(batchdask, "DASK_CSV_BLOCK_BYTES", 4000)  # several partitions
     result = run("eval", EXPR, "--points", str(source), "--engine", "dask",
                  "--scheduler", cluster.scheduler_address, "-o", "out-*.csv")
     assert result.exit_code == 1

@@ -258,8 +258,9 @@ def test_ctrl_c_during_the_progress_bar_gives_the_cursor_back(gradcli_script, tm
                                                       "the grid"]),
     (["--grid", "x=1:2:2"], None, ["the grid has no range for y", "--at y=1"]),
     # options that shape one point's tables are not silently ignored
-    (["--points", "-", "--digits", "3"], "x,y\n1,2\n", ["--digits shapes the tables of one "
-                                                         "point", "--points writes every number"]),
+    (["--max-rows", "3", "--points", "-"], "x,y\n1,2\n", ["--max-rows shapes the tables of "
+                                                          "one point", "--points writes every "
+                                                          "number"]),
     (["--grid", "x=0:1:2,y=0:1:2", "--max-rows", "1"], None, ["--max-rows", "--grid"]),
     (["--points", "-", "--json", "-o", "out.csv"], "x,y\n1,2\n", ["write to out.jsonl instead"]),
 ])
@@ -312,13 +313,16 @@ def test_a_nan_cell_is_named_for_what_it_holds(run, tmp_path, source):
 
 
 @pytest.mark.parametrize("source", ["file", "stdin"])
-def test_a_cell_that_is_not_utf8_is_an_input_error_before_any_output(run, tmp_path, source):
-    data = b"x,y,name\n1,2,caf\xe9\n"  # Latin-1: pyarrow's text conversion fails
+def test_a_cell_that_is_not_utf8_fails_its_row(run, tmp_path, source):
+    """Issue 23: a bad byte marks its row (it was an input error that stopped the file)."""
+    data = b"x,y,name\n1,2,caf\xe9\n3,4,ok\n"  # Latin-1
     (tmp_path / "p.csv").write_bytes(data)
     args = ["--points", "-"] if source == "stdin" else ["--points", str(tmp_path / "p.csv")]
     result = run("eval", EXPR, *args, input=data if source == "stdin" else None)
-    check_reported(result, 2, ["is not UTF-8 text", "save it as UTF-8"])
-    assert result.stdout == ""  # not even the header: the first block is read before writing
+    check_reported(result, 1, ["row 1: the cell of column 'name' is not UTF-8 text"])
+    bad, good = result.stdout.splitlines()[1:]
+    assert bad == "1,2,caf\ufffd,nan,nan,nan,the cell of column 'name' is not UTF-8 text"
+    assert good.startswith("3,4,ok,13.85541478397") and good.endswith(",")
 
 
 def test_a_ragged_first_row_fails_before_the_header_is_written(run):

@@ -237,18 +237,30 @@ def test_subgradients_that_do_not_add_up_to_the_slope_fail():
     assert "add up to 0.5" in row.note
 
 
+# Where each row with a kink has one: 0 for relu, abs, sign, step, floor, ceil; 1 for trunc (at 0
+# it is continuous, 0 on both sides); a tie for min and max; a half-integer for round; a/b an
+# integer for mod.
+KINK_AT = {"trunc": (1.0,), "round": (0.5,), "mod": (0.0, 1.0)}
+
+
 def test_the_kink_column_marks_rows_that_turn_or_jump_at_their_kink():
     h = 1e-6
     for name, prim in TABLE.items():
         if prim.kink is None:
             continue
-        args = [0.0] * prim.arity  # relu, abs, sign, step turn at 0; min and max at a tie
-        assert prim.kink(*args) == 0
-        left = (prim.primal(*args) - prim.primal(-h, *args[1:])) / h
-        right = (prim.primal(h, *args[1:]) - prim.primal(*args)) / h
-        jump = abs(prim.primal(h, *args[1:]) - prim.primal(-h, *args[1:])) > 0.5
+        args = list(KINK_AT.get(name, [0.0] * prim.arity))
+        assert prim.kink(*args) == 0, name
+        a, rest = args[0], args[1:]
+        left = (prim.primal(*args) - prim.primal(a - h, *rest)) / h
+        right = (prim.primal(a + h, *rest) - prim.primal(*args)) / h
+        jump = abs(prim.primal(a + h, *rest) - prim.primal(a - h, *rest)) > 0.5
         assert left != right or jump, name
-        assert prim.kink(1.0, *args[1:]) == 1 and prim.kink(-1.0, *args[1:]) == -1
+        # off the kink, each side has a side of its own (-1 and +1 for a single kink; a
+        # step function names the piece between two of its jumps)
+        below, above = prim.kink(a - 0.25, *rest), prim.kink(a + 0.25, *rest)
+        assert below != 0 and above != 0 and below != above, name
+        if name not in ("floor", "ceil", "trunc", "round", "mod"):
+            assert prim.kink(1.0, *rest) == 1 and prim.kink(-1.0, *rest) == -1, name
 
 
 # -- --expect -----------------------------------------------------------------------------------

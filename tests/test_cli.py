@@ -185,7 +185,7 @@ MODE_ARGS = {  # a call of each mode of eval
 OPTION_ARGS = {
     "--seed": ["--seed", "2"], "--mode": ["--mode", "reverse"], "--direction": ["--direction", "x=1"],
     "--trace": ["--trace"], "--export": ["--export", "t.txt"], "--standalone": ["--standalone"],
-    "--check": ["--check"], "--expect": ["--expect", "x=y"], "--digits": ["--digits", "3"],
+    "--check": ["--check"], "--expect": ["--expect", "x=y"], "--with-digits": ["--with-digits"],
     "--max-rows": ["--max-rows", "3"], "-o": ["-o", "out.csv"],
     "--scheduler": ["--scheduler", "tcp://127.0.0.1:1"], "--engine": ["--engine", "dask"],
     "--export FILE.tex": ["--export", "t.tex"],

@@ -11,7 +11,7 @@ import sympy as sp
 
 from gradcli import evaluate
 from gradcli.api import compile, derivatives, point_vector
-from gradcli.errors import InputError
+from gradcli.errors import GradcliError, InputError
 from gradcli.engine.forward import forward
 from gradcli.language.parser import parse
 from gradcli.engine.primitives import TABLE
@@ -114,6 +114,10 @@ def test_every_row_against_reverse_mode(name):
         source = f"x {prim.symbol} y" if prim.arity == 2 else f"{prim.symbol}x"
     else:
         source = f"{name}({', '.join(names)})"
+    if name == "trigamma":  # ψ'' has no formula in the table: said, not guessed (docs/functions.md)
+        with pytest.raises(GradcliError, match="derivative of trigamma"):
+            derivatives(source)
+        return
     printed = derivatives(source)
     for args in in_domain_points(prim):
         at = dict(zip(names, args))

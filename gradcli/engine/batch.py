@@ -46,14 +46,21 @@ BLOCK_ELEMENTS = 1 << 23  # at most this many values per block (64 MiB): big gra
 
 # -- the NumPy namespace: every primitive's primal on arrays, from its row's numpy column ---------
 
-def _elementwise(scalar):
-    """A scalar primal applied row by row: for functions NumPy lacks (erf), bitwise the same."""
-    ufunc = np.frompyfunc(scalar, 1, 1)
+def _elementwise(scalar, arity: int = 1):
+    """A scalar primal applied row by row: for functions NumPy lacks (erf, gamma), bitwise the
+    same. A row outside the domain is NaN, as NumPy's own functions give (the failure mask
+    finds it and the single-point engine words its message)."""
+    def safe(*xs):
+        try:
+            return scalar(*xs)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return math.nan
+    ufunc = np.frompyfunc(safe, arity, 1)
 
-    def apply(x):
-        if np.ndim(x) == 0:
-            return scalar(float(x))
-        return ufunc(x).astype(np.float64)
+    def apply(*xs):
+        if all(np.ndim(x) == 0 for x in xs):
+            return safe(*map(float, xs))
+        return ufunc(*xs).astype(np.float64)
     return apply
 
 
@@ -65,7 +72,7 @@ def _on_columns(prim):
         return getattr(np, prim.numpy)
     if prim.numpy is not None:
         return partial(prim.numpy, np)
-    return _elementwise(prim.primal)
+    return _elementwise(prim.primal, prim.arity)
 
 
 NUMPY = SimpleNamespace(**{name: _on_columns(p) for name, p in TABLE.items()}, **CONSTANTS,

@@ -32,7 +32,8 @@ from ..limits import NODES_VARIABLE, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
-from .primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
+from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
+                         constant_words, function_names, lookup)
 
 
 _NEG = TABLE["neg"]
@@ -62,6 +63,9 @@ class Graph:
     # constant slot -> a decimal literal's text, ("pi",) or ("e",), or a folded operation
     # (row name, recipe or float, ...). A constant without one is exactly its float.
     exact: dict[int, object] = field(default_factory=dict)
+    # every constant folded at lowering, in order: (its slot, primitive name, argument slots; -1
+    # for none), so a bound on its rounding can be replayed (gradcli.engine.bounds)
+    folds: list[tuple[int, str, int, int]] = field(default_factory=list)
 
     @property
     def output_slots(self) -> list[int]:
@@ -228,7 +232,8 @@ class _Builder:
     """
 
     __slots__ = ("depth", "op", "a0", "a1", "spans", "const_ids", "const_values", "input_ids",
-                 "input_spans", "env", "versions", "bindings", "limit", "source", "recipes")
+                 "input_spans", "env", "versions", "bindings", "limit", "source", "recipes",
+                 "folds")
 
     def __init__(self, source: str = ""):
         self.source = source
@@ -240,6 +245,7 @@ class _Builder:
         self.spans: list[Span] = []
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
+        self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
         self.input_ids: dict[str, int] = {}  # in order of first read
         self.input_spans: list[Span] = []
         self.env: dict[str, int] = {}  # assigned name -> id of its current value
@@ -304,7 +310,9 @@ class _Builder:
             values, recipes = self.const_values, self.recipes
             args = [values[a]] if b < 0 else [values[a], values[b]]
             exact = [recipes.get(t, values[t]) for t in ((a,) if b < 0 else (a, b))]
-            return self.constant(_fold(prim, args, span), (prim.name, *exact))
+            tid = self.constant(_fold(prim, args, span), (prim.name, *exact))
+            self.folds.append((tid, prim.name, a, b))
+            return tid
         tid = len(depth)
         if tid >= self.limit:
             limit = self.limit
@@ -429,6 +437,8 @@ class _Builder:
             output_names=output_names(len(outputs)),
             names={name: slot[t] for name, t in self.env.items()},
             exact=exact,
+            folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
+                   for t, name, a, b in self.folds],
         )
 
 
@@ -442,13 +452,16 @@ def _spells(text: str, v: float) -> bool:
 
 def _check_call(node: Call) -> Primitive:
     """The primitive ``node`` calls, after checking its name and its number of arguments."""
-    prim = lookup(node.name)
+    prim = lookup(node.name, len(node.args))
     if prim is None:
         raise NameLookupError(f"unknown function {node.name}", node.name_span,
                               hint=_suggest(node.name) or "`gradcli functions` lists them all")
     if len(node.args) != prim.arity:
-        want = "1 argument" if prim.arity == 1 else f"{prim.arity} arguments"
-        raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span)
+        counts = sorted({prim.arity} | {n for (name, n) in OVERLOADS if name == node.name})
+        want = " or ".join(map(str, counts)) + (" argument" if counts == [1] else " arguments")
+        forms = [f"{node.name}({', '.join('ab'[:n])})" for n in counts]
+        raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span,
+                              hint=f"write {' or '.join(forms)}" if len(counts) > 1 else None)
     return prim
 
 
@@ -471,7 +484,7 @@ def spell(prim: Primitive, args: list[str]) -> str:
         return f"{args[0]} {prim.symbol} {args[1]}"
     if prim.symbol:
         return f"{prim.symbol}{args[0]}"
-    return f"{prim.name}({', '.join(args)})"
+    return f"{CALLED.get(prim.name, prim.name)}({', '.join(args)})"
 
 
 def describe_call(prim: Primitive, args: list[float]) -> str:
@@ -554,7 +567,12 @@ def parse_source(source: str) -> Program:
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
-    """The graph's input values in graph order; a missing input is a :class:`MissingInputError`."""
+    """The graph's input values in graph order; a missing input is a :class:`MissingInputError`,
+    a value for ``e`` or ``pi`` (never an input: the source reads the constant) an InputError."""
+    for name in CONSTANTS:
+        if name in at:
+            raise InputError(f"{constant_words(name)}; an input cannot be named {name}",
+                             names=(name,), hint=f"rename the input, e.g. {name}1 or {name}_")
     missing = [name for name in graph.inputs if name not in at]
     if missing:
         span = graph.input_spans[graph.inputs.index(missing[0])]
@@ -581,7 +599,9 @@ def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     wrt, read = list(wrt), set(graph.inputs)
     unknown = [name for name in wrt if name not in read]
     if unknown:
+        constant = next((constant_words(n) for n in unknown if n in CONSTANTS), "")
         raise InputError(f"names {name_list(unknown)}, which the expression does not read",
                          option="wrt", names=tuple(unknown),
-                         hint=f"its inputs are: {name_list(graph.inputs) or '(none)'}")
+                         hint=(f"{constant}, not an input; " if constant else "")
+                         + f"its inputs are: {name_list(graph.inputs) or '(none)'}")
     return wrt

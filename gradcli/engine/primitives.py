@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Callable
+from typing import Callable, Mapping
+
+from . import special
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # a row is one object: identity is equality
@@ -37,7 +39,8 @@ class Primitive:
     symbol: str | None = None  # infix/prefix operator, for the arithmetic rows
     note: str = ""  # conventions at kinks and singular points
     # Which side of its kink the arguments lie on: -1 or +1, and 0 exactly at the kink (where
-    # the rule returns a conventional subgradient). None for primitives without a kink.
+    # the rule returns a conventional subgradient); for a step function with many jumps, a
+    # nonzero number naming the piece (_cell). None for primitives without a kink.
     kink: Callable[..., int] | None = None
     # The primal on NumPy columns: a NumPy function's name ("arcsin"), or f(np, *columns)
     # written with NumPy's functions; None: the scalar primal row by row (slower, same digits).
@@ -57,6 +60,9 @@ class Primitive:
     # (:mod:`gradcli.engine.ball`), whose comparisons are true only when certain. None: every
     # argument is inside, or no ball can ever be certainly outside (tan's poles are irrational).
     outside: Callable[..., bool] | None = None
+    # How generated code spells the primal, by language (gradcli codegen): a function's name, or
+    # a template over the arguments {0}, {1}. A language not named calls it by the row's name.
+    code: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def is_operator(self) -> bool:
@@ -93,6 +99,65 @@ def _side(a: float, b: float = 0.0) -> int:
     return (a > b) - (a < b)
 
 
+def _cell(a: float, offset: float = 0.0) -> float:
+    """The piece of a step function a lies on: 0 exactly on a jump (an integer, or for
+    ``offset`` 0.5 a half-integer), else a nonzero number naming the piece between two jumps, so
+    that a step that crosses a jump changes it (floor, ceil, trunc; round with 0.5)."""
+    below = math.floor(a - offset)
+    return 0.0 if below == a - offset else below + 0.5
+
+
+def _integer_valued(f):
+    """A float for floor, ceil, round, trunc (Python's give ints; inf and NaN have none)."""
+    def primal(a: float) -> float:
+        return float(f(a)) if math.isfinite(a) else a
+    primal.__name__ = f.__name__
+    return primal
+
+
+def _sinc_slope(m, a, y):
+    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0)."""
+    if type(a) is float:
+        return special.sinc_derivative(a)
+    if hasattr(a, "tangent"):  # a dual number (sinc's Hessian): the series near 0 too
+        return special.sinc_slope_series(a) if abs(a.value) < 1.0 else (m.cos(a) - y) / a
+    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
+        import numpy as np
+        near = np.abs(a) < 1.0
+        safe = np.where(near, 1.0, a)
+        return np.where(near, special.sinc_slope_series(np.where(near, a, 0.0)),
+                        (m.cos(safe) - m.sinc(safe)) / safe)
+    if getattr(m, "builds_code", False):  # gradcli codegen: the series chosen as the code runs
+        near = m.greater(1.0, m.abs(a))
+        safe = m.where(near, 1.0, a)
+        return m.where(near, special.sinc_slope_series(m.where(near, a, 0.0)),
+                       (m.cos(safe) - m.sinc(safe)) / safe)
+    return (m.cos(a) - y) / a
+
+
+def _trigamma_slope(m, a, y):
+    """d trigamma(a)/da = ψ''(a), computed numerically on floats and NumPy columns, and with
+    its own derivative ψ''' on dual numbers (trigamma's Hessian). No row of the table is ψ''
+    (it has no closed form), so a symbolic derivative of trigamma is a LimitError saying so."""
+    if type(a) is float:
+        return special.polygamma(2, a)
+    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
+        import numpy as np
+        return np.vectorize(lambda x: _nan_outside(special.polygamma, 2, x), otypes=[float])(a)
+    if hasattr(a, "tangent"):  # a dual number (trigamma's Hessian): ψ''(a) and ψ'''(a)·tangent
+        return type(a)(special.polygamma(2, a.value), special.polygamma(3, a.value) * a.tangent)
+    from ..errors import LimitError
+    raise LimitError("the derivative of trigamma (ψ'', the third derivative of lgamma) has no "
+                     "formula in gradcli's functions", hint="eval computes its value at a point")
+
+
+def _nan_outside(f, *args):
+    try:
+        return f(*args)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return math.nan
+
+
 def _cbrt(x: float) -> float:
     return math.copysign(abs(x) ** (1.0 / 3.0), x)
 
@@ -103,6 +168,13 @@ _cbrt = getattr(math, "cbrt", _cbrt)  # math.cbrt is exact to the last bit, Pyth
 def _pow_by_base(m, a, b, y):
     """∂(a^b)/∂a = b·a^(b-1); where b = 0 that is 0 for every a (a^0 = 1 is constant), also at
     a = 0, where the formula would be 0·0^(-1)."""
+    if getattr(m, "builds_code", False):  # gradcli codegen: the case is chosen as the code runs
+        if type(b) is float:  # a constant exponent: decided now
+            return 0.0 if b == 0 else b * m.pow(a, b - 1)
+        # b·a^(b-1) itself, guarded only at a = b = 0 (0·0^-1): a case for the value would make
+        # the Hessian's tangent a constant's 0 (y^x at x = 0, y = 0.5: ∂²/∂x∂y is 1/y = 2)
+        zero = m.both(m.equal(b, 0.0), m.equal(a, 0.0))
+        return b * m.pow(a, m.where(zero, 1.0, b) - 1)
     zero = b == 0
     return m.where(zero, 0.0, b * m.pow(a, m.where(zero, 1.0, b) - 1))
 
@@ -110,7 +182,10 @@ def _pow_by_base(m, a, b, y):
 def _pow_by_exponent(m, a, b, y):
     """∂(a^b)/∂b = a^b·ln a; where a = 0 and b > 0 that is 0 (0^b = 0 for every b > 0), though
     ln 0 is not finite. Elsewhere ln a needs a > 0."""
-    zero = (a == 0) & (m.step(b) == 1)  # step, not b > 0: expressions and duals do not compare
+    if getattr(m, "builds_code", False):  # gradcli codegen, as above
+        zero = m.both(m.equal(a, 0.0), m.greater(b, 0.0))
+    else:  # step, not b > 0: expressions and duals do not compare
+        zero = (a == 0) & (m.step(b) == 1)
     return m.where(zero, 0.0, y * m.log(m.where(zero, 1.0, a)))
 
 
@@ -118,6 +193,23 @@ def where(condition, x, y):
     """x where the condition holds, else y: NumPy's ``where`` for one number (both are computed,
     as NumPy's are: a rule guards the branch it does not take, as the pow rules do)."""
     return x if condition else y
+
+
+def _helper(name: str) -> dict[str, str]:
+    """The spelling of a primitive that generated code defines itself (gradcli codegen)."""
+    return {"python": f"_{name}", "numpy": f"_{name}", "jax": f"_{name}", "c": f"gc_{name}"}
+
+
+def _arc(name: str) -> dict[str, str]:
+    """NumPy's and jax.numpy's name of an inverse function: arcsin for asin."""
+    return {"numpy": f"np.arc{name}", "jax": f"jnp.arc{name}"}
+
+
+def _template(python: str, array: str, c: str) -> dict[str, str]:
+    """A spelling written out over the arguments {0}, {1} (gradcli codegen); ``array`` with
+    {np} for np or jnp."""
+    return {"python": python, "numpy": array.replace("{np}", "np"),
+            "jax": array.replace("{np}", "jnp"), "c": c}
 
 
 _DEFAULT_ROLES = {1: ("the argument",), 2: ("the first argument", "the second argument")}
@@ -162,6 +254,22 @@ def _max_columns(np, a, b):
     return np.where(b > a, b, a)
 
 
+def _sec_columns(np, a):
+    return 1 / np.cos(a)
+
+
+def _csc_columns(np, a):
+    return 1 / np.sin(a)
+
+
+def _cot_columns(np, a):
+    return 1 / np.tan(a)
+
+
+def _log_base_columns(np, a, b):
+    return np.log(a) / np.log(b)
+
+
 # -- the table: one line per primitive, rules as (m, args..., ans) -----------------------------
 # Names of arguments in the rules: a (first), b (second), y (the primitive's value).
 # Columns: see Primitive. BOTH = (0, 1): a non-finite value passes through either argument.
@@ -182,6 +290,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          propagates=FIRST, form=("sum", (-1,))),
     _row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
          "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
+         code={"python": "math.pow", "numpy": "np.power", "jax": "jnp.power"},
          note="∂/∂a = b·a^(b-1) is 0 where b = 0. ∂/∂b = a^b·ln a needs a > 0 (it is 0 where "
               "a = 0 and b > 0). Each is computed only when its argument is differentiated",
          numpy="power", roles=("the base", "the exponent"),
@@ -218,19 +327,19 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          latex=r"\tan", propagates=FIRST, parity="odd", undoes="atan"),
     _row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
          note="not differentiable at ±1", numpy="arcsin", latex=r"\arcsin", propagates=FIRST,
-         parity="odd",
+         parity="odd", code=_arc("sin"),
          outside=lambda m, a: a < -1 or a > 1),
     _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
          note="not differentiable at ±1", numpy="arccos", latex=r"\arccos", propagates=FIRST,
-         outside=lambda m, a: a < -1 or a > 1),
+         code=_arc("cos"), outside=lambda m, a: a < -1 or a > 1),
     # a*a and hypot, not a**2: float ** raises OverflowError from |a| ≈ 1.3e154, where these
     # derivatives are still finite (or underflow to 0)
     _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),), numpy="arctan",
-         latex=r"\arctan", parity="odd"),
+         latex=r"\arctan", parity="odd", code=_arc("tan")),
     _row("atan2", 2, math.atan2, (lambda m, a, b, y: b / m.hypot(a, b) / m.hypot(a, b),
                                   lambda m, a, b, y: -a / m.hypot(a, b) / m.hypot(a, b)),
          note="atan2(a, b) is the angle of the point (b, a); not differentiable at (0, 0)",
-         numpy="arctan2"),
+         numpy="arctan2", code=_arc("tan2")),
     _row("hypot", 2, math.hypot, (lambda m, a, b, y: a / y, lambda m, a, b, y: b / y),
          note="not differentiable at (0, 0)", numpy="hypot", propagates=BOTH),
     # hyperbolic
@@ -243,50 +352,128 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
               "precision for large |a| (1 - tanh(a)^2 cancels to 0 from |a| ≈ 19)",
          numpy="tanh", latex=r"\tanh", parity="odd", undoes="atanh"),
     _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),), numpy="arcsinh",
-         propagates=FIRST, parity="odd"),
+         propagates=FIRST, parity="odd", code=_arc("sinh")),
     _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
          "a ≥ 1", note="not differentiable at 1", numpy="arccosh", propagates=FIRST,
-         outside=lambda m, a: a < 1),
+         code=_arc("cosh"), outside=lambda m, a: a < 1),
     _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1",
-         numpy="arctanh", propagates=FIRST, parity="odd",
+         numpy="arctanh", propagates=FIRST, parity="odd", code=_arc("tanh"),
          outside=lambda m, a: a <= -1 or a >= 1),
     # machine learning
     _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
-              "keeps its precision for large a", numpy=_sigmoid_columns),
-    _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns),
+              "keeps its precision for large a", numpy=_sigmoid_columns,
+         code=_helper("sigmoid")),
+    _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns,
+         code=_helper("softplus")),
     _row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
-         note="relu'(0) = 0 (the conventional subgradient)", kink=_side, numpy=_relu_columns),
+         note="relu'(0) = 0 (the conventional subgradient)", kink=_side, numpy=_relu_columns,
+         code=_helper("relu")),
     # piecewise
     _row("abs", 1, math.fabs, (lambda m, a, y: m.sign(a),),
          note="abs'(0) = 0 (the conventional subgradient)", kink=_side, numpy="abs",
-         propagates=FIRST, parity="even", exact=True),
+         propagates=FIRST, parity="even", exact=True,
+         code={"python": "math.fabs", "c": "fabs"}),
     _row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 + m.sign(a - b)) / 2),
          note="at a tie a = b each argument gets 1/2", kink=_side, numpy=_min_columns,
-         latex=r"\min", exact=True),
+         latex=r"\min", exact=True, code={**_helper("min"), "python": "min"}),
     _row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 - m.sign(a - b)) / 2),
          note="at a tie a = b each argument gets 1/2", kink=_side, numpy=_max_columns,
-         latex=r"\max", exact=True),
+         latex=r"\max", exact=True, code={**_helper("max"), "python": "max"}),
     _row("sign", 1, _sign, (lambda m, a, y: 0.0,),
          note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)",
-         kink=_side, numpy=_sign_columns, parity="odd", exact=True),
+         kink=_side, numpy=_sign_columns, parity="odd", exact=True, code=_helper("sign")),
     _row("step", 1, _step, (lambda m, a, y: 0.0,),
          note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
-         kink=_side, numpy=_step_columns, exact=True),
+         kink=_side, numpy=_step_columns, exact=True, code=_helper("step")),
+    # reciprocal trigonometric
+    _row("sec", 1, lambda a: 1 / math.cos(a), (lambda m, a, y: y * m.tan(a),),
+         "a ≠ π/2 + kπ", numpy=_sec_columns, latex=r"\sec", parity="even",
+         code=_template("(1 / math.cos({0}))", "(1 / {np}.cos({0}))", "(1 / cos({0}))")),
+    _row("csc", 1, lambda a: 1 / math.sin(a), (lambda m, a, y: -y * m.cot(a),), "a ≠ kπ",
+         numpy=_csc_columns, latex=r"\csc", parity="odd",
+         code=_template("(1 / math.sin({0}))", "(1 / {np}.sin({0}))", "(1 / sin({0}))")),
+    _row("cot", 1, lambda a: 1 / math.tan(a), (lambda m, a, y: -(1 + y * y),), "a ≠ kπ",
+         numpy=_cot_columns, latex=r"\cot", parity="odd",
+         code=_template("(1 / math.tan({0}))", "(1 / {np}.tan({0}))", "(1 / tan({0}))")),
+    _row("sinc", 1, special.sinc, (_sinc_slope,),
+         note="sinc(a) = sin(a)/a and sinc(0) = 1, unnormalized as in SymPy and Wolfram|Alpha "
+              "(NumPy's np.sinc is sin(πa)/(πa))", parity="even", code=_helper("sinc")),
+    # exponentials and logarithms with a base
+    _row("exp2", 1, special.exp2, (lambda m, a, y: y * m.log(2.0),), numpy="exp2",
+         code={"python": "math.pow(2.0, {0})"}),
+    _row("log_base", 2, math.log, (lambda m, a, b, y: 1 / (a * m.log(b)),
+                                   lambda m, a, b, y: -y / (b * m.log(b))),
+         "a > 0; b > 0, b ≠ 1", note="written log(a, b): the logarithm of a to the base b",
+         numpy=_log_base_columns, code=_template(
+             "math.log({0}, {1})", "({np}.log({0}) / {np}.log({1}))", "(log({0}) / log({1}))")),
     # special
     _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
-         parity="odd"),
+         parity="odd", code={"numpy": "_erf", "jax": "jax.scipy.special.erf"}),
+    _row("erfc", 1, math.erfc, (lambda m, a, y: -2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
+         note="erfc(a) = 1 - erf(a), without the cancellation for large a",
+         code={"numpy": "_erfc", "jax": "jax.scipy.special.erfc"}),
+    _row("gamma", 1, math.gamma, (lambda m, a, y: y * m.digamma(a),), "a ≠ 0, -1, -2, …",
+         code={"numpy": "_gamma", "jax": "jax.scipy.special.gamma", "c": "tgamma"}),
+    _row("lgamma", 1, math.lgamma, (lambda m, a, y: m.digamma(a),), "a ≠ 0, -1, -2, …",
+         note="lgamma(a) = ln|Γ(a)|, finite where Γ(a) overflows (from a ≈ 171.6)",
+         code={"numpy": "_lgamma", "jax": "jax.scipy.special.gammaln"}),
+    _row("digamma", 1, special.digamma, (lambda m, a, y: m.trigamma(a),), "a ≠ 0, -1, -2, …",
+         note="digamma(a) = ψ(a) = Γ'(a)/Γ(a)",
+         code={**_helper("digamma"), "jax": "jax.scipy.special.digamma"}),
+    _row("trigamma", 1, special.trigamma, (_trigamma_slope,), "a ≠ 0, -1, -2, …",
+         note="trigamma(a) = ψ'(a); its own derivative ψ''(a) is computed numerically, and has "
+              "no formula in diff",
+         code={**_helper("trigamma"), "jax": "jax.scipy.special.polygamma(1, {0})"}),
+    # rounding: piecewise constant, with a jump at each integer (round: each half-integer)
+    _row("floor", 1, _integer_valued(math.floor), (lambda m, a, y: 0.0,),
+         note="derivative 0 between the jumps at the integers (taken as 0 there too)",
+         kink=_cell, numpy="floor", exact=True, code={"python": "float(math.floor({0}))"}),
+    _row("ceil", 1, _integer_valued(math.ceil), (lambda m, a, y: 0.0,),
+         note="derivative 0 between the jumps at the integers (taken as 0 there too)",
+         kink=_cell, numpy="ceil", exact=True, code={"python": "float(math.ceil({0}))"}),
+    _row("trunc", 1, _integer_valued(math.trunc), (lambda m, a, y: 0.0,),
+         note="toward 0; derivative 0 between the jumps at the integers (taken as 0 there too)",
+         kink=_cell, numpy="trunc", parity="odd", exact=True,
+         code={"python": "float(math.trunc({0}))"}),
+    _row("mod", 2, operator.mod, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -m.floor(a / b)),
+         "b ≠ 0", note="a - b·floor(a/b), with the sign of b (as NumPy's mod, SymPy's Mod and "
+                       "Wolfram|Alpha's Mod); it jumps where a/b is an integer",
+         kink=lambda a, b: _cell(a / b), numpy="mod",  # not exact: mod(-0.2, 1.4) rounds
+         code={"python": "({0} % {1})", "numpy": "np.mod", "jax": "jnp.mod", "c": "gc_mod"}),
+    _row("round", 1, _integer_valued(round), (lambda m, a, y: 0.0,),
+         note="to the nearest integer, halves to even (as NumPy and Wolfram|Alpha); derivative "
+              "0 between the jumps at the half-integers (taken as 0 there too)",
+         kink=lambda a: _cell(a, 0.5), numpy="rint", parity="odd", exact=True,
+         code={"python": "float(round({0}))", "numpy": "np.rint", "jax": "jnp.rint",
+               "c": "rint"}),
 )}
 
 ALIASES: dict[str, str] = {
     "ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
     "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fabs": "abs",
-    "logistic": "sigmoid",
+    "logistic": "sigmoid", "ceiling": "ceil", "cosec": "csc", "tgamma": "gamma",
+    "loggamma": "lgamma", "psi": "digamma",
 }
 
+# A name whose row depends on how many arguments it is given: log(a, b) is log_base(a, b).
+OVERLOADS: dict[tuple[str, int], str] = {("log", 2): "log_base", ("ln", 2): "log_base"}
+# How such a row is written back (traces, diff): log(a, b), not log_base(a, b).
+CALLED: dict[str, str] = {row: name for (name, _), row in reversed(OVERLOADS.items())}
+
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+
+
+def constant_words(name: str) -> str:
+    """``e is the constant e = 2.718281828459…`` for a named constant, else "": for the
+    errors about a value given to one (it would be silently unused: the source reads the
+    constant)."""
+    if name not in CONSTANTS:
+        return ""
+    digits = f"{CONSTANTS[name]:.15f}"[:14]  # cut, not rounded: 3.141592653589…
+    return f"{name} is the constant {'π' if name == 'pi' else name} = {digits}…"
 
 # Infix operators of the language and the rows that compute them.
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
@@ -301,8 +488,10 @@ def function_names() -> list[str]:
     return sorted([n for n, p in TABLE.items() if not p.is_operator or n == "pow"] + list(ALIASES))
 
 
-def lookup(name: str) -> Primitive | None:
-    """The primitive callable as ``name(...)`` (aliases resolved), or None."""
+def lookup(name: str, n_args: int | None = None) -> Primitive | None:
+    """The primitive callable as ``name(...)`` (aliases resolved; with ``n_args``, the row
+    that many arguments reach: ``log(a, b)`` is log_base), or None."""
+    name = OVERLOADS.get((name, n_args), name)
     p = TABLE.get(ALIASES.get(name, name))
     if p is None or (p.is_operator and p.name != "pow"):
         return None

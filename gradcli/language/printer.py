@@ -1,7 +1,8 @@
 """AST -> source text in gradcli's own syntax, with only the parentheses the grammar needs.
 
 The output parses back to an equal AST (the round trip is a tested property). Printing uses an
-explicit stack, so deep expressions print without recursion.
+explicit stack, so deep expressions print without recursion. The walker is shared: a
+:class:`Spelling` says how leaves, operators and calls are written, and LaTeX is one more.
 """
 
 from __future__ import annotations
@@ -27,23 +28,75 @@ def format_constant(value: float, named: bool = True) -> str:
     return repr(value)
 
 
-def _precedence(node) -> int:
-    t = type(node)
-    if t is Binary:
-        return _BINARY[node.op]
-    if t is Unary:
-        return _UNARY
-    if t is Num and (node.value < 0 or (node.value == 0 and str(node.value).startswith("-"))):
-        return _UNARY  # printed with a leading minus
-    return _ATOM
+def _negative_number(node) -> bool:
+    return type(node) is Num and (node.value < 0 or (node.value == 0
+                                                     and str(node.value).startswith("-")))
 
 
-def to_source(node) -> str:
-    """Source text for an expression, an assignment or a whole program."""
-    if type(node) is Program:
-        return "\n".join(to_source(s) for s in node.statements)
-    if type(node) is Assign:
-        return f"{node.name} {node.op} {to_source(node.value)}"
+class Spelling:
+    """How a notation writes numbers, names, operators and calls. :func:`walk` decides the
+    parentheses from :meth:`precedence` and the ``need`` each piece asks of its operands, so
+    every notation (source text here, LaTeX in :mod:`gradcli.views.latex`) groups the same
+    trees the same way. This class spells gradcli's own source."""
+
+    open, close = "(", ")"
+
+    def number(self, value: float) -> str:
+        return format_constant(value, named=False)
+
+    def name(self, name: str) -> str:
+        return name
+
+    def precedence(self, node) -> int:
+        """The grammar layer ``node`` is written at: an operand asking for more is grouped."""
+        t = type(node)
+        if t is Binary:
+            return _BINARY[node.op]
+        if t is Unary or _negative_number(node):
+            return _UNARY  # printed with a leading sign
+        return _ATOM
+
+    def pieces(self, expr) -> list:
+        """``expr`` as text and ``(operand, need)`` pairs, left to right."""
+        t = type(expr)
+        if t is Num:
+            return [self.number(expr.value)]
+        if t is Var:
+            return [self.name(expr.name)]
+        if t is Unary:
+            return [expr.op, (expr.operand, _UNARY)]
+        if t is Binary:
+            return self.binary(expr)
+        if t is Call:
+            return self.call(expr)
+        raise TypeError(f"cannot print {expr!r}")
+
+    def binary(self, expr) -> list:
+        p = _BINARY[expr.op]
+        if p == _POWER:  # right-associative; the base must be an atom
+            return [(expr.left, _ATOM), "^", (expr.right, _UNARY)]
+        # left-associative: the right operand binds tighter
+        return [(expr.left, p), _SPACED[expr.op], (expr.right, p + 1)]
+
+    def call(self, expr) -> list:
+        return [expr.name, "(", *self.arguments(expr.args), ")"]
+
+    @staticmethod
+    def arguments(args, separator: str = ", ") -> list:
+        pieces: list = []
+        for i, arg in enumerate(args):
+            if i:
+                pieces.append(separator)
+            pieces.append((arg, 0))
+        return pieces
+
+
+SOURCE = Spelling()
+
+
+def walk(node, spelling: Spelling) -> str:
+    """An expression written out by ``spelling``, with the parentheses its precedence needs
+    (an explicit stack: deep expressions print without recursion)."""
     out: list[str] = []
     stack: list = [(node, 0)]
     while stack:
@@ -52,29 +105,17 @@ def to_source(node) -> str:
             out.append(item)
             continue
         expr, need = item
-        t = type(expr)
-        if t is Num:
-            pieces = [format_constant(expr.value, named=False)]
-        elif t is Var:
-            pieces = [expr.name]
-        elif t is Unary:
-            pieces = [expr.op, (expr.operand, _UNARY)]
-        elif t is Binary:
-            p = _BINARY[expr.op]
-            if p == _POWER:  # right-associative; the base must be an atom
-                pieces = [(expr.left, _ATOM), "^", (expr.right, _UNARY)]
-            else:  # left-associative: the right operand binds tighter
-                pieces = [(expr.left, p), _SPACED[expr.op], (expr.right, p + 1)]
-        elif t is Call:
-            pieces = [expr.name, "("]
-            for i, arg in enumerate(expr.args):
-                if i:
-                    pieces.append(", ")
-                pieces.append((arg, 0))
-            pieces.append(")")
-        else:
-            raise TypeError(f"cannot print {expr!r}")
-        if _precedence(expr) < need:
-            pieces = ["(", *pieces, ")"]
+        pieces = spelling.pieces(expr)
+        if spelling.precedence(expr) < need:
+            pieces = [spelling.open, *pieces, spelling.close]
         stack.extend(reversed(pieces))
     return "".join(out)
+
+
+def to_source(node) -> str:
+    """Source text for an expression, an assignment or a whole program."""
+    if type(node) is Program:
+        return "\n".join(to_source(s) for s in node.statements)
+    if type(node) is Assign:
+        return f"{node.name} {node.op} {to_source(node.value)}"
+    return walk(node, SOURCE)

@@ -37,7 +37,7 @@ import zlib
 from contextlib import contextmanager
 from fractions import Fraction
 
-from ..engine.primitives import CONSTANTS, TABLE, where
+from ..engine.primitives import CALLED, CONSTANTS, TABLE, where
 from ..errors import LimitError
 from ..language.ast import Binary, Call, Num, Unary, Var
 from ..language.printer import to_source
@@ -655,7 +655,7 @@ def build_ast(node, out: dict, named: set):
     if t is Symbol:
         return Var(node.name)
     if t is Apply:
-        return Call(node.name, tuple(out[a.serial] for a in node.args))
+        return Call(CALLED.get(node.name, node.name), tuple(out[a.serial] for a in node.args))
     if t is Product:
         return _product_ast(node.coeff, node.factors, out)
     return _sum_ast(node, out, named)
@@ -679,7 +679,13 @@ def rule_text(name: str) -> list[str]:
     with fresh_context():
         args = [Sym(symbol("a")), Sym(symbol("b"))][:prim.arity]
         ans = _primal_sym(prim, args)
-        return [text(_node(rule(SYMBOLIC, *args, ans))) for rule in prim.partials]
+        texts = []
+        for rule in prim.partials:
+            try:
+                texts.append(text(_node(rule(SYMBOLIC, *args, ans))))
+            except LimitError:  # a rule with no formula (trigamma's): its note says so
+                texts.append("(computed numerically)")
+        return texts
 
 
 def _primal_sym(prim, args: list) -> Sym:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..engine.primitives import ALIASES, TABLE
+from ..engine.primitives import ALIASES, OVERLOADS, TABLE
 from ..symbolic.expr import rule_text
 
 
@@ -19,7 +19,9 @@ def catalogue() -> list[dict]:
         elif prim.symbol:
             syntax = f"{prim.symbol}a"
         else:
-            syntax = f"{name}({', '.join(params)})"
+            syntax = ", ".join([f"{short}({', '.join(params)})" for (short, n), row
+                                in OVERLOADS.items() if row == name and short not in ALIASES]
+                               + [f"{name}({', '.join(params)})"])
         rules = {f"d/d{p}": text for p, text in zip(params, rule_text(name))}
         rows.append({"name": name, "aliases": aliases.get(name, []), "arity": prim.arity,
                      "syntax": syntax, "derivatives": rules, "domain": prim.domain,

@@ -12,6 +12,7 @@ from ..engine.graph import format_constant
 from ..engine.primitives import lookup
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
+from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, walk
 
 _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
           "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
@@ -23,8 +24,6 @@ _UNICODE_GREEK = {chr(0x3B1 + i): name for i, name in enumerate(
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
             "^": r"\textasciicircum{}"}
-
-_SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
 
 
 def text(s: str) -> str:
@@ -59,16 +58,19 @@ def number(value: float) -> str:
     return t
 
 
-def _precedence(node) -> int:
-    t = type(node)
-    if t is Binary:
-        return {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _ATOM, "^": _POWER}[node.op]
-    if t is Unary or (t is Num and node.value < 0):
-        return _UNARY
-    if t is Binary and node.op == "/" and (type(node.left) is Unary or (
-            type(node.left) is Num and node.left.value < 0)):
-        return _UNARY  # printed with a leading minus
-    return _ATOM
+def scientific(t: str) -> str:
+    """A number printed as text (``8.6e-10``, ``0.0e+00``, ``inf``) as math: ``8.6\\times10^{-10}``,
+    ``0``, ``\\infty``; a number without an exponent is unchanged."""
+    sign = "-" if t.startswith("-") else ""
+    body = t.lstrip("+-")
+    if body == "inf":
+        return sign + r"\infty"
+    if "e" not in body or body == "nan":
+        return t
+    mantissa, exponent = body.split("e")
+    if float(mantissa) == 0:
+        return "0"
+    return f"{sign}{mantissa}" + (rf"\times10^{{{int(exponent)}}}" if int(exponent) else "")
 
 
 def _function(fn: str) -> str:
@@ -78,56 +80,92 @@ def _function(fn: str) -> str:
     return row.latex if row is not None and row.latex else r"\operatorname{" + text(fn) + "}"
 
 
+def _signed(node) -> bool:
+    """Whether ``node`` is written with a leading sign (``-y``, ``-2``, ``-\\frac{6}{y}``,
+    ``-a \\, b``): after an operator it is grouped, so ``x - (-y)`` never reads ``x - -y``."""
+    while type(node) is Binary and node.op in "*^":
+        node = node.left
+    if type(node) is Binary and node.op == "/":
+        node = node.left
+    return type(node) is Unary or (type(node) is Num and str(node.value).startswith("-"))
+
+
+class LatexSpelling(Spelling):
+    """The source walker's grouping with LaTeX's spelling: ``\\frac`` for division (it
+    groups its parts itself, so it binds like a power, or like a unary minus when its numerator
+    carries one), ``{a}^{b}``, ``\\,`` or ``\\cdot`` for products, named functions."""
+
+    open, close = r"\left(", r"\right)"
+
+    def number(self, value: float) -> str:
+        return number(value)
+
+    def name(self, s: str) -> str:
+        return name(s)
+
+    def precedence(self, node) -> int:
+        if type(node) is Binary and node.op == "/":
+            return _UNARY if _signed(node.left) else _POWER
+        if type(node) is Call and node.name == "exp2":
+            return _POWER
+        return super().precedence(node)
+
+    def pieces(self, expr) -> list:
+        pieces = super().pieces(expr)
+        if type(expr) is Unary or (type(expr) is Binary and expr.op in "+-*"):
+            # an operand after an operator, with a sign of its own: grouped
+            pieces = [(p[0], _ATOM) if type(p) is tuple and _signed(p[0]) and i else p
+                      for i, p in enumerate(pieces)]
+        return pieces
+
+    def binary(self, expr) -> list:
+        op = expr.op
+        if op == "/":
+            top, sign = expr.left, ""
+            if type(top) is Num and str(top.value).startswith("-"):  # -\frac{6}{x}
+                top, sign = Num(-top.value), "-"
+            elif type(top) is Unary:
+                top, sign = top.operand, top.op
+            return [sign + r"\frac{", (top, 0), "}{", (expr.right, 0), "}"]
+        if op == "^":
+            return ["{", (expr.left, _ATOM), "}^{", (expr.right, 0), "}"]
+        if op == "*":
+            # a number after anything is set off with \cdot; otherwise a thin space
+            joint = r" \cdot " if _starts_with_number(expr.right) else r" \, "
+            return [(expr.left, _PRODUCT), joint, (expr.right, _UNARY)]
+        return [(expr.left, _SUM), f" {op} ", (expr.right, _PRODUCT)]
+
+    def call(self, expr) -> list:
+        # the row's notation, whatever name reached it: ceiling(x) is \lceil x\rceil, log(x, 2)
+        # is \log_{2}(x), ln(x) is \log(x)
+        args = expr.args
+        row = lookup(expr.name, len(args))
+        fn = row.name if row is not None else expr.name
+        shape = _SHAPES.get(fn)
+        if shape is not None:
+            return list(shape(*[(a, 0) for a in args]))
+        return [_function(fn), r"\left(", *self.arguments(args), r"\right)"]
+
+
+# Functions with a notation of their own; the argument pieces go where they are written.
+_SHAPES = {
+    "sqrt": lambda a: [r"\sqrt{", a, "}"],
+    "abs": lambda a: [r"\left|", a, r"\right|"],
+    "floor": lambda a: [r"\left\lfloor ", a, r"\right\rfloor"],
+    "ceil": lambda a: [r"\left\lceil ", a, r"\right\rceil"],
+    "gamma": lambda a: [r"\Gamma\left(", a, r"\right)"],
+    "lgamma": lambda a: [r"\ln\left|\Gamma\left(", a, r"\right)\right|"],
+    "digamma": lambda a: [r"\psi\left(", a, r"\right)"],
+    "trigamma": lambda a: [r"\psi'\left(", a, r"\right)"],
+    "log_base": lambda a, b: [r"\log_{", b, r"}\left(", a, r"\right)"],
+    "exp2": lambda a: ["2^{", a, "}"],
+}
+LATEX = LatexSpelling()
+
+
 def expression(node) -> str:
     """LaTeX for an expression AST (math mode, without the dollars)."""
-    out: list[str] = []
-    stack: list = [(node, 0)]
-    while stack:
-        item = stack.pop()
-        if type(item) is str:
-            out.append(item)
-            continue
-        expr, need = item
-        t = type(expr)
-        if t is Num:
-            pieces = [number(expr.value)]
-        elif t is Var:
-            pieces = [name(expr.name)]
-        elif t is Unary:
-            pieces = [expr.op, (expr.operand, _UNARY)]
-        elif t is Binary and expr.op == "/":  # a fraction groups its parts itself
-            top, sign = expr.left, ""
-            if type(top) is Num and top.value < 0:  # -\frac{6}{x^4}, not \frac{-6}{x^4}
-                top, sign = Num(-top.value), "-"
-            elif type(top) is Unary and top.op == "-":
-                top, sign = top.operand, "-"
-            pieces = [sign + r"\frac{", (top, 0), "}{", (expr.right, 0), "}"]
-        elif t is Binary and expr.op == "^":
-            pieces = ["{", (expr.left, _ATOM), "}^{", (expr.right, 0), "}"]
-        elif t is Binary and expr.op == "*":
-            # a number after anything is set off with \cdot; otherwise a thin space
-            joint = r" \cdot " if type(expr.right) is Num or _starts_with_number(expr.right) \
-                else r" \, "
-            pieces = [(expr.left, _PRODUCT), joint, (expr.right, _PRODUCT + 1)]
-        elif t is Binary:
-            pieces = [(expr.left, _SUM), f" {expr.op} ", (expr.right, _SUM + 1)]
-        elif t is Call and expr.name == "sqrt":
-            pieces = [r"\sqrt{", (expr.args[0], 0), "}"]
-        elif t is Call and expr.name in ("abs", "fabs"):
-            pieces = [r"\left|", (expr.args[0], 0), r"\right|"]
-        elif t is Call:
-            pieces = [_function(expr.name), r"\left("]
-            for i, arg in enumerate(expr.args):
-                if i:
-                    pieces.append(", ")
-                pieces.append((arg, 0))
-            pieces.append(r"\right)")
-        else:
-            raise TypeError(f"cannot write {expr!r} as LaTeX")
-        if _precedence(expr) < need:
-            pieces = [r"\left(", *pieces, r"\right)"]
-        stack.extend(reversed(pieces))
-    return "".join(out)
+    return walk(node, LATEX)
 
 
 def _starts_with_number(node) -> bool:
@@ -156,30 +194,52 @@ def derivatives(result: dict[str, str], order: int) -> str:
 
 
 def table(caption: str, headers: list[str], rows: list[list[str]], align: str | None = None,
-          math_columns: set[int] = frozenset(), math_headers: bool = False) -> str:
+          math_columns: set[int] = frozenset(), math_headers: bool = False,
+          latex_headers: bool = False) -> str:
     """A booktabs table: ``\\toprule``, headers, ``\\midrule``, rows, ``\\bottomrule``.
-    Cells are plain text (escaped) unless their column is in ``math_columns``."""
+    Cells are plain text (escaped) unless their column is in ``math_columns``; headers are
+    text, math (``math_headers``) or LaTeX already (``latex_headers``). The table is set
+    ``\\small`` and shrunk to the text width if it is wider (graphicx's ``\\resizebox``):
+    it never runs into the margin."""
     align = align or "l" * len(headers)
 
     def cell(i: int, c: str) -> str:
         return f"${c}$" if i in math_columns and c else text(c)
-    body = [r"\begin{table}[ht]", r"\centering", rf"\caption{{{text(caption)}}}",
-            rf"\begin{{tabular}}{{{align}}}", r"\toprule",
-            " & ".join((f"${h}$" if h else "") if math_headers else text(h) for h in headers)
-            + r" \\", r"\midrule"]
+
+    def header(h: str) -> str:
+        if latex_headers:
+            return h
+        return (f"${h}$" if h else "") if math_headers else text(h)
+    body = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\caption{{{text(caption)}}}",
+            _FIT + rf"{{\begin{{tabular}}{{{align}}}", r"\toprule",
+            " & ".join(header(h) for h in headers) + r" \\", r"\midrule"]
     body += [" & ".join(cell(i, c) for i, c in enumerate(row)) + r" \\" for row in rows]
-    body += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    body += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(body)
 
 
+# At its natural width, or the text width if that is less (graphicx: \width is the box's own).
+_FIT = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
+
+
 def document(fragment: str) -> str:
-    """A compilable LaTeX document around a fragment (``--standalone``)."""
+    """A compilable LaTeX document around a fragment (``--standalone``): A4 with 2.5 cm
+    margins, Latin Modern where it is installed."""
     return "\n".join([
         r"\documentclass{article}",
         r"\usepackage[utf8]{inputenc}",
         r"\usepackage[T1]{fontenc}",
+        r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}",  # vector fonts where installed
+        r"\usepackage[a4paper,margin=2.5cm]{geometry}",
         r"\usepackage{amsmath}",
         r"\usepackage{booktabs}",
+        r"\usepackage{graphicx}",
+        # the tables are floats: let a page hold all of them rather than one alone on a page
+        r"\setcounter{topnumber}{8}\setcounter{totalnumber}{8}",
+        r"\renewcommand{\topfraction}{0.95}\renewcommand{\textfraction}{0.05}",
+        # a page of tables only: from the top, one after the other (not spread over the page)
+        r"\makeatletter\setlength{\@fptop}{0pt}\setlength{\@fpsep}{2\baselineskip}"
+        r"\makeatother",
         r"\begin{document}",
         fragment,
         r"\end{document}",
@@ -196,15 +256,33 @@ def _math(source: str) -> str:
 
 def _num(value: float, digits: int) -> str:
     from .text import format_number
-    t = format_number(value, digits)
-    return t.replace("e+", "e").replace("inf", r"\infty")
+    return scientific(format_number(value, digits))
 
 
-def result_math(value: float, gradient: dict[str, float], digits: int) -> str:
-    """The value and gradient as display math: ``f = ...``, ``∂f/∂x = ...``."""
-    lines = [f"f &= {_num(value, digits)}"]
+def result_math(value: float, gradient: dict[str, float], digits: int,
+                source: str | None = None, inputs=()) -> str:
+    """The value and gradient as display math: ``f = ...``, ``∂f/∂x = ...``; with ``source``,
+    first the function itself (``f(x, y) = ...``, after the program's assignments)."""
+    lines = formula_lines(source, inputs) if source else []
+    lines += [f"f &= {_num(value, digits)}"]
     lines += [f"{derivative_symbol(n, 1)} &= {_num(g, digits)}" for n, g in gradient.items()]
     return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+
+
+def formula_lines(source: str, inputs) -> list[str]:
+    """``t &= ...`` for each assignment of a program, then ``f(x, y) &= ...``."""
+    try:
+        program: Program = parse(source)
+    except Exception:  # the source evaluated, so it parses; a formula is a courtesy, not a must
+        return []
+    lines = [f"{name(stmt.name)} &= " + expression(
+        stmt.value if stmt.op == "=" else Binary(stmt.op[0], Var(stmt.name), stmt.value))
+        for stmt in program.statements if type(stmt) is Assign]  # a += b: a = a + b
+    last = program.statements[-1]
+    args = ", ".join(name(n) for n in inputs)
+    head = f"f({args})" if args else "f"
+    lines.append(f"{head} &= " + (name(last.name) if type(last) is Assign else expression(last)))
+    return lines
 
 
 def trace_tables(trace, digits: int) -> list[str]:
@@ -229,7 +307,7 @@ def trace_tables(trace, digits: int) -> list[str]:
     for row in trace.adjoints:
         how = r"\text{seed}" if row.id == trace.output and not row.terms else " + ".join(
             _num(t, digits) for t in row.terms).replace("+ -", "- ")
-        adjoints.append([r"\bar{" + name(row.id) + "}", _num(row.adjoint, digits), how])
+        adjoints.append([_bar(row.id), _num(row.adjoint, digits), how])
     return [
         table("Forward evaluation trace", ["node", "operation", "value"], forward, "llr",
               {0, 1, 2}),
@@ -239,6 +317,12 @@ def trace_tables(trace, digits: int) -> list[str]:
         table("Adjoints", ["node", "adjoint", "sum of contributions"], adjoints, "lrl",
               {0, 1, 2}),
     ]
+
+
+def _bar(node: str) -> str:
+    """An adjoint's name: ``\\bar{v}_{5}``, the bar over the letter, not the subscript."""
+    head, brace, digits = name(node).partition("_{")
+    return r"\bar{" + head + "}" + (brace + digits if brace else "")
 
 
 def tangent_table(trace, digits: int) -> str:
@@ -258,14 +342,16 @@ def check_table(check, digits: int,
                 caption: str = "Gradient check: AD against numerical differentiation") -> str:
     """AD against numerical derivatives, one row per input, with the verdict."""
     expect = any(row.expected is not None for row in check.rows)
-    headers = ["input", "AD", "numerical", "± (est.)", "|AD − num.|", "rel. error"]
+    headers = ["input", "AD", "numerical", r"$\pm$ (est.)",
+               r"$|\text{AD} - \text{num.}|$", "rel.\\ error"]
     if expect:
-        headers += ["your formula", "formula − AD"]
+        headers += ["your formula", r"formula $-$ AD"]
     headers.append("status")
     rows = []
     for row in check.rows:
         cells = [name(row.input), _num(row.ad, digits), _num(row.numeric, digits),
-                 f"{row.numeric_error:.1e}", f"{row.abs_error:.1e}", f"{row.rel_error:.1e}"]
+                 *(scientific(f"{e:.1e}") for e in (row.numeric_error, row.abs_error,
+                                                     row.rel_error))]
         e = row.expected
         if expect:
             cells += ["", ""] if e is None else [f"{_math(e.formula)} = {_num(e.value, digits)}",
@@ -274,8 +360,8 @@ def check_table(check, digits: int,
         cells.append({"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
                       "inconclusive": r"\text{inconclusive}"}[status])
         rows.append(cells)
-    headers = [h.replace("±", "+/-").replace("−", "-") for h in headers]
-    return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))))
+    return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))),
+                 latex_headers=True)
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> str:
@@ -292,7 +378,8 @@ def eval_export(result, digits: int, trace: bool, check=None, standalone: bool =
     if directional is not None:
         parts = [result_directional(result.value, directional, digits)]
     else:
-        parts = [result_math(result.value, result.gradient, digits)]
+        parts = [result_math(result.value, result.gradient, digits,
+                             getattr(result, "source", None), getattr(result, "inputs", ()))]
     if trace and getattr(result, "mode", "reverse") == "forward":
         parts.append(tangent_table(result.trace, digits))
     elif trace:
@@ -310,7 +397,8 @@ def result_directional(value: float, directional: float, digits: int) -> str:
 
 def hessian_export(result, digits: int, check=None, standalone: bool = False) -> str:
     """What ``hessian --export FILE.tex`` writes: value, gradient, the Hessian, check tables."""
-    parts = [result_math(result.value, result.gradient, digits)]
+    parts = [result_math(result.value, result.gradient, digits,
+                         getattr(result, "source", None), result.inputs)]
     if result.inputs:
         parts.append(hessian_table(result.inputs, result.hessian, digits))
     if check is not None:

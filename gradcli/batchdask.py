@@ -1,0 +1,303 @@
+"""``--engine dask``: the batch engine over the partitions of a Dask DataFrame, on a local or
+remote Dask cluster (``dask.dataframe.map_partitions``).
+
+Each partition is evaluated by :func:`gradcli.batchio.evaluate_chunk`, the streaming engine's
+own chunk function, so the numbers are the same bit for bit; reading and checking the columns,
+the summary and the errors are :mod:`gradcli.batchio`'s. This module only plans and runs the
+Dask graph and writes its output (a directory of Parquet parts, or one CSV per partition).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from typing import Iterable
+
+from .batchio import (ERROR_COLUMN, SHOWN_FAILURES, Rows, Staged, Summary, _check_inputs,
+                      _csv_header, _refuse_overwriting, _write_error, evaluate_chunk,
+                      file_format, output_columns)
+from .engine.graph import Graph
+from .errors import FileError, InputError
+
+
+DASK_HINT = 'pip install "gradcli[dask]"'
+DASK_CSV_BLOCK_BYTES = 64 << 20  # bytes of CSV per Dask partition
+
+
+def _dask(scheduler: str | None = None):
+    """dask.dataframe, and distributed when a ``scheduler`` is named (a run on this machine
+    takes Dask's threads, not a cluster of processes), or an InputError naming the extra."""
+    try:
+        import numpy  # noqa: F401
+        import pyarrow  # noqa: F401
+        import dask
+        import dask.dataframe as dd
+        distributed = None
+        if scheduler is not None:
+            import distributed
+    except ImportError:
+        raise InputError("dask needs Dask (dask[dataframe] and distributed), which is not "
+                         "installed", option="engine", hint=DASK_HINT) from None
+    return dask, dd, distributed
+
+
+def _compiled(source: str, of: list[str] | None = None) -> Graph:
+    """The graph of ``source`` with the outputs ``of``, compiled once per worker process."""
+    cache = _compiled.__dict__.setdefault("cache", {})
+    key = (source, None if of is None else tuple(of))
+    graph = cache.get(key)
+    if graph is None:
+        from .engine.graph import compile, select_outputs
+        graph = cache[key] = select_outputs(compile(source), of)
+    return graph
+
+
+def evaluate_partition(frame, source: str, wrt: list[str], at: dict[str, float],
+                       error_fill: str | None = None, of: list[str] | None = None,
+                       min_digits: int | None = None, with_digits: bool = False):
+    """One Dask partition (a pandas DataFrame) evaluated by :func:`evaluate_chunk`: the same
+    function, and so the same numbers, as the streaming engine. ``error_fill`` replaces the null
+    error of a row that computed (CSV output writes "")."""
+    batch = _record_batch(frame)
+    table, _ = evaluate_chunk(_compiled(source, of), batch, wrt, at, min_digits, with_digits)
+    out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
+    if error_fill is not None:
+        out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
+    out.index = frame.index
+    return out
+
+
+def _record_batch(frame):
+    """A pandas partition as an Arrow record batch. Text read from CSV (object columns) is
+    Arrow text, or, in a column with a cell that was not UTF-8 (read with surrogateescape, so
+    kept as surrogates, which Arrow refuses), the original bytes: batchio then fails those
+    rows, as the streaming engine does."""
+    import pyarrow as pa
+    text = [name for name in frame.columns if frame[name].dtype == object]
+    others = [name for name in frame.columns if name not in text]
+    table = pa.Table.from_pandas(frame[others], preserve_index=False) if others else None
+    columns = []
+    for name in frame.columns:
+        if name in text:
+            columns.append(_text_column(frame[name]))
+        else:
+            columns.append(table.column(str(name)).combine_chunks())
+    return pa.record_batch(columns, names=[str(name) for name in frame.columns])
+
+
+def _text_column(series):
+    import pyarrow as pa
+    try:
+        return pa.array(series, pa.string())
+    except (UnicodeEncodeError, pa.ArrowException):
+        return pa.array([None if v is None else str(v).encode("utf-8", "surrogateescape")
+                         for v in series.tolist()], pa.binary())
+
+
+def _arrow_dtype(arrow_type):
+    import pandas as pd
+    return pd.ArrowDtype(arrow_type)
+
+
+def partition_failures(frame):
+    """A partition's row count, failure count and first failures (row within the partition,
+    message; as JSON text), as a one-row pandas DataFrame."""
+    import pandas as pd
+    errors = frame[ERROR_COLUMN]
+    failed = (errors.notna() & (errors != "")).to_numpy()
+    first = [(int(i), str(errors.iloc[i])) for i in failed.nonzero()[0][:SHOWN_FAILURES]]
+    return pd.DataFrame({"rows": [len(frame)], "failed": [int(failed.sum())],
+                         "first": [json.dumps(first)]})
+
+
+def run_dask(graph: Graph, path: str, output_path: str | None, *,
+             wrt: Iterable[str] | None = None, at: dict[str, float] | None = None,
+             scheduler: str | None = None, of: list[str] | None = None,
+             min_digits: int | None = None, with_digits: bool = False) -> Summary:
+    """Evaluate a CSV or Parquet data set with Dask: each partition by the NumPy engine
+    (``map_partitions``), written as ``-o out.parquet`` (a directory of Parquet parts) or
+    ``-o 'out-*.csv'`` (one CSV per partition), on the cluster at ``scheduler``, or else on
+    Dask's threaded scheduler in this process (the chunk function spends its time in NumPy,
+    which releases the GIL: no cluster of processes to start)."""
+    from .engine.graph import wrt_names
+    dask, dd, distributed = _dask(scheduler)
+    at = dict(at or {})
+    wrt = wrt_names(graph, wrt)
+    if output_path is None:
+        raise InputError("dask writes its result to files", option="engine",
+                         hint="name the output: out.parquet (a directory of parts) or "
+                              "'out-*.csv' (one file per partition)")
+    lower = output_path.lower()
+    if lower.endswith(".csv") and "*" in output_path:
+        out_kind = "csv"
+    elif lower.endswith((".parquet", ".pq")) or lower.endswith(".parquet/"):
+        out_kind = "parquet"
+    else:
+        raise InputError(f"{output_path}: the dask engine writes a directory of Parquet parts "
+                         "or one CSV file per partition", option="output",
+                         hint="out.parquet, or 'out-*.csv' (* is the partition number)")
+    if path == "-":
+        raise InputError("dask reads files, not standard input", option="engine")
+    _refuse_overwriting(path, output_path)
+    kind = file_format(path)
+    if kind == "jsonl":
+        raise InputError("dask reads CSV or Parquet", option="engine",
+                         hint="convert the JSON lines first, or use the numpy engine")
+    if kind == "csv":
+        _check_csv_parts(path)
+    try:
+        if kind == "parquet":
+            frame = dd.read_parquet(path)
+        else:
+            # text as Python strings (object), bad bytes kept as surrogates: the rows holding
+            # them fail in evaluate_partition, as with the numpy engine (pandas' own string
+            # type, Arrow's, refuses them and the whole file failed)
+            with dask.config.set({"dataframe.convert-string": False}):
+                frame = dd.read_csv(path, dtype=object, keep_default_na=False, na_filter=False,
+                                    blocksize=DASK_CSV_BLOCK_BYTES,
+                                    encoding_errors="surrogateescape")
+    except (OSError, ValueError) as exc:  # no such file; pandas' EmptyDataError
+        raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
+    columns = list(frame.columns)
+    rows = Rows(columns, iter(()), None, lambda: 0)
+    _check_inputs(graph, rows, at)
+    output_columns(rows, at, wrt, graph, with_digits)  # checks for collisions
+    if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
+        raise FileError(f"cannot write {output_path}: it is a file, and the dask engine writes "
+                        "a directory of Parquet parts there", hint="remove it, or name another "
+                        "output")
+    # Connected before the write is planned: planning it makes the output directory, which a
+    # scheduler that cannot be reached would leave behind, empty. A local cluster's scratch
+    # space goes in a private directory beside the output, removed at the end.
+    folder = os.path.dirname(os.path.abspath(output_path.rstrip("/"))) or "."
+    scratch = _scratch(folder) if scheduler is None else None
+    try:
+        client = _client(distributed, scheduler, scratch) if scheduler is not None else None
+        try:
+            from dask.threaded import get as threads  # the name "threads" imports distributed
+            with dask.config.set({"temporary-directory": scratch} if scratch else {}):
+                with dask.config.set({} if client is not None else {"scheduler": threads}):
+                    parts = _write(dask, frame, graph, wrt, at, of, out_kind, output_path,
+                                   (min_digits, with_digits))
+        finally:
+            if client is not None:
+                client.close()
+    finally:
+        if scratch is not None:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
+    summary, offset = Summary(), 0
+    for n, failed, first in zip(parts["rows"], parts["failed"], parts["first"]):
+        summary.rows += int(n)
+        summary.failed += int(failed)
+        for i, message in json.loads(first)[:SHOWN_FAILURES - len(summary.first_failures)]:
+            summary.first_failures.append((offset + i + 1, message))
+        offset += int(n)
+    return summary
+
+
+def _scratch(folder: str) -> str:
+    """A new private directory in ``folder`` for Dask's scratch space (not the shared $TMPDIR)."""
+    import tempfile
+    try:
+        return tempfile.mkdtemp(prefix=".gradcli-dask-", dir=folder)
+    except OSError as exc:
+        raise FileError(f"cannot write in {folder}: {exc.strerror}") from None
+
+
+def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str, digits=(None, False)):
+    """The partitions evaluated and written, whole or not at all: into a staged directory
+    beside the output, renamed into place (Parquet) or moved part by part (CSV) once every
+    part is written. The per-partition failure counts (a pandas DataFrame)."""
+    fill = "" if out_kind == "csv" else None
+    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of, *digits)
+    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of, *digits,
+                                  meta=meta)
+    if out_kind == "parquet":
+        staged = Staged(output_path, directory=True)
+        target = staged.temp
+    else:
+        folder, pattern = os.path.split(output_path)
+        staged = Staged(os.path.join(folder, ".parts"), directory=True)
+        target = os.path.join(staged.temp, pattern)
+    try:
+        try:
+            if out_kind == "parquet":
+                write = result.to_parquet(target, write_index=False, compute=False)
+            else:
+                write = result.to_csv(target, index=False, na_rep="nan", compute=False)
+        except (OSError, ValueError) as exc:
+            raise FileError(f"cannot write {output_path}: {_dask_message(exc)}") from None
+        # One summary row per partition, computed with the write (each partition runs once)
+        counts = result.map_partitions(partition_failures,
+                                       meta=partition_failures(meta.iloc[:0]).iloc[:0])
+        with warnings.catch_warnings():
+            # to_csv gives a delayed write: computed with the counts, the expressions are
+            # materialised (what the warning says), and each partition still runs once
+            warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
+            try:
+                _, parts = dask.compute(write, counts)
+            except OSError as exc:  # raised in a worker as it wrote its part
+                raise _write_error(output_path, exc) from None
+        if out_kind == "parquet":
+            staged.commit()
+        else:
+            for name in sorted(os.listdir(staged.temp)):
+                os.replace(os.path.join(staged.temp, name), os.path.join(folder or ".", name))
+            staged.abort()
+    except BaseException:
+        staged.abort()
+        raise
+    return parts
+
+
+def _dask_message(exc: Exception) -> str:
+    """The cause in one line: without the "An error occurred while calling the read_csv method
+    registered to the pandas backend" that Dask puts around it."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    return text.rpartition("Original Message: ")[2].strip().split("\n")[0] or type(exc).__name__
+
+
+def _check_csv_parts(path: str) -> None:
+    """The first CSV file of ``path`` (a file, a glob or a directory) read for its header: two
+    columns of one name are an error, as with the numpy engine (pandas would rename the second
+    one ``x.1``), and so is a file with no header."""
+    import glob
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, name) for name in os.listdir(path))
+    else:
+        files = sorted(glob.glob(path)) or [path]
+    first = next((f for f in files if os.path.isfile(f)), None)
+    if first is None:
+        return  # Dask says what is missing
+    with open(first, "rb") as raw:
+        _csv_header(raw, first)
+
+
+def _client(distributed, scheduler: str | None, scratch: str | None = None):
+    """A client of the scheduler at ``scheduler``, or of a new local cluster (closed with it)
+    whose workers keep their scratch space in ``scratch``."""
+    if scheduler is not None:
+        try:
+            return distributed.Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    import logging
+    # silence_logs: a task that fails (a part that cannot be written) is reported once, by
+    # gradcli, not also as a worker's log record with a traceback
+    import dask
+    with dask.config.set({"temporary-directory": scratch}):
+        cluster = distributed.LocalCluster(dashboard_address=None, threads_per_worker=1,
+                                           silence_logs=logging.CRITICAL,
+                                           local_directory=scratch)
+    client = distributed.Client(cluster)
+    close = client.close
+
+    def close_both():
+        close()
+        cluster.close()
+    client.close = close_both
+    return client

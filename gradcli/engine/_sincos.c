@@ -1,0 +1,128 @@
+/* Sine and cosine of a float64 column, the batch engine's fast path (gradcli/engine/trig.py).
+
+   The same IEEE operations, in the same order, as trig.py's NumPy path (_reduced_into): a
+   Cody-Waite reduction with pi/2 in three parts, fdlibm's kernels by Horner's rule, the quadrant
+   by bit operations. Each is a correctly rounded add, multiply or subtract, so the result is the
+   NumPy path's bit for bit: what gradcli prints does not depend on whether this was built.
+   No FMA (-ffp-contract=off, and no target that has it): a fused multiply-add rounds once where
+   NumPy rounds twice. rint(v) is computed as (v + 1.5*2^52) - 1.5*2^52, which is rint in the
+   default rounding mode for |v| < 2^51 (here |v| < 6400), and vectorises.
+
+   Rows with |x| > BOUND, inf or nan are left to NumPy (np.sin, np.cos), as on the NumPy path:
+   sincos() returns how many there are, and writes nan in their places.
+
+   Optional: where this does not build (no C compiler), trig.py computes the same in NumPy. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+static const double TWO_OVER_PI = 0.6366197723675814;
+static const double PIO2_1 = 0x1.921fb54442000p+0;
+static const double PIO2_2 = 0x1.a308d31318000p-41;
+static const double PIO2_3 = 0x1.8a2e03707344ap-81;
+static const double BOUND = 1.0e4;
+static const double ROUNDER = 0x1.8p52;
+
+static const double S[6] = {-1.66666666666666324348e-01, 8.33333333332248946124e-03,
+                            -1.98412698298579493134e-04, 2.75573137070700676789e-06,
+                            -2.50507602534068634195e-08, 1.58969099521155010221e-10};
+static const double C[6] = {4.16666666666666019037e-02, -1.38888888888741095749e-03,
+                            2.48015872894767294178e-05, -2.75573143513906633035e-07,
+                            2.08757232129817482790e-09, -1.13596475577881948265e-11};
+
+static inline uint64_t bits(double v) { uint64_t u; memcpy(&u, &v, 8); return u; }
+static inline double real(uint64_t u) { double v; memcpy(&v, &u, 8); return v; }
+
+#define KERNEL_LOOP(NAME, ATTR)                                                               \
+    ATTR static void NAME(const double *x, double *s, double *c, Py_ssize_t n)               \
+    {                                                                                        \
+        const uint64_t rounder = bits(ROUNDER);                                              \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                 \
+            double v = x[i];                                                                 \
+            double kr = v * TWO_OVER_PI + ROUNDER;  /* k = rint(x·2/π), exactly */           \
+            double k = kr - ROUNDER;                                                         \
+            uint64_t q = bits(kr) - rounder;        /* k as a two's complement integer */    \
+            double r = v - k * PIO2_1;                                                       \
+            r = r - k * PIO2_2;                                                              \
+            r = r - k * PIO2_3;                                                              \
+            double z = r * r;                                                                \
+            double ps = z * S[5], pc = z * C[5];                                             \
+            ps = (ps + S[4]) * z; pc = (pc + C[4]) * z;                                      \
+            ps = (ps + S[3]) * z; pc = (pc + C[3]) * z;                                      \
+            ps = (ps + S[2]) * z; pc = (pc + C[2]) * z;                                      \
+            ps = (ps + S[1]) * z; pc = (pc + C[1]) * z;                                      \
+            ps = ps + S[0]; pc = pc + C[0];                                                  \
+            double sv = ps * (r * z) + r;                                                    \
+            double cv = 1.0 - (z * 0.5 - pc * (z * z));                                      \
+            uint64_t su = bits(sv), cu = bits(cv);                                           \
+            uint64_t odd = q << 63, high = (q << 62) & 0x8000000000000000ULL;                \
+            uint64_t swap = (su ^ cu) & (0 - (q & 1));                                       \
+            su ^= swap ^ high;                                                               \
+            cu ^= swap ^ high ^ odd;                                                         \
+            s[i] = v == 0.0 ? v : real(su);  /* sin(-0) = -0 */                             \
+            c[i] = real(cu);                                                                 \
+        }                                                                                    \
+    }
+
+KERNEL_LOOP(loop_base, )
+KERNEL_LOOP(loop_avx2, __attribute__((target("avx2"))))
+
+static void (*sincos_loop)(const double *, double *, double *, Py_ssize_t) = loop_base;
+
+/* sincos(x, s, c) -> int: s[i] = sin(x[i]), c[i] = cos(x[i]) for |x[i]| <= BOUND; nan in both
+   elsewhere, and the number of such rows returned. Three C-contiguous float64 buffers of one
+   length, s and c writable. The GIL is released: blocks run on several threads. */
+static PyObject *sincos_py(PyObject *self, PyObject *args)
+{
+    Py_buffer x, s, c;
+    if (!PyArg_ParseTuple(args, "y*w*w*", &x, &s, &c))
+        return NULL;
+    PyObject *result = NULL;
+    if (x.len != s.len || x.len != c.len || x.len % (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "sincos: three float64 buffers of one length");
+    } else {
+        Py_ssize_t n = x.len / (Py_ssize_t)sizeof(double), outside = 0;
+        const double *xs = (const double *)x.buf;
+        double *ss = (double *)s.buf, *cs = (double *)c.buf;
+        Py_BEGIN_ALLOW_THREADS
+        sincos_loop(xs, ss, cs, n);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!(__builtin_fabs(xs[i]) <= BOUND)) { /* also nan */
+                ss[i] = cs[i] = __builtin_nan("");
+                outside++;
+            }
+        }
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromSsize_t(outside);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&c);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"sincos", sincos_py, METH_VARARGS,
+     "sincos(x, s, c) -> int: s = sin(x), c = cos(x) in place for |x| <= 1e4; the other rows "
+     "are nan, and their count is returned."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_sincos", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__sincos(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        sincos_loop = loop_avx2;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "VARIANT", sincos_loop == loop_avx2
+            ? "avx2" : "sse2") < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
