@@ -385,13 +385,86 @@ def _uncertifiable(name: str):
     return f
 
 
+def _exp2(a) -> Real:
+    return _pow(Real.of(2), Real.of(a))
+
+
+def _log_base(a, b) -> Real:
+    a, b = Real.of(a), Real.of(b)
+    top = _checked("log", Real(a.b.log()), (a,)) if not (a == 1) else Real.of(0)
+    bottom = _checked("log", Real(b.b.log()), (b,)) if not (b == 1) else Real.of(0)
+    try:
+        return top / bottom
+    except ZeroDivisionError:
+        raise ValueError("log to the base 1") from None
+
+
+def _trigamma(a) -> Real:
+    from flint import acb
+    a = Real.of(a)
+    return _checked("trigamma", Real(acb(a.b).polygamma(1).real), (a,))
+
+
+def _lgamma(a) -> Real:
+    a = Real.of(a)
+    if a > 0:
+        return _checked("lgamma", Real(a.b.lgamma()), (a,))
+    return _checked("lgamma", Real(abs(a.b.gamma()).log()), (a,))  # log|Γ(a)| below 0
+
+
+def _whole(a: Real, f, exact) -> Real:
+    """A step function with jumps at integers (floor, ceil, trunc), or ``exact`` on a known
+    rational: a ball that straddles a jump cannot be decided."""
+    if a.q is not None:
+        return Real.of(exact(a.q))
+    r = f(a.b)
+    if not r.is_exact():
+        raise Undecided("a ball that holds a jump of a step function")
+    return Real(r)
+
+
+def _floor(a) -> Real:
+    return _whole(Real.of(a), lambda b: b.floor(), lambda q: fmpq(int(q.floor())))
+
+
+def _ceil(a) -> Real:
+    return _whole(Real.of(a), lambda b: b.ceil(), lambda q: fmpq(int(q.ceil())))
+
+
+def _trunc(a) -> Real:
+    a = Real.of(a)
+    if a > 0 or (a.q is not None and a.q >= 0):
+        return _floor(a)
+    if a < 0 or a.q is not None:
+        return _ceil(a)
+    raise Undecided("trunc of a ball that holds 0")
+
+
+def _round(a) -> Real:
+    """Python's round: half to even (exactly, on a known rational; a ball at a tie cannot be
+    decided)."""
+    a = Real.of(a)
+    if a.q is not None:
+        from fractions import Fraction
+        return Real.of(round(Fraction(int(a.q.p), int(a.q.q))))
+    return _whole(a, lambda b: (b + arb("0.5")).floor(), None)
+
+
+def _mod(a, b) -> Real:
+    """a - b·floor(a/b): Python's %, the sign of b."""
+    a, b = Real.of(a), Real.of(b)
+    return a - b * _floor(a / b)
+
+
 _SPECIAL = {
     "add": lambda a, b: Real.of(a) + b, "sub": lambda a, b: Real.of(a) - b,
     "mul": lambda a, b: Real.of(a) * b, "div": lambda a, b: Real.of(a) / b,
     "neg": lambda a: -Real.of(a), "pow": lambda a, b: _pow(Real.of(a), Real.of(b)),
     "abs": _abs, "sign": _sign, "step": _step, "relu": _relu, "min": _min, "max": _max,
     "cbrt": _cbrt, "atan2": _atan2, "hypot": _hypot, "sigmoid": _sigmoid,
-    "softplus": _softplus, "log2": _log2, "log10": _log10,
+    "softplus": _softplus, "log2": _log2, "log10": _log10, "exp2": _exp2,
+    "log_base": _log_base, "trigamma": _trigamma, "lgamma": _lgamma, "floor": _floor,
+    "ceil": _ceil, "trunc": _trunc, "round": _round, "mod": _mod,
 }
 
 
