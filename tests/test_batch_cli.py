@@ -453,13 +453,14 @@ def test_the_batch_page_shows_real_output(run, tmp_path, monkeypatch):
         assert result.exit_code in (0, 1), result.output
         assert result.stdout.splitlines() + result.stderr.splitlines() == example.shown, words
 
+
 def test_dask_without_a_scheduler_runs_on_threads_without_a_cluster(tmp_path):
     """No --scheduler: Dask's threaded scheduler in the process itself (no cluster to start,
     distributed not even imported), and the numbers of the numpy engine."""
     source = write_points(points_table(300, seed=5), tmp_path / "points.csv")
     out = tmp_path / "out.parquet"
-    code = ("import sys\nfrom gradcli import batchio\nfrom gradcli.engine.graph import compile\n"
-            f"s = batchio.run_dask(compile({EXPR!r}), sys.argv[1], sys.argv[2])\n"
+    code = ("import sys\nfrom gradcli import batchdask\nfrom gradcli.engine.graph import compile\n"
+            f"s = batchdask.run_dask(compile({EXPR!r}), sys.argv[1], sys.argv[2])\n"
             "print(s.rows, s.failed, 'distributed' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code, str(source), str(out)],
                           capture_output=True, text=True)

@@ -38,6 +38,18 @@ _MP = {
     "softplus": lambda a: mpmath.log1p(mpmath.exp(a)), "relu": lambda a: max(a, 0),
     "abs": abs, "fabs": abs, "min": min, "max": max, "sign": mpmath.sign,
     "step": lambda a: mpmath.mpf(1 if a > 0 else 0), "erf": mpmath.erf, "pow": mpmath.power,
+    "erfc": mpmath.erfc, "sec": mpmath.sec, "csc": mpmath.csc, "cot": mpmath.cot,
+    "sinc": mpmath.sinc, "exp2": lambda a: mpmath.power(2, a),
+    "log_base": lambda a, b: mpmath.log(a) / mpmath.log(b), "gamma": mpmath.gamma,
+    "lgamma": lambda a: mpmath.log(abs(mpmath.gamma(a))), "digamma": mpmath.digamma,
+    "trigamma": lambda a: mpmath.psi(1, a), "floor": mpmath.floor, "ceil": mpmath.ceil,
+    "round": lambda a: mpmath.mpf(round(a)) if abs(a - mpmath.floor(a) - 0.5) > 0 else (
+        mpmath.floor(a) if mpmath.floor(a) % 2 == 0 else mpmath.ceil(a)),
+    "trunc": lambda a: mpmath.floor(a) if a >= 0 else mpmath.ceil(a),
+    "mod": lambda a, b: a - b * mpmath.floor(a / b),
+    "log": lambda a, b=None: mpmath.log(a) if b is None else mpmath.log(a) / mpmath.log(b),
+    "ceiling": mpmath.ceil, "cosec": mpmath.csc, "tgamma": mpmath.gamma,
+    "loggamma": lambda a: mpmath.log(abs(mpmath.gamma(a))), "psi": mpmath.digamma,
 }
 
 

@@ -125,7 +125,7 @@ def engine_reverse(source: str, point: dict[str, float]) -> tuple:
     graph = compile(source)
     values, rows, scales = [], [], []
     for i in range(graph.n_outputs):
-        result = evaluate_graph(graph.only(i), point)
+        result = evaluate_graph(graph.only(i), point, float64=True)  # code computes in float64
         values.append(result.value)
         rows.append([result.gradient[name] for name in graph.inputs])
         _, records = result.sweep
@@ -252,7 +252,7 @@ def test_the_seed_gradient_is_evals_to_the_last_bit(lang, tmp_path):
     # the same operations in the same order on the same C library: the same bits
     needs(lang)
     values, rows = run_reverse(lang, SEED, {"x": 2.0, "y": 3.0}, tmp_path)
-    result = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0})
+    result = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0}, float64=True)  # the same float64
     assert values == [result.value] and rows == [[result.gradient["x"], result.gradient["y"]]]
 
 
@@ -351,7 +351,8 @@ FAILURES = [  # (source, point, the node eval names, Python's exception and mess
 @pytest.mark.parametrize("source,point,node,error,words,status", FAILURES)
 def test_a_failure_names_the_node_eval_names(source, point, node, error, words, status,
                                              tmp_path, run):
-    result = run("eval", source, "--at", ",".join(f"{k}={v}" for k, v in point.items()))
+    result = run("eval", source, "--at", ",".join(f"{k}={v}" for k, v in point.items()),
+                 "--float64")  # the generated code computes in float64, as eval --float64
     assert result.exit_code in (1, 2) and f"{node}" in result.stderr
     module = load_module(gradcli.codegen(source), tmp_path)
     with pytest.raises(error) as raised:
@@ -464,7 +465,7 @@ def test_jax_code_jits(tmp_path):
     import jax
     module = load_module(gradcli.codegen(SEED, "jax"), tmp_path, "generated_jit")
     value, (dx, dy) = jax.jit(module.f)(2.0, 3.0)
-    result = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0})
+    result = gradcli.evaluate(SEED, {"x": 2.0, "y": 3.0}, float64=True)
     for got, want in [(value, result.value), (dx, 3.5), (dy, result.gradient["y"])]:
         assert abs(float(got) - want) <= 1e-14 * abs(want)
 

@@ -455,6 +455,15 @@ MPMATH = {
     "abs": abs, "relu": lambda a: a if a > 0 else mpmath.mpf(0),
     "min": lambda a, b: a if a <= b else b, "max": lambda a, b: a if a >= b else b,
     "sign": mpmath.sign, "step": lambda a: mpmath.mpf(a > 0),
+    "erfc": mpmath.erfc, "sec": mpmath.sec, "csc": mpmath.csc, "cot": mpmath.cot,
+    "sinc": mpmath.sinc, "exp2": lambda a: mpmath.power(2, a),
+    "log_base": lambda a, b: mpmath.log(a) / mpmath.log(b), "gamma": mpmath.gamma,
+    "lgamma": lambda a: mpmath.log(abs(mpmath.gamma(a))), "digamma": mpmath.digamma,
+    "trigamma": lambda a: mpmath.psi(1, a), "floor": mpmath.floor, "ceil": mpmath.ceil,
+    "round": lambda a: mpmath.mpf(round(a)) if abs(a - mpmath.floor(a) - 0.5) > 0 else (
+        mpmath.floor(a) if mpmath.floor(a) % 2 == 0 else mpmath.ceil(a)),
+    "trunc": lambda a: mpmath.floor(a) if a >= 0 else mpmath.ceil(a),
+    "mod": lambda a, b: a - b * mpmath.floor(a / b),
 }
 
 

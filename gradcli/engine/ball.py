@@ -172,6 +172,9 @@ class Real:
     def __neg__(self):
         return Real(-self.b, -self.q if self.q is not None else None)
 
+    def __abs__(self):
+        return _abs(self)
+
     def __pos__(self):
         return self
 
@@ -489,6 +492,13 @@ class _Namespace(SimpleNamespace):
     @staticmethod
     def is_zero(x) -> bool:
         return Real.of(x).is_zero()
+
+    @staticmethod
+    def polygamma(n: int, x) -> Real:
+        """ψ^(n)(x), by Arb (trigamma's derivative, which no row is)."""
+        from flint import acb
+        x = Real.of(x)
+        return _checked("trigamma", Real(acb(x.b).polygamma(n).real), (x,))
 
     @staticmethod
     def noninteger(x) -> bool:

@@ -92,6 +92,12 @@ def dual_namespace(base) -> SimpleNamespace:
         found = _DUALS[id(base)] = SimpleNamespace(
             **{name: lift(p, base) for name, p in TABLE.items()}, pi=base.pi, e=base.e,
             where=where)
+        if hasattr(base, "polygamma"):  # ψ^(n) of a dual: its value and ψ^(n+1)·tangent
+            def polygamma(n, a, base=base):
+                if type(a) is not Dual:
+                    return base.polygamma(n, a)
+                return Dual(base.polygamma(n, a.value), base.polygamma(n + 1, a.value) * a.tangent)
+            found.polygamma = polygamma
     return found
 _ADD, _SUB, _MUL, _DIV, _POW, _NEG = (getattr(DUAL, n) for n in ("add", "sub", "mul", "div",
                                                                   "pow", "neg"))

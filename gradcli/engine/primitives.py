@@ -141,6 +141,8 @@ def _trigamma_slope(m, a, y):
     (it has no closed form), so a symbolic derivative of trigamma is a LimitError saying so."""
     if type(a) is float:
         return special.polygamma(2, a)
+    if hasattr(m, "polygamma"):  # balls (Arb's polygamma), and dual numbers over them
+        return m.polygamma(2, a)
     if hasattr(a, "shape"):  # NumPy columns (the batch engine)
         import numpy as np
         return np.vectorize(lambda x: _nan_outside(special.polygamma, 2, x), otypes=[float])(a)
