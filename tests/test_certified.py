@@ -101,7 +101,10 @@ def rounded(x, digits: int) -> Decimal:
 
 
 def shows(text: str, x, digits: int) -> bool:
-    """Whether the printed ``text`` is ``x`` correctly rounded to ``digits`` digits."""
+    """Whether the printed ``text`` is ``x`` correctly rounded to ``digits`` digits (or, past the
+    precision cap, fewer: the digits it shows, or ``0 ± bound`` holding x)."""
+    if "±" in text:
+        return abs(x) <= mpmath.mpf(text.split("±")[1])
     if text == "0":  # exactly 0 (mpmath's numerical derivative of 0 is about 1e-200, not 0)
         return abs(x) < mpmath.mpf(10) ** -150
     return Decimal(text) == rounded(x, digits) and len(Decimal(text).as_tuple().digits) == digits
@@ -297,8 +300,10 @@ def check_digits(source: str, point: dict[str, str], digits: int = 13) -> None:
         assert exc.exit_code in (1, 2) and "Traceback" not in str(exc)
         return
     value, gradient = truth(source, point)
-    for text, x in [(r.value.text, value)] + [(r.gradient[n].text, gradient[n]) for n in point]:
-        assert shows(text, x, digits), (source, point, text, mpmath.nstr(x, 30))
+    shown = [(r.value, value)] + [(r.gradient[n], gradient[n]) for n in point]
+    for number, x in shown:
+        assert shows(number.text, x, number.digits if number.digits < digits else digits), (
+            source, point, number.text, mpmath.nstr(x, 30))
 
 
 @settings(max_examples=60)
