@@ -202,8 +202,11 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
                 return Proven(_nearest_double(lo_n, lo_d), decimal_text(*lo, m), m)
     if not final:
         return None
-    bound = max(abs(_nearest_double(lo_n, lo_d)), abs(_nearest_double(hi_n, hi_d)))
-    return Proven(_nearest_double(lo_n, lo_d), f"0 ± {bound:.1e}", 0)
+    # no digit is certain: a power of ten above |x| (the ball's upper end, which may be far below
+    # the doubles)
+    num, den = _ratio(ball.abs_upper())
+    k = math.ceil((num.bit_length() - den.bit_length() + 1) * 0.30103) if num else 0
+    return Proven(_nearest_double(lo_n, lo_d), f"0 ± 1e{k}", 0)  # |x| < 2^(bits) <= 10^k
 
 
 # -- the sweeps on balls -----------------------------------------------------------------------
