@@ -165,7 +165,7 @@ def _proven_huge(ball: arb, n: int, final: bool) -> Proven | None:
     with k = floor(log10 |ball|), and its double is 0 or ±inf."""
     k = int(abs(ball.mid()).log_base(10).floor().unique_fmpz() or 0)
     scaled = ball / arb(10) ** k
-    if _huge(scaled):
+    if not scaled.is_finite() or _huge(scaled):  # the precision cannot scale it yet
         return Proven(math.nan, "?", 0) if final else None
     inner = proven(Real(scaled), n, final)
     if inner is None or inner.digits == 0:
