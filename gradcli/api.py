@@ -252,6 +252,7 @@ def _exact(at: Mapping, name: str):
 
 def _float64(graph, values, adjoint, cert, wrt, slot, failure) -> Float64:
     from .engine.certify import agreement, float64_loss
+    from .engine.rounding import FLOAT64_DIGITS
     from .engine.ball import Real
     n = cert.digits
     if values is None:
@@ -262,8 +263,9 @@ def _float64(graph, values, adjoint, cert, wrt, slot, failure) -> Float64:
     gradient_digits = {name: agreement(adjoint[slot[name]], Real.of(g), n)
                        for name, g in zip(wrt, cert.gradient_reals)}
     lost = None
-    if value_digits < min(n, 15) or any(d < min(n, 15) for d in gradient_digits.values()):
-        lost = float64_loss(graph, values, reals, min(n, 15))
+    want = min(n, FLOAT64_DIGITS)
+    if value_digits < want or any(d < want for d in gradient_digits.values()):
+        lost = float64_loss(graph, values, reals, want)
     return Float64(values[graph.output], {name: adjoint[slot[name]] for name in wrt},
                    value_digits, gradient_digits, None, lost)
 

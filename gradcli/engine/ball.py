@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 from flint import arb, ctx, fmpq
 
-from .primitives import TABLE
+from .primitives import TABLE, where
 
 # An exact rational whose numerator or denominator grows past this many bits is dropped (its
 # ball stays): repeated squaring would otherwise double its size at every node.
@@ -483,11 +483,9 @@ class _Namespace(SimpleNamespace):
     def e(self) -> Real:
         return Real(arb(1).exp())
 
-    @staticmethod
-    def where(condition, x, y):
-        """The rules' branch: a certain condition (a comparison of balls is true only when
-        certain) picks one side."""
-        return x if condition else y
+    # the rules' branch: a certain condition (a comparison is true only when certain) picks
+    # one side, as for floats
+    where = staticmethod(where)
 
     @staticmethod
     def is_zero(x) -> bool:

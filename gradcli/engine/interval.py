@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from .primitives import TABLE
+from .primitives import TABLE, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
 _INF = math.inf
@@ -272,11 +272,9 @@ _FUNCTIONS = {
 
 
 class _Namespace(SimpleNamespace):
-    @staticmethod
-    def where(condition, x, y):
-        """The rules' branch: a certain condition (a comparison of balls is true only when
-        certain) picks one side."""
-        return x if condition else y
+    # the rules' branch: a certain condition (a comparison is true only when certain) picks
+    # one side, as for floats
+    where = staticmethod(where)
 
     @staticmethod
     def is_zero(x) -> bool:

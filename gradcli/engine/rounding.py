@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 DEFAULT_DIGITS = 13  # significant digits: the seed example prints 6.552027172500
+FLOAT64_DIGITS = 15  # significant digits a double always holds: float64 "loses" only below this
 
 
 def round_significant(num: int, den: int, n: int) -> tuple[int, int, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..engine.rounding import DEFAULT_DIGITS, compact, float_text  # noqa: F401 - compact: views
+from ..engine.rounding import DEFAULT_DIGITS, FLOAT64_DIGITS, compact, float_text  # noqa: F401 - compact: for the views
 
 
 def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
@@ -141,13 +141,11 @@ def short_number(x: float, digits: int = 4) -> str:
     return mantissa + e + exponent
 
 
-FLOAT64_DIGITS = 15  # significant digits a double always holds
-
-
 def precision_notes(result) -> list[str]:
     """The ``note:`` lines about the digits of an evaluation (:class:`gradcli.api.Result`): that
     float64 digits are not certified (``--float64``), where plain float64 would have lost some of
     the certified digits shown, a kink met exactly, a cap that left some digits out."""
+    from ..engine.graph import expression  # only when there are notes to write
     if not getattr(result, "proven", False):
         return ["note: computed in plain float64 (--float64): its digits are not certified"]
     notes = []
@@ -163,7 +161,6 @@ def precision_notes(result) -> list[str]:
         if lost:
             why = ""
             if f64.lost_at is not None:
-                from ..engine.graph import expression
                 graph, slot = result.graph, f64.lost_at
                 what = ("cancellation" if graph.ops[slot - graph.base].name in ("add", "sub")
                         else "rounding")
@@ -174,7 +171,6 @@ def precision_notes(result) -> list[str]:
         graph = result.graph
         for slot in getattr(cert, "kinks", ()):
             prim = graph.ops[slot - graph.base]
-            from ..engine.graph import expression
             notes.append(f"note: {graph.node_id(slot)} = {expression(graph, slot)} is exactly at "
                          f"its kink: {prim.note}")
         if getattr(cert, "short", None):
