@@ -29,13 +29,14 @@ from itertools import count
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
-from ..language.ast import Assign, Program, Var
+from ..language.ast import Var
 from ..language.printer import to_source
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, build_ast,
                    children, fresh_context, local_derivatives, multiply, number, reachable,
-                   symbol)
+                   reachable_from, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
+REVERSE_MIN = 1000  # an expression of at least this many nodes: its gradient by one adjoint sweep
 
 
 def graph_expression(graph: Graph):
@@ -188,46 +189,158 @@ def _node_of(x):
     return x.node if type(x) is Sym else number(x)
 
 
-def program(root, reserved=()) -> Program:
-    """``root`` as a program: each repeated subexpression of at least ``MIN_NAMED_SIZE`` nodes
-    becomes an assignment ``t1 = ...`` printed once, then the expression itself."""
+def gradient(root, names: list[str]) -> dict[str, object]:
+    """Each ``∂root/∂name`` as a canonical expression, all from one adjoint sweep over root's
+    nodes (wholes before parts), by the same rules as :func:`derivative`: a sum hands its
+    adjoint to each term times its coefficient; a catalogue function times the row's partial;
+    a product's factor gets the other factors times pow's ∂/∂base (``b^e·e/b`` by the log row
+    when the exponent varies, and ``b^e·log b`` to the exponent). Only nodes that read one of
+    ``names`` are visited."""
     order = reachable(root)
-    uses = {n.serial: 0 for n in order}
+    wanted = set(names)
+    varies: set[int] = set()  # the nodes that read one of the names: the only ones with adjoints
     for n in order:
-        for k in children(n):
-            uses[k.serial] += 1
-    names = (f"t{i}" for i in count(1))
-    taken = set(reserved)
+        t = type(n)
+        if t is Symbol:
+            if n.name in wanted:
+                varies.add(n.serial)
+        elif t is not Number and any(k.serial in varies for k in children(n)):
+            varies.add(n.serial)
+    one = number(ONE)
+    pending: dict[int, list] = {root.serial: [(one, ONE)]}  # serial -> its adjoint's terms
+    found = {}
+
+    def send(node, bar, c=ONE):
+        if node.serial in varies:
+            pending.setdefault(node.serial, []).append((bar, c))
+
+    for n in reversed(order):
+        terms = pending.pop(n.serial, None)
+        if terms is None:
+            continue
+        # one term as it is: add() would take a long product's coefficient out to a new node
+        bar = terms[0][0] if len(terms) == 1 and terms[0][1] == 1 else add(terms)
+        t = type(n)
+        if t is Symbol:
+            found[n.name] = bar
+        elif type(bar) is Number and bar.value == 0:
+            continue
+        elif t is Sum:
+            for term, c in n.terms:
+                send(term, bar, c)
+        elif t is Apply:
+            for a, local in zip(n.args, local_derivatives(TABLE[n.name], n.args)):
+                if a.serial in varies:
+                    send(a, multiply([(bar, one), (local, one)]))
+        else:
+            _product_adjoint(n, bar, varies, send, one)
+    return {name: found.get(name, number(0)) for name in names}
+
+
+def _product_adjoint(node, bar, varies: set, send, one) -> None:
+    """A flat product's adjoint handed to its bases and exponents, as _product_tangent's
+    rows build the tangent."""
+    factors = node.factors
+    for i, (b, e) in enumerate(factors):
+        by_base, by_exp = b.serial in varies, e.serial in varies
+        if not (by_base or by_exp):
+            continue
+        others = list(factors[:i]) + list(factors[i + 1:]) + [(bar, one)]
+        se = Sym(e)
+        if not by_exp:  # pow's ∂/∂base
+            k, local = _on_base(b, lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
+            send(b, multiply(others + local, node.coeff * k))
+            continue
+        log_b = SYMBOLIC.log(Sym(b))  # b^e = exp(e·log b)
+        by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
+        send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
+        if by_base:
+            c, by_b = _on_base(b, lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+            send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c))
+
+
+def programs(roots: list, reserved=()) -> list[str]:
+    """Several expressions as programs named together: a subexpression repeated anywhere among
+    them (at least ``MIN_NAMED_SIZE`` nodes) is named once, its assignment printed once and
+    pasted into every program that reads it. Each program stays whole (its own assignments,
+    in order, then its expression); names are numbered in order of first appearance, so one
+    root prints as it would alone. The work is linear in the size of all of them together,
+    not in the sum of their sizes: a gradient's components share most of their parts."""
+    order = reachable_from(roots)
+    kids = {n.serial: [k.serial for k in children(n)] for n in order}
+    uses = dict.fromkeys(kids, 0)  # how many nodes read each one (its parents, not its paths)
+    for ks in kids.values():
+        for k in ks:
+            uses[k] += 1
+    is_root = {r.serial for r in roots}
+    numbers = {n.serial for n in order if type(n) is Number}
     size: dict[int, int] = {}
-    out: dict[int, object] = {}  # serial -> the AST printed for it (a Var when named)
     named: set[int] = set()
-    statements = []
+    for s, ks in kids.items():  # serial order: a part's size is known before its whole's
+        # a*x has size 3: its exponents 1 are not seen; a named part counts as one
+        size[s] = 1 + sum(1 if k in named else size[k] for k in ks if k not in numbers)
+        if uses[s] > 1 and size[s] >= MIN_NAMED_SIZE and s not in is_root:
+            named.add(s)
+    reads = {}  # a named part or root -> the named parts its printed text reads directly
+    for top in named | is_root:
+        found, stack = [], list(kids[top])
+        while stack:  # the unnamed parts in between are read once (or are small)
+            k = stack.pop()
+            if k in named:
+                found.append(k)
+            else:
+                stack.extend(kids[k])
+        reads[top] = found
+    name_of: dict[int, str] = {}
+    taken = set(reserved)
+    fresh = (x for x in (f"t{i}" for i in count(1)) if x not in taken)
+    blocks = []
+    for root in roots:  # each program's assignments: the named parts it reads, transitively
+        block, stack = set(), list(reads[root.serial])
+        while stack:
+            s = stack.pop()
+            if s not in block:
+                block.add(s)
+                stack.extend(reads[s])
+        block = sorted(block)  # parts before wholes
+        for s in block:
+            if s not in name_of:
+                name_of[s] = next(fresh)
+        blocks.append(block)
+    out: dict[int, object] = {}
+    lines: dict[int, str] = {}
+    tails = {}
     for n in order:
         s = n.serial
-        size[s] = 1 + sum(1 if k.serial in named else size[k.serial] for k in children(n)
-                          if type(k) is not Number)  # a*x has size 3: its exponents 1 are not seen
         built = build_ast(n, out, named)
-        if n is not root and uses[s] > 1 and size[s] >= MIN_NAMED_SIZE:
-            name = next(x for x in names if x not in taken)
-            statements.append(Assign(name, "=", built))
-            built = Var(name)
-            named.add(s)
+        if s in named:
+            lines[s] = f"{name_of[s]} = {to_source(built)}"
+            built = Var(name_of[s])
+        if s in is_root:
+            tails[s] = to_source(built)
         out[s] = built
-    statements.append(out[root.serial])
-    return Program(tuple(statements))
+    return ["\n".join([lines[s] for s in block] + [tails[root.serial]])
+            for root, block in zip(roots, blocks)]
 
 
 @gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it
 def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, str]:
-    """Each ``∂^order f/∂name^order`` as source text (a program when it has assignments)."""
+    """Each ``∂^order f/∂name^order`` as source text (a program when it has assignments).
+
+    The first derivatives of a large expression by several inputs come from one adjoint sweep
+    (:func:`gradient`) and are printed named together (:func:`programs`): the work is linear
+    in the expression, however many inputs. Otherwise each comes from its own tangent sweeps."""
     with fresh_context():
         f = graph_expression(graph)
+        if order == 1 and len(wrt) > 1 and len(reachable(f)) >= REVERSE_MIN:
+            grad = gradient(f, wrt)
+            return dict(zip(wrt, programs([grad[name] for name in wrt], graph.inputs)))
         result = {}
         for name in wrt:
             d = f
             for _ in range(order):
                 d = derivative(d, name)
-            result[name] = to_source(program(d, graph.inputs))
+            result[name] = programs([d], graph.inputs)[0]
     return result
 
 
@@ -238,4 +351,4 @@ def mixed_partial(graph: Graph, names: list[str]) -> str:
         d = graph_expression(graph)
         for name in names:
             d = derivative(d, name)
-        return to_source(program(d, graph.inputs))
+        return programs([d], graph.inputs)[0]

@@ -136,10 +136,17 @@ def _tidy(value: int | Fraction) -> int | Fraction:
     """Keep rationals printable: a huge numerator or denominator is rounded to a double's digits;
     a whole number is an ``int``."""
     if type(value) is int:
-        return value if value.bit_length() <= 256 else exact(float(value))
+        return value if value.bit_length() <= 256 else _rounded(value)
     if value.denominator.bit_length() > 128 or value.numerator.bit_length() > 256:
-        return exact(float(value))
+        return _rounded(value)
     return value.numerator if value.denominator == 1 else value
+
+
+def _rounded(value: int | Fraction) -> int | Fraction:
+    try:
+        return exact(float(value))
+    except OverflowError:  # (x^1e300)^1e300: no double, so no literal, can write it
+        raise LimitError("a number in the derivative is beyond the double range") from None
 
 
 def number(value) -> Number:
@@ -291,7 +298,14 @@ def add(pairs, const: Fraction = ZERO) -> Node:
         return number(const)
     if len(terms) == 1 and not const:
         node, c = terms[0]
-        return node if c == 1 else multiply([(node, ONE_NODE())], c)
+        if c == 1:
+            return node
+        if type(node) is Product and len(node.factors) > FLAT:
+            # a long product takes its coefficient back (the ``unit`` above took it off), not
+            # wrapped as c*(product): a wrapper is flattened by the next product, and the
+            # coefficients of a long chain would pile up on one number (2^n for erf^n)
+            return _product_node(c, node.factors)
+        return multiply([(node, ONE_NODE())], c)
     return _sum_node(const, tuple(terms))
 
 
@@ -551,8 +565,13 @@ def children(node) -> tuple:
 
 def reachable(root) -> list:
     """``root`` and all its parts, parts before wholes (by serial: parts are built first)."""
-    seen = {root.serial: root}
-    stack = [root]
+    return reachable_from((root,))
+
+
+def reachable_from(roots) -> list:
+    """The roots and all their parts, each once, parts before wholes."""
+    seen = {root.serial: root for root in roots}
+    stack = list(seen.values())
     while stack:
         for k in children(stack.pop()):
             if k.serial not in seen:
