@@ -29,11 +29,9 @@ from itertools import count
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
-from ..language.ast import Var
-from ..language.printer import to_source
-from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, build_ast,
-                   children, fresh_context, local_derivatives, multiply, number, reachable,
-                   reachable_from, symbol)
+from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, children,
+                   flatten, fresh_context, local_derivatives, multiply, name_rope, number,
+                   reachable, reachable_from, rope, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 REVERSE_MIN = 1000  # an expression of at least this many nodes: its gradient by one adjoint sweep
@@ -307,18 +305,18 @@ def programs(roots: list, reserved=()) -> list[str]:
             if s not in name_of:
                 name_of[s] = next(fresh)
         blocks.append(block)
-    out: dict[int, object] = {}
+    out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
     lines: dict[int, str] = {}
     tails = {}
     for n in order:
         s = n.serial
-        built = build_ast(n, out, named)
+        text = rope(n, out, named)
         if s in named:
-            lines[s] = f"{name_of[s]} = {to_source(built)}"
-            built = Var(name_of[s])
+            lines[s] = f"{name_of[s]} = {flatten(text)}"
+            text = name_rope(name_of[s])
         if s in is_root:
-            tails[s] = to_source(built)
-        out[s] = built
+            tails[s] = flatten(text)
+        out[s] = text
     return ["\n".join([lines[s] for s in block] + [tails[root.serial]])
             for root, block in zip(roots, blocks)]
 

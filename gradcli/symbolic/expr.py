@@ -39,8 +39,7 @@ from fractions import Fraction
 
 from ..engine.primitives import CALLED, CONSTANTS, TABLE, where
 from ..errors import LimitError
-from ..language.ast import Binary, Call, Num, Unary, Var
-from ..language.printer import to_source
+from ..language.printer import format_constant
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
@@ -95,7 +94,7 @@ class Node:
     __slots__ = ("serial", "key", "hash")
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({to_source(to_ast(self))})"
+        return f"{type(self).__name__}({text(self)})"
 
 
 class Number(Node):
@@ -298,14 +297,7 @@ def add(pairs, const: Fraction = ZERO) -> Node:
         return number(const)
     if len(terms) == 1 and not const:
         node, c = terms[0]
-        if c == 1:
-            return node
-        if type(node) is Product and len(node.factors) > FLAT:
-            # a long product takes its coefficient back (the ``unit`` above took it off), not
-            # wrapped as c*(product): a wrapper is flattened by the next product, and the
-            # coefficients of a long chain would pile up on one number (2^n for erf^n)
-            return _product_node(c, node.factors)
-        return multiply([(node, ONE_NODE())], c)
+        return node if c == 1 else multiply([(node, ONE_NODE())], c)
     return _sum_node(const, tuple(terms))
 
 
@@ -580,73 +572,107 @@ def reachable_from(roots) -> list:
     return [seen[s] for s in sorted(seen)]
 
 
-def _rational_ast(v: Fraction, exponent: bool = False):
-    """A rational as the AST that prints shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an
-    exponent a fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
+# A node's text is a rope: a string, or a list of strings and ropes (its parts' texts, shared,
+# never copied), with the grammar layer it is written at; the parentheses an operand needs come
+# from the layers, as the language's printer decides them. ``flatten`` joins a rope once, with
+# an explicit stack: a 100,000-deep expression prints in linear time, without recursion.
+_SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
+_SHORT = 200  # a rope of strings only and at most this long is joined at once
+
+
+def _grouped(rope: tuple, need: int):
+    """A part's text as an operand of a layer that needs ``need``: in parentheses below it."""
+    return rope[0] if rope[1] >= need else ["(", rope[0], ")"]
+
+
+def _joined(pieces: list, layer: int) -> tuple:
+    if all(type(p) is str for p in pieces):
+        text = "".join(pieces)
+        if len(text) <= _SHORT:
+            return text, layer
+    return pieces, layer
+
+
+def _number_rope(value: float) -> tuple:
+    text = format_constant(value, named=False)
+    return text, (_UNARY if text.startswith("-") else _ATOM)
+
+
+def _rational_rope(v: Fraction, exponent: bool = False) -> tuple:
+    """A rational written shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an exponent a
+    fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
     num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
-    tree = num if num is not None else Num(1.0)
-    if v < 0:
-        tree = Num(-tree.value)
-    return tree if den is None else Binary("/", tree, den)
+    top = _number_rope(-num if v < 0 else num)
+    if den is None:
+        return top
+    return top[0] + "/" + format_constant(den, named=False), _PRODUCT
 
 
-def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[object, object]:
-    """A positive coefficient as (numerator AST or None, denominator AST or None), or as one
-    decimal numerator when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (1, 2), ``1.25``
-    is (5, 4), ``0.3`` is (3, 10); a double that is no short rational prints as itself."""
+def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[float, float | None]:
+    """A positive coefficient as (numerator, denominator or None), or as one decimal numerator
+    when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (0.5, None), ``1.25`` is (1.25,
+    None), ``0.3`` is (0.3, None); a double that is no short rational prints as itself."""
     p, q = c.numerator, c.denominator
     if q == 1:
-        return (Num(float(p)) if p != 1 else None), None
+        return float(p), None
     decimal = float(c)
     if q > 10 ** 6 or (exact(decimal) == c and len(repr(decimal)) < len(str(p)) + len(str(q)) + slack):
-        return Num(decimal), None
-    return (Num(float(p)) if p != 1 else None), Num(float(q))
+        return decimal, None
+    return float(p), float(q)
 
 
-def _product_ast(coeff: Fraction, factors, out: dict):
-    """``coeff * Π base^exp`` as an AST: negative powers under one fraction bar, the sign on the
-    leading factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
+def _power_rope(base: tuple, exponent: tuple) -> tuple:
+    return [_grouped(base, _ATOM), "^", _grouped(exponent, _UNARY)], _POWER
+
+
+def _chain(ropes: list, op: str) -> tuple:
+    """``a op b op c``, left-associative at the product layer: ``a*b*c``, ``a*b/c``."""
+    pieces = [_grouped(ropes[0], _PRODUCT)]
+    for rope in ropes[1:]:
+        pieces += [op, _grouped(rope, _UNARY)]
+    return _joined(pieces, _PRODUCT) if len(ropes) > 1 else ropes[0]
+
+
+def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
+    """``coeff * Π base^exp``: negative powers under one fraction bar, the sign on the leading
+    factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
     top, bottom, later = [], [], []
     for base, e in factors:
         ev, b = _value(e), out[base.serial]
         if ev is None:  # powers with an expression for exponent after the rest: y*x^(y - 1)
-            later.append(Binary("^", b, out[e.serial]))
+            later.append(_power_rope(b, out[e.serial]))
         elif ev < 0:
-            bottom.append(b if ev == -1 else Binary("^", b, _rational_ast(-ev, True)))
+            bottom.append(b if ev == -1 else _power_rope(b, _rational_rope(-ev, True)))
         else:  # symbols first: 2*x*cos(x)
-            piece = b if ev == 1 else Binary("^", b, _rational_ast(ev, True))
+            piece = b if ev == 1 else _power_rope(b, _rational_rope(ev, True))
             (top if type(base) is Symbol else later).append(piece)
     top += later
     num, den = _coefficient_parts(abs(coeff))
-    if num is not None or not top:
-        top.insert(0, num if num is not None else Num(1.0))
+    if num != 1 or not top:
+        top.insert(0, _number_rope(-num if coeff < 0 else num))
+    elif coeff < 0:  # the sign on the leading factor
+        top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
     if den is not None:
-        bottom.insert(0, den)
-    tree = top[0]
-    if coeff < 0:
-        tree = Num(-tree.value) if type(tree) is Num else Unary("-", tree)
-    for f in top[1:]:
-        tree = Binary("*", tree, f)
+        bottom.insert(0, _number_rope(den))
+    tree = _chain(top, "*")
     if bottom:
-        below = bottom[0]
-        for f in bottom[1:]:
-            below = Binary("*", below, f)
-        tree = Binary("/", tree, below)
+        tree = _joined([_grouped(tree, _PRODUCT), "/", _grouped(_chain(bottom, "*"), _UNARY)],
+                       _PRODUCT)
     return tree
 
 
-def _term_ast(node, c: Fraction, out: dict, named: set):
-    """The AST of ``c * node`` (node a term of a sum, or None for the constant)."""
+def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
+    """``c * node`` (node a term of a sum, or None for the constant)."""
     if node is None:
-        return _rational_ast(c)
+        return _rational_rope(c)
     if c == 1:
         return out[node.serial]
     if type(node) is Product and node.serial not in named:
-        return _product_ast(c * node.coeff, node.factors, out)
-    return _product_ast(c, ((node, ONE_NODE()),), out)
+        return _product_rope(c * node.coeff, node.factors, out)
+    return _product_rope(c, ((node, ONE_NODE()),), out)
 
 
-def _sum_ast(node, out: dict, named: set):
+def _sum_rope(node, out: dict, named: set) -> tuple:
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
     positive = [(t, c) for t, c in node.terms if c > 0]
     negative = [(t, -c) for t, c in node.terms if c < 0]
@@ -655,41 +681,62 @@ def _sum_ast(node, out: dict, named: set):
     elif node.const < 0:
         negative.append((None, -node.const))
     if positive:
-        tree = _term_ast(*positive[0], out, named)
+        first = _term_rope(*positive[0], out, named)
     else:
-        tree = _term_ast(negative[0][0], -negative[0][1], out, named)
+        first = _term_rope(negative[0][0], -negative[0][1], out, named)
         negative = negative[1:]
-    for t, c in positive[1:]:
-        tree = Binary("+", tree, _term_ast(t, c, out, named))
-    for t, c in negative:
-        tree = Binary("-", tree, _term_ast(t, c, out, named))
-    return tree
+    pieces = [_grouped(first, _SUM)]
+    for sign, terms in ((" + ", positive[1:]), (" - ", negative)):
+        for t, c in terms:
+            pieces += [sign, _grouped(_term_rope(t, c, out, named), _PRODUCT)]
+    return _joined(pieces, _SUM) if len(pieces) > 1 else first
 
 
-def build_ast(node, out: dict, named: set):
-    """The AST of one node whose parts' ASTs are already in ``out`` (serial -> AST)."""
+def rope(node, out: dict, named: set = frozenset()) -> tuple:
+    """The text of one node whose parts' texts are already in ``out`` (serial -> rope); a
+    part in ``named`` is there as its name."""
     t = type(node)
     if t is Number:
-        return _rational_ast(node.value)
+        return _rational_rope(node.value)
     if t is Symbol:
-        return Var(node.name)
+        return node.name, _ATOM
     if t is Apply:
-        return Call(CALLED.get(node.name, node.name), tuple(out[a.serial] for a in node.args))
+        pieces = [CALLED.get(node.name, node.name), "("]
+        for i, a in enumerate(node.args):
+            if i:
+                pieces.append(", ")
+            pieces.append(out[a.serial][0])
+        pieces.append(")")
+        return _joined(pieces, _ATOM)
     if t is Product:
-        return _product_ast(node.coeff, node.factors, out)
-    return _sum_ast(node, out, named)
+        return _product_rope(node.coeff, node.factors, out)
+    return _sum_rope(node, out, named)
 
 
-def to_ast(root):
-    """The whole expression as one AST (no names for repeated parts)."""
-    out: dict = {}
-    for node in reachable(root):
-        out[node.serial] = build_ast(node, out, set())
-    return out[root.serial]
+def name_rope(name: str) -> tuple:
+    """The text of a part printed by its name (``t3``)."""
+    return name, _ATOM
+
+
+def flatten(rope: tuple) -> str:
+    """A rope as one string."""
+    out: list[str] = []
+    stack = [rope[0]]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            out.append(item)
+        else:
+            stack.extend(reversed(item))
+    return "".join(out)
 
 
 def text(node) -> str:
-    return to_source(to_ast(node))
+    """The whole expression as source text (no names for repeated parts)."""
+    out: dict = {}
+    for part in reachable(node):
+        out[part.serial] = rope(part, out)
+    return flatten(out[node.serial])
 
 
 def rule_text(name: str) -> list[str]:
