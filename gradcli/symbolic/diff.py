@@ -30,8 +30,8 @@ from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, children,
-                   flatten, fresh_context, local_derivatives, multiply, name_rope, number,
-                   reachable, reachable_from, rope, symbol)
+                   context_memo, flatten, fresh_context, local_derivatives, multiply, name_rope,
+                   number, reachable, reachable_from, rope, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 REVERSE_MIN = 1000  # an expression of at least this many nodes: its gradient by one adjoint sweep
@@ -151,33 +151,40 @@ def _product_tangent(node, tangent: dict, one):
         items = list(factors[:i]) + list(factors[i + 1:])  # ∂(this·others)/∂this = others
         se, k = Sym(e), ONE
         if de is None:  # ∂(b^e)/∂b · b'
-            k, local = _on_base(b, lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
+            k, local = _on_base(b, ("pow", e.serial),
+                                lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
             items += local + [(db, one)]
         else:  # b^e = exp(u) for u = e·log b, and exp' = exp: b^e·u', u' by the rows
             log_b = SYMBOLIC.log(Sym(b))
             by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
             inner = [(multiply([(de, one), (by_e.node, one)]), ONE)]
             if db is not None:
-                c, by_b = _on_base(b, lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+                c, by_b = _on_base(b, "log",
+                                  lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
                 inner.append((multiply([(by_log.node, one)] + by_b + [(db, one)], c), ONE))
             items += [(b, e), (add(inner), one)]
         terms.append((multiply(items, node.coeff * k), ONE))
     return add(terms) if terms else None
 
 
-def _on_base(b, rule) -> tuple[int | Fraction, list]:
+def _on_base(b, key, rule) -> tuple[int | Fraction, list]:
     """``rule(b)`` (a row's rule) as a coefficient and factors (base, exponent) to join a
     product's one ``multiply``. The rule runs on a placeholder for the base, then the base comes
     back: built on the base itself, ``2*(x + y)^1`` would be distributed to ``2*x + 2*y``, a new
     sum instead of a factor of the product. (The rules run here, pow's ∂/∂base and log's, hold
-    the base only as a factor.)"""
-    placeholder = symbol(_PLACEHOLDER)
-    local = _node_of(rule(Sym(placeholder)))
+    the base only as a factor.) The rule runs once per ``key`` in a context: its result on the
+    placeholder is the same for every base."""
+    memo = context_memo()
+    local = memo.get(key)
+    if local is None:
+        local = memo[key] = _node_of(rule(Sym(symbol(_PLACEHOLDER))))
     if type(local) is Number:
         return local.value, []
     if type(local) is not Product:
-        return ONE, [(b if local is placeholder else local, number(ONE))]
-    return local.coeff, [(b if f is placeholder else f, x) for f, x in local.factors]
+        return ONE, [(b if type(local) is Symbol and local.name == _PLACEHOLDER else local,
+                      number(ONE))]
+    return local.coeff, [(b if type(f) is Symbol and f.name == _PLACEHOLDER else f, x)
+                         for f, x in local.factors]
 
 
 _PLACEHOLDER = "·base"  # not a name the language can spell
@@ -187,14 +194,14 @@ def _node_of(x):
     return x.node if type(x) is Sym else number(x)
 
 
-def gradient(root, names: list[str]) -> dict[str, object]:
+def gradient(root, names: list[str], order: list | None = None) -> dict[str, object]:
     """Each ``∂root/∂name`` as a canonical expression, all from one adjoint sweep over root's
     nodes (wholes before parts), by the same rules as :func:`derivative`: a sum hands its
     adjoint to each term times its coefficient; a catalogue function times the row's partial;
     a product's factor gets the other factors times pow's ∂/∂base (``b^e·e/b`` by the log row
     when the exponent varies, and ``b^e·log b`` to the exponent). Only nodes that read one of
-    ``names`` are visited."""
-    order = reachable(root)
+    ``names`` are visited. (``order`` is ``reachable(root)`` when the caller has it.)"""
+    order = order or reachable(root)
     wanted = set(names)
     varies: set[int] = set()  # the nodes that read one of the names: the only ones with adjoints
     for n in order:
@@ -246,14 +253,16 @@ def _product_adjoint(node, bar, varies: set, send, one) -> None:
         others = list(factors[:i]) + list(factors[i + 1:]) + [(bar, one)]
         se = Sym(e)
         if not by_exp:  # pow's ∂/∂base
-            k, local = _on_base(b, lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
+            k, local = _on_base(b, ("pow", e.serial),
+                                lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
             send(b, multiply(others + local, node.coeff * k))
             continue
         log_b = SYMBOLIC.log(Sym(b))  # b^e = exp(e·log b)
         by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
         send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
         if by_base:
-            c, by_b = _on_base(b, lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+            c, by_b = _on_base(b, "log",
+                                  lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
             send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c))
 
 
@@ -330,8 +339,9 @@ def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, st
     in the expression, however many inputs. Otherwise each comes from its own tangent sweeps."""
     with fresh_context():
         f = graph_expression(graph)
-        if order == 1 and len(wrt) > 1 and len(reachable(f)) >= REVERSE_MIN:
-            grad = gradient(f, wrt)
+        nodes = reachable(f) if order == 1 and len(wrt) > 1 else ()
+        if len(nodes) >= REVERSE_MIN:
+            grad = gradient(f, wrt, nodes)
             return dict(zip(wrt, programs([grad[name] for name in wrt], graph.inputs)))
         result = {}
         for name in wrt:

@@ -54,6 +54,7 @@ class Context:
     def __init__(self):
         self.table: dict = {}
         self.small: dict = {}  # small int -> its Number: the commonest look-up, made cheap
+        self.memo: dict = {}  # results computed once per context (see context_memo)
         self.serial = 0
 
 
@@ -69,6 +70,11 @@ def fresh_context():
         yield _context
     finally:
         _context = saved
+
+
+def context_memo() -> dict:
+    """A dict that lives as long as the current context, for results built of its nodes."""
+    return _context.memo
 
 
 def _intern(cls, key: tuple, rank: int, name: str, child_hashes: tuple, init, sub: int = 0):
@@ -543,13 +549,13 @@ SYMBOLIC = _Namespace()
 
 # -- back to the AST, for printing -----------------------------------------------------------------
 
-def children(node) -> tuple:
+def children(node) -> tuple | list:
     """The nodes a node is built from (its terms, bases and exponents, arguments)."""
     t = type(node)
     if t is Sum:
-        return tuple(term for term, _ in node.terms)
+        return [term for term, _ in node.terms]
     if t is Product:
-        return tuple(x for pair in node.factors for x in pair)
+        return [x for pair in node.factors for x in pair]
     if t is Apply:
         return node.args
     return ()
@@ -586,11 +592,11 @@ def _grouped(rope: tuple, need: int):
 
 
 def _joined(pieces: list, layer: int) -> tuple:
-    if all(type(p) is str for p in pieces):
+    try:
         text = "".join(pieces)
-        if len(text) <= _SHORT:
-            return text, layer
-    return pieces, layer
+    except TypeError:  # a part is a rope of its own: kept as it is, not copied
+        return pieces, layer
+    return (text if len(text) <= _SHORT else pieces), layer
 
 
 def _number_rope(value: float) -> tuple:
