@@ -3,20 +3,27 @@ table row against AD, readable output, common subexpressions, the round trip thr
 
 import json
 import math
+import pathlib
 import random
 import subprocess
+import sys
 
 import pytest
 import sympy as sp
 
 from gradcli import evaluate
 from gradcli.api import compile, derivatives, point_vector
+from gradcli.symbolic.diff import derivative, gradient, graph_expression, programs
+from gradcli.symbolic.expr import fresh_context
 from gradcli.errors import GradcliError, InputError
 from gradcli.engine.forward import forward
 from gradcli.language.parser import parse
 from gradcli.engine.primitives import TABLE
 from conftest import readme_runs
 from test_primitives import in_domain_points
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
+from families import FAMILIES, POINT  # noqa: E402 - the benchmark's own workloads
 
 SEED = "log(x)+x*y-sin(y)"
 X, Y, Z = sp.symbols("x y z", real=True)
@@ -87,6 +94,62 @@ def test_first_derivatives_equal_sympys(seed):
             want = _sympy_value(sp.diff(expr, SYMBOLS[name]), at)
             got = value_of(program, at)
             assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-11), (source, name, program)
+
+
+def _by_one_adjoint_sweep(source: str) -> dict[str, str]:
+    """Every first derivative from the adjoint sweep and printed named together, whatever the
+    expression's size (derivatives() takes that road only for large expressions)."""
+    graph = compile(source)
+    with fresh_context():
+        grad = gradient(graph_expression(graph), graph.inputs)
+        return dict(zip(graph.inputs, programs([grad[n] for n in graph.inputs], graph.inputs)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_adjoint_sweep_equals_sympys(seed):
+    rng = random.Random(seed)
+    source, expr = generate(rng, 4)
+    printed = _by_one_adjoint_sweep(source)
+    for _ in range(2):
+        at = {name: rng.uniform(-1.5, 1.5) for name in "xyz"}
+        for name, program in printed.items():
+            want = _sympy_value(sp.diff(expr, SYMBOLS[name]), at)
+            got = value_of(program, at)
+            assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-11), (source, name, program)
+
+
+@pytest.mark.parametrize("family, n", [("deep", 300), ("shared", 120), ("wide", 400)])
+def test_a_large_gradient_is_whole_programs_equal_to_ad(family, n):
+    source = FAMILIES[family](n)
+    assert len(compile(source).inputs) == 10
+    printed = derivatives(source)  # large: one adjoint sweep, printed named together
+    gradient_ad = evaluate(source, POINT).gradient
+    for name, program in printed.items():  # each a whole program, read alone
+        assert math.isclose(value_of(program, POINT), gradient_ad[name], rel_tol=1e-9,
+                            abs_tol=1e-12), (family, name)
+
+
+def _work(n: int, one_sweep: bool = True) -> tuple[int, int]:
+    """Nodes built and characters printed for every first derivative of deep(n)."""
+    graph = compile(FAMILIES["deep"](n))
+    with fresh_context() as context:
+        f = graph_expression(graph)
+        if one_sweep:
+            grad = gradient(f, graph.inputs)
+            texts = programs([grad[name] for name in graph.inputs], graph.inputs)
+        else:
+            texts = [programs([derivative(f, name)], graph.inputs)[0] for name in graph.inputs]
+        return context.serial, sum(map(len, texts))
+
+
+def test_a_deep_gradient_is_linear_work():
+    # work counted, not timed: nodes built (every multiply and add builds at most a few) and
+    # characters printed grow as n does, for all ten inputs together
+    (n1, c1), (n2, c2), (n4, c4) = _work(250), _work(500), _work(1000)
+    assert n2 / n1 < 2.1 and n4 / n2 < 2.1, (n1, n2, n4)
+    assert c2 / c1 < 2.1 and c4 / c2 < 2.1, (c1, c2, c4)
+    # and one sweep, where a tangent sweep per input builds each input's own chain
+    assert _work(120)[0] * 3 < _work(120, one_sweep=False)[0]
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -246,6 +309,9 @@ def test_cli_json_stdin_and_file(run, tmp_path):
     (["diff", "x", "--order", "0"], 2, ["--order"]),
     (["diff", "log(x"], 2, ["expected ')'"]),
     (["diff", "2"], 0, ["no partial derivatives"]),
+    # 2^1100*exp(...)/sqrt(pi)^1100: no double holds the coefficient, so no literal prints it
+    (["diff", "erf(" * 1100 + "x" + ")" * 1100], 2, ["beyond the double range"]),
+    (["diff", "(x^1e300)^1e300"], 2, ["beyond the double range"]),
 ])
 def test_cli_errors(run, reported, args, code, words):
     reported(run(*args), code, words)

@@ -236,7 +236,7 @@ def _fold_call(name: str, xs: list[float]) -> float | None:
 
 def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
     key = ("+", const.numerator, const.denominator) + tuple(
-        (t.serial, c.numerator, c.denominator) for t, c in terms)
+        [(t.serial, c.numerator, c.denominator) for t, c in terms])
     node = _context.table.get(key)
     if node is not None:  # built before: its structural hash is not computed again
         return node
@@ -244,13 +244,12 @@ def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
     def init(n):
         n.const, n.terms, n._tail = const, terms, None
     return _intern(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
-        (t.hash, c.numerator, c.denominator) for t, c in terms),
-                   init)
+        [(t.hash, c.numerator, c.denominator) for t, c in terms]), init)
 
 
 def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
     key = ("*", coeff.numerator, coeff.denominator) + tuple(
-        (b.serial, e.serial) for b, e in factors)
+        [(b.serial, e.serial) for b, e in factors])
     node = _context.table.get(key)
     if node is not None:  # built before: its structural hash is not computed again
         return node
@@ -259,7 +258,7 @@ def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
         n.coeff, n.factors, n._unit = coeff, factors, None
     first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
     return _intern(Product, key, first[0], first[1],
-                   (coeff.numerator, coeff.denominator) + tuple((b.hash, e.hash) for b, e in factors),
+                   (coeff.numerator, coeff.denominator) + tuple([(b.hash, e.hash) for b, e in factors]),
                    init, 1)
 
 
