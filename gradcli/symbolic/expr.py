@@ -603,14 +603,22 @@ def _number_rope(value: float) -> tuple:
     return text, (_UNARY if text.startswith("-") else _ATOM)
 
 
+_RATIONALS: dict = {}  # (rational, as an exponent) -> its rope: the same few numbers recur
+
+
 def _rational_rope(v: Fraction, exponent: bool = False) -> tuple:
     """A rational written shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an exponent a
     fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
+    found = _RATIONALS.get((v, exponent))
+    if found is not None:
+        return found
     num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
-    top = _number_rope(-num if v < 0 else num)
-    if den is None:
-        return top
-    return top[0] + "/" + format_constant(den, named=False), _PRODUCT
+    found = _number_rope(-num if v < 0 else num)
+    if den is not None:
+        found = found[0] + "/" + format_constant(den, named=False), _PRODUCT
+    if len(_RATIONALS) < 4096:
+        _RATIONALS[v, exponent] = found
+    return found
 
 
 def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[float, float | None]:
@@ -627,15 +635,19 @@ def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[float, float | None
 
 
 def _power_rope(base: tuple, exponent: tuple) -> tuple:
-    return [_grouped(base, _ATOM), "^", _grouped(exponent, _UNARY)], _POWER
+    return _joined([_grouped(base, _ATOM), "^", _grouped(exponent, _UNARY)], _POWER)
 
 
 def _chain(ropes: list, op: str) -> tuple:
     """``a op b op c``, left-associative at the product layer: ``a*b*c``, ``a*b/c``."""
-    pieces = [_grouped(ropes[0], _PRODUCT)]
-    for rope in ropes[1:]:
-        pieces += [op, _grouped(rope, _UNARY)]
-    return _joined(pieces, _PRODUCT) if len(ropes) > 1 else ropes[0]
+    if len(ropes) == 1:
+        return ropes[0]
+    first = ropes[0]
+    pieces = [first[0] if first[1] >= _PRODUCT else ["(", first[0], ")"]]
+    for text, layer in ropes[1:]:
+        pieces.append(op)
+        pieces.append(text if layer >= _UNARY else ["(", text, ")"])
+    return _joined(pieces, _PRODUCT)
 
 
 def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
@@ -643,22 +655,33 @@ def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
     factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
     top, bottom, later = [], [], []
     for base, e in factors:
-        ev, b = _value(e), out[base.serial]
-        if ev is None:  # powers with an expression for exponent after the rest: y*x^(y - 1)
-            later.append(_power_rope(b, out[e.serial]))
+        b = out[base.serial]
+        if type(e) is not Number:  # powers with an expression for exponent after the rest
+            later.append(_power_rope(b, out[e.serial]))  # y*x^(y - 1)
+            continue
+        ev = e.value
+        if ev == 1:
+            (top if type(base) is Symbol else later).append(b)
         elif ev < 0:
             bottom.append(b if ev == -1 else _power_rope(b, _rational_rope(-ev, True)))
         else:  # symbols first: 2*x*cos(x)
-            piece = b if ev == 1 else _power_rope(b, _rational_rope(ev, True))
+            piece = _power_rope(b, _rational_rope(ev, True))
             (top if type(base) is Symbol else later).append(piece)
     top += later
-    num, den = _coefficient_parts(abs(coeff))
-    if num != 1 or not top:
-        top.insert(0, _number_rope(-num if coeff < 0 else num))
-    elif coeff < 0:  # the sign on the leading factor
+    if coeff == 1:
+        pass
+    elif coeff == -1 and top:  # the sign on the leading factor
         top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
-    if den is not None:
-        bottom.insert(0, _number_rope(den))
+    else:
+        num, den = _coefficient_parts(abs(coeff))
+        if num != 1 or not top:
+            top.insert(0, _number_rope(-num if coeff < 0 else num))
+        elif coeff < 0:
+            top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
+        if den is not None:
+            bottom.insert(0, _number_rope(den))
+    if not top:
+        top.append(_number_rope(1.0))
     tree = _chain(top, "*")
     if bottom:
         tree = _joined([_grouped(tree, _PRODUCT), "/", _grouped(_chain(bottom, "*"), _UNARY)],
