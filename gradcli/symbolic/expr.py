@@ -391,9 +391,11 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
             return number(ZERO)
         slot = powers.get(base.serial)
         if slot is None:
-            slot = powers[base.serial] = [base, ZERO, []]
+            slot = powers[base.serial] = [base, ZERO, None]
         if ev is not None:
             slot[1] += ev
+        elif slot[2] is None:  # a symbolic exponent: the rare case, its list made when needed
+            slot[2] = [e]
         else:
             slot[2].append(e)
     if coeff == 0:
@@ -404,7 +406,7 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
         if type(combined) is Number:
             coeff *= combined.value
         else:
-            slot = powers.setdefault(combined.serial, [combined, ZERO, []])
+            slot = powers.setdefault(combined.serial, [combined, ZERO, None])
             slot[1] += 1
     factors = []
     for base, numeric, symbolic in powers.values():
