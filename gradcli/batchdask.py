@@ -1,5 +1,6 @@
-"""``--engine dask``: the batch engine over the partitions of a Dask DataFrame, on a local or
-remote Dask cluster (``dask.dataframe.map_partitions``).
+"""``--engine dask``: the batch engine over the partitions of a Dask DataFrame, on Dask's
+threads in this process or on a Dask cluster (``dask.dataframe.map_partitions`` over Parquet;
+``dask.dataframe.from_map`` over blocks of CSV lines, each read by pyarrow in its task).
 
 Each partition is evaluated by :func:`gradcli.batchio.evaluate_chunk`, the streaming engine's
 own chunk function, so the numbers are the same bit for bit; reading and checking the columns,
