@@ -273,3 +273,12 @@ def test_installed_console_script(gradcli_script, tmp_path):
                           "-1.0,-1.0,3.0,-6.0\n"
                           "0.0,0.0,0.0,0.0\n"
                           "1.0,1.0,3.0,6.0\n")
+
+
+def test_the_tangent_line_of_a_cancelling_function_is_certified():
+    from gradcli.sampling import tangent_line
+    fa, slope = tangent_line("(1-cos(x))/x^2", "x", 5e-8)
+    with mpmath.workdps(50):
+        x = mpmath.mpf(5e-8)
+        truth = mpmath.diff(lambda t: (1 - mpmath.cos(t)) / t ** 2, x)
+    assert fa == 0.5 and slope == pytest.approx(float(truth), rel=1e-10)
