@@ -25,7 +25,6 @@ asks for decimal text of N digits instead, through :func:`certified_texts`.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Mapping
 
 import numpy as np
@@ -100,11 +99,11 @@ def _text_from_bound(value: float, d: int, n: int) -> str | None:
     small (zero, subnormal) for a relative bound to say anything."""
     if not abs(value) >= SMALLEST_NORMAL or value != value or abs(value) == float("inf"):
         return None
-    exact = Fraction(value)
-    slack = abs(exact) / 10 ** d
-    lo, hi = exact - slack, exact + slack
-    a = round_significant(lo.numerator, lo.denominator, n)
-    if a != round_significant(hi.numerator, hi.denominator, n):
+    num, den = value.as_integer_ratio()
+    p = 10 ** d  # the ends: value·(1 ∓ 10^-d), as fractions over den·10^d
+    den *= p
+    a = round_significant(num * (p - 1), den, n)
+    if a != round_significant(num * (p + 1), den, n):
         return None
     return decimal_text(*a, n)
 
