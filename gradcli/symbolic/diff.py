@@ -6,8 +6,11 @@ builds each node's derivative by the rule table's own rules, run on expressions 
 SYMBOLIC``): a catalogue function by its row; a sum term by term; a product by the ``mul`` row, a
 power ``b^e`` as ``e*b^(e-1)*b'`` by the ``pow`` row (or ``b^e*(e'*log(b) + e*b'/b)`` by the
 ``mul`` and ``log`` rows when the exponent varies). Every result is canonical as built, so
-``2*(3*x^2)`` never appears, and higher orders sweep the derivative again. Printing names every
-repeated subexpression worth a name, so the result is a small program, not an exponential tree:
+``2*(3*x^2)`` never appears, and higher orders sweep the derivative again. The gradient of a
+large expression (``REVERSE_MIN`` nodes) comes from one adjoint sweep instead, wholes before
+parts, by the same rows: one sweep for every input rather than one per input. Printing names every
+repeated subexpression worth a name, so the result is a small program, not an exponential tree;
+several derivatives are named together, each shared assignment printed once:
 
 >>> from gradcli.api import compile
 >>> derivatives_of(compile("log(x)+x*y-sin(y)"), ["x", "y"])
@@ -175,7 +178,7 @@ def _product_tangent(node, tangent: dict, one):
             inner = [(multiply([(de, one), (by_e.node, one)]), ONE)]
             if db is not None:
                 c, by_b = _on_base(b, "log",
-                                  lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+                                   lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
                 inner.append((multiply([(by_log.node, one)] + by_b + [(db, one)], c), ONE))
             items += [(b, e), (add(inner), one)]
         terms.append((multiply(items, node.coeff * k), ONE))
@@ -279,7 +282,7 @@ def _product_adjoint(node, bar, varies: set, send, one) -> None:
         send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
         if by_base:
             c, by_b = _on_base(b, "log",
-                                  lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+                               lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
             send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c))
 
 

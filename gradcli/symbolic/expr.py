@@ -150,7 +150,7 @@ def _tidy(value: int | Fraction) -> int | Fraction:
 def _rounded(value: int | Fraction) -> int | Fraction:
     try:
         return exact(float(value))
-    except OverflowError:  # (x^1e300)^1e300: no double, so no literal, can write it
+    except OverflowError:  # (x^1e300)^1e300: no double holds it, so no literal writes it
         raise LimitError("a number in the derivative is beyond the double range") from None
 
 
@@ -258,8 +258,8 @@ def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
         n.coeff, n.factors, n._unit = coeff, factors, None
     first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
     return _intern(Product, key, first[0], first[1],
-                   (coeff.numerator, coeff.denominator) + tuple([(b.hash, e.hash) for b, e in factors]),
-                   init, 1)
+                   (coeff.numerator, coeff.denominator)
+                   + tuple([(b.hash, e.hash) for b, e in factors]), init, 1)
 
 
 def unit(node: Product):
@@ -548,7 +548,7 @@ class _Namespace:
 SYMBOLIC = _Namespace()
 
 
-# -- back to the AST, for printing -----------------------------------------------------------------
+# -- parts, and printing --------------------------------------------------------------------------
 
 def children(node) -> tuple | list:
     """The nodes a node is built from (its terms, bases and exponents, arguments)."""
@@ -564,13 +564,8 @@ def children(node) -> tuple | list:
 
 def reachable(root) -> list:
     """``root`` and all its parts, parts before wholes (by serial: parts are built first)."""
-    return reachable_from((root,))
-
-
-def reachable_from(roots) -> list:
-    """The roots and all their parts, each once, parts before wholes."""
-    seen = {root.serial: root for root in roots}
-    stack = list(seen.values())
+    seen = {root.serial: root}
+    stack = [root]
     while stack:
         for k in children(stack.pop()):
             if k.serial not in seen:
