@@ -147,7 +147,8 @@ def test_a_deep_gradient_is_linear_work():
     # characters printed grow as n does, for all ten inputs together
     (n1, c1), (n2, c2), (n4, c4) = _work(250), _work(500), _work(1000)
     assert n2 / n1 < 2.1 and n4 / n2 < 2.1, (n1, n2, n4)
-    assert c2 / c1 < 2.1 and c4 / c2 < 2.1, (c1, c2, c4)
+    # (the names t1..tN grow by a digit now and then: a little over 2, far from 4)
+    assert c2 / c1 < 2.25 and c4 / c2 < 2.25, (c1, c2, c4)
     # and one sweep, where a tangent sweep per input builds each input's own chain
     assert _work(120)[0] * 3 < _work(120, one_sweep=False)[0]
 
