@@ -876,8 +876,10 @@ class ParquetSink:
     """Parquet, one row group per chunk (into the staged file: a Parquet file is readable only
     once its footer is written, so a partial one never stands at the final name)."""
 
-    def __init__(self, path: str, names: list[str], staged: Staged | None = None):
+    def __init__(self, path: str, names: list[str], staged: Staged | None = None,
+                 texts: Iterable[str] = ()):
         self.path, self.names, self.writer = path, names, None
+        self.texts = {ERROR_COLUMN, *texts}  # string columns (--digits N: the results)
         self.staged = staged or Staged(path)
 
     def write(self, batch) -> None:
@@ -894,7 +896,7 @@ class ParquetSink:
         import pyarrow.parquet as pq
         try:
             if self.writer is None:  # no rows: an empty table with the columns
-                pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
+                pq.write_table(pa.table({name: pa.array([], pa.string() if name in self.texts
                                                          else pa.float64())
                                          for name in self.names}), self.staged.temp)
             else:
@@ -981,7 +983,7 @@ def _stem(path: str) -> str:
     return root if suffix else path
 
 
-def open_sink(path: str | None, as_json: bool, names: list[str]):
+def open_sink(path: str | None, as_json: bool, names: list[str], texts: Iterable[str] = ()):
     """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
     if path is None:
         if sys.stdout is None:
@@ -996,7 +998,7 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
                          "its suffix", option="json", hint=f"write to {_stem(path)}.jsonl instead")
     staged = Staged(path)
     if kind == "parquet":
-        return ParquetSink(path, names, staged)
+        return ParquetSink(path, names, staged, texts)
     try:
         file = _Output(open(staged.temp, "wb"), path)  # noqa: SIM115 - closed by run_batch
     except OSError as exc:
@@ -1036,7 +1038,8 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress, min_digits=No
     done = (evaluate_chunk(graph, batch, wrt, at, min_digits, with_digits)
             for batch in rows.chunks)
     first = next(done, None)  # a file that fails in its first block fails before any output
-    sink = open_sink(sink_path, as_json, names)
+    texts = () if min_digits is None else result_names(graph, wrt)  # --digits N: text
+    sink = open_sink(sink_path, as_json, names, texts)
     summary = Summary()
     try:
         for table, errors in itertools.chain(() if first is None else (first,), done):
