@@ -350,6 +350,10 @@ def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
 
 def multiply(items, coeff: Fraction = ONE) -> Node:
     """``coeff * Π base^exp`` for ``(base, exponent node)`` pairs, in canonical form."""
+    if len(items) == 2 and coeff == 1:
+        joined = _join_factor(items)
+        if joined is not None:
+            return joined
     stack = list(items)
     stack.reverse()
     powers: dict[int, list] = {}  # base serial -> [base, numeric exponent sum, symbolic exps]
@@ -426,6 +430,29 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
             if type(base) is Sum and len(base.terms) <= FLAT:  # 2*(a + b) is 2*a + 2*b
                 return add([(base, coeff)])
     return _product_node(coeff, tuple(factors))
+
+
+def _join_factor(items) -> Product | None:
+    """``P*x`` for a product ``P`` (short enough to flatten) and a symbol or function ``x``
+    that is not one of its bases nor an exp (exps combine): ``x`` put in its place among
+    ``P``'s factors, which are canonical already, as the general path would put it. The
+    commonest product of a chain rule (a derivative times one more factor); None otherwise."""
+    (p, ep), (x, ex) = items
+    if type(p) is not Product:
+        p, ep, x, ex = x, ex, p, ep
+    tx = type(x)
+    if (type(p) is not Product or len(p.factors) > FLAT or _value(ep) != 1 or _value(ex) != 1
+            or not (tx is Symbol or (tx is Apply and x.name != "exp"))):
+        return None
+    factors = p.factors
+    key = (x.key, ex.key)
+    at = len(factors)
+    for i, pair in enumerate(factors):
+        if pair[0] is x:
+            return None
+        if at == len(factors) and key < _factor_key(pair):
+            at = i
+    return _product_node(p.coeff, factors[:at] + ((x, ex),) + factors[at:])
 
 
 def _factor_key(pair):
