@@ -351,7 +351,7 @@ def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
 def multiply(items, coeff: Fraction = ONE) -> Node:
     """``coeff * Π base^exp`` for ``(base, exponent node)`` pairs, in canonical form."""
     if len(items) == 2 and coeff == 1:
-        joined = _join_factor(items)
+        joined = _join_two(items)
         if joined is not None:
             return joined
     stack = list(items)
@@ -432,27 +432,32 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
     return _product_node(coeff, tuple(factors))
 
 
-def _join_factor(items) -> Product | None:
-    """``P*x`` for a product ``P`` (short enough to flatten) and a symbol or function ``x``
-    that is not one of its bases nor an exp (exps combine): ``x`` put in its place among
-    ``P``'s factors, which are canonical already, as the general path would put it. The
-    commonest product of a chain rule (a derivative times one more factor); None otherwise."""
-    (p, ep), (x, ex) = items
-    if type(p) is not Product:
-        p, ep, x, ex = x, ex, p, ep
-    tx = type(x)
-    if (type(p) is not Product or len(p.factors) > FLAT or _value(ep) != 1 or _value(ex) != 1
-            or not (tx is Symbol or (tx is Apply and x.name != "exp"))):
-        return None
-    factors = p.factors
-    key = (x.key, ex.key)
-    at = len(factors)
-    for i, pair in enumerate(factors):
-        if pair[0] is x:
+def _join_two(items) -> Product | None:
+    """``P*Q`` for two products (or one product and one more factor: a symbol, a function, a
+    sum, a long product) with no base in common and no exps to combine: their canonical
+    factors merged in order and their coefficients multiplied, as the general path would do it,
+    without canonicalising every factor again. The commonest product of a chain rule (a
+    derivative times a partial); None when the general path has more to do."""
+    sides = []
+    for node, e in items:
+        if type(e) is not Number or e.value != 1:
             return None
-        if at == len(factors) and key < _factor_key(pair):
-            at = i
-    return _product_node(p.coeff, factors[:at] + ((x, ex),) + factors[at:])
+        t = type(node)
+        if t is Product and len(node.factors) <= FLAT:
+            sides.append((node.coeff, node.factors))
+        elif t is Symbol or t is Sum or t is Product or (t is Apply and node.name != "exp"):
+            sides.append((ONE, ((node, e),)))
+        else:
+            return None
+    (cp, fp), (cq, fq) = sides
+    if len(fp) + len(fq) < 2:
+        return None
+    bases = {b.serial for b, _ in fp}
+    exps = any(type(b) is Apply and b.name == "exp" for b, _ in fp)
+    for b, _ in fq:
+        if b.serial in bases or (exps and type(b) is Apply and b.name == "exp"):
+            return None
+    return _product_node(_tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
 
 
 def _factor_key(pair):
