@@ -211,6 +211,7 @@ PRINTED = [
     ("2*pi*x", {}, {"x": "6.283185307179586"}),
     ("sin(pi*x)", {}, {"x": "pi*cos(pi*x)"}),
     ("abs(x)", {}, {"x": "sign(x)"}),
+    ("2^x*y + x", {}, {"x": "y*2^x*log(2) + 1", "y": "2^x"}),  # a number for base
 ]
 
 

@@ -344,10 +344,23 @@ def programs(roots: list, reserved=()) -> list[str]:
             if s not in name_of:
                 name_of[s] = next(fresh)
         blocks.append(block)
+    read = named | is_root  # the parts whose own text is printed or pasted into a whole's
+    for n in node_of.values():
+        t = type(n)
+        if t is Sum:  # a product term c*k with c != ±1 is printed afresh (coefficients merged)
+            read.update([k.serial for k, c in n.terms
+                         if abs(c) == 1 or type(k) is not Product or k.serial in named])
+        elif t is Product:
+            read.update([b.serial for b, _ in n.factors])  # a number for exponent: its value
+            read.update([e.serial for _, e in n.factors if type(e) is not Number])
+        elif t is Apply:
+            read.update([a.serial for a in n.args])
     out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
     lines: dict[int, str] = {}
     tails = {}
     for s in order:
+        if s not in read:
+            continue
         text = rope(node_of[s], out, named)
         if s in named:
             lines[s] = f"{name_of[s]} = {flatten(text)}"
