@@ -25,13 +25,14 @@ from operator import itemgetter
 
 from typing import Iterable, Mapping
 
-from ..errors import (DomainError, InputError, LimitError, MissingInputError, NameLookupError,
+from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError, NameLookupError,
                       NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
-from ..limits import NODES_VARIABLE, max_nodes
+from ..limits import NODES_VARIABLE, max_nodes, max_source
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
+from .fused import compile_source
 from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
                          constant_words, function_names, lookup)
 
@@ -185,6 +186,14 @@ class Spans:
         self.starts = array("q", map(itemgetter(0), spans))
         self.ends = array("q", map(itemgetter(1), spans))
 
+    @classmethod
+    def from_columns(cls, starts: Iterable[int], ends: Iterable[int]) -> "Spans":
+        """The spans whose starts and ends are ``starts`` and ``ends``."""
+        spans = cls()
+        spans.starts.extend(starts)
+        spans.ends.extend(ends)
+        return spans
+
     def __getitem__(self, k: int) -> Span:
         return self.starts[k], self.ends[k]
 
@@ -228,10 +237,11 @@ class _Builder:
     creation order (left to right in the source); :meth:`finish` gives the final slots.
 
     Per id, columns: ``depth`` (-1 for a constant, 0 for an input, 1 + the deepest argument for
-    an operation), ``op``, the arguments ``a0`` and ``a1`` (-1: none) and the source ``spans``.
+    an operation), ``op``, the arguments ``a0`` and ``a1`` (-1: none) and the source span
+    (``starts``, ``ends``).
     """
 
-    __slots__ = ("depth", "op", "a0", "a1", "spans", "const_ids", "const_values", "input_ids",
+    __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values", "input_ids",
                  "input_spans", "env", "versions", "bindings", "limit", "source", "recipes",
                  "folds")
 
@@ -242,7 +252,8 @@ class _Builder:
         self.op: list[Primitive | None] = []
         self.a0: list[int] = []
         self.a1: list[int] = []
-        self.spans: list[Span] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
@@ -260,7 +271,8 @@ class _Builder:
         self.op.append(op)
         self.a0.append(a)
         self.a1.append(b)
-        self.spans.append(span)
+        self.starts.append(span[0])
+        self.ends.append(span[1])
         return tid
 
     def constant(self, v: float, recipe=None) -> int:
@@ -276,12 +288,19 @@ class _Builder:
         return tid
 
     def number(self, node: Num) -> int:
-        """The constant of a literal: a decimal such as 0.1 keeps its text, since its float is
-        not exactly what was typed (an integer below 2^53 is)."""
+        """The constant of a literal (see :meth:`literal`)."""
         v = node.value
         start, end = node.span
         text = self.source[start:end]
-        if text.isdigit() and v < 9007199254740992.0 or not _spells(text, v):
+        if not _spells(text, v):  # a node made without its source
+            return self.constant(v)
+        return self.literal(text, v)
+
+    def literal(self, text: str, v: float) -> int:
+        """The constant of the literal ``text`` (whose float is ``v``): a decimal such as 0.1
+        keeps its text, since its float is not exactly what was typed (an integer below 2^53
+        is)."""
+        if text.isdigit() and v < 9007199254740992.0:
             return self.constant(v)
         return self.constant(v, text)
 
@@ -324,7 +343,8 @@ class _Builder:
         self.op.append(prim)
         self.a0.append(a)
         self.a1.append(b)
-        self.spans.append(span)
+        self.starts.append(span[0])
+        self.ends.append(span[1])
         return tid
 
     def expression(self, expr) -> int:
@@ -369,22 +389,30 @@ class _Builder:
         """Lower one statement (an expression, or an assignment that binds a name); its id."""
         if type(stmt) is not Assign:
             return self.expression(stmt)
-        name, env = stmt.name, self.env
+        name = stmt.name
         name_span = (stmt.span[0], stmt.span[0] + len(name))
-        if stmt.op != "=" and name not in env:
-            raise NameLookupError(f"{name} {stmt.op} ... updates {name}, which has no value yet",
-                                  name_span, hint=f"assign it first: {name} = ...")
-        if lookup(name) is not None:
-            raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
+        self.check_assign(name, stmt.op, name_span)
         value_expr = stmt.value
         if stmt.op != "=":
             value_expr = Binary(stmt.op[0], Var(name, name_span), value_expr, stmt.span)
-        result = self.expression(value_expr)
+        return self.bind(name, stmt.op, name_span, self.expression(value_expr))
+
+    def check_assign(self, name: str, op: str, name_span: Span) -> None:
+        """Whether ``name op ...`` may be lowered: an update needs a value, a function's name
+        cannot be assigned."""
+        if op != "=" and name not in self.env:
+            raise NameLookupError(f"{name} {op} ... updates {name}, which has no value yet",
+                                  name_span, hint=f"assign it first: {name} = ...")
+        if lookup(name) is not None:
+            raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
+
+    def bind(self, name: str, op: str, name_span: Span, result: int) -> int:
+        """Bind ``name`` to the id ``result`` (the value of ``name op ...``, lowered); the id."""
         if name in self.input_ids:
             raise NameLookupError(
                 f"{name} is an input (it is read before any assignment), so it cannot be assigned",
-                name_span, hint=f"assign to a new name, e.g. {name}2 {stmt.op} ...")
-        env[name] = result
+                name_span, hint=f"assign to a new name, e.g. {name}2 {op} ...")
+        self.env[name] = result
         version = self.versions[name] = self.versions.get(name, 0) + 1
         self.bindings.append((result, name, version))
         return result
@@ -420,7 +448,7 @@ class _Builder:
         for tid, name, version in self.bindings:
             label = f"{name}#{version}" if self.versions[name] > 1 else name
             labels.setdefault(slot[tid], []).append(label)
-        op, a0, a1, spans = self.op, self.a0, self.a1, self.spans
+        op, a0, a1, starts, ends = self.op, self.a0, self.a1, self.starts, self.ends
         return Graph(
             source=source,
             constants=constants,
@@ -429,7 +457,7 @@ class _Builder:
             arg0=[slot[a0[t]] for t in ordered],
             arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
             depth=[depth[t] for t in ordered],
-            spans=Spans([spans[t] for t in ordered]),
+            spans=Spans.from_columns([starts[t] for t in ordered], [ends[t] for t in ordered]),
             output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
@@ -550,7 +578,17 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
 
 @gc_paused()  # one pause for both stages: the AST is built and freed without a collection
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
-    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`."""
+    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
+
+    A valid program is read in one pass (``fused.py``: the parser's tables making the tape's
+    nodes directly); anything wrong with it is said by parse and lower, from the start."""
+    if len(source) <= max_source():  # else the parser's LimitError
+        try:
+            graph = compile_source(source, _Builder(source))
+        except GradcliError:
+            graph = None
+        if graph is not None:
+            return graph
     return lower(parse_source(source), source)
 
 

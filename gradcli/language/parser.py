@@ -126,6 +126,16 @@ def _name(tok) -> str:
     return name
 
 
+def read_name(text: str, start: int) -> str:
+    """The name a NAME token at ``start`` spells (escapes read), or the ParseError the parser
+    gives for it (a superscript, an escape no name may hold)."""
+    tok = object.__new__(_Token)
+    tok.type, tok.value, tok.start_pos, tok.end_pos = "NAME", text, start, start + len(text)
+    if not text.isascii():
+        _no_superscript(tok)
+    return intern(_name(tok))
+
+
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _POWER = re.compile(f"[{_SUPERSCRIPTS}]+")
 
@@ -165,6 +175,7 @@ _TRANSFORMER = _ToAst()
 _METHODS = frozenset(name for name in vars(_ToAst) if not name.startswith("_"))
 _POSTLEX = _NewlinesInParentheses()
 _fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
+_tables: dict | None = None  # the tables it runs
 TABLES_FORMAT = 2  # the layout of the tables (see tables.py); part of their key
 
 
@@ -246,8 +257,9 @@ def _tables_name() -> str:
     return f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.json"
 
 
-def _load_fast() -> Callable[[str], object]:
-    """The parse function: over the saved tables if they fit, else over new ones (then saved)."""
+def _load_fast() -> tuple[Callable[[str], object], dict]:
+    """The parse function and its tables: the saved tables if they fit, else new ones (then
+    saved)."""
     try:
         key, name = _tables_key(grammar_text()), _tables_name()
     except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
@@ -256,13 +268,22 @@ def _load_fast() -> Callable[[str], object]:
         tables = usercache.load(name, key)
         if tables is not None:
             try:
-                return _fast_parser(tables)
+                return _fast_parser(tables), tables
             except (TypeError, ValueError, KeyError, IndexError, re.error):
                 pass  # whole and for this key, yet not tables: written by hand; build anew
     tables = build_tables()
     if name is not None:
         usercache.save(name, key, tables)
-    return _fast_parser(tables)
+    return _fast_parser(tables), tables
+
+
+def loaded_tables() -> dict:
+    """The tables the parser runs (loaded once per process; see :func:`_load_fast`): the
+    one-pass compiler (``engine/fused.py``) runs them too."""
+    global _fast, _tables
+    if _fast is None:
+        _fast, _tables = _load_fast()
+    return _tables
 
 
 # -- the loop -------------------------------------------------------------------------------------
@@ -390,9 +411,8 @@ def parse(source: str) -> Program:
                          f"reads ({SOURCE_VARIABLE})",
                          hint=f"raise the limit for this run: {SOURCE_VARIABLE}={limit * 4} "
                               "gradcli ... (docs/limits.md)")
-    global _fast
     if _fast is None:
-        _fast = _load_fast()
+        loaded_tables()
     program = _fast(source)
     if program.__class__ is SyntaxFault:
         raise _translate(program, source)

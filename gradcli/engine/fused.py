@@ -1,0 +1,357 @@
+"""Source text -> tape in one pass: the parser's LALR tables, run with reductions that make the
+tape's nodes directly (no AST in between).
+
+The tables are the parser's own (``language/parser.py`` loads Lark's tables for the grammar, from
+the user's cache): the same states, the same lexer. Only what a reduction does differs: where the
+parser's callbacks build an AST node that the lowering (``graph._Builder``) later walks, these
+call the builder at once, in the order the lowering would, since LR reductions come in the same
+post-order (left operand, right operand, then the operation). So the graph is the one
+``lower(parse(source))`` gives, field by field (tests/test_fused.py checks it on generated
+programs).
+
+Only valid programs go this way: at the first thing wrong (a syntax error, an unknown name, a
+constant out of its domain, a limit) :func:`compile_source` gives up and the caller runs parse
+and lower, whose messages, spans and order of checks are the reference.
+
+What makes it fast, measured (docs/performance.md):
+
+- one regular expression pass; each token's trailing blanks are part of its match, so spaces
+  cost no iteration of their own;
+- a state is a list indexed by terminal (small integers, not strings); a shift's action is the
+  target state itself;
+- unit reductions (``?sum: product``) never run: a reduction's goto is looked up, per state
+  below, rule and lookahead, as the state reached after every unit reduction that follows it;
+- the common reductions (operators, names, numbers, one-argument calls, parentheses) are
+  written inline in the loop; the rest go through the same child filter as the parser's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..language.parser import loaded_tables, read_name
+from .primitives import BINARY_OPERATORS, TABLE, lookup
+
+_NEG = TABLE["neg"]
+# The terminals of the operators, as the grammar names them.
+_OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
+_BLANKS = "[ \t\f\r]*"  # the ignored blanks (grammar: %ignore /[ \t\f\r]+/), after a token
+
+_machine = None  # built from the parser's tables on first use
+
+
+class _Machine:
+    """The tables as the loop reads them (see the module docstring)."""
+
+    def __init__(self, tables: dict):
+        symbols = tables["symbols"]
+        terminals = [s for s in symbols if s.isupper()]  # the terminals and $END
+        tindex = {s: i for i, s in enumerate(terminals)}
+        n_t = len(terminals)
+        self.n_t = n_t
+        self.end_t = tindex["$END"]
+        self.sep_t = tindex["_SEP"]
+        # The lexer: Lark's alternation in Lark's order, blanks after each token, and the end of
+        # the text as one more (empty) token, so the loop sees $END without a second code path.
+        regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){_BLANKS}")
+        self.match_source = regex.scanner
+        groups = regex.groupindex
+        self.kind = kind = [-1] * (regex.groups + 1)  # group number -> terminal; -1 ignored
+        for name, g in groups.items():
+            if name == "_END_":
+                kind[g] = self.end_t
+            elif name == "_SEP":
+                kind[g] = -2  # a separator: dropped when it is a new line inside parentheses
+            elif name in tindex:
+                kind[g] = tindex[name]
+            elif name not in tables["ignore"]:
+                raise ValueError(f"a terminal the grammar never uses: {name}")
+        self.sep_group = groups["_SEP"]
+        self.name_group = groups["NAME"]
+        self.number_group = groups["NUMBER"]
+        self.assign_group = groups["ASSIGN_OP"]
+        self.operators = [None] * (regex.groups + 1)  # an operator token's group -> primitive
+        for name, op in _OPERATORS.items():
+            self.operators[groups[name]] = TABLE[BINARY_OPERATORS[op]]
+        self.unary = [None] * (regex.groups + 1)
+        self.unary[groups["MINUS"]] = _NEG  # unary plus: None, the operand itself
+
+        # Decode the states: per state, terminal -> ("s", state) | ("r", reduction); goto.
+        states = [bytes.fromhex(row) for row in tables["states"]]
+        n = len(states)
+        action: list[dict] = [{} for _ in states]
+        goto: list[dict] = [{} for _ in states]
+        for u, pairs in enumerate(states):
+            for i in range(0, len(pairs), 2):
+                sym, act = symbols[pairs[i]], pairs[i + 1]
+                if sym in tindex:
+                    action[u][tindex[sym]] = ("s", act) if act < n else ("r", act - n)
+                elif act < n:
+                    goto[u][sym] = act
+                else:
+                    raise ValueError(f"a reduction on the rule name {sym}")
+        reductions = tables["reductions"]
+        unit = [len(r) == 2 for r in reductions]
+        origin = [symbols[r[1]] for r in reductions]
+
+        # Rules get codes by what they do; code c's gotos live at row[n_t * (c + 1) + t], so a
+        # reduction's action is that offset, and its kind is the range the offset falls in.
+        def what(r) -> str:
+            entry = reductions[r]
+            if len(entry) == 2:
+                return "unit"
+            size, method, kept = entry[0], entry[2], entry[3]
+            plain = kept == [v for i in range(size) for v in (i, 0)]  # every child, none spliced
+            if plain and (method, size) in {("binary", 3), ("var", 1), ("num", 1), ("group", 3),
+                                            ("call", 4), ("unary", 2)}:
+                return method
+            return "other"
+        order = ["binary", "var", "num", "call", "group", "unary", "unit", "other"]
+        ranked = sorted(range(len(reductions)), key=lambda r: order.index(what(r)))
+        offset = {r: n_t * (c + 1) for c, r in enumerate(ranked)}
+        ends, end = {}, n_t
+        for kind_name in order:  # each kind's offsets end where the next kind's begin
+            end = max([offset[r] + 1 for r in ranked if what(r) == kind_name], default=end)
+            ends[kind_name] = end
+        self.ends = ends
+        self.generic = {}  # offset -> (size, method, kept pairs) for the "other" reductions
+        self.sizes = {}
+        for r in ranked:
+            entry = reductions[r]
+            self.sizes[offset[r]] = entry[0]
+            if what(r) == "other":
+                kept = entry[3]
+                self.generic[offset[r]] = (entry[0], entry[2], tuple(
+                    (kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2)))
+        width = n_t * (len(reductions) + 1)
+        rows: list[list] = [[0] * width for _ in states]  # 0: an error
+
+        def settle(below: int, rule: int, t: int):
+            """The state after reducing ``rule`` over ``below`` with lookahead ``t``, and every
+            unit reduction that then follows."""
+            u = goto[below].get(origin[rule])
+            while u is not None:
+                act = action[u].get(t)
+                if act is None or act[0] != "r" or not unit[act[1]]:
+                    return u
+                u = goto[below].get(origin[act[1]])
+            return None
+
+        accept = tindex["$END"]
+        for u in range(n):
+            row = rows[u]
+            for t, (kind_, arg) in action[u].items():
+                row[t] = rows[arg] if kind_ == "s" else offset[arg]
+            for r in range(len(reductions)):
+                for t in range(n_t):
+                    v = settle(u, r, t)
+                    if v is not None:
+                        row[offset[r] + t] = rows[v]
+        rows[tables["end"]][accept] = -1  # accept
+        self.start = rows[tables["start"]]
+        # A '(' or ')' shifted counts the parentheses open (a new line inside them continues
+        # the expression): such a shift is the action -2 - k, shifting to paren_shifts[k].
+        self.paren_shifts = []
+        for row in rows:
+            for name, step in (("LPAR", 1), ("RPAR", -1)):
+                t = tindex[name]
+                if row[t].__class__ is list:
+                    self.paren_shifts.append((row[t], step))
+                    row[t] = -1 - len(self.paren_shifts)
+
+
+class _GiveUp(Exception):
+    """A mistake that the parser and the lowering are left to describe."""
+
+
+def compile_source(source: str, builder):
+    """``source`` lowered by ``builder`` (a fresh ``graph._Builder``) in one pass: the graph,
+    or None where the source is not a valid program (the caller parses it to say why). An
+    error of the lowering (a ``GradcliError``) propagates."""
+    try:
+        return _run(source, builder)
+    except _GiveUp:
+        return None
+
+
+def _run(source: str, builder):
+    global _machine
+    machine = _machine
+    if machine is None:
+        machine = _machine = _Machine(loaded_tables())
+    n_t = machine.n_t
+    kind, operators, unary = machine.kind, machine.operators, machine.unary
+    name_g, number_g, sep_g, sep_t = (machine.name_group, machine.number_group,
+                                      machine.sep_group, machine.sep_t)
+    ends, paren_shifts = machine.ends, machine.paren_shifts
+    binary_end, var_end, num_end, call_end = (ends["binary"], ends["var"], ends["num"],
+                                              ends["call"])
+    group_end, unary_end, unit_end = ends["group"], ends["unary"], ends["unit"]
+    depth, ops, a0, a1 = builder.depth, builder.op, builder.a0, builder.a1
+    starts, span_ends = builder.starts, builder.ends
+    env_get, input_get = builder.env.get, builder.input_ids.get
+    emit, read, literal, limit = builder.emit, builder.read, builder.literal, builder.limit
+
+    row = machine.start
+    stack = [row]  # states and values, interleaved: [state, value, state, value, state, ...]
+    push = stack.append
+    parens = 0
+    for m in iter(machine.match_source(source).match, None):
+        t = kind[m.lastindex]
+        if t < 0:
+            if t == -1:  # a comment, a line continuation
+                continue
+            if parens > 0 and m[sep_g] != ";":  # a new line inside parentheses
+                continue
+            t = sep_t
+        while True:
+            a = row[t]
+            if a.__class__ is list:  # shift
+                push(m)
+                push(a)
+                row = a
+                break
+            if a < binary_end:
+                if a < -1:  # shift a parenthesis
+                    row, step = paren_shifts[-2 - a]
+                    parens += step
+                    push(m)
+                    push(row)
+                    break
+                if a == 0:
+                    return None  # a syntax error
+                if a == -1:  # accept
+                    return _finish(builder, source, stack[-2])
+                x, s0, _ = stack[-6]
+                y, _, e1 = stack[-2]
+                prim = operators[stack[-4].lastindex]
+                del stack[-6:]
+                dx, dy = depth[x], depth[y]
+                if dx < 0 and dy < 0:  # constants: folded
+                    tid = emit(prim, x, y, (s0, e1))
+                else:  # emit()'s appends, inline: once per operation
+                    tid = len(depth)
+                    if tid >= limit:
+                        emit(prim, x, y, (s0, e1))  # raises the LimitError
+                    depth.append(1 + (dx if dx > dy else dy))
+                    ops.append(prim)
+                    a0.append(x)
+                    a1.append(y)
+                    starts.append(s0)
+                    span_ends.append(e1)
+                value = (tid, s0, e1)
+            elif a < var_end:
+                tok = stack[-2]
+                del stack[-2:]
+                text, s0 = tok[name_g], tok.start()
+                e1 = s0 + len(text)
+                name = text if text.isascii() and "\\" not in text else read_name(text, s0)
+                tid = env_get(name)
+                if tid is None:
+                    tid = input_get(name)
+                    if tid is None:
+                        tid = read(name, (s0, e1))
+                value = (tid, s0, e1)
+            elif a < num_end:
+                tok = stack[-2]
+                del stack[-2:]
+                text, s0 = tok[number_g], tok.start()
+                v = float(text)
+                if v == float("inf"):
+                    return None  # the parser says it is too large
+                value = (literal(text, v), s0, s0 + len(text))
+            elif a < call_end:  # name ( argument )
+                tok = stack[-8]
+                x, _, _ = stack[-4]
+                e1 = stack[-2].start() + 1
+                del stack[-8:]
+                value = _call(builder, tok[name_g], tok.start(), e1, [x])
+            elif a < group_end:  # ( sum )
+                value = stack[-4]
+                del stack[-6:]
+            elif a < unary_end:
+                tok = stack[-4]
+                x, _, e1 = stack[-2]
+                del stack[-4:]
+                s0 = tok.start()
+                prim = unary[tok.lastindex]
+                value = (x if prim is None else emit(prim, x, -1, (s0, e1)), s0, e1)
+            elif a < unit_end:  # a unit reduction: same value, the state after it
+                row = stack[-1] = stack[-3][a + t]
+                continue
+            else:
+                size, method, kept = machine.generic[a]
+                children = stack[-2 * size::2] if size else []
+                if size:
+                    del stack[-2 * size:]
+                value = _other(builder, method, _filtered(children, kept), machine)
+            row = stack[-1][a + t]
+            push(value)
+            push(row)
+    return None  # a character no terminal matches
+
+
+def _filtered(children: list, kept: tuple) -> list:
+    """Lark's child filter (as ``parser._callback``): the kept children, helper lists spliced."""
+    out = None
+    for i, splice in kept:
+        if splice:  # a helper rule's own list, extended in place: n statements, n appends
+            if out is None:
+                out = children[i]
+            else:
+                out += children[i]
+        elif out is None:
+            out = [children[i]]
+        else:
+            out.append(children[i])
+    return [] if out is None else out
+
+
+def _other(builder, method, children: list, machine: _Machine):
+    """The reductions the loop does not write inline."""
+    if method is None or method == "program":  # statements, or a helper rule's list
+        return children
+    if method == "call":  # name ( a , b , ... )
+        name, rpar = children[0], children[-1]
+        args = [arg[0] for arg in children[2:-1:2]]
+        return _call(builder, name[machine.name_group], name.start(), rpar.start() + 1, args)
+    if method == "assign":  # an assignment's value: its id (an int; an expression's is a tuple)
+        tok, op_tok, (value, _, e1) = children
+        text, s0 = tok[machine.name_group], tok.start()
+        name = read_name(text, s0)
+        op = op_tok[machine.assign_group]
+        name_span = (s0, s0 + len(text))
+        builder.check_assign(name, op, name_span)
+        if op != "=":
+            value = builder.emit(TABLE[BINARY_OPERATORS[op[0]]], builder.env[name], value,
+                                 (s0, e1))
+        return builder.bind(name, op, name_span, value)
+    if method == "group":
+        return children[1]
+    if method == "num":
+        raise ValueError("a number reduced with a filter")  # the grammar changed: see what()
+    raise ValueError(f"no one-pass reduction for {method!r}")
+
+
+def _call(builder, text: str, s0: int, e1: int, args: list[int]):
+    """A call's node (or folded constant); its value."""
+    name = text if text.isascii() and "\\" not in text else read_name(text, s0)
+    prim = lookup(name, len(args))
+    if prim is None or prim.arity != len(args):
+        raise _GiveUp  # the lowering says which mistake it is
+    span = (s0, e1)
+    return (builder.emit(prim, args[0], args[1] if len(args) == 2 else -1, span), s0, e1)
+
+
+def _finish(builder, source: str, statements: list):
+    """The graph of the statements (an expression's value is a tuple, an assignment's an int)."""
+    if not statements:
+        return None  # empty: the parser says so
+    result, bare = -1, []
+    for value in statements:
+        if value.__class__ is tuple:
+            result = value[0]
+            bare.append(result)
+        else:
+            result = value
+    return builder.finish(source, bare or [result])
