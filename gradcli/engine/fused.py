@@ -38,6 +38,7 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
 _BLANKS = "[ \t\f\r]*"  # the ignored blanks (grammar: %ignore /[ \t\f\r]+/), after a token
 
 _machine = None  # built from the parser's tables on first use
+_INF = float("inf")
 
 
 class _Machine:
@@ -75,6 +76,7 @@ class _Machine:
             self.operators[groups[name]] = TABLE[BINARY_OPERATORS[op]]
         self.unary = [None] * (regex.groups + 1)
         self.unary[groups["MINUS"]] = _NEG  # unary plus: None, the operand itself
+        self.functions = {}  # name -> the primitive it calls with one argument, once looked up
 
         # Decode the states: per state, terminal -> ("s", state) | ("r", reduction); goto.
         states = [bytes.fromhex(row) for row in tables["states"]]
@@ -103,10 +105,10 @@ class _Machine:
             size, method, kept = entry[0], entry[2], entry[3]
             plain = kept == [v for i in range(size) for v in (i, 0)]  # every child, none spliced
             if plain and (method, size) in {("binary", 3), ("var", 1), ("num", 1), ("group", 3),
-                                            ("call", 4), ("unary", 2)}:
+                                            ("call", 4), ("unary", 2), ("assign", 3)}:
                 return method
             return "other"
-        order = ["binary", "var", "num", "call", "group", "unary", "unit", "other"]
+        order = ["binary", "var", "num", "call", "group", "unary", "assign", "unit", "other"]
         ranked = sorted(range(len(reductions)), key=lambda r: order.index(what(r)))
         offset = {r: n_t * (c + 1) for c, r in enumerate(ranked)}
         ends, end = {}, n_t
@@ -186,15 +188,18 @@ def _run(source: str, builder):
     ends, paren_shifts = machine.ends, machine.paren_shifts
     binary_end, var_end, num_end, call_end = (ends["binary"], ends["var"], ends["num"],
                                               ends["call"])
-    group_end, unary_end, unit_end = ends["group"], ends["unary"], ends["unit"]
+    group_end, unary_end, assign_end, unit_end = (ends["group"], ends["unary"], ends["assign"],
+                                                  ends["unit"])
+    assign_g = machine.assign_group
+    functions = machine.functions
     depth, ops, a0, a1 = builder.depth, builder.op, builder.a0, builder.a1
     starts, span_ends = builder.starts, builder.ends
     env_get, input_get = builder.env.get, builder.input_ids.get
     emit, read, literal, limit = builder.emit, builder.read, builder.literal, builder.limit
+    assign = builder.assign
 
     row = machine.start
     stack = [row]  # states and values, interleaved: [state, value, state, value, state, ...]
-    push = stack.append
     parens = 0
     for m in iter(machine.match_source(source).match, None):
         t = kind[m.lastindex]
@@ -207,87 +212,119 @@ def _run(source: str, builder):
         while True:
             a = row[t]
             if a.__class__ is list:  # shift
-                push(m)
-                push(a)
+                stack += (m, a)
                 row = a
                 break
+            # A reduction of k stack entries (k/2 symbols): its value, then the state that the
+            # state below it goes to, replace them in one slice assignment.
             if a < binary_end:
+                if a > 0:
+                    x, s0, _ = stack[-6]
+                    y, _, e1 = stack[-2]
+                    prim = operators[stack[-4].lastindex]
+                    dx, dy = depth[x], depth[y]
+                    if dx < 0 and dy < 0:  # constants: folded
+                        tid = emit(prim, x, y, (s0, e1))
+                    else:  # emit()'s appends, inline: once per operation
+                        tid = len(depth)
+                        if tid >= limit:
+                            emit(prim, x, y, (s0, e1))  # raises the LimitError
+                        depth.append(1 + (dx if dx > dy else dy))
+                        ops.append(prim)
+                        a0.append(x)
+                        a1.append(y)
+                        starts.append(s0)
+                        span_ends.append(e1)
+                    row = stack[-7][a + t]
+                    stack[-6:] = (tid, s0, e1), row
+                    continue
                 if a < -1:  # shift a parenthesis
                     row, step = paren_shifts[-2 - a]
                     parens += step
-                    push(m)
-                    push(row)
+                    stack += (m, row)
                     break
                 if a == 0:
                     return None  # a syntax error
-                if a == -1:  # accept
-                    return _finish(builder, source, stack[-2])
-                x, s0, _ = stack[-6]
-                y, _, e1 = stack[-2]
-                prim = operators[stack[-4].lastindex]
-                del stack[-6:]
-                dx, dy = depth[x], depth[y]
-                if dx < 0 and dy < 0:  # constants: folded
-                    tid = emit(prim, x, y, (s0, e1))
-                else:  # emit()'s appends, inline: once per operation
-                    tid = len(depth)
-                    if tid >= limit:
-                        emit(prim, x, y, (s0, e1))  # raises the LimitError
-                    depth.append(1 + (dx if dx > dy else dy))
-                    ops.append(prim)
-                    a0.append(x)
-                    a1.append(y)
-                    starts.append(s0)
-                    span_ends.append(e1)
-                value = (tid, s0, e1)
-            elif a < var_end:
+                return _finish(builder, source, stack[-2])  # accept
+            if a < var_end:
                 tok = stack[-2]
-                del stack[-2:]
-                text, s0 = tok[name_g], tok.start()
-                e1 = s0 + len(text)
+                text = tok[name_g]
+                s0, e1 = tok.span(name_g)
                 name = text if text.isascii() and "\\" not in text else read_name(text, s0)
                 tid = env_get(name)
                 if tid is None:
                     tid = input_get(name)
                     if tid is None:
                         tid = read(name, (s0, e1))
-                value = (tid, s0, e1)
-            elif a < num_end:
+                row = stack[-3][a + t]
+                stack[-2:] = (tid, s0, e1), row
+                continue
+            if a < num_end:
                 tok = stack[-2]
-                del stack[-2:]
-                text, s0 = tok[number_g], tok.start()
+                text = tok[number_g]
                 v = float(text)
-                if v == float("inf"):
+                if v == _INF:
                     return None  # the parser says it is too large
-                value = (literal(text, v), s0, s0 + len(text))
-            elif a < call_end:  # name ( argument )
+                s0, e1 = tok.span(number_g)
+                row = stack[-3][a + t]
+                stack[-2:] = (literal(text, v), s0, e1), row
+                continue
+            if a < call_end:  # name ( argument )
                 tok = stack[-8]
-                x, _, _ = stack[-4]
-                e1 = stack[-2].start() + 1
-                del stack[-8:]
-                value = _call(builder, tok[name_g], tok.start(), e1, [x])
+                text = tok[name_g]
+                prim = functions.get(text)
+                if prim is None:
+                    prim = _function(functions, text, tok.start())
+                x = stack[-4][0]
+                s0, e1 = tok.start(), stack[-2].start() + 1
+                dx = depth[x]
+                if dx < 0:  # a constant: folded
+                    tid = emit(prim, x, -1, (s0, e1))
+                else:
+                    tid = len(depth)
+                    if tid >= limit:
+                        emit(prim, x, -1, (s0, e1))  # raises the LimitError
+                    depth.append(1 + dx)
+                    ops.append(prim)
+                    a0.append(x)
+                    a1.append(-1)
+                    starts.append(s0)
+                    span_ends.append(e1)
+                row = stack[-9][a + t]
+                stack[-8:] = (tid, s0, e1), row
+                continue
             elif a < group_end:  # ( sum )
                 value = stack[-4]
-                del stack[-6:]
+                k = 6
             elif a < unary_end:
                 tok = stack[-4]
                 x, _, e1 = stack[-2]
-                del stack[-4:]
                 s0 = tok.start()
                 prim = unary[tok.lastindex]
                 value = (x if prim is None else emit(prim, x, -1, (s0, e1)), s0, e1)
+                k = 4
+            elif a < assign_end:  # name = value, name += value, ...
+                tok = stack[-6]
+                text = tok[name_g]
+                s0, e0 = tok.span(name_g)
+                name = text if text.isascii() and "\\" not in text else read_name(text, s0)
+                x, _, e1 = stack[-2]
+                value = assign(name, stack[-4][assign_g], (s0, e0), x, e1)  # an int: a statement
+                k = 6
             elif a < unit_end:  # a unit reduction: same value, the state after it
                 row = stack[-1] = stack[-3][a + t]
                 continue
             else:
                 size, method, kept = machine.generic[a]
-                children = stack[-2 * size::2] if size else []
-                if size:
-                    del stack[-2 * size:]
+                k = 2 * size
+                children = stack[-k::2] if k else []
                 value = _other(builder, method, _filtered(children, kept), machine)
-            row = stack[-1][a + t]
-            push(value)
-            push(row)
+                if not k:
+                    row = stack[-1][a + t]
+                    stack += (value, row)
+                    continue
+            row = stack[-k - 1][a + t]
+            stack[-k:] = value, row
     return None  # a character no terminal matches
 
 
@@ -315,17 +352,6 @@ def _other(builder, method, children: list, machine: _Machine):
         name, rpar = children[0], children[-1]
         args = [arg[0] for arg in children[2:-1:2]]
         return _call(builder, name[machine.name_group], name.start(), rpar.start() + 1, args)
-    if method == "assign":  # an assignment's value: its id (an int; an expression's is a tuple)
-        tok, op_tok, (value, _, e1) = children
-        text, s0 = tok[machine.name_group], tok.start()
-        name = read_name(text, s0)
-        op = op_tok[machine.assign_group]
-        name_span = (s0, s0 + len(text))
-        builder.check_assign(name, op, name_span)
-        if op != "=":
-            value = builder.emit(TABLE[BINARY_OPERATORS[op[0]]], builder.env[name], value,
-                                 (s0, e1))
-        return builder.bind(name, op, name_span, value)
     if method == "group":
         return children[1]
     if method == "num":
@@ -341,6 +367,16 @@ def _call(builder, text: str, s0: int, e1: int, args: list[int]):
         raise _GiveUp  # the lowering says which mistake it is
     span = (s0, e1)
     return (builder.emit(prim, args[0], args[1] if len(args) == 2 else -1, span), s0, e1)
+
+
+def _function(functions: dict, text: str, s0: int):
+    """The primitive a one-argument call of ``text`` calls (remembered in ``functions``)."""
+    name = text if text.isascii() and "\\" not in text else read_name(text, s0)
+    prim = lookup(name, 1)
+    if prim is None or prim.arity != 1:
+        raise _GiveUp  # the lowering says which mistake it is
+    functions[text] = prim
+    return prim
 
 
 def _finish(builder, source: str, statements: list):

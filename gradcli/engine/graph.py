@@ -406,6 +406,14 @@ class _Builder:
         if lookup(name) is not None:
             raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
 
+    def assign(self, name: str, op: str, name_span: Span, value: int, end: int) -> int:
+        """``name op value`` (``value`` already lowered; the statement ends at ``end``): the id
+        ``name`` is bound to."""
+        self.check_assign(name, op, name_span)
+        if op != "=":
+            value = self.emit(_BINARY[op[0]], self.env[name], value, (name_span[0], end))
+        return self.bind(name, op, name_span, value)
+
     def bind(self, name: str, op: str, name_span: Span, result: int) -> int:
         """Bind ``name`` to the id ``result`` (the value of ``name op ...``, lowered); the id."""
         if name in self.input_ids:
@@ -424,40 +432,34 @@ class _Builder:
         statements, or else its last value).
         """
         depth, const_values = self.depth, self.const_values
+        # A stable sort by depth puts the constants (depth -1) first, then the inputs (0), then
+        # the operations by depth, each in creation (left-to-right) order: the slots. It and the
+        # gathers below run in C, not a Python step per node.
+        order = sorted(range(len(depth)), key=depth.__getitem__)
         slot = [0] * len(depth)
-        constants = []
-        exact = {}
-        for tid, v in const_values.items():  # in creation order
-            slot[tid] = len(constants)
-            if tid in self.recipes:
-                exact[len(constants)] = self.recipes[tid]
-            constants.append(v)
+        for k, tid in enumerate(order):
+            slot[tid] = k
+        slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
+        constants = list(const_values.values())
+        exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         n_in = len(self.input_ids)
-        for i, tid in enumerate(self.input_ids.values()):
-            slot[tid] = len(constants) + i
-        # Bucket the operations by depth, keeping creation (left-to-right) order within a depth.
-        by_depth: list[list[int]] = [[] for _ in range(max(depth, default=0) + 1)]
-        for tid, d in enumerate(depth):
-            if d > 0:
-                by_depth[d].append(tid)
-        ordered = [tid for bucket in by_depth for tid in bucket]
         base = len(constants) + n_in
-        for k, tid in enumerate(ordered):
-            slot[tid] = base + k
+        ordered = order[base:]
+        gather = _gatherer(ordered)
         labels: dict[int, list[str]] = {}
         for tid, name, version in self.bindings:
             label = f"{name}#{version}" if self.versions[name] > 1 else name
             labels.setdefault(slot[tid], []).append(label)
-        op, a0, a1, starts, ends = self.op, self.a0, self.a1, self.starts, self.ends
+        remap = slot.__getitem__
         return Graph(
             source=source,
             constants=constants,
             inputs=list(self.input_ids),
-            ops=[op[t] for t in ordered],
-            arg0=[slot[a0[t]] for t in ordered],
-            arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
-            depth=[depth[t] for t in ordered],
-            spans=Spans.from_columns([starts[t] for t in ordered], [ends[t] for t in ordered]),
+            ops=gather(self.op),
+            arg0=list(map(remap, gather(self.a0))),
+            arg1=list(map(remap, gather(self.a1))),
+            depth=gather(depth),
+            spans=Spans.from_columns(gather(self.starts), gather(self.ends)),
             output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
@@ -468,6 +470,14 @@ class _Builder:
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
         )
+
+
+def _gatherer(indexes: list[int]):
+    """A function giving ``[xs[i] for i in indexes]`` for a list ``xs``, in C."""
+    if len(indexes) < 2:  # itemgetter gives a tuple only for two or more
+        return lambda xs: [xs[i] for i in indexes]
+    get = itemgetter(*indexes)
+    return lambda xs: list(get(xs))
 
 
 def _spells(text: str, v: float) -> bool:
