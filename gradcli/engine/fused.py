@@ -201,6 +201,7 @@ def _run(source: str, builder):
     row = machine.start
     stack = [row]  # states and values, interleaved: [state, value, state, value, state, ...]
     parens = 0
+    numbers = {}  # a literal's text -> its constant
     for m in iter(machine.match_source(source).match, None):
         t = kind[m.lastindex]
         if t < 0:
@@ -262,12 +263,15 @@ def _run(source: str, builder):
             if a < num_end:
                 tok = stack[-2]
                 text = tok[number_g]
-                v = float(text)
-                if v == _INF:
-                    return None  # the parser says it is too large
+                tid = numbers.get(text)
+                if tid is None:  # a literal's first time: one constant per spelling
+                    v = float(text)
+                    if v == _INF:
+                        return None  # the parser says it is too large
+                    tid = numbers[text] = literal(text, v)
                 s0, e1 = tok.span(number_g)
                 row = stack[-3][a + t]
-                stack[-2:] = (literal(text, v), s0, e1), row
+                stack[-2:] = (tid, s0, e1), row
                 continue
             if a < call_end:  # name ( argument )
                 tok = stack[-8]
