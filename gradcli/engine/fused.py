@@ -128,27 +128,30 @@ class _Machine:
         width = n_t * (len(reductions) + 1)
         rows: list[list] = [[0] * width for _ in states]  # 0: an error
 
-        def settle(below: int, rule: int, t: int):
-            """The state after reducing ``rule`` over ``below`` with lookahead ``t``, and every
-            unit reduction that then follows."""
-            u = goto[below].get(origin[rule])
-            while u is not None:
-                act = action[u].get(t)
-                if act is None or act[0] != "r" or not unit[act[1]]:
-                    return u
-                u = goto[below].get(origin[act[1]])
-            return None
-
         accept = tindex["$END"]
+        unit_origin = [origin[r] if unit[r] else None for r in range(len(reductions))]
+        by_origin: dict[str, list[int]] = {}
+        for r in range(len(reductions)):
+            by_origin.setdefault(origin[r], []).append(offset[r])
         for u in range(n):
             row = rows[u]
             for t, (kind_, arg) in action[u].items():
                 row[t] = rows[arg] if kind_ == "s" else offset[arg]
-            for r in range(len(reductions)):
+            below = goto[u]
+            for nonterminal, v in below.items():
+                # reduced to ``nonterminal`` over u, for each lookahead: the state reached
+                # after the goto and every unit reduction that then follows
+                settled = []
                 for t in range(n_t):
-                    v = settle(u, r, t)
-                    if v is not None:
-                        row[offset[r] + t] = rows[v]
+                    w = v
+                    while w is not None:
+                        act = action[w].get(t)
+                        if act is None or act[0] != "r" or unit_origin[act[1]] is None:
+                            break
+                        w = below.get(unit_origin[act[1]])
+                    settled.append(0 if w is None else rows[w])
+                for off in by_origin.get(nonterminal, ()):
+                    row[off:off + n_t] = settled
         rows[tables["end"]][accept] = -1  # accept
         self.start = rows[tables["start"]]
         # A '(' or ')' shifted counts the parentheses open (a new line inside them continues
