@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from ..language.parser import loaded_tables, read_name
+from ..language.parser import read_name, run_tables
 from .primitives import BINARY_OPERATORS, TABLE, lookup
 
 _NEG = TABLE["neg"]
@@ -98,38 +98,39 @@ class _Machine:
 
         # Rules get codes by what they do; code c's gotos live at row[n_t * (c + 1) + t], so a
         # reduction's action is that offset, and its kind is the range the offset falls in.
-        def what(r) -> str:
-            entry = reductions[r]
+        inline = {("binary", 3), ("var", 1), ("num", 1), ("group", 3), ("call", 4), ("unary", 2),
+                  ("assign", 3)}
+
+        def what(entry) -> str:
             if len(entry) == 2:
                 return "unit"
             size, method, kept = entry[0], entry[2], entry[3]
             plain = kept == [v for i in range(size) for v in (i, 0)]  # every child, none spliced
-            if plain and (method, size) in {("binary", 3), ("var", 1), ("num", 1), ("group", 3),
-                                            ("call", 4), ("unary", 2), ("assign", 3)}:
-                return method
-            return "other"
+            return method if plain and (method, size) in inline else "other"
+        kinds = [what(entry) for entry in reductions]
         order = ["binary", "var", "num", "call", "group", "unary", "assign", "unit", "other"]
-        ranked = sorted(range(len(reductions)), key=lambda r: order.index(what(r)))
+        ranked = sorted(range(len(reductions)), key=lambda r: order.index(kinds[r]))
         offset = {r: n_t * (c + 1) for c, r in enumerate(ranked)}
         ends, end = {}, n_t
         for kind_name in order:  # each kind's offsets end where the next kind's begin
-            end = max([offset[r] + 1 for r in ranked if what(r) == kind_name], default=end)
+            end = max([offset[r] + 1 for r in ranked if kinds[r] == kind_name], default=end)
             ends[kind_name] = end
         self.ends = ends
         self.generic = {}  # offset -> (size, method, kept pairs) for the "other" reductions
-        self.sizes = {}
         for r in ranked:
-            entry = reductions[r]
-            self.sizes[offset[r]] = entry[0]
-            if what(r) == "other":
-                kept = entry[3]
-                self.generic[offset[r]] = (entry[0], entry[2], tuple(
+            if kinds[r] == "other":
+                size, _, method, kept = reductions[r]
+                self.generic[offset[r]] = (size, method, tuple(
                     (kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2)))
         width = n_t * (len(reductions) + 1)
         rows: list[list] = [[0] * width for _ in states]  # 0: an error
 
         accept = tindex["$END"]
         unit_origin = [origin[r] if unit[r] else None for r in range(len(reductions))]
+        # per state, lookahead -> the rule name a unit reduction there reduces to
+        unit_of = [{t: unit_origin[arg] for t, (kind_, arg) in acts.items()
+                    if kind_ == "r" and unit_origin[arg] is not None} for acts in action]
+        units = [list(found.items()) for found in unit_of]
         by_origin: dict[str, list[int]] = {}
         for r in range(len(reductions)):
             by_origin.setdefault(origin[r], []).append(offset[r])
@@ -141,15 +142,15 @@ class _Machine:
             for nonterminal, v in below.items():
                 # reduced to ``nonterminal`` over u, for each lookahead: the state reached
                 # after the goto and every unit reduction that then follows
-                settled = []
-                for t in range(n_t):
-                    w = v
+                settled = [rows[v]] * n_t
+                for t, name in units[v]:
+                    w = below.get(name)
                     while w is not None:
-                        act = action[w].get(t)
-                        if act is None or act[0] != "r" or unit_origin[act[1]] is None:
+                        name = unit_of[w].get(t)
+                        if name is None:
                             break
-                        w = below.get(unit_origin[act[1]])
-                    settled.append(0 if w is None else rows[w])
+                        w = below.get(name)
+                    settled[t] = 0 if w is None else rows[w]
                 for off in by_origin.get(nonterminal, ()):
                     row[off:off + n_t] = settled
         rows[tables["end"]][accept] = -1  # accept
@@ -183,7 +184,7 @@ def _run(source: str, builder):
     global _machine
     machine = _machine
     if machine is None:
-        machine = _machine = _Machine(loaded_tables())
+        machine = _machine = run_tables(_Machine)
     n_t = machine.n_t
     kind, operators, unary = machine.kind, machine.operators, machine.unary
     name_g, number_g, sep_g, sep_t = (machine.name_group, machine.number_group,

@@ -175,7 +175,6 @@ _TRANSFORMER = _ToAst()
 _METHODS = frozenset(name for name in vars(_ToAst) if not name.startswith("_"))
 _POSTLEX = _NewlinesInParentheses()
 _fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
-_tables: dict | None = None  # the tables it runs
 TABLES_FORMAT = 2  # the layout of the tables (see tables.py); part of their key
 
 
@@ -257,9 +256,11 @@ def _tables_name() -> str:
     return f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.json"
 
 
-def _load_fast() -> tuple[Callable[[str], object], dict]:
-    """The parse function and its tables: the saved tables if they fit, else new ones (then
-    saved)."""
+def run_tables(runner: Callable[[dict], object]):
+    """``runner(tables)`` (a parse function, or another machine built from the tables) over the
+    saved tables if it accepts them, else over new ones (then saved). The parser's loop is one
+    runner; the one-pass compiler (``engine/fused.py``) is another, so a valid program never
+    builds this module's loop at all."""
     try:
         key, name = _tables_key(grammar_text()), _tables_name()
     except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
@@ -268,22 +269,13 @@ def _load_fast() -> tuple[Callable[[str], object], dict]:
         tables = usercache.load(name, key)
         if tables is not None:
             try:
-                return _fast_parser(tables), tables
-            except (TypeError, ValueError, KeyError, IndexError, re.error):
+                return runner(tables)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
                 pass  # whole and for this key, yet not tables: written by hand; build anew
     tables = build_tables()
     if name is not None:
         usercache.save(name, key, tables)
-    return _fast_parser(tables), tables
-
-
-def loaded_tables() -> dict:
-    """The tables the parser runs (loaded once per process; see :func:`_load_fast`): the
-    one-pass compiler (``engine/fused.py``) runs them too."""
-    global _fast, _tables
-    if _fast is None:
-        _fast, _tables = _load_fast()
-    return _tables
+    return runner(tables)
 
 
 # -- the loop -------------------------------------------------------------------------------------
@@ -411,8 +403,9 @@ def parse(source: str) -> Program:
                          f"reads ({SOURCE_VARIABLE})",
                          hint=f"raise the limit for this run: {SOURCE_VARIABLE}={limit * 4} "
                               "gradcli ... (docs/limits.md)")
+    global _fast
     if _fast is None:
-        loaded_tables()
+        _fast = run_tables(_fast_parser)
     program = _fast(source)
     if program.__class__ is SyntaxFault:
         raise _translate(program, source)
