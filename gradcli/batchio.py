@@ -503,9 +503,10 @@ def float_array(values):
 DIGITS_COLUMN = "digits"
 
 
-def error_array(errors):
-    """The error column as an Arrow string array, built from its buffers: ``pa.array`` on a
-    list imports pandas when it is installed (1.2 s, once per run with a failed row)."""
+def text_array(errors):
+    """A column of texts and Nones (the error column, ``--digits N``'s numbers) as an Arrow
+    string array, built from its buffers: ``pa.array`` on a list imports pandas when it is
+    installed (1.2 s, once per run with a failed row)."""
     import numpy as np
     import pyarrow as pa
     n = len(errors)
@@ -535,58 +536,13 @@ def result_names(graph: Graph, wrt: list[str], with_digits: bool = False) -> lis
 
 
 def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int):
-    """The one hook to the certified single-point engine (ball arithmetic, issue 22,
-    ``gradcli.engine.certify.certify``): the row's results in :func:`result_names` order as
-    floats (the exact values correctly rounded), and the fewest significant digits proven among
-    them; None where that engine is not installed or cannot certify the point (the row is then
-    marked "not certified"). The inputs are the doubles read, exactly."""
-    try:
-        from .engine.certify import certify
-    except ImportError:  # not in this build: python-flint, or the engine itself, is missing
-        return None
-    from .errors import GradcliError
-    singles = [graph] if graph.n_outputs == 1 else [graph.only(i) for i in range(graph.n_outputs)]
-    slots = [graph.n_const + graph.inputs.index(name) for name in wrt]
-    values, proven = [], 17
-    try:
-        for one in singles:
-            result = certify(one, [point[name] for name in graph.inputs], wrt_slots=slots,
-                             digits=digits)
-            for number in [result.value, *result.gradient]:
-                values.append(float(number))
-                proven = min(proven, int(number.digits))
-    except GradcliError:
-        return None
-    return values, proven
-
-
-def _certify_rows(graph, columns, results, errors, wrt, min_digits, n):
-    """Each row's certain digits (a proven bound over the batch's own float64 operations: see
-    gradcli.engine.bounds); rows with fewer than ``min_digits`` are recomputed by the certified
-    engine, or marked not certified (their outputs NaN). The digits, per row."""
-    import numpy as np
-
-    from .engine.bounds import certain_digits
-    digits = certain_digits(graph, columns, wrt=wrt)
-    short = np.flatnonzero((digits < min_digits) & np.equal(errors, None))
-    for r in short:
-        point = {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
-        again = recompute(graph, point, wrt, min_digits)
-        if again is not None:
-            values, digits[r] = again
-            for column, value in zip(results, values):
-                column[r] = value
-            if digits[r] >= min_digits:
-                continue
-            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain "
-                         f"({min_digits} asked), at the certified engine's highest precision")
-        else:
-            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
-                         f"float64 ({min_digits} asked) and the certified engine is not "
-                         "available")
-        for column in results:
-            column[r] = np.nan
-    return digits, len(short)
+    """The one hook to the certified single-point engine: the row's results in
+    :func:`result_names` order as floats (the exact values correctly rounded) and the fewest
+    significant digits proven among them; None where it cannot certify the point
+    (:func:`gradcli.engine.rows.recompute`)."""
+    from .engine.rows import recompute as certified
+    again = certified(graph, point, wrt, digits)
+    return None if again is None else ([float(x) for x in again[0]], again[1])
 
 
 def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
@@ -635,9 +591,15 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         errors[rows] = list(problems.values())
         for values in results:
             values[rows] = np.nan
-    from .engine.bounds import MIN_DIGITS
-    digits, uncertified = _certify_rows(graph, columns, results, errors, wrt,
-                                        MIN_DIGITS if min_digits is None else min_digits, n)
+    if min_digits is None:  # doubles, each with at least MIN_DIGITS proven digits
+        from .engine.bounds import MIN_DIGITS
+        from .engine.rows import certify_rows
+        digits, uncertified = certify_rows(graph, columns, results, errors, wrt, MIN_DIGITS, n)
+    else:  # --digits N: decimal text of N proven digits
+        from .engine.rows import certified_texts
+        failed = np.count_nonzero(np.not_equal(errors, None))
+        results, digits = certified_texts(graph, columns, errors, wrt, min_digits, n, results)
+        uncertified = np.count_nonzero(np.not_equal(errors, None)) - failed
     if with_digits:
         results.append(np.where(np.equal(errors, None), digits, 0).astype(np.int64))
     arrays, names = [], []
@@ -649,10 +611,13 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
             arrays.append(float_array(np.full(n, value)))
             names.append(name)
     for name, values in zip(result_names(graph, wrt, with_digits), results):
-        arrays.append(float_array(values) if values.dtype == np.float64 else
-                      pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(values)]))
+        if values.dtype == object:  # --digits N: proven decimal text, None where not certified
+            arrays.append(text_array(values))
+        else:
+            arrays.append(float_array(values) if values.dtype == np.float64 else
+                          pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(values)]))
         names.append(name)
-    arrays.append(error_array(errors) if result.n_failed or problems or uncertified
+    arrays.append(text_array(errors) if result.n_failed or problems or uncertified
                   else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors
