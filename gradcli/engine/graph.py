@@ -250,10 +250,10 @@ class _Builder:
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         self.depth: list[int] = []
         self.op: list[Primitive | None] = []
-        self.a0: list[int] = []
-        self.a1: list[int] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        self.a0 = array("q")
+        self.a1 = array("q")
+        self.starts = array("q")  # machine integers: no int object kept per node
+        self.ends = array("q")
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
@@ -459,7 +459,8 @@ class _Builder:
             arg0=list(map(remap, gather(self.a0))),
             arg1=list(map(remap, gather(self.a1))),
             depth=gather(depth),
-            spans=Spans.from_columns(gather(self.starts), gather(self.ends)),
+            spans=Spans.from_columns(map(self.starts.__getitem__, ordered),
+                                     map(self.ends.__getitem__, ordered)),
             output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
