@@ -13,12 +13,14 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import cases, multi_output_cases, programs
+from test_parser import FAST_CASES, TOKENS
 
 from gradcli.engine import fused
 from gradcli.engine.graph import _Builder, compile, lower, parse_source
 from gradcli.errors import GradcliError
+from gradcli.language.ast import Program
 from gradcli.language.printer import to_source
-from strategies import cases, multi_output_cases, programs
 
 FIELDS = ("source", "inputs", "arg0", "arg1", "depth", "output", "labels", "input_spans",
           "outputs", "output_names", "names", "exact", "folds")
@@ -124,11 +126,11 @@ def test_one_pass_builds_what_parse_and_lower_build(source, fast):
     check(source, fast=fast)
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(cases(max_statements=4), st.sampled_from(["; ", "\n", " ;\n", "\r\n"]),
        st.sampled_from(["", " ", "\t", "  # note\n"]))
 def test_one_pass_agrees_on_generated_programs(case, sep, tail):
-    source = sep.join(to_source(Program_of(stmt)) for stmt in case.program.statements) + tail
+    source = sep.join(to_source(alone(stmt)) for stmt in case.program.statements) + tail
     check(source, fast=True)
 
 
@@ -138,15 +140,32 @@ def test_one_pass_agrees_on_several_outputs(case):
     check(to_source(case.program), fast=True)
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(programs)
 def test_one_pass_agrees_on_any_program_the_grammar_builds(program):
     # mostly meaningless (f() of unknown functions, reading unassigned names): the errors
     check(to_source(program))
 
 
-def Program_of(stmt):  # noqa: N802 - one statement as a program, to print it alone
-    from gradcli.language.ast import Program
+@pytest.mark.parametrize("source", FAST_CASES)
+def test_one_pass_agrees_on_the_parsers_cases(source):
+    check(source)
+
+
+# The parser's token soup, with the other blanks and separators, names that are constants,
+# functions or escapes, and assignments: mostly mistakes, some programs.
+SOUP = TOKENS + ["\r\n", "\r", "\f", "e", "pi", "a", "a = ", "-=", "/=", "x²", "\\u03b8",
+                 "log", "hypot", "0.1", "sqrt(", "\n\n"]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(SOUP), max_size=30))
+def test_one_pass_agrees_on_any_token_soup(tokens):
+    check("".join(tokens))
+
+
+def alone(stmt):
+    """One statement as a program, to print it alone."""
     return Program((stmt,))
 
 

@@ -185,7 +185,6 @@ def _run(source: str, builder):
     machine = _machine
     if machine is None:
         machine = _machine = run_tables(_Machine)
-    n_t = machine.n_t
     kind, operators, unary = machine.kind, machine.operators, machine.unary
     name_g, number_g, sep_g, sep_t = (machine.name_group, machine.number_group,
                                       machine.sep_group, machine.sep_t)
@@ -234,7 +233,7 @@ def _run(source: str, builder):
                         tid = len(depth)
                         if tid >= limit:
                             emit(prim, x, y, (s0, e1))  # raises the LimitError
-                        depth.append(1 + (dx if dx > dy else dy))
+                        depth.append(1 + (dx if dx > dy else dy))  # noqa: FURB136 - no call
                         ops.append(prim)
                         a0.append(x)
                         a1.append(y)

@@ -25,8 +25,8 @@ from operator import itemgetter
 
 from typing import Iterable, Mapping
 
-from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError, NameLookupError,
-                      NumericalError, ParseError, Span, name_list)
+from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
+                      NameLookupError, NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
 from ..limits import NODES_VARIABLE, max_nodes, max_source
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
@@ -241,9 +241,9 @@ class _Builder:
     (``starts``, ``ends``).
     """
 
-    __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values", "input_ids",
-                 "input_spans", "env", "versions", "bindings", "limit", "source", "recipes",
-                 "folds")
+    __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
+                 "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
+                 "recipes", "folds")
 
     def __init__(self, source: str = ""):
         self.source = source
@@ -474,7 +474,7 @@ class _Builder:
 
 
 def _gatherer(indexes: list[int]):
-    """A function giving ``[xs[i] for i in indexes]`` for a list ``xs``, in C."""
+    """A function giving ``[xs[i] for i in indexes]`` for a list or array ``xs``, in C."""
     if len(indexes) < 2:  # itemgetter gives a tuple only for two or more
         return lambda xs: [xs[i] for i in indexes]
     get = itemgetter(*indexes)
@@ -587,7 +587,7 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
                    output_names=of)
 
 
-@gc_paused()  # one pause for both stages: the AST is built and freed without a collection
+@gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
 
