@@ -55,6 +55,10 @@ class _Machine:
         # The lexer: Lark's alternation in Lark's order, blanks after each token, and the end of
         # the text as one more (empty) token, so the loop sees $END without a second code path.
         regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){_BLANKS}")
+        for blank in _BLANKS[1:-2]:  # the blanks eaten after a token are the grammar's to ignore
+            found = regex.match(blank)
+            if found is None or found.lastgroup not in tables["ignore"]:
+                raise ValueError(f"the grammar does not ignore {blank!r}")
         self.match_source = regex.scanner
         groups = regex.groupindex
         self.kind = kind = [-1] * (regex.groups + 1)  # group number -> terminal; -1 ignored
