@@ -250,10 +250,11 @@ class _Builder:
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         self.depth: list[int] = []
         self.op: list[Primitive | None] = []
-        self.a0 = array("q")
-        self.a1 = array("q")
-        self.starts = array("q")  # machine integers: no int object kept per node
-        self.ends = array("q")
+        self.a0: list[int] = []  # each id's int is the one object its node's id already is
+        self.a1: list[int] = []
+        # lists, not arrays: an array's append parses its argument (PyArg_Parse, 5% of compile)
+        self.starts: list[int] = []
+        self.ends: list[int] = []
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
