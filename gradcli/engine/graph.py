@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
                       NameLookupError, NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
-from ..limits import NODES_VARIABLE, max_nodes, max_source
+from ..limits import NODES_VARIABLE, check_nodes, max_nodes, max_source
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
@@ -595,6 +595,7 @@ def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compi
     A valid program is read in one pass (``fused.py``: the parser's tables making the tape's
     nodes directly); anything wrong with it is said by parse and lower, from the start."""
     if len(source) <= max_source():  # else the parser's LimitError
+        check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
         try:
             graph = compile_source(source, _Builder(source))
         except GradcliError:
@@ -607,6 +608,7 @@ def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compi
 def parse_source(source: str) -> Program:
     """:func:`~gradcli.language.parser.parse`, with hints that need the function table: two
     names side by side whose first is a function (``sin x``) -> ``write sin(x)``."""
+    check_nodes(source, tuple(CONSTANTS))  # a source too large for the node limit, unparsed
     try:
         return parse(source)
     except ParseError as exc:
