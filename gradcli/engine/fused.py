@@ -27,15 +27,12 @@ What makes it fast, measured (docs/performance.md):
 
 from __future__ import annotations
 
-import re
-
-from ..language.parser import read_name, run_tables
+from ..language.parser import lexer, read_name, run_tables
 from .primitives import BINARY_OPERATORS, TABLE, lookup
 
 _NEG = TABLE["neg"]
 # The terminals of the operators, as the grammar names them.
 _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
-_BLANKS = "[ \t\f\r]*"  # the ignored blanks (grammar: %ignore /[ \t\f\r]+/), after a token
 
 # The reductions that go through the child filter: helper rules' lists, the program, calls of
 # none or several arguments, and a group
@@ -55,13 +52,9 @@ class _Machine:
         self.n_t = n_t
         self.end_t = tindex["$END"]
         self.sep_t = tindex["_SEP"]
-        # The lexer: Lark's alternation in Lark's order, blanks after each token, and the end of
-        # the text as one more (empty) token, so the loop sees $END without a second code path.
-        regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){_BLANKS}")
-        for blank in _BLANKS[1:-2]:  # the blanks eaten after a token are the grammar's to ignore
-            found = regex.match(blank)
-            if found is None or found.lastgroup not in tables["ignore"]:
-                raise ValueError(f"the grammar does not ignore {blank!r}")
+        # The parser's lexer (blanks after each token part of its match, the end of the text an
+        # empty match), so the loop sees $END without a second code path.
+        regex = lexer(tables)
         self.match_source = regex.scanner
         groups = regex.groupindex
         self.kind = kind = [-1] * (regex.groups + 1)  # group number -> terminal; -1 ignored

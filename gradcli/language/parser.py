@@ -175,6 +175,7 @@ _TRANSFORMER = _ToAst()
 _METHODS = frozenset(name for name in vars(_ToAst) if not name.startswith("_"))
 _POSTLEX = _NewlinesInParentheses()
 _fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
+_tables: dict | None = None  # the tables, once loaded (run_tables)
 TABLES_FORMAT = 2  # the layout of the tables (see tables.py); part of their key
 
 
@@ -269,7 +270,14 @@ def run_tables(runner: Callable[[dict], object]):
     """``runner(tables)`` (a parse function, or another machine built from the tables) over the
     saved tables if it accepts them, else over new ones (then saved). The parser's loop is one
     runner; the one-pass compiler (``engine/fused.py``) is another, so a valid program never
-    builds this module's loop at all."""
+    builds this module's loop at all. The tables one runner accepted are kept for the next (a
+    plain eval runs both: the one pass, and the parser for ``--at``'s values)."""
+    global _tables
+    if _tables is not None:
+        try:
+            return runner(_tables)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
+            _tables = None  # accepted by one runner, not by another: load or build anew
     try:
         key, name = _tables_key(grammar_text()), _tables_name()
     except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
@@ -278,16 +286,37 @@ def run_tables(runner: Callable[[dict], object]):
         tables = usercache.load(name, key)
         if tables is not None:
             try:
-                return runner(tables)
+                result = runner(tables)
             except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
                 pass  # whole and for this key, yet not tables: written by hand; build anew
+            else:
+                _tables = tables
+                return result
     tables = build_tables()
     if name is not None:
         usercache.save(name, key, tables)
-    return runner(tables)
+    result = runner(tables)
+    _tables = tables
+    return result
 
 
 # -- the loop -------------------------------------------------------------------------------------
+
+BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
+
+
+def lexer(tables: dict) -> re.Pattern:
+    """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
+    token's trailing blanks part of its match (no step of its own for a space), and the end of
+    the text one more, empty, match (``_END_``). One pattern for the parser's loop and the one
+    pass (``engine/fused.py``), so a process compiles it once."""
+    regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){BLANKS}")
+    for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
+        found = regex.match(blank)
+        if found is None or found.lastgroup not in tables["ignore"]:
+            raise ValueError(f"the grammar does not ignore {blank!r}")
+    return regex
+
 
 def _fast_parser(tables: dict) -> Callable[[str], object]:
     """A parse function running ``tables``: the AST, or a :class:`SyntaxFault` for text the
@@ -314,7 +343,7 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             action = pairs[i + 1]
             row[names[pairs[i]]] = rows[action] if action < n else reductions[action - n]
     start, end = rows[tables["start"]], rows[tables["end"]]
-    finditer = re.compile(tables["pattern"]).finditer
+    finditer = lexer(tables).finditer
     ignore = frozenset(tables["ignore"])
     new_token = object.__new__
 
@@ -329,8 +358,12 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             kind = match.lastgroup
             if kind in ignore:
                 continue
+            if kind == "_END_":
+                break
+            group = match.lastindex
             tok = new_token(_Token)
-            tok.type, tok.value, tok.start_pos, tok.end_pos = kind, match.group(), begin, pos_end
+            tok.type, tok.value, tok.start_pos, tok.end_pos = (kind, match[group], begin,
+                                                               match.end(group))
             yield tok
         tok = new_token(_Token)
         tok.type = "$END" if pos == len(source) else None
