@@ -66,7 +66,7 @@ def run_pipeline(source: str, clock=time.perf_counter):
     except ImportError:  # a version without it (benchmarks/compare.py runs older ones)
         from contextlib import nullcontext as gc_paused
 
-    if ONE_PASS and hasattr(graph_module, "compile_source"):
+    if ONE_PASS and hasattr(graph_module, "ONE_PASS_FROM"):
         t0 = clock()
         graph = graph_module.compile(source)
         t1 = t2 = clock()

@@ -22,6 +22,13 @@ from gradcli.errors import GradcliError
 from gradcli.language.ast import Program
 from gradcli.language.printer import to_source
 
+@pytest.fixture(autouse=True)
+def one_pass_always(monkeypatch):
+    """compile() tries the one pass on every source here, however short."""
+    from gradcli.engine import graph as graph_module
+    monkeypatch.setattr(graph_module, "ONE_PASS_FROM", 0)
+
+
 FIELDS = ("source", "inputs", "arg0", "arg1", "depth", "output", "labels", "input_spans",
           "outputs", "output_names", "names", "exact", "folds")
 
@@ -185,3 +192,10 @@ def test_the_one_pass_never_calls_the_parser_for_a_valid_program(monkeypatch):
     compile("x")  # the tables loaded
     monkeypatch.setattr(graph_module, "parse_source", refuse)
     assert len(compile("a = x*y; a + sin(a)").ops) == 3
+    monkeypatch.undo()  # the threshold too: a long source takes the one pass, a short one not
+    long = "a = x*y\n" + "a = a + sin(a)\n" * 30
+    assert len(long) >= graph_module.ONE_PASS_FROM
+    monkeypatch.setattr(graph_module, "parse_source", refuse)
+    assert len(compile(long).ops) == 61
+    with pytest.raises(AssertionError, match="parsed again"):
+        compile("a = x*y; a + sin(a)")

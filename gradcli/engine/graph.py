@@ -32,7 +32,6 @@ from ..limits import NODES_VARIABLE, check_nodes, max_nodes, max_source
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
-from .fused import compile_source
 from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
                          constant_words, function_names, lookup)
 
@@ -588,14 +587,22 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
                    output_names=of)
 
 
+# Shorter sources are parsed and lowered: there the one pass's machine (0.3 ms to build, once
+# per process) costs more than it saves (about 3 µs a node, a node for every 3 to 5 characters),
+# and a plain eval's start-up stays what it was.
+ONE_PASS_FROM = 256
+
+
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
 
-    A valid program is read in one pass (``fused.py``: the parser's tables making the tape's
-    nodes directly); anything wrong with it is said by parse and lower, from the start."""
-    if len(source) <= max_source():  # else the parser's LimitError
+    A valid program of some length is read in one pass (``fused.py``: the parser's tables
+    making the tape's nodes directly); anything wrong with it is said by parse and lower, from
+    the start."""
+    if ONE_PASS_FROM <= len(source) <= max_source():  # longer: the parser's LimitError
         check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
+        from .fused import compile_source
         try:
             graph = compile_source(source, _Builder(source))
         except GradcliError:
