@@ -560,14 +560,16 @@ def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int
     return values, proven
 
 
-def _certify_rows(graph, columns, results, errors, wrt, min_digits, n):
+def _certify_rows(graph, columns, results, errors, wrt, min_digits, n, with_digits=False):
     """Each row's certain digits (a proven bound over the batch's own float64 operations: see
     gradcli.engine.bounds); rows with fewer than ``min_digits`` are recomputed by the certified
-    engine, or marked not certified (their outputs NaN). The digits, per row."""
+    engine, or marked not certified (their outputs NaN). The digits, per row (unless
+    ``with_digits``, a row with enough may be given as ``min_digits``: the quick test)."""
     import numpy as np
 
     from .engine.bounds import certain_digits
-    digits = certain_digits(graph, columns, wrt=wrt)
+    digits = certain_digits(graph, columns, wrt=wrt, enough=None if with_digits else min_digits,
+                            results=results)
     short = np.flatnonzero((digits < min_digits) & np.equal(errors, None))
     for r in short:
         point = {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
@@ -637,7 +639,8 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
             values[rows] = np.nan
     from .engine.bounds import MIN_DIGITS
     digits, uncertified = _certify_rows(graph, columns, results, errors, wrt,
-                                        MIN_DIGITS if min_digits is None else min_digits, n)
+                                        MIN_DIGITS if min_digits is None else min_digits, n,
+                                        with_digits)
     if with_digits:
         results.append(np.where(np.equal(errors, None), digits, 0).astype(np.int64))
     arrays, names = [], []

@@ -11,7 +11,8 @@
    Rows with |x| > BOUND, inf or nan are left to NumPy (np.sin, np.cos), as on the NumPy path:
    sincos() returns how many there are, and writes nan in their places.
 
-   Optional: where this does not build (no C compiler), trig.py computes the same in NumPy. */
+   Optional: where this does not build (no C compiler), trig.py computes the same in NumPy.
+   Also here: small(), one exact pass of the error bounds' quick test (bounds.py). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -104,7 +105,42 @@ static PyObject *sincos_py(PyObject *self, PyObject *args)
     return result;
 }
 
+/* small(column, threshold, mask) -> int: mask[i] |= |column[i]| < threshold, for the quick test
+   of gradcli/engine/bounds.py (the rows a chunk's one error bound cannot give enough digits);
+   returns how many rows of column are below. A comparison is exact: the NumPy path (np.abs,
+   np.less, np.bitwise_or) marks the same rows. One pass instead of NumPy's three. */
+static PyObject *small_py(PyObject *self, PyObject *args)
+{
+    Py_buffer x, m;
+    double threshold;
+    if (!PyArg_ParseTuple(args, "y*dw*", &x, &threshold, &m))
+        return NULL;
+    PyObject *result = NULL;
+    if (x.len % (Py_ssize_t)sizeof(double) || m.len != x.len / (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "small: a float64 buffer and a bool buffer of one "
+                                          "length");
+    } else {
+        Py_ssize_t n = m.len, count = 0;
+        const double *xs = (const double *)x.buf;
+        unsigned char *ms = (unsigned char *)m.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            unsigned char below = __builtin_fabs(xs[i]) < threshold;
+            ms[i] |= below;
+            count += below;
+        }
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromSsize_t(count);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&m);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"small", small_py, METH_VARARGS,
+     "small(column, threshold, mask) -> int: mask |= |column| < threshold, in place; the "
+     "number of rows below."},
     {"sincos", sincos_py, METH_VARARGS,
      "sincos(x, s, c) -> int: s = sin(x), c = cos(x) in place for |x| <= 1e4; the other rows "
      "are nan, and their count is returned."},
