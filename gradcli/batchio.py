@@ -560,30 +560,37 @@ def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int
     return values, proven
 
 
-def _certify_rows(graph, columns, results, errors, wrt, min_digits, n, with_digits=False):
+def _certify_rows(graph, columns, results, errors, wrt, min_digits, n, quick=None):
     """Each row's certain digits (a proven bound over the batch's own float64 operations: see
     gradcli.engine.bounds); rows with fewer than ``min_digits`` are recomputed by the certified
-    engine, or marked not certified (their outputs NaN). The digits, per row (unless
-    ``with_digits``, a row with enough may be given as ``min_digits``: the quick test)."""
+    engine, or marked not certified (their outputs NaN). The digits per row and how many rows
+    were short; with ``quick`` (the QuickTest run beside the batch sweep) only the rows it left
+    are bounded one by one, and the digits are None."""
     import numpy as np
 
     from .engine.bounds import certain_digits
-    digits = certain_digits(graph, columns, wrt=wrt, enough=None if with_digits else min_digits,
-                            results=results)
-    short = np.flatnonzero((digits < min_digits) & np.equal(errors, None))
-    for r in short:
+    if quick is None:
+        digits = rows = certain_digits(graph, columns, wrt=wrt)
+        index = None
+    else:
+        digits, index = None, np.flatnonzero(quick.suspects())
+        rows = certain_digits(graph, columns, wrt=wrt, rows=index)
+    fails = np.equal(errors, None) if index is None else np.equal(errors[index], None)
+    short = np.flatnonzero((rows < min_digits) & fails)
+    for i in short:
+        r = i if index is None else index[i]
         point = {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
         again = recompute(graph, point, wrt, min_digits)
         if again is not None:
-            values, digits[r] = again
+            values, rows[i] = again
             for column, value in zip(results, values):
                 column[r] = value
-            if digits[r] >= min_digits:
+            if rows[i] >= min_digits:
                 continue
-            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain "
+            errors[r] = (f"not certified: {int(rows[i])} significant digits are certain "
                          f"({min_digits} asked), at the certified engine's highest precision")
         else:
-            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
+            errors[r] = (f"not certified: {int(rows[i])} significant digits are certain in "
                          f"float64 ({min_digits} asked) and the certified engine is not "
                          "available")
         for column in results:
@@ -623,11 +630,15 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         else:
             columns[name] = at[name]
     columns["\0rows"] = np.empty(n)  # fixes the row count when every input is an --at scalar
+    from .engine.bounds import MIN_DIGITS, QuickTest
+    min_digits = MIN_DIGITS if min_digits is None else min_digits
+    # the digits column needs every row's own bound; else the quick test runs beside the sweep
+    quick = None if with_digits else QuickTest(graph, columns, wrt=wrt, enough=min_digits)
     if graph.n_outputs == 1:
-        result = evaluate_columns(graph, columns, wrt=wrt)
+        result = evaluate_columns(graph, columns, wrt=wrt, watch=quick)
         results = [result.values] + [result.gradient[name] for name in wrt]
     else:  # several outputs: each output's value and gradient, a row of the Jacobian
-        result = jacobian_columns(graph, columns, wrt=wrt)
+        result = jacobian_columns(graph, columns, wrt=wrt, watch=quick)
         results = [array for output in result.outputs
                    for array in [result.values[output]] + [result.jacobian[output][name]
                                                            for name in wrt]]
@@ -637,10 +648,8 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         errors[rows] = list(problems.values())
         for values in results:
             values[rows] = np.nan
-    from .engine.bounds import MIN_DIGITS
-    digits, uncertified = _certify_rows(graph, columns, results, errors, wrt,
-                                        MIN_DIGITS if min_digits is None else min_digits, n,
-                                        with_digits)
+    digits, uncertified = _certify_rows(graph, columns, results, errors, wrt, min_digits, n,
+                                        quick)
     if with_digits:
         results.append(np.where(np.equal(errors, None), digits, 0).astype(np.int64))
     arrays, names = [], []

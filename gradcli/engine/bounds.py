@@ -217,9 +217,9 @@ def _pow(a: Bounded, b: Bounded) -> Bounded:
     else:
         v = np.power(a.v, b.v)
     own = _ulp_error(v, DEFAULT_ULPS)
-    if not _nonzero(b.e):  # an exact exponent
-        if not _nonzero(a.e):  # and an exact base: only pow's own error
-            return Bounded(v, own)
+    if not _nonzero(a.e) and not _nonzero(b.e):  # exact arguments: only pow's own error
+        return Bounded(v, own)
+    if not _nonzero(b.e) and type(b.v) is not Interval and np.ndim(b.v) == 0:  # a constant
         n = float(b.v)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if n >= 1 and n == int(n) and n <= 64:
@@ -387,6 +387,8 @@ def _kinked(f):
     def apply(a):
         a = _bounded(a)
         v = f(a.v)
+        if not _nonzero(a.e):  # an exact argument: exact, 0 included
+            return Bounded(v, 0.0)
         return Bounded(v, np.where(_low(a.v) > a.e, 0.0, np.inf))
     return apply
 
@@ -680,69 +682,135 @@ QUICK_ROWS = 1 << 14  # the quick test's smallest chunk (its Python steps: about
 SAFETY = 1.0 + 2.0 ** -20  # a margin over the digits' own log10 and floor
 
 
-def _quick_suspects(graph, arrays, results, wrt, order, outputs, enough, errors, n):
-    """The rows the quick test cannot give ``enough`` digits (a boolean mask): each chunk swept
-    once over Intervals (module docstring); a chunk it cannot bound, or where more than an
-    eighth of the rows are left, is split in 8 down to :data:`QUICK_ROWS`; below, its rows are
-    all left to the row-by-row bound."""
-    m = _namespace(RANGES)
-    suspect = np.zeros(n, dtype=bool)
-    scale = 2.0 * 10.0 ** enough * SAFETY
-    chunks = [(0, n)]
-    while chunks:
-        start, stop = chunks.pop()
-        part = suspect[start:stop]
-        try:
-            block = []
-            for name in graph.inputs:
-                column = arrays[name][start:stop]
-                block.append(Bounded(Interval(float(np.minimum.reduce(column)),
-                                              float(np.maximum.reduce(column))), 0.0))
-            with np.errstate(all="ignore"):
-                slots = forward(graph, block, m, errors)
-                found = _result_bounds(graph, slots, wrt, order, outputs, m)
-            thresholds = []
-            for (_, err), column in zip(found, results):
-                if err is not None:
-                    threshold = float(err) * scale
-                    if not threshold < math.inf:  # inf or nan
-                        raise Unbounded("no finite bound")
-                    thresholds.append((column, threshold))
-            _mark_small(thresholds, start, stop, part)
-            if stop - start >= 2 * QUICK_ROWS and np.count_nonzero(part) * 8 > stop - start:
-                raise Unbounded("too many rows left")
-        except (Unbounded, LimitError, OverflowError, ValueError, ZeroDivisionError, TypeError):
-            if stop - start >= 2 * QUICK_ROWS:
-                part[:] = False
-                step = -(-(stop - start) // 8)
-                chunks.extend((s, min(stop, s + step)) for s in range(start, stop, step))
-            else:
-                part[:] = True
-    return suspect
+_QUICK_FAILS = (Unbounded, LimitError, OverflowError, ValueError, ZeroDivisionError, TypeError)
 
 
-def _mark_small(thresholds: list, start: int, stop: int, part: np.ndarray) -> None:
-    """``part[i] = True`` where some ``|column[start + i]| < threshold`` (NaN: not marked),
-    block by block, so the passes stay in the processor's cache; in one compiled pass where
-    the optional C extension was built (the same comparisons: the same rows)."""
+class QuickTest:
+    """The quick test (module docstring) of the rows of ``columns``: which of them the
+    row-by-row bound must sweep to know whether they have ``enough`` certain digits.
+
+    Called on each block of rows as the batch engine writes its results (``watch`` of
+    :func:`~gradcli.engine.batch.evaluate_columns`), while they are in the processor's cache:
+    the block's inputs' ranges (one pass), then one bound per result for ranges holding them,
+    kept and reused by the next blocks while their ranges stay inside (a bound grows with the
+    ranges: it holds for every row inside them), then one pass per result marks the rows left.
+    A block where the kept ranges leave more than an eighth of the rows, or cannot be bounded,
+    is tried with its own ranges; if that fails too, all its rows are left."""
+
+    def __init__(self, graph: Graph, columns: Mapping[str, object], *,
+                 wrt: Iterable[str] | None = None, gradient: bool = True,
+                 enough: int = MIN_DIGITS):
+        from .graph import wrt_names
+        self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
+        self.n, self.arrays = as_columns(graph, columns)
+        self.inputs = [self.arrays[name] for name in graph.inputs]
+        self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
+                        if graph.n_outputs > 1 else None)
+        self.order = visit_order(graph) if self.outputs is None else None
+        self.errors = constant_errors(graph, _namespace(block_namespace()))
+        self.scale = 2.0 * 10.0 ** enough * SAFETY
+        self.m = _namespace(RANGES)
+        self.suspect = np.zeros(self.n, dtype=bool)
+        self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
+
+    def _thresholds(self, ranges: list) -> list:
+        """[(result, t)]: a row whose inputs lie in ``ranges`` and whose |result| >= t has
+        enough digits by its own bound (results that are exact are left out)."""
+        block = [Bounded(Interval(lo, hi), 0.0) for lo, hi in ranges]
+        with np.errstate(all="ignore"):
+            slots = forward(self.graph, block, self.m, self.errors)
+            found = _result_bounds(self.graph, slots, self.wrt, self.order, self.outputs,
+                                   self.m)
+        thresholds = []
+        for k, (_, err) in enumerate(found):
+            if err is not None:
+                threshold = float(err) * self.scale
+                if not threshold < math.inf:  # inf or nan
+                    raise Unbounded("no finite bound")
+                thresholds.append((k, threshold))
+        return thresholds
+
+    def __call__(self, start: int, stop: int, results: list) -> None:
+        """Mark the rows left among ``start:stop``, whose results (each output's value, then
+        its gradient by ``wrt``) are ``results``. NaN inputs are not in the ranges: those rows
+        fail in the batch engine, and a failed row is never recomputed."""
+        part = self.suspect[start:stop]
+        ranges = [_extent(column[start:stop]) for column in self.inputs]
+        kept = self.kept
+        inside = kept is not None and all(
+            k[0] <= r[0] and r[1] <= k[1] for k, r in zip(kept[0], ranges))
+        if not inside:  # the kept ranges grown to hold the block's, and a little more
+            grown = ranges if kept is None else [
+                (min(k[0], r[0]), max(k[1], r[1])) for k, r in zip(kept[0], ranges)]
+            kept = None  # the kept ones stay for the next blocks if these fail
+            for tried in (_widened_ranges(grown), grown):
+                try:
+                    kept = self.kept = (tried, self._thresholds(tried))
+                    break
+                except _QUICK_FAILS:
+                    continue
+        if kept is not None:
+            left = _mark_small([(results[k], t) for k, t in kept[1]], part)
+            if left * 8 <= stop - start:
+                return
+            part[:] = False
+        try:  # the block's own ranges
+            thresholds = self._thresholds(ranges)
+        except _QUICK_FAILS:
+            part[:] = True
+            return
+        _mark_small([(results[k], t) for k, t in thresholds], part)
+
+    def suspects(self) -> np.ndarray:
+        """The rows left (a boolean mask)."""
+        return self.suspect
+
+
+def _widened_ranges(ranges: list) -> list:
+    """Each range widened by a sixteenth of its width on both sides, never across 0 (a domain's
+    edge, often): the next blocks' values fall inside, and need no new sweep."""
+    wider = []
+    for lo, hi in ranges:
+        w = (hi - lo) / 16
+        wider.append((lo - w if lo < 0 or lo - w >= 0 else lo / 2,
+                      hi + w if hi > 0 or hi + w <= 0 else hi / 2))
+    return wider
+
+
+def _extent(column) -> tuple[float, float]:
+    """The least and greatest value of a column, NaN skipped (compiled where the optional C
+    extension was built: the same two numbers)."""
+    from . import trig
+    compiled = getattr(trig._sincos, "extent", None)
+    if compiled is not None:
+        return compiled(np.ascontiguousarray(column))
+    return float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
+
+
+def _mark_small(thresholds: list, part: np.ndarray) -> int:
+    """``part[i] = True`` where some ``|column[i]| < threshold`` (NaN: not marked), for the
+    (column, threshold) pairs; in one compiled pass per column where the optional C extension
+    was built (the same comparisons: the same rows), else by NumPy in cache-sized pieces. How
+    many rows are marked."""
     from . import trig
     compiled = getattr(trig._sincos, "small", None)
     if compiled is not None:
         for column, threshold in thresholds:
-            compiled(np.ascontiguousarray(column[start:stop]), threshold, part)
-        return
-    step = MARK_ROWS
-    size = np.empty(min(step, stop - start))
+            compiled(np.ascontiguousarray(column), threshold, part)
+        return int(np.count_nonzero(part)) if thresholds else 0
+    n, step = len(part), MARK_ROWS
+    size = np.empty(min(step, n))
     small = np.empty(len(size), dtype=bool)
     less, absolute, either = np.less, np.abs, np.bitwise_or
-    for at in range(start, stop, step):
-        end = min(stop, at + step)
-        k, mark = end - at, part[at - start:end - start]
+    for at in range(0, n, step):
+        end = min(n, at + step)
+        k, mark = end - at, part[at:end]
         s, b = (size, small) if k == step else (size[:k], small[:k])
         for column, threshold in thresholds:
             absolute(column[at:end], s)
             less(s, threshold, b)
             either(mark, b, mark)
+    return int(np.count_nonzero(part))
 
 
 MARK_ROWS = 1 << 15  # rows a pass at a time: 256 KiB, in the processor's cache
@@ -751,41 +819,41 @@ MARK_ROWS = 1 << 15  # rows a pass at a time: 256 KiB, in the processor's cache
 def certain_digits(graph: Graph, columns: Mapping[str, object], *,
                    wrt: Iterable[str] | None = None, gradient: bool = True,
                    block_rows: int = 1 << 14, enough: int | None = None,
-                   results: list | None = None) -> np.ndarray:
+                   results: list | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """For every row of ``columns``, how many significant digits of the batch engine's value
     and gradient (all of ``graph``'s outputs) are proven correct: an int array.
 
     ``enough`` and ``results`` (the batch engine's result columns, each output's value then its
     gradient by ``wrt``): a row with at least ``enough`` certain digits may be given as
-    ``enough``, found by the quick test (module docstring) without its own sweep. The rows
-    given fewer are the same, with the same digits, as without it."""
+    ``enough``, found by the quick test (:class:`QuickTest`) without its own sweep. The rows
+    given fewer are the same, with the same digits, as without it. ``rows`` (an index array):
+    the digits of these rows only, one per index."""
+    if enough is not None and results is not None:
+        quick = QuickTest(graph, columns, wrt=wrt, gradient=gradient, enough=enough)
+        for start in range(0, quick.n, block_rows):
+            stop = min(quick.n, start + block_rows)
+            quick(start, stop, [column[start:stop] for column in results])
+        digits = np.full(quick.n, enough, dtype=np.int64)
+        some = np.flatnonzero(quick.suspects())
+        digits[some] = certain_digits(graph, columns, wrt=wrt, gradient=gradient, rows=some)
+        return digits
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt) if gradient else []
     n, arrays = as_columns(graph, columns)
     outputs = [graph.only(i) for i in range(graph.n_outputs)] if graph.n_outputs > 1 else None
     order = visit_order(graph) if outputs is None else None
     errors = constant_errors(graph, _namespace(block_namespace()))
-    digits = np.empty(n, dtype=np.int64)
-    rows = None
-    if enough is not None and results is not None and n >= QUICK_ROWS:
-        suspect = _quick_suspects(graph, arrays, results, wrt, order, outputs, enough, errors,
-                                  n)
-        digits[:] = enough
-        rows = np.flatnonzero(suspect)
-        n_rows = len(rows)
-    else:
-        n_rows = n
+    n_rows = n if rows is None else len(rows)
+    digits = np.empty(n_rows, dtype=np.int64)
     with np.errstate(all="ignore"):
         for start in range(0, n_rows, block_rows):
             stop = min(n_rows, start + block_rows)
             if rows is None:
                 block = [arrays[name][start:stop] for name in graph.inputs]
-                digits[start:stop] = block_digits(graph, block, wrt, order, outputs, errors)
             else:
-                some = rows[start:stop]
-                block = [arrays[name][some] for name in graph.inputs]
-                digits[some] = block_digits(graph, block, wrt, order, outputs, errors)
+                block = [arrays[name][rows[start:stop]] for name in graph.inputs]
+            digits[start:stop] = block_digits(graph, block, wrt, order, outputs, errors)
     return digits
 
 
-__all__ = ["MIN_DIGITS", "Bounded", "certain_digits", "digits_of"]
+__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "digits_of"]
