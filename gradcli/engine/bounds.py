@@ -784,7 +784,8 @@ def _extent(column) -> tuple[float, float]:
     compiled = getattr(trig._sincos, "extent", None)
     if compiled is not None:
         return compiled(np.ascontiguousarray(column))
-    return float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
+    lo, hi = float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
+    return (lo, hi) if lo == lo else (math.inf, -math.inf)  # every value NaN: as the C code
 
 
 def _mark_small(thresholds: list, part: np.ndarray) -> int:
