@@ -331,3 +331,23 @@ def test_batch_rows_do_not_depend_on_the_digits_column_nor_on_the_extension(grad
         outputs.append(lines)
     assert outputs[0] == outputs[1] == outputs[2]
     assert len(outputs[0]) == 6001
+
+
+def test_the_quick_test_beside_the_jacobian_sweep(compiled):
+    """Several outputs: each output's value, then its gradient, as batchio orders them."""
+    from gradcli.engine.batch import jacobian_columns
+    from gradcli.engine.graph import select_outputs
+    graph = select_outputs(gradcli.compile("a = log(x) - y; b = a*y - cos(x); c = b - 1"),
+                           ["c", "a"])
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(0.5, 3, 3000), np.exp(rng.uniform(-1, 1, 1000))])
+    y = np.concatenate([rng.uniform(-2, 2, 3000), np.log(x[3000:])])  # a cancels to ~0
+    columns = {"x": x, "y": y}
+    watch = bounds.QuickTest(graph, columns)
+    batch = jacobian_columns(graph, columns, block_rows=512, watch=watch)
+    full = bounds.certain_digits(graph, columns)
+    short = (full < 10) & np.equal(batch.errors, None)
+    assert short.sum() > 100  # the cancelling rows are there
+    assert not np.any(short & ~watch.suspects())
+    rows = np.flatnonzero(watch.suspects())
+    assert np.array_equal(bounds.certain_digits(graph, columns, rows=rows), full[rows])
