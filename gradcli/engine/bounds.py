@@ -712,6 +712,9 @@ class QuickTest:
         self.m = _namespace(RANGES)
         self.suspect = np.zeros(self.n, dtype=bool)
         self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
+        from . import trig  # the compiled scans, where the optional extension was built
+        self.compiled = (getattr(trig._sincos, "extent", None),
+                         getattr(trig._sincos, "small", None))
 
     def _thresholds(self, ranges: list) -> list:
         """[(result, t)]: a row whose inputs lie in ``ranges`` and whose |result| >= t has
@@ -735,7 +738,8 @@ class QuickTest:
         its gradient by ``wrt``) are ``results``. NaN inputs are not in the ranges: those rows
         fail in the batch engine, and a failed row is never recomputed."""
         part = self.suspect[start:stop]
-        ranges = [_extent(column[start:stop]) for column in self.inputs]
+        extent, small = self.compiled
+        ranges = [_extent(column[start:stop], extent) for column in self.inputs]
         kept = self.kept
         inside = kept is not None and all(
             k[0] <= r[0] and r[1] <= k[1] for k, r in zip(kept[0], ranges))
@@ -750,7 +754,7 @@ class QuickTest:
                 except _QUICK_FAILS:
                     continue
         if kept is not None:
-            left = _mark_small([(results[k], t) for k, t in kept[1]], part)
+            left = _mark_small([(results[k], t) for k, t in kept[1]], part, small)
             if left * 8 <= stop - start:
                 return
             part[:] = False
@@ -759,7 +763,7 @@ class QuickTest:
         except _QUICK_FAILS:
             part[:] = True
             return
-        _mark_small([(results[k], t) for k, t in thresholds], part)
+        _mark_small([(results[k], t) for k, t in thresholds], part, small)
 
     def suspects(self) -> np.ndarray:
         """The rows left (a boolean mask)."""
@@ -777,24 +781,20 @@ def _widened_ranges(ranges: list) -> list:
     return wider
 
 
-def _extent(column) -> tuple[float, float]:
-    """The least and greatest value of a column, NaN skipped (compiled where the optional C
-    extension was built: the same two numbers)."""
-    from . import trig
-    compiled = getattr(trig._sincos, "extent", None)
+def _extent(column, compiled=None) -> tuple[float, float]:
+    """The least and greatest value of a column, NaN skipped (``compiled``: the optional C
+    extension's extent, the same two numbers)."""
     if compiled is not None:
         return compiled(np.ascontiguousarray(column))
     lo, hi = float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
     return (lo, hi) if lo == lo else (math.inf, -math.inf)  # every value NaN: as the C code
 
 
-def _mark_small(thresholds: list, part: np.ndarray) -> int:
+def _mark_small(thresholds: list, part: np.ndarray, compiled=None) -> int:
     """``part[i] = True`` where some ``|column[i]| < threshold`` (NaN: not marked), for the
-    (column, threshold) pairs; in one compiled pass per column where the optional C extension
-    was built (the same comparisons: the same rows), else by NumPy in cache-sized pieces. How
-    many rows are marked."""
-    from . import trig
-    compiled = getattr(trig._sincos, "small", None)
+    (column, threshold) pairs; in one pass per column by ``compiled`` (the optional C
+    extension's small: the same comparisons, the same rows), else by NumPy in cache-sized
+    pieces. How many rows are marked."""
     if compiled is not None:
         for column, threshold in thresholds:
             compiled(np.ascontiguousarray(column), threshold, part)
