@@ -217,6 +217,14 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
             finally:
                 trig._sincos = saved
         runs["gradcli, 1 thread, NumPy sincos (no C extension)"] = numpy_sincos
+
+        def numpy_proven():
+            saved, trig._sincos = trig._sincos, None
+            try:
+                return timed(lambda: proven(1))
+            finally:
+                trig._sincos = saved
+        runs["gradcli + proven digits (quick test), 1 thread, no C extension"] = numpy_proven
     notes = {name: f"differs from the closed form by {worst:.1e} of the terms' size at most"
              for name in runs if "gradcli" in name}
     missing, workers = [], []
