@@ -11,13 +11,14 @@ order), and its own rounding:
 - ``+ - * /``: the exact propagation formulas (``|x|·ey + |y|·ex + ex·ey`` for a product,
   ``(ex + |x/y|·ey) / (|y| - ey)`` for a quotient) and half an ulp of rounding;
 - a function: a rational bound of its change over the interval (:data:`BOUNDS`: ``e/(|x|-e)``
-  for log, ``|v|·e·(1+e)`` for exp, ``|cos x|·e + e²/2`` for sin, ...), so that no function is
-  evaluated twice, plus its own error (:data:`ULPS` ulps); the few without one are evaluated at
-  the interval's ends, rounded outward with ``np.nextafter`` (asin, acos, acosh, atanh, erfc,
-  tan, the step functions); sec, csc, cot and log(a, b) are bounded as the compositions the batch
+  for log, ``|v|·e·(1+e)`` for exp, ``|cos x|·e + e²/2`` for sin, ``e/sqrt(1-m²)`` for asin
+  with m the interval's reach, ...), so that no function is evaluated again, plus its own error
+  (:data:`ULPS` ulps); sec, csc, cot and log(a, b) are bounded as the compositions the batch
   engine computes (``1/cos(a)``); the gamma family on the positive axis, where the bounds of
   ψ and its derivatives hold (``ln t - 1/t <= ψ(t) <= ln t``); sign and step: exact where the
-  interval does not reach the kink, unbounded where it does.
+  interval does not reach the kink, unbounded where it does; floor, ceil, trunc, round and mod:
+  exact where the interval's ends fall on one piece (``np.nextafter`` outward), unbounded where
+  they do not.
 
 A row's certain digits are ``floor(-log10(2·err/|value|))``, the least over its outputs (the
 factor 2 covers the rounding of the bound's own arithmetic); a bound below the smallest normal
@@ -285,6 +286,40 @@ def _sinh_bound(x, e, v):  # |sinh x|·(cosh e - 1) + cosh x·sinh e, for e <= 1
                     np.inf)
 
 
+def _reach(x, e):
+    """|x| + e rounded up: the farthest the interval reaches from 0 (2^-53 above the sum's
+    rounding, which is at most 2^-54 below 1), for the functions with poles at ±1."""
+    return (_mag(x) + e) + 2.0 ** -53
+
+
+def _inside_one(x, e, v):  # asin, acos: 1/sqrt(1 - ξ²) at the farthest ξ, inside (-1, 1)
+    m = _reach(x, e)
+    return np.where(m < 1, e / np.sqrt((1 - m) * (1 + m)), np.inf)
+
+
+def _atanh_bound(x, e, v):  # 1/(1 - ξ²) at the farthest ξ
+    m = _reach(x, e)
+    return np.where(m < 1, e / ((1 - m) * (1 + m)), np.inf)
+
+
+def _acosh_bound(x, e, v):  # 1/sqrt(ξ² - 1) at the nearest ξ to 1, above 1
+    lo = (_low(x) - e) * (1 - 2.0 ** -51)
+    return np.where(lo > 1, e / np.sqrt((lo - 1) * (lo + 1)), np.inf)
+
+
+def _tan_bound(x, e, v):
+    """|tan X - tan x| = |sin(X - x)|/|cos X cos x| <= e/(|cos x|(|cos x| - e)) = e·s²/(1 - e·s),
+    s = 1/|cos x| = sqrt(1 + tan² x); no pole inside while e·s < 1."""
+    s = np.sqrt(1 + _mag(v) * _mag(v))
+    room = 1 - e * s
+    return np.where(room > 0, e * (s * s) / np.where(room > 0, room, 1.0), np.inf)
+
+
+def _erfc_bound(x, e, v):  # 2/√π·exp(-d²), d the interval's nearest distance to 0
+    d = np.maximum(_low(x) - e, 0.0)
+    return 1.1283791670955126 * e * np.exp(-(d * d))
+
+
 def _positive_axis(f_of_lo):
     """The gamma family: on [x - e, x + e] inside (0, inf) only (left of 0 the poles and the
     reflection formula: those rows go to the certified engine)."""
@@ -323,6 +358,8 @@ BOUNDS = {
     "softplus": lambda x, e, v: np.fmin(e, _relative(v, e)),
     "relu": lambda x, e, v: e,
     "erf": lambda x, e, v: 1.1283791670955126 * e,  # 2/√π, the largest slope
+    "erfc": _erfc_bound, "asin": _inside_one, "acos": _inside_one, "atanh": _atanh_bound,
+    "acosh": _acosh_bound, "tan": _tan_bound,
     "sinc": lambda x, e, v: 0.5 * e,  # |sinc'| <= 0.4362
     # Γ(X)/Γ(x) = exp(lgamma X - lgamma x); |ψ'(t)| <= 1/t + 1/t²; |ψ''(t)| <= 1/t² + 2/t³
     "gamma": _positive_axis(lambda lo, hi, e, v: _relative(v, e, _psi_size(lo, hi))),
@@ -358,27 +395,6 @@ def _bounded_function(name, f):
         with np.errstate(all="ignore"):
             e = bound(a.v, a.e, v)
         return Bounded(v, _not_finite_as_inf(e) + own)
-    return apply
-
-
-def _monotone(f, ulps: float = DEFAULT_ULPS):
-    """A monotone function: the exact value over the interval lies between its values at the
-    interval's ends (rounded outward), each off by at most ``ulps`` ulps."""
-    def apply(a, v=None):
-        a = _bounded(a)
-        if _summary(a.v):
-            raise Unbounded("a function bounded at the interval's ends")
-        if v is None:
-            v = f(a.v)
-        if not _nonzero(a.e):  # an exact argument: only the function's own rounding
-            return Bounded(v, _ulp_error(v, ulps))
-        exact = np.asarray(a.e) == 0
-        lo = np.where(exact, a.v, np.nextafter(a.v - a.e, -np.inf))
-        hi = np.where(exact, a.v, np.nextafter(a.v + a.e, np.inf))
-        f_lo, f_hi = f(lo), f(hi)
-        e = np.maximum(np.abs(f_hi - v), np.abs(f_lo - v))
-        e = e + _ulp_error(np.maximum(np.abs(f_lo), np.abs(f_hi)), ulps)
-        return Bounded(v, _not_finite_as_inf(e))
     return apply
 
 
@@ -457,7 +473,6 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         "mul": lambda a, b: _bounded(a) * b, "div": lambda a, b: _bounded(a) / b,
         "neg": lambda a: -_bounded(a), "pow": lambda a, b: _bounded(a) ** b,
         "sin": trig("sin", "cos", "sin"), "cos": trig("cos", "sin", "cos"),
-        "tan": _monotone_between_poles(np.tan),
         "abs": lambda a: Bounded(m.abs(_bounded(a).v), _bounded(a).e),
         "min": binary_lipschitz("min", lambda a, b, v: np.maximum(a.e, b.e)),
         "max": binary_lipschitz("max", lambda a, b, v: np.maximum(a.e, b.e)),
@@ -468,14 +483,12 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         "mod": _mod(NUMPY.mod),
         **{name: _piecewise_constant(getattr(NUMPY, name))
            for name in ("floor", "ceil", "trunc", "round")},
-        **{name: _monotone(getattr(NUMPY, name))
-           for name in ("asin", "acos", "acosh", "atanh", "erfc")},
         **{name: _bounded_function(name, getattr(m, name)) for name in BOUNDS},
     }
     # sec, csc, cot, log(a, b): the compositions the batch engine computes (1/cos(a), ...),
     # on Bounded values whose functions are NumPy's own (the batch engine's, bit for bit)
     library = SimpleNamespace(cos=_library_trig(np.cos, np.sin), sin=_library_trig(np.sin, np.cos),
-                              tan=_monotone_between_poles(np.tan),
+                              tan=_bounded_function("tan", np.tan),
                               log=_bounded_function("log", np.log))
     for name in ("sec", "csc", "cot", "log_base"):
         own[name] = _composed(TABLE[name].numpy, library)
@@ -518,20 +531,6 @@ def _where(condition, x, y):
     if _summary(x.v, y.v):
         raise Unbounded("a branch")
     return Bounded(np.where(condition, x.v, y.v), np.where(condition, x.e, y.e))
-
-
-def _monotone_between_poles(f):
-    """tan: increasing between its poles; an interval whose ends are out of order holds one."""
-    base = _monotone(f)
-
-    def apply(a):
-        a = _bounded(a)
-        result = base(a)
-        lo = f(np.nextafter(a.v - a.e, -np.inf))
-        hi = f(np.nextafter(a.v + a.e, np.inf))
-        result.e = np.where(hi >= lo, result.e, np.inf)
-        return result
-    return apply
 
 
 def _uncertain(f):
