@@ -189,8 +189,8 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     if cores > 1:
         runs[f"gradcli, {cores} threads"] = lambda: timed(
             lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=cores))
-    # the default follows the load (default_threads): it is chosen anew at each call
-    runs[f"gradcli, its default (now {default_threads()} at load {os.getloadavg()[0]:.1f})"] = \
+    # the default: a thread per core, the caller taking blocks too (engine.batch._run_blocks)
+    runs[f"gradcli, its default ({default_threads()} threads)"] = \
         lambda: timed(lambda: evaluate_columns(graph, {"x": x, "y": y}))
     from gradcli.engine.bounds import QuickTest, certain_digits
 

@@ -1,5 +1,6 @@
-"""``--engine dask``: the batch engine over the partitions of a Dask DataFrame, on a local or
-remote Dask cluster (``dask.dataframe.map_partitions``).
+"""``--engine dask``: the batch engine over the partitions of a Dask DataFrame, on Dask's
+threads in this process or on a Dask cluster (``dask.dataframe.map_partitions`` over Parquet;
+``dask.dataframe.from_map`` over blocks of CSV lines, each read by pyarrow in its task).
 
 Each partition is evaluated by :func:`gradcli.batchio.evaluate_chunk`, the streaming engine's
 own chunk function, so the numbers are the same bit for bit; reading and checking the columns,
@@ -145,22 +146,14 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
         raise InputError("dask reads CSV or Parquet", option="engine",
                          hint="convert the JSON lines first, or use the numpy engine")
     if kind == "csv":
-        _check_csv_parts(path)
-    try:
-        if kind == "parquet":
+        frame, columns = None, _csv_blocks(path, graph)
+    else:
+        try:
             frame = dd.read_parquet(path)
-        else:
-            # text as Python strings (object), bad bytes kept as surrogates: the rows holding
-            # them fail in evaluate_partition, as with the numpy engine (pandas' own string
-            # type, Arrow's, refuses them and the whole file failed)
-            with dask.config.set({"dataframe.convert-string": False}):
-                frame = dd.read_csv(path, dtype=object, keep_default_na=False, na_filter=False,
-                                    blocksize=DASK_CSV_BLOCK_BYTES,
-                                    encoding_errors="surrogateescape")
-    except (OSError, ValueError) as exc:  # no such file; pandas' EmptyDataError
-        raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
-    columns = list(frame.columns)
-    rows = Rows(columns, iter(()), None, lambda: 0)
+        except (OSError, ValueError) as exc:  # no such file
+            raise InputError(f"cannot read {path}: {_dask_message(exc)}") from None
+        columns = list(frame.columns)
+    rows = Rows(columns.names if frame is None else columns, iter(()), None, lambda: 0)
     _check_inputs(graph, rows, at)
     output_columns(rows, at, wrt, graph, with_digits)  # checks for collisions
     if out_kind == "parquet" and os.path.exists(output_path) and not os.path.isdir(output_path):
@@ -178,8 +171,8 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
             from dask.threaded import get as threads  # the name "threads" imports distributed
             with dask.config.set({"temporary-directory": scratch} if scratch else {}):
                 with dask.config.set({} if client is not None else {"scheduler": threads}):
-                    parts = _write(dask, frame, graph, wrt, at, of, out_kind, output_path,
-                                   (min_digits, with_digits))
+                    parts = _write(dask, columns if frame is None else frame, graph, wrt,
+                                   at, of, out_kind, output_path, (min_digits, with_digits))
         finally:
             if client is not None:
                 client.close()
@@ -211,9 +204,16 @@ def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str, dig
     beside the output, renamed into place (Parquet) or moved part by part (CSV) once every
     part is written. The per-partition failure counts (a pandas DataFrame)."""
     fill = "" if out_kind == "csv" else None
-    meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of, *digits)
-    result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of, *digits,
-                                  meta=meta)
+    if isinstance(frame, CsvBlocks):  # each block read by pyarrow and evaluated in one task
+        import dask.dataframe as dd
+        args = (graph.source, wrt, at, fill, of, *digits)
+        meta = evaluate_csv_block(frame.empty(), *args)
+        result = dd.from_map(evaluate_csv_block, frame.blocks, args=args, meta=meta,
+                             label="gradcli-csv-block")
+    else:
+        meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of, *digits)
+        result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
+                                      *digits, meta=meta)
     if out_kind == "parquet":
         staged = Staged(output_path, directory=True)
         target = staged.temp
@@ -261,20 +261,99 @@ def _dask_message(exc: Exception) -> str:
     return text.rpartition("Original Message: ")[2].strip().split("\n")[0] or type(exc).__name__
 
 
-def _check_csv_parts(path: str) -> None:
-    """The first CSV file of ``path`` (a file, a glob or a directory) read for its header: two
-    columns of one name are an error, as with the numpy engine (pandas would rename the second
-    one ``x.1``), and so is a file with no header."""
+class CsvBlocks:
+    """A CSV data set as blocks of whole lines (``DASK_CSV_BLOCK_BYTES`` each, cut at line
+    breaks): ``blocks`` holds (file, offset, length, header bytes, names, number columns) for
+    each, a Dask partition."""
+
+    def __init__(self, names: list[str], blocks: list[tuple]):
+        self.names, self.blocks = names, blocks
+
+    def empty(self) -> tuple:
+        """A block of no rows, for Dask's description of the partitions."""
+        return (None, 0, 0, 0, self.names, self.blocks[0][5] if self.blocks else ())
+
+
+def _csv_blocks(path: str, graph: Graph) -> CsvBlocks:
+    """The blocks of ``path`` (a file, a glob or a directory), each file's header line read:
+    every file has the same columns, named once each (as with the numpy engine), and a file
+    with no header is an error."""
     import glob
     if os.path.isdir(path):
         files = sorted(os.path.join(path, name) for name in os.listdir(path))
     else:
         files = sorted(glob.glob(path)) or [path]
-    first = next((f for f in files if os.path.isfile(f)), None)
-    if first is None:
-        return  # Dask says what is missing
-    with open(first, "rb") as raw:
-        _csv_header(raw, first)
+    files = [f for f in files if os.path.isfile(f)]
+    if not files:
+        raise InputError(f"cannot read {path}: No such file or directory")
+    names, blocks = None, []
+    for file in files:
+        try:
+            with open(file, "rb") as raw:
+                found, header = _csv_header(raw, file)
+                size = os.fstat(raw.fileno()).st_size
+        except OSError as exc:
+            raise InputError(f"cannot read {file}: {exc.strerror}") from None
+        if names is None:
+            names = found
+            numbers = tuple(name for name in names if name in set(graph.inputs))
+        elif found != names:
+            raise InputError(f"{file} has the columns {', '.join(found)}, not those of "
+                             f"{files[0]}: {', '.join(names)}")
+        for offset in range(0, max(size, 1), DASK_CSV_BLOCK_BYTES):
+            blocks.append((file, offset, DASK_CSV_BLOCK_BYTES, header, names, numbers))
+    return CsvBlocks(names, blocks)
+
+
+def _read_csv_block(block) -> list:
+    """One block's record batches, read by pyarrow as the numpy engine reads a file: the
+    columns the expression reads as float64, the others as bytes; should a cell not be a
+    number, the whole block as bytes (each row then parsed, or failed, on its own)."""
+    import io
+
+    import pyarrow as pa
+    from fsspec.utils import read_block
+
+    from .batchio import _arrow_message, _csv_reader
+    file, offset, length, header, names, numbers = block
+    if file is None:  # the empty block
+        data = b""
+    else:
+        with open(file, "rb") as raw:  # whole lines: from the first line starting in the block
+            data = read_block(raw, offset, length, b"\n")
+        if offset == 0:
+            data = data[header:]
+    numbers = set(numbers)
+    while True:
+        try:
+            return list(_csv_reader(io.BytesIO(data), names, numbers))
+        except pa.ArrowInvalid as exc:
+            if "Empty CSV file" in str(exc):
+                return []
+            if not numbers or "conversion error" not in str(exc):
+                raise InputError(f"{file}: {_arrow_message(exc)}") from None
+            numbers = set()
+
+
+def evaluate_csv_block(block, source: str, wrt: list[str], at: dict[str, float],
+                       error_fill: str | None = None, of: list[str] | None = None,
+                       min_digits: int | None = None, with_digits: bool = False):
+    """One CSV block read (:func:`_read_csv_block`) and evaluated by :func:`evaluate_chunk`
+    chunk by chunk, as the streaming engine does: a pandas DataFrame."""
+    import pyarrow as pa
+    graph = _compiled(source, of)
+    batches = _read_csv_block(block)
+    if not batches:  # no rows: the chunk function still gives the output's columns
+        names, numbers = block[4], set(block[5])
+        batches = [pa.record_batch(
+            [pa.array([], pa.float64() if name in numbers else pa.binary()) for name in names],
+            names=names)]
+    table = pa.Table.from_batches([evaluate_chunk(graph, batch, wrt, at, min_digits,
+                                                  with_digits)[0] for batch in batches])
+    out = table.to_pandas(types_mapper=_arrow_dtype)  # keeps NaN apart from null
+    if error_fill is not None:
+        out[ERROR_COLUMN] = out[ERROR_COLUMN].fillna(error_fill)
+    return out
 
 
 def _client(distributed, scheduler: str | None, scratch: str | None = None):

@@ -503,9 +503,10 @@ def float_array(values):
 DIGITS_COLUMN = "digits"
 
 
-def error_array(errors):
-    """The error column as an Arrow string array, built from its buffers: ``pa.array`` on a
-    list imports pandas when it is installed (1.2 s, once per run with a failed row)."""
+def text_array(errors):
+    """A column of texts and Nones (the error column, ``--digits N``'s numbers) as an Arrow
+    string array, built from its buffers: ``pa.array`` on a list imports pandas when it is
+    installed (1.2 s, once per run with a failed row)."""
     import numpy as np
     import pyarrow as pa
     n = len(errors)
@@ -535,67 +536,13 @@ def result_names(graph: Graph, wrt: list[str], with_digits: bool = False) -> lis
 
 
 def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int):
-    """The one hook to the certified single-point engine (ball arithmetic, issue 22,
-    ``gradcli.engine.certify.certify``): the row's results in :func:`result_names` order as
-    floats (the exact values correctly rounded), and the fewest significant digits proven among
-    them; None where that engine is not installed or cannot certify the point (the row is then
-    marked "not certified"). The inputs are the doubles read, exactly."""
-    try:
-        from .engine.certify import certify
-    except ImportError:  # not in this build: python-flint, or the engine itself, is missing
-        return None
-    from .errors import GradcliError
-    singles = [graph] if graph.n_outputs == 1 else [graph.only(i) for i in range(graph.n_outputs)]
-    slots = [graph.n_const + graph.inputs.index(name) for name in wrt]
-    values, proven = [], 17
-    try:
-        for one in singles:
-            result = certify(one, [point[name] for name in graph.inputs], wrt_slots=slots,
-                             digits=digits)
-            for number in [result.value, *result.gradient]:
-                values.append(float(number))
-                proven = min(proven, int(number.digits))
-    except GradcliError:
-        return None
-    return values, proven
-
-
-def _certify_rows(graph, columns, results, errors, wrt, min_digits, n, quick=None):
-    """Each row's certain digits (a proven bound over the batch's own float64 operations: see
-    gradcli.engine.bounds); rows with fewer than ``min_digits`` are recomputed by the certified
-    engine, or marked not certified (their outputs NaN). The digits per row and how many rows
-    were short; with ``quick`` (the QuickTest run beside the batch sweep) only the rows it left
-    are bounded one by one, and the digits are None."""
-    import numpy as np
-
-    from .engine.bounds import certain_digits
-    if quick is None:
-        digits = rows = certain_digits(graph, columns, wrt=wrt)
-        index = None
-    else:
-        digits, index = None, np.flatnonzero(quick.suspects())
-        rows = certain_digits(graph, columns, wrt=wrt, rows=index)
-    fails = np.equal(errors, None) if index is None else np.equal(errors[index], None)
-    short = np.flatnonzero((rows < min_digits) & fails)
-    for i in short:
-        r = i if index is None else index[i]
-        point = {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
-        again = recompute(graph, point, wrt, min_digits)
-        if again is not None:
-            values, rows[i] = again
-            for column, value in zip(results, values):
-                column[r] = value
-            if rows[i] >= min_digits:
-                continue
-            errors[r] = (f"not certified: {int(rows[i])} significant digits are certain "
-                         f"({min_digits} asked), at the certified engine's highest precision")
-        else:
-            errors[r] = (f"not certified: {int(rows[i])} significant digits are certain in "
-                         f"float64 ({min_digits} asked) and the certified engine is not "
-                         "available")
-        for column in results:
-            column[r] = np.nan
-    return digits, len(short)
+    """The one hook to the certified single-point engine: the row's results in
+    :func:`result_names` order as floats (the exact values correctly rounded) and the fewest
+    significant digits proven among them; None where it cannot certify the point
+    (:func:`gradcli.engine.rows.recompute`)."""
+    from .engine.rows import recompute as certified
+    again = certified(graph, point, wrt, digits)
+    return None if again is None else ([float(x) for x in again[0]], again[1])
 
 
 def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
@@ -631,9 +578,10 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
             columns[name] = at[name]
     columns["\0rows"] = np.empty(n)  # fixes the row count when every input is an --at scalar
     from .engine.bounds import MIN_DIGITS, QuickTest
-    min_digits = MIN_DIGITS if min_digits is None else min_digits
-    # the digits column needs every row's own bound; else the quick test runs beside the sweep
-    quick = None if with_digits else QuickTest(graph, columns, wrt=wrt, enough=min_digits)
+    # the digits column and --digits N need every row's own bound; else the bounds' quick test
+    # runs beside the sweep, and only the rows it leaves are bounded one by one
+    quick = (QuickTest(graph, columns, wrt=wrt, enough=MIN_DIGITS)
+             if min_digits is None and not with_digits else None)
     if graph.n_outputs == 1:
         result = evaluate_columns(graph, columns, wrt=wrt, watch=quick)
         results = [result.values] + [result.gradient[name] for name in wrt]
@@ -648,8 +596,15 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         errors[rows] = list(problems.values())
         for values in results:
             values[rows] = np.nan
-    digits, uncertified = _certify_rows(graph, columns, results, errors, wrt, min_digits, n,
-                                        quick)
+    if min_digits is None:  # doubles, each with at least MIN_DIGITS proven digits
+        from .engine.rows import certify_rows
+        digits, uncertified = certify_rows(graph, columns, results, errors, wrt, MIN_DIGITS, n,
+                                           quick)
+    else:  # --digits N: decimal text of N proven digits
+        from .engine.rows import certified_texts
+        failed = np.count_nonzero(np.not_equal(errors, None))
+        results, digits = certified_texts(graph, columns, errors, wrt, min_digits, n, results)
+        uncertified = np.count_nonzero(np.not_equal(errors, None)) - failed
     if with_digits:
         results.append(np.where(np.equal(errors, None), digits, 0).astype(np.int64))
     arrays, names = [], []
@@ -661,10 +616,13 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
             arrays.append(float_array(np.full(n, value)))
             names.append(name)
     for name, values in zip(result_names(graph, wrt, with_digits), results):
-        arrays.append(float_array(values) if values.dtype == np.float64 else
-                      pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(values)]))
+        if values.dtype == object:  # --digits N: proven decimal text, None where not certified
+            arrays.append(text_array(values))
+        else:
+            arrays.append(float_array(values) if values.dtype == np.float64 else
+                          pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(values)]))
         names.append(name)
-    arrays.append(error_array(errors) if result.n_failed or problems or uncertified
+    arrays.append(text_array(errors) if result.n_failed or problems or uncertified
                   else pa.nulls(n, pa.string()))
     names.append(ERROR_COLUMN)
     return pa.record_batch(arrays, names=names), errors

@@ -162,7 +162,7 @@ def _curves(request, graph, ranges, size):
         tangent = (a, fa, slope)
         equation = (f"tangent at {name} = {a:.12g}: y = {fa:.12g} + {slope:.12g}·({name} − "
                     f"{a:.12g})\n")
-    note = _undefined_note(curve.undefined, len(curve.x), curve.first_error)
+    note = _undefined_note(curve.undefined, len(curve.x), curve.first_error, curve.uncertified)
     if request.fmt == "csv":
         header = [name] + [_column(label, name) for label, _ in curve.series]
         lines = [",".join(header)]
@@ -208,11 +208,17 @@ def _column(label: str, name: str) -> str:
     return f"df/d{name}" if k == 1 else f"d{k}f/d{name}{k}"
 
 
-def _undefined_note(undefined: int, total: int, first_error: str | None) -> str | None:
-    if not undefined:
-        return None
-    return (f"note: f is undefined at {undefined} of {total} samples (first: {first_error}); "
-            "they are left out\n")
+def _undefined_note(undefined: int, total: int, first_error: str | None,
+                    uncertified: int = 0) -> str | None:
+    notes = []
+    if undefined:
+        notes.append(f"note: f is undefined at {undefined} of {total} samples (first: "
+                     f"{first_error}); they are left out\n")
+    if uncertified:
+        from .engine.bounds import MIN_DIGITS
+        notes.append(f"note: {uncertified} of {total} samples could not be certified to "
+                     f"{MIN_DIGITS} significant digits; they are left out\n")
+    return "".join(notes) or None
 
 
 def _surface(request, graph, ranges, size):
@@ -232,7 +238,8 @@ def _surface(request, graph, ranges, size):
         nx = cx or max(8, width - label)
     surface = sample_surface(graph, (xn, yn), (x0, x1), (y0, y1), nx, ny,
                              at=request.at)
-    note = _undefined_note(surface.undefined, nx * ny, surface.first_error)
+    note = _undefined_note(surface.undefined, nx * ny, surface.first_error,
+                           surface.uncertified)
     if request.fmt == "csv":
         lines = [f"{xn},{yn},f,df/d{xn},df/d{yn}"]
         for i in range(ny):  # rows: y outer, x inner (x varies fastest)

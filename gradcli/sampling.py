@@ -1,7 +1,12 @@
 """The samples behind ``gradcli plot``: a function and its derivatives on a range, or on a grid.
 
 A plot is a batch of points: every sample is computed by the NumPy engine
-(:func:`gradcli.engine.batch.evaluate_columns`), the same rule table as a single evaluation.
+(:func:`gradcli.engine.batch.evaluate_columns`), the same rule table as a single evaluation,
+and goes through the same checks as ``gradcli eval --grid``'s rows
+(:func:`gradcli.engine.rows.certify_rows`): a sample whose float64 digits the proven error bound
+cannot vouch for (10 significant digits) is recomputed by the certified engine, so
+``(1-cos(x))/x^2`` near 0 is drawn flat at 0.5, not as the noise of cancelled digits. A sample
+that engine cannot certify either is left out (a gap) and counted.
 
 - One input: f and f′ come from one batch sweep (value and gradient). A higher derivative
   f⁽ᵏ⁾ is the batch gradient of the symbolic derivative f⁽ᵏ⁻¹⁾ (``gradcli diff``'s text,
@@ -25,7 +30,9 @@ from typing import Mapping
 import numpy as np
 
 from .engine.batch import evaluate_columns
+from .engine.bounds import MIN_DIGITS
 from .engine.graph import Graph, compile
+from .engine.rows import certify_rows
 from .errors import InputError, MissingInputError
 from .symbolic.diff import derivatives_of
 
@@ -44,6 +51,7 @@ class Curve:
     series: list[tuple[str, np.ndarray]]
     undefined: int  # samples where f itself is undefined
     first_error: str | None  # the engine's message for the first undefined sample
+    uncertified: int = 0  # samples left out: their digits could not be certified
 
 
 @dataclass
@@ -59,6 +67,7 @@ class Surface:
     dy: np.ndarray
     undefined: int
     first_error: str | None
+    uncertified: int = 0  # samples left out: their digits could not be certified
 
 
 def derivative_label(k: int) -> str:
@@ -84,6 +93,18 @@ def _graph(source) -> Graph:
     return compile(source) if isinstance(source, str) else source
 
 
+def _certified(graph: Graph, columns: dict, result, wrt: list[str], n: int) -> tuple[list, int]:
+    """The batch result's value and gradient columns (by ``wrt``), every sample with at least
+    MIN_DIGITS proven digits (rows short of them recomputed certified), those that could not be
+    certified NaN; and how many those are. ``result.errors`` keeps the domain errors only."""
+    results = [result.values] + [result.gradient[name] for name in wrt]
+    errors = result.errors.copy()
+    failed = np.not_equal(errors, None)
+    certify_rows(graph, columns, results, errors, wrt, MIN_DIGITS, n)
+    lost = np.not_equal(errors, None) & ~failed
+    return results, int(np.count_nonzero(lost))
+
+
 def _first_error(errors: np.ndarray) -> str | None:
     failed = np.flatnonzero(np.not_equal(errors, None))
     return errors[failed[0]] if failed.size else None
@@ -102,10 +123,12 @@ def sample_curve(source: "str | Graph", name: str, lo: float, hi: float, samples
     x = np.linspace(lo, hi, samples)
     columns = {**{k: v for k, v in at.items() if k in graph.inputs}, name: x}
     first = evaluate_columns(graph, columns, wrt=[name], gradient=order >= 1)
-    values = np.where(np.equal(first.errors, None), first.values, np.nan)
+    results, uncertified = _certified(graph, columns, first, [name] if order >= 1 else [],
+                                      samples)
+    values = np.where(np.equal(first.errors, None), results[0], np.nan)
     series = [(derivative_label(0), values)]
     if order >= 1:
-        series.append((derivative_label(1), _derivative(first, name, values)))
+        series.append((derivative_label(1), _derivative(first.errors, results[1], values)))
     for k in range(2, order + 1):
         # f(k) is the AD gradient of the symbolic f(k-1): exact, and no nested differences.
         text = derivatives_of(graph, [name], k - 1)[name]
@@ -115,13 +138,16 @@ def sample_curve(source: "str | Graph", name: str, lo: float, hi: float, samples
             continue
         dcolumns = {key: columns[key] for key in dgraph.inputs}
         result = evaluate_columns(dgraph, dcolumns, wrt=[name])
-        series.append((derivative_label(k), _derivative(result, name, values)))
-    undefined = int(np.count_nonzero(np.isnan(values)))
-    return Curve(graph.source, name, x, series, undefined, _first_error(first.errors))
+        dresults, lost = _certified(dgraph, dcolumns, result, [name], samples)
+        uncertified += lost
+        series.append((derivative_label(k), _derivative(result.errors, dresults[1], values)))
+    undefined = int(np.count_nonzero(np.not_equal(first.errors, None)))
+    return Curve(graph.source, name, x, series, undefined, _first_error(first.errors),
+                 uncertified)
 
 
-def _derivative(result, name: str, values: np.ndarray) -> np.ndarray:
-    d = np.where(np.equal(result.errors, None), result.gradient[name], np.nan)
+def _derivative(errors, gradient: np.ndarray, values: np.ndarray) -> np.ndarray:
+    d = np.where(np.equal(errors, None), gradient, np.nan)
     return np.where(np.isnan(values), np.nan, d)
 
 
@@ -140,16 +166,19 @@ def sample_surface(source: "str | Graph", names: tuple[str, str], x_range: tuple
     columns = {**{k: v for k, v in at.items() if k in graph.inputs},
                names[0]: gx.ravel(), names[1]: gy.ravel()}
     result = evaluate_columns(graph, columns, wrt=list(names))
+    (f, dx, dy), uncertified = _certified(graph, columns, result, list(names), nx * ny)
     ok = np.equal(result.errors, None)
-    f = np.where(ok, result.values, np.nan).reshape(ny, nx)
-    dx = np.where(ok, result.gradient[names[0]], np.nan).reshape(ny, nx)
-    dy = np.where(ok, result.gradient[names[1]], np.nan).reshape(ny, nx)
+    f = np.where(ok, f, np.nan).reshape(ny, nx)
+    dx = np.where(ok, dx, np.nan).reshape(ny, nx)
+    dy = np.where(ok, dy, np.nan).reshape(ny, nx)
     return Surface(graph.source, tuple(names), x, y, f, dx, dy, int(np.count_nonzero(~ok)),
-                   _first_error(result.errors))
+                   _first_error(result.errors), uncertified)
 
 
 def tangent_line(source: "str | Graph", name: str, a: float, at: Mapping[str, float] | None = None):
-    """``(f(a), f′(a))``: the tangent line y = f(a) + f′(a)(x − a), by one AD evaluation."""
+    """``(f(a), f′(a))``: the tangent line y = f(a) + f′(a)(x − a), by one AD evaluation, kept
+    where the proven bound vouches for 10 digits and recomputed certified otherwise (as the
+    curve's samples are)."""
     from .engine.forward import forward
     from .engine.graph import point_vector
     from .engine.reverse import reverse
@@ -161,4 +190,10 @@ def tangent_line(source: "str | Graph", name: str, a: float, at: Mapping[str, fl
     slope = adjoint[graph.n_const + graph.inputs.index(name)]
     if not math.isfinite(slope):
         raise InputError(f"f'({a}) is not finite: no tangent line at {name} = {a}")
-    return values[graph.output], slope
+    columns = {key: np.array([float(point[key])]) for key in graph.inputs}
+    result = evaluate_columns(graph, columns, wrt=[name])
+    (value, slope), lost = _certified(graph, columns, result, [name], 1)
+    if lost:
+        raise InputError(f"f'({a}) cannot be certified to {MIN_DIGITS} digits: no tangent line "
+                         f"at {name} = {a}")
+    return float(value[0]), float(slope[0])

@@ -426,6 +426,31 @@ def test_dask_on_csv_through_the_command_line_writes_one_csv_per_partition(run, 
     assert re.match(r"error: \d+ of 300 points failed", result.stderr)
 
 
+def test_dask_reads_csv_blocks_as_the_numpy_engine_reads_the_file(tmp_path, monkeypatch):
+    """Each block is read by pyarrow as the streaming engine reads a file: the inputs as
+    numbers, and a block with a cell that is not one (text, an empty cell, bad bytes) read as
+    text and parsed row by row, so the odd row fails and the others compute, in every block."""
+    lines = [b"id,x,y"]
+    odd = {7: b"a7,pi,1", 60: b"a60,,2", 130: b"a130,\xff,3", 131: b"a131,2,nan",
+           200: b"a200,1e999,1", 201: b'"a,201",2,-1'}
+    for i in range(240):
+        lines.append(odd.get(i, f"a{i},{1 + i / 7:.17g},{i % 5 - 2}".encode()))
+    source = tmp_path / "odd.csv"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(batchdask, "DASK_CSV_BLOCK_BYTES", 700)  # blocks of about 40 rows
+    from gradcli.engine.graph import compile
+    out = tmp_path / "dask.parquet"
+    summary = batchdask.run_dask(compile(EXPR), str(source), str(out))
+    got = pq.read_table(out).to_pydict()
+    assert len(list(out.glob("*.parquet"))) > 5
+    want = numpy_engine(source, tmp_path)
+    assert list(got) == list(want)
+    for name in want:
+        assert got[name] == want[name] if name in ("id", "error") else same(got[name], want[name])
+    assert summary.rows == 240 and summary.failed == sum(e is not None for e in want["error"])
+    assert all(want["error"][i] is not None for i in (7, 60, 130, 200))
+
+
 @pytest.mark.parametrize("output, words", [
     (None, ["--engine dask writes its result to files"]),
     ("out.csv", ["--output out.csv: the dask engine", "'out-*.csv'"]),

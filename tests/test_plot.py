@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mpmath
+
 from gradcli.engine.batch import evaluate_columns
+from gradcli.engine.bounds import MIN_DIGITS, certain_digits
 from gradcli.engine.graph import compile
 from gradcli.sampling import sample_curve, sample_surface
 from gradcli.views.plot import arrow, break_at_poles, visible_range
@@ -46,11 +49,70 @@ def test_csv_equals_closed_forms_to_third_order(run):
         assert row["d3f/dx3"] == pytest.approx(-4 * math.sin(2 * x), abs=1e-12)
 
 
-def test_samples_are_the_batch_engines_values_and_gradient():
+def test_samples_are_the_batch_engines_rows():
+    # the batch engine's values where its error bound proves 10 digits, the certified engine's
+    # (the exact value correctly rounded) elsewhere: as eval --grid writes its rows
+    graph = compile("x^2*y + exp(-x)")
     curve = sample_curve("x^2*y + exp(-x)", "x", -2.0, 2.0, 101, at={"y": 3.0}, order=1)
-    batch = evaluate_columns(compile("x^2*y + exp(-x)"), {"x": np.linspace(-2, 2, 101), "y": 3.0})
-    assert np.array_equal(curve.series[0][1], batch.values)
-    assert np.array_equal(curve.series[1][1], batch.gradient["x"])
+    columns = {"x": np.linspace(-2, 2, 101), "y": 3.0}
+    batch = evaluate_columns(graph, columns)
+    proven = certain_digits(graph, columns, wrt=["x"]) >= MIN_DIGITS
+    assert proven.any()
+    for got, float64 in ((curve.series[0][1], batch.values),
+                         (curve.series[1][1], batch.gradient["x"])):
+        assert np.array_equal(got[proven], float64[proven])
+        assert np.allclose(got, float64, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("how", ["api", "cli", "script"])
+def test_a_cancelling_function_is_drawn_from_certified_samples(how, run, gradcli_script):
+    # float64 cancels every digit of 1 - cos(x) here (f' swung by ±3.5e8); the truth, from
+    # mpmath at 50 digits: f = 1/2 - x^2/24 + ..., f' = -x/12 + ... (0 at x = 0 is 0/0: a gap)
+    if how == "api":
+        curve = sample_curve("(1-cos(x))/x^2", "x", -1e-7, 1e-7, 41)
+        data = [{"x": x, "f": f, "df/dx": d}
+                for x, f, d in zip(curve.x, curve.series[0][1], curve.series[1][1])]
+        assert curve.undefined == 1 and curve.uncertified == 0
+    else:
+        args = ["plot", "(1-cos(x))/x^2", "--over", "x=-1e-7:1e-7:41", "--format", "csv"]
+        if how == "cli":
+            result = run(*args)
+            out, err, code = result.stdout, result.stderr, result.exit_code
+        else:
+            done = subprocess.run([gradcli_script, *args], capture_output=True, text=True,
+                                  timeout=120)
+            out, err, code = done.stdout, done.stderr, done.returncode
+        assert code == 0, err
+        assert "undefined at 1 of 41" in err and "certified" not in err
+        data = rows(out)
+    assert len(data) == 41
+    with mpmath.workdps(50):
+        def f(t):
+            return (1 - mpmath.cos(t)) / t ** 2
+        for row in data:
+            if row["x"] == 0:
+                assert math.isnan(row["f"]) and math.isnan(row["df/dx"])
+                continue
+            x = mpmath.mpf(float(row["x"]))
+            assert row["f"] == pytest.approx(float(f(x)), rel=1e-10)
+            assert row["df/dx"] == pytest.approx(float(mpmath.diff(f, x)), rel=1e-10)
+            assert abs(row["df/dx"]) < 1e-8
+
+
+def test_surface_samples_are_certified_too():
+    s = sample_surface("(1-cos(x*y))/(x*y)^2", ("x", "y"), (1e-5, 2e-5), (1e-4, 2e-4), 4, 3)
+    assert np.allclose(s.f, 0.5, rtol=1e-15, atol=0) and s.uncertified == 0
+
+
+def test_a_sample_that_cannot_be_certified_is_a_gap_with_a_note(run, monkeypatch):
+    import gradcli.engine.rows as rows_module
+    monkeypatch.setattr(rows_module, "recompute", lambda *args: None)
+    result = run("plot", "(1-cos(x))/x^2", "--over", "x=1e-8:1:5", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    data = rows(result.stdout)
+    assert math.isnan(data[0]["f"]) and math.isnan(data[0]["df/dx"])  # x = 1e-8: no digit
+    assert all(not math.isnan(row["f"]) for row in data[1:])
+    assert "1 of 5 samples could not be certified to 10 significant digits" in result.stderr
 
 
 def test_surface_is_the_batch_engines_values_and_gradient_in_row_order():
@@ -211,3 +273,13 @@ def test_installed_console_script(gradcli_script, tmp_path):
                           "-1.0,-1.0,3.0,-6.0\n"
                           "0.0,0.0,0.0,0.0\n"
                           "1.0,1.0,3.0,6.0\n")
+
+
+def test_the_tangent_line_of_a_cancelling_function_is_certified():
+    from gradcli.sampling import tangent_line
+    fa, slope = tangent_line("(1-cos(x))/x^2", "x", 5e-8)
+    with mpmath.workdps(50):
+        x = mpmath.mpf(5e-8)
+        value = (1 - mpmath.cos(x)) / x ** 2
+        truth = mpmath.diff(lambda t: (1 - mpmath.cos(t)) / t ** 2, x)
+    assert fa == pytest.approx(float(value), rel=1e-15) and slope == pytest.approx(float(truth), rel=1e-10)

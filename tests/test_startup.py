@@ -46,11 +46,22 @@ def imported(args, cache) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["text", "json"])
-def test_a_plain_eval_imports_only_what_it_prints(extra, tmp_path):
+# The printed digits are proven by an interval sweep in doubles when it can (the seed's can);
+# Arb (python-flint) is imported only where that fails, or for --json's correctly rounded doubles.
+PROVEN_QUICKLY = ("flint", "gradcli.engine.ball", "gradcli.engine.certify")
+
+
+@pytest.mark.parametrize("extra, not_loaded", [((), NOT_LOADED + PROVEN_QUICKLY),
+                                               (("--json",), NOT_LOADED)], ids=["text", "json"])
+def test_a_plain_eval_imports_only_what_it_prints(extra, not_loaded, tmp_path):
     names = imported(SEED + extra, tmp_path)
-    loaded = sorted(m for m in names for bad in NOT_LOADED if m == bad or m.startswith(bad + "."))
+    loaded = sorted(m for m in names for bad in not_loaded if m == bad or m.startswith(bad + "."))
     assert not loaded, f"a plain eval imported {loaded}"
+
+
+def test_the_listing_sees_what_a_certified_eval_imports(tmp_path):
+    """The check can fail: --json proves its doubles with Arb."""
+    assert {"flint", "gradcli.engine.certify"} <= imported(SEED + ("--json",), tmp_path)
 
 
 def test_the_listing_sees_what_a_trace_imports(tmp_path):

@@ -208,9 +208,9 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     chooses the inputs of ``gradient`` (default: all, in graph order); ``gradient=False`` runs
     the forward sweep alone (``gradient`` is then empty). A row outside a domain, or whose value
     or gradient is not finite, gives NaN and a message in ``errors``; the others are unaffected.
-    ``threads``: how many blocks run at once (NumPy releases the GIL in its loops); None: one
-    per idle core, up to :data:`MAX_THREADS` (:func:`default_threads`). Every block writes its own rows, so the result is the
-    same, bit for bit, for any number of threads. ``watch(start, stop, results)``: called with
+    ``threads``: how many blocks may run at once (NumPy releases the GIL in its loops); None:
+    one per core, up to :data:`MAX_THREADS` (:func:`default_threads`). Every block writes its
+    own rows, so the result is the same, bit for bit, for any number of threads. ``watch(start, stop, results)``: called with
     each block's results (the value, then the gradient by ``wrt``) once written, while they are
     in the processor's cache (the error bounds' quick test, :class:`.bounds.QuickTest`).
     """
@@ -247,7 +247,10 @@ def _block_rows(graph: Graph, n: int, threads: int, block_rows: int | None) -> i
 
 
 def _run_blocks(run, starts: range, block_rows: int, threads: int) -> None:
-    """``run(start)`` for every block, on ``threads`` threads (each block writes its own rows)."""
+    """``run(start)`` for every block, on up to ``threads`` threads (each block writes its own
+    rows). The calling thread takes blocks too, and every thread takes the next block not yet
+    taken when it is free: a helper that gets no core of its own takes few blocks or none, so
+    the blocks never take much longer than on one thread."""
     threads = min(len(starts), threads)
     if block_rows < BLOCK_ROWS:  # a big graph's short blocks are mostly Python: the GIL's
         threads = 1  # (the wide family, 10^3 terms x 10^4 points: 725 ms alone, 1114 ms on 2)
@@ -255,14 +258,26 @@ def _run_blocks(run, starts: range, block_rows: int, threads: int) -> None:
         for start in starts:
             run(start)
         return
-    pending = [_pool(threads).submit(run, start) for start in starts]
-    try:
-        for future in pending:
-            future.result()  # re-raises a block's exception
-    except BaseException:  # an error or ^C: the blocks not started yet are dropped
-        for future in pending:
-            future.cancel()
-        raise
+    pending = iter(starts)
+    failed: list[BaseException] = []
+
+    def take() -> None:
+        for start in pending:  # a range iterator hands each block out once, under the GIL
+            if failed:
+                return
+            try:
+                run(start)
+            except BaseException as exc:  # an error or ^C: the blocks not taken are dropped
+                failed.append(exc)
+                return
+
+    helpers = [_pool(threads - 1).submit(take) for _ in range(threads - 1)]
+    take()
+    for helper in helpers:  # one that has not started (no core came free) is not waited for
+        if not helper.cancel():
+            helper.result()
+    if failed:
+        raise failed[0]
 
 
 MAX_THREADS = 4  # blocks at once, at most (NumPy's passes are memory-bound beyond a few)
@@ -280,29 +295,22 @@ def block_size(n: int, threads: int) -> int:
     return max(BLOCK_ROWS, min(THREAD_BLOCK_ROWS, -(-n // threads)))
 
 
-def default_threads(cores: int | None = None, load: float | None = None) -> int:
-    """One thread per core that is idle, at least one and at most :data:`MAX_THREADS`.
+def default_threads(cores: int | None = None) -> int:
+    """One thread per core this process may use, at most :data:`MAX_THREADS`.
 
-    ``cores``: those this process may use; ``load``: the one-minute load average (how many
-    processes were running or waiting for a core). A second thread pays off only on a core of
-    its own (quiet machine, seed gradient at 10^6 points: 11.3 ms wall on 2 threads, 17.4 on
-    one, for 21.0 and 17.4 ms CPU); where other work holds the cores it waits for one and adds
-    its hand-offs and CPU time, so the blocks run on one thread. Blocks fewer than the threads
-    (up to 2^14 rows: one block) always run on one."""
-    import math
-    import os
+    No guess at the load is needed: the calling thread takes blocks itself and a helper takes
+    one only once it runs (:func:`_run_blocks`), so where other work holds the cores the helpers
+    take few blocks or none and the call costs what one thread does; where a core is free, a
+    helper takes its share. (The one-minute load average, used before, counts this process too
+    and lags: a benchmark's own run kept the default on one thread on a quiet machine.) Blocks
+    fewer than the threads (up to 2^14 rows: one block) always run on one."""
     if cores is None:
+        import os
         try:
             cores = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             cores = os.cpu_count() or 1
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except (AttributeError, OSError):  # no load average here: assume the cores are free
-            load = 0.0
-    idle = math.ceil(cores - load)
-    return max(1, min(MAX_THREADS, cores, idle))
+    return max(1, min(MAX_THREADS, cores))
 
 
 def _pool(threads: int):

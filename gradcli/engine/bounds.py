@@ -574,13 +574,18 @@ RANGES = SimpleNamespace(**{name: _enclosure(name) for name in TABLE}, **CONSTAN
 
 
 def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
-    """A bound on each constant's error. A literal (0.1, pi) is the double it names, exact; a
+    """A bound on each constant's error. A literal (0.1, pi) is the number typed (1/10, π), as
+    the certified engine reads it: its double is within an ulp; a
     constant folded at lowering (``ln(e)``, ``1 + 1e-16``) carries the rounding of its folds,
     replayed here with Bounded arithmetic (to a fixed point: one slot can hold the values of a
     literal and of several folds), plus the distance between the value folded by the scalar
     primal and the one replayed with NumPy."""
-    errors = [0.0] * graph.n_const
     constants = graph.constants
+    errors = [0.0] * graph.n_const
+    for slot, recipe in graph.exact.items():  # a literal, pi, e: the number typed, not its double
+        if isinstance(recipe, str) or len(recipe) == 1:  # (the double is within an ulp of it)
+            errors[slot] = math.ulp(constants[slot])
+    typed = list(errors)
     for _ in range(8):
         changed = False
         for slot, name, a, b in graph.folds:
@@ -596,7 +601,8 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
                 changed = True
         if not changed:
             return errors
-    return [math.inf if any(f[0] == i for f in graph.folds) else 0.0 for i in range(len(errors))]
+    return [math.inf if any(f[0] == i for f in graph.folds) else typed[i]
+            for i in range(len(errors))]
 
 
 # -- the sweeps ------------------------------------------------------------------------------

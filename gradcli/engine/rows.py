@@ -1,0 +1,163 @@
+"""Batch rows you can trust: every row's float64 results kept only where their digits are proven.
+
+The batch engine (:mod:`gradcli.engine.batch`) computes rows in float64; :mod:`gradcli.engine.bounds`
+proves how many significant digits of each row are certain. Here the rows that fall short are
+recomputed one by one by the certified engine (:func:`gradcli.engine.certify.certify`: ball
+arithmetic at rising precision, the inputs taken as the doubles given, exactly), or marked as not
+certified. ``gradcli eval --points/--grid`` (:mod:`gradcli.batchio`) and the samples behind
+``gradcli plot`` (:mod:`gradcli.sampling`) both go through :func:`certify_rows`; ``--digits N``
+asks for decimal text of N digits instead, through :func:`certified_texts`.
+
+>>> import numpy as np
+>>> from gradcli.engine.batch import evaluate_columns
+>>> from gradcli.engine.graph import compile
+>>> g = compile("(1-cos(x))/x^2")
+>>> columns = {"x": np.array([1e-8, 1.0])}
+>>> r = evaluate_columns(g, columns)
+>>> results = [r.values, r.gradient["x"]]
+>>> digits, recomputed = certify_rows(g, columns, results, r.errors, ["x"], 10, 2)
+>>> results[0].tolist(), digits.tolist(), recomputed
+([0.5, 0.45969769413186023], [10, 12], 1)
+>>> texts, digits = certified_texts(g, columns, r.errors, ["x"], 20, 2)
+>>> [t.tolist() for t in texts]
+[['0.49999999999999999583', '0.45969769413186028260'], ['-8.3333333333333334521e-10', '-0.077924403455824058546']]
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from .graph import Graph
+from .rounding import decimal_text, round_significant
+
+SMALLEST_NORMAL = 2.0 ** -1022
+
+
+def recompute(graph: Graph, point: Mapping[str, float], wrt: list[str], digits: int):
+    """One row by the certified single-point engine (ball arithmetic, issue 22): the row's
+    results (each output's value, then its gradient by ``wrt``; output after output) as
+    :class:`~gradcli.engine.rounding.Proven` numbers (a float, the exact value correctly rounded;
+    ``.text``, its proven digits), and the fewest significant digits proven among them; None
+    where that engine is not installed or cannot certify the point. The inputs are the doubles
+    given, exactly."""
+    try:
+        from .certify import certify
+    except ImportError:  # not in this build: python-flint, or the engine itself, is missing
+        return None
+    from ..errors import GradcliError
+    singles = [graph] if graph.n_outputs == 1 else [graph.only(i) for i in range(graph.n_outputs)]
+    slots = [graph.n_const + graph.inputs.index(name) for name in wrt]
+    numbers = []
+    try:
+        for one in singles:
+            result = certify(one, [point[name] for name in graph.inputs], wrt_slots=slots,
+                             digits=digits)
+            numbers += [result.value, *result.gradient]
+    except GradcliError:
+        return None
+    return numbers, min(int(number.digits) for number in numbers)
+
+
+def _point(graph: Graph, columns: Mapping[str, object], n: int, r: int) -> dict[str, float]:
+    return {name: float(np.broadcast_to(columns[name], (n,))[r]) for name in graph.inputs}
+
+
+def certify_rows(graph: Graph, columns: Mapping[str, object], results: list, errors, wrt: list[str],
+                 min_digits: int, n: int, quick=None):
+    """Each row's certain digits (proven over the batch's own float64 operations); rows with
+    fewer than ``min_digits`` are recomputed by the certified engine (``results``, the float64
+    columns in :func:`recompute`'s order, are updated in place), or marked not certified in
+    ``errors`` (their results NaN). The digits per row, and how many rows were recomputed.
+    ``quick``: the bounds' :class:`~gradcli.engine.bounds.QuickTest` run beside the batch sweep
+    (``watch``); only the rows it left are bounded one by one (the same rows fall short), and
+    the digits are None."""
+    from .bounds import certain_digits
+    if quick is None:
+        digits = found = certain_digits(graph, columns, wrt=wrt)
+        index = None
+    else:
+        digits, index = None, np.flatnonzero(quick.suspects())
+        found = certain_digits(graph, columns, wrt=wrt, rows=index)
+    fine = np.equal(errors, None) if index is None else np.equal(errors[index], None)
+    short = np.flatnonzero((found < min_digits) & fine)
+    for i in short:
+        r = i if index is None else int(index[i])
+        again = recompute(graph, _point(graph, columns, n, r), wrt, min_digits)
+        if again is not None:
+            numbers, found[i] = again
+            for column, number in zip(results, numbers):
+                column[r] = float(number)
+            if found[i] >= min_digits:
+                continue
+            errors[r] = (f"not certified: {int(found[i])} significant digits are certain "
+                         f"({min_digits} asked), at the certified engine's highest precision")
+        else:
+            errors[r] = (f"not certified: {int(found[i])} significant digits are certain in "
+                         f"float64 ({min_digits} asked) and the certified engine is not "
+                         "available")
+        for column in results:
+            column[r] = np.nan
+    return digits, len(short)
+
+
+def _text_from_bound(value: float, d: int, n: int) -> str | None:
+    """``value``'s exact neighbour to ``n`` significant digits, correctly rounded, when every
+    number within ``|value|·10^-d`` of it rounds to the same text (the bound proves d digits:
+    its error is at most half that); None when the two ends round apart, or the value is too
+    small (zero, subnormal) for a relative bound to say anything."""
+    if not abs(value) >= SMALLEST_NORMAL or value != value or abs(value) == float("inf"):
+        return None
+    num, den = value.as_integer_ratio()
+    p = 10 ** d  # the ends: value·(1 ∓ 10^-d), as fractions over den·10^d
+    den *= p
+    a = round_significant(num * (p - 1), den, n)
+    if a != round_significant(num * (p + 1), den, n):
+        return None
+    return decimal_text(*a, n)
+
+
+def certified_texts(graph: Graph, columns: Mapping[str, object], errors, wrt: list[str],
+                    n_digits: int, n: int, values: list | None = None):
+    """Every row's results as decimal text of ``n_digits`` significant digits, each proven and
+    correctly rounded (``gradcli eval --points/--grid --digits N``): where the float64 bound
+    proves enough digits the text is rounded from the double (checked at both ends of the
+    bound), otherwise the row is recomputed by the certified engine. A row that engine cannot
+    certify to N digits is marked in ``errors`` (its texts None). ``values``: the float64
+    result columns (default: computed here). Gives the text columns (object arrays) and the
+    digits per row (``n_digits``, or 0 for a failed row)."""
+    from .bounds import certain_digits
+    if values is None:
+        from .batch import evaluate_columns, jacobian_columns
+        if graph.n_outputs == 1:
+            result = evaluate_columns(graph, columns, wrt=wrt)
+            values = [result.values] + [result.gradient[name] for name in wrt]
+        else:
+            result = jacobian_columns(graph, columns, wrt=wrt)
+            values = [a for output in result.outputs
+                      for a in [result.values[output]] + [result.jacobian[output][name]
+                                                          for name in wrt]]
+    bound = certain_digits(graph, columns, wrt=wrt)
+    texts = [np.full(n, None, dtype=object) for _ in values]
+    digits = np.zeros(n, dtype=np.int64)
+    for r in np.flatnonzero(np.equal(errors, None)):
+        row = None
+        if bound[r] >= n_digits:
+            row = [_text_from_bound(float(column[r]), int(bound[r]), n_digits)
+                   for column in values]
+            if any(text is None for text in row):
+                row = None
+        if row is None:
+            again = recompute(graph, _point(graph, columns, n, r), wrt, n_digits)
+            if again is None or again[1] < n_digits:
+                errors[r] = ("not certified: the certified engine is not available" if again
+                             is None else f"not certified: {again[1]} significant digits are "
+                             f"certain ({n_digits} asked), at the certified engine's highest "
+                             "precision")
+                continue
+            row = [number.text for number in again[0]]
+        for column, text in zip(texts, row):
+            column[r] = text
+        digits[r] = n_digits
+    return texts, digits
