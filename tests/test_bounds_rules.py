@@ -49,7 +49,7 @@ UNARY = {
     "log": (mpmath.log, (0.01, 100)), "log1p": (mpmath.log1p, (-0.99, 50)),
     "log2": (lambda t: mpmath.log(t, 2), (0.01, 100)),
     "log10": (lambda t: mpmath.log10(t), (0.01, 100)),
-    "sqrt": (mpmath.sqrt, (0.0, 100)),
+    "sqrt": (mpmath.sqrt, (0.0, 100), lambda t: 1 / (2 * mpmath.sqrt(t))),
     "cbrt": (lambda t: mpmath.sign(t) * mpmath.cbrt(abs(t)), (-100, 100)),
     "sin": (mpmath.sin, (-60, 60)), "cos": (mpmath.cos, (-60, 60)),
     "tan": (mpmath.tan, (-10, 10)), "asin": (mpmath.asin, (-0.99, 0.99)),
@@ -84,6 +84,16 @@ BINARY = {
     "log_base": (lambda a, b: mpmath.log(a) / mpmath.log(b), "log(abs(x/7), abs(y/3) + 1.5)"),
     "mod": (lambda a, b: a - b * mpmath.floor(a / b), "mod(x/7, y/3)"),
 }
+# Arguments where a function is hardest: near its roots (its error is absolute there), poles
+# and the edges of its domain.
+HARD = {"lgamma": [1 + 1e-9, 2 - 1e-9, 1.0000001, 1.9999999, 2.5],
+        "digamma": [1.4616321449683622, 1.46163214496836, 1.5, 0.001],
+        "gamma": [0.001, 171.5, 1.4616321449683622], "trigamma": [0.001, 1e6],
+        "log": [1 + 1e-12, 1.0], "log1p": [-0.999999, 1e-300], "sqrt": [1e-300, 0.0],
+        "asin": [0.999999, -0.999999], "acos": [0.999999, 1e-300], "atanh": [0.999999],
+        "acosh": [1.000001], "tan": [1.5707963, 1.5707964], "sin": [3.141592653589793, 1e4],
+        "erfc": [26.0, -5.0], "sinc": [3.141592653589793, 1e-5], "sec": [1.5707963],
+        "cot": [3.1415926], "expm1": [1e-10, -1e-10]}
 # Where a rule gives no digits on purpose, and why (the certified engine takes those rows).
 STATED = {
     "gamma": "left of 0 (poles, reflection): bounded on the positive axis only",
@@ -172,7 +182,7 @@ def test_each_function_bound_is_never_below_the_true_error(name, form):
     source, scale = FORMS[form]
     graph = gradcli.compile(source.format(f=name))
     x = _points(lo * scale, hi * scale, 24, seed=len(name))
-    x = np.concatenate([x, [0.7 * scale, 1.0]])
+    x = np.concatenate([x, [0.7 * scale, 1.0], np.array(HARD.get(name, [])) * scale])
     columns = {"x": x}
 
     def exact(r):
