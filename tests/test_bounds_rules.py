@@ -275,6 +275,12 @@ QUICK_CASES = [
     ("tanh(x)*sigmoid(y) - atan(x*y)", lambda rng, n: {"x": rng.normal(0, 3, n),
                                                        "y": rng.normal(0, 3, n)}),
     ("gamma(x) + sec(x) + mod(x, 0.3)", lambda rng, n: {"x": rng.uniform(-3, 6, n)}),
+    # compositions, the gamma family and a step, cancelling on both sides of 10 digits
+    ("(sec(x) - cot(y)) * log(x, 2.5) + floor(x/3)", lambda rng, n: (lambda x: {
+        "x": x, "y": np.arctan(np.cos(x)) * (1 + 10.0 ** rng.uniform(-16, -2, n))})(
+        rng.uniform(0.2, 1.3, n))),
+    ("(gamma(x) - gamma(y)) * digamma(x*y) + lgamma(y)/100", lambda rng, n: (lambda x: {
+        "x": x, "y": x * (1 + 10.0 ** rng.uniform(-16, -2, n))})(rng.uniform(2.5, 3.5, n))),
 ]
 
 

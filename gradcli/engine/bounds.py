@@ -92,6 +92,11 @@ def _low(v):
     return np.abs(v)
 
 
+def _square(r: Interval) -> Interval:
+    low, mag = float(_low(r)), float(_mag(r))
+    return Interval(math.nextafter(low * low, -math.inf), math.nextafter(mag * mag, math.inf))
+
+
 def _summary(*values) -> bool:
     return any(type(v) is Interval for v in values)
 
@@ -126,7 +131,8 @@ class Bounded:
 
     def __mul__(self, other):
         o = _bounded(other)
-        v = self.v * o.v
+        # a square over a chunk: not the product of two independent ranges (a·a >= 0)
+        v = _square(self.v) if o is self and type(self.v) is Interval else self.v * o.v
         e = 0.0
         if _nonzero(o.e):
             e = _mag(self.v) * o.e
@@ -230,19 +236,27 @@ def _pow(a: Bounded, b: Bounded) -> Bounded:
                 rel = np.where(room > 0, a.e / np.where(room > 0, room, 1.0), np.inf)
                 e = _mag(v) * np.expm1(abs(n) * rel)
         return Bounded(v, _not_finite_as_inf(e) + own)
-    if _summary(a.v, b.v):
-        raise Unbounded("an inexact exponent")
-    size = np.abs(a.v)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        room = size - a.e
-        log_a = np.log(size)
+        room = _low(a.v) - a.e
         rel = np.where(room > 0, a.e / np.where(room > 0, room, 1.0), np.inf)  # bound on |dln a|
-        t = np.abs(log_a) * b.e + np.abs(b.v) * rel + b.e * rel
-        e = np.abs(v) * np.expm1(t)
+        t = _log_size(a.v) * b.e + _mag(b.v) * rel + b.e * rel
+        e = _mag(v) * np.expm1(t)
+        if _summary(a.v, b.v):  # a base that may be negative with an inexact exponent: unbounded
+            if Interval.of(a.v).lo < 0 and _nonzero(b.e):
+                raise Unbounded("a negative base")
+            return Bounded(v, _not_finite_as_inf(e) + own)
         e = np.where((np.asarray(a.v) < 0) & (np.asarray(b.e) > 0), np.inf, e)
         exact_zero = (np.asarray(a.v) == 0) & (np.asarray(a.e) == 0) & (np.asarray(b.v) > 0)
         e = np.where(exact_zero, 0.0, e)
     return Bounded(v, _not_finite_as_inf(e) + own)
+
+
+def _log_size(v):
+    """|ln|v||: a column's, or the largest over an Interval (at one of its ends in size)."""
+    if type(v) is Interval:
+        low, mag = _low(v), _mag(v)
+        return np.maximum(np.abs(np.log(low)), np.abs(np.log(mag))) if low > 0 else np.inf
+    return np.abs(np.log(np.abs(v)))
 
 
 # -- the functions: a bound of each one's change over [x - e, x + e] ---------------------------
@@ -414,8 +428,12 @@ def _piecewise_constant(f):
     no jump), unbounded where they do not."""
     def apply(a):
         a = _bounded(a)
-        if _summary(a.v):
-            raise Unbounded("a step function")
+        if _summary(a.v):  # one piece for every row of the chunk, or no bound from it
+            lo = f(np.nextafter(a.v.lo - a.e, -np.inf))
+            hi = f(np.nextafter(a.v.hi + a.e, np.inf))
+            if not lo == hi:
+                raise Unbounded("a step function")
+            return Bounded(Interval(float(lo), float(hi)), 0.0)
         v = f(a.v)
         same = f(np.nextafter(a.v - a.e, -np.inf)) == f(np.nextafter(a.v + a.e, np.inf))
         if not _nonzero(a.e):
@@ -487,9 +505,12 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     }
     # sec, csc, cot, log(a, b): the compositions the batch engine computes (1/cos(a), ...),
     # on Bounded values whose functions are NumPy's own (the batch engine's, bit for bit)
-    library = SimpleNamespace(cos=_library_trig(np.cos, np.sin), sin=_library_trig(np.sin, np.cos),
-                              tan=_bounded_function("tan", np.tan),
-                              log=_bounded_function("log", np.log))
+    values = RANGES if m is RANGES else SimpleNamespace(cos=np.cos, sin=np.sin, tan=np.tan,
+                                                        log=np.log)
+    library = SimpleNamespace(cos=_library_trig(values.cos, values.sin),
+                              sin=_library_trig(values.sin, values.cos),
+                              tan=_bounded_function("tan", values.tan),
+                              log=_bounded_function("log", values.log))
     for name in ("sec", "csc", "cot", "log_base"):
         own[name] = _composed(TABLE[name].numpy, library)
     missing = set(TABLE) - set(own)
@@ -505,10 +526,8 @@ def _library_trig(f, other):
     cot, whose batch primal calls np.cos, np.sin."""
     def apply(a):
         a = _bounded(a)
-        if _summary(a.v):
-            raise Unbounded("a composition")
         v = f(a.v)
-        e = np.minimum(2.0, np.abs(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
+        e = np.minimum(2.0, _mag(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
             else 0.0
         return Bounded(v, _plus(e, _ulp_error(v, DEFAULT_ULPS)))
     return apply
@@ -516,8 +535,6 @@ def _library_trig(f, other):
 
 def _composed(columns, library):
     def apply(*args):
-        if _summary(*[_bounded(a).v for a in args]):
-            raise Unbounded("a composition")
         return _bounded(columns(library, *[_bounded(a) for a in args]))
     return apply
 
@@ -552,11 +569,76 @@ def _widened(r: Interval) -> Interval:
 
 _UNIT = Interval(-1.0 - 2.0 ** -48, 1.0 + 2.0 ** -48)
 _FALLBACK = {"sin": _UNIT, "cos": _UNIT, "tanh": _UNIT, "erf": _UNIT,
-             "sigmoid": Interval(0.0, 1.0 + 2.0 ** -48)}
+             "sigmoid": Interval(0.0, 1.0 + 2.0 ** -48),
+             "atan2": Interval(-3.1415926535897936, 3.1415926535897936)}
+# Γ and ln Γ turn at x0 = 1.46163…: decreasing on (0, x0], increasing from there; a range across
+# x0 holds their least values there (0.88560…, -0.12148…).
+_X0, _GAMMA_X0, _LGAMMA_X0 = 1.4616321449683622, 0.8856031944108886, -0.1214862905358497
+
+
+def _turning(f, least):
+    down = _monotone_enclosure(f, increasing=False, hi_bound=_X0)
+    up = _monotone_enclosure(f, lo_bound=_X0)
+
+    def apply(a):
+        a = Interval.of(a)
+        if a.hi <= _X0:
+            return down(a)
+        if a.lo >= _X0:
+            return up(a)
+        if a.lo <= 0:
+            raise Unbounded("left of 0")
+        return Interval(least, max(f(a.lo), f(a.hi)))
+    return apply
+
+
+def _monotone_enclosure(f, increasing=True, lo_bound=-math.inf, hi_bound=math.inf):
+    from .interval import _monotone
+    return _monotone(f, increasing, lo_bound, hi_bound)
+
+
+def _wave(f, top):
+    """sin or cos over an interval: its values at the ends, and ±1 where the interval holds a
+    peak (``top``: where f is 1; -1 half a turn on). A peak within 1e-9 of an end counts as
+    held: that only widens the enclosure."""
+    def apply(a):
+        a = Interval.of(a)
+        if not (a.hi - a.lo < 6.0 and abs(a.lo) < 1e6 and abs(a.hi) < 1e6):
+            return _UNIT
+        lo, hi = sorted((f(a.lo), f(a.hi)))
+        for peak, value in ((top, 1.0), (top + math.pi, -1.0)):
+            k = math.ceil((a.lo - 1e-9 - peak) / (2 * math.pi))
+            if peak + 2 * math.pi * k <= a.hi + 1e-9:
+                lo, hi = min(lo, value), max(hi, value)
+        return Interval(lo, hi)
+    return apply
+
+
+def _tangent(a):
+    """tan over an interval that holds no pole (π/2 + kπ, or within 1e-9 of one): increasing."""
+    a = Interval.of(a)
+    if not (a.hi - a.lo < 3.0 and abs(a.lo) < 1e6 and abs(a.hi) < 1e6):
+        raise Unbounded("tan over a wide interval")
+    k = math.ceil((a.lo - 1e-9 - math.pi / 2) / math.pi)
+    if math.pi / 2 + math.pi * k <= a.hi + 1e-9:
+        raise Unbounded("a pole of tan")
+    return Interval(math.tan(a.lo), math.tan(a.hi))
+
+
+# What the interval sweep has no enclosure for (its values only: the bounds are this module's)
+_MORE = {
+    "sin": _wave(math.sin, math.pi / 2), "cos": _wave(math.cos, 0.0), "tan": _tangent,
+    "erfc": _monotone_enclosure(math.erfc, increasing=False),
+    "exp2": _monotone_enclosure(TABLE["exp2"].primal),
+    "digamma": _monotone_enclosure(TABLE["digamma"].primal, lo_bound=2.0 ** -1000),
+    "trigamma": _monotone_enclosure(TABLE["trigamma"].primal, increasing=False,
+                                    lo_bound=2.0 ** -1000),
+    "gamma": _turning(math.gamma, _GAMMA_X0), "lgamma": _turning(math.lgamma, _LGAMMA_X0),
+}
 
 
 def _enclosure(name):
-    f = getattr(INTERVAL, name)
+    f = _MORE.get(name) or getattr(INTERVAL, name)
     fallback = _FALLBACK.get(name)
 
     def apply(*args):
