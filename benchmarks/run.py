@@ -172,6 +172,9 @@ def ensure_bytecode() -> None:
     compileall.compile_dir(os.path.dirname(gradcli.__file__), quiet=2)
 
 
+COLD = "(cold: empty cache)"
+
+
 def startup_commands(with_peers: bool, others: list[str] = ()) -> dict[str, list[str]]:
     expr, at = SEED_EXAMPLE
     commands = {
@@ -186,6 +189,11 @@ def startup_commands(with_peers: bool, others: list[str] = ()) -> dict[str, list
         commands[f'{exe} eval "{expr}" --at {at}'] = [exe, "eval", expr, "--at", at]
         commands[f'{exe} eval "{expr}" --at {at} --json'] = [exe, "eval", expr, "--at", at,
                                                             "--json"]
+    # The first run after installing: an empty cache directory each time (COLD), so the parser's
+    # tables are built (bytecode present, as pip compiles it)
+    for exe in [gradcli_command(), *([exe] for exe in others)]:
+        name = "gradcli" if exe == gradcli_command() else exe[0]
+        commands[f'{name} eval "{expr}" --at {at} {COLD}'] = exe + ["eval", expr, "--at", at]
     if with_peers:
         for label, (module, code) in PEER_ONESHOT.items():
             if importable(module):
@@ -204,18 +212,28 @@ def measure_startup(runs: int, with_peers: bool,
 
     The commands take turns, so a busy machine slows them alike; CPU time is the steadier of
     the two when other work shares the cores."""
+    import tempfile
     ensure_bytecode()
     commands = startup_commands(with_peers, others)
     wall: dict[str, list[float]] = {label: [] for label in commands}
     cpu: dict[str, list[float]] = {label: [] for label in commands}
-    for label, cmd in commands.items():  # warm the disk cache and the parser's saved tables
-        subprocess.run(cmd, capture_output=True, check=True)
-    for _ in range(runs):
-        for label, cmd in commands.items():
-            c0, t0 = _children_cpu(), time.perf_counter()
-            subprocess.run(cmd, capture_output=True, check=True)
-            wall[label].append(time.perf_counter() - t0)
-            cpu[label].append(_children_cpu() - c0)
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = iter(range(1 << 30))
+
+        def env(label: str):  # a cold command gets a new, empty cache directory every run
+            if not label.endswith(COLD):
+                return None
+            return {**os.environ, "GRADCLI_CACHE_DIR": os.path.join(scratch, str(next(fresh)))}
+
+        for label, cmd in commands.items():  # warm the disk cache and the parser's saved tables
+            subprocess.run(cmd, capture_output=True, check=True, env=env(label))
+        for _ in range(runs):
+            for label, cmd in commands.items():
+                environ = env(label)
+                c0, t0 = _children_cpu(), time.perf_counter()
+                subprocess.run(cmd, capture_output=True, check=True, env=environ)
+                wall[label].append(time.perf_counter() - t0)
+                cpu[label].append(_children_cpu() - c0)
     return {label: (median(wall[label]), median(cpu[label])) for label in commands}
 
 

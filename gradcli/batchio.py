@@ -138,8 +138,7 @@ def line_too_long(what: str, row: int, limit: int):
 def _csv_header(raw, what: str) -> tuple[list[str], int]:
     """The column names of a CSV stream's header line, and the line's length in bytes (at most
     GRADCLI_MAX_LINE bytes are read, and GRADCLI_MAX_COLUMNS names accepted)."""
-    from .errors import LimitError
-    from .limits import COLUMNS_VARIABLE, max_columns, max_line
+    from .limits import max_line
     limit = max_line()
     header = raw.readline(limit + 1)
     if len(header) > limit and not header.endswith(b"\n"):
@@ -153,14 +152,22 @@ def _csv_header(raw, what: str) -> tuple[list[str], int]:
         raise InputError(f"{what} has no header line",
                          hint="the first line names the columns: x,y")
     names = next(csv.reader([text]))
-    most = max_columns()
-    if len(names) > most:
-        raise LimitError(f"{what} has {len(names):,} columns, more than the {most:,} gradcli "
-                         f"reads ({COLUMNS_VARIABLE})",
-                         hint=f"raise the limit for this run: {COLUMNS_VARIABLE}={len(names)} "
-                              "gradcli ... (docs/limits.md)")
+    check_columns(len(names), what)
     _check_names(names, what)
     return names, len(header)
+
+
+def check_columns(count: int, what: str) -> None:
+    """A points file of more than GRADCLI_MAX_COLUMNS columns is refused (CSV: on its header
+    line; JSON lines: on the keys of its first lines; Parquet: on its schema), before any row."""
+    from .errors import LimitError
+    from .limits import COLUMNS_VARIABLE, max_columns
+    most = max_columns()
+    if count > most:
+        raise LimitError(f"{what} has {count:,} columns, more than the {most:,} gradcli "
+                         f"reads ({COLUMNS_VARIABLE})",
+                         hint=f"raise the limit for this run: {COLUMNS_VARIABLE}={count} "
+                              "gradcli ... (docs/limits.md)")
 
 
 def block_bytes() -> int:
@@ -316,6 +323,7 @@ def read_jsonl(path: str, graph: Graph) -> Rows:
     except (pa.ArrowInvalid, OSError) as exc:
         raise _jsonl_error(path, exc) from None
     names = list(reader.schema.names)
+    check_columns(len(names), path)
     try:  # the reader puts the explicit schema's columns first: keep the file's order instead
         with open(path, encoding="utf-8") as f:
             first = list(json.loads(f.readline(block_bytes())))
@@ -365,6 +373,7 @@ def read_parquet(path: str) -> Rows:
         raise InputError(f"cannot read {path}: no such file") from None
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{path} is not a Parquet file ({_arrow_message(exc)})") from None
+    check_columns(len(file.schema_arrow.names), path)
     done = [0]
 
     def chunks():
@@ -799,10 +808,13 @@ class CsvSink:
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow(names)
         file.write(line.getvalue().encode("utf-8"))
+        # pyarrow sizes its buffer for batch_size rows of every column at once: a wide table in
+        # big batches overflows it ("Negative buffer resize", 10^5 columns)
+        rows = max(1, min(CHUNK_ROWS, (1 << 24) // max(1, len(names))))
         self.plain = pacsv.WriteOptions(include_header=False, quoting_style="none",
-                                        batch_size=CHUNK_ROWS)
+                                        batch_size=rows)
         self.quoted = pacsv.WriteOptions(include_header=False, quoting_style="needed",
-                                         batch_size=CHUNK_ROWS)
+                                         batch_size=rows)
 
     def write(self, batch) -> None:
         import pyarrow as pa
@@ -869,8 +881,10 @@ class ParquetSink:
     """Parquet, one row group per chunk (into the staged file: a Parquet file is readable only
     once its footer is written, so a partial one never stands at the final name)."""
 
-    def __init__(self, path: str, names: list[str], staged: Staged | None = None):
+    def __init__(self, path: str, names: list[str], staged: Staged | None = None,
+                 texts: Iterable[str] = ()):
         self.path, self.names, self.writer = path, names, None
+        self.texts = {ERROR_COLUMN, *texts}  # string columns (--digits N: the results)
         self.staged = staged or Staged(path)
 
     def write(self, batch) -> None:
@@ -887,7 +901,7 @@ class ParquetSink:
         import pyarrow.parquet as pq
         try:
             if self.writer is None:  # no rows: an empty table with the columns
-                pq.write_table(pa.table({name: pa.array([], pa.string() if name == ERROR_COLUMN
+                pq.write_table(pa.table({name: pa.array([], pa.string() if name in self.texts
                                                          else pa.float64())
                                          for name in self.names}), self.staged.temp)
             else:
@@ -974,7 +988,7 @@ def _stem(path: str) -> str:
     return root if suffix else path
 
 
-def open_sink(path: str | None, as_json: bool, names: list[str]):
+def open_sink(path: str | None, as_json: bool, names: list[str], texts: Iterable[str] = ()):
     """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
     if path is None:
         if sys.stdout is None:
@@ -989,7 +1003,7 @@ def open_sink(path: str | None, as_json: bool, names: list[str]):
                          "its suffix", option="json", hint=f"write to {_stem(path)}.jsonl instead")
     staged = Staged(path)
     if kind == "parquet":
-        return ParquetSink(path, names, staged)
+        return ParquetSink(path, names, staged, texts)
     try:
         file = _Output(open(staged.temp, "wb"), path)  # noqa: SIM115 - closed by run_batch
     except OSError as exc:
@@ -1029,7 +1043,8 @@ def _run_batch(graph, rows, sink_path, as_json, wrt, at, progress, min_digits=No
     done = (evaluate_chunk(graph, batch, wrt, at, min_digits, with_digits)
             for batch in rows.chunks)
     first = next(done, None)  # a file that fails in its first block fails before any output
-    sink = open_sink(sink_path, as_json, names)
+    texts = () if min_digits is None else result_names(graph, wrt)  # --digits N: text
+    sink = open_sink(sink_path, as_json, names, texts)
     summary = Summary()
     try:
         for table, errors in itertools.chain(() if first is None else (first,), done):

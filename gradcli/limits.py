@@ -17,6 +17,7 @@ naming the variable.
 from __future__ import annotations
 
 import os
+import re
 
 from .errors import InputError
 
@@ -64,3 +65,120 @@ def max_line() -> int:
 def max_columns() -> int:
     """The most columns a points file may have (``GRADCLI_MAX_COLUMNS``), checked on its header."""
     return _read(COLUMNS_VARIABLE, DEFAULT_MAX_COLUMNS)
+
+
+
+# -- a source too large for the node limit, refused before parsing --------------------------------
+
+SCAN_CHUNK = 1 << 20  # bytes of source scanned at a time (its arrays stay in the cache)
+MOST_ASSIGNMENTS = 10_000  # past this many "=", the scan gives up (no bound, no refusal)
+MOST_COMMENTS = 100_000
+
+
+def nodes_at_least(source: str, constants=("pi", "e"), enough: int | None = None) -> int:
+    r"""A lower bound on the operations the source's graph will have, from its text alone (0
+    where the scan cannot say: NumPy missing, ``\u`` escapes in names, very many assignments or
+    comments). ``constants``: the names that read a constant; the scan stops once the bound
+    passes ``enough``.
+
+    Every operation has at most two arguments, none is merged with another, and an operation
+    whose arguments are all constants is folded, never counted here. So a statement reading
+    ``k`` inputs (names never assigned anywhere in the source, not a constant, not called) has at
+    least ``k - 1`` operations, and the program at least ``sum(k) - statements``: the names
+    counted, less the number of ``;`` and line breaks, less one. A name is not counted when it
+    touches a non-ASCII character, a ``\`` or a ``.`` (part of a longer name, or of a number such
+    as ``1.e5``), or when the next character past blanks is ``(``, ``;`` or a line break: every
+    count errs low, never high."""
+    try:
+        import numpy as np
+    except ImportError:
+        return 0
+    if "\\u" in source or "\\U" in source or source.count("#") > MOST_COMMENTS:
+        return 0
+    if source.count("=") > MOST_ASSIGNMENTS:
+        return 0
+    data = source.encode("utf-8", "surrogatepass")
+    if b"#" in data:
+        data = re.sub(rb"#[^\n]*", b"", data)
+    statements = data.count(b";") + data.count(b"\n") + 1
+    excluded = {name.encode() for name in constants}
+    for match in re.finditer(rb"=", data):
+        target = _ASSIGNED.search(data, max(0, match.start() - 256), match.start())
+        if target:
+            excluded.add(target.group(1))
+    # blanks out (a name's next character is then the next one), a line continuation out, a
+    # line break a ";"; names touching what is left of a "\" are not counted ("\" -> ".")
+    if b"\\" in data:
+        data = data.replace(b"\\\r\n", b"").replace(b"\\\n", b"")
+    if any(blank in data for blank in (b" ", b"\t", b"\f", b"\r", b"\n", b"\\")):
+        data = data.translate(_BLANKS, b" \t\f\r")
+    data += b";"  # the last name ends
+    array = np.frombuffer(data, dtype=np.uint8)
+    kind = _kinds()
+    counted = 0
+    a = 0
+    while a < len(array) - 1:
+        b = min(len(array) - 1, a + SCAN_CHUNK)
+        found = _NOT_NAME.search(data, b)  # a chunk ends where no name runs across it
+        b = found.start() if found else len(array) - 1
+        c = kind[array[a:b + 1]]  # and one character past the chunk: the last run's end
+        name = (c & 1) != 0
+        # array[a] (a > 0) is no name's character: runs start and end inside [a, b]
+        starts = np.flatnonzero(name[1:] & ~name[:-1]) + 1
+        if a == 0 and name[0]:
+            starts = np.concatenate([[0], starts])
+        ends = np.flatnonzero(~name[1:] & name[:-1]) + 1
+        ok = ((c[starts] & 2) != 0) & ((c[ends] & 12) == 0)  # a letter first, no "(" after
+        inner = starts > 0
+        ok[inner] &= (c[starts[inner] - 1] & 4) == 0  # and no "." or non-ASCII before
+        starts, ends = starts[ok], ends[ok]
+        total = len(starts)
+        if total:
+            lengths = ends - starts
+            firsts = array[a + starts]
+            for word in excluded:
+                same = starts[(firsts == word[0]) & (lengths == len(word))]
+                for i, byte in enumerate(word[1:], 1):
+                    same = same[array[a + same + i] == byte]
+                total -= len(same)
+        counted += total
+        if enough is not None and counted - statements > enough:
+            break
+        a = b
+    return max(0, counted - statements)
+
+
+_ASSIGNED = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t\f]*[-+*/]?$")
+_NOT_NAME = re.compile(rb"[^A-Za-z0-9_]")
+_BLANKS = bytes.maketrans(b"\n\\", b";.")
+
+
+def _kinds():
+    r"""Byte classes: 1 a name's character, 2 a name's first (a letter, _), 4 a character that
+    makes a name beside it uncountable (non-ASCII, "." and what was "\"), 8 one after which a
+    name is not counted ("(", ";")."""
+    import numpy as np
+    kind = np.zeros(256, dtype=np.uint8)
+    kind[list(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")] = 3
+    kind[list(b"0123456789")] = 1
+    kind[128:] = 4
+    kind[ord(".")] = 4
+    kind[list(b"(;")] = 8
+    return kind
+
+
+def check_nodes(source: str, constants=("pi", "e")) -> None:
+    """Refuse, before parsing, a source whose text alone implies more operations than
+    GRADCLI_MAX_NODES (:func:`nodes_at_least`); only a source of more than two characters per
+    node is scanned (a name counted takes at least two), so small sources cost nothing."""
+    limit = max_nodes()
+    if len(source) <= 2 * limit or len(source) > max_source():  # (the parser refuses the latter)
+        return
+    least = nodes_at_least(source, constants, enough=limit)
+    if least > limit:
+        from .errors import LimitError
+        raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
+                         f"gradcli builds ({NODES_VARIABLE}): its text alone shows it (at least "
+                         f"{least:,} operations), so it is refused before parsing",
+                         hint=f"raise the limit for this run: {NODES_VARIABLE}={limit * 4} "
+                              "gradcli ... (docs/limits.md)")

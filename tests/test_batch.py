@@ -335,6 +335,21 @@ def test_a_helper_that_gets_no_core_does_not_hold_the_blocks_up(monkeypatch):
     assert np.array_equal(r.gradient["x"], one.gradient["x"])
 
 
+def test_an_exception_in_a_block_on_several_threads_reaches_the_caller(monkeypatch):
+    real = batch._evaluate_block
+    rows = batch.BLOCK_ROWS
+
+    def failing(graph, block, order, checked, offset, *rest):
+        if offset == 5 * rows:
+            raise RuntimeError("block 5")
+        return real(graph, block, order, checked, offset, *rest)
+
+    monkeypatch.setattr(batch, "_evaluate_block", failing)
+    x = np.linspace(1, 2, 12 * rows)
+    with pytest.raises(RuntimeError, match="block 5"):
+        evaluate_columns(compile("log(x)"), {"x": x}, block_rows=rows, threads=2)
+
+
 def test_blocks_shared_by_threads_give_the_same_bits():
     x = np.random.default_rng(5).uniform(0.1, 10, 20 * batch.BLOCK_ROWS + 7)
     graph = compile("log(x)+x*sin(x)")

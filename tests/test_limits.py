@@ -17,12 +17,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
 
 import gradcli
 from gradcli.cli import main
 from gradcli.errors import InputError, LimitError
 from gradcli.language.parser import parse
-from gradcli.limits import DEFAULT_MAX_NODES, DEFAULT_MAX_SOURCE, max_nodes, max_source
+from gradcli.engine.primitives import CONSTANTS
+from gradcli.language.printer import to_source
+from gradcli.limits import (DEFAULT_MAX_NODES, DEFAULT_MAX_SOURCE, max_nodes, max_source,
+                            nodes_at_least)
+from strategies import cases
+from test_properties import case
 from test_cli import _console_script
 
 MEMORY = 2 << 30  # bytes of address space a run may use
@@ -261,3 +267,89 @@ def test_the_package_never_calls_eval_or_exec():
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if BUILTIN_CALL.search(line)]
     assert not found, found
+
+
+# -- a source too large for the node limit, refused before parsing -------------------------------
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(cases(max_statements=4, max_depth=5))
+@example(case("x+x+x+x"))
+@example(case("sin(x)+cos(x)+x*y"))
+def test_the_bound_from_the_text_never_exceeds_the_graph(case):
+    # the promise that makes refusing early safe: no legal source below the limit is refused
+    source = to_source(case.program)
+    operations = len(gradcli.compile(source).ops)
+    assert nodes_at_least(source, tuple(CONSTANTS)) <= operations, source
+
+
+@pytest.mark.parametrize("source", [
+    "pi*e*pi*e*pi*e*pi*e", "a = 1; a*a*a*a*a*a*a*a*a", "x;x;x;x;x;x;x;x;x;x;x;x",
+    "(x)\n(x)\n(x)\n(x)\n(x)\n(x)", "(sin (x) + sin\n(x) + sin\\\n(x))", "1.e5+1.e5+1.e5+x",
+    "θ*θ*θ*θ*θ*θ*θ", "x\\u03b8+x\\u03b8+x\\u03b8", "a\\u0061 = 2\naa*aa*aa*aa*aa*aa",
+    "# x*x*x*x*x*x*x*x*x*x*x*x\nx", "y = x\ny += x\ny += x\ny += x\ny",
+])
+def test_sources_of_few_operations_are_not_counted_high(source):
+    assert nodes_at_least(source, tuple(CONSTANTS)) <= len(gradcli.compile(source).ops)
+
+
+def test_a_source_whose_text_implies_too_many_nodes_is_refused_before_parsing(monkeypatch):
+    monkeypatch.setenv("GRADCLI_MAX_NODES", "1000")
+    source = "+".join(["x*y"] * 2000)
+    result = invoke("eval", source, "--at", "x=1,y=2")
+    assert result.exit_code == 2
+    assert ("the expression's graph has more than 1,000 nodes, the most gradcli builds "
+            "(GRADCLI_MAX_NODES): its text alone shows it") in result.stderr
+    assert "GRADCLI_MAX_NODES=4000" in result.stderr
+    parsed = []
+    import gradcli.engine.graph as graph_module
+    monkeypatch.setattr(graph_module, "parse", lambda text: parsed.append(text))
+    with pytest.raises(LimitError):
+        gradcli.compile(source)
+    assert parsed == []  # never parsed
+    # the same number of nodes in fewer names (one statement per term) is not refused early
+    spread = "\n".join(f"t{i} = x*y" for i in range(2000)) + "\nx"
+    assert nodes_at_least(spread, tuple(CONSTANTS)) <= 1000
+
+
+def test_a_64_mebibyte_source_is_refused_quickly_in_bounded_memory(tmp_path):
+    # the probe: refused after 300 s and 9.3 GB before; now from its text, unparsed
+    # (a run takes about a second of CPU on the shared 2-core machine; the limits below are the
+    # memory cap of run_script, 2 GiB, and its hang timeout)
+    big = tmp_path / "big.grad"
+    big.write_bytes(b"x+" * (32 << 20) + b"x")  # 64 MiB + 1 byte: past GRADCLI_MAX_SOURCE
+    out = run_script("eval", "-f", str(big), "--at", "x=1")
+    assert out.returncode == 2 and b"longer than 67,108,864 characters" in out.stderr
+    big.write_bytes(b"x+" * ((32 << 20) - 1) + b"x")  # 64 MiB - 1 byte: read, then refused
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = run_script("eval", "-f", str(big), "--at", "x=1")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert out.returncode == 2, out.stderr
+    assert b"its text alone shows it" in out.stderr and b"GRADCLI_MAX_NODES" in out.stderr
+    assert after.ru_maxrss < 1 << 20  # KB: well under a gibibyte (the source itself is 64 MiB)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_every_points_format_checks_its_column_count_before_any_row(tmp_path, suffix):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    names = [f"c{i}" for i in range(11)] + ["x"]
+    path = tmp_path / f"wide{suffix}"
+    if suffix == ".csv":
+        path.write_text(",".join(names) + "\n" + ",".join("1" * len(names)) + "\n")
+    elif suffix == ".jsonl":
+        path.write_text(json.dumps({name: 1.0 for name in names}) + "\n")
+    else:
+        pq.write_table(pa.table({name: [1.0] for name in names}), path)
+    env = {"GRADCLI_MAX_COLUMNS": "10"}
+    out = run_script("eval", "x", "--points", str(path), env=env)
+    assert out.returncode == 2
+    assert f"has 12 columns, more than the 10 gradcli reads (GRADCLI_MAX_COLUMNS)".encode() \
+        in out.stderr
+    result = CliRunner().invoke(main, ["eval", "x", "--points", str(path)],
+                                env={"GRADCLI_MAX_COLUMNS": "12"})
+    assert result.exit_code == 0, result.output
+    import csv
+    import io
+    row, = csv.DictReader(io.StringIO(result.stdout))
+    assert float(row["f"]) == 1.0 and float(row["df/dx"]) == 1.0 and row["error"] == ""

@@ -81,6 +81,11 @@ def test_digits_in_json_lines_are_strings_and_parquet_has_string_columns(run, tm
     assert f[:2] == [None, None]
     with mpmath.workdps(40):
         assert same_number(f[3], mpmath.nstr(mpmath.log(2), 25, strip_zeros=False))
+    empty = tmp_path / "empty.csv"
+    empty.write_text("x\n")
+    result = run("eval", "x", "--points", str(empty), "--digits", "20", "-o", str(out))
+    assert result.exit_code == 0  # no rows: the same columns, the same types
+    assert str(pq.read_table(out).schema.field("df/dx").type) == "string"
 
 
 def test_digits_agree_with_the_single_point_answer_on_a_well_conditioned_grid(run):

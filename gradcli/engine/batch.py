@@ -272,10 +272,15 @@ def _run_blocks(run, starts: range, block_rows: int, threads: int) -> None:
                 return
 
     helpers = [_pool(threads - 1).submit(take) for _ in range(threads - 1)]
-    take()
-    for helper in helpers:  # one that has not started (no core came free) is not waited for
-        if not helper.cancel():
-            helper.result()
+    try:
+        take()
+    except BaseException as exc:  # ^C between two blocks: the helpers stop after theirs
+        failed.append(exc)
+        raise
+    finally:
+        for helper in helpers:  # one that has not started (no core came free) is not waited for
+            if not helper.cancel():
+                helper.exception()  # waits; what failed in it is in ``failed``
     if failed:
         raise failed[0]
 

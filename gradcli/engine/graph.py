@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 from ..errors import (DomainError, InputError, LimitError, MissingInputError, NameLookupError,
                       NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
-from ..limits import NODES_VARIABLE, max_nodes
+from ..limits import NODES_VARIABLE, check_nodes, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
@@ -557,6 +557,7 @@ def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compi
 def parse_source(source: str) -> Program:
     """:func:`~gradcli.language.parser.parse`, with hints that need the function table: two
     names side by side whose first is a function (``sin x``) -> ``write sin(x)``."""
+    check_nodes(source, tuple(CONSTANTS))  # a source too large for the node limit, unparsed
     try:
         return parse(source)
     except ParseError as exc:

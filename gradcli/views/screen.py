@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from typing import TextIO
 
 from ..errors import FileError, OutputError
@@ -32,13 +31,17 @@ COLOUR_LINES = 400  # past this many lines output is written plain (fewer than a
 EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text", ".json")
 
 
-@dataclass
 class Screen:
-    stream: TextIO | None
-    width: int | None  # None: natural widths (a pipe or a file, without --width)
-    ascii: bool
-    colour: bool
-    terminal: bool
+    """Standard output as gradcli writes to it (a plain class: a dataclass costs half a
+    millisecond of every start-up to compile its methods)."""
+
+    def __init__(self, stream: TextIO | None, width: int | None, ascii: bool, colour: bool,
+                 terminal: bool):
+        self.stream = stream
+        self.width = width  # None: natural widths (a pipe or a file, without --width)
+        self.ascii = ascii
+        self.colour = colour
+        self.terminal = terminal
 
     # -- writing ---------------------------------------------------------------------------------
 
