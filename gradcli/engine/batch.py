@@ -210,9 +210,10 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     or gradient is not finite, gives NaN and a message in ``errors``; the others are unaffected.
     ``threads``: how many blocks may run at once (NumPy releases the GIL in its loops); None:
     one per core, up to :data:`MAX_THREADS` (:func:`default_threads`). Every block writes its
-    own rows, so the result is the same, bit for bit, for any number of threads. ``watch(start, stop, results)``: called with
-    each block's results (the value, then the gradient by ``wrt``) once written, while they are
-    in the processor's cache (the error bounds' quick test, :class:`.bounds.QuickTest`).
+    own rows, so the result is the same, bit for bit, for any number of threads.
+    ``watch(start, stop, results)``: called with each block's results (the value, then the
+    gradient by ``wrt``) once written, while they are in the processor's cache (the error
+    bounds' quick test, :class:`.bounds.QuickTest`).
     """
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt)
