@@ -41,9 +41,9 @@ def _round_half_even(t):
     return mpmath.nint(t)  # mpmath's nint rounds halves to even
 
 
-# name -> (the function with mpmath, the range of its argument t = x/7, and its derivative where
-# mpmath.diff at 50 digits would not do). Ranges stay inside each function's domain; the gamma family also
-# takes negative arguments, where the bound declines (no digits claimed: see STATED).
+# name -> (the function with mpmath, the range of its argument t = x/7, and its derivative
+# where mpmath.diff at 50 digits would not do). Ranges stay inside each function's domain; the
+# gamma family also takes negative arguments, where the bound declines (no digits: STATED).
 UNARY = {
     "exp": (mpmath.exp, (-50, 50)), "expm1": (mpmath.expm1, (-5, 5)),
     "log": (mpmath.log, (0.01, 100)), "log1p": (mpmath.log1p, (-0.99, 50)),
