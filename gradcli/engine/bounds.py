@@ -771,7 +771,10 @@ QUICK_ROWS = 1 << 14  # the quick test's smallest chunk (its Python steps: about
 SAFETY = 1.0 + 2.0 ** -10
 
 
-_QUICK_FAILS = (Unbounded, LimitError, OverflowError, ValueError, ZeroDivisionError, TypeError)
+# What ends the quick test for a block (its rows are then all left to the row-by-row bound, which
+# decides alone): a range it cannot bound, a rule with no formula, or anything a sweep over
+# Intervals may meet (Unbounded, OverflowError and ZeroDivisionError are ArithmeticErrors).
+_QUICK_FAILS = (ArithmeticError, LimitError, ValueError, TypeError, LookupError, AttributeError)
 
 
 class QuickTest:
