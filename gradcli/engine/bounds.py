@@ -433,7 +433,9 @@ def _piecewise_constant(f):
             hi = f(np.nextafter(a.v.hi + a.e, np.inf))
             if not lo == hi:
                 raise Unbounded("a step function")
-            return Bounded(Interval(float(lo), float(hi)), 0.0)
+            # np.float64, not the float 0.0 of an exact value: the rows' bound is a column of
+            # zeros, and the sweeps must take the same steps on both
+            return Bounded(Interval(float(lo), float(hi)), np.float64(0.0))
         v = f(a.v)
         same = f(np.nextafter(a.v - a.e, -np.inf)) == f(np.nextafter(a.v + a.e, np.inf))
         if not _nonzero(a.e):
