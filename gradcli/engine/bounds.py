@@ -25,14 +25,16 @@ factor 2 covers the rounding of the bound's own arithmetic); a bound below the s
 double (2.2e-308: an exact zero, say) counts as all 17. A row whose bound is not finite (a kink
 or a pole inside the interval) has none.
 
-The quick test (``certain_digits(..., enough=k, results=...)``, what the batch commands run):
-the same code swept once over a whole chunk of rows, with each value an :class:`Interval`
-holding every row's value and each bound one number, larger than every row's (each formula
-grows with ``|value|`` and ``err``, and shrinks with the smallest ``|value|`` where it divides:
-:func:`_mag` and :func:`_low`; rounding to nearest keeps that order). A row whose result is far
-enough from 0 for that one bound to give it ``k`` digits has them by its own bound too; only the
-other rows are swept row by row. So the rows sent to the certified engine, and every digit
-claimed, are the row-by-row bound's, whichever rows share a chunk.
+The quick test (:class:`QuickTest`, run beside the batch sweep by ``eval --points/--grid``;
+``certain_digits(..., enough=k, results=...)`` after it): the same code swept once over a block
+of rows, with each value an :class:`Interval` holding every row's value and each bound one
+number, larger than every row's (each formula grows with ``|value|`` and ``err``, and shrinks
+with the smallest ``|value|`` where it divides: :func:`_mag` and :func:`_low`; rounding to
+nearest keeps that order; :data:`SAFETY` covers the few ulps by which NumPy's functions differ
+between a column and one number). A row whose result is far enough from 0 for that one bound to
+give it ``k`` digits has them by its own bound too; only the other rows are swept row by row.
+So the rows sent to the certified engine, and every digit claimed, are the row-by-row bound's,
+whichever rows share a block (tests/test_bounds_rules.py).
 
 >>> import numpy as np
 >>> from gradcli.engine.graph import compile
