@@ -119,6 +119,8 @@ class Bounded:
     def __add__(self, other):
         o = _bounded(other)
         v = self.v + o.v
+        if _exact_sum(self, o, v):
+            return Bounded(v, 0.0)
         return Bounded(v, _rounded(_plus(self.e, o.e), v))
 
     __radd__ = __add__
@@ -126,6 +128,8 @@ class Bounded:
     def __sub__(self, other):
         o = _bounded(other)
         v = self.v - o.v
+        if _exact_sum(self, o, v, -1.0):
+            return Bounded(v, 0.0)
         return Bounded(v, _rounded(_plus(self.e, o.e), v))
 
     def __rsub__(self, other):
@@ -164,6 +168,18 @@ class Bounded:
 
 def _nonzero(e) -> bool:
     return not (type(e) is float and e == 0.0)
+
+
+def _exact_sum(a: "Bounded", b: "Bounded", s, sign: float = 1.0) -> bool:
+    """Whether ``s``, the double sum of two exact numbers (no error), is their exact sum: Knuth's
+    TwoSum residual is 0. Only for single numbers, where it is decided once (a rule's own
+    constants: pow's slope reads ``b - 1``, which must stay an exact integer exponent for a
+    negative base); a column keeps its half-ulp."""
+    if _nonzero(a.e) or _nonzero(b.e) or type(s) not in (float, np.float64):
+        return False
+    x, y = float(a.v), sign * float(b.v)
+    back = s - x
+    return (x - (s - back)) + (y - back) == 0.0 and s - s == 0.0
 
 
 def _plus(a, b):
@@ -659,6 +675,15 @@ def _enclosure(name):
 RANGES = SimpleNamespace(**{name: _enclosure(name) for name in TABLE}, **CONSTANTS)
 
 
+def _decimal_is_double(text: str, value: float) -> bool:
+    """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3)."""
+    from fractions import Fraction
+    try:
+        return Fraction(text) == Fraction(value)
+    except (ValueError, OverflowError, ZeroDivisionError):  # not a plain decimal, or not finite
+        return False
+
+
 def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     """A bound on each constant's error. A literal (0.1, pi) is the number typed (1/10, π), as
     the certified engine reads it: its double is within an ulp; a
@@ -669,6 +694,8 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     constants = graph.constants
     errors = [0.0] * graph.n_const
     for slot, recipe in graph.exact.items():  # a literal, pi, e: the number typed, not its double
+        if isinstance(recipe, str) and _decimal_is_double(recipe, constants[slot]):
+            continue  # 0.5, 2.5e-3 * 4: the typed decimal is this double
         if isinstance(recipe, str) or len(recipe) == 1:  # (the double is within an ulp of it)
             errors[slot] = math.ulp(constants[slot])
     typed = list(errors)
