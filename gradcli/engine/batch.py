@@ -124,6 +124,7 @@ class BatchResult:
     gradient: dict[str, np.ndarray]
     messages: dict[int, str]  # row -> the message of its failure, for the failed rows only
     inputs: list[str] = field(default_factory=list)  # the graph's inputs, in graph order
+    digits: np.ndarray | None = None  # each row's proven significant digits, when asked
 
     @cached_property
     def errors(self) -> np.ndarray:
@@ -546,6 +547,7 @@ class JacobianBatch:
     errors: np.ndarray  # dtype object: None, or the message of the row's failure
     outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
     inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
+    digits: np.ndarray | None = None  # each row's proven significant digits, when asked
 
     failed, n_failed = BatchResult.failed, BatchResult.n_failed
 
