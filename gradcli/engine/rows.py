@@ -65,14 +65,14 @@ def _point(graph: Graph, columns: Mapping[str, object], n: int, r: int) -> dict[
 
 
 def certify_rows(graph: Graph, columns: Mapping[str, object], results: list, errors, wrt: list[str],
-                 min_digits: int, n: int, quick=None):
+                 min_digits: int, n: int, quick=None, marked: list | None = None):
     """Each row's certain digits (proven over the batch's own float64 operations); rows with
     fewer than ``min_digits`` are recomputed by the certified engine (``results``, the float64
     columns in :func:`recompute`'s order, are updated in place), or marked not certified in
     ``errors`` (their results NaN). The digits per row, and how many rows were recomputed.
     ``quick``: the bounds' :class:`~gradcli.engine.bounds.QuickTest` run beside the batch sweep
     (``watch``); only the rows it left are bounded one by one (the same rows fall short), and
-    the digits are None."""
+    the digits are None. ``marked``: a list that gets the rows marked not certified."""
     from .bounds import certain_digits
     if quick is None:
         digits = found = certain_digits(graph, columns, wrt=wrt)
@@ -99,6 +99,8 @@ def certify_rows(graph: Graph, columns: Mapping[str, object], results: list, err
                          "available")
         for column in results:
             column[r] = np.nan
+        if marked is not None:
+            marked.append(int(r))
     return digits, len(short)
 
 
@@ -127,12 +129,15 @@ def certified_batch(graph: Graph, columns: Mapping[str, object], wrt: list[str] 
                    for array in [result.values[output]] + [result.jacobian[output][name]
                                                            for name in wrt]]
     errors = result.errors
-    digits, _ = certify_rows(graph, arrays, results, errors, wrt, MIN_DIGITS, n, quick)
-    if hasattr(result, "messages"):  # BatchResult keeps the failures by row, errors from them
-        result.messages = {int(r): errors[r] for r in np.flatnonzero(np.not_equal(errors, None))}
-        result.__dict__["errors"] = errors
+    marked: list[int] = []
+    digits, _ = certify_rows(graph, arrays, results, errors, wrt, MIN_DIGITS, n, quick, marked)
+    if marked and hasattr(result, "messages"):  # BatchResult keeps its failures by row too
+        result.messages = {**result.messages, **{r: errors[r] for r in marked}}
     if with_digits:
-        result.digits = np.where(np.equal(errors, None), digits, 0).astype(np.int64)
+        digits = digits.astype(np.int64)
+        failed = list(getattr(result, "messages", ())) or np.flatnonzero(np.not_equal(errors, None))
+        digits[failed] = 0
+        result.digits = digits
     return result
 
 
