@@ -201,6 +201,48 @@ def grammar_text() -> str:
         return resources.files(grammar).joinpath("gradcli.lark").read_text(encoding="utf-8")
 
 
+SHIPPED_TABLES = "gradcli.tables.json"  # beside the grammar: its tables, built when released
+
+
+def shipped_tables(grammar: str) -> dict | None:
+    """The tables shipped beside the grammar (``grammar/gradcli.tables.json``, written by
+    :func:`write_shipped_tables` and checked against a fresh build by the tests), when they
+    were built from this very grammar text in this layout; else None. A first run reads them
+    instead of importing Lark to build its own (a third of a first run), and no run needs the
+    user's cache for them. Plain JSON data, as the saved copies are."""
+    from .. import grammar as package
+    try:
+        with open(os.path.join(package.__path__[0], SHIPPED_TABLES), "rb") as file:
+            data = _json().loads(file.read())
+    except (OSError, ValueError):  # not shipped (a zip install), or damaged: build as before
+        return None
+    if (not isinstance(data, dict) or data.get("format") != TABLES_FORMAT
+            or data.get("grammar") != usercache.sha256_hex(grammar.encode("utf-8"))
+            or not isinstance(data.get("tables"), dict)):
+        return None
+    return data["tables"]
+
+
+def write_shipped_tables() -> str:
+    """Build the tables with the installed Lark and write them beside the grammar (run after
+    changing the grammar: ``python -c "from gradcli.language.parser import
+    write_shipped_tables as w; print(w())"``). Gives the file's path."""
+    from .. import grammar as package
+    from importlib.metadata import version
+    grammar = grammar_text()
+    data = {"format": TABLES_FORMAT, "grammar": usercache.sha256_hex(grammar.encode("utf-8")),
+            "lark": version("lark"), "tables": build_tables()}
+    path = os.path.join(package.__path__[0], SHIPPED_TABLES)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(_json().dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+    return path
+
+
+def _json():
+    import json
+    return json
+
+
 def build_parser(**options):
     """A new Lark LALR parser for the grammar; ``options`` go to :class:`lark.Lark`.
 
@@ -278,8 +320,18 @@ def run_tables(runner: Callable[[dict], object]):
             return runner(_tables)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
             _tables = None  # accepted by one runner, not by another: load or build anew
+    grammar = grammar_text()
+    shipped = shipped_tables(grammar)
+    if shipped is not None:
+        try:
+            result = runner(shipped)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
+            pass  # this grammar's, yet not tables this code can run: the saved or new ones
+        else:
+            _tables = shipped
+            return result
     try:
-        key, name = _tables_key(grammar_text()), _tables_name()
+        key, name = _tables_key(grammar), _tables_name()
     except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
         key = name = None
     if name is not None:
