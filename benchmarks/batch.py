@@ -192,8 +192,20 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     # the default: a thread per core, the caller taking blocks too (engine.batch._run_blocks)
     runs[f"gradcli, its default ({default_threads()} threads)"] = \
         lambda: timed(lambda: evaluate_columns(graph, {"x": x, "y": y}))
-    from gradcli.engine.bounds import certain_digits
-    runs["gradcli + proven digits (engine/bounds.py), 1 thread"] = lambda: timed(lambda: (
+    from gradcli.engine.bounds import QuickTest, certain_digits
+
+    def proven(threads):
+        """What eval --points runs for every chunk: the sweep with the bounds' quick test beside
+        it, then the row-by-row bound of the rows it left (the few short rows it finds are then
+        recomputed certified: not timed here)."""
+        columns = {"x": x, "y": y}
+        quick = QuickTest(graph, columns)
+        evaluate_columns(graph, columns, threads=threads, watch=quick)
+        return certain_digits(graph, columns, rows=np.flatnonzero(quick.suspects()))
+    runs["gradcli + proven digits (quick test), 1 thread"] = lambda: timed(lambda: proven(1))
+    runs["gradcli + proven digits (quick test), its default"] = lambda: timed(
+        lambda: proven(None))
+    runs["gradcli + every row's own bound (--with-digits), 1 thread"] = lambda: timed(lambda: (
         evaluate_columns(graph, {"x": x, "y": y}, threads=1),
         certain_digits(graph, {"x": x, "y": y})))
     from gradcli.engine import trig
@@ -205,6 +217,14 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
             finally:
                 trig._sincos = saved
         runs["gradcli, 1 thread, NumPy sincos (no C extension)"] = numpy_sincos
+
+        def numpy_proven():
+            saved, trig._sincos = trig._sincos, None
+            try:
+                return timed(lambda: proven(1))
+            finally:
+                trig._sincos = saved
+        runs["gradcli + proven digits (quick test), 1 thread, no C extension"] = numpy_proven
     notes = {name: f"differs from the closed form by {worst:.1e} of the terms' size at most"
              for name in runs if "gradcli" in name}
     missing, workers = [], []

@@ -520,35 +520,54 @@ def one_output(graph: Graph, instead: str = "jacobian") -> None:
 
 
 def evaluate_batch(source: str | Graph, points: Mapping[str, object], *,
-                   wrt: Iterable[str] | None = None, of: str | None = None):
+                   wrt: Iterable[str] | None = None, of: str | None = None,
+                   float64: bool = False, with_digits: bool = False):
     """Value and gradient at many points at once: ``points`` maps each input to an array-like
     (a scalar stands for a whole column). Gives a :class:`~gradcli.engine.batch.BatchResult`:
     ``values``, ``gradient`` (input name -> array) and ``errors`` (None, or why that row failed,
     its outputs being NaN). A program with several outputs: pick one with ``of``, or call
     :func:`jacobian_batch`. Needs NumPy (``pip install "gradcli[batch]"``).
 
+    Every number has at least 10 proven significant digits, as ``eval --points`` writes them:
+    a row whose float64 digits the proven error bound cannot vouch for is recomputed by the
+    certified engine, or fails as "not certified". ``with_digits=True`` also gives
+    ``digits``, each row's proven digits (it bounds every row: slower); ``float64=True``
+    skips the bounds (the plain float64 sweep, as fast as it gets).
+
     >>> r = evaluate_batch("log(x)+x*y-sin(y)", {"x": [2.0, 4.0], "y": 3})
     >>> r.gradient["x"].tolist()
     [3.5, 3.25]
+    >>> r = evaluate_batch("(1-cos(x))/x^2", {"x": [1e-8]}, with_digits=True)
+    >>> r.values.tolist(), r.digits.tolist()  # float64 alone gives 1.11 here
+    ([0.5], [10])
     """
     graph = _batch_graph(source, None if of is None else [of], points)
     one_output(graph, "jacobian_batch")
-    from .engine.batch import evaluate_columns
-    return evaluate_columns(graph, points, wrt=wrt)
+    if float64:
+        from .engine.batch import evaluate_columns
+        return evaluate_columns(graph, points, wrt=wrt)
+    from .engine.rows import certified_batch
+    return certified_batch(graph, points, wrt, with_digits)
 
 
 def jacobian_batch(source: str | Graph, points: Mapping[str, object], *,
-                   of: Iterable[str] | None = None, wrt: Iterable[str] | None = None):
-    """Every output's value and the Jacobian at many points at once (``points`` as for
-    :func:`evaluate_batch`): a :class:`~gradcli.engine.batch.JacobianBatch` with ``values``
-    (output -> array), ``jacobian`` (output -> input -> array) and ``errors``.
+                   of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+                   float64: bool = False, with_digits: bool = False):
+    """Every output's value and the Jacobian at many points at once (``points``, ``float64``
+    and ``with_digits`` as for :func:`evaluate_batch`): a
+    :class:`~gradcli.engine.batch.JacobianBatch` with ``values`` (output -> array),
+    ``jacobian`` (output -> input -> array) and ``errors``.
 
     >>> r = jacobian_batch("x*y; x+y", {"x": [1.0, 2.0], "y": 3})
     >>> r.outputs, r.values["f1"].tolist(), r.jacobian["f1"]["x"].tolist()
     (['f1', 'f2'], [3.0, 6.0], [3.0, 3.0])
     """
-    from .engine.batch import jacobian_columns
-    return jacobian_columns(_batch_graph(source, of, points), points, wrt=wrt)
+    graph = _batch_graph(source, of, points)
+    if float64:
+        from .engine.batch import jacobian_columns
+        return jacobian_columns(graph, points, wrt=wrt)
+    from .engine.rows import certified_batch
+    return certified_batch(graph, points, wrt, with_digits)
 
 
 def _batch_graph(source: str | Graph, of: Iterable[str] | None, points: object) -> Graph:

@@ -586,11 +586,16 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         else:
             columns[name] = at[name]
     columns["\0rows"] = np.empty(n)  # fixes the row count when every input is an --at scalar
+    from .engine.bounds import MIN_DIGITS, QuickTest
+    # the digits column and --digits N need every row's own bound; else the bounds' quick test
+    # runs beside the sweep, and only the rows it leaves are bounded one by one
+    quick = (QuickTest(graph, columns, wrt=wrt, enough=MIN_DIGITS)
+             if min_digits is None and not with_digits else None)
     if graph.n_outputs == 1:
-        result = evaluate_columns(graph, columns, wrt=wrt)
+        result = evaluate_columns(graph, columns, wrt=wrt, watch=quick)
         results = [result.values] + [result.gradient[name] for name in wrt]
     else:  # several outputs: each output's value and gradient, a row of the Jacobian
-        result = jacobian_columns(graph, columns, wrt=wrt)
+        result = jacobian_columns(graph, columns, wrt=wrt, watch=quick)
         results = [array for output in result.outputs
                    for array in [result.values[output]] + [result.jacobian[output][name]
                                                            for name in wrt]]
@@ -601,9 +606,9 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         for values in results:
             values[rows] = np.nan
     if min_digits is None:  # doubles, each with at least MIN_DIGITS proven digits
-        from .engine.bounds import MIN_DIGITS
         from .engine.rows import certify_rows
-        digits, uncertified = certify_rows(graph, columns, results, errors, wrt, MIN_DIGITS, n)
+        digits, uncertified = certify_rows(graph, columns, results, errors, wrt, MIN_DIGITS, n,
+                                           quick)
     else:  # --digits N: decimal text of N proven digits
         from .engine.rows import certified_texts
         failed = np.count_nonzero(np.not_equal(errors, None))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -278,7 +279,8 @@ def test_checked_slots_skip_what_a_later_node_shows():
 
 
 def test_the_errors_column_is_built_when_read_and_can_be_amended():
-    r = gradcli.evaluate_batch("log(x)", {"x": [1.0, -1.0, 2.0]})
+    # the plain sweep (the certified rows read the errors to mark the rows they fail)
+    r = gradcli.evaluate_batch("log(x)", {"x": [1.0, -1.0, 2.0]}, float64=True)
     assert "errors" not in vars(r)  # not built by the sweep
     assert r.n_failed == 1 and r.failed.tolist() == [False, True, False]
     r.errors[2] = "amended"  # the array is built once and kept: changes stay
@@ -376,3 +378,22 @@ def test_the_single_point_tangent_sweep_runs_on_columns():
     gradient = evaluate_columns(graph, {"x": x, "y": y}).gradient
     expected = gradient["x"] * dx + gradient["y"] * dy
     assert tangents[graph.output] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_the_api_rows_are_certified_as_eval_writes_them():
+    """evaluate_batch/jacobian_batch: every number has 10 proven digits or the row fails.
+    (1-cos(x))/x^2 at 1e-8 is 0.5 and -x/12 + O(x^3) (float64 alone: 0 at 1e-8)."""
+    xs = [1e-8, 1.75e-5, 1.0]
+    r = gradcli.evaluate_batch("(1-cos(x))/x^2", {"x": xs}, with_digits=True)
+    plain = gradcli.evaluate_batch("(1-cos(x))/x^2", {"x": xs}, float64=True)
+    assert plain.values[0] == 0  # what the certified rows correct (cos(1e-8) rounds to 1)
+    with mpmath.workdps(60):
+        for i, x in enumerate(xs):
+            t = mpmath.mpf(x)
+            f, d = (1 - mpmath.cos(t)) / t**2, mpmath.diff(lambda u: (1 - mpmath.cos(u)) / u**2, t)
+            assert r.digits[i] >= 10
+            for got, want in ((r.values[i], f), (r.gradient["x"][i], d)):
+                assert abs(got - want) <= abs(want) * 10.0 ** -int(r.digits[i]) / 2
+    assert r.n_failed == 0 and gradcli.evaluate_batch("(1-cos(x))/x^2", {"x": xs}).digits is None
+    j = gradcli.jacobian_batch("(1-cos(x))/x^2; x", {"x": xs[:1]})
+    assert j.values["f1"].tolist() == [0.5]

@@ -89,6 +89,24 @@ def test_rows_without_rounding_error_claim_nearly_all_digits():
     assert certain_digits(graph, {"x": np.array([3.0])})[0] == 17
 
 
+@pytest.mark.parametrize("source", ["x^2", "x^3 - x", "x^-2", "1/x^4"])
+def test_a_whole_power_of_a_negative_base_is_bounded(source):
+    """pow's slope reads ``b - 1``: computed from the exact constant 2 it is the exact 1, so a
+    negative base keeps its bound (it claimed 0 digits, and every such row was recomputed)."""
+    graph = gradcli.compile(source)
+    xs = np.array([-1.5, -2.0, -0.3])
+    digits = certain_digits(graph, {"x": xs})
+    assert (digits >= 14).all()
+    f = {"x^2": lambda x: (x**2, 2*x), "x^3 - x": lambda x: (x**3 - x, 3*x**2 - 1),
+         "x^-2": lambda x: (x**-2, -2*x**-3), "1/x^4": lambda x: (x**-4, -4*x**-5)}[source]
+    r = evaluate_columns(graph, {"x": xs})
+    with mpmath.workdps(50):
+        for i, x in enumerate(xs):
+            value, slope = f(mpmath.mpf(float(x)))
+            for got, want in ((r.values[i], value), (r.gradient["x"][i], slope)):
+                assert abs(mpmath.mpf(float(got)) - want) <= abs(want) * 10.0 ** -int(digits[i]) / 2
+
+
 # -- the command line -----------------------------------------------------------------------------
 
 def test_with_digits_adds_the_column_and_cancelling_rows_are_recomputed_certified(run):

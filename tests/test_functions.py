@@ -67,7 +67,7 @@ def test_value_and_derivative_equal_mpmath(source, f, points):
 
 @pytest.mark.parametrize("source, f, points", REFERENCE, ids=[s for s, _, _ in REFERENCE])
 def test_batch_columns_equal_the_single_point_engine(source, f, points):
-    batch = evaluate_batch(source, {"x": np.array(points, dtype=float)})
+    batch = evaluate_batch(source, {"x": np.array(points, dtype=float)}, float64=True)
     for i, x in enumerate(points):
         one = evaluate(source, {"x": x}, float64=True)  # batch computes in float64
         assert math.isclose(batch.values[i], one.value, rel_tol=2e-16, abs_tol=0)

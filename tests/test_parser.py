@@ -193,6 +193,38 @@ def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
     assert _fast_outcome(source) == _lark_outcome(source)
 
 
+@functools.cache
+def _shipped_and_fresh():
+    from gradcli.language import parser
+    shipped = parser.shipped_tables(parser.grammar_text())
+    assert shipped is not None, (
+        "grammar/gradcli.tables.json was not built from this grammar: run python -c \"from "
+        "gradcli.language.parser import write_shipped_tables as w; print(w())\"")
+    return parser._fast_parser(shipped), parser._fast_parser(parser.build_tables())
+
+
+@given(st.one_of(st.sampled_from(FAST_CASES),
+                 st.lists(st.sampled_from(TOKENS), max_size=30).map("".join)))
+@settings(max_examples=300, deadline=None)
+def test_the_shipped_tables_parse_as_new_ones_do(source):
+    """The tables shipped beside the grammar (a first run reads them, and needs no Lark) and the
+    ones Lark builds now: the same trees and the same errors. (Lark numbers its states in an
+    order that changes from run to run, so the two are compared by what they do.)"""
+    def outcome(run):
+        try:
+            result = run(source)
+        except ParseError as exc:
+            return exc.message
+        return result if isinstance(result, parser_module().SyntaxFault) else _flat(result)
+    shipped, fresh = _shipped_and_fresh()
+    assert outcome(shipped) == outcome(fresh)
+
+
+def parser_module():
+    from gradcli.language import parser
+    return parser
+
+
 def test_parse_and_lower_restore_the_garbage_collector():
     import gc
 

@@ -32,9 +32,14 @@ PROBE_STATEMENTS = (Binary("-", Binary("+", Call("log", (x,)), Binary("*", x, y)
 PROBE_AST = repr(PROBE_STATEMENTS)
 
 
+# The user's cache is what this file tests: the processes it starts set the tables shipped
+# beside the grammar aside (a gradcli whose grammar was edited, or installed without them).
+NOT_SHIPPED = "import gradcli.language.parser as _p\n_p.SHIPPED_TABLES = 'none.json'\n"
+
+
 def _python(code: str, *args: str, env=None, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return subprocess.run([sys.executable, "-c", NOT_SHIPPED + code, *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
 
 
 def _parse_in_a_new_process(source: str = PROBE, env=None) -> tuple[str, bool]:
@@ -148,6 +153,16 @@ def test_the_first_run_saves_the_tables_and_the_next_needs_no_lark(empty_dirs):
     assert list(empty_dirs.tmp.iterdir()) == []
 
 
+def test_a_first_run_reads_the_shipped_tables_and_needs_neither_lark_nor_the_cache(empty_dirs):
+    code = ("import sys\nfrom gradcli.language.parser import parse\n"
+            "print(repr(parse(sys.argv[1]).statements))\nprint('lark' in sys.modules)")
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code, PROBE], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.split("\n")[:2] == [PROBE_AST, "False"]
+    assert list(empty_dirs.cache.iterdir()) == [] and list(empty_dirs.tmp.iterdir()) == []
+
+
 def test_the_cache_under_home_is_private(empty_dirs, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -226,7 +241,7 @@ def _swap_plus_and_star(blob: bytes) -> bytes:
 @pytest.mark.parametrize("damage", ["a bit of the checksum", "a bit of the key",
                                     "a bit of the tables", "two token names swapped", "truncated",
                                     "empty", "not ours"])
-def test_a_damaged_file_gives_the_right_answer(empty_dirs, gradcli_script, damage):
+def test_a_damaged_file_gives_the_right_answer(empty_dirs, damage):
     assert _parse_in_a_new_process()[1]
     path = _the_file(empty_dirs.cache)
     blob = path.read_bytes()
@@ -247,8 +262,9 @@ def test_a_damaged_file_gives_the_right_answer(empty_dirs, gradcli_script, damag
     else:
         blob = b"\x80\x04not a cache file at all"
     path.write_bytes(blob)
-    done = subprocess.run([gradcli_script, "eval", "sin(x)/cos(y) + x+y*z", "--at", "x=1,y=2,z=3"],
-                          capture_output=True, text=True, timeout=120)
+    # the command line's own process (the script's entry point), shipped tables set aside
+    done = _python("import sys\nfrom gradcli.cli import main\nmain(sys.argv[1:])", "eval",
+                   "sin(x)/cos(y) + x+y*z", "--at", "x=1,y=2,z=3")
     assert done.returncode == 0, done.stderr
     f = float(done.stdout.split()[2])
     assert f == pytest.approx(math.sin(1) / math.cos(2) + 1 + 2 * 3, rel=1e-12)
@@ -331,7 +347,7 @@ def test_concurrent_first_runs_all_succeed_and_agree(empty_dirs):
     code = ("import sys\nfrom gradcli.language.parser import parse\nfrom gradcli.errors import "
             "ParseError\nfor s in sys.argv[1:]:\n    try:\n        print(repr(parse(s)))\n"
             "    except ParseError as exc:\n        print(exc.message, exc.span)\n")
-    runs = [subprocess.Popen([sys.executable, "-c", code, *sources], stdout=subprocess.PIPE,
+    runs = [subprocess.Popen([sys.executable, "-c", NOT_SHIPPED + code, *sources], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
     outputs = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0] * 6, [err for _, err in outputs]

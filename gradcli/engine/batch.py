@@ -124,6 +124,7 @@ class BatchResult:
     gradient: dict[str, np.ndarray]
     messages: dict[int, str]  # row -> the message of its failure, for the failed rows only
     inputs: list[str] = field(default_factory=list)  # the graph's inputs, in graph order
+    digits: np.ndarray | None = None  # each row's proven significant digits, when asked
 
     @cached_property
     def errors(self) -> np.ndarray:
@@ -200,7 +201,8 @@ def checked_slots(graph: Graph) -> list[int]:
 
 def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
                      wrt: Iterable[str] | None = None, gradient: bool = True,
-                     block_rows: int | None = None, threads: int | None = None) -> BatchResult:
+                     block_rows: int | None = None, threads: int | None = None,
+                     watch=None) -> BatchResult:
     """Value and gradient of a compiled graph at every row of ``columns`` (input name -> array).
 
     Names the graph does not read are ignored; a scalar stands for a whole column. ``wrt``
@@ -210,6 +212,9 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     ``threads``: how many blocks may run at once (NumPy releases the GIL in its loops); None:
     one per core, up to :data:`MAX_THREADS` (:func:`default_threads`). Every block writes its
     own rows, so the result is the same, bit for bit, for any number of threads.
+    ``watch(start, stop, results)``: called with each block's results (the value, then the
+    gradient by ``wrt``) once written, while they are in the processor's cache (the error
+    bounds' quick test, :class:`.bounds.QuickTest`).
     """
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt)
@@ -230,6 +235,8 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
             _evaluate_block(graph, block, order, checked, start, values[start:stop],
                             {name: g[start:stop] for name, g in grads.items()}, messages,
                             gradient)
+        if watch is not None:
+            watch(start, stop, [values[start:stop]] + [g[start:stop] for g in grads.values()])
 
     _run_blocks(run, starts, block_rows, threads)
     return BatchResult(values, grads, messages, list(graph.inputs))
@@ -540,6 +547,7 @@ class JacobianBatch:
     errors: np.ndarray  # dtype object: None, or the message of the row's failure
     outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
     inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
+    digits: np.ndarray | None = None  # each row's proven significant digits, when asked
 
     failed, n_failed = BatchResult.failed, BatchResult.n_failed
 
@@ -549,11 +557,12 @@ class JacobianBatch:
 
 def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
                      wrt: Iterable[str] | None = None, block_rows: int | None = None,
-                     threads: int | None = None) -> JacobianBatch:
+                     threads: int | None = None, watch=None) -> JacobianBatch:
     """Every output's value and gradient at every row of ``columns``: per block, one forward
     sweep and one reverse sweep per output (of :meth:`Graph.only`), so each row is the
     single-point Jacobian's. A row that fails for one output fails for all (NaN everywhere), as
-    the single-point ``eval`` fails; its message names the node."""
+    the single-point ``eval`` fails; its message names the node. ``watch``: as for
+    :func:`evaluate_columns` (results: each output's value, then its gradient by ``wrt``)."""
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt)
     names = list(graph.output_names or ["f"])
@@ -575,6 +584,9 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
                             [values[o][start:stop] for o in names],
                             [{x: jacobian[o][x][start:stop] for x in wrt} for o in names],
                             messages)
+        if watch is not None:
+            watch(start, stop, [column[start:stop] for o in names
+                                for column in [values[o]] + [jacobian[o][x] for x in wrt]])
 
     _run_blocks(run, range(0, n, block_rows), block_rows, threads)
     errors = np.empty(n, dtype=object)

@@ -10,18 +10,31 @@ order), and its own rounding:
 
 - ``+ - * /``: the exact propagation formulas (``|x|·ey + |y|·ex + ex·ey`` for a product,
   ``(ex + |x/y|·ey) / (|y| - ey)`` for a quotient) and half an ulp of rounding;
-- a monotone function (exp, log, sqrt, atan, tanh, sigmoid, erf, ...): evaluated at the interval's
-  ends, rounded outward with ``np.nextafter``; the exact value lies between them, give or take
-  the function's own error at each end (:data:`ULPS`);
-- sin and cos: ``|cos x|·e + e²/2`` (Taylor with the remainder), and 1.5 ulp of rounding
-  (tests/test_trig.py); cosh, hypot, atan2, min, max, abs: their Lipschitz constants over the
-  interval; sign and step: exact where the interval does not reach the kink, unbounded where
-  it does.
+- a function: a rational bound of its change over the interval (:data:`BOUNDS`: ``e/(|x|-e)``
+  for log, ``|v|·e·(1+e)`` for exp, ``|cos x|·e + e²/2`` for sin, ``e/sqrt(1-m²)`` for asin
+  with m the interval's reach, ...), so that no function is evaluated again, plus its own error
+  (:data:`ULPS` ulps); sec, csc, cot and log(a, b) are bounded as the compositions the batch
+  engine computes (``1/cos(a)``); the gamma family on the positive axis, where the bounds of
+  ψ and its derivatives hold (``ln t - 1/t <= ψ(t) <= ln t``); sign and step: exact where the
+  interval does not reach the kink, unbounded where it does; floor, ceil, trunc, round and mod:
+  exact where the interval's ends fall on one piece (``np.nextafter`` outward), unbounded where
+  they do not.
 
 A row's certain digits are ``floor(-log10(2·err/|value|))``, the least over its outputs (the
 factor 2 covers the rounding of the bound's own arithmetic); a bound below the smallest normal
 double (2.2e-308: an exact zero, say) counts as all 17. A row whose bound is not finite (a kink
 or a pole inside the interval) has none.
+
+The quick test (:class:`QuickTest`, run beside the batch sweep by ``eval --points/--grid``;
+``certain_digits(..., enough=k, results=...)`` after it): the same code swept once over a block
+of rows, with each value an :class:`Interval` holding every row's value and each bound one
+number, larger than every row's (each formula grows with ``|value|`` and ``err``, and shrinks
+with the smallest ``|value|`` where it divides: :func:`_mag` and :func:`_low`; rounding to
+nearest keeps that order; :data:`SAFETY` covers the few ulps by which NumPy's functions differ
+between a column and one number). A row whose result is far enough from 0 for that one bound to
+give it ``k`` digits has them by its own bound too; only the other rows are swept row by row.
+So the rows sent to the certified engine, and every digit claimed, are the row-by-row bound's,
+whichever rows share a block (tests/test_bounds_rules.py).
 
 >>> import numpy as np
 >>> from gradcli.engine.graph import compile
@@ -41,6 +54,7 @@ import numpy as np
 from ..errors import LimitError
 from .batch import NUMPY, as_columns, block_namespace, reverse_block
 from .graph import Graph
+from .interval import INTERVAL, Interval, Unbounded
 from .primitives import CONSTANTS, TABLE
 from .reverse import visit_order
 
@@ -48,19 +62,50 @@ U = 2.0 ** -53  # the unit roundoff: half an ulp, relative
 TINY = 2.0 ** -1074  # the smallest subnormal: an absolute floor for every rounding
 SMALLEST_NORMAL = 2.0 ** -1022
 MIN_DIGITS = 10  # a row with fewer certain digits goes to the certified engine
-# The largest error of each function as computed here (NumPy's and trig.sincos), in ulps; a
-# generous bound where the library does not document one.
-ULPS = {"sin": 1.5, "cos": 1.5}
+# The largest error of each function as computed here (NumPy's, trig.sincos, CPython's math
+# and gradcli.engine.special), in ulps; a generous bound where the library does not document
+# one (tests/test_bounds.py measures each against mpmath).
+ULPS = {"sin": 1.5, "cos": 1.5, "gamma": 64.0, "lgamma": 64.0, "digamma": 64.0,
+        "trigamma": 64.0, "sinc": 8.0}
 DEFAULT_ULPS = 4.0
+# lgamma and digamma have roots (1, 2; 1.4616…), where their error is absolute, not relative:
+# this many ulps of (|value| + 4) (the size of the terms that cancel there).
+ABSOLUTE = {"lgamma", "digamma"}
 
 
 def _ulp_error(value, ulps: float):
     """``ulps`` ulps of ``value``, as an absolute error (an ulp is at most 2u·|value|)."""
-    return (2 * U * ulps) * np.abs(value) + ulps * TINY
+    return (2 * U * ulps) * _mag(value) + ulps * TINY
+
+
+def _mag(v):
+    """|v|: a column's, or the largest over an Interval of many rows' values."""
+    if type(v) is Interval:
+        return np.float64(max(-v.lo, v.hi))
+    return np.abs(v)
+
+
+def _low(v):
+    """|v|: a column's, or the smallest over an Interval (0 if it holds 0). Used only where a
+    bound shrinks as |v| grows (a divisor), so that a chunk's bound exceeds every row's."""
+    if type(v) is Interval:
+        return np.float64(0.0 if v.lo <= 0.0 <= v.hi else min(-v.hi, v.lo) if v.hi < 0
+                          else v.lo)
+    return np.abs(v)
+
+
+def _square(r: Interval) -> Interval:
+    low, mag = float(_low(r)), float(_mag(r))
+    return Interval(math.nextafter(low * low, -math.inf), math.nextafter(mag * mag, math.inf))
+
+
+def _summary(*values) -> bool:
+    return any(type(v) is Interval for v in values)
 
 
 class Bounded:
-    """A float64 value (a NumPy column or a float) and a bound on its error, ``err >= 0``."""
+    """A float64 value (a NumPy column or a float, or an Interval holding a chunk's values) and
+    a bound on its error, ``err >= 0``."""
 
     __slots__ = ("v", "e")
     __array_priority__ = 100  # NumPy hands ``array * Bounded`` to Bounded.__rmul__
@@ -74,6 +119,8 @@ class Bounded:
     def __add__(self, other):
         o = _bounded(other)
         v = self.v + o.v
+        if _exact_sum(self, o, v):
+            return Bounded(v, 0.0)
         return Bounded(v, _rounded(_plus(self.e, o.e), v))
 
     __radd__ = __add__
@@ -81,6 +128,8 @@ class Bounded:
     def __sub__(self, other):
         o = _bounded(other)
         v = self.v - o.v
+        if _exact_sum(self, o, v, -1.0):
+            return Bounded(v, 0.0)
         return Bounded(v, _rounded(_plus(self.e, o.e), v))
 
     def __rsub__(self, other):
@@ -88,12 +137,13 @@ class Bounded:
 
     def __mul__(self, other):
         o = _bounded(other)
-        v = self.v * o.v
+        # a square over a chunk: not the product of two independent ranges (a·a >= 0)
+        v = _square(self.v) if o is self and type(self.v) is Interval else self.v * o.v
         e = 0.0
         if _nonzero(o.e):
-            e = np.abs(self.v) * o.e
+            e = _mag(self.v) * o.e
         if _nonzero(self.e):
-            e = _plus(e, np.abs(o.v) * self.e)
+            e = _plus(e, _mag(o.v) * self.e)
             if _nonzero(o.e):
                 e = _plus(e, self.e * o.e)
         return Bounded(v, _rounded(e, v, TINY))
@@ -120,6 +170,18 @@ def _nonzero(e) -> bool:
     return not (type(e) is float and e == 0.0)
 
 
+def _exact_sum(a: "Bounded", b: "Bounded", s, sign: float = 1.0) -> bool:
+    """Whether ``s``, the double sum of two exact numbers (no error), is their exact sum: Knuth's
+    TwoSum residual is 0. Only for single numbers, where it is decided once (a rule's own
+    constants: pow's slope reads ``b - 1``, which must stay an exact integer exponent for a
+    negative base); a column keeps its half-ulp."""
+    if _nonzero(a.e) or _nonzero(b.e) or type(s) not in (float, np.float64):
+        return False
+    x, y = float(a.v), sign * float(b.v)
+    back = s - x
+    return (x - (s - back)) + (y - back) == 0.0 and s - s == 0.0
+
+
 def _plus(a, b):
     """a + b, skipping an exact 0.0 (and adding in place into a fresh array)."""
     if not _nonzero(a):
@@ -131,8 +193,9 @@ def _plus(a, b):
 
 def _rounded(e, v, floor: float = 0.0):
     """``e`` plus half an ulp of ``v`` (and ``floor``): the rounding of the operation that gave
-    ``v``, computed with one temporary."""
-    r = np.abs(v)
+    ``v``, computed with one temporary (the same operations, in the same order, on a column and
+    on a chunk's one number)."""
+    r = _mag(v)
     if type(r) is np.ndarray:
         r *= U
         if floor:
@@ -140,7 +203,10 @@ def _rounded(e, v, floor: float = 0.0):
         if _nonzero(e):
             r += e
         return r
-    return e + U * r + floor
+    r = r * U
+    if floor:
+        r = r + floor
+    return r + e if _nonzero(e) else r
 
 
 def _bounded(x) -> Bounded:
@@ -156,59 +222,211 @@ def _not_finite_as_inf(e):
 def _divide(a: Bounded, b: Bounded) -> Bounded:
     v = a.v / b.v
     if not _nonzero(b.e):  # an exact divisor: the dividend's error, scaled
-        e = a.e / np.abs(b.v) if _nonzero(a.e) else 0.0
+        e = a.e / _low(b.v) if _nonzero(a.e) else 0.0
         return Bounded(v, _rounded(e, v, TINY))
-    room = np.abs(b.v) - b.e
+    room = _low(b.v) - b.e
     with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.where(room > 0, _plus(a.e, np.abs(v) * b.e) / np.where(room > 0, room, 1.0),
+        e = np.where(room > 0, _plus(a.e, _mag(v) * b.e) / np.where(room > 0, room, 1.0),
                      np.inf)
     return Bounded(v, _rounded(e, v, TINY))
 
 
 def _pow(a: Bounded, b: Bounded) -> Bounded:
-    """a^b = exp(b·ln|a|) in size: |A^B - a^b| <= |a^b|·expm1(bound on |B ln|A| - b ln|a||), for
-    a != 0 with the interval of a clear of 0 (and, for a < 0, b exact: an integer power)."""
-    v = np.power(a.v, b.v)
-    size = np.abs(a.v)
+    """a^b. An exact exponent (a constant of the source): for a whole number n >= 1,
+    ``|A^n - a^n| <= n·(|a| + e)^(n-1)·e`` (the mean value theorem); otherwise, in size,
+    ``|a^b|·expm1(|b|·e/(|a| - e))``. An inexact exponent: a^b = exp(b·ln|a|),
+    ``|A^B - a^b| <= |a^b|·expm1(bound on |B ln|A| - b ln|a||)``, for a != 0 with the interval of
+    a clear of 0 (and, for a < 0, b exact: an integer power)."""
+    if _summary(a.v, b.v):
+        v = RANGES.pow(a.v, b.v)  # widened: np.power's rounding is not the interval's
+    else:
+        v = np.power(a.v, b.v)
+    own = _ulp_error(v, DEFAULT_ULPS)
+    if not _nonzero(a.e) and not _nonzero(b.e):  # exact arguments: only pow's own error
+        return Bounded(v, own)
+    if not _nonzero(b.e) and type(b.v) is not Interval and np.ndim(b.v) == 0:  # a constant
+        n = float(b.v)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if n >= 1 and n == int(n) and n <= 64:
+                e = n * (_mag(a.v) + a.e) ** (n - 1) * a.e
+            else:
+                room = _low(a.v) - a.e
+                rel = np.where(room > 0, a.e / np.where(room > 0, room, 1.0), np.inf)
+                e = _mag(v) * np.expm1(abs(n) * rel)
+        return Bounded(v, _not_finite_as_inf(e) + own)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        room = size - a.e
-        log_a = np.log(size)
+        room = _low(a.v) - a.e
         rel = np.where(room > 0, a.e / np.where(room > 0, room, 1.0), np.inf)  # bound on |dln a|
-        t = np.abs(log_a) * b.e + np.abs(b.v) * rel + b.e * rel
-        e = np.abs(v) * np.expm1(t)
+        t = _log_size(a.v) * b.e + _mag(b.v) * rel + b.e * rel
+        e = _mag(v) * np.expm1(t)
+        if _summary(a.v, b.v):  # a base that may be negative with an inexact exponent: unbounded
+            if Interval.of(a.v).lo < 0 and _nonzero(b.e):
+                raise Unbounded("a negative base")
+            return Bounded(v, _not_finite_as_inf(e) + own)
         e = np.where((np.asarray(a.v) < 0) & (np.asarray(b.e) > 0), np.inf, e)
         exact_zero = (np.asarray(a.v) == 0) & (np.asarray(a.e) == 0) & (np.asarray(b.v) > 0)
         e = np.where(exact_zero, 0.0, e)
-    return Bounded(v, _not_finite_as_inf(e) + _ulp_error(v, DEFAULT_ULPS))
+    return Bounded(v, _not_finite_as_inf(e) + own)
 
 
-# -- the namespace the rules compute with --------------------------------------------------------
-
-def _monotone(f, ulps: float = DEFAULT_ULPS):
-    """A monotone function: the exact value over the interval lies between its values at the
-    interval's ends (rounded outward), each off by at most ``ulps`` ulps."""
-    def apply(a, v=None):
-        a = _bounded(a)
-        if v is None:
-            v = f(a.v)
-        if not _nonzero(a.e):  # an exact argument: only the function's own rounding
-            return Bounded(v, _ulp_error(v, ulps))
-        exact = np.asarray(a.e) == 0
-        lo = np.where(exact, a.v, np.nextafter(a.v - a.e, -np.inf))
-        hi = np.where(exact, a.v, np.nextafter(a.v + a.e, np.inf))
-        f_lo, f_hi = f(lo), f(hi)
-        e = np.maximum(np.abs(f_hi - v), np.abs(f_lo - v))
-        e = e + _ulp_error(np.maximum(np.abs(f_lo), np.abs(f_hi)), ulps)
-        return Bounded(v, _not_finite_as_inf(e))
-    return apply
+def _log_size(v):
+    """|ln|v||: a column's, or the largest over an Interval (at one of its ends in size)."""
+    if type(v) is Interval:
+        low, mag = _low(v), _mag(v)
+        return np.maximum(np.abs(np.log(low)), np.abs(np.log(mag))) if low > 0 else np.inf
+    return np.abs(np.log(np.abs(v)))
 
 
-def _lipschitz(f, slope):
-    """``|f(X) - f(x)| <= slope(x, e)·e`` (``slope``: the largest |f'| over the interval)."""
+# -- the functions: a bound of each one's change over [x - e, x + e] ---------------------------
+# bound(x, e, v) -> the largest |f(X) - f(x)| for |X - x| <= e (v = f(x) as computed), written
+# with _mag and _low so that it also bounds a whole chunk (module docstring); inf where the
+# interval may leave the domain. The function's own error is added by _bounded_function.
+
+def _relative(v, e, scale=1.0):
+    """|v|·expm1(scale·e), bounded by |v|·t·(1+t) for t = scale·e <= 1/2 (exp, sigmoid)."""
+    t = e * scale
+    return np.where(t <= 0.5, _mag(v) * (t * (1 + t)), np.inf)
+
+
+def _room(x, e):
+    return _low(x) - e
+
+
+def _log_bound(scale=1.0):
+    def bound(x, e, v):  # |ln X - ln x| <= e/min(X, x) <= e/(x - e)
+        room = _room(x, e)
+        return np.where(room > 0, e / np.where(room > 0, room, 1.0), np.inf) * scale
+    return bound
+
+
+def _log1p_bound(x, e, v):
+    room = _room(1.0 + x, e)
+    return np.where(room > 0, e / np.where(room > 0, room, 1.0), np.inf)
+
+
+def _sqrt_bound(x, e, v):  # |√X - √x| <= min(e/√x, √e), for X >= 0
+    return np.where(_room(x, e) >= 0, np.fmin(e / _low(v), np.sqrt(e)), np.inf)
+
+
+def _cbrt_bound(x, e, v):  # A² + AB + B² >= 3B²/4; |∛X - ∛x| <= 2^(2/3)·∛|X - x|
+    return np.fmin(e / (0.75 * (_low(v) * _low(v))), 1.5874010519681996 * np.cbrt(e))
+
+
+def _sinh_bound(x, e, v):  # |sinh x|·(cosh e - 1) + cosh x·sinh e, for e <= 1
+    m = _mag(v)
+    return np.where(e <= 1, m * (0.55 * (e * e)) + np.sqrt(1 + m * m) * (e * (1 + 0.2 * (e * e))),
+                    np.inf)
+
+
+def _reach(x, e):
+    """|x| + e rounded up: the farthest the interval reaches from 0 (2^-53 above the sum's
+    rounding, which is at most 2^-54 below 1), for the functions with poles at ±1."""
+    return (_mag(x) + e) + 2.0 ** -53
+
+
+def _inside_one(x, e, v):  # asin, acos: 1/sqrt(1 - ξ²) at the farthest ξ, inside (-1, 1)
+    m = _reach(x, e)
+    return np.where(m < 1, e / np.sqrt((1 - m) * (1 + m)), np.inf)
+
+
+def _atanh_bound(x, e, v):  # 1/(1 - ξ²) at the farthest ξ
+    m = _reach(x, e)
+    return np.where(m < 1, e / ((1 - m) * (1 + m)), np.inf)
+
+
+def _acosh_bound(x, e, v):  # 1/sqrt(ξ² - 1) at the nearest ξ to 1, above 1
+    lo = (_low(x) - e) * (1 - 2.0 ** -51)
+    return np.where(lo > 1, e / np.sqrt((lo - 1) * (lo + 1)), np.inf)
+
+
+def _tan_bound(x, e, v):
+    """|tan X - tan x| = |sin(X - x)|/|cos X cos x| <= e/(|cos x|(|cos x| - e)) = e·s²/(1 - e·s),
+    s = 1/|cos x| = sqrt(1 + tan² x); no pole inside while e·s < 1."""
+    s = np.sqrt(1 + _mag(v) * _mag(v))
+    room = 1 - e * s
+    return np.where(room > 0, e * (s * s) / np.where(room > 0, room, 1.0), np.inf)
+
+
+def _erfc_bound(x, e, v):  # 2/√π·exp(-d²), d the interval's nearest distance to 0
+    d = np.maximum(_low(x) - e, 0.0)
+    return 1.1283791670955126 * e * np.exp(-(d * d))
+
+
+def _positive_axis(f_of_lo):
+    """The gamma family: on [x - e, x + e] inside (0, inf) only (left of 0 the poles and the
+    reflection formula: those rows go to the certified engine)."""
+    def bound(x, e, v):
+        lo = np.asarray(x - e, dtype=float) if not _summary(x) else x.lo - e
+        if _summary(x):
+            if not lo > 0:
+                raise Unbounded("the gamma family left of 0")
+            hi = x.hi + e
+        else:
+            hi = x + e
+        with np.errstate(divide="ignore", invalid="ignore"):
+            safe = np.where(lo > 0, lo, 1.0)
+            return np.where(lo > 0, f_of_lo(safe, hi, e, v), np.inf)
+    return bound
+
+
+def _psi_size(lo, hi):
+    """sup |ψ(t)| over [lo, hi], lo > 0: ln t - 1/t <= ψ(t) <= ln t."""
+    return np.maximum(np.abs(np.log(lo)), np.abs(np.log(hi))) + 1 / lo
+
+
+BOUNDS = {
+    "exp": lambda x, e, v: _relative(v, e),
+    "expm1": lambda x, e, v: np.where(e <= 0.5, (1 + _mag(v)) * (e * (1 + e)), np.inf),
+    "exp2": lambda x, e, v: _relative(v, e, 0.6931471805599453),
+    "log": _log_bound(), "log2": _log_bound(1.4426950408889634),
+    "log10": _log_bound(0.43429448190325176), "log1p": _log1p_bound,
+    "sqrt": _sqrt_bound, "cbrt": _cbrt_bound,
+    "atan": lambda x, e, v: e / (1 + np.maximum(_room(x, e), 0) ** 2),
+    "asinh": lambda x, e, v: e / np.maximum(1.0, _room(x, e)),
+    "sinh": _sinh_bound,
+    "cosh": lambda x, e, v: np.sinh(_mag(x) + e) * e,
+    "tanh": lambda x, e, v: np.minimum(e, 2.0),
+    "sigmoid": lambda x, e, v: np.fmin(0.25 * e, _relative(v, e)),
+    "softplus": lambda x, e, v: np.fmin(e, _relative(v, e)),
+    "relu": lambda x, e, v: e,
+    "erf": lambda x, e, v: 1.1283791670955126 * e,  # 2/√π, the largest slope
+    "erfc": _erfc_bound, "asin": _inside_one, "acos": _inside_one, "atanh": _atanh_bound,
+    "acosh": _acosh_bound, "tan": _tan_bound,
+    "sinc": lambda x, e, v: 0.5 * e,  # |sinc'| <= 0.4362
+    # Γ(X)/Γ(x) = exp(lgamma X - lgamma x); |ψ'(t)| <= 1/t + 1/t²; |ψ''(t)| <= 1/t² + 2/t³
+    "gamma": _positive_axis(lambda lo, hi, e, v: _relative(v, e, _psi_size(lo, hi))),
+    "lgamma": _positive_axis(lambda lo, hi, e, v: e * _psi_size(lo, hi)),
+    "digamma": _positive_axis(lambda lo, hi, e, v: e * ((1 + 1 / lo) / lo)),
+    "trigamma": _positive_axis(lambda lo, hi, e, v: e * ((1 + 2 / lo) / (lo * lo))),
+}
+# Exact arguments only, where the function's own error holds (the gamma family: positive axis)
+_OWN_DOMAIN = {"gamma": lambda x: x > 0, "lgamma": lambda x: x > 0,
+               "digamma": lambda x: x > 0, "trigamma": lambda x: x > 0}
+
+
+def _bounded_function(name, f):
+    """A function with a rational bound (:data:`BOUNDS`): the change over the interval, and the
+    function's own error (:data:`ULPS`)."""
+    bound, ulps = BOUNDS[name], ULPS.get(name, DEFAULT_ULPS)
+    domain = _OWN_DOMAIN.get(name)
+
     def apply(a):
         a = _bounded(a)
         v = f(a.v)
-        return Bounded(v, _not_finite_as_inf(slope(a.v, a.e) * a.e) + _ulp_error(v, DEFAULT_ULPS))
+        own = _ulp_error(v, ulps)
+        if name in ABSOLUTE:
+            own = own + (2 * U * ulps) * 4.0
+        if domain is not None:
+            if _summary(a.v):
+                if not domain(a.v.lo):
+                    raise Unbounded(f"{name} left of 0")
+            else:
+                own = np.where(domain(a.v), own, np.inf)
+        if not _nonzero(a.e):  # an exact argument: only the function's own error
+            return Bounded(v, own)
+        with np.errstate(all="ignore"):
+            e = bound(a.v, a.e, v)
+        return Bounded(v, _not_finite_as_inf(e) + own)
     return apply
 
 
@@ -217,8 +435,9 @@ def _kinked(f):
     def apply(a):
         a = _bounded(a)
         v = f(a.v)
-        return Bounded(v, np.where(np.abs(a.v) > a.e, 0.0, np.inf) if np.ndim(a.v) or
-                       np.ndim(a.e) else (0.0 if abs(a.v) > a.e else math.inf))
+        if not _nonzero(a.e):  # an exact argument: exact, 0 included
+            return Bounded(v, 0.0)
+        return Bounded(v, np.where(_low(a.v) > a.e, 0.0, np.inf))
     return apply
 
 
@@ -227,6 +446,14 @@ def _piecewise_constant(f):
     no jump), unbounded where they do not."""
     def apply(a):
         a = _bounded(a)
+        if _summary(a.v):  # one piece for every row of the chunk, or no bound from it
+            lo = f(np.nextafter(a.v.lo - a.e, -np.inf))
+            hi = f(np.nextafter(a.v.hi + a.e, np.inf))
+            if not lo == hi:
+                raise Unbounded("a step function")
+            # np.float64, not the float 0.0 of an exact value: the rows' bound is a column of
+            # zeros, and the sweeps must take the same steps on both
+            return Bounded(Interval(float(lo), float(hi)), np.float64(0.0))
         v = f(a.v)
         same = f(np.nextafter(a.v - a.e, -np.inf)) == f(np.nextafter(a.v + a.e, np.inf))
         if not _nonzero(a.e):
@@ -236,53 +463,76 @@ def _piecewise_constant(f):
     return apply
 
 
+def _mod(f):
+    """a mod b = a - b·floor(a/b): where floor(a/b) is the same over the intervals (no jump),
+    ``ea + |floor(a/b)|·eb``, and the one rounding of NumPy's mod (fmod is exact)."""
+    floor = _piecewise_constant(np.floor)
+
+    def apply(a, b):
+        a, b = _bounded(a), _bounded(b)
+        if _summary(a.v, b.v):
+            raise Unbounded("mod")
+        v = f(a.v, b.v)
+        with np.errstate(all="ignore"):
+            k = floor(a / b)  # a bound on a/b, its rounding included
+            e = k.e + a.e + np.abs(k.v) * b.e
+        return Bounded(v, _rounded(_not_finite_as_inf(e), v, TINY))
+    return apply
+
+
 def _namespace(m: SimpleNamespace) -> SimpleNamespace:
-    """The namespace of Bounded functions, whose values come from ``m`` (a block's NumPy
-    namespace, so that sin and cos share one sincos call as in the batch engine)."""
+    """The namespace of Bounded functions, whose values come from ``m``: a block's NumPy
+    namespace (so that sin and cos share one sincos call as in the batch engine), or
+    :data:`RANGES` for a chunk's Intervals (the quick test)."""
     def trig(own, other, name):
         def apply(a):
             a = _bounded(a)
             v, c = getattr(m, own)(a.v), getattr(m, other)(a.v)
-            e = np.minimum(2.0, np.abs(c) * a.e + 0.5 * a.e * a.e)
+            e = np.minimum(2.0, _mag(c) * a.e + 0.5 * a.e * a.e)
             return Bounded(v, e + _ulp_error(v, ULPS[name]))
         return apply
 
-    def binary_lipschitz(f, combine):
+    def binary_lipschitz(name, combine):
         def apply(a, b):
             a, b = _bounded(a), _bounded(b)
-            v = f(a.v, b.v)
+            v = getattr(m, name)(a.v, b.v)
             return Bounded(v, combine(a, b, v))
         return apply
 
     def atan2_error(a, b, v):
-        r = np.hypot(a.v, b.v)
+        r = _low(m.hypot(a.v, b.v))
         spread = a.e + b.e
         with np.errstate(divide="ignore", invalid="ignore"):
             e = np.where(r > spread, spread / np.where(r > spread, r - spread, 1.0), np.inf)
         return e + _ulp_error(v, DEFAULT_ULPS)
 
-    monotone = {name: _monotone(getattr(NUMPY, name)) for name in (
-        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "asin", "acos", "atan",
-        "sinh", "asinh", "acosh", "atanh", "tanh", "sigmoid", "softplus", "relu", "erf",
-        "erfc", "exp2")}
     own = {
         "add": lambda a, b: _bounded(a) + b, "sub": lambda a, b: _bounded(a) - b,
         "mul": lambda a, b: _bounded(a) * b, "div": lambda a, b: _bounded(a) / b,
         "neg": lambda a: -_bounded(a), "pow": lambda a, b: _bounded(a) ** b,
         "sin": trig("sin", "cos", "sin"), "cos": trig("cos", "sin", "cos"),
-        "tan": _monotone_between_poles(np.tan),
-        "cosh": _lipschitz(np.cosh, lambda x, e: np.sinh(np.abs(x) + e)),
-        "abs": lambda a: Bounded(np.abs(_bounded(a).v), _bounded(a).e),
-        "min": binary_lipschitz(NUMPY.min, lambda a, b, v: np.maximum(a.e, b.e)),
-        "max": binary_lipschitz(NUMPY.max, lambda a, b, v: np.maximum(a.e, b.e)),
-        "hypot": binary_lipschitz(np.hypot, lambda a, b, v: a.e + b.e
+        "abs": lambda a: Bounded(m.abs(_bounded(a).v), _bounded(a).e),
+        "min": binary_lipschitz("min", lambda a, b, v: np.maximum(a.e, b.e)),
+        "max": binary_lipschitz("max", lambda a, b, v: np.maximum(a.e, b.e)),
+        "hypot": binary_lipschitz("hypot", lambda a, b, v: a.e + b.e
                                   + _ulp_error(v, DEFAULT_ULPS)),
-        "atan2": binary_lipschitz(np.arctan2, atan2_error),
-        "sign": _kinked(NUMPY.sign), "step": _kinked(NUMPY.step),
+        "atan2": binary_lipschitz("atan2", atan2_error),
+        "sign": _kinked(m.sign), "step": _kinked(m.step),
+        "mod": _mod(NUMPY.mod),
         **{name: _piecewise_constant(getattr(NUMPY, name))
            for name in ("floor", "ceil", "trunc", "round")},
-        **monotone,
+        **{name: _bounded_function(name, getattr(m, name)) for name in BOUNDS},
     }
+    # sec, csc, cot, log(a, b): the compositions the batch engine computes (1/cos(a), ...),
+    # on Bounded values whose functions are NumPy's own (the batch engine's, bit for bit)
+    values = RANGES if m is RANGES else SimpleNamespace(cos=np.cos, sin=np.sin, tan=np.tan,
+                                                        log=np.log)
+    library = SimpleNamespace(cos=_library_trig(values.cos, values.sin),
+                              sin=_library_trig(values.sin, values.cos),
+                              tan=_bounded_function("tan", values.tan),
+                              log=_bounded_function("log", values.log))
+    for name in ("sec", "csc", "cot", "log_base"):
+        own[name] = _composed(TABLE[name].numpy, library)
     missing = set(TABLE) - set(own)
     if missing:  # a new row of the table without a bound here: its rows are not certified
         for name in missing:
@@ -291,33 +541,147 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     return SimpleNamespace(**own, **constants, where=_where)
 
 
+def _library_trig(f, other):
+    """sin or cos as NumPy computes them (the C library's, not trig.sincos): for sec, csc and
+    cot, whose batch primal calls np.cos, np.sin."""
+    def apply(a):
+        a = _bounded(a)
+        v = f(a.v)
+        e = np.minimum(2.0, _mag(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
+            else 0.0
+        return Bounded(v, _plus(e, _ulp_error(v, DEFAULT_ULPS)))
+    return apply
+
+
+def _composed(columns, library):
+    def apply(*args):
+        return _bounded(columns(library, *[_bounded(a) for a in args]))
+    return apply
+
+
 def _where(condition, x, y):
     """A rule's branch (the pow rules'): the row's own, with the bound of the branch taken. A
     Bounded never equals a number, so a condition on one is False for every row, as on duals."""
     if type(condition) is bool:
         return x if condition else y
     x, y = _bounded(x), _bounded(y)
+    if _summary(x.v, y.v):
+        raise Unbounded("a branch")
     return Bounded(np.where(condition, x.v, y.v), np.where(condition, x.e, y.e))
-
-
-def _monotone_between_poles(f):
-    """tan: increasing between its poles; an interval whose ends are out of order holds one."""
-    base = _monotone(f)
-
-    def apply(a):
-        a = _bounded(a)
-        result = base(a)
-        lo = f(np.nextafter(a.v - a.e, -np.inf))
-        hi = f(np.nextafter(a.v + a.e, np.inf))
-        result.e = np.where(hi >= lo, result.e, np.inf)
-        return result
-    return apply
 
 
 def _uncertain(f):
     def apply(*args):
-        return Bounded(f(*[_bounded(a).v for a in args]), math.inf)
+        values = [_bounded(a).v for a in args]
+        if _summary(*values):
+            raise Unbounded("no bound")
+        return Bounded(f(*values), math.inf)
     return apply
+
+
+# -- the chunk's values as Intervals (the quick test) ------------------------------------------
+
+def _widened(r: Interval) -> Interval:
+    """An Interval widened by 2^-48 of its ends: it holds the values the functions compute
+    (within a few ulps of the exact ones), not only the exact ones."""
+    return Interval(r.lo - abs(r.lo) * 2.0 ** -48 - TINY, r.hi + abs(r.hi) * 2.0 ** -48 + TINY)
+
+
+_UNIT = Interval(-1.0 - 2.0 ** -48, 1.0 + 2.0 ** -48)
+_FALLBACK = {"sin": _UNIT, "cos": _UNIT, "tanh": _UNIT, "erf": _UNIT,
+             "sigmoid": Interval(0.0, 1.0 + 2.0 ** -48),
+             "atan2": Interval(-3.1415926535897936, 3.1415926535897936)}
+# Γ and ln Γ turn at x0 = 1.46163…: decreasing on (0, x0], increasing from there; a range across
+# x0 holds their least values there (0.88560…, -0.12148…).
+_X0, _GAMMA_X0, _LGAMMA_X0 = 1.4616321449683622, 0.8856031944108886, -0.1214862905358497
+
+
+def _turning(f, least):
+    down = _monotone_enclosure(f, increasing=False, hi_bound=_X0)
+    up = _monotone_enclosure(f, lo_bound=_X0)
+
+    def apply(a):
+        a = Interval.of(a)
+        if a.hi <= _X0:
+            return down(a)
+        if a.lo >= _X0:
+            return up(a)
+        if a.lo <= 0:
+            raise Unbounded("left of 0")
+        return Interval(least, max(f(a.lo), f(a.hi)))
+    return apply
+
+
+def _monotone_enclosure(f, increasing=True, lo_bound=-math.inf, hi_bound=math.inf):
+    from .interval import _monotone
+    return _monotone(f, increasing, lo_bound, hi_bound)
+
+
+def _wave(f, top):
+    """sin or cos over an interval: its values at the ends, and ±1 where the interval holds a
+    peak (``top``: where f is 1; -1 half a turn on). A peak within 1e-9 of an end counts as
+    held: that only widens the enclosure."""
+    def apply(a):
+        a = Interval.of(a)
+        if not (a.hi - a.lo < 6.0 and abs(a.lo) < 1e6 and abs(a.hi) < 1e6):
+            return _UNIT
+        lo, hi = sorted((f(a.lo), f(a.hi)))
+        for peak, value in ((top, 1.0), (top + math.pi, -1.0)):
+            k = math.ceil((a.lo - 1e-9 - peak) / (2 * math.pi))
+            if peak + 2 * math.pi * k <= a.hi + 1e-9:
+                lo, hi = min(lo, value), max(hi, value)
+        return Interval(lo, hi)
+    return apply
+
+
+def _tangent(a):
+    """tan over an interval that holds no pole (π/2 + kπ, or within 1e-9 of one): increasing."""
+    a = Interval.of(a)
+    if not (a.hi - a.lo < 3.0 and abs(a.lo) < 1e6 and abs(a.hi) < 1e6):
+        raise Unbounded("tan over a wide interval")
+    k = math.ceil((a.lo - 1e-9 - math.pi / 2) / math.pi)
+    if math.pi / 2 + math.pi * k <= a.hi + 1e-9:
+        raise Unbounded("a pole of tan")
+    return Interval(math.tan(a.lo), math.tan(a.hi))
+
+
+# What the interval sweep has no enclosure for (its values only: the bounds are this module's)
+_MORE = {
+    "sin": _wave(math.sin, math.pi / 2), "cos": _wave(math.cos, 0.0), "tan": _tangent,
+    "erfc": _monotone_enclosure(math.erfc, increasing=False),
+    "exp2": _monotone_enclosure(TABLE["exp2"].primal),
+    "digamma": _monotone_enclosure(TABLE["digamma"].primal, lo_bound=2.0 ** -1000),
+    "trigamma": _monotone_enclosure(TABLE["trigamma"].primal, increasing=False,
+                                    lo_bound=2.0 ** -1000),
+    "gamma": _turning(math.gamma, _GAMMA_X0), "lgamma": _turning(math.lgamma, _LGAMMA_X0),
+}
+
+
+def _enclosure(name):
+    f = _MORE.get(name) or getattr(INTERVAL, name)
+    fallback = _FALLBACK.get(name)
+
+    def apply(*args):
+        try:
+            r = f(*args)
+        except (Unbounded, OverflowError, ValueError, ZeroDivisionError):
+            if fallback is None:
+                raise Unbounded(name) from None
+            return fallback
+        return _widened(r)
+    return apply
+
+
+RANGES = SimpleNamespace(**{name: _enclosure(name) for name in TABLE}, **CONSTANTS)
+
+
+def _decimal_is_double(text: str, value: float) -> bool:
+    """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3)."""
+    from fractions import Fraction
+    try:
+        return Fraction(text) == Fraction(value)
+    except (ValueError, OverflowError, ZeroDivisionError):  # not a plain decimal, or not finite
+        return False
 
 
 def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
@@ -330,6 +694,8 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     constants = graph.constants
     errors = [0.0] * graph.n_const
     for slot, recipe in graph.exact.items():  # a literal, pi, e: the number typed, not its double
+        if isinstance(recipe, str) and _decimal_is_double(recipe, constants[slot]):
+            continue  # 0.5, 2.5e-3 * 4: the typed decimal is this double
         if isinstance(recipe, str) or len(recipe) == 1:  # (the double is within an ulp of it)
             errors[slot] = math.ulp(constants[slot])
     typed = list(errors)
@@ -376,11 +742,15 @@ def digits_of(value, err) -> np.ndarray:
     return digits_from_relative(relative_error(value, err))
 
 
-def forward(graph: Graph, block: list, m: SimpleNamespace) -> list:
+def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None = None) -> list:
     """Every slot as a Bounded for one block: the batch engine's forward sweep (the same
-    operations in the same order, so the same values) with a bound carried beside each."""
-    slots = [Bounded(c, e) for c, e in zip(graph.constants, constant_errors(graph, m))]
-    slots += [Bounded(np.asarray(x, dtype=float), 0.0) for x in block]
+    operations in the same order, so the same values) with a bound carried beside each.
+    ``errors``: the constants' (:func:`constant_errors`), when already known."""
+    if errors is None:
+        errors = constant_errors(graph, m)
+    slots = [Bounded(c, e) for c, e in zip(graph.constants, errors)]
+    slots += [x if type(x) is Bounded else Bounded(np.asarray(x, dtype=float), 0.0)
+              for x in block]  # a chunk's inputs come as Bounded Intervals
     append, arg0, arg1 = slots.append, graph.arg0, graph.arg1
     for k, prim in enumerate(graph.ops):
         f, b = getattr(m, prim.name), arg1[k]
@@ -388,52 +758,226 @@ def forward(graph: Graph, block: list, m: SimpleNamespace) -> list:
     return slots
 
 
+def _result_bounds(graph: Graph, slots: list, wrt: list[str], order, outputs, m):
+    """(value, bound) of every result, in batchio's order (each output, then its gradient by
+    ``wrt``); a bound None for a result that is exact (nothing flows into it, or no error)."""
+    found = []
+    singles = outputs or [graph]
+    for one in singles:
+        out = _bounded(slots[one.output])
+        found.append((out.v, out.e if _nonzero(out.e) else None))
+        if not wrt:
+            continue
+        adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
+                                else visit_order(one), m=m)
+        for name in wrt:
+            g = adjoint[one.n_const + one.inputs.index(name)]
+            g = None if g is None else _bounded(g)
+            found.append((None if g is None else g.v,
+                          g.e if g is not None and _nonzero(g.e) else None))
+    return found
+
+
 def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
-                 outputs: list[Graph] | None = None) -> np.ndarray:
+                 outputs: list[Graph] | None = None, errors: list | None = None) -> np.ndarray:
     """Certain digits of each row of one block (``block``: the inputs in graph order): the least
     over every output's value and its gradient by ``wrt``."""
     n = len(block[0]) if block else 1
     m = _namespace(block_namespace())
-    slots = forward(graph, block, m)
+    slots = forward(graph, block, m, errors)
     worst = np.zeros(n)  # the largest relative error bound over the row's results
-    singles = outputs or [graph]
-    for one in singles:
-        out = _bounded(slots[one.output])
-        worst = np.maximum(worst, relative_error(out.v, out.e))
-        if not wrt:
-            continue
-        try:
-            adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
-                                    else visit_order(one), m=m)
-        except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
-            return digits_from_relative(np.full(n, np.inf))
-        for name in wrt:
-            g = adjoint[one.n_const + one.inputs.index(name)]
-            if g is None:
-                continue  # nothing flows: the derivative is an exact 0
-            g = _bounded(g)
-            if _nonzero(g.e):
-                worst = np.maximum(worst, relative_error(g.v, g.e))
+    try:
+        found = _result_bounds(graph, slots, wrt, order, outputs, m)
+    except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
+        return digits_from_relative(np.full(n, np.inf))
+    for value, err in found:
+        if err is not None:
+            worst = np.maximum(worst, relative_error(value, err))
     return digits_from_relative(worst)
+
+
+QUICK_ROWS = 1 << 14  # the quick test's smallest chunk (its Python steps: about 0.1 ms)
+# A margin over the digits' own log10 and floor, and over the few ulps by which NumPy's
+# functions on a column and on one number (pow, expm1, log in the bounds' formulas) may differ.
+SAFETY = 1.0 + 2.0 ** -10
+
+
+# What ends the quick test for a block (its rows are then all left to the row-by-row bound, which
+# decides alone): a range it cannot bound, a rule with no formula, or anything a sweep over
+# Intervals may meet (Unbounded, OverflowError and ZeroDivisionError are ArithmeticErrors).
+_QUICK_FAILS = (ArithmeticError, LimitError, ValueError, TypeError, LookupError, AttributeError)
+
+
+class QuickTest:
+    """The quick test (module docstring) of the rows of ``columns``: which of them the
+    row-by-row bound must sweep to know whether they have ``enough`` certain digits.
+
+    Called on each block of rows as the batch engine writes its results (``watch`` of
+    :func:`~gradcli.engine.batch.evaluate_columns`), while they are in the processor's cache:
+    the block's inputs' ranges (one pass), then one bound per result for ranges holding them,
+    kept and reused by the next blocks while their ranges stay inside (a bound grows with the
+    ranges: it holds for every row inside them), then one pass per result marks the rows left.
+    A block where the kept ranges leave more than an eighth of the rows, or cannot be bounded,
+    is tried with its own ranges; if that fails too, all its rows are left."""
+
+    def __init__(self, graph: Graph, columns: Mapping[str, object], *,
+                 wrt: Iterable[str] | None = None, gradient: bool = True,
+                 enough: int = MIN_DIGITS):
+        from .graph import wrt_names
+        self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
+        self.n, self.arrays = as_columns(graph, columns)
+        self.inputs = [self.arrays[name] for name in graph.inputs]
+        self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
+                        if graph.n_outputs > 1 else None)
+        self.order = visit_order(graph) if self.outputs is None else None
+        self.errors = constant_errors(graph, _namespace(block_namespace()))
+        self.scale = 2.0 * 10.0 ** enough * SAFETY
+        self.m = _namespace(RANGES)
+        self.suspect = np.zeros(self.n, dtype=bool)
+        self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
+        from . import trig  # the compiled scans, where the optional extension was built
+        self.compiled = (getattr(trig._sincos, "extent", None),
+                         getattr(trig._sincos, "small", None))
+
+    def _thresholds(self, ranges: list) -> list:
+        """[(result, t)]: a row whose inputs lie in ``ranges`` and whose |result| >= t has
+        enough digits by its own bound (results that are exact are left out)."""
+        block = [Bounded(Interval(lo, hi), 0.0) for lo, hi in ranges]
+        with np.errstate(all="ignore"):
+            slots = forward(self.graph, block, self.m, self.errors)
+            found = _result_bounds(self.graph, slots, self.wrt, self.order, self.outputs,
+                                   self.m)
+        thresholds = []
+        for k, (_, err) in enumerate(found):
+            if err is not None:
+                threshold = float(err) * self.scale
+                if not threshold < math.inf:  # inf or nan
+                    raise Unbounded("no finite bound")
+                thresholds.append((k, threshold))
+        return thresholds
+
+    def __call__(self, start: int, stop: int, results: list) -> None:
+        """Mark the rows left among ``start:stop``, whose results (each output's value, then
+        its gradient by ``wrt``) are ``results``. NaN inputs are not in the ranges: those rows
+        fail in the batch engine, and a failed row is never recomputed."""
+        part = self.suspect[start:stop]
+        extent, small = self.compiled
+        ranges = [_extent(column[start:stop], extent) for column in self.inputs]
+        kept = self.kept
+        inside = kept is not None and all(
+            k[0] <= r[0] and r[1] <= k[1] for k, r in zip(kept[0], ranges))
+        if not inside:  # the kept ranges grown to hold the block's, and a little more
+            grown = ranges if kept is None else [
+                (min(k[0], r[0]), max(k[1], r[1])) for k, r in zip(kept[0], ranges)]
+            kept = None  # the kept ones stay for the next blocks if these fail
+            for tried in (_widened_ranges(grown), grown):
+                try:
+                    kept = self.kept = (tried, self._thresholds(tried))
+                    break
+                except _QUICK_FAILS:
+                    continue
+        if kept is not None:
+            left = _mark_small([(results[k], t) for k, t in kept[1]], part, small)
+            if left * 8 <= stop - start:
+                return
+            part[:] = False
+        try:  # the block's own ranges
+            thresholds = self._thresholds(ranges)
+        except _QUICK_FAILS:
+            part[:] = True
+            return
+        _mark_small([(results[k], t) for k, t in thresholds], part, small)
+
+    def suspects(self) -> np.ndarray:
+        """The rows left (a boolean mask)."""
+        return self.suspect
+
+
+def _widened_ranges(ranges: list) -> list:
+    """Each range widened by a sixteenth of its width on both sides, never across 0 (a domain's
+    edge, often): the next blocks' values fall inside, and need no new sweep."""
+    wider = []
+    for lo, hi in ranges:
+        w = (hi - lo) / 16
+        wider.append((lo - w if lo < 0 or lo - w >= 0 else lo / 2,
+                      hi + w if hi > 0 or hi + w <= 0 else hi / 2))
+    return wider
+
+
+def _extent(column, compiled=None) -> tuple[float, float]:
+    """The least and greatest value of a column, NaN skipped (``compiled``: the optional C
+    extension's extent, the same two numbers)."""
+    if compiled is not None:
+        return compiled(np.ascontiguousarray(column))
+    lo, hi = float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
+    return (lo, hi) if lo == lo else (math.inf, -math.inf)  # every value NaN: as the C code
+
+
+def _mark_small(thresholds: list, part: np.ndarray, compiled=None) -> int:
+    """``part[i] = True`` where some ``|column[i]| < threshold`` (NaN: not marked), for the
+    (column, threshold) pairs; in one pass per column by ``compiled`` (the optional C
+    extension's small: the same comparisons, the same rows), else by NumPy in cache-sized
+    pieces. How many rows are marked."""
+    if compiled is not None:
+        for column, threshold in thresholds:
+            compiled(np.ascontiguousarray(column), threshold, part)
+        return int(np.count_nonzero(part)) if thresholds else 0
+    n, step = len(part), MARK_ROWS
+    size = np.empty(min(step, n))
+    small = np.empty(len(size), dtype=bool)
+    less, absolute, either = np.less, np.abs, np.bitwise_or
+    for at in range(0, n, step):
+        end = min(n, at + step)
+        k, mark = end - at, part[at:end]
+        s, b = (size, small) if k == step else (size[:k], small[:k])
+        for column, threshold in thresholds:
+            absolute(column[at:end], s)
+            less(s, threshold, b)
+            either(mark, b, mark)
+    return int(np.count_nonzero(part))
+
+
+MARK_ROWS = 1 << 15  # rows a pass at a time: 256 KiB, in the processor's cache
 
 
 def certain_digits(graph: Graph, columns: Mapping[str, object], *,
                    wrt: Iterable[str] | None = None, gradient: bool = True,
-                   block_rows: int = 1 << 14) -> np.ndarray:
+                   block_rows: int = 1 << 14, enough: int | None = None,
+                   results: list | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """For every row of ``columns``, how many significant digits of the batch engine's value
-    and gradient (all of ``graph``'s outputs) are proven correct: an int array."""
+    and gradient (all of ``graph``'s outputs) are proven correct: an int array.
+
+    ``enough`` and ``results`` (the batch engine's result columns, each output's value then its
+    gradient by ``wrt``): a row with at least ``enough`` certain digits may be given as
+    ``enough``, found by the quick test (:class:`QuickTest`) without its own sweep. The rows
+    given fewer are the same, with the same digits, as without it. ``rows`` (an index array):
+    the digits of these rows only, one per index."""
+    if enough is not None and results is not None:
+        quick = QuickTest(graph, columns, wrt=wrt, gradient=gradient, enough=enough)
+        for start in range(0, quick.n, block_rows):
+            stop = min(quick.n, start + block_rows)
+            quick(start, stop, [column[start:stop] for column in results])
+        digits = np.full(quick.n, enough, dtype=np.int64)
+        some = np.flatnonzero(quick.suspects())
+        digits[some] = certain_digits(graph, columns, wrt=wrt, gradient=gradient, rows=some)
+        return digits
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt) if gradient else []
     n, arrays = as_columns(graph, columns)
     outputs = [graph.only(i) for i in range(graph.n_outputs)] if graph.n_outputs > 1 else None
     order = visit_order(graph) if outputs is None else None
-    digits = np.empty(n, dtype=np.int64)
+    errors = constant_errors(graph, _namespace(block_namespace()))
+    n_rows = n if rows is None else len(rows)
+    digits = np.empty(n_rows, dtype=np.int64)
     with np.errstate(all="ignore"):
-        for start in range(0, n, block_rows):
-            stop = min(n, start + block_rows)
-            block = [arrays[name][start:stop] for name in graph.inputs]
-            digits[start:stop] = block_digits(graph, block, wrt, order, outputs)
+        for start in range(0, n_rows, block_rows):
+            stop = min(n_rows, start + block_rows)
+            if rows is None:
+                block = [arrays[name][start:stop] for name in graph.inputs]
+            else:
+                block = [arrays[name][rows[start:stop]] for name in graph.inputs]
+            digits[start:stop] = block_digits(graph, block, wrt, order, outputs, errors)
     return digits
 
 
-__all__ = ["MIN_DIGITS", "Bounded", "certain_digits", "digits_of"]
+__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "digits_of"]

@@ -25,10 +25,10 @@ from operator import itemgetter
 
 from typing import Iterable, Mapping
 
-from ..errors import (DomainError, InputError, LimitError, MissingInputError, NameLookupError,
-                      NumericalError, ParseError, Span, name_list)
+from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
+                      NameLookupError, NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
-from ..limits import NODES_VARIABLE, check_nodes, max_nodes
+from ..limits import NODES_VARIABLE, check_nodes, max_nodes, max_source
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import format_constant
@@ -185,6 +185,14 @@ class Spans:
         self.starts = array("q", map(itemgetter(0), spans))
         self.ends = array("q", map(itemgetter(1), spans))
 
+    @classmethod
+    def from_columns(cls, starts: Iterable[int], ends: Iterable[int]) -> "Spans":
+        """The spans whose starts and ends are ``starts`` and ``ends``."""
+        spans = cls()
+        spans.starts.extend(starts)
+        spans.ends.extend(ends)
+        return spans
+
     def __getitem__(self, k: int) -> Span:
         return self.starts[k], self.ends[k]
 
@@ -228,21 +236,24 @@ class _Builder:
     creation order (left to right in the source); :meth:`finish` gives the final slots.
 
     Per id, columns: ``depth`` (-1 for a constant, 0 for an input, 1 + the deepest argument for
-    an operation), ``op``, the arguments ``a0`` and ``a1`` (-1: none) and the source ``spans``.
+    an operation), ``op``, the arguments ``a0`` and ``a1`` (-1: none) and the source span
+    (``starts``, ``ends``).
     """
 
-    __slots__ = ("depth", "op", "a0", "a1", "spans", "const_ids", "const_values", "input_ids",
-                 "input_spans", "env", "versions", "bindings", "limit", "source", "recipes",
-                 "folds")
+    __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
+                 "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
+                 "recipes", "folds")
 
     def __init__(self, source: str = ""):
         self.source = source
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         self.depth: list[int] = []
         self.op: list[Primitive | None] = []
-        self.a0: list[int] = []
+        self.a0: list[int] = []  # each id's int is the one object its node's id already is
         self.a1: list[int] = []
-        self.spans: list[Span] = []
+        # lists, not arrays: an array's append parses its argument (PyArg_Parse, 5% of compile)
+        self.starts: list[int] = []
+        self.ends: list[int] = []
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
@@ -260,7 +271,8 @@ class _Builder:
         self.op.append(op)
         self.a0.append(a)
         self.a1.append(b)
-        self.spans.append(span)
+        self.starts.append(span[0])
+        self.ends.append(span[1])
         return tid
 
     def constant(self, v: float, recipe=None) -> int:
@@ -276,12 +288,19 @@ class _Builder:
         return tid
 
     def number(self, node: Num) -> int:
-        """The constant of a literal: a decimal such as 0.1 keeps its text, since its float is
-        not exactly what was typed (an integer below 2^53 is)."""
+        """The constant of a literal (see :meth:`literal`)."""
         v = node.value
         start, end = node.span
         text = self.source[start:end]
-        if text.isdigit() and v < 9007199254740992.0 or not _spells(text, v):
+        if not _spells(text, v):  # a node made without its source
+            return self.constant(v)
+        return self.literal(text, v)
+
+    def literal(self, text: str, v: float) -> int:
+        """The constant of the literal ``text`` (whose float is ``v``): a decimal such as 0.1
+        keeps its text, since its float is not exactly what was typed (an integer below 2^53
+        is)."""
+        if text.isdigit() and v < 9007199254740992.0:
             return self.constant(v)
         return self.constant(v, text)
 
@@ -324,7 +343,8 @@ class _Builder:
         self.op.append(prim)
         self.a0.append(a)
         self.a1.append(b)
-        self.spans.append(span)
+        self.starts.append(span[0])
+        self.ends.append(span[1])
         return tid
 
     def expression(self, expr) -> int:
@@ -369,22 +389,38 @@ class _Builder:
         """Lower one statement (an expression, or an assignment that binds a name); its id."""
         if type(stmt) is not Assign:
             return self.expression(stmt)
-        name, env = stmt.name, self.env
+        name = stmt.name
         name_span = (stmt.span[0], stmt.span[0] + len(name))
-        if stmt.op != "=" and name not in env:
-            raise NameLookupError(f"{name} {stmt.op} ... updates {name}, which has no value yet",
-                                  name_span, hint=f"assign it first: {name} = ...")
-        if lookup(name) is not None:
-            raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
+        self.check_assign(name, stmt.op, name_span)
         value_expr = stmt.value
         if stmt.op != "=":
             value_expr = Binary(stmt.op[0], Var(name, name_span), value_expr, stmt.span)
-        result = self.expression(value_expr)
+        return self.bind(name, stmt.op, name_span, self.expression(value_expr))
+
+    def check_assign(self, name: str, op: str, name_span: Span) -> None:
+        """Whether ``name op ...`` may be lowered: an update needs a value, a function's name
+        cannot be assigned."""
+        if op != "=" and name not in self.env:
+            raise NameLookupError(f"{name} {op} ... updates {name}, which has no value yet",
+                                  name_span, hint=f"assign it first: {name} = ...")
+        if lookup(name) is not None:
+            raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
+
+    def assign(self, name: str, op: str, name_span: Span, value: int, end: int) -> int:
+        """``name op value`` (``value`` already lowered; the statement ends at ``end``): the id
+        ``name`` is bound to."""
+        self.check_assign(name, op, name_span)
+        if op != "=":
+            value = self.emit(_BINARY[op[0]], self.env[name], value, (name_span[0], end))
+        return self.bind(name, op, name_span, value)
+
+    def bind(self, name: str, op: str, name_span: Span, result: int) -> int:
+        """Bind ``name`` to the id ``result`` (the value of ``name op ...``, lowered); the id."""
         if name in self.input_ids:
             raise NameLookupError(
                 f"{name} is an input (it is read before any assignment), so it cannot be assigned",
-                name_span, hint=f"assign to a new name, e.g. {name}2 {stmt.op} ...")
-        env[name] = result
+                name_span, hint=f"assign to a new name, e.g. {name}2 {op} ...")
+        self.env[name] = result
         version = self.versions[name] = self.versions.get(name, 0) + 1
         self.bindings.append((result, name, version))
         return result
@@ -396,40 +432,35 @@ class _Builder:
         statements, or else its last value).
         """
         depth, const_values = self.depth, self.const_values
+        # A stable sort by depth puts the constants (depth -1) first, then the inputs (0), then
+        # the operations by depth, each in creation (left-to-right) order: the slots. It and the
+        # gathers below run in C, not a Python step per node.
+        order = sorted(range(len(depth)), key=depth.__getitem__)
         slot = [0] * len(depth)
-        constants = []
-        exact = {}
-        for tid, v in const_values.items():  # in creation order
-            slot[tid] = len(constants)
-            if tid in self.recipes:
-                exact[len(constants)] = self.recipes[tid]
-            constants.append(v)
+        for k, tid in enumerate(order):
+            slot[tid] = k
+        slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
+        constants = list(const_values.values())
+        exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         n_in = len(self.input_ids)
-        for i, tid in enumerate(self.input_ids.values()):
-            slot[tid] = len(constants) + i
-        # Bucket the operations by depth, keeping creation (left-to-right) order within a depth.
-        by_depth: list[list[int]] = [[] for _ in range(max(depth, default=0) + 1)]
-        for tid, d in enumerate(depth):
-            if d > 0:
-                by_depth[d].append(tid)
-        ordered = [tid for bucket in by_depth for tid in bucket]
         base = len(constants) + n_in
-        for k, tid in enumerate(ordered):
-            slot[tid] = base + k
+        ordered = order[base:]
+        gather = _gatherer(ordered)
         labels: dict[int, list[str]] = {}
         for tid, name, version in self.bindings:
             label = f"{name}#{version}" if self.versions[name] > 1 else name
             labels.setdefault(slot[tid], []).append(label)
-        op, a0, a1, spans = self.op, self.a0, self.a1, self.spans
+        remap = slot.__getitem__
         return Graph(
             source=source,
             constants=constants,
             inputs=list(self.input_ids),
-            ops=[op[t] for t in ordered],
-            arg0=[slot[a0[t]] for t in ordered],
-            arg1=[slot[a1[t]] if a1[t] >= 0 else -1 for t in ordered],
-            depth=[depth[t] for t in ordered],
-            spans=Spans([spans[t] for t in ordered]),
+            ops=gather(self.op),
+            arg0=list(map(remap, gather(self.a0))),
+            arg1=list(map(remap, gather(self.a1))),
+            depth=gather(depth),
+            spans=Spans.from_columns(map(self.starts.__getitem__, ordered),
+                                     map(self.ends.__getitem__, ordered)),
             output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
@@ -440,6 +471,14 @@ class _Builder:
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
         )
+
+
+def _gatherer(indexes: list[int]):
+    """A function giving ``[xs[i] for i in indexes]`` for a list or array ``xs``, in C."""
+    if len(indexes) < 2:  # itemgetter gives a tuple only for two or more
+        return lambda xs: [xs[i] for i in indexes]
+    get = itemgetter(*indexes)
+    return lambda xs: list(get(xs))
 
 
 def _spells(text: str, v: float) -> bool:
@@ -548,9 +587,28 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
                    output_names=of)
 
 
-@gc_paused()  # one pause for both stages: the AST is built and freed without a collection
+# Shorter sources are parsed and lowered: there the one pass's machine (0.3 ms to build, once
+# per process) costs more than it saves (about 3 µs a node, a node for every 3 to 5 characters),
+# and a plain eval's start-up stays what it was.
+ONE_PASS_FROM = 256
+
+
+@gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
-    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`."""
+    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
+
+    A valid program of some length is read in one pass (``fused.py``: the parser's tables
+    making the tape's nodes directly); anything wrong with it is said by parse and lower, from
+    the start."""
+    if ONE_PASS_FROM <= len(source) <= max_source():  # longer: the parser's LimitError
+        check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
+        from .fused import compile_source
+        try:
+            graph = compile_source(source, _Builder(source))
+        except GradcliError:
+            graph = None
+        if graph is not None:
+            return graph
     return lower(parse_source(source), source)
 
 

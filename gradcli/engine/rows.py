@@ -65,31 +65,80 @@ def _point(graph: Graph, columns: Mapping[str, object], n: int, r: int) -> dict[
 
 
 def certify_rows(graph: Graph, columns: Mapping[str, object], results: list, errors, wrt: list[str],
-                 min_digits: int, n: int):
+                 min_digits: int, n: int, quick=None, marked: list | None = None):
     """Each row's certain digits (proven over the batch's own float64 operations); rows with
     fewer than ``min_digits`` are recomputed by the certified engine (``results``, the float64
     columns in :func:`recompute`'s order, are updated in place), or marked not certified in
-    ``errors`` (their results NaN). The digits per row, and how many rows were recomputed."""
+    ``errors`` (their results NaN). The digits per row, and how many rows were recomputed.
+    ``quick``: the bounds' :class:`~gradcli.engine.bounds.QuickTest` run beside the batch sweep
+    (``watch``); only the rows it left are bounded one by one (the same rows fall short), and
+    the digits are None. ``marked``: a list that gets the rows marked not certified."""
     from .bounds import certain_digits
-    digits = certain_digits(graph, columns, wrt=wrt)
-    short = np.flatnonzero((digits < min_digits) & np.equal(errors, None))
-    for r in short:
+    if quick is None:
+        digits = found = certain_digits(graph, columns, wrt=wrt)
+        index = None
+    else:
+        digits, index = None, np.flatnonzero(quick.suspects())
+        found = certain_digits(graph, columns, wrt=wrt, rows=index)
+    fine = np.equal(errors, None) if index is None else np.equal(errors[index], None)
+    short = np.flatnonzero((found < min_digits) & fine)
+    for i in short:
+        r = i if index is None else int(index[i])
         again = recompute(graph, _point(graph, columns, n, r), wrt, min_digits)
         if again is not None:
-            numbers, digits[r] = again
+            numbers, found[i] = again
             for column, number in zip(results, numbers):
                 column[r] = float(number)
-            if digits[r] >= min_digits:
+            if found[i] >= min_digits:
                 continue
-            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain "
+            errors[r] = (f"not certified: {int(found[i])} significant digits are certain "
                          f"({min_digits} asked), at the certified engine's highest precision")
         else:
-            errors[r] = (f"not certified: {int(digits[r])} significant digits are certain in "
+            errors[r] = (f"not certified: {int(found[i])} significant digits are certain in "
                          f"float64 ({min_digits} asked) and the certified engine is not "
                          "available")
         for column in results:
             column[r] = np.nan
+        if marked is not None:
+            marked.append(int(r))
     return digits, len(short)
+
+
+def certified_batch(graph: Graph, columns: Mapping[str, object], wrt: list[str] | None = None,
+                    with_digits: bool = False):
+    """The batch engine's result (:func:`~gradcli.engine.batch.evaluate_columns` for one output,
+    :func:`~gradcli.engine.batch.jacobian_columns` for several) with every row's digits accounted
+    for, as ``eval --points`` writes them: each number has at least
+    :data:`~gradcli.engine.bounds.MIN_DIGITS` proven significant digits (a row the bound cannot
+    vouch for is recomputed by the certified engine), or the row fails as not certified. With
+    ``with_digits``, ``result.digits`` holds each row's proven digits (0 for a failed row); that
+    bounds every row on its own, which costs about three sweeps more."""
+    from .batch import as_columns, evaluate_columns, jacobian_columns
+    from .bounds import MIN_DIGITS, QuickTest
+    from .graph import wrt_names
+    wrt = wrt_names(graph, wrt)
+    n, arrays = as_columns(graph, columns)
+    arrays["\0rows"] = np.broadcast_to(0.0, (n,))  # the row count, when no input is a column
+    quick = None if with_digits else QuickTest(graph, arrays, wrt=wrt, enough=MIN_DIGITS)
+    if graph.n_outputs == 1:
+        result = evaluate_columns(graph, arrays, wrt=wrt, watch=quick)
+        results = [result.values] + [result.gradient[name] for name in wrt]
+    else:
+        result = jacobian_columns(graph, arrays, wrt=wrt, watch=quick)
+        results = [array for output in result.outputs
+                   for array in [result.values[output]] + [result.jacobian[output][name]
+                                                           for name in wrt]]
+    errors = result.errors
+    marked: list[int] = []
+    digits, _ = certify_rows(graph, arrays, results, errors, wrt, MIN_DIGITS, n, quick, marked)
+    if marked and hasattr(result, "messages"):  # BatchResult keeps its failures by row too
+        result.messages = {**result.messages, **{r: errors[r] for r in marked}}
+    if with_digits:
+        digits = digits.astype(np.int64)
+        failed = list(getattr(result, "messages", ())) or np.flatnonzero(np.not_equal(errors, None))
+        digits[failed] = 0
+        result.digits = digits
+    return result
 
 
 def _text_from_bound(value: float, d: int, n: int) -> str | None:

@@ -126,6 +126,16 @@ def _name(tok) -> str:
     return name
 
 
+def read_name(text: str, start: int) -> str:
+    """The name a NAME token at ``start`` spells (escapes read), or the ParseError the parser
+    gives for it (a superscript, an escape no name may hold)."""
+    tok = object.__new__(_Token)
+    tok.type, tok.value, tok.start_pos, tok.end_pos = "NAME", text, start, start + len(text)
+    if not text.isascii():
+        _no_superscript(tok)
+    return intern(_name(tok))
+
+
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _POWER = re.compile(f"[{_SUPERSCRIPTS}]+")
 
@@ -165,6 +175,7 @@ _TRANSFORMER = _ToAst()
 _METHODS = frozenset(name for name in vars(_ToAst) if not name.startswith("_"))
 _POSTLEX = _NewlinesInParentheses()
 _fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
+_tables: dict | None = None  # the tables, once loaded (run_tables)
 TABLES_FORMAT = 2  # the layout of the tables (see tables.py); part of their key
 
 
@@ -188,6 +199,48 @@ def grammar_text() -> str:
     except OSError:  # e.g. installed inside a zip file
         from importlib import resources
         return resources.files(grammar).joinpath("gradcli.lark").read_text(encoding="utf-8")
+
+
+SHIPPED_TABLES = "gradcli.tables.json"  # beside the grammar: its tables, built when released
+
+
+def shipped_tables(grammar: str) -> dict | None:
+    """The tables shipped beside the grammar (``grammar/gradcli.tables.json``, written by
+    :func:`write_shipped_tables` and checked against a fresh build by the tests), when they
+    were built from this very grammar text in this layout; else None. A first run reads them
+    instead of importing Lark to build its own (a third of a first run), and no run needs the
+    user's cache for them. Plain JSON data, as the saved copies are."""
+    from .. import grammar as package
+    try:
+        with open(os.path.join(package.__path__[0], SHIPPED_TABLES), "rb") as file:
+            data = _json().loads(file.read())
+    except (OSError, ValueError):  # not shipped (a zip install), or damaged: build as before
+        return None
+    if (not isinstance(data, dict) or data.get("format") != TABLES_FORMAT
+            or data.get("grammar") != usercache.sha256_hex(grammar.encode("utf-8"))
+            or not isinstance(data.get("tables"), dict)):
+        return None
+    return data["tables"]
+
+
+def write_shipped_tables() -> str:
+    """Build the tables with the installed Lark and write them beside the grammar (run after
+    changing the grammar: ``python -c "from gradcli.language.parser import
+    write_shipped_tables as w; print(w())"``). Gives the file's path."""
+    from .. import grammar as package
+    from importlib.metadata import version
+    grammar = grammar_text()
+    data = {"format": TABLES_FORMAT, "grammar": usercache.sha256_hex(grammar.encode("utf-8")),
+            "lark": version("lark"), "tables": build_tables()}
+    path = os.path.join(package.__path__[0], SHIPPED_TABLES)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(_json().dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+    return path
+
+
+def _json():
+    import json
+    return json
 
 
 def build_parser(**options):
@@ -255,26 +308,67 @@ def _tables_name() -> str:
     return f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.json"
 
 
-def _load_fast() -> Callable[[str], object]:
-    """The parse function: over the saved tables if they fit, else over new ones (then saved)."""
+def run_tables(runner: Callable[[dict], object]):
+    """``runner(tables)`` (a parse function, or another machine built from the tables) over the
+    saved tables if it accepts them, else over new ones (then saved). The parser's loop is one
+    runner; the one-pass compiler (``engine/fused.py``) is another, so a valid program never
+    builds this module's loop at all. The tables one runner accepted are kept for the next (a
+    plain eval runs both: the one pass, and the parser for ``--at``'s values)."""
+    global _tables
+    if _tables is not None:
+        try:
+            return runner(_tables)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
+            _tables = None  # accepted by one runner, not by another: load or build anew
+    grammar = grammar_text()
+    shipped = shipped_tables(grammar)
+    if shipped is not None:
+        try:
+            result = runner(shipped)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
+            pass  # this grammar's, yet not tables this code can run: the saved or new ones
+        else:
+            _tables = shipped
+            return result
     try:
-        key, name = _tables_key(grammar_text()), _tables_name()
+        key, name = _tables_key(grammar), _tables_name()
     except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
         key = name = None
     if name is not None:
         tables = usercache.load(name, key)
         if tables is not None:
             try:
-                return _fast_parser(tables)
-            except (TypeError, ValueError, KeyError, IndexError, re.error):
+                result = runner(tables)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
                 pass  # whole and for this key, yet not tables: written by hand; build anew
+            else:
+                _tables = tables
+                return result
     tables = build_tables()
     if name is not None:
         usercache.save(name, key, tables)
-    return _fast_parser(tables)
+    result = runner(tables)
+    _tables = tables
+    return result
 
 
 # -- the loop -------------------------------------------------------------------------------------
+
+BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
+
+
+def lexer(tables: dict) -> re.Pattern:
+    """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
+    token's trailing blanks part of its match (no step of its own for a space), and the end of
+    the text one more, empty, match (``_END_``). One pattern for the parser's loop and the one
+    pass (``engine/fused.py``), so a process compiles it once."""
+    regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){BLANKS}")
+    for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
+        found = regex.match(blank)
+        if found is None or found.lastgroup not in tables["ignore"]:
+            raise ValueError(f"the grammar does not ignore {blank!r}")
+    return regex
+
 
 def _fast_parser(tables: dict) -> Callable[[str], object]:
     """A parse function running ``tables``: the AST, or a :class:`SyntaxFault` for text the
@@ -301,7 +395,7 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             action = pairs[i + 1]
             row[names[pairs[i]]] = rows[action] if action < n else reductions[action - n]
     start, end = rows[tables["start"]], rows[tables["end"]]
-    finditer = re.compile(tables["pattern"]).finditer
+    finditer = lexer(tables).finditer
     ignore = frozenset(tables["ignore"])
     new_token = object.__new__
 
@@ -316,8 +410,12 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             kind = match.lastgroup
             if kind in ignore:
                 continue
+            if kind == "_END_":
+                break
+            group = match.lastindex
             tok = new_token(_Token)
-            tok.type, tok.value, tok.start_pos, tok.end_pos = kind, match.group(), begin, pos_end
+            tok.type, tok.value, tok.start_pos, tok.end_pos = (kind, match[group], begin,
+                                                               match.end(group))
             yield tok
         tok = new_token(_Token)
         tok.type = "$END" if pos == len(source) else None
@@ -401,7 +499,7 @@ def parse(source: str) -> Program:
                               "gradcli ... (docs/limits.md)")
     global _fast
     if _fast is None:
-        _fast = _load_fast()
+        _fast = run_tables(_fast_parser)
     program = _fast(source)
     if program.__class__ is SyntaxFault:
         raise _translate(program, source)
