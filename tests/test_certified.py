@@ -299,3 +299,34 @@ def test_every_printed_digit_is_right_on_generated_programs(case):
     source = to_source(case.program)
     read = gradcli.compile(source).inputs
     check_digits(source, {name: repr(float(v)) for name, v in case.point.items() if name in read})
+
+
+@pytest.mark.parametrize("source, point", [
+    ("atan2(x, y)", {"x": "0.3", "y": "1.7"}), ("atan2(x, y)", {"x": "-2.5", "y": "1e-3"}),
+    ("sec(x)", {"x": "0.7"}), ("csc(x)", {"x": "-2.1"}), ("cot(x)", {"x": "0.4"}),
+    ("atan2(x*y, y + 1) * sec(y) - cot(x)", {"x": "1.25", "y": "0.5"}),
+])
+def test_the_quick_interval_sweep_proves_atan2_and_the_reciprocal_trig(source, point):
+    """The interval sweep (no Arb) now bounds atan2 right of the vertical axis and sec, csc,
+    cot (the wide family's atan2 sent every wide sum to the balls); its digits are mpmath's."""
+    from gradcli.engine.interval import certify_quickly
+    graph = gradcli.compile(source)
+    exact = [point[name] for name in graph.inputs]  # decimal texts, as --at gives them
+    found = certify_quickly(graph, exact, list(range(graph.n_const, graph.base)), 1.0, 13)
+    assert found is not None
+    value, gradient, _ = found
+    with mpmath.workdps(60):
+        env = {name: mpmath.mpf(point[name]) for name in graph.inputs}
+        funcs = {"atan2": mpmath.atan2, "sec": mpmath.sec, "csc": mpmath.csc, "cot": mpmath.cot}
+
+        def f(**kw):
+            return eval(source, {**funcs, "__builtins__": {}}, kw)  # our own fixed sources
+
+        want = [f(**env)] + [mpmath.diff(lambda t, n=n: f(**{**env, n: t}), env[n])
+                             for n in graph.inputs]
+    for text, exact_value in zip([value, *gradient], want):  # 13 digits, correctly rounded
+        digits = text.lstrip("-").replace(".", "").split("e")[0].lstrip("0")
+        assert len(digits) <= 13, text
+        with mpmath.workdps(60):
+            unit = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(exact_value))) - 12)
+            assert abs(mpmath.mpf(text) - exact_value) <= unit / 2, (text, exact_value)

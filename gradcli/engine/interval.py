@@ -241,6 +241,23 @@ def _hypot(a, b):
     return Interval(_lower(math.hypot(a.lo, b.lo), ULPS), _upper(math.hypot(a.hi, b.hi), ULPS))
 
 
+def _atan2(a, b):
+    """atan2(a, b) right of the branch cut's axis: for b > 0 it is atan(a/b), exactly (the
+    quotient's interval, then atan's); elsewhere the balls decide."""
+    a, b = Interval.of(a), Interval.of(b)
+    if b.lo <= 0:
+        raise Unbounded("atan2 left of, or on, the vertical axis")
+    return _FUNCTIONS["atan"](a / b)
+
+
+def _reciprocal_of(name):
+    """sec, csc, cot: 1/cos, 1/sin, 1/tan, as the rule table defines them (the divisor's
+    interval clear of 0, or the division refuses)."""
+    def f(a):
+        return 1.0 / _FUNCTIONS[name](a)
+    return f
+
+
 def _unbounded(name):
     def f(*args):
         raise Unbounded(f"no interval bound for {name}")
@@ -267,7 +284,8 @@ _FUNCTIONS = {
     "sigmoid": _monotone(TABLE["sigmoid"].primal), "softplus": _monotone(TABLE["softplus"].primal),
     "erf": _monotone(math.erf), "hypot": _hypot,
     "abs": _abs, "sign": _sign, "step": _step, "relu": lambda a: _max(a, 0.0),
-    "min": _min, "max": _max,
+    "min": _min, "max": _max, "atan2": _atan2,
+    "sec": _reciprocal_of("cos"), "csc": _reciprocal_of("sin"), "cot": _reciprocal_of("tan"),
 }
 
 
