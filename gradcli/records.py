@@ -78,7 +78,7 @@ class ContributionRow:
 class AdjointRow:
     id: str
     adjoint: float
-    terms: tuple[float, ...]  # the contributions summed, in sweep order (empty for the output)
+    terms: "Sequence[float]"  # the contributions summed, in sweep order (empty for the output)
     names: tuple[str, ...] = ()
 
 
@@ -145,6 +145,7 @@ def local_formula(graph: Graph, records: list[Contribution], i: int) -> str:
     """Record ``i``'s local derivative as a formula in the node ids (``1/x``, ``cos(y)``,
     ``v2``): the rule table's rule for that argument, run on symbols instead of numbers."""
     from .symbolic.expr import fresh_context, local_derivatives, number, symbol, text
+    records = getattr(records, "raw", records)  # only the slots are read
     r = records[i]
     k = r.source - graph.base
     a, b = graph.arg0[k], graph.arg1[k]
@@ -161,6 +162,35 @@ def local_formula(graph: Graph, records: list[Contribution], i: int) -> str:
         return text(local_derivatives(graph.ops[k], args)[index])
 
 
+class Terms(Sequence):
+    """An adjoint's contributions, each read from its record when wanted: the table shows the
+    first eight of an input's thousands (a certified trace proves a number when it is read).
+    Equal to any sequence of the same numbers."""
+
+    __slots__ = ("_records", "_indices")
+
+    def __init__(self, records, indices):
+        self._records, self._indices = records, tuple(indices)
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self._records[j].contribution for j in self._indices[i])
+        return self._records[self._indices[i]].contribution
+
+    def __eq__(self, other):
+        if not isinstance(other, Sequence):
+            return NotImplemented  # e.g. pytest.approx, which compares element by element
+        return tuple(self) == tuple(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
                 records: list[Contribution], seed: float = 1.0,
                 forward: Rows | None = None) -> Trace:
@@ -175,13 +205,17 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
                                f"{node_id(r.source)} = {expression(graph, r.source)}",
                                r.upstream, r.local, r.contribution,
                                local_formula(graph, records, i))
-    into = [i for i, r in enumerate(records) if n_const <= r.target < base]
-    last = sorted({records[i].target: i for i in into}.values())
+    # the slots of every record, read without its numbers (a certified trace proves a number
+    # only when a row shows it)
+    edges = getattr(records, "raw", records)
+    lazy = edges is not records
+    into = [i for i, r in enumerate(edges) if n_const <= r.target < base]
+    last = sorted({edges[i].target: i for i in into}.values())
     contributions = Rows(len(records), contribution, key=into, last_key=last)
 
-    terms: dict[int, list[float]] = {}
-    for r in records:
-        terms.setdefault(r.target, []).append(r.contribution)
+    terms: dict[int, list[int]] = {}  # each slot's records, by index
+    for i, r in enumerate(edges):
+        terms.setdefault(r.target, []).append(i)
     order = list(graph.visit_order())
     for out in reversed(graph.output_slots):
         if out not in order and out >= n_const:
@@ -191,7 +225,11 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
 
     def adjoint_row(i: int) -> AdjointRow:
         s = order[i]
-        return AdjointRow(node_id(s), adjoint[s], tuple(terms.get(s, ())), tuple(labels.get(s, ())))
+        mine = terms.get(s, ())
+        return AdjointRow(node_id(s), adjoint[s],
+                          Terms(records, mine) if lazy else tuple(records[i].contribution
+                                                                  for i in mine),
+                          tuple(labels.get(s, ())))
     key = [i for i, s in enumerate(order) if s == graph.output or n_const <= s < base]
     adjoints = Rows(len(order), adjoint_row, any(labels.get(s) for s in order), key=key)
     return Trace(forward, contributions, adjoints, node_id(graph.output), seed)

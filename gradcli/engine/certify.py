@@ -248,14 +248,102 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
 
-    def attempt(bits: int, final: bool):
+    def sweep():
         values = _forward(graph, point)
         adjoint, records = reverse(graph, values, seed, record=record, m=BALL, active=active)
-        result = _prove(graph, values, adjoint, records, wrt_slots, digits, record, final)
+        return values, adjoint, records
+
+    def attempt(bits: int, final: bool):
+        values, adjoint, records = sweep()
+        result = _prove(graph, values, adjoint, records, wrt_slots, digits, False, final)
         if result is not None:
             result.bits = bits
+            if record:  # the trace's numbers, each proven when a table reads it
+                trace = _Trace(sweep, (values, adjoint, records), digits, bits)
+                result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
+                result.records = trace.contributions()
         return result
     return rising(graph, digits, attempt)
+
+
+class _Trace:
+    """Every number of a recorded certified sweep, proven the first time it is read: a trace
+    table of a large program shows 40 rows of its tens of thousands, and proving a number's
+    digits costs more than its ball. A number the current precision cannot prove sends the
+    whole sweep round again at twice the bits (up to the cap, where the digits that are certain
+    are shown); what was proven before stays proven."""
+
+    def __init__(self, sweep, balls, digits: int, bits: int):
+        self.sweep, self.balls, self.digits, self.bits = sweep, list(balls), digits, bits
+        self.proven: dict = {}
+
+    def number(self, where: tuple):
+        """The number at ``where``: (0, slot) a value, (1, slot) an adjoint, (2, i, field) a
+        contribution's upstream (2), local (3) or contribution (4)."""
+        got = self.proven.get(where)
+        while got is None:
+            cap = cap_bits(self.digits)
+            ball = self.balls[where[0]][where[1]]
+            if len(where) == 3:
+                ball = ball[where[2]]
+            with precision(self.bits):  # Arb reads a ball's ends at the working precision
+                got = proven(Real.of(ball), self.digits, self.bits >= cap)
+            if got is None:  # more bits: the whole sweep again
+                self.bits = min(2 * self.bits, cap)
+                with precision(self.bits):
+                    self.balls = list(self.sweep())
+        self.proven[where] = got
+        return got
+
+    def sequence(self, which: int) -> "_Proven":
+        return _Proven(self, which)
+
+    def contributions(self) -> "_Contributions":
+        return _Contributions(self)
+
+
+class _Proven(Sequence):
+    """The values (0) or adjoints (1) of a :class:`_Trace`, each proven when read."""
+
+    def __init__(self, trace: _Trace, which: int):
+        self.trace, self.which = trace, which
+
+    def __len__(self) -> int:
+        return len(self.trace.balls[self.which])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if self.trace.balls[self.which][i] is None:  # no adjoint flows there
+            return None
+        return self.trace.number((self.which, i))
+
+
+class _Contributions(Sequence):
+    """The contributions of a :class:`_Trace`, their numbers proven when read; ``raw``, the
+    records of balls, for what needs only their slots."""
+
+    def __init__(self, trace: _Trace):
+        self.trace = trace
+
+    @property
+    def raw(self) -> list:
+        return self.trace.balls[2]
+
+    def __len__(self) -> int:
+        return len(self.trace.balls[2])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        r = self.trace.balls[2][i]
+        number = self.trace.number
+        return Contribution(r.source, r.target, number((2, i, 2)), number((2, i, 3)),
+                            number((2, i, 4)))
 
 
 def rising(graph: Graph, digits: int, attempt):
