@@ -58,8 +58,10 @@ class Result:
         """The certified sweep with every number of the trace proven (computed on first use)."""
         from .engine.certify import certify
         slot = _slots(self.graph)
+        earlier = self.certified if getattr(self.certified, "reals", None) else None
         return certify(self.graph, self.exact_point, wrt_slots=[slot[n] for n in self.gradient],
-                       seed=self.seed, digits=self.digits, record=True, active=self.active)
+                       seed=self.seed, digits=self.digits, record=True, active=self.active,
+                       again=earlier)  # the value's forward balls, reused
 
     @property
     def trace_values(self) -> list:

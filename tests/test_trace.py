@@ -268,3 +268,24 @@ def test_a_certified_trace_proves_only_the_numbers_it_shows(monkeypatch):
         exact = sum((i % 7 + 1) * mpmath.exp(x * (i % 5 + 1) / 10) * mpmath.cos(y + i % 3)
                     for i in range(600))
         assert abs(mpmath.mpf(f.split("=")[1]) - exact) <= abs(exact) * mpmath.mpf(10) ** -12
+
+
+def test_a_certified_trace_reuses_the_values_forward_sweep(monkeypatch):
+    """The trace's recorded sweep starts from the balls that proved the value (same point, same
+    precision): only its reverse sweep runs again, and its numbers are the value's."""
+    import gradcli.engine.certify as certify
+    from gradcli.api import evaluate_graph
+    graph = gradcli_compile("(1-cos(x))/x^2 + x*y")  # cancels: the interval sweep cannot prove it
+    r = evaluate_graph(graph, {"x": "1e-8", "y": 3}, digits=20)
+    assert getattr(r.certified, "reals", None)
+    calls = []
+    real = certify._forward
+    monkeypatch.setattr(certify, "_forward", lambda *a: calls.append(1) or real(*a))
+    trace = r.trace
+    assert calls == [] and trace.forward[len(trace.forward) - 1].value.text == r.value.text
+    assert r.value.text == "0.50000002999999999583"  # 1/2 - x^2/24 + 3x, x = 1e-8 (mpmath)
+
+
+def gradcli_compile(source):
+    from gradcli import compile
+    return compile(source)

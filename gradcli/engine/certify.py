@@ -236,7 +236,7 @@ def _forward(graph: Graph, point: Sequence) -> list:
 
 def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = None,
             seed: float = 1.0, digits: int = DEFAULT_DIGITS, record: bool = False,
-            active=None) -> Certified:
+            active=None, again: Certified | None = None) -> Certified:
     """The output's value and its gradient by the inputs at ``wrt_slots`` (default: all),
     each to ``digits`` certain significant digits; with ``record``, every number of the trace
     too. ``point`` holds each input's exact value (see :func:`exact_real`), in graph order.
@@ -244,12 +244,20 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     A point certainly outside a domain is a :class:`DomainError`; a gradient that is certainly
     not finite is the float engine's NumericalError; a kink or a boundary that no precision up
     to the cap can decide is a NumericalError that says so.
+
+    ``again``: an earlier certificate of the same graph, point and seed (without ``record``);
+    its last forward sweep's balls are reused at its precision, so a trace asked for after the
+    values runs only the recorded reverse sweep.
     """
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
+    reuse = [again] if again is not None and again.reals else []
 
     def sweep():
-        values = _forward(graph, point)
+        if reuse and ctx_bits() == reuse[0].bits:  # the earlier sweep's balls, at their bits
+            values = list(reuse.pop().reals)
+        else:
+            values = _forward(graph, point)
         adjoint, records = reverse(graph, values, seed, record=record, m=BALL, active=active)
         return values, adjoint, records
 
@@ -263,7 +271,13 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
                 result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
                 result.records = trace.contributions()
         return result
-    return rising(graph, digits, attempt)
+    return rising(graph, digits, attempt, again.bits if reuse else None)
+
+
+def ctx_bits() -> int:
+    """Arb's working precision now."""
+    from flint import ctx
+    return ctx.prec
 
 
 class _Trace:
@@ -346,11 +360,11 @@ class _Contributions(Sequence):
                             number((2, i, 4)))
 
 
-def rising(graph: Graph, digits: int, attempt):
+def rising(graph: Graph, digits: int, attempt, first: int | None = None):
     """Ziv's loop: ``attempt(bits, final)`` at the working precision ``bits``, doubling from
-    :func:`start_bits` to :func:`cap_bits` while it returns None or cannot decide (``final``:
-    the last try, which must return what is certain)."""
-    bits, cap = start_bits(digits), cap_bits(digits)
+    :func:`start_bits` (or ``first``) to :func:`cap_bits` while it returns None or cannot decide
+    (``final``: the last try, which must return what is certain)."""
+    bits, cap = first or start_bits(digits), cap_bits(digits)
     while True:
         with precision(bits):
             try:
