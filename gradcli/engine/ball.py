@@ -76,6 +76,13 @@ def parse_decimal(text: str):
     return fmpq(n * 10 ** e) if e >= 0 else fmpq(n, 10 ** -e)
 
 
+# Reals of the doubles met so far (a rule's 1.0, 0.5, a folded constant): a sweep of a large
+# program converts the same few thousands of times. A double's Real is exact, whatever the
+# precision, and a Real is never changed once made. 0.0 and -0.0 share one: a ball has no sign
+# of zero.
+_FLOATS: dict = {}
+
+
 class Real:
     """A ball ``b`` (at the working precision) and, when known, its exact rational value ``q``."""
 
@@ -91,10 +98,16 @@ class Real:
         if type(x) is Real:
             return x
         if isinstance(x, float):  # a Proven float too: its double
+            known = _FLOATS.get(x)
+            if known is not None:
+                return known
             if not math.isfinite(x):
                 return Real(arb("nan"))
             x = float(x)
-            return Real(arb(x), fmpq(*x.as_integer_ratio()))
+            made = Real(arb(x), fmpq(*x.as_integer_ratio()))  # exact at any precision
+            if len(_FLOATS) < 4096:
+                _FLOATS[x] = made
+            return made
         if isinstance(x, int):
             return Real(arb(x), fmpq(x))
         if isinstance(x, fmpq):
@@ -104,8 +117,12 @@ class Real:
     @staticmethod
     def _other(x):
         """``x`` as a Real for an operator, or None for a type that knows better (a Dual)."""
-        return x if type(x) is Real else (Real.of(x) if isinstance(x, (int, float, fmpq))
-                                          else None)
+        if type(x) is Real:
+            return x
+        known = _FLOATS.get(x) if type(x) is float else None
+        if known is not None:
+            return known
+        return Real.of(x) if isinstance(x, (int, float, fmpq)) else None
 
     @staticmethod
     def exact(text: str) -> "Real":
