@@ -544,16 +544,6 @@ def result_names(graph: Graph, wrt: list[str], with_digits: bool = False) -> lis
     return names + ([DIGITS_COLUMN] if with_digits else [])
 
 
-def recompute(graph: Graph, point: dict[str, float], wrt: list[str], digits: int):
-    """The one hook to the certified single-point engine: the row's results in
-    :func:`result_names` order as floats (the exact values correctly rounded) and the fewest
-    significant digits proven among them; None where it cannot certify the point
-    (:func:`gradcli.engine.rows.recompute`)."""
-    from .engine.rows import recompute as certified
-    again = certified(graph, point, wrt, digits)
-    return None if again is None else ([float(x) for x in again[0]], again[1])
-
-
 def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
                    min_digits: int | None = None, with_digits: bool = False):
     """One chunk of rows evaluated: the output record batch (the chunk's columns, the inputs the
@@ -564,7 +554,6 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
     pa = _arrow()
     import numpy as np
 
-    from .engine.batch import evaluate_columns, jacobian_columns
     n = batch.num_rows
     columns: dict = {}
     problems: dict[int, str] = {}
@@ -591,14 +580,8 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
     # runs beside the sweep, and only the rows it leaves are bounded one by one
     quick = (QuickTest(graph, columns, wrt=wrt, enough=MIN_DIGITS)
              if min_digits is None and not with_digits else None)
-    if graph.n_outputs == 1:
-        result = evaluate_columns(graph, columns, wrt=wrt, watch=quick)
-        results = [result.values] + [result.gradient[name] for name in wrt]
-    else:  # several outputs: each output's value and gradient, a row of the Jacobian
-        result = jacobian_columns(graph, columns, wrt=wrt, watch=quick)
-        results = [array for output in result.outputs
-                   for array in [result.values[output]] + [result.jacobian[output][name]
-                                                           for name in wrt]]
+    from .engine.rows import swept
+    result, results = swept(graph, columns, wrt, quick)
     errors = result.errors
     if problems:
         rows = np.fromiter(problems, dtype=np.intp, count=len(problems))

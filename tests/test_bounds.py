@@ -139,7 +139,7 @@ def test_with_digits_is_refused_for_one_point(run, reported):
 
 
 def test_uncertain_rows_go_to_the_certified_engine(run, monkeypatch):
-    """batchio.recompute speaks gradcli.engine.certify.certify's API (issue 22: a value and a
+    """engine.rows.recompute speaks gradcli.engine.certify.certify's API (issue 22: a value and a
     gradient of Proven floats, each with its digits). A stand-in of that API computed with
     mpmath (an independent reference) takes the rows float64 cannot vouch for."""
     import sys

@@ -104,6 +104,20 @@ def certify_rows(graph: Graph, columns: Mapping[str, object], results: list, err
     return digits, len(short)
 
 
+def swept(graph: Graph, columns: Mapping[str, object], wrt: list[str], watch=None):
+    """The batch engine's sweep of ``columns`` (``watch``: the bounds' quick test, run beside
+    it), and its result columns in :func:`recompute`'s order: each output's value, then its
+    gradient by ``wrt``, output after output."""
+    from .batch import evaluate_columns, jacobian_columns
+    if graph.n_outputs == 1:
+        result = evaluate_columns(graph, columns, wrt=wrt, watch=watch)
+        return result, [result.values] + [result.gradient[name] for name in wrt]
+    result = jacobian_columns(graph, columns, wrt=wrt, watch=watch)  # a row of the Jacobian each
+    return result, [array for output in result.outputs
+                    for array in [result.values[output]] + [result.jacobian[output][name]
+                                                            for name in wrt]]
+
+
 def certified_batch(graph: Graph, columns: Mapping[str, object], wrt: list[str] | None = None,
                     with_digits: bool = False):
     """The batch engine's result (:func:`~gradcli.engine.batch.evaluate_columns` for one output,
@@ -113,21 +127,14 @@ def certified_batch(graph: Graph, columns: Mapping[str, object], wrt: list[str] 
     vouch for is recomputed by the certified engine), or the row fails as not certified. With
     ``with_digits``, ``result.digits`` holds each row's proven digits (0 for a failed row); that
     bounds every row on its own, which costs about three sweeps more."""
-    from .batch import as_columns, evaluate_columns, jacobian_columns
+    from .batch import as_columns
     from .bounds import MIN_DIGITS, QuickTest
     from .graph import wrt_names
     wrt = wrt_names(graph, wrt)
     n, arrays = as_columns(graph, columns)
     arrays["\0rows"] = np.broadcast_to(0.0, (n,))  # the row count, when no input is a column
     quick = None if with_digits else QuickTest(graph, arrays, wrt=wrt, enough=MIN_DIGITS)
-    if graph.n_outputs == 1:
-        result = evaluate_columns(graph, arrays, wrt=wrt, watch=quick)
-        results = [result.values] + [result.gradient[name] for name in wrt]
-    else:
-        result = jacobian_columns(graph, arrays, wrt=wrt, watch=quick)
-        results = [array for output in result.outputs
-                   for array in [result.values[output]] + [result.jacobian[output][name]
-                                                           for name in wrt]]
+    result, results = swept(graph, arrays, wrt, quick)
     errors = result.errors
     marked: list[int] = []
     digits, _ = certify_rows(graph, arrays, results, errors, wrt, MIN_DIGITS, n, quick, marked)
@@ -168,15 +175,7 @@ def certified_texts(graph: Graph, columns: Mapping[str, object], errors, wrt: li
     digits per row (``n_digits``, or 0 for a failed row)."""
     from .bounds import certain_digits
     if values is None:
-        from .batch import evaluate_columns, jacobian_columns
-        if graph.n_outputs == 1:
-            result = evaluate_columns(graph, columns, wrt=wrt)
-            values = [result.values] + [result.gradient[name] for name in wrt]
-        else:
-            result = jacobian_columns(graph, columns, wrt=wrt)
-            values = [a for output in result.outputs
-                      for a in [result.values[output]] + [result.jacobian[output][name]
-                                                          for name in wrt]]
+        values = swept(graph, columns, wrt)[1]
     bound = certain_digits(graph, columns, wrt=wrt)
     texts = [np.full(n, None, dtype=object) for _ in values]
     digits = np.zeros(n, dtype=np.int64)
