@@ -18,6 +18,7 @@ unpickled.
 
 from __future__ import annotations
 
+import json  # the tables are JSON (usercache imports it too)
 import os
 import re
 import sys
@@ -213,7 +214,7 @@ def shipped_tables(grammar: str) -> dict | None:
     from .. import grammar as package
     try:
         with open(os.path.join(package.__path__[0], SHIPPED_TABLES), "rb") as file:
-            data = _json().loads(file.read())
+            data = json.loads(file.read())
     except (OSError, ValueError):  # not shipped (a zip install), or damaged: build as before
         return None
     if (not isinstance(data, dict) or data.get("format") != TABLES_FORMAT
@@ -234,13 +235,8 @@ def write_shipped_tables() -> str:
             "lark": version("lark"), "tables": build_tables()}
     path = os.path.join(package.__path__[0], SHIPPED_TABLES)
     with open(path, "w", encoding="utf-8") as file:
-        file.write(_json().dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        file.write(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
     return path
-
-
-def _json():
-    import json
-    return json
 
 
 def build_parser(**options):
@@ -310,46 +306,53 @@ def _tables_name() -> str:
 
 def run_tables(runner: Callable[[dict], object]):
     """``runner(tables)`` (a parse function, or another machine built from the tables) over the
-    saved tables if it accepts them, else over new ones (then saved). The parser's loop is one
-    runner; the one-pass compiler (``engine/fused.py``) is another, so a valid program never
-    builds this module's loop at all. The tables one runner accepted are kept for the next (a
-    plain eval runs both: the one pass, and the parser for ``--at``'s values)."""
+    tables shipped beside the grammar if it accepts them, else over the saved ones, else over
+    new ones (then saved). The parser's loop is one runner; the one-pass compiler
+    (``engine/fused.py``) is another, so a valid program never builds this module's loop at all.
+    The tables one runner accepted are kept for the next (a plain eval runs both: the one pass,
+    and the parser for ``--at``'s values)."""
     global _tables
     if _tables is not None:
-        try:
-            return runner(_tables)
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
-            _tables = None  # accepted by one runner, not by another: load or build anew
+        result = _attempt(runner, _tables)
+        if result is not _REFUSED:
+            return result
+        _tables = None  # accepted by one runner, not by another: load or build anew
     grammar = grammar_text()
     shipped = shipped_tables(grammar)
-    if shipped is not None:
-        try:
-            result = runner(shipped)
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
-            pass  # this grammar's, yet not tables this code can run: the saved or new ones
-        else:
-            _tables = shipped
-            return result
+    result = _attempt(runner, shipped)  # this grammar's: refused only by code they predate
+    if result is not _REFUSED:
+        _tables = shipped
+        return result
     try:
         key, name = _tables_key(grammar), _tables_name()
     except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
         key = name = None
     if name is not None:
-        tables = usercache.load(name, key)
-        if tables is not None:
-            try:
-                result = runner(tables)
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
-                pass  # whole and for this key, yet not tables: written by hand; build anew
-            else:
-                _tables = tables
-                return result
+        saved = usercache.load(name, key)
+        result = _attempt(runner, saved)  # whole and for this key, yet refused: written by hand
+        if result is not _REFUSED:
+            _tables = saved
+            return result
     tables = build_tables()
     if name is not None:
         usercache.save(name, key, tables)
     result = runner(tables)
     _tables = tables
     return result
+
+
+_REFUSED = object()
+
+
+def _attempt(runner: Callable[[dict], object], tables: dict | None):
+    """``runner(tables)``, or :data:`_REFUSED` when there are none or they are not tables the
+    runner can run."""
+    if tables is None:
+        return _REFUSED
+    try:
+        return runner(tables)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
+        return _REFUSED
 
 
 # -- the loop -------------------------------------------------------------------------------------
