@@ -251,18 +251,18 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     """
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
-    reuse = [again] if again is not None and again.reals else []
+    reused = again if again is not None and again.reals else None  # its balls, for the first try
 
-    def sweep():
-        if reuse and ctx_bits() == reuse[0].bits:  # the earlier sweep's balls, at their bits
-            values = list(reuse.pop().reals)
-        else:
-            values = _forward(graph, point)
+    def sweep(values=None):
+        values = _forward(graph, point) if values is None else list(values)
         adjoint, records = reverse(graph, values, seed, record=record, m=BALL, active=active)
         return values, adjoint, records
 
     def attempt(bits: int, final: bool):
-        values, adjoint, records = sweep()
+        nonlocal reused
+        earlier = reused.reals if reused is not None and bits == reused.bits else None
+        reused = None
+        values, adjoint, records = sweep(earlier)
         result = _prove(graph, values, adjoint, records, wrt_slots, digits, False, final)
         if result is not None:
             result.bits = bits
@@ -271,13 +271,7 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
                 result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
                 result.records = trace.contributions()
         return result
-    return rising(graph, digits, attempt, again.bits if reuse else None)
-
-
-def ctx_bits() -> int:
-    """Arb's working precision now."""
-    from flint import ctx
-    return ctx.prec
+    return rising(graph, digits, attempt, reused.bits if reused is not None else None)
 
 
 class _Trace:
