@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from gradcli.errors import ParseError
-from gradcli.language.parser import build_parser, parse
+from gradcli.language.parser import SyntaxFault, build_parser, parse
 
 x, y, z = Var("x"), Var("y"), Var("z")
 
@@ -215,14 +215,9 @@ def test_the_shipped_tables_parse_as_new_ones_do(source):
             result = run(source)
         except ParseError as exc:
             return exc.message
-        return result if isinstance(result, parser_module().SyntaxFault) else _flat(result)
+        return result if isinstance(result, SyntaxFault) else _flat(result)
     shipped, fresh = _shipped_and_fresh()
     assert outcome(shipped) == outcome(fresh)
-
-
-def parser_module():
-    from gradcli.language import parser
-    return parser
 
 
 def test_parse_and_lower_restore_the_garbage_collector():
