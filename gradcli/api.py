@@ -39,6 +39,8 @@ class Result:
     certified: object = field(default=None, repr=False)  # the engine's Certified, or None
     float64: "Float64 | None" = field(default=None, repr=False)
     exact_point: list = field(default_factory=list, repr=False)
+    # float64: the reverse sweep's contributions, when it recorded them (``record=True``)
+    records: object = field(default=None, repr=False)
 
     @cached_property
     def partials(self) -> Partials:
@@ -51,12 +53,16 @@ class Result:
         if self.certified is not None:
             c = self.recorded
             return c.adjoint, c.records
+        if self.records is not None:  # the sweep that computed the gradient recorded them
+            return self.adjoint, self.records
         return reverse(self.graph, self.values, self.seed, record=True, active=self.active)
 
     @cached_property
     def recorded(self):
         """The certified sweep with every number of the trace proven (computed on first use)."""
         from .engine.certify import certify
+        if getattr(self.certified, "values", None):  # the certificate's sweep recorded them
+            return self.certified
         slot = _slots(self.graph)
         earlier = self.certified if getattr(self.certified, "reals", None) else None
         return certify(self.graph, self.exact_point, wrt_slots=[slot[n] for n in self.gradient],
@@ -115,7 +121,7 @@ DEFAULT_DIGITS = 13  # significant digits (engine.certify.DEFAULT_DIGITS, withou
 
 def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
                    seed: float = 1.0, digits: int = DEFAULT_DIGITS,
-                   float64: bool = False, quick: bool = False) -> Result:
+                   float64: bool = False, quick: bool = False, record: bool = False) -> Result:
     """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored).
 
     Certified: ``value`` and each ``gradient`` component are :class:`~gradcli.engine.certify.Proven`
@@ -130,6 +136,9 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     ``quick=True`` lets an interval sweep in doubles prove the printed digits without Arb (and
     without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
     which round to the proven digits, not always the exact values correctly rounded to doubles.
+
+    ``record=True``: the trace will be read; the reverse sweep that computes the gradient
+    keeps what :attr:`Result.trace` shows, so the trace runs no sweep of its own.
     """
     from .errors import GradcliError, SingularGradientError
     one_output(graph)
@@ -145,7 +154,9 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     try:
         values = forward(graph, point)
         try:
-            adjoint, _ = reverse(graph, values, seed, active=active)
+            # recorded only where the trace reads float64's sweep
+            adjoint, records = reverse(graph, values, seed, active=active,
+                                       record=record and float64)
         except NumericalError as exc:  # a rule with no value here: sqrt at 0, asin at 1
             raise singular_gradient(graph, point, values, seed, active, wrt, exc) from None
         check_gradient(graph, values, adjoint, seed, active=active)
@@ -161,7 +172,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
         return Result(source=graph.source, value=values[graph.output],
                       gradient={name: adjoint[slot[name]] for name in wrt},
                       inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph,
-                      values=values, adjoint=adjoint, digits=digits)
+                      values=values, adjoint=adjoint, digits=digits,
+                      records=records if record else None)
     exact = [_exact(at, name) for name in graph.inputs]
     if quick and values is not None:
         from .engine.interval import certify_quickly
@@ -172,7 +184,7 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     from .engine.certify import certify
     try:
         cert = certify(graph, exact, wrt_slots=[slot[name] for name in wrt], seed=seed,
-                       digits=digits, active=active)
+                       digits=digits, active=active, record=record)
     except NumericalError:
         if singular is None:
             raise

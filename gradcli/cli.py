@@ -646,7 +646,8 @@ def _eval_point(graph, source, point, wrt, seed, mode, direction, digits, as_jso
     else:
         try:
             result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
-                                    float64=float64, quick=not (as_json or export_path))
+                                    float64=float64, quick=not (as_json or export_path),
+                                    record=trace)
         except SingularGradientError as exc:  # f exists, a component does not: show both
             _singular(exc, source, as_json, digits, width, ascii_)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None

@@ -291,17 +291,23 @@ class _Trace:
         got = self.proven.get(where)
         while got is None:
             cap = cap_bits(self.digits)
-            ball = self.balls[where[0]][where[1]]
-            if len(where) == 3:
-                ball = ball[where[2]]
-            with precision(self.bits):  # Arb reads a ball's ends at the working precision
-                got = proven(Real.of(ball), self.digits, self.bits >= cap)
+            # Arb reads a ball's ends, and multiplies a contribution out of the sweep's upstream
+            # adjoint and local partial, at the sweep's working precision
+            with precision(self.bits):
+                got = proven(Real.of(self.ball(where)), self.digits, self.bits >= cap)
             if got is None:  # more bits: the whole sweep again
                 self.bits = min(2 * self.bits, cap)
                 with precision(self.bits):
                     self.balls = list(self.sweep())
         self.proven[where] = got
         return got
+
+    def ball(self, where: tuple):
+        """The ball at ``where`` (see :meth:`number`)."""
+        if len(where) == 2:
+            return self.balls[where[0]][where[1]]
+        records, i = self.balls[2], where[1]
+        return records.contribution(i) if where[2] == 4 else records[i][where[2]]
 
     def sequence(self, which: int) -> "_Proven":
         return _Proven(self, which)
@@ -331,13 +337,14 @@ class _Proven(Sequence):
 
 class _Contributions(Sequence):
     """The contributions of a :class:`_Trace`, their numbers proven when read; ``raw``, the
-    records of balls, for what needs only their slots."""
+    sweep's records of balls (:class:`~gradcli.engine.reverse.Recorded`), for what needs only
+    their slots."""
 
     def __init__(self, trace: _Trace):
         self.trace = trace
 
     @property
-    def raw(self) -> list:
+    def raw(self):
         return self.trace.balls[2]
 
     def __len__(self) -> int:
@@ -348,10 +355,13 @@ class _Contributions(Sequence):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
             i += len(self)
-        r = self.trace.balls[2][i]
-        number = self.trace.number
-        return Contribution(r.source, r.target, number((2, i, 2)), number((2, i, 3)),
-                            number((2, i, 4)))
+        raw, number = self.trace.balls[2], self.trace.number
+        return Contribution(raw.sources[i], raw.targets[i], number((2, i, 2)),
+                            number((2, i, 3)), number((2, i, 4)))
+
+    def contribution(self, i: int):
+        """Edge ``i``'s contribution alone, proven."""
+        return self.trace.number((2, i if i >= 0 else i + len(self), 4))
 
 
 def rising(graph: Graph, digits: int, attempt, first: int | None = None):
