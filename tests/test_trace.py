@@ -289,3 +289,77 @@ def test_a_certified_trace_reuses_the_values_forward_sweep(monkeypatch):
 def gradcli_compile(source):
     from gradcli import compile
     return compile(source)
+
+
+# -- the work a trace does: counted, never timed -------------------------------------------------
+
+CANCELS = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})" for i in range(60))
+
+
+@pytest.mark.parametrize("flags", [["--digits", "17"], ["--float64"]], ids=["balls", "float64"])
+def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags):
+    """--trace reads the reverse sweep that computed the gradient (float64's, or the certified
+    eval's sweep on balls: 17 digits are more than intervals in doubles prove): the rules run in
+    each namespace exactly as often as for a plain eval, so the trace adds no second sweep."""
+    import gradcli.engine.reverse as reverse
+    from gradcli.engine.ball import BALL
+    from gradcli.engine.interval import INTERVAL
+    from gradcli.engine.primitives import FLOAT
+    real = reverse.local_partials
+    calls = []
+
+    def counted(graph, values, m, *args, **kwargs):
+        calls.append({id(FLOAT): "float", id(INTERVAL): "interval", id(BALL): "ball"}[id(m)])
+        return real(graph, values, m, *args, **kwargs)
+    monkeypatch.setattr(reverse, "local_partials", counted)
+    runs = {}
+    for trace in ([], ["--trace"]):
+        calls.clear()
+        out = CliRunner().invoke(main, ["eval", CANCELS, "--at", "x=0.5,y=0.25", *flags, *trace])
+        assert out.exit_code == 0, out.output
+        runs[bool(trace)] = sorted(calls)
+    assert runs[True] == runs[False]
+    # float64's sweep; with certified digits, float64's, then intervals', then balls'
+    assert runs[True] == (["float"] if "--float64" in flags else ["ball", "float", "interval"])
+
+
+def test_a_shortened_trace_reads_as_many_records_whatever_the_size(monkeypatch):
+    """Tables of 40 rows make the same number of contributions (a number each, from the kept
+    partials), local formulas and adjoint terms for a sum of 50 terms as for one of 1,000: the
+    work grows with the rows shown, not with the program."""
+    import gradcli.engine.reverse as reverse
+    import gradcli.records as records
+    counts: dict[str, int] = {}
+
+    def counting(name, real):
+        def count(*args):
+            counts[name] = counts.get(name, 0) + 1
+            return real(*args)
+        return count
+    monkeypatch.setattr(reverse, "Contribution", counting("rows", reverse.Contribution))
+    monkeypatch.setattr(reverse.Recorded, "contribution",
+                        counting("terms", reverse.Recorded.contribution))
+    monkeypatch.setattr(records, "local_formulas", counting("formulas", records.local_formulas))
+    seen = []
+    for n in (50, 1000):
+        source = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})"
+                            for i in range(n))
+        result = evaluate(source, {"x": 0.5, "y": 0.25}, float64=True)
+        assert len(result.trace.contributions) > 7 * n
+        counts.clear()
+        trace_tables(result.trace, 13, 40)
+        seen.append(dict(counts))
+    assert seen[0] == seen[1], seen
+    assert seen[0]["rows"] <= 40 and seen[0]["formulas"] <= 40 and seen[0]["terms"] <= 8 * 40
+
+
+@pytest.mark.parametrize("flags", [[], ["--float64"]], ids=["certified", "float64"])
+def test_a_trace_by_one_input_shows_only_its_edges(flags):
+    """--wrt x on x^y at (-2, 3): the recorded sweep keeps no partial by y (∂(x^y)/∂y needs
+    x > 0), so the trace has one contribution, 3·x² = 12 (by hand), and no row for y's."""
+    out = CliRunner().invoke(main, ["eval", "x^y", "--at", "x=-2,y=3", "--wrt", "x", "--trace",
+                                    "--json", *flags])
+    assert out.exit_code == 0, out.output
+    sweep = json.loads(out.output)["trace"]
+    assert [(c["from"], c["to"]) for c in sweep["contributions"]] == [("v1", "x")], sweep
+    assert float(sweep["contributions"][0]["contribution"]) == 12
