@@ -60,9 +60,16 @@ class Result:
     @cached_property
     def recorded(self):
         """The certified sweep with every number of the trace proven (computed on first use)."""
-        from .engine.certify import certify
         if getattr(self.certified, "values", None):  # the certificate's sweep recorded them
             return self.certified
+        if getattr(self.certified, "sweep", None):  # the interval sweep recorded them
+            from .engine.traceproof import QuickTrace
+            return QuickTrace(self.certified.sweep, self.digits, self._balls)
+        return self._balls()
+
+    def _balls(self):
+        """The recorded certified sweep on balls."""
+        from .engine.certify import certify
         slot = _slots(self.graph)
         earlier = self.certified if getattr(self.certified, "reals", None) else None
         return certify(self.graph, self.exact_point, wrt_slots=[slot[n] for n in self.gradient],
@@ -177,7 +184,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     exact = [_exact(at, name) for name in graph.inputs]
     if quick and values is not None:
         from .engine.interval import certify_quickly
-        found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active)
+        found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active,
+                                record=record)
         if found is not None:
             return _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                                  *found)
@@ -233,10 +241,11 @@ class QuickCertificate:
     kinks: list
     digits: int
     short: str | None = None
+    sweep: tuple | None = None  # recorded: the intervals' (values, adjoint, records)
 
 
 def _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact, value_text,
-                  gradient_texts, kinks) -> Result:
+                  gradient_texts, kinks, sweep=None) -> Result:
     from .engine.rounding import Proven
     value = Proven(values[graph.output], value_text, digits, exact=False)
     gradient = {name: Proven(adjoint[slot[name]], text, digits)
@@ -245,8 +254,9 @@ def _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                   {name: digits for name in wrt})
     return Result(source=graph.source, value=value, gradient=gradient,
                   inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph, values=values,
-                  adjoint=adjoint, digits=digits, certified=QuickCertificate(kinks, digits),
-                  float64=f64, exact_point=exact)
+                  adjoint=adjoint, digits=digits,
+                  certified=QuickCertificate(kinks, digits, sweep=sweep), float64=f64,
+                  exact_point=exact)
 
 
 def _check_digits(digits) -> None:

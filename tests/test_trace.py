@@ -293,14 +293,21 @@ def gradcli_compile(source):
 
 # -- the work a trace does: counted, never timed -------------------------------------------------
 
-CANCELS = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})" for i in range(60))
+SUM = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})" for i in range(10))
 
 
-@pytest.mark.parametrize("flags", [["--digits", "17"], ["--float64"]], ids=["balls", "float64"])
-def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags):
-    """--trace reads the reverse sweep that computed the gradient (float64's, or the certified
-    eval's sweep on balls: 17 digits are more than intervals in doubles prove): the rules run in
-    each namespace exactly as often as for a plain eval, so the trace adds no second sweep."""
+SWEEPS = {"float64": (["--float64"], ["float"]),
+          # the interval sweep proves this sum, and the numbers its trace shows
+          "intervals": ([], ["float", "interval"]),
+          # 17 digits are more than intervals in doubles prove: the balls
+          "balls": (["--digits", "17"], ["ball", "float", "interval"])}
+
+
+@pytest.mark.parametrize("flags, sweeps", SWEEPS.values(), ids=SWEEPS)
+def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags, sweeps):
+    """--trace reads the reverse sweep that computed the gradient (float64's, or the sweep that
+    certified the digits, on intervals or on balls): the rules run in each namespace exactly as
+    often as for a plain eval, so the trace adds no second sweep."""
     import gradcli.engine.reverse as reverse
     from gradcli.engine.ball import BALL
     from gradcli.engine.interval import INTERVAL
@@ -315,12 +322,10 @@ def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags):
     runs = {}
     for trace in ([], ["--trace"]):
         calls.clear()
-        out = CliRunner().invoke(main, ["eval", CANCELS, "--at", "x=0.5,y=0.25", *flags, *trace])
+        out = CliRunner().invoke(main, ["eval", SUM, "--at", "x=0.5,y=0.25", *flags, *trace])
         assert out.exit_code == 0, out.output
         runs[bool(trace)] = sorted(calls)
-    assert runs[True] == runs[False]
-    # float64's sweep; with certified digits, float64's, then intervals', then balls'
-    assert runs[True] == (["float"] if "--float64" in flags else ["ball", "float", "interval"])
+    assert runs[True] == runs[False] == sweeps
 
 
 def test_a_shortened_trace_reads_as_many_records_whatever_the_size(monkeypatch):
@@ -363,3 +368,24 @@ def test_a_trace_by_one_input_shows_only_its_edges(flags):
     sweep = json.loads(out.output)["trace"]
     assert [(c["from"], c["to"]) for c in sweep["contributions"]] == [("v1", "x")], sweep
     assert float(sweep["contributions"][0]["contribution"]) == 12
+
+
+def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
+    """A value the interval sweep proved gets its trace proven by the same sweep's intervals:
+    no ball sweep runs for 40 rows a table, and every row, shown or all of them, reads as the
+    balls' trace (both give the exact numbers correctly rounded). A number whose interval is too
+    wide for its digits is the balls' to prove: they run once."""
+    import gradcli.engine.certify as certify
+    from gradcli.api import QuickCertificate, evaluate_graph
+    at = {"x": "0.5", "y": "0.25"}
+    balls = evaluate_graph(gradcli_compile(SUM), at)
+    expected = [[t.rows for t in trace_tables(balls.trace, 13, n)] for n in (40, 0)]
+    quick = evaluate_graph(gradcli_compile(SUM), at, quick=True, record=True)
+    assert isinstance(quick.certified, QuickCertificate)
+    calls = []
+    real = certify.certify
+    monkeypatch.setattr(certify, "certify", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert [t.rows for t in trace_tables(quick.trace, 13, 40)] == expected[0]
+    assert calls == []
+    assert [t.rows for t in trace_tables(quick.trace, 13, 0)] == expected[1]
+    assert len(calls) <= 1

@@ -32,6 +32,7 @@ from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
+from .traceproof import Contributions, Numbers, at
 
 
 
@@ -286,15 +287,14 @@ class _Trace:
         self.proven: dict = {}
 
     def number(self, where: tuple):
-        """The number at ``where``: (0, slot) a value, (1, slot) an adjoint, (2, i, field) a
-        contribution's upstream (2), local (3) or contribution (4)."""
+        """The number at ``where`` (:func:`~gradcli.engine.traceproof.at`), proven."""
         got = self.proven.get(where)
         while got is None:
             cap = cap_bits(self.digits)
             # Arb reads a ball's ends, and multiplies a contribution out of the sweep's upstream
             # adjoint and local partial, at the sweep's working precision
             with precision(self.bits):
-                got = proven(Real.of(self.ball(where)), self.digits, self.bits >= cap)
+                got = proven(Real.of(at(self.balls, where)), self.digits, self.bits >= cap)
             if got is None:  # more bits: the whole sweep again
                 self.bits = min(2 * self.bits, cap)
                 with precision(self.bits):
@@ -302,66 +302,11 @@ class _Trace:
         self.proven[where] = got
         return got
 
-    def ball(self, where: tuple):
-        """The ball at ``where`` (see :meth:`number`)."""
-        if len(where) == 2:
-            return self.balls[where[0]][where[1]]
-        records, i = self.balls[2], where[1]
-        return records.contribution(i) if where[2] == 4 else records[i][where[2]]
+    def sequence(self, which: int) -> Numbers:
+        return Numbers(self, which)
 
-    def sequence(self, which: int) -> "_Proven":
-        return _Proven(self, which)
-
-    def contributions(self) -> "_Contributions":
-        return _Contributions(self)
-
-
-class _Proven(Sequence):
-    """The values (0) or adjoints (1) of a :class:`_Trace`, each proven when read."""
-
-    def __init__(self, trace: _Trace, which: int):
-        self.trace, self.which = trace, which
-
-    def __len__(self) -> int:
-        return len(self.trace.balls[self.which])
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if self.trace.balls[self.which][i] is None:  # no adjoint flows there
-            return None
-        return self.trace.number((self.which, i))
-
-
-class _Contributions(Sequence):
-    """The contributions of a :class:`_Trace`, their numbers proven when read; ``raw``, the
-    sweep's records of balls (:class:`~gradcli.engine.reverse.Recorded`), for what needs only
-    their slots."""
-
-    def __init__(self, trace: _Trace):
-        self.trace = trace
-
-    @property
-    def raw(self):
-        return self.trace.balls[2]
-
-    def __len__(self) -> int:
-        return len(self.trace.balls[2])
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        raw, number = self.trace.balls[2], self.trace.number
-        return Contribution(raw.sources[i], raw.targets[i], number((2, i, 2)),
-                            number((2, i, 3)), number((2, i, 4)))
-
-    def contribution(self, i: int):
-        """Edge ``i``'s contribution alone, proven."""
-        return self.trace.number((2, i if i >= 0 else i + len(self), 4))
+    def contributions(self) -> Contributions:
+        return Contributions(self)
 
 
 def rising(graph: Graph, digits: int, attempt, first: int | None = None):

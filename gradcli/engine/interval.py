@@ -341,10 +341,12 @@ def _recipe(recipe) -> Interval:
     return getattr(INTERVAL, recipe[0])(*map(_recipe, recipe[1:]))
 
 
-def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None):
+def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None,
+                    record: bool = False):
     """The output's value and gradient as proven decimal texts, by one interval sweep, with
     the kinks met exactly; None when the intervals are too wide to prove ``digits`` digits (or
-    cannot be computed here): then only the balls can."""
+    cannot be computed here): then only the balls can. With ``record``, a fourth item: the
+    sweep's ``(values, adjoint, records)``, from which a trace proves its numbers."""
     from .reverse import reverse
     from .rounding import float_text
     inputs = [_exact_input(p) for p in point]
@@ -358,7 +360,7 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
             b = graph.arg1[k]
             values.append(f(values[graph.arg0[k]]) if b < 0
                           else f(values[graph.arg0[k]], values[b]))
-        adjoint, _ = reverse(graph, values, seed, m=INTERVAL, active=active)
+        adjoint, records = reverse(graph, values, seed, m=INTERVAL, active=active, record=record)
     except (ArithmeticError, ValueError, TypeError):
         return None
     texts = []
@@ -380,4 +382,6 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
             gap = args[0] - args[1] if len(args) == 2 else args[0]
             if gap.lo == gap.hi == 0:
                 kinks.append(graph.base + k)
+    if record:
+        return texts[0], texts[1:], kinks, (values, adjoint, records)
     return texts[0], texts[1:], kinks
