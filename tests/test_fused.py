@@ -32,7 +32,11 @@ def one_pass_always(monkeypatch):
 @pytest.fixture(autouse=True, params=["compiled", "python"])
 def loop(request, monkeypatch):
     """Every test twice: the one pass compiled (``_fused.c``, for ASCII text without
-    backslashes) and the Python loop (everything else, and installs without a C compiler)."""
+    backslashes) and the Python loop (everything else, and installs without a C compiler);
+    the graph's columns likewise, compiled for every graph or for none."""
+    from gradcli.engine import graph as graph_module
+    monkeypatch.setattr(graph_module, "_COMPILED_FROM",
+                        0 if request.param == "compiled" else float("inf"))
     if request.param == "compiled":
         if fused._fused is None:
             pytest.skip("the optional C extension gradcli.engine._fused was not built")
@@ -288,3 +292,18 @@ def test_the_one_pass_never_calls_the_parser_for_a_valid_program(monkeypatch):
     assert len(compile(long).ops) == 61
     with pytest.raises(AssertionError, match="parsed again"):
         compile("a = x*y; a + sin(a)")
+
+
+@pytest.mark.parametrize("source", [source for source, fast in SOURCES if fast] + [
+    "sin(" * 300 + "x" + ")" * 300 + " + y*" + "(" * 50 + "z" + ")" * 50,
+    "t = x*y\n" + "t = sin(t) + 0.5*x\n" * 200 + "t*y + 2",
+])
+def test_the_compiled_columns_are_the_python_ones(source):
+    """graph.finish's columns from the C extension and from its Python code, the same graph."""
+    from gradcli.engine import graph as graph_module
+    if graph_module._columns() is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    graph_module._COMPILED_FROM = 0  # the fixture puts it back
+    compiled = lower(parse_source(source), source)
+    graph_module._COMPILED_FROM = float("inf")
+    assert_same_graph(compiled, lower(parse_source(source), source))

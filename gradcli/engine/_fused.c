@@ -714,7 +714,126 @@ static PyObject *tokens(PyObject *self, PyObject *args)
     return out;
 }
 
+/* columns(depth, op, a0, a1, starts, ends, base): graph.finish's columns, as its Python code
+   computes them (see there): the ids sorted stably by depth (a counting sort: depths are small
+   integers), slot[id] their places (and -1 after the last, for an absent argument), then of
+   the ids from place ``base`` on (the operations): their primitives, arguments as slots,
+   depths, and span starts and ends as int64 bytes. (slot, ops, arg0, arg1, depth, starts,
+   ends). */
+static PyObject *columns(PyObject *self, PyObject *args)
+{
+    PyObject *depth, *op, *a0, *a1, *starts, *ends;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!n", &PyList_Type, &depth, &PyList_Type, &op,
+                          &PyList_Type, &a0, &PyList_Type, &a1, &PyList_Type, &starts,
+                          &PyList_Type, &ends, &base))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(depth);
+    if (PyList_GET_SIZE(op) != n || PyList_GET_SIZE(a0) != n || PyList_GET_SIZE(a1) != n
+        || PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n || base < 0
+        || base > n) {
+        PyErr_SetString(PyExc_ValueError, "columns: lists of different lengths");
+        return NULL;
+    }
+    PyObject *result = NULL, *slot = NULL, *ops = NULL, *arg0 = NULL, *arg1 = NULL;
+    PyObject *dep = NULL, *st = NULL, *en = NULL;
+    Py_ssize_t *d = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *order = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *place = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *count = NULL;
+    if (d == NULL || order == NULL || place == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t top = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        d[i] = PyLong_AsSsize_t(PyList_GET_ITEM(depth, i));
+        if (d[i] == -1 && PyErr_Occurred())
+            goto done;
+        if (d[i] < -1) {
+            PyErr_SetString(PyExc_ValueError, "columns: a depth below -1");
+            goto done;
+        }
+        if (d[i] > top)
+            top = d[i];
+    }
+    count = PyMem_Calloc(top + 3, sizeof(Py_ssize_t));
+    if (count == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        count[d[i] + 2]++;
+    for (Py_ssize_t k = 1; k < top + 3; k++)
+        count[k] += count[k - 1];
+    for (Py_ssize_t i = 0; i < n; i++) {  /* stable: ids in creation order within a depth */
+        Py_ssize_t k = count[d[i] + 1]++;
+        order[k] = i;
+        place[i] = k;
+    }
+    slot = PyList_New(n + 1);
+    if (slot == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *v = PyLong_FromSsize_t(i < n ? place[i] : -1);
+        if (v == NULL)
+            goto done;
+        PyList_SET_ITEM(slot, i, v);
+    }
+    Py_ssize_t m = n - base;
+    ops = PyList_New(m);
+    arg0 = PyList_New(m);
+    arg1 = PyList_New(m);
+    dep = PyList_New(m);
+    st = PyBytes_FromStringAndSize(NULL, m * 8);
+    en = PyBytes_FromStringAndSize(NULL, m * 8);
+    if (ops == NULL || arg0 == NULL || arg1 == NULL || dep == NULL || st == NULL || en == NULL)
+        goto done;
+    int64_t *sv = (int64_t *)PyBytes_AS_STRING(st), *ev = (int64_t *)PyBytes_AS_STRING(en);
+    PyObject *lists[2] = {a0, a1}, *outs[2] = {arg0, arg1};
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_ssize_t i = order[base + k];
+        PyObject *o = PyList_GET_ITEM(op, i);
+        Py_INCREF(o);
+        PyList_SET_ITEM(ops, k, o);
+        o = PyList_GET_ITEM(depth, i);
+        Py_INCREF(o);
+        PyList_SET_ITEM(dep, k, o);
+        for (int j = 0; j < 2; j++) {
+            Py_ssize_t a = PyLong_AsSsize_t(PyList_GET_ITEM(lists[j], i));
+            if (a == -1 && PyErr_Occurred())
+                goto done;
+            if (a < -1 || a >= n) {
+                PyErr_SetString(PyExc_ValueError, "columns: an argument out of range");
+                goto done;
+            }
+            o = PyList_GET_ITEM(slot, a < 0 ? n : a);
+            Py_INCREF(o);
+            PyList_SET_ITEM(outs[j], k, o);
+        }
+        sv[k] = PyLong_AsLongLong(PyList_GET_ITEM(starts, i));
+        ev[k] = PyLong_AsLongLong(PyList_GET_ITEM(ends, i));
+        if (PyErr_Occurred())
+            goto done;
+    }
+    result = PyTuple_Pack(7, slot, ops, arg0, arg1, dep, st, en);
+done:
+    Py_XDECREF(slot);
+    Py_XDECREF(ops);
+    Py_XDECREF(arg0);
+    Py_XDECREF(arg1);
+    Py_XDECREF(dep);
+    Py_XDECREF(st);
+    Py_XDECREF(en);
+    PyMem_Free(d);
+    PyMem_Free(order);
+    PyMem_Free(place);
+    PyMem_Free(count);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"columns", columns, METH_VARARGS, "graph.finish's columns (see graph.py)."},
     {"run", run, METH_VARARGS, "The one pass over ASCII source text (see fused.py)."},
     {"tokens", tokens, METH_VARARGS, "The compiled lexer's tokens (for the tests)."},
     {NULL, NULL, 0, NULL},
