@@ -8,8 +8,8 @@
 
    The common reductions (an operator, a name, a number, a one-argument call, parentheses, a
    unit rule) are done here, appending to the builder's lists as fused.py's loop does; the
-   others (unary signs, assignments, calls of several arguments, the program's lists) call
-   back into Python (builder.emit, builder.assign, fused._other_ascii). Any exception of a
+   others call back into Python: unary minus and assignments (builder.emit, builder.assign)
+   and calls of several arguments (fused._call, after Lark's child filter here). Any exception of a
    callback propagates; a syntax error, a character no terminal matches or a literal too large
    returns None, and the caller parses the text to say what is wrong.
 
@@ -359,6 +359,56 @@ static void builder_release(Builder *b)
         Py_CLEAR(*slots[i]);
 }
 
+/* What the other reductions do with their filtered children (fused._Machine.generic). */
+enum { M_LIST, M_CALL, M_GROUP };
+
+/* Lark's child filter (fused._filtered): of the k entries from e, the kept ones in a list,
+   a helper rule's own list spliced in (extended in place, as the Python loop does). ``kept``
+   holds (index, splice) pairs. A new list. */
+static PyObject *filtered(Entry *e, Py_ssize_t k, PyObject *kept)
+{
+    PyObject *out = NULL;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(kept); j++) {
+        Py_ssize_t i;
+        int splice;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(kept, j), "np", &i, &splice))
+            goto fail;
+        if (i < 0 || i >= k) {
+            PyErr_SetString(PyExc_ValueError, "one pass: a kept child out of range");
+            goto fail;
+        }
+        PyObject *child = as_value(&e[i]);
+        if (child == NULL)
+            goto fail;
+        int bad = 0;
+        if (splice) {
+            if (!PyList_Check(child)) {
+                Py_DECREF(child);
+                PyErr_SetString(PyExc_TypeError, "one pass: a helper rule's list expected");
+                goto fail;
+            }
+            if (out == NULL) {
+                out = child;
+                continue;
+            }
+            bad = PyList_SetSlice(out, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, child) < 0;
+        }
+        else if (out == NULL) {
+            out = PyList_New(0);
+            bad = out == NULL || PyList_Append(out, child) < 0;
+        }
+        else
+            bad = PyList_Append(out, child) < 0;
+        Py_DECREF(child);
+        if (bad)
+            goto fail;
+    }
+    return out != NULL ? out : PyList_New(0);
+fail:
+    Py_XDECREF(out);
+    return NULL;
+}
+
 /* The state the state below goes to after a reduction at offset a, lookahead t; -1: none. */
 static inline int goto_state(const Machine *m, int below, Py_ssize_t a, int t)
 {
@@ -370,9 +420,9 @@ static inline int goto_state(const Machine *m, int below, Py_ssize_t a, int t)
    the statements' list at acceptance (fused._finish makes the graph of it), or None. */
 static PyObject *run(PyObject *self, PyObject *args)
 {
-    PyObject *source, *compiled, *builder, *functions, *function_cb, *other_cb;
+    PyObject *source, *compiled, *builder, *functions, *function_cb, *call_cb;
     if (!PyArg_ParseTuple(args, "UOOO!OO", &source, &compiled, &builder, &PyDict_Type,
-                          &functions, &function_cb, &other_cb))
+                          &functions, &function_cb, &call_cb))
         return NULL;
     if (!PyUnicode_IS_ASCII(source)) {
         PyErr_SetString(PyExc_ValueError, "one pass: the compiled loop reads ASCII text");
@@ -611,36 +661,42 @@ static PyObject *run(PyObject *self, PyObject *args)
                 v[top].state = state;
                 continue;
             }
-            else {  /* the others: fused._other_ascii over the children */
+            else {  /* the others: Lark's child filter, then a list, a group or a call */
                 PyObject *key = PyLong_FromSsize_t(a);
-                PyObject *size = key ? PyDict_GetItemWithError(m.generic, key) : NULL;
+                PyObject *rule = key ? PyDict_GetItemWithError(m.generic, key) : NULL;
                 Py_XDECREF(key);
-                if (size == NULL) {
+                int method;
+                PyObject *kept;
+                if (rule == NULL || !PyArg_ParseTuple(rule, "niO!", &k, &method, &PyTuple_Type,
+                                                      &kept)) {
                     if (!PyErr_Occurred())
                         PyErr_SetString(PyExc_ValueError, "one pass: an unknown reduction");
                     goto done;
                 }
-                k = PyLong_AsSsize_t(size);
                 if (k < 0 || k > top) {
-                    if (!PyErr_Occurred())
-                        PyErr_SetString(PyExc_ValueError, "one pass: a reduction too large");
+                    PyErr_SetString(PyExc_ValueError, "one pass: a reduction too large");
                     goto done;
                 }
-                PyObject *children = PyList_New(k);
-                if (children == NULL)
-                    goto done;
-                for (Py_ssize_t i = 0; i < k; i++) {
-                    PyObject *c = as_value(&v[top - k + 1 + i]);
-                    if (c == NULL) {
-                        Py_DECREF(children);
-                        goto done;
-                    }
-                    PyList_SET_ITEM(children, i, c);
-                }
-                PyObject *value = PyObject_CallFunction(other_cb, "nO", (Py_ssize_t)a, children);
-                Py_DECREF(children);
+                PyObject *value = filtered(&v[top - k + 1], k, kept);
                 if (value == NULL)
                     goto done;
+                if (method == M_GROUP) {
+                    PyObject *inner = PyList_GET_SIZE(value) > 1 ? PyList_GET_ITEM(value, 1) : NULL;
+                    Py_XINCREF(inner);
+                    Py_DECREF(value);
+                    value = inner;
+                    if (value == NULL) {
+                        PyErr_SetString(PyExc_ValueError, "one pass: an empty group");
+                        goto done;
+                    }
+                }
+                else if (method == M_CALL) {
+                    PyObject *call = PyObject_CallFunctionObjArgs(call_cb, value, NULL);
+                    Py_DECREF(value);
+                    value = call;
+                    if (value == NULL)
+                        goto done;
+                }
                 out.kind = K_OBJ;
                 out.obj = value;
             }

@@ -207,7 +207,10 @@ def _compiled(machine: _Machine, tables: dict, regex, rows: list, tindex: dict):
     for name, op in _OPERATORS.items():
         operators[tindex[name]] = TABLE[BINARY_OPERATORS[op]]
     unary[tindex["MINUS"]] = _NEG  # unary plus: None, the operand itself
-    generic = {offset: size for offset, (size, _, _) in machine.generic.items()}
+    # per reduction: its size, what it makes (0 a list, 1 a call, 2 a group: _other) and kept
+    generic = {offset: (size, 0 if method in (None, "program") else 1 if method == "call" else 2,
+                        kept)
+               for offset, (size, method, kept) in machine.generic.items()}
     return (bytes.fromhex(automaton["next"]), bytes.fromhex(automaton["accept"]),
             list(automaton["start"]), lex_kind, table.tobytes(), len(rows[0]),
             state[id(machine.start)], [machine.ends[kind] for kind in _KINDS],
@@ -231,14 +234,11 @@ def compile_source(source: str, builder):
 
 def _run_compiled(machine: _Machine, source: str, builder):
     """The one pass compiled (``_fused.run``): the graph, or None as :func:`_run`."""
-    generic = machine.generic
-
-    def other(offset: int, children: list):  # the reductions C leaves to Python
-        size, method, kept = generic[offset]
-        return _other(builder, method, _filtered(children, kept), _slice_token, source)
+    def call(children: list):  # name ( a , b , ... ): what C leaves to Python
+        return _other(builder, "call", children, _slice_token, source)
 
     statements = _fused.run(source, machine.compiled, builder, machine.functions, _function,
-                            other)
+                            call)
     return None if statements is None else _finish(builder, source, statements)
 
 
