@@ -193,6 +193,14 @@ class Spans:
         spans.ends.extend(ends)
         return spans
 
+    @classmethod
+    def from_bytes(cls, starts: bytes, ends: bytes) -> "Spans":
+        """The spans whose starts and ends are the machine integers in ``starts``, ``ends``."""
+        spans = cls()
+        spans.starts.frombytes(starts)
+        spans.ends.frombytes(ends)
+        return spans
+
     def __getitem__(self, k: int) -> Span:
         return self.starts[k], self.ends[k]
 
@@ -432,35 +440,44 @@ class _Builder:
         statements, or else its last value).
         """
         depth, const_values = self.depth, self.const_values
-        # A stable sort by depth puts the constants (depth -1) first, then the inputs (0), then
-        # the operations by depth, each in creation (left-to-right) order: the slots. It and the
-        # gathers below run in C, not a Python step per node.
-        order = sorted(range(len(depth)), key=depth.__getitem__)
-        slot = [0] * len(depth)
-        for k, tid in enumerate(order):
-            slot[tid] = k
-        slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
         constants = list(const_values.values())
-        exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         n_in = len(self.input_ids)
         base = len(constants) + n_in
-        ordered = order[base:]
-        gather = _gatherer(ordered)
+        compiled = _columns() if len(depth) >= _COMPILED_FROM else None
+        if compiled is not None:  # the same columns in one compiled pass (_fused.c)
+            slot, ops, arg0, arg1, depths, starts, ends = compiled(
+                depth, self.op, self.a0, self.a1, self.starts, self.ends, base)
+            spans = Spans.from_bytes(starts, ends)
+        else:
+            # A stable sort by depth puts the constants (depth -1) first, then the inputs (0),
+            # then the operations by depth, each in creation (left-to-right) order: the slots.
+            # It and the gathers below run in C, not a Python step per node.
+            order = sorted(range(len(depth)), key=depth.__getitem__)
+            slot = [0] * len(depth)
+            for k, tid in enumerate(order):
+                slot[tid] = k
+            slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
+            ordered = order[base:]
+            gather = _gatherer(ordered)
+            remap = slot.__getitem__
+            ops, depths = gather(self.op), gather(depth)
+            arg0, arg1 = list(map(remap, gather(self.a0))), list(map(remap, gather(self.a1)))
+            spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
+                                       map(self.ends.__getitem__, ordered))
+        exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         labels: dict[int, list[str]] = {}
         for tid, name, version in self.bindings:
             label = f"{name}#{version}" if self.versions[name] > 1 else name
             labels.setdefault(slot[tid], []).append(label)
-        remap = slot.__getitem__
         return Graph(
             source=source,
             constants=constants,
             inputs=list(self.input_ids),
-            ops=gather(self.op),
-            arg0=list(map(remap, gather(self.a0))),
-            arg1=list(map(remap, gather(self.a1))),
-            depth=gather(depth),
-            spans=Spans.from_columns(map(self.starts.__getitem__, ordered),
-                                     map(self.ends.__getitem__, ordered)),
+            ops=ops,
+            arg0=arg0,
+            arg1=arg1,
+            depth=depths,
+            spans=spans,
             output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
@@ -471,6 +488,20 @@ class _Builder:
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
         )
+
+
+# From this many ids a graph's columns are made by the optional C extension (``_fused.c``), whose
+# import a small graph does not pay
+_COMPILED_FROM = 4096
+
+
+def _columns():
+    """``_fused.columns``, where the optional C extension was built; else None."""
+    try:
+        from ._fused import columns
+    except ImportError:
+        return None
+    return columns
 
 
 def _gatherer(indexes: list[int]):
