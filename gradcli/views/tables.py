@@ -17,6 +17,7 @@ from .screen import crop, open_screen
 from .text import compact, format_number
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.text import Text
 
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
