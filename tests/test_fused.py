@@ -307,3 +307,34 @@ def test_the_compiled_columns_are_the_python_ones(source):
     compiled = lower(parse_source(source), source)
     graph_module._COMPILED_FROM = float("inf")
     assert_same_graph(compiled, lower(parse_source(source), source))
+
+
+@pytest.mark.parametrize("damage", ["state", "start", "terminals", "missing"])
+def test_automata_out_of_range_are_refused_not_followed(damage):
+    """Tables from the user's cache are data a person could edit: automata that name a state
+    out of range, or other terminals, leave the source to the Python loop (C follows them
+    without checking each step)."""
+    if fused._fused is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    import copy
+    tables = copy.deepcopy(fused.run_tables(lambda t: t))
+    automaton = tables["automaton"]
+    if damage == "state":
+        moves = bytearray.fromhex(automaton["next"])
+        moves[ord("x")] = len(automaton["accept"]) // 2 + 3  # past the last state
+        automaton["next"] = moves.hex()
+    elif damage == "start":
+        automaton["start"][0] = 10_000
+    elif damage == "terminals":
+        automaton["terminals"] = automaton["terminals"][::-1]
+    else:
+        del tables["automaton"]
+    machine = fused._Machine(tables)
+    assert machine.compiled is None
+    source = "x*y + sin(x)"
+    builder = _Builder(source)
+    fused._machine, keep = machine, fused._machine
+    try:
+        assert_same_graph(fused.compile_source(source, builder), reference(source))
+    finally:
+        fused._machine = keep
