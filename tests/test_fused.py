@@ -297,13 +297,49 @@ def test_the_one_pass_never_calls_the_parser_for_a_valid_program(monkeypatch):
 @pytest.mark.parametrize("source", [source for source, fast in SOURCES if fast] + [
     "sin(" * 300 + "x" + ")" * 300 + " + y*" + "(" * 50 + "z" + ")" * 50,
     "t = x*y\n" + "t = sin(t) + 0.5*x\n" * 200 + "t*y + 2",
+    "a = sin(x)*y\nb = x*y + exp(a)\nc = cos(b)\nb*x + 1",  # c is dead
 ])
 def test_the_compiled_columns_are_the_python_ones(source):
     """graph.finish's columns from the C extension and from its Python code, the same graph."""
     from gradcli.engine import graph as graph_module
-    if graph_module._columns() is None:
+    if graph_module._compiled("columns") is None:
         pytest.skip("the optional C extension gradcli.engine._fused was not built")
     graph_module._COMPILED_FROM = 0  # the fixture puts it back
     compiled = lower(parse_source(source), source)
+    compiled_visit, compiled_live = compiled.visit_order(), compiled.live_nodes()
     graph_module._COMPILED_FROM = float("inf")
-    assert_same_graph(compiled, lower(parse_source(source), source))
+    python = lower(parse_source(source), source)
+    assert_same_graph(compiled, python)
+    assert compiled_visit == python.visit_order()  # the reverse sweep's order, dead nodes left out
+    assert compiled_live == python.live_nodes()
+
+
+@pytest.mark.parametrize("damage", ["state", "start", "terminals", "missing"])
+def test_automata_out_of_range_are_refused_not_followed(damage):
+    """Tables from the user's cache are data a person could edit: automata that name a state
+    out of range, or other terminals, leave the source to the Python loop (C follows them
+    without checking each step)."""
+    if fused._fused is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    import copy
+    tables = copy.deepcopy(fused.run_tables(lambda t: t))
+    automaton = tables["automaton"]
+    if damage == "state":
+        moves = bytearray.fromhex(automaton["next"])
+        moves[ord("x")] = len(automaton["accept"]) // 2 + 3  # past the last state
+        automaton["next"] = moves.hex()
+    elif damage == "start":
+        automaton["start"][0] = 10_000
+    elif damage == "terminals":
+        automaton["terminals"] = automaton["terminals"][::-1]
+    else:
+        del tables["automaton"]
+    machine = fused._Machine(tables)
+    assert machine.compiled is None
+    source = "x*y + sin(x)"
+    builder = _Builder(source)
+    fused._machine, keep = machine, fused._machine
+    try:
+        assert_same_graph(fused.compile_source(source, builder), reference(source))
+    finally:
+        fused._machine = keep

@@ -888,7 +888,133 @@ done:
     return result;
 }
 
+/* descending(depth, base): the slots base + k of the nodes, deepest level first and left to
+   right within a level (Graph.visit_order's sort, for a depth column that never decreases:
+   a graph's, whose nodes are in depth order). None if the column ever decreases. */
+static PyObject *descending(PyObject *self, PyObject *args)
+{
+    PyObject *depth;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &depth, &base))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(depth);
+    Py_ssize_t *d = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    if (d == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < n; k++) {
+        d[k] = PyLong_AsSsize_t(PyList_GET_ITEM(depth, k));
+        if ((d[k] == -1 && PyErr_Occurred()) || (k > 0 && d[k] < d[k - 1])) {
+            PyMem_Free(d);
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        PyMem_Free(d);
+        return NULL;
+    }
+    Py_ssize_t at = 0, end = n;  /* the level [start, end) goes next, from the last down */
+    while (end > 0) {
+        Py_ssize_t start = end - 1;
+        while (start > 0 && d[start - 1] == d[end - 1])
+            start--;
+        for (Py_ssize_t k = start; k < end; k++) {
+            PyObject *v = PyLong_FromSsize_t(base + k);
+            if (v == NULL) {
+                Py_DECREF(out);
+                PyMem_Free(d);
+                return NULL;
+            }
+            PyList_SET_ITEM(out, at++, v);
+        }
+        end = start;
+    }
+    PyMem_Free(d);
+    return out;
+}
+
+/* live(arg0, arg1, outputs, base): Graph.live_nodes (see there): per node whether an output
+   depends on it, as a list of bools; None when every node does (the common case). */
+static PyObject *live(PyObject *self, PyObject *args)
+{
+    PyObject *arg0, *arg1, *outputs;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "O!O!On", &PyList_Type, &arg0, &PyList_Type, &arg1, &outputs,
+                          &base))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(arg0);
+    if (PyList_GET_SIZE(arg1) != n) {
+        PyErr_SetString(PyExc_ValueError, "live: columns of different lengths");
+        return NULL;
+    }
+    PyObject *outs = PySequence_Fast(outputs, "live: outputs");
+    if (outs == NULL)
+        return NULL;
+    Py_ssize_t *a = PyMem_Malloc((2 * n + 1) * sizeof(Py_ssize_t));
+    uint8_t *flag = PyMem_Calloc(n + 1, 1);
+    PyObject *result = NULL;
+    if (a == NULL || flag == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {  /* the arguments as node indexes (< 0: not a node) */
+        Py_ssize_t x = PyLong_AsSsize_t(PyList_GET_ITEM(arg0, k));
+        Py_ssize_t y = PyLong_AsSsize_t(PyList_GET_ITEM(arg1, k));
+        if (PyErr_Occurred())
+            goto done;
+        a[2 * k] = x - base;
+        a[2 * k + 1] = y < 0 ? -1 : y - base;
+        if (a[2 * k] >= k || a[2 * k + 1] >= k) {
+            PyErr_SetString(PyExc_ValueError, "live: an argument after its user");
+            goto done;
+        }
+    }
+    Py_ssize_t live_count = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(outs); i++) {
+        Py_ssize_t o = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(outs, i));
+        if (o == -1 && PyErr_Occurred())
+            goto done;
+        if (o >= base && o - base < n && !flag[o - base]) {
+            flag[o - base] = 1;
+            live_count++;
+        }
+    }
+    for (Py_ssize_t k = n - 1; k >= 0; k--) {  /* users before their arguments */
+        if (!flag[k])
+            continue;
+        for (int j = 0; j < 2; j++) {
+            Py_ssize_t x = a[2 * k + j];
+            if (x >= 0 && !flag[x]) {
+                flag[x] = 1;
+                live_count++;
+            }
+        }
+    }
+    if (live_count == n) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    result = PyList_New(n);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *v = flag[k] ? Py_True : Py_False;
+        Py_INCREF(v);
+        PyList_SET_ITEM(result, k, v);
+    }
+done:
+    Py_DECREF(outs);
+    PyMem_Free(a);
+    PyMem_Free(flag);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"live", live, METH_VARARGS, "Graph.live_nodes (see graph.py)."},
+    {"descending", descending, METH_VARARGS, "Graph.visit_order's order (see graph.py)."},
     {"columns", columns, METH_VARARGS, "graph.finish's columns (see graph.py)."},
     {"run", run, METH_VARARGS, "The one pass over ASCII source text (see fused.py)."},
     {"tokens", tokens, METH_VARARGS, "The compiled lexer's tokens (for the tests)."},

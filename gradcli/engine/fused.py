@@ -34,6 +34,7 @@ below; the tests run both on the same programs.
 from __future__ import annotations
 
 from ..language.parser import lexer, read_name, run_tables
+from ..language.tables import DEAD
 from .primitives import BINARY_OPERATORS, TABLE, lookup
 
 _NEG = TABLE["neg"]
@@ -138,6 +139,8 @@ class _Machine:
                     (kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2)))
         width = n_t * (len(reductions) + 1)
         rows: list[list] = [[0] * width for _ in states]  # 0: an error
+        # the same in numbers, for the compiled loop: state s is -2 - s (see _compiled)
+        codes: list[list] = [[0] * width for _ in states]
 
         accept = tindex["$END"]
         unit_origin = [origin[r] if unit[r] else None for r in range(len(reductions))]
@@ -149,14 +152,16 @@ class _Machine:
         for r in range(len(reductions)):
             by_origin.setdefault(origin[r], []).append(offset[r])
         for u in range(n):
-            row = rows[u]
+            row, code = rows[u], codes[u]
             for t, (kind_, arg) in action[u].items():
                 row[t] = rows[arg] if kind_ == "s" else offset[arg]
+                code[t] = -2 - arg if kind_ == "s" else offset[arg]
             below = goto[u]
             for nonterminal, v in below.items():
                 # reduced to ``nonterminal`` over u, for each lookahead: the state reached
                 # after the goto and every unit reduction that then follows
                 settled = [rows[v]] * n_t
+                numbers = [-2 - v] * n_t
                 for t, name in units[v]:
                     w = below.get(name)
                     while w is not None:
@@ -165,12 +170,13 @@ class _Machine:
                             break
                         w = below.get(name)
                     settled[t] = 0 if w is None else rows[w]
+                    numbers[t] = 0 if w is None else -2 - w
                 for off in by_origin.get(nonterminal, ()):
                     row[off:off + n_t] = settled
-        rows[tables["end"]][accept] = -1  # accept
+                    code[off:off + n_t] = numbers
+        rows[tables["end"]][accept] = codes[tables["end"]][accept] = -1  # accept
         self.start = rows[tables["start"]]
-        # the same rows as C's table, before the parentheses' codes below
-        self.compiled = None if _fused is None else _compiled(self, tables, regex, rows, tindex)
+        self.compiled = None if _fused is None else _compiled(self, tables, regex, codes, tindex)
         # A '(' or ')' shifted counts the parentheses open (a new line inside them continues
         # the expression): such a shift is the action -2 - k, shifting to paren_shifts[k].
         self.paren_shifts = []
@@ -185,24 +191,30 @@ class _Machine:
 _KINDS = ("binary", "var", "num", "call", "group", "unary", "assign", "unit")  # C's order
 
 
-def _compiled(machine: _Machine, tables: dict, regex, rows: list, tindex: dict):
+def _compiled(machine: _Machine, tables: dict, regex, codes: list, tindex: dict):
     """The machine as ``_fused.run`` reads it, or None where the tables carry no automata (built
     without interegular) or the automata are not the lexer's terminals: the states as one flat
-    array of int32 (a shift or goto to state s is -2 - s, a reduction its offset, 0 an error,
-    -1 acceptance), the reductions' kinds as the ends of their ranges of offsets, the automata,
-    and per terminal the operator or sign it reads."""
+    array of int32 (``codes``: a shift or goto to state s is -2 - s, a reduction its offset, 0
+    an error, -1 acceptance), the reductions' kinds as the ends of their ranges of offsets, the
+    automata, and per terminal the operator or sign it reads."""
     from array import array
     automaton = tables.get("automaton")
     groups = [name for name, _ in sorted(regex.groupindex.items(), key=lambda item: item[1])
               if name != "_END_"]
     if automaton is None or automaton["terminals"] != groups:
         return None
+    moves, accept = bytes.fromhex(automaton["next"]), bytes.fromhex(automaton["accept"])
+    # C follows the automata without checking each step: tables from the user's cache are data
+    # a person could have edited, so a state out of range refuses the compiled loop here
+    n_lex, starts = len(accept), automaton["start"]
+    if (len(moves) != 128 * n_lex or moves.translate(None, bytes(range(n_lex)) + bytes([DEAD]))
+            or len(starts) != len(groups) or not all(0 <= v < n_lex for v in starts)):
+        return None
     lex_kind = [-1 if name in tables["ignore"] else -2 if name == "_SEP" else tindex[name]
                 for name in groups]
-    state = {id(row): u for u, row in enumerate(rows)}
     table = array("i")
-    for row in rows:
-        table.extend(-2 - state[id(a)] if a.__class__ is list else a for a in row)
+    for code in codes:
+        table.fromlist(code)
     operators, unary = [None] * machine.n_t, [None] * machine.n_t
     for name, op in _OPERATORS.items():
         operators[tindex[name]] = TABLE[BINARY_OPERATORS[op]]
@@ -211,9 +223,8 @@ def _compiled(machine: _Machine, tables: dict, regex, rows: list, tindex: dict):
     generic = {offset: (size, 0 if method in (None, "program") else 1 if method == "call" else 2,
                         kept)
                for offset, (size, method, kept) in machine.generic.items()}
-    return (bytes.fromhex(automaton["next"]), bytes.fromhex(automaton["accept"]),
-            list(automaton["start"]), lex_kind, table.tobytes(), len(rows[0]),
-            state[id(machine.start)], [machine.ends[kind] for kind in _KINDS],
+    return (moves, accept, list(starts), lex_kind, table.tobytes(), len(codes[0]),
+            tables["start"], [machine.ends[kind] for kind in _KINDS],
             [machine.sep_t, machine.end_t, tindex["LPAR"], tindex["RPAR"]], operators, unary,
             generic)
 

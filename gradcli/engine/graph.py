@@ -138,6 +138,10 @@ class Graph:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
         arg0, arg1 = self.arg0, self.arg1
+        compiled = _compiled("live") if n >= _COMPILED_FROM else None
+        if compiled is not None:  # the same in one C pass: None when every node is live
+            live = compiled(arg0, arg1, self.output_slots, base)
+            return [True] * n if live is None else live
         # Every node is an output or has a user: then none is dead (the last dead node would have
         # none). Checked with sets, in C; the common case needs no loop.
         used = set(arg0)
@@ -165,12 +169,17 @@ class Graph:
         if self._visit is not None:
             return self._visit
         live, base, depth = self.live_nodes(), self.base, self.depth
-        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
-        # loop over the levels costs a Python step per level, and a deep graph has one per node).
-        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+        compiled = _compiled("descending") if len(depth) >= _COMPILED_FROM else None
+        visit = None if compiled is None else compiled(depth, base)  # the same, in one C pass
+        if visit is None:
+            # A stable sort by depth, deepest first, keeps each level left to right; it runs in
+            # C (a loop over the levels costs a Python step per level, and a deep graph has one
+            # per node).
+            order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+            visit = list(map(base.__add__, order))
         if not all(live):
-            order = [k for k in order if live[k]]
-        self._visit = list(map(base.__add__, order))
+            visit = [s for s in visit if live[s - base]]
+        self._visit = visit
         return self._visit
 
 
@@ -443,7 +452,7 @@ class _Builder:
         constants = list(const_values.values())
         n_in = len(self.input_ids)
         base = len(constants) + n_in
-        compiled = _columns() if len(depth) >= _COMPILED_FROM else None
+        compiled = _compiled("columns") if len(depth) >= _COMPILED_FROM else None
         if compiled is not None:  # the same columns in one compiled pass (_fused.c)
             slot, ops, arg0, arg1, depths, starts, ends = compiled(
                 depth, self.op, self.a0, self.a1, self.starts, self.ends, base)
@@ -495,13 +504,14 @@ class _Builder:
 _COMPILED_FROM = 4096
 
 
-def _columns():
-    """``_fused.columns``, where the optional C extension was built; else None."""
+def _compiled(name: str):
+    """The function ``name`` of the optional C extension (``_fused.c``), where it was built;
+    else None (the caller's Python computes the same)."""
     try:
-        from ._fused import columns
+        from . import _fused
     except ImportError:
         return None
-    return columns
+    return getattr(_fused, name)
 
 
 def _gatherer(indexes: list[int]):
