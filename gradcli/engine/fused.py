@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from ..language.parser import lexer, read_name, run_tables
 from ..language.tables import DEAD
-from .primitives import BINARY_OPERATORS, TABLE, lookup
+from .primitives import ALIASES, BINARY_OPERATORS, OVERLOADS, TABLE, lookup
 
 _NEG = TABLE["neg"]
 # The terminals of the operators, as the grammar names them.
@@ -90,6 +90,10 @@ class _Machine:
         self.unary = [None] * (regex.groups + 1)
         self.unary[groups["MINUS"]] = _NEG  # unary plus: None, the operand itself
         self.functions = {}  # name -> the primitive it calls with one argument, once looked up
+        # the names that call a function (``lookup`` finds them), which cannot be assigned: the
+        # compiled loop binds any other name not an input without asking the builder's checks
+        self.called = frozenset(name for name in (*TABLE, *ALIASES, *(n for n, _ in OVERLOADS))
+                                if lookup(name) is not None)
 
         # Decode the states: per state, terminal -> ("s", state) | ("r", reduction); goto.
         states = [bytes.fromhex(row) for row in tables["states"]]
@@ -249,7 +253,7 @@ def _run_compiled(machine: _Machine, source: str, builder):
         return _other(builder, "call", children, _slice_token, source)
 
     statements = _fused.run(source, machine.compiled, builder, machine.functions, _function,
-                            call)
+                            call, machine.called)
     return None if statements is None else _finish(builder, source, statements)
 
 
