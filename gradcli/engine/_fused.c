@@ -1066,5 +1066,12 @@ PyMODINIT_FUNC PyInit__fused(void)
     MINUS_ONE = PyLong_FromLong(-1);
     if (MINUS_ONE == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the calling convention's version: fused.py uses a build only of its own (a stale build
+       left in a source tree is ignored, not called with the wrong arguments) */
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
