@@ -275,6 +275,11 @@ static int unpack_machine(PyObject *c, Machine *m, Py_buffer *views)
     m->start = start;
     Py_ssize_t n_states_lex = views[1].len;
     m->n_states = width > 0 ? (views[2].len / (Py_ssize_t)sizeof(int32_t)) / width : 0;
+    if (m->n_states <= 0 || start < 0 || start >= m->n_states
+        || views[2].len != m->n_states * width * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "one pass: a malformed machine");
+        goto fail;
+    }
     m->n_lex = PySequence_Size(lex_start);
     if (m->n_lex < 0 || m->n_lex > 64 || PySequence_Size(lex_kind) != m->n_lex
         || views[0].len != 128 * n_states_lex || !PyDict_Check(m->generic)
@@ -462,6 +467,7 @@ static PyObject *run(PyObject *self, PyObject *args)
     if (unpack_machine(compiled, &m, views) < 0)
         return NULL;
     Builder b;
+    memset(&b, 0, sizeof b);  /* released at done:, whatever was unpacked */
     PyObject *result = NULL, *numbers = PyDict_New();
     Stack s = {NULL, 0, 64};
     s.v = PyMem_Malloc(s.cap * sizeof(Entry));
@@ -1066,5 +1072,12 @@ PyMODINIT_FUNC PyInit__fused(void)
     MINUS_ONE = PyLong_FromLong(-1);
     if (MINUS_ONE == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the calling convention's version: fused.py uses a build only of its own (a stale build
+       left in a source tree is ignored, not called with the wrong arguments) */
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

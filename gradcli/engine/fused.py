@@ -46,9 +46,12 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
 _OTHER = (None, "program", "call", "group")
 _machine = None  # built from the parser's tables on first use
 _INF = float("inf")
+ABI = 2  # the compiled loop's calling convention (_fused.ABI): a stale build is not used
 try:  # the machine compiled (see the module docstring), where it was built
     from . import _fused
 except ImportError:
+    _fused = None
+if getattr(_fused, "ABI", None) != ABI:
     _fused = None
 
 
@@ -213,6 +216,8 @@ def _compiled(machine: _Machine, tables: dict, regex, codes: list, tindex: dict)
     n_lex, starts = len(accept), automaton["start"]
     if (len(moves) != 128 * n_lex or moves.translate(None, bytes(range(n_lex)) + bytes([DEAD]))
             or len(starts) != len(groups) or not all(0 <= v < n_lex for v in starts)):
+        return None
+    if not 0 <= tables["start"] < len(codes):
         return None
     lex_kind = [-1 if name in tables["ignore"] else -2 if name == "_SEP" else tindex[name]
                 for name in groups]
