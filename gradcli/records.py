@@ -167,18 +167,14 @@ class Terms(Sequence):
     def __init__(self, records, indices):
         self._records, self._indices = records, tuple(indices)
 
-    def _number(self, j):
-        # only the contribution itself: neither its upstream nor its local partial is made
-        read = getattr(self._records, "contribution", None)
-        return read(j) if read is not None else self._records[j].contribution
-
     def __len__(self) -> int:
         return len(self._indices)
 
     def __getitem__(self, i):
+        # only the contribution itself: neither its upstream nor its local partial is made
         if isinstance(i, slice):
-            return tuple(map(self._number, self._indices[i]))
-        return self._number(self._indices[i])
+            return tuple(map(self._records.contribution, self._indices[i]))
+        return self._records.contribution(self._indices[i])
 
     def __eq__(self, other):
         if not isinstance(other, Sequence):
