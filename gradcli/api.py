@@ -665,7 +665,8 @@ class JacobianResult:
     point: dict[str, float] = field(default_factory=dict)
     graph: Graph = field(default=None, repr=False)
     slot_values: list[float] = field(default_factory=list, repr=False)
-    detail: tuple = field(default=(), repr=False)  # each sweep's adjoints, or (partials, tangents)
+    # each sweep's (adjoints, contributions), or (partials, tangents)
+    detail: tuple = field(default=(), repr=False)
     proven: bool = False  # values and entries are Proven (certified); the trace's sweeps are not
 
     @property
@@ -691,11 +692,12 @@ class JacobianResult:
 
 def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
                       mode: str = "auto", digits: int = DEFAULT_DIGITS,
-                      float64: bool = False) -> JacobianResult:
+                      float64: bool = False, record: bool = False) -> JacobianResult:
     """Every output's value and the Jacobian of a compiled graph at ``at``, by ``mode``:
     ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer).
     Certified as :func:`evaluate_graph` is (values and entries are Proven floats; the sweeps
-    shown by ``trace`` are float64's); ``float64=True``: plain float64."""
+    shown by ``trace`` are float64's); ``float64=True``: plain float64. ``record=True``: the
+    reverse sweeps keep what ``trace`` shows (it runs none of its own)."""
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
@@ -703,8 +705,8 @@ def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[st
     chosen = choose(mode, graph.n_outputs, len(wrt))
     values = forward(graph, point)
     if chosen == "reverse":
-        rows, adjoints = rows_by_reverse(graph, values, columns)
-        detail, sweeps = tuple(adjoints), len(adjoints)
+        rows, recorded = rows_by_reverse(graph, values, columns, record)
+        detail, sweeps = tuple(recorded), len(recorded)
     else:
         rows, partials, tangents = columns_by_forward(graph, values, columns)
         detail, sweeps = (partials, tangents), len(tangents)
@@ -757,7 +759,8 @@ class ProductResult:
     point: dict[str, float] = field(default_factory=dict)
     graph: Graph = field(default=None, repr=False)
     slot_values: list[float] = field(default_factory=list, repr=False)
-    detail: tuple = field(default=(), repr=False)  # the adjoints, or (partials, tangents)
+    # (the adjoints, the weights, the contributions), or (partials, tangents)
+    detail: tuple = field(default=(), repr=False)
 
     @property
     def mode(self) -> str:
@@ -786,20 +789,21 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
 
 
 def evaluate_vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-                 wrt: Iterable[str] | None = None) -> ProductResult:
+                 wrt: Iterable[str] | None = None, record: bool = False) -> ProductResult:
     """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
-    reverse sweep seeded on every output."""
+    reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
+    shows)."""
     from .engine.jacobian import vjp
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
-    adjoint = vjp(graph, values, weights)
+    adjoint, records = vjp(graph, values, weights, record)
     names = list(graph.output_names)
     return ProductResult(
         "vjp", {n: values[s] for n, s in zip(names, graph.output_slots)}, dict(zip(names, weights)),
         {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}, names,
-        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights))
+        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights, records))
 
 
 def evaluate_jvp(graph: Graph, at: Mapping[str, float],

@@ -748,10 +748,10 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         _warn_unread(direction, graph, "--direction: ")
         result = evaluate_jvp(graph, point, direction)
     elif isinstance(seed, dict):
-        result = evaluate_vjp(graph, point, seed, wrt=wrt)
+        result = evaluate_vjp(graph, point, seed, wrt=wrt, record=trace)
     else:
         result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto", digits=digits,
-                                   float64=float64)
+                                   float64=float64, record=trace)
     report = None
     if check_ or expect:
         from .check import entry_values, parse_expectations

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
-from .engine.reverse import Contribution
+from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
 
 
@@ -296,9 +296,9 @@ class JacobianTrace:
 
 def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],
                    detail) -> JacobianTrace:
-    """The records of a Jacobian's sweeps: ``detail`` is each output's adjoints (reverse) or
-    ``(partials, tangents per input)`` (forward)."""
-    from .engine.reverse import reverse
+    """The records of a Jacobian's sweeps: ``detail`` is each output's ``(adjoints,
+    contributions)`` (reverse: swept again, recorded, where they were not) or ``(partials,
+    tangents per input)`` (forward)."""
     rows = forward_rows(graph, values)
     outputs = {name: graph.node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
     if mode == "forward":
@@ -308,7 +308,9 @@ def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[st
     sweeps = []
     for i, name in enumerate(graph.output_names):
         one = graph.only(i)
-        adjoint, records = reverse(one, values, record=True)
+        adjoint, records = detail[i]
+        if not isinstance(records, Recorded):  # the sweep that gave the row did not record
+            adjoint, records = reverse(one, values, record=True)
         sweeps.append((name, build_trace(one, values, adjoint, records, forward=rows)))
     return JacobianTrace(rows, mode, sweeps, outputs=outputs)
 
@@ -319,9 +321,9 @@ def product_trace(graph: Graph, values: list[float], kind: str, detail):
     if kind == "jvp":
         partials, sweeps = detail
         return tangent_trace(graph, values, partials, sweeps)
-    from .engine.reverse import reverse
-    _, weights = detail
-    adjoint, records = reverse(graph, values, record=True, cotangent=weights)
+    adjoint, weights, records = detail
+    if not isinstance(records, Recorded):  # the product's sweep did not record
+        adjoint, records = reverse(graph, values, record=True, cotangent=weights)
     trace = build_trace(graph, values, adjoint, records)
     for slot, w in zip(graph.output_slots, weights):
         trace.seeds[graph.node_id(slot)] = trace.seeds.get(graph.node_id(slot), 0.0) + w

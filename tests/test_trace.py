@@ -329,6 +329,25 @@ def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags, sweeps):
     assert runs[True] == runs[False] == sweeps
 
 
+@pytest.mark.parametrize("flags", [[], ["--seed", "f1=1,f2=2"]], ids=["jacobian", "vjp"])
+def test_a_trace_of_several_outputs_runs_no_sweep_of_its_own(monkeypatch, flags):
+    """The Jacobian's sweeps (one per output) and a vector-Jacobian product's one sweep record
+    what their traces show: --trace runs the rules as often as the plain eval."""
+    import gradcli.engine.reverse as reverse
+    real = reverse.local_partials
+    calls = []
+    monkeypatch.setattr(reverse, "local_partials",
+                        lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    counts = []
+    for trace in ([], ["--trace"]):
+        calls.clear()
+        out = CliRunner().invoke(main, ["eval", "x*y; sin(x)*y", "--at", "x=2,y=3",
+                                        "--float64", *flags, *trace])
+        assert out.exit_code == 0, out.output
+        counts.append(len(calls))
+    assert counts[0] == counts[1] == (2 if not flags else 1)  # reverse mode: a sweep an output
+
+
 def test_a_shortened_trace_reads_as_many_records_whatever_the_size(monkeypatch):
     """Tables of 40 rows make the same number of contributions (a number each, from the kept
     partials), local formulas and adjoint terms for a sum of 50 terms as for one of 1,000: the
