@@ -409,3 +409,19 @@ def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
     assert calls == []
     assert [t.rows for t in trace_tables(quick.trace, 13, 0)] == expected[1]
     assert len(calls) <= 1
+
+
+@pytest.mark.parametrize("source, at", [
+    ("3/4*sin(x*2/7 + y*y + 1)*y + 5/2*log(x*3/7 + y*y + 1)*y - x", {"x": "2", "y": "1"}),
+    ("tanh(x)*erf(y) + atan(x*y) + cbrt(x + 2)", {"x": "1.25", "y": "2.5"}),
+    ("expm1(x/3)*log1p(y*y) + sqrt(x*x + y*y) - cosh(y)", {"x": "3", "y": "0.3"}),
+    ("x^3*y - asinh(x - y) + log10(x + y)*log2(x)", {"x": "2", "y": "1"})])
+def test_interval_and_ball_traces_agree_row_for_row(source, at):
+    """Every row of an interval-proven trace (all of them, --max-rows 0) is the ball-proven
+    trace's: each number's digits are the exact number's, correctly rounded, either way."""
+    from gradcli.api import QuickCertificate, evaluate_graph
+    quick = evaluate_graph(gradcli_compile(source), at, quick=True, record=True)
+    assert isinstance(quick.certified, QuickCertificate)
+    balls = evaluate_graph(gradcli_compile(source), at)
+    assert ([t.rows for t in trace_tables(quick.trace, 13, 0)]
+            == [t.rows for t in trace_tables(balls.trace, 13, 0)])
