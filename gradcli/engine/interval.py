@@ -69,12 +69,14 @@ class Interval:
         return Interval(_lower(x), _upper(x))
 
     def __add__(self, o):
-        return _sum(self, o if type(o) is Interval or type(o) is Sum else Interval.of(o), 1.0)
+        if type(o) is float and o == 0.0:  # the reverse sweep's first contribution to an adjoint
+            return self
+        return _sum(self, o if isinstance(o, Interval) else Interval.of(o), 1.0)
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        return _sum(self, o if type(o) is Interval or type(o) is Sum else Interval.of(o), -1.0)
+        return _sum(self, o if isinstance(o, Interval) else Interval.of(o), -1.0)
 
     def __rsub__(self, o):
         return Interval.of(o) - self
@@ -82,13 +84,27 @@ class Interval:
     def __mul__(self, o):
         if type(o) is float and (o == 1.0 or o == -1.0):  # the partials of + and -: exact
             return self if o > 0 else -self
-        o = Interval.of(o)
-        if self.lo == self.hi and o.lo == o.hi:
-            p = self.lo * o.lo
-            return Interval(_lower(p), _upper(p)) if p != 0 or (self.lo == 0 or o.lo == 0) \
-                else _underflow()
-        ps = (self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
-        return Interval(_lower(min(ps)), _upper(max(ps)))
+        if not isinstance(o, Interval):
+            o = Interval.of(o)
+        a, b, c, d = self.lo, self.hi, o.lo, o.hi
+        if a == b and c == d:
+            p = a * c
+            if p == 0:
+                return Interval(0.0, 0.0) if a == 0 or c == 0 else _underflow()
+            return Interval(_down(p, -_INF), _down(p, _INF))
+        # the ends' products by the signs (one product an end, as a rule), else all four
+        if a >= 0.0 and c >= 0.0:
+            lo, hi = a * c, b * d
+        elif b <= 0.0 and d <= 0.0:
+            lo, hi = b * d, a * c
+        elif a >= 0.0 and d <= 0.0:
+            lo, hi = b * c, a * d
+        elif b <= 0.0 and c >= 0.0:
+            lo, hi = a * d, b * c
+        else:
+            ps = (a * c, a * d, b * c, b * d)
+            lo, hi = min(ps), max(ps)
+        return Interval(_down(lo, -_INF), _down(hi, _INF))
 
     __rmul__ = __mul__
 
@@ -164,18 +180,23 @@ def _sum(a: Interval, b: Interval, sign: float) -> Interval:
     """``a + sign*b`` (sign ±1.0) with its ends' rounding errors carried exactly (:class:`Sum`):
     each end is a double plus an error term; TwoSum makes the new double's error exact, and only
     the addition of the (tiny) error terms is rounded, outward, so each end stays a bound."""
-    if sign < 0:
-        b = -b
     if type(a) is Sum:
         al, ael, ah, aeh = a.slo, a.elo, a.shi, a.ehi
     else:
-        al, ael, ah, aeh = a.lo, 0.0, a.hi, 0.0
+        al, ah, ael, aeh = a.lo, a.hi, 0.0, 0.0
     if type(b) is Sum:
         bl, bel, bh, beh = b.slo, b.elo, b.shi, b.ehi
     else:
-        bl, bel, bh, beh = b.lo, 0.0, b.hi, 0.0
-    sl, el = _two_sum(al, bl)
-    sh, eh = _two_sum(ah, bh)
+        bl, bh, bel, beh = b.lo, b.hi, 0.0, 0.0
+    if sign < 0:
+        bl, bel, bh, beh = -bh, -beh, -bl, -bel
+    # TwoSum of each end (:func:`_two_sum`, inlined: this is the sweep's most common operation)
+    sl = al + bl
+    t = sl - al
+    el = (al - (sl - t)) + (bl - t)
+    sh = ah + bh
+    t = sh - ah
+    eh = (ah - (sh - t)) + (bh - t)
     # the error terms, rounded outward (each is an ulp or so of the sum: the rounding of their
     # own sums is some 2^-53 of that, and is kept on the safe side too)
     if ael:
@@ -186,12 +207,10 @@ def _sum(a: Interval, b: Interval, sign: float) -> Interval:
         eh = _down(eh + aeh, _INF)
     if beh:
         eh = _down(eh + beh, _INF)
+    if not el and not eh:  # exact: no widening at all
+        return Interval(sl, sh)
     # the ends as doubles: slo + elo rounded down (exact when elo is 0), shi + ehi rounded up
-    lo = _down(sl + el, -_INF) if el else sl
-    hi = _down(sh + eh, _INF) if eh else sh
-    if not el and not eh:
-        return Interval(lo, hi)
-    r = Sum(lo, hi)
+    r = Sum(_down(sl + el, -_INF) if el else sl, _down(sh + eh, _INF) if eh else sh)
     r.slo, r.elo, r.shi, r.ehi = sl, el, sh, eh
     return r
 
@@ -403,29 +422,34 @@ def _recipe(recipe) -> Interval:
     return getattr(INTERVAL, recipe[0])(*map(_recipe, recipe[1:]))
 
 
-# Primitives whose interval result is exact or a compensated sum: they widen nothing (below)
+# How many ulps each way a primitive's interval is widened at least: none where its result is
+# exact or a compensated sum, one for a rounded product or quotient, ULPS for a function
 _EXACT = frozenset(("add", "sub", "neg", "abs", "min", "max", "relu", "sign", "step"))
+_ROUNDED = frozenset(("mul", "div"))
 
 
 def hopeless(graph, values, adjoint, digits: int) -> bool:
     """Whether the interval sweep certainly cannot prove ``digits`` digits of the value, judged
     from the float64 sweeps (``values``, and ``adjoint`` of every slot) before running it.
 
-    Every rounded product, quotient or function widens its node's interval by at least an ulp
-    each way, more than ``2u·|v|`` (u = 2^-53) in all, and the output's width grows by that
-    times |∂output/∂node| to first order: so the output's interval is at least
-    ``2u·Σ|adjoint·v|`` wide over those nodes (about 6x that, measured). When that already
-    exceeds a unit in the last digit asked, its two ends cannot round alike. Only a shortcut:
-    skipping the sweep sends the numbers to the balls, which prove them anyway."""
+    A rounded product or quotient widens its node's interval by at least an ulp each way, a
+    function by ULPS ulps: more than ``2u·|v|`` or ``2·ULPS·u·|v|`` in all (u = 2^-53), and the
+    output's interval grows by that times |∂output/∂node|, to first order. When the sum over the
+    nodes already exceeds a unit in the last digit asked, the output interval's two ends cannot
+    round alike. Only a shortcut: skipping the sweep sends the numbers to the balls, which prove
+    them anyway."""
     from itertools import compress
     from operator import mul
     y = values[graph.output]
     if not y or not math.isfinite(y):
         return False
     base = graph.base
-    inexact = [p.name not in _EXACT for p in graph.ops]
-    floor = 2.0 * 2.0 ** -53 * sum(map(abs, compress(map(mul, adjoint[base:], values[base:]),
-                                                     inexact)))
+    names = [p.name for p in graph.ops]
+    sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
+    rounded = sum(compress(sizes, [name in _ROUNDED for name in names]))
+    functions = sum(compress(sizes, [name not in _EXACT and name not in _ROUNDED
+                                     for name in names]))
+    floor = 2.0 * 2.0 ** -53 * (rounded + ULPS * functions)
     return floor > 10.0 ** (math.floor(math.log10(abs(y))) - digits + 1)
 
 
