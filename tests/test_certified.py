@@ -330,3 +330,26 @@ def test_the_quick_interval_sweep_proves_atan2_and_the_reciprocal_trig(source, p
         with mpmath.workdps(60):
             unit = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(exact_value))) - 12)
             assert abs(mpmath.mpf(text) - exact_value) <= unit / 2, (text, exact_value)
+
+
+@settings(max_examples=40, derandomize=True, database=None)
+@given(CANCELLING_SOURCES, CANCELLING, st.sampled_from([2, 3, 7, 13, 15, 17]))
+def test_the_node_where_float64_loses_its_digits_is_found_as_by_the_definition(source, x, n):
+    """float64_loss skips, at float speed, the nodes that certainly keep half the digits: it
+    names the same node as the definition, every node's agreement computed exactly."""
+    from gradcli.engine.certify import agreement, certify, float64_loss
+    from gradcli.engine.forward import forward
+    graph = gradcli.compile(source)
+    try:
+        floats = forward(graph, [float(x)])
+        reals = certify(graph, [x]).reals
+    except gradcli.GradcliError:
+        return
+    base, good, first = graph.base, [True] * graph.n_slots, None
+    for k in range(len(graph.ops)):
+        kept = agreement(floats[base + k], reals[base + k], n)
+        good[base + k] = kept >= n
+        if kept < n / 2 and all(good[a] for a in graph.args(k)):
+            first = base + k
+            break
+    assert float64_loss(graph, floats, reals, n) == first

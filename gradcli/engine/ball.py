@@ -140,6 +140,8 @@ class Real:
 
     # -- arithmetic: exact where both sides are, a ball always -------------------------------
     def __add__(self, o):
+        if type(o) is float and o == 0.0:  # an adjoint's first contribution: nothing to add
+            return self
         o = Real._other(o)
         if o is None:
             return NotImplemented
@@ -160,6 +162,8 @@ class Real:
         return NotImplemented if o is None else o - self
 
     def __mul__(self, o):
+        if type(o) is float and (o == 1.0 or o == -1.0):  # the partials of + and -: exact
+            return self if o > 0 else -self
         o = Real._other(o)
         if o is None:
             return NotImplemented

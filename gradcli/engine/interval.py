@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+from ..gcpause import gc_paused
 from .primitives import TABLE, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
@@ -470,6 +471,7 @@ def _proven_text(x, digits: int, rounded=None) -> str | None:
     return text
 
 
+@gc_paused()  # a sweep of intervals makes no reference cycle
 def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None,
                     floats=None):
     """The output's value and gradient as proven decimal texts, by one interval sweep, with
