@@ -29,6 +29,27 @@ def one_pass_always(monkeypatch):
     monkeypatch.setattr(graph_module, "ONE_PASS_FROM", 0)
 
 
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def loop(request, monkeypatch):
+    """Every test twice: the one pass compiled (``_fused.c``, for ASCII text without
+    backslashes) and the Python loop (everything else, and installs without a C compiler);
+    the graph's columns likewise, compiled for every graph or for none."""
+    from gradcli.engine import graph as graph_module
+    monkeypatch.setattr(graph_module, "_COMPILED_FROM",
+                        0 if request.param == "compiled" else float("inf"))
+    if request.param == "compiled":
+        if fused._fused is None:
+            pytest.skip("the optional C extension gradcli.engine._fused was not built")
+        machine = fused.run_tables(fused._Machine)
+        assert machine.compiled is not None, "the shipped tables carry no automata"
+    else:
+        monkeypatch.setattr(fused, "_fused", None)
+        machine = fused.run_tables(fused._Machine)
+        assert machine.compiled is None
+    monkeypatch.setattr(fused, "_machine", machine)
+    return request.param
+
+
 FIELDS = ("source", "inputs", "arg0", "arg1", "depth", "output", "labels", "input_spans",
           "outputs", "output_names", "names", "exact", "folds")
 
@@ -176,6 +197,78 @@ def alone(stmt):
     return Program((stmt,))
 
 
+def _regex_tokens(source: str):
+    """The parser's lexer (the grammar's regular expressions): the tokens the parser sees, as
+    (terminal, start, end), and whether it stopped at a character no terminal matches."""
+    machine = fused.run_tables(fused._Machine)
+    names = {g: name for name, g in machine.match_source("").pattern.groupindex.items()}
+    out, pos = [], 0
+    for m in iter(machine.match_source(source).match, None):
+        name = names[m.lastindex]
+        if name == "_END_":
+            return out, False
+        out.append((name, *m.span(m.lastindex)))
+        pos = m.end()
+    return out, True
+
+
+def _compiled_tokens(source: str):
+    """The compiled lexer's tokens (blanks included: the regular expression eats them after a
+    token, the automata read them as tokens of their own), in the same terms."""
+    machine = fused.run_tables(fused._Machine)
+    found = fused._fused.tokens(source, machine.compiled)
+    if found is None:
+        return None
+    terminals = fused.run_tables(lambda tables: tables["automaton"]["terminals"])
+    return [(terminals[t], s, e) for t, s, e in found]
+
+
+def _kept(tokens):
+    """Without the tokens the grammar ignores (blanks are a token of their own for the automata,
+    and part of the token before them for the expression)."""
+    ignored = fused.run_tables(lambda tables: set(tables["ignore"]))
+    return [tok for tok in tokens if tok[0] not in ignored]
+
+
+ASCII_SOUP = [t for t in SOUP if t.isascii() and "\\" not in t]
+
+
+def test_the_compiled_lexer_reads_what_the_grammars_expression_reads():
+    if fused._fused is None:
+        pytest.skip("the Python loop lexes with the expression itself")
+
+    @settings(max_examples=500, derandomize=True)
+    @given(st.one_of(st.lists(st.sampled_from(ASCII_SOUP), max_size=30).map("".join),
+                     st.text(st.characters(codec="ascii", exclude_characters="\\"),
+                             max_size=40)))
+    def agree(source):
+        want, stuck = _regex_tokens(source)
+        got = _compiled_tokens(source)
+        if stuck:
+            assert got is None
+        else:
+            assert got is not None
+            assert _kept(got) == _kept(want)
+    agree()
+
+
+def test_the_compiled_loop_runs_ascii_text_and_leaves_the_rest(monkeypatch):
+    if fused._fused is None:
+        pytest.skip("the Python loop runs everything")
+    calls = []
+    real = fused._fused
+
+    class Counting:
+        @staticmethod
+        def run(*args):
+            calls.append(args[0])
+            return real.run(*args)
+    monkeypatch.setattr(fused, "_fused", Counting)
+    for source in ("x*y + sin(x)", "\\u03b8*x", "θ*x", "x \\\n + y"):
+        assert_same_graph(compile(source), reference(source))
+    assert calls == ["x*y + sin(x)"]
+
+
 def test_one_pass_reads_a_100000_deep_nesting_without_recursion():
     n = 100_000
     source = "sin(" * n + "x" + ")" * n + " + " + "(" * n + "y" + ")" * n
@@ -199,3 +292,54 @@ def test_the_one_pass_never_calls_the_parser_for_a_valid_program(monkeypatch):
     assert len(compile(long).ops) == 61
     with pytest.raises(AssertionError, match="parsed again"):
         compile("a = x*y; a + sin(a)")
+
+
+@pytest.mark.parametrize("source", [source for source, fast in SOURCES if fast] + [
+    "sin(" * 300 + "x" + ")" * 300 + " + y*" + "(" * 50 + "z" + ")" * 50,
+    "t = x*y\n" + "t = sin(t) + 0.5*x\n" * 200 + "t*y + 2",
+    "a = sin(x)*y\nb = x*y + exp(a)\nc = cos(b)\nb*x + 1",  # c is dead
+])
+def test_the_compiled_columns_are_the_python_ones(source):
+    """graph.finish's columns from the C extension and from its Python code, the same graph."""
+    from gradcli.engine import graph as graph_module
+    if graph_module._compiled("columns") is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    graph_module._COMPILED_FROM = 0  # the fixture puts it back
+    compiled = lower(parse_source(source), source)
+    compiled_visit, compiled_live = compiled.visit_order(), compiled.live_nodes()
+    graph_module._COMPILED_FROM = float("inf")
+    python = lower(parse_source(source), source)
+    assert_same_graph(compiled, python)
+    assert compiled_visit == python.visit_order()  # the reverse sweep's order, dead nodes left out
+    assert compiled_live == python.live_nodes()
+
+
+@pytest.mark.parametrize("damage", ["state", "start", "terminals", "missing"])
+def test_automata_out_of_range_are_refused_not_followed(damage):
+    """Tables from the user's cache are data a person could edit: automata that name a state
+    out of range, or other terminals, leave the source to the Python loop (C follows them
+    without checking each step)."""
+    if fused._fused is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    import copy
+    tables = copy.deepcopy(fused.run_tables(lambda t: t))
+    automaton = tables["automaton"]
+    if damage == "state":
+        moves = bytearray.fromhex(automaton["next"])
+        moves[ord("x")] = len(automaton["accept"]) // 2 + 3  # past the last state
+        automaton["next"] = moves.hex()
+    elif damage == "start":
+        automaton["start"][0] = 10_000
+    elif damage == "terminals":
+        automaton["terminals"] = automaton["terminals"][::-1]
+    else:
+        del tables["automaton"]
+    machine = fused._Machine(tables)
+    assert machine.compiled is None
+    source = "x*y + sin(x)"
+    builder = _Builder(source)
+    fused._machine, keep = machine, fused._machine
+    try:
+        assert_same_graph(fused.compile_source(source, builder), reference(source))
+    finally:
+        fused._machine = keep

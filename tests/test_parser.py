@@ -243,7 +243,8 @@ def test_the_tables_are_plain_data():
     from gradcli.language.parser import build_tables
     tables = build_tables()
     assert json.loads(json.dumps(tables, allow_nan=False)) == tables  # JSON, whole
-    assert set(tables) == {"pattern", "ignore", "symbols", "states", "reductions", "start", "end"}
+    assert set(tables) == {"pattern", "ignore", "symbols", "states", "reductions", "start", "end",
+                           "automaton"}  # the automata: interegular is installed for the tests
 
 
 @pytest.mark.parametrize("option", ["keep_all_tokens", "propagate_positions"])

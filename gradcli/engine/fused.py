@@ -23,11 +23,18 @@ What makes it fast, measured (docs/performance.md):
   below, rule and lookahead, as the state reached after every unit reduction that follows it;
 - the common reductions (operators, names, numbers, one-argument calls, parentheses) are
   written inline in the loop; the rest go through the same child filter as the parser's.
+
+Where the optional C extension ``_fused`` was built (``_fused.c``) and the tables carry the
+terminals as automata (``language/tables.py``), ASCII text without backslashes runs the same
+machine compiled: the same states, reductions and calls of the builder, from the same data, at
+about a tenth of the loop's cost a node. Anything else (and every run without it) takes the loop
+below; the tests run both on the same programs.
 """
 
 from __future__ import annotations
 
 from ..language.parser import lexer, read_name, run_tables
+from ..language.tables import DEAD
 from .primitives import BINARY_OPERATORS, TABLE, lookup
 
 _NEG = TABLE["neg"]
@@ -39,6 +46,10 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
 _OTHER = (None, "program", "call", "group")
 _machine = None  # built from the parser's tables on first use
 _INF = float("inf")
+try:  # the machine compiled (see the module docstring), where it was built
+    from . import _fused
+except ImportError:
+    _fused = None
 
 
 class _Machine:
@@ -70,6 +81,8 @@ class _Machine:
         self.sep_group = groups["_SEP"]
         self.name_group = groups["NAME"]
         self.number_group = groups["NUMBER"]
+        name_g = self.name_group
+        self.match_token = lambda m, source: (m[name_g], m.start())  # for _other
         self.assign_group = groups["ASSIGN_OP"]
         self.operators = [None] * (regex.groups + 1)  # an operator token's group -> primitive
         for name, op in _OPERATORS.items():
@@ -126,6 +139,8 @@ class _Machine:
                     (kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2)))
         width = n_t * (len(reductions) + 1)
         rows: list[list] = [[0] * width for _ in states]  # 0: an error
+        # the same in numbers, for the compiled loop: state s is -2 - s (see _compiled)
+        codes: list[list] = [[0] * width for _ in states]
 
         accept = tindex["$END"]
         unit_origin = [origin[r] if unit[r] else None for r in range(len(reductions))]
@@ -137,14 +152,16 @@ class _Machine:
         for r in range(len(reductions)):
             by_origin.setdefault(origin[r], []).append(offset[r])
         for u in range(n):
-            row = rows[u]
+            row, code = rows[u], codes[u]
             for t, (kind_, arg) in action[u].items():
                 row[t] = rows[arg] if kind_ == "s" else offset[arg]
+                code[t] = -2 - arg if kind_ == "s" else offset[arg]
             below = goto[u]
             for nonterminal, v in below.items():
                 # reduced to ``nonterminal`` over u, for each lookahead: the state reached
                 # after the goto and every unit reduction that then follows
                 settled = [rows[v]] * n_t
+                numbers = [-2 - v] * n_t
                 for t, name in units[v]:
                     w = below.get(name)
                     while w is not None:
@@ -153,10 +170,13 @@ class _Machine:
                             break
                         w = below.get(name)
                     settled[t] = 0 if w is None else rows[w]
+                    numbers[t] = 0 if w is None else -2 - w
                 for off in by_origin.get(nonterminal, ()):
                     row[off:off + n_t] = settled
-        rows[tables["end"]][accept] = -1  # accept
+                    code[off:off + n_t] = numbers
+        rows[tables["end"]][accept] = codes[tables["end"]][accept] = -1  # accept
         self.start = rows[tables["start"]]
+        self.compiled = None if _fused is None else _compiled(self, tables, regex, codes, tindex)
         # A '(' or ')' shifted counts the parentheses open (a new line inside them continues
         # the expression): such a shift is the action -2 - k, shifting to paren_shifts[k].
         self.paren_shifts = []
@@ -166,6 +186,47 @@ class _Machine:
                 if row[t].__class__ is list:
                     self.paren_shifts.append((row[t], step))
                     row[t] = -1 - len(self.paren_shifts)
+
+
+_KINDS = ("binary", "var", "num", "call", "group", "unary", "assign", "unit")  # C's order
+
+
+def _compiled(machine: _Machine, tables: dict, regex, codes: list, tindex: dict):
+    """The machine as ``_fused.run`` reads it, or None where the tables carry no automata (built
+    without interegular) or the automata are not the lexer's terminals: the states as one flat
+    array of int32 (``codes``: a shift or goto to state s is -2 - s, a reduction its offset, 0
+    an error, -1 acceptance), the reductions' kinds as the ends of their ranges of offsets, the
+    automata, and per terminal the operator or sign it reads."""
+    from array import array
+    automaton = tables.get("automaton")
+    groups = [name for name, _ in sorted(regex.groupindex.items(), key=lambda item: item[1])
+              if name != "_END_"]
+    if automaton is None or automaton["terminals"] != groups:
+        return None
+    moves, accept = bytes.fromhex(automaton["next"]), bytes.fromhex(automaton["accept"])
+    # C follows the automata without checking each step: tables from the user's cache are data
+    # a person could have edited, so a state out of range refuses the compiled loop here
+    n_lex, starts = len(accept), automaton["start"]
+    if (len(moves) != 128 * n_lex or moves.translate(None, bytes(range(n_lex)) + bytes([DEAD]))
+            or len(starts) != len(groups) or not all(0 <= v < n_lex for v in starts)):
+        return None
+    lex_kind = [-1 if name in tables["ignore"] else -2 if name == "_SEP" else tindex[name]
+                for name in groups]
+    table = array("i")
+    for code in codes:
+        table.fromlist(code)
+    operators, unary = [None] * machine.n_t, [None] * machine.n_t
+    for name, op in _OPERATORS.items():
+        operators[tindex[name]] = TABLE[BINARY_OPERATORS[op]]
+    unary[tindex["MINUS"]] = _NEG  # unary plus: None, the operand itself
+    # per reduction: its size, what it makes (0 a list, 1 a call, 2 a group: _other) and kept
+    generic = {offset: (size, 0 if method in (None, "program") else 1 if method == "call" else 2,
+                        kept)
+               for offset, (size, method, kept) in machine.generic.items()}
+    return (moves, accept, list(starts), lex_kind, table.tobytes(), len(codes[0]),
+            tables["start"], [machine.ends[kind] for kind in _KINDS],
+            [machine.sep_t, machine.end_t, tindex["LPAR"], tindex["RPAR"]], operators, unary,
+            generic)
 
 
 class _GiveUp(Exception):
@@ -182,11 +243,28 @@ def compile_source(source: str, builder):
         return None
 
 
+def _run_compiled(machine: _Machine, source: str, builder):
+    """The one pass compiled (``_fused.run``): the graph, or None as :func:`_run`."""
+    def call(children: list):  # name ( a , b , ... ): what C leaves to Python
+        return _other(builder, "call", children, _slice_token, source)
+
+    statements = _fused.run(source, machine.compiled, builder, machine.functions, _function,
+                            call)
+    return None if statements is None else _finish(builder, source, statements)
+
+
+def _slice_token(token: slice, source: str) -> tuple[str, int]:
+    """A token of the compiled loop (its span as a slice): its text and start."""
+    return source[token], token.start
+
+
 def _run(source: str, builder):
     global _machine
     machine = _machine
     if machine is None:
         machine = _machine = run_tables(_Machine)
+    if machine.compiled is not None and source.isascii() and "\\" not in source:
+        return _run_compiled(machine, source, builder)
     kind, operators, unary = machine.kind, machine.operators, machine.unary
     name_g, number_g, sep_g, sep_t = (machine.name_group, machine.number_group,
                                       machine.sep_group, machine.sep_t)
@@ -327,7 +405,8 @@ def _run(source: str, builder):
                 size, method, kept = machine.generic[a]
                 k = 2 * size
                 children = stack[-k::2] if k else []
-                value = _other(builder, method, _filtered(children, kept), machine)
+                value = _other(builder, method, _filtered(children, kept), machine.match_token,
+                               source)
                 if not k:
                     row = stack[-1][a + t]
                     stack += (value, row)
@@ -353,14 +432,15 @@ def _filtered(children: list, kept: tuple) -> list:
     return [] if out is None else out
 
 
-def _other(builder, method, children: list, machine: _Machine):
-    """The reductions the loop does not write inline."""
+def _other(builder, method, children: list, token, source: str):
+    """The reductions the loop does not write inline; ``token(t, source)`` is a token's text and
+    start (the loop's tokens are regular expression matches, the compiled loop's slices)."""
     if method is None or method == "program":  # statements, or a helper rule's list
         return children
     if method == "call":  # name ( a , b , ... )
-        name, rpar = children[0], children[-1]
+        (text, s0), (_, rpar) = token(children[0], source), token(children[-1], source)
         args = [arg[0] for arg in children[2:-1:2]]
-        return _call(builder, name[machine.name_group], name.start(), rpar.start() + 1, args)
+        return _call(builder, text, s0, rpar + 1, args)
     return children[1]  # a group
 
 

@@ -138,6 +138,10 @@ class Graph:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
         arg0, arg1 = self.arg0, self.arg1
+        compiled = _compiled("live") if n >= _COMPILED_FROM else None
+        if compiled is not None:  # the same in one C pass: None when every node is live
+            live = compiled(arg0, arg1, self.output_slots, base)
+            return [True] * n if live is None else live
         # Every node is an output or has a user: then none is dead (the last dead node would have
         # none). Checked with sets, in C; the common case needs no loop.
         used = set(arg0)
@@ -165,12 +169,17 @@ class Graph:
         if self._visit is not None:
             return self._visit
         live, base, depth = self.live_nodes(), self.base, self.depth
-        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
-        # loop over the levels costs a Python step per level, and a deep graph has one per node).
-        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+        compiled = _compiled("descending") if len(depth) >= _COMPILED_FROM else None
+        visit = None if compiled is None else compiled(depth, base)  # the same, in one C pass
+        if visit is None:
+            # A stable sort by depth, deepest first, keeps each level left to right; it runs in
+            # C (a loop over the levels costs a Python step per level, and a deep graph has one
+            # per node).
+            order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+            visit = list(map(base.__add__, order))
         if not all(live):
-            order = [k for k in order if live[k]]
-        self._visit = list(map(base.__add__, order))
+            visit = [s for s in visit if live[s - base]]
+        self._visit = visit
         return self._visit
 
 
@@ -191,6 +200,14 @@ class Spans:
         spans = cls()
         spans.starts.extend(starts)
         spans.ends.extend(ends)
+        return spans
+
+    @classmethod
+    def from_bytes(cls, starts: bytes, ends: bytes) -> "Spans":
+        """The spans whose starts and ends are the machine integers in ``starts``, ``ends``."""
+        spans = cls()
+        spans.starts.frombytes(starts)
+        spans.ends.frombytes(ends)
         return spans
 
     def __getitem__(self, k: int) -> Span:
@@ -432,35 +449,44 @@ class _Builder:
         statements, or else its last value).
         """
         depth, const_values = self.depth, self.const_values
-        # A stable sort by depth puts the constants (depth -1) first, then the inputs (0), then
-        # the operations by depth, each in creation (left-to-right) order: the slots. It and the
-        # gathers below run in C, not a Python step per node.
-        order = sorted(range(len(depth)), key=depth.__getitem__)
-        slot = [0] * len(depth)
-        for k, tid in enumerate(order):
-            slot[tid] = k
-        slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
         constants = list(const_values.values())
-        exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         n_in = len(self.input_ids)
         base = len(constants) + n_in
-        ordered = order[base:]
-        gather = _gatherer(ordered)
+        compiled = _compiled("columns") if len(depth) >= _COMPILED_FROM else None
+        if compiled is not None:  # the same columns in one compiled pass (_fused.c)
+            slot, ops, arg0, arg1, depths, starts, ends = compiled(
+                depth, self.op, self.a0, self.a1, self.starts, self.ends, base)
+            spans = Spans.from_bytes(starts, ends)
+        else:
+            # A stable sort by depth puts the constants (depth -1) first, then the inputs (0),
+            # then the operations by depth, each in creation (left-to-right) order: the slots.
+            # It and the gathers below run in C, not a Python step per node.
+            order = sorted(range(len(depth)), key=depth.__getitem__)
+            slot = [0] * len(depth)
+            for k, tid in enumerate(order):
+                slot[tid] = k
+            slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
+            ordered = order[base:]
+            gather = _gatherer(ordered)
+            remap = slot.__getitem__
+            ops, depths = gather(self.op), gather(depth)
+            arg0, arg1 = list(map(remap, gather(self.a0))), list(map(remap, gather(self.a1)))
+            spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
+                                       map(self.ends.__getitem__, ordered))
+        exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         labels: dict[int, list[str]] = {}
         for tid, name, version in self.bindings:
             label = f"{name}#{version}" if self.versions[name] > 1 else name
             labels.setdefault(slot[tid], []).append(label)
-        remap = slot.__getitem__
         return Graph(
             source=source,
             constants=constants,
             inputs=list(self.input_ids),
-            ops=gather(self.op),
-            arg0=list(map(remap, gather(self.a0))),
-            arg1=list(map(remap, gather(self.a1))),
-            depth=gather(depth),
-            spans=Spans.from_columns(map(self.starts.__getitem__, ordered),
-                                     map(self.ends.__getitem__, ordered)),
+            ops=ops,
+            arg0=arg0,
+            arg1=arg1,
+            depth=depths,
+            spans=spans,
             output=slot[outputs[-1]],
             labels=labels,
             input_spans=self.input_spans,
@@ -471,6 +497,21 @@ class _Builder:
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
         )
+
+
+# From this many ids a graph's columns are made by the optional C extension (``_fused.c``), whose
+# import a small graph does not pay
+_COMPILED_FROM = 4096
+
+
+def _compiled(name: str):
+    """The function ``name`` of the optional C extension (``_fused.c``), where it was built;
+    else None (the caller's Python computes the same)."""
+    try:
+        from . import _fused
+    except ImportError:
+        return None
+    return getattr(_fused, name)
 
 
 def _gatherer(indexes: list[int]):

@@ -21,6 +21,9 @@ The tables (``FORMAT`` names their layout)::
                 into the parent's children) on the children listed by ``kept``, a flat list of
                 (index, splice) pairs: Lark's child filter (``_SEP`` is dropped)
     start, end  the state to start in and the state that accepts
+    automaton   (where interegular was installed when they were built) the same terminals as
+                automata over ASCII text, for the one pass's compiled lexer (see
+                :func:`_automaton`); absent, that lexer is not used
 """
 
 from __future__ import annotations
@@ -107,10 +110,62 @@ def tables_from_lark(lark, transformer, postlex, methods) -> dict:
                     for v in (sym, act if act >= 0 else len(rows) + ~act)).hex()
               for pairs in rows]
     terminals = [deref(t) for t in lexer_conf["terminals"]]
-    return {"pattern": _pattern(terminals), "ignore": sorted(map(str, lexer_conf["ignore"])),
-            "symbols": symbols, "states": states, "reductions": reductions,
-            "start": dense[table["start_states"]["start"]],
-            "end": dense[table["end_states"]["start"]]}
+    ordered = _ordered(terminals)
+    out = {"pattern": "|".join(f"(?P<{t['name']}>{_regexp(t['pattern'])})" for t in ordered),
+           "ignore": sorted(map(str, lexer_conf["ignore"])),
+           "symbols": symbols, "states": states, "reductions": reductions,
+           "start": dense[table["start_states"]["start"]],
+           "end": dense[table["end_states"]["start"]]}
+    automaton = _automaton([(str(t["name"]), _regexp(t["pattern"])) for t in ordered])
+    if automaton is not None:
+        out["automaton"] = automaton
+    return out
+
+
+DEAD = 255  # the automaton's "no transition" (states are numbered in one byte)
+
+
+def _automaton(terminals: list[tuple[str, str]]) -> dict | None:
+    """The terminals (name, regular expression, in the lexer's order) as deterministic automata
+    over ASCII characters, all numbered in one table, for the compiled lexer of the one pass
+    (``engine/_fused.c``), which reads ASCII text without backslashes only:
+
+        terminals   their names, in the lexer's order
+        start       each terminal's first state
+        next        hex bytes: the state after state s reads character c is next[128*s + c],
+                    ``DEAD`` for none
+        accept      hex bytes: 1 where a state ends a match
+
+    The lexer tries the terminals in order and takes the first that matches, with its longest
+    match: the regular expression's alternation, since each terminal's own greedy match is its
+    longest (tests/test_fused.py compares the two on token soups). Built from the grammar's
+    own expressions by interegular (Lark's optional dependency for its collision check); None
+    where it is not installed or cannot read one of them."""
+    try:
+        import interegular
+    except ImportError:
+        return None
+    table, accept, starts = [], [], []
+    for _, regexp in terminals:
+        try:
+            fsm = interegular.parse_pattern(regexp).to_fsm()
+        except Exception:  # noqa: BLE001 - interegular's errors have no common base: no automaton
+            return None
+        alphabet = fsm.alphabet
+        number = {state: len(accept) + i for i, state in enumerate(sorted(fsm.states))}
+        starts.append(number[fsm.initial])
+        for state in sorted(fsm.states):
+            moves = fsm.map.get(state, {})
+            row = []
+            for c in range(128):
+                target = moves.get(alphabet[chr(c)])
+                row.append(DEAD if target is None else number[target])
+            table.append(row)
+            accept.append(1 if state in fsm.finals else 0)
+    if len(accept) >= DEAD:
+        return None
+    return {"terminals": [name for name, _ in terminals], "start": starts,
+            "next": bytes(v for row in table for v in row).hex(), "accept": bytes(accept).hex()}
 
 
 def _regexp(pattern: dict) -> str:
@@ -127,9 +182,9 @@ def _regexp(pattern: dict) -> str:
     return regexp
 
 
-def _pattern(terminals: list[dict]) -> str:
-    """The lexer: every terminal as a named group, tried in the order Lark's basic lexer tries
-    them (priority, then the longest possible match, then the longest pattern, then the name)."""
+def _ordered(terminals: list[dict]) -> list[dict]:
+    """The terminals in the order Lark's basic lexer tries them (priority, then the longest
+    possible match, then the longest pattern, then the name): the lexer's alternation."""
     def max_width(t):
         p = t["pattern"]
         if p["__type__"] == "PatternStr":
@@ -149,9 +204,8 @@ def _pattern(terminals: list[dict]) -> str:
             if s["priority"] == t["priority"] and found and found.group(0) == text:
                 # Lark's lexer then retypes t's matches that equal the string (keywords)
                 raise LarkMismatch(f"the string terminal {s['name']} also matches {t['name']}")
-    ordered = sorted(terminals, key=lambda t: (-t["priority"], -max_width(t),
-                                               -len(t["pattern"]["value"]), str(t["name"])))
-    return "|".join(f"(?P<{t['name']}>{_regexp(t['pattern'])})" for t in ordered)
+    return sorted(terminals, key=lambda t: (-t["priority"], -max_width(t),
+                                            -len(t["pattern"]["value"]), str(t["name"])))
 
 
 def _reduction(rule: dict, symbol, methods) -> list:
