@@ -139,21 +139,30 @@ class Real:
         return self.q == 0 if self.q is not None else self.b.is_zero()
 
     # -- arithmetic: exact where both sides are, a ball always -------------------------------
+    # (a sweep's operands are Reals, most of them inexact: that case first, in a few steps)
     def __add__(self, o):
-        if type(o) is float and o == 0.0:  # an adjoint's first contribution: nothing to add
+        if type(o) is Real:
+            if self.q is None or o.q is None:
+                return Real(self.b + o.b)
+        elif type(o) is float and o == 0.0:  # an adjoint's first contribution: nothing to add
             return self
-        o = Real._other(o)
-        if o is None:
-            return NotImplemented
+        else:
+            o = Real._other(o)
+            if o is None:
+                return NotImplemented
         q = _fit(self.q + o.q) if self.q is not None and o.q is not None else None
         return Real(arb(q) if q is not None else self.b + o.b, q)
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        o = Real._other(o)
-        if o is None:
-            return NotImplemented
+        if type(o) is Real:
+            if self.q is None or o.q is None:
+                return Real(self.b - o.b)
+        else:
+            o = Real._other(o)
+            if o is None:
+                return NotImplemented
         q = _fit(self.q - o.q) if self.q is not None and o.q is not None else None
         return Real(arb(q) if q is not None else self.b - o.b, q)
 
@@ -162,11 +171,15 @@ class Real:
         return NotImplemented if o is None else o - self
 
     def __mul__(self, o):
-        if type(o) is float and (o == 1.0 or o == -1.0):  # the partials of + and -: exact
+        if type(o) is Real:
+            if self.q is None or o.q is None:
+                return Real(self.b * o.b)
+        elif type(o) is float and (o == 1.0 or o == -1.0):  # the partials of + and -: exact
             return self if o > 0 else -self
-        o = Real._other(o)
-        if o is None:
-            return NotImplemented
+        else:
+            o = Real._other(o)
+            if o is None:
+                return NotImplemented
         q = _fit(self.q * o.q) if self.q is not None and o.q is not None else None
         return Real(arb(q) if q is not None else self.b * o.b, q)
 
@@ -395,9 +408,12 @@ def _checked(name: str, r: Real, args: tuple) -> Real:
 
 def _method(name: str, method: str):
     """The row ``name`` computed by Arb's method ``method`` of one ball."""
+    call = getattr(arb, method)
+
     def f(a):
         a = Real.of(a)
-        return _checked(name, Real(getattr(a.b, method)()), (a,))
+        r = Real(call(a.b))
+        return r if r.b.is_finite() else _checked(name, r, (a,))
     f.__name__ = name
     return f
 
@@ -481,8 +497,10 @@ def _mod(a, b) -> Real:
 
 
 _SPECIAL = {
-    "add": lambda a, b: Real.of(a) + b, "sub": lambda a, b: Real.of(a) - b,
-    "mul": lambda a, b: Real.of(a) * b, "div": lambda a, b: Real.of(a) / b,
+    "add": lambda a, b: (a if type(a) is Real else Real.of(a)) + b,
+    "sub": lambda a, b: (a if type(a) is Real else Real.of(a)) - b,
+    "mul": lambda a, b: (a if type(a) is Real else Real.of(a)) * b,
+    "div": lambda a, b: Real.of(a) / b,
     "neg": lambda a: -Real.of(a), "pow": lambda a, b: _pow(Real.of(a), Real.of(b)),
     "abs": _abs, "sign": _sign, "step": _step, "relu": _relu, "min": _min, "max": _max,
     "cbrt": _cbrt, "atan2": _atan2, "hypot": _hypot, "sigmoid": _sigmoid,
