@@ -23,6 +23,7 @@ straddles a kink or a domain boundary): the caller raises the precision and trie
 from __future__ import annotations
 
 import math
+import operator
 from contextlib import contextmanager
 from types import SimpleNamespace
 
@@ -553,3 +554,113 @@ def _function(name: str, arity: int):
 
 
 BALL = _Namespace(**{name: _function(name, p.arity) for name, p in TABLE.items()})
+
+
+# -- bare balls: the common case of a large sweep, without the Real around each ball ---------------
+
+class Unsure(ArithmeticError):
+    """A bare ball cannot settle this (a sign, a domain, an exact value): the Real sweep does."""
+
+
+def _bare_method(method: str):
+    call = getattr(arb, method)
+
+    def f(a):
+        r = call(a if type(a) is arb else arb(a))  # a rule's 2.0 (log's) is exact as a ball
+        if not r.is_finite():  # outside the domain, or not decided: the Real sweep says which
+            raise Unsure(method)
+        return r
+    return f
+
+
+def _bare_div(a, b):
+    if 0 in b:
+        raise Unsure("a divisor's ball holds 0")
+    return a / b
+
+
+def _bare_sign(a):
+    if type(a) is not arb:
+        a = arb(a)
+    if a > 0:
+        return arb(1)
+    if a < 0:
+        return arb(-1)
+    if a.is_zero():
+        return arb(0)
+    raise Unsure("sign of a ball that holds 0")
+
+
+def _bare_pow(a, b):
+    """``a^b`` as :func:`_pow` computes a ball with no known rational: an integer exponent
+    (an exact integer ball), else a positive base; anything else is for the Real sweep."""
+    a = a if type(a) is arb else arb(a)
+    b = b if type(b) is arb else arb(b)
+    if b.is_exact() and b.is_integer():
+        n = int(b.unique_fmpz())
+        if n < 0 and 0 in a:
+            raise Unsure("a negative power of a ball that holds 0")
+        return a ** n
+    if a > 0:
+        return a ** b
+    raise Unsure("the base's sign or the exponent's integrality")
+
+
+def _bare_unsure(name: str):
+    def f(*args):
+        raise Unsure(name)
+    return f
+
+
+# Rows whose Real result is exact for no inexact argument, computed on bare balls exactly as the
+# Real functions above compute their ``.b`` (so a sweep's balls are the same either way); every
+# other row, or any argument with a known rational, goes through its Real function.
+_BARE = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _bare_div,
+    "neg": operator.neg, "abs": abs, "min": lambda a, b: a.min(b),
+    "max": lambda a, b: a.max(b), "relu": lambda a: a.max(arb(0)),
+    "hypot": lambda a, b: (a * a + b * b).sqrt(),
+    "sigmoid": lambda a: 1 / (1 + (-a).exp()), "softplus": lambda a: a.exp().log1p(),
+    **{name: _bare_method(name) for name, p in TABLE.items()
+       if name not in _SPECIAL and p.arity == 1 and hasattr(arb, name)},
+}
+
+
+def _bare_finite(f):
+    def g(*args):
+        r = f(*args)
+        if not r.is_finite():
+            raise Unsure("not finite")
+        return r
+    return g
+
+
+class _BareNamespace(SimpleNamespace):
+    """The rules' ``m`` on bare balls (python-flint's arb): the rows of :data:`_BARE`, sign and
+    step where the ball decides them; any other question is :class:`Unsure`."""
+
+    @property
+    def pi(self):
+        return arb.pi()
+
+    @property
+    def e(self):
+        return arb(1).exp()
+
+    where = staticmethod(where)
+
+    @staticmethod
+    def is_zero(x) -> bool:
+        return x.is_zero() if type(x) is arb else x == 0
+
+    @staticmethod
+    def noninteger(x) -> bool:
+        return not x.contains_integer() if type(x) is arb else x != int(x)
+
+
+BARE = _BareNamespace(**{
+    name: _bare_finite(_BARE[name]) if name in ("sigmoid", "softplus", "hypot") else _BARE[name]
+    for name in _BARE}, sign=_bare_sign, step=lambda a: arb(int(_bare_sign(a) > 0)),
+    pow=_bare_pow, **{name: _bare_unsure(name) for name in TABLE if name not in _BARE
+                      and name not in ("sign", "step", "pow")},
+    polygamma=_bare_unsure("polygamma"))

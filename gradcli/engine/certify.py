@@ -28,7 +28,8 @@ from flint import arb, fmpq
 
 from ..errors import DomainError, InputError, NumericalError
 from ..gcpause import gc_paused
-from .ball import BALL, Real, Uncertifiable, Undecided, parse_decimal, precision
+from .ball import BALL, BARE, Real, Uncertifiable, Undecided, parse_decimal, precision
+from .ball import _BARE
 from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
@@ -254,6 +255,13 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
     reused = again if again is not None and again.reals else None  # its balls, for the first try
+    if not record and reused is None:
+        bits = start_bits(digits)
+        with precision(bits):
+            quick = _bare_attempt(graph, point, wrt_slots, seed, digits, active)
+        if quick is not None:
+            quick.bits = bits
+            return quick
 
     def sweep(values=None):
         values = _forward(graph, point) if values is None else list(values)
@@ -274,6 +282,80 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
                 result.records = trace.contributions()
         return result
     return rising(graph, digits, attempt, reused.bits if reused is not None else None)
+
+
+# -- the first attempt on bare balls ------------------------------------------------------------
+
+# rows whose Real result never has a known rational (:data:`ball._BARE` computes their ball)
+_NEVER_EXACT = frozenset(name for name in _BARE if name not in (
+    "add", "sub", "mul", "div", "neg", "abs", "min", "max", "relu"))
+
+
+class _Reals:
+    """A sweep's bare balls (and the rationals known exactly, if kept) read as Reals."""
+
+    __slots__ = ("balls", "exact")
+
+    def __init__(self, balls: list, exact: list | None = None):
+        self.balls, self.exact = balls, exact
+
+    def __getitem__(self, i: int) -> Real:
+        x = self.balls[i]
+        if type(x) is not arb:
+            return Real.of(x)  # an adjoint no contribution reached: 0.0
+        return Real(x, self.exact[i] if self.exact is not None else None)
+
+    def __len__(self) -> int:
+        return len(self.balls)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.balls)))
+
+
+def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
+    """Every slot's ball, and its exact rational where the Real sweep would know one: the same
+    balls and rationals as :func:`_forward`'s Reals. A node whose Real function could give a
+    rational (some argument is one) runs that function; the others run on bare balls."""
+    reals = [_constant(graph, s) for s in range(graph.n_const)] + [exact_real(p) for p in point]
+    balls, exact = [r.b for r in reals], [r.q for r in reals]
+    bare, never = _BARE, _NEVER_EXACT
+    arg0, arg1 = graph.arg0, graph.arg1
+    for k, prim in enumerate(graph.ops):
+        name, a, b = prim.name, arg0[k], arg1[k]
+        f = bare.get(name)
+        if b < 0:
+            if f is not None and (exact[a] is None or name in never):
+                balls.append(f(balls[a]))
+                exact.append(None)
+                continue
+            r = getattr(BALL, name)(Real(balls[a], exact[a]))
+        else:
+            if f is not None and (exact[a] is None or exact[b] is None or name in never):
+                balls.append(f(balls[a], balls[b]))
+                exact.append(None)
+                continue
+            r = getattr(BALL, name)(Real(balls[a], exact[a]), Real(balls[b], exact[b]))
+        balls.append(r.b)
+        exact.append(r.q)
+    return balls, exact
+
+
+def _bare_attempt(graph, point, wrt_slots, seed, digits, active) -> Certified | None:
+    """The value and gradient at the working precision, the reverse sweep's rules on bare
+    balls (python-flint's arb, no Real around each: a quarter of the time), or None wherever
+    anything is not simply settled (a sign, a domain, a kink, a number not yet proven): then
+    the Real sweeps decide, as they always did. Every ball holds the exact number (Arb's
+    arithmetic), so what it proves is proven; it proves nothing a Real sweep would not."""
+    from .partials import local_partials
+    try:
+        balls, exact = _bare_forward(graph, point)
+        adjoint: list = [0.0] * graph.n_slots
+        adjoint[graph.output] = seed
+        local_partials(graph, balls, BARE, 1, graph.visit_order(), adjoint, active)
+        return _prove(graph, _Reals(balls, exact), _Reals(adjoint), [], wrt_slots, digits,
+                      False, False)
+    except Exception:  # noqa: BLE001 - anything unsettled here, the Real sweeps settle
+        return None
 
 
 class _Trace:
