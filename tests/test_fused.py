@@ -259,11 +259,13 @@ def test_the_compiled_loop_runs_ascii_text_and_leaves_the_rest(monkeypatch):
     real = fused._fused
 
     class Counting:
-        @staticmethod
-        def run(*args):
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def run(self, *args):
             calls.append(args[0])
             return real.run(*args)
-    monkeypatch.setattr(fused, "_fused", Counting)
+    monkeypatch.setattr(fused, "_fused", Counting())
     for source in ("x*y + sin(x)", "\\u03b8*x", "θ*x", "x \\\n + y"):
         assert_same_graph(compile(source), reference(source))
     assert calls == ["x*y + sin(x)"]
@@ -312,6 +314,23 @@ def test_the_compiled_columns_are_the_python_ones(source):
     assert_same_graph(compiled, python)
     assert compiled_visit == python.visit_order()  # the reverse sweep's order, dead nodes left out
     assert compiled_live == python.live_nodes()
+
+
+def test_a_stale_build_of_the_extension_is_not_called():
+    """An extension built for another calling convention (a source tree's stale build) is set
+    aside at import: the Python loop runs, never the wrong C."""
+    import importlib
+    import sys
+    if fused._fused is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    real = fused._fused
+    try:
+        real.ABI += 1
+        assert importlib.reload(fused)._fused is None
+    finally:
+        real.ABI -= 1
+        importlib.reload(fused)
+    assert sys.modules["gradcli.engine.fused"]._fused is real
 
 
 @pytest.mark.parametrize("damage", ["state", "start", "terminals", "missing"])

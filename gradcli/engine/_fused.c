@@ -65,7 +65,7 @@ typedef struct {
 /* The builder's columns and methods (borrowed or owned as marked in run()). */
 typedef struct {
     PyObject *depth, *ops, *a0, *a1, *starts, *ends;
-    PyObject *env, *inputs;
+    PyObject *env, *inputs, *versions, *bindings;
     PyObject *emit, *read, *literal, *assign;
     Py_ssize_t limit;
 } Builder;
@@ -275,6 +275,11 @@ static int unpack_machine(PyObject *c, Machine *m, Py_buffer *views)
     m->start = start;
     Py_ssize_t n_states_lex = views[1].len;
     m->n_states = width > 0 ? (views[2].len / (Py_ssize_t)sizeof(int32_t)) / width : 0;
+    if (m->n_states <= 0 || start < 0 || start >= m->n_states
+        || views[2].len != m->n_states * width * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "one pass: a malformed machine");
+        goto fail;
+    }
     m->n_lex = PySequence_Size(lex_start);
     if (m->n_lex < 0 || m->n_lex > 64 || PySequence_Size(lex_kind) != m->n_lex
         || views[0].len != 128 * n_states_lex || !PyDict_Check(m->generic)
@@ -324,12 +329,13 @@ fail:
 static int builder_unpack(PyObject *builder, Builder *b)
 {
     const char *names[] = {"depth", "op", "a0", "a1", "starts", "ends", "env", "input_ids",
-                           "emit", "read", "literal", "assign"};
+                           "emit", "read", "literal", "assign", "versions", "bindings"};
     PyObject **slots[] = {&b->depth, &b->ops, &b->a0, &b->a1, &b->starts, &b->ends, &b->env,
-                          &b->inputs, &b->emit, &b->read, &b->literal, &b->assign};
-    for (int i = 0; i < 12; i++)
+                          &b->inputs, &b->emit, &b->read, &b->literal, &b->assign,
+                          &b->versions, &b->bindings};
+    for (int i = 0; i < 14; i++)
         *slots[i] = NULL;
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < 14; i++) {
         *slots[i] = PyObject_GetAttrString(builder, names[i]);
         if (*slots[i] == NULL)
             return -1;
@@ -339,7 +345,8 @@ static int builder_unpack(PyObject *builder, Builder *b)
             PyErr_SetString(PyExc_TypeError, "one pass: the builder's columns are lists");
             return -1;
         }
-    if (!PyDict_Check(b->env) || !PyDict_Check(b->inputs)) {
+    if (!PyDict_Check(b->env) || !PyDict_Check(b->inputs) || !PyDict_Check(b->versions)
+        || !PyList_Check(b->bindings)) {
         PyErr_SetString(PyExc_TypeError, "one pass: the builder's names are dicts");
         return -1;
     }
@@ -354,8 +361,9 @@ static int builder_unpack(PyObject *builder, Builder *b)
 static void builder_release(Builder *b)
 {
     PyObject **slots[] = {&b->depth, &b->ops, &b->a0, &b->a1, &b->starts, &b->ends, &b->env,
-                          &b->inputs, &b->emit, &b->read, &b->literal, &b->assign};
-    for (int i = 0; i < 12; i++)
+                          &b->inputs, &b->emit, &b->read, &b->literal, &b->assign,
+                          &b->versions, &b->bindings};
+    for (int i = 0; i < 14; i++)
         Py_CLEAR(*slots[i]);
 }
 
@@ -409,6 +417,29 @@ fail:
     return NULL;
 }
 
+/* name bound to the node id ``value`` (builder.bind, for a name its checks have passed): its
+   new version and binding. The statement's value (the id), a new reference. */
+static PyObject *bind(Builder *b, PyObject *name, PyObject *value)
+{
+    PyObject *old = PyDict_GetItemWithError(b->versions, name);
+    if (old == NULL && PyErr_Occurred())
+        return NULL;
+    long n = old == NULL ? 0 : PyLong_AsLong(old);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *version = PyLong_FromLong(n + 1);
+    PyObject *binding = version ? PyTuple_Pack(3, value, name, version) : NULL;
+    int bad = binding == NULL || PyDict_SetItem(b->env, name, value) < 0
+              || PyDict_SetItem(b->versions, name, version) < 0
+              || PyList_Append(b->bindings, binding) < 0;
+    Py_XDECREF(version);
+    Py_XDECREF(binding);
+    if (bad)
+        return NULL;
+    Py_INCREF(value);
+    return value;
+}
+
 /* The state the state below goes to after a reduction at offset a, lookahead t; -1: none. */
 static inline int goto_state(const Machine *m, int below, Py_ssize_t a, int t)
 {
@@ -420,9 +451,9 @@ static inline int goto_state(const Machine *m, int below, Py_ssize_t a, int t)
    the statements' list at acceptance (fused._finish makes the graph of it), or None. */
 static PyObject *run(PyObject *self, PyObject *args)
 {
-    PyObject *source, *compiled, *builder, *functions, *function_cb, *call_cb;
-    if (!PyArg_ParseTuple(args, "UOOO!OO", &source, &compiled, &builder, &PyDict_Type,
-                          &functions, &function_cb, &call_cb))
+    PyObject *source, *compiled, *builder, *functions, *function_cb, *call_cb, *called;
+    if (!PyArg_ParseTuple(args, "UOOO!OOO!", &source, &compiled, &builder, &PyDict_Type,
+                          &functions, &function_cb, &call_cb, &PyFrozenSet_Type, &called))
         return NULL;
     if (!PyUnicode_IS_ASCII(source)) {
         PyErr_SetString(PyExc_ValueError, "one pass: the compiled loop reads ASCII text");
@@ -436,6 +467,7 @@ static PyObject *run(PyObject *self, PyObject *args)
     if (unpack_machine(compiled, &m, views) < 0)
         return NULL;
     Builder b;
+    memset(&b, 0, sizeof b);  /* released at done:, whatever was unpacked */
     PyObject *result = NULL, *numbers = PyDict_New();
     Stack s = {NULL, 0, 64};
     s.v = PyMem_Malloc(s.cap * sizeof(Entry));
@@ -642,10 +674,22 @@ static PyObject *run(PyObject *self, PyObject *args)
                     goto done;
                 PyObject *name = PyUnicode_Substring(source, tok->s0, tok->e1);
                 PyObject *text = PyUnicode_Substring(source, op->s0, op->e1);
-                PyObject *value = (name && text)
-                    ? PyObject_CallFunction(b.assign, "OO(nn)On", name, text, tok->s0, tok->e1,
-                                            x->obj, x->e1)
-                    : NULL;
+                PyObject *value = NULL;
+                int plain = name != NULL && text != NULL
+                            && PyUnicode_CompareWithASCIIString(text, "=") == 0;
+                if (plain) {  /* name = value: bound here when the builder's checks pass */
+                    plain = PyDict_Contains(b.versions, name);  /* assigned before: checked */
+                    if (plain == 0) {  /* new: neither a function's name nor an input */
+                        int f = PySet_Contains(called, name);
+                        int i = f == 0 ? PyDict_Contains(b.inputs, name) : 0;
+                        plain = (f < 0 || i < 0) ? -1 : (f == 0 && i == 0);
+                    }
+                    if (plain > 0)
+                        value = bind(&b, name, x->obj);
+                }
+                if (plain == 0 && name != NULL && text != NULL)
+                    value = PyObject_CallFunction(b.assign, "OO(nn)On", name, text, tok->s0,
+                                                  tok->e1, x->obj, x->e1);
                 Py_XDECREF(name);
                 Py_XDECREF(text);
                 if (value == NULL)
@@ -1028,5 +1072,12 @@ PyMODINIT_FUNC PyInit__fused(void)
     MINUS_ONE = PyLong_FromLong(-1);
     if (MINUS_ONE == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the calling convention's version: fused.py uses a build only of its own (a stale build
+       left in a source tree is ignored, not called with the wrong arguments) */
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from ..language.parser import lexer, read_name, run_tables
 from ..language.tables import DEAD
-from .primitives import BINARY_OPERATORS, TABLE, lookup
+from .primitives import ALIASES, BINARY_OPERATORS, OVERLOADS, TABLE, lookup
 
 _NEG = TABLE["neg"]
 # The terminals of the operators, as the grammar names them.
@@ -46,9 +46,12 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
 _OTHER = (None, "program", "call", "group")
 _machine = None  # built from the parser's tables on first use
 _INF = float("inf")
+ABI = 2  # the compiled loop's calling convention (_fused.ABI): a stale build is not used
 try:  # the machine compiled (see the module docstring), where it was built
     from . import _fused
 except ImportError:
+    _fused = None
+if getattr(_fused, "ABI", None) != ABI:
     _fused = None
 
 
@@ -90,6 +93,10 @@ class _Machine:
         self.unary = [None] * (regex.groups + 1)
         self.unary[groups["MINUS"]] = _NEG  # unary plus: None, the operand itself
         self.functions = {}  # name -> the primitive it calls with one argument, once looked up
+        # the names that call a function (``lookup`` finds them), which cannot be assigned: the
+        # compiled loop binds any other name not an input without asking the builder's checks
+        self.called = frozenset(name for name in (*TABLE, *ALIASES, *(n for n, _ in OVERLOADS))
+                                if lookup(name) is not None)
 
         # Decode the states: per state, terminal -> ("s", state) | ("r", reduction); goto.
         states = [bytes.fromhex(row) for row in tables["states"]]
@@ -210,6 +217,8 @@ def _compiled(machine: _Machine, tables: dict, regex, codes: list, tindex: dict)
     if (len(moves) != 128 * n_lex or moves.translate(None, bytes(range(n_lex)) + bytes([DEAD]))
             or len(starts) != len(groups) or not all(0 <= v < n_lex for v in starts)):
         return None
+    if not 0 <= tables["start"] < len(codes):
+        return None
     lex_kind = [-1 if name in tables["ignore"] else -2 if name == "_SEP" else tindex[name]
                 for name in groups]
     table = array("i")
@@ -249,7 +258,7 @@ def _run_compiled(machine: _Machine, source: str, builder):
         return _other(builder, "call", children, _slice_token, source)
 
     statements = _fused.run(source, machine.compiled, builder, machine.functions, _function,
-                            call)
+                            call, machine.called)
     return None if statements is None else _finish(builder, source, statements)
 
 

@@ -507,11 +507,8 @@ _COMPILED_FROM = 4096
 def _compiled(name: str):
     """The function ``name`` of the optional C extension (``_fused.c``), where it was built;
     else None (the caller's Python computes the same)."""
-    try:
-        from . import _fused
-    except ImportError:
-        return None
-    return getattr(_fused, name)
+    from .fused import _fused  # None where it was not built, or a stale build
+    return None if _fused is None else getattr(_fused, name)
 
 
 def _gatherer(indexes: list[int]):
