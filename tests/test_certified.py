@@ -370,7 +370,7 @@ def _both_ways(source: str, point: list[str], monkeypatch):
         real_forward = C._forward
         monkeypatch.setattr(C, "_forward", lambda *a: calls.append(1) or real_forward(*a))
         if not bare:
-            monkeypatch.setattr(C, "_bare_attempt", lambda *a: None)
+            monkeypatch.setattr(C, "_bare_attempt", lambda *a: C._UNSETTLED)
         try:
             outcomes.append((C.certify(graph, point), not calls))
         except gradcli.GradcliError as exc:

@@ -255,13 +255,7 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
     reused = again if again is not None and again.reals else None  # its balls, for the first try
-    if not record and reused is None:
-        bits = start_bits(digits)
-        with precision(bits):
-            quick = _bare_attempt(graph, point, wrt_slots, seed, digits, active)
-        if quick is not None:
-            quick.bits = bits
-            return quick
+    bare = not record and reused is None  # bare balls first, at each precision, while they can
 
     def sweep(values=None):
         values = _forward(graph, point) if values is None else list(values)
@@ -269,7 +263,15 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
         return values, adjoint, records
 
     def attempt(bits: int, final: bool):
-        nonlocal reused
+        nonlocal reused, bare
+        if bare and not final:
+            quick = _bare_attempt(graph, point, wrt_slots, seed, digits, active)
+            if quick is None:  # proven nothing false, only too wide yet: twice the bits
+                return None
+            if quick is not _UNSETTLED:
+                quick.bits = bits
+                return quick
+            bare = False  # a sign, a domain, an exact zero: the Real sweeps, from these bits on
         earlier = reused.reals if reused is not None and bits == reused.bits else None
         reused = None
         values, adjoint, records = sweep(earlier)
@@ -281,7 +283,10 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
                 result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
                 result.records = trace.contributions()
         return result
-    return rising(graph, digits, attempt, reused.bits if reused is not None else None)
+    # a large sweep's balls widen by about an ulp of the working precision a node: start with
+    # that many bits more (log2 of the nodes, past 256), not with one attempt lost at 10^6 nodes
+    first = start_bits(digits) + max(0, len(graph.ops).bit_length() - 8)
+    return rising(graph, digits, attempt, reused.bits if reused is not None else first)
 
 
 # -- the first attempt on bare balls ------------------------------------------------------------
@@ -340,11 +345,15 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     return balls, exact
 
 
-def _bare_attempt(graph, point, wrt_slots, seed, digits, active) -> Certified | None:
+_UNSETTLED = object()  # what only the Real sweeps can settle
+
+
+def _bare_attempt(graph, point, wrt_slots, seed, digits, active):
     """The value and gradient at the working precision, the reverse sweep's rules on bare
-    balls (python-flint's arb, no Real around each: a quarter of the time), or None wherever
-    anything is not simply settled (a sign, a domain, a kink, a number not yet proven): then
-    the Real sweeps decide, as they always did. Every ball holds the exact number (Arb's
+    balls (python-flint's arb, no Real around each: half the time); None where a number's ball
+    is too wide yet but clear of 0 (more bits will do), :data:`_UNSETTLED` where anything is
+    not simply settled (a sign, a domain, a kink, a ball that holds 0: maybe an exact zero):
+    then the Real sweeps decide, as they always did. Every ball holds the exact number (Arb's
     arithmetic), so what it proves is proven; it proves nothing a Real sweep would not."""
     from .partials import local_partials
     try:
@@ -352,10 +361,14 @@ def _bare_attempt(graph, point, wrt_slots, seed, digits, active) -> Certified | 
         adjoint: list = [0.0] * graph.n_slots
         adjoint[graph.output] = seed
         local_partials(graph, balls, BARE, 1, graph.visit_order(), adjoint, active)
-        return _prove(graph, _Reals(balls, exact), _Reals(adjoint), [], wrt_slots, digits,
-                      False, False)
+        values, adjoints = _Reals(balls, exact), _Reals(adjoint)
+        result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
+        if result is not None:
+            return result
+        shown = [values[graph.output].b] + [adjoints[s].b for s in wrt_slots]
+        return None if all(x.is_finite() and 0 not in x for x in shown) else _UNSETTLED
     except Exception:  # noqa: BLE001 - anything unsettled here, the Real sweeps settle
-        return None
+        return _UNSETTLED
 
 
 class _Trace:
