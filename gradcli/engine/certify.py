@@ -553,28 +553,29 @@ def agreement(x: float | None, exact: Real, n: int) -> int:
     return 0
 
 
-def _keeps_half(x: float, ball: arb, tolerance: float) -> bool:
-    """A quick sufficient test (floats only) that :func:`agreement` is at least ``n/2``, for
-    ``tolerance`` = :func:`_half_tolerance` (n): the span of ``x`` and the ball is below half a
-    unit in digit m = ceil(n/2) + 1 <= n, so it holds at most one of the rounding boundaries of
-    m - 1 and of m digits (the former lie on the m-digit grid, half a unit from the latter), and
-    the two round alike to m - 1 >= n/2 digits or to m. False means only "not decided here"."""
-    accuracy = ball.rel_accuracy_bits()  # the radius is below |midpoint|·2^-accuracy
-    if accuracy < 20:
-        return False
-    mid = float(ball)  # the midpoint's nearest double
-    if not 0.0 < x * mid < math.inf:  # one sign, neither 0, both finite
-        return False
-    size = abs(mid)
-    span = abs(x - mid) + size * (2.0 ** -accuracy + 4.5e-16) + 4.5e-16 * abs(x)
-    return span < tolerance * min(abs(x), size * 0.999)
-
-
 def _half_tolerance(n: int) -> float:
     """Half a unit in digit m = ceil(n/2) + 1 of a number, relative to the number: at least
     0.05·10^-(m-1) (its leading digit's decade is above a tenth of it), and a tenth of that, a
     margin for the floats' own rounding."""
     return 0.005 * 10.0 ** -((n + 1) // 2)
+
+
+def _keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int) -> list[bool]:
+    """For each double and ball, a quick sufficient test (floats only) that :func:`agreement`
+    is at least ``n/2`` (n >= 2): their span is below half a unit in digit m = ceil(n/2) + 1
+    <= n, so it holds at most one of the rounding boundaries of m - 1 and of m digits (the
+    former lie on the m-digit grid, half a unit from the latter), and the two round alike to
+    m - 1 >= n/2 digits or to m. The ball's radius is below |midpoint|·2^-accuracy (Arb's
+    relative accuracy in bits); False means only "not decided here"."""
+    if n < 2:
+        return [False] * len(floats)
+    tolerance, inf = _half_tolerance(n), math.inf
+    mids = map(float, balls)  # the midpoints' nearest doubles
+    accuracies = map(arb.rel_accuracy_bits, balls)
+    return [acc >= 20 and 0.0 < x * m < inf
+            and abs(x - m) + abs(m) * (2.0 ** -acc + 4.5e-16) + 4.5e-16 * abs(x)
+            < tolerance * min(abs(x), abs(m) * 0.999)
+            for x, m, acc in zip(floats, mids, accuracies)]
 
 
 @gc_paused()
@@ -583,11 +584,12 @@ def float64_loss(graph: Graph, float_values: Sequence[float], reals: Sequence[Re
     """The first node (in tape order) where float64 keeps fewer than half of ``n`` digits while
     its arguments keep them all: where the digits are lost (a cancellation, mostly)."""
     base = graph.base
-    tolerance = _half_tolerance(n) if n >= 2 else 0.0
+    balls = reals.balls[base:] if type(reals) is _Reals else [r.b for r in reals[base:]]
+    keeps = _keeping_half(float_values[base:], balls, n)  # most nodes, at float speed
     for k in range(len(graph.ops)):
-        s = base + k
-        if _keeps_half(float_values[s], reals[s].b, tolerance):  # most nodes, at float speed
+        if keeps[k]:
             continue
+        s = base + k
         if agreement(float_values[s], reals[s], n) < n / 2 and all(
                 a < base or agreement(float_values[a], reals[a], n) >= n for a in graph.args(k)):
             return s
