@@ -12,6 +12,10 @@ primitive's domain (the row's ``outside`` column), ``ZeroDivisionError`` for an 
 divisor — and raise :class:`Undecided` where the working precision cannot tell (a ball that
 straddles a kink or a domain boundary): the caller raises the precision and tries again.
 
+:data:`BARE` is the same namespace on bare balls (python-flint's ``arb``, no Real around each):
+a large sweep's common case, at a fraction of the cost, for the rows and questions a ball alone
+settles; anything else is :class:`Unsure`, and the Real sweep decides it.
+
 >>> with precision(64):
 ...     x = Real.exact("0.1")  # the decimal 1/10, as typed
 ...     kink = BALL.abs(x - Real.exact("0.1"))  # exactly 0: abs at its kink, decided exactly

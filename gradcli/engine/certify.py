@@ -8,8 +8,10 @@ digits are certain and correctly rounded. Where they do not, or a ball straddles
 domain boundary, the precision doubles and the sweeps run again (Ziv's strategy), up to a cap:
 past it, a number shows the digits that are certain and says so.
 
-The working precision starts at ``max(64, 3.33·digits + 32)`` bits and doubles up to
-:func:`cap_bits` (``max(4096, 4 ×`` the start)).
+The working precision starts at ``max(64, 3.33·digits + 32)`` bits (and a bit more for each
+doubling of the graph past 256 nodes) and doubles up to :func:`cap_bits` (``max(4096, 4 ×``
+:func:`start_bits`)). Each precision is tried first on bare balls (:data:`ball.BARE`), and on
+Reals (balls with their exact rationals) where those cannot settle something.
 
 >>> from gradcli.api import compile
 >>> g = compile("(1-cos(x))/x^2")
