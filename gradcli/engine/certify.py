@@ -23,6 +23,7 @@ Reals (balls with their exact rationals) where those cannot settle something.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -30,8 +31,8 @@ from flint import arb, fmpq
 
 from ..errors import DomainError, InputError, NumericalError
 from ..gcpause import gc_paused
-from .ball import BALL, BARE, Real, Uncertifiable, Undecided, parse_decimal, precision
-from .ball import _BARE
+from .ball import (_BARE, BALL, BARE, EXACT_BITS, Real, Uncertifiable, Undecided, parse_decimal,
+                   precision)
 from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
@@ -296,6 +297,7 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
 # rows whose Real result never has a known rational (:data:`ball._BARE` computes their ball)
 _NEVER_EXACT = frozenset(name for name in _BARE if name not in (
     "add", "sub", "mul", "div", "neg", "abs", "min", "max", "relu"))
+_RATIONAL = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 
 
 class _Reals:
@@ -325,7 +327,7 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     rational (some argument is one) runs that function; the others run on bare balls."""
     reals = [_constant(graph, s) for s in range(graph.n_const)] + [exact_real(p) for p in point]
     balls, exact = [r.b for r in reals], [r.q for r in reals]
-    bare, never = _BARE, _NEVER_EXACT
+    bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
     arg0, arg1 = graph.arg0, graph.arg1
     for k, prim in enumerate(graph.ops):
         name, a, b = prim.name, arg0[k], arg1[k]
@@ -337,11 +339,21 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
                 continue
             r = getattr(BALL, name)(Real(balls[a], exact[a]))
         else:
-            if f is not None and (exact[a] is None or exact[b] is None or name in never):
+            qa, qb = exact[a], exact[b]
+            if f is not None and (qa is None or qb is None or name in never):
                 balls.append(f(balls[a], balls[b]))
                 exact.append(None)
                 continue
-            r = getattr(BALL, name)(Real(balls[a], exact[a]), Real(balls[b], exact[b]))
+            if name in rational:  # as Real's +, -, *: the rational while it stays small
+                q = rational[name](qa, qb)
+                if q.height_bits() <= EXACT_BITS:
+                    balls.append(arb(q))
+                    exact.append(q)
+                else:
+                    balls.append(f(balls[a], balls[b]))
+                    exact.append(None)
+                continue
+            r = getattr(BALL, name)(Real(balls[a], qa), Real(balls[b], qb))
         balls.append(r.b)
         exact.append(r.q)
     return balls, exact
