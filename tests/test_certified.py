@@ -423,3 +423,19 @@ def test_a_wide_sum_is_certified_by_bare_balls_alone():
         (bare, proved_bare), (real, _) = _both_ways(source, point, monkeypatch)
     assert proved_bare
     _same(bare, real)
+
+
+@settings(max_examples=400, derandomize=True, database=None)
+@given(st.floats(-1e300, 1e300).filter(lambda v: v != 0), st.integers(-60, 0),
+       st.integers(-20, 60), st.integers(1, 17))
+def test_the_quick_half_digits_test_never_overstates(x, shift, accuracy, n):
+    """_keeping_half says "at least n/2 digits agree" only where agreement (exact) says so: a
+    double near a ball whose midpoint is x moved by 2^shift of it, of relative radius
+    2^-accuracy."""
+    from flint import arb
+    from gradcli.engine.ball import Real
+    from gradcli.engine.certify import _keeping_half, agreement
+    mid = x * (1 + 2.0 ** shift) if shift > -60 else x
+    ball = arb(mid, abs(mid) * 2.0 ** -accuracy)
+    if _keeping_half([x], [ball], n)[0]:
+        assert agreement(x, Real(ball), n) >= n / 2
