@@ -185,7 +185,7 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     if quick and values is not None:
         from .engine.interval import certify_quickly
         found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active,
-                                record=record)
+                                floats=(values, adjoint), record=record)
         if found is not None:
             return _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                                  *found)

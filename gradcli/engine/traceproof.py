@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .interval import Interval
+from .interval import Interval, _proven_text
 from .reverse import Contribution
-from .rounding import Proven, float_text
+from .rounding import Proven
 
 
 class Numbers(Sequence):
@@ -86,15 +86,11 @@ def at(sweep, where: tuple):
 def interval_proven(x, digits: int) -> Proven | None:
     """``x``'s ``digits`` significant digits when both ends of its interval round to them (then
     so does the exact number inside), else None."""
+    text = _proven_text(x, digits)
+    if text is None:
+        return None
     x = Interval.of(x)
-    if x.lo == x.hi == 0:
-        return Proven(0.0, "0", digits, exact=True)
-    if not (x.lo > 0 or x.hi < 0):
-        return None
-    text = float_text(x.lo, digits)
-    if float_text(x.hi, digits) != text:
-        return None
-    return Proven(x.lo / 2 + x.hi / 2, text, digits)
+    return Proven(x.lo / 2 + x.hi / 2, text, digits, exact=text == "0")
 
 
 class QuickTrace:
