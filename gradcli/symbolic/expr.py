@@ -632,7 +632,12 @@ _SHORT = 200  # a rope of strings only and at most this long is joined at once
 
 def _grouped(rope: tuple, need: int):
     """A part's text as an operand of a layer that needs ``need``: in parentheses below it."""
-    return rope[0] if rope[1] >= need else ["(", rope[0], ")"]
+    return rope[0] if rope[1] >= need else _parenthesized(rope[0])
+
+
+def _parenthesized(text):
+    # a short text is copied (a whole string joins at once, with no list to walk later)
+    return "(" + text + ")" if type(text) is str else ["(", text, ")"]
 
 
 def _joined(pieces: list, layer: int) -> tuple:
@@ -649,6 +654,8 @@ def _number_rope(value: float) -> tuple:
 
 
 _RATIONALS: dict = {}  # (rational, as an exponent) -> its rope: the same few numbers recur
+_COEFFICIENTS: dict = {}  # a product's coefficient -> (|c| != 1, its numerator's rope, its
+                          # denominator's rope or None)
 
 
 def _rational_rope(v: Fraction, exponent: bool = False) -> tuple:
@@ -688,10 +695,10 @@ def _chain(ropes: list, op: str) -> tuple:
     if len(ropes) == 1:
         return ropes[0]
     first = ropes[0]
-    pieces = [first[0] if first[1] >= _PRODUCT else ["(", first[0], ")"]]
+    pieces = [first[0] if first[1] >= _PRODUCT else _parenthesized(first[0])]
     for text, layer in ropes[1:]:
         pieces.append(op)
-        pieces.append(text if layer >= _UNARY else ["(", text, ")"])
+        pieces.append(text if layer >= _UNARY else _parenthesized(text))
     return _joined(pieces, _PRODUCT)
 
 
@@ -718,13 +725,20 @@ def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
     elif coeff == -1 and top:  # the sign on the leading factor
         top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
     else:
-        num, den = _coefficient_parts(abs(coeff))
-        if num != 1 or not top:
-            top.insert(0, _number_rope(-num if coeff < 0 else num))
+        found = _COEFFICIENTS.get(coeff)
+        if found is None:
+            num, den = _coefficient_parts(abs(coeff))
+            found = (num != 1, _number_rope(-num if coeff < 0 else num),
+                     None if den is None else _number_rope(den))
+            if len(_COEFFICIENTS) < 4096:
+                _COEFFICIENTS[coeff] = found
+        not_one, num, den = found
+        if not_one or not top:
+            top.insert(0, num)
         elif coeff < 0:
             top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
         if den is not None:
-            bottom.insert(0, _number_rope(den))
+            bottom.insert(0, den)
     if not top:
         top.append(_number_rope(1.0))
     tree = _chain(top, "*")
@@ -793,6 +807,8 @@ def name_rope(name: str) -> tuple:
 
 def flatten(rope: tuple) -> str:
     """A rope as one string."""
+    if type(rope[0]) is str:
+        return rope[0]
     out: list[str] = []
     stack = [rope[0]]
     while stack:
