@@ -441,27 +441,23 @@ def _join_two(items) -> Product | None:
     factors merged in order and their coefficients multiplied, as the general path would do it,
     without canonicalising every factor again. The commonest product of a chain rule (a
     derivative times a partial); None when the general path has more to do."""
-    sides = []
-    for node, e in items:
-        if type(e) is not Number or e.value != 1:
-            return None
-        t = type(node)
-        if t is Product and len(node.factors) <= FLAT:
-            sides.append((node.coeff, node.factors))
-        elif t is Symbol or t is Sum or t is Product or (t is Apply and node.name != "exp"):
-            sides.append((ONE, ((node, e),)))
-        else:
-            return None
-    (cp, fp), (cq, fq) = sides
-    if len(fp) + len(fq) < 2:
+    (p, ep), (q, eq) = items
+    if type(ep) is not Number or ep.value != 1 or type(eq) is not Number or eq.value != 1:
+        return None
+    cp, fp = _as_factors(p, ep)
+    cq, fq = _as_factors(q, eq)
+    if fp is None or fq is None:
         return None
     small, large = (fq, fp) if len(fq) <= len(fp) else (fp, fq)
-    if any(type(b) is Apply and b.name == "exp" for b, _ in small) and \
-            any(type(b) is Apply and b.name == "exp" for b, _ in large):
-        return None
+    for b, _ in small:
+        if type(b) is Apply and b.name == "exp":
+            if any(type(x) is Apply and x.name == "exp" for x, _ in large):
+                return None
+            break
     bases = {b for b, _ in large}
-    if any(b in bases for b, _ in small):
-        return None
+    for b, _ in small:
+        if b in bases:
+            return None
     if len(small) > 2:
         return _product_node(_tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
     # a factor or two into the other side's order: what sorted(fp + fq) gives, with a few
@@ -474,6 +470,16 @@ def _join_two(items) -> Product | None:
         for pair in reversed(fp):
             insort_left(merged, pair, key=_factor_key)
     return _product_node(_tidy(cp * cq), tuple(merged))
+
+
+def _as_factors(node, e) -> tuple:
+    """A side of _join_two as (coefficient, factors), or (1, None) when it has more to do."""
+    t = type(node)
+    if t is Product and len(node.factors) <= FLAT:
+        return node.coeff, node.factors
+    if t is Symbol or t is Sum or t is Product or (t is Apply and node.name != "exp"):
+        return ONE, ((node, e),)
+    return ONE, None
 
 
 def _factor_key(pair):
