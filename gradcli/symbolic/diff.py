@@ -149,7 +149,8 @@ def _local_derivatives(node) -> list:
     key = ("partials", node.serial)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = local_derivatives(TABLE[node.name], node.args)
+        # the node is the function's value there: apply() gives it back for its own arguments
+        found = memo[key] = local_derivatives(TABLE[node.name], node.args, node)
     return found
 
 

@@ -854,8 +854,9 @@ def _primal_sym(prim, args: list) -> Sym:
     return getattr(SYMBOLIC, prim.name)(*args)
 
 
-def local_derivatives(prim, args: list) -> list:
-    """Each partial derivative of ``prim`` at symbolic arguments, as nodes (the rule table's)."""
+def local_derivatives(prim, args: list, value=None) -> list:
+    """Each partial derivative of ``prim`` at symbolic arguments, as nodes (the rule table's);
+    ``value`` is the node of ``prim`` at them when the caller has it."""
     syms = [Sym(a) for a in args]
-    ans = _primal_sym(prim, syms)
+    ans = _primal_sym(prim, syms) if value is None else Sym(value)
     return [_node(rule(SYMBOLIC, *syms, ans)) for rule in prim.partials]
