@@ -275,6 +275,11 @@ static int unpack_machine(PyObject *c, Machine *m, Py_buffer *views)
     m->start = start;
     Py_ssize_t n_states_lex = views[1].len;
     m->n_states = width > 0 ? (views[2].len / (Py_ssize_t)sizeof(int32_t)) / width : 0;
+    if (m->n_states <= 0 || start < 0 || start >= m->n_states
+        || views[2].len != m->n_states * width * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "one pass: a malformed machine");
+        goto fail;
+    }
     m->n_lex = PySequence_Size(lex_start);
     if (m->n_lex < 0 || m->n_lex > 64 || PySequence_Size(lex_kind) != m->n_lex
         || views[0].len != 128 * n_states_lex || !PyDict_Check(m->generic)
@@ -462,6 +467,7 @@ static PyObject *run(PyObject *self, PyObject *args)
     if (unpack_machine(compiled, &m, views) < 0)
         return NULL;
     Builder b;
+    memset(&b, 0, sizeof b);  /* released at done:, whatever was unpacked */
     PyObject *result = NULL, *numbers = PyDict_New();
     Stack s = {NULL, 0, 64};
     s.v = PyMem_Malloc(s.cap * sizeof(Entry));

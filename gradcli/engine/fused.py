@@ -217,6 +217,8 @@ def _compiled(machine: _Machine, tables: dict, regex, codes: list, tindex: dict)
     if (len(moves) != 128 * n_lex or moves.translate(None, bytes(range(n_lex)) + bytes([DEAD]))
             or len(starts) != len(groups) or not all(0 <= v < n_lex for v in starts)):
         return None
+    if not 0 <= tables["start"] < len(codes):
+        return None
     lex_kind = [-1 if name in tables["ignore"] else -2 if name == "_SEP" else tindex[name]
                 for name in groups]
     table = array("i")
