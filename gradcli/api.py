@@ -165,7 +165,8 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     exact = [_exact(at, name) for name in graph.inputs]
     if quick and values is not None:
         from .engine.interval import certify_quickly
-        found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active)
+        found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active,
+                                floats=(values, adjoint))
         if found is not None:
             return _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                                  *found)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+import sys
+from pathlib import Path
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal
 
 import mpmath
@@ -330,3 +332,110 @@ def test_the_quick_interval_sweep_proves_atan2_and_the_reciprocal_trig(source, p
         with mpmath.workdps(60):
             unit = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(exact_value))) - 12)
             assert abs(mpmath.mpf(text) - exact_value) <= unit / 2, (text, exact_value)
+
+
+@settings(max_examples=40, derandomize=True, database=None)
+@given(CANCELLING_SOURCES, CANCELLING, st.sampled_from([2, 3, 7, 13, 15, 17]))
+def test_the_node_where_float64_loses_its_digits_is_found_as_by_the_definition(source, x, n):
+    """float64_loss skips, at float speed, the nodes that certainly keep half the digits: it
+    names the same node as the definition, every node's agreement computed exactly."""
+    from gradcli.engine.certify import agreement, certify, float64_loss
+    from gradcli.engine.forward import forward
+    graph = gradcli.compile(source)
+    try:
+        floats = forward(graph, [float(x)])
+        reals = certify(graph, [x]).reals
+    except gradcli.GradcliError:
+        return
+    base, good, first = graph.base, [True] * graph.n_slots, None
+    for k in range(len(graph.ops)):
+        kept = agreement(floats[base + k], reals[base + k], n)
+        good[base + k] = kept >= n
+        if kept < n / 2 and all(good[a] for a in graph.args(k)):
+            first = base + k
+            break
+    assert float64_loss(graph, floats, reals, n) == first
+
+
+# -- the first attempt on bare balls gives what the Real sweeps give ----------------------------
+
+def _both_ways(source: str, point: list[str], monkeypatch):
+    """certify() as it runs (bare balls first) and with the Real sweeps only: (result or the
+    error's type, whether the bare attempt proved it) for each."""
+    from gradcli.engine import certify as C
+    graph = gradcli.compile(source)
+    outcomes = []
+    for bare in (True, False):
+        calls = []
+        real_forward = C._forward
+        monkeypatch.setattr(C, "_forward", lambda *a: calls.append(1) or real_forward(*a))
+        if not bare:
+            monkeypatch.setattr(C, "_bare_attempt", lambda *a: C._UNSETTLED)
+        try:
+            outcomes.append((C.certify(graph, point), not calls))
+        except gradcli.GradcliError as exc:
+            outcomes.append((type(exc), not calls))
+        monkeypatch.undo()
+    return outcomes
+
+
+def _same(a, b) -> None:
+    if isinstance(a, type) or isinstance(b, type):
+        assert a == b
+        return
+    for x, y in zip([a.value, *a.gradient], [b.value, *b.gradient]):
+        assert (x.text, float(x), x.digits, x.exact) == (y.text, float(y), y.digits, y.exact)
+    assert a.kinks == b.kinks and a.short == b.short and a.bits == b.bits
+    for x, y in zip(a.reals, b.reals):  # the same balls, the same rationals known
+        assert x.q == y.q and x.b.mid() == y.b.mid() and x.b.rad() == y.b.rad()
+
+
+@settings(max_examples=60, derandomize=True, database=None)
+@given(cases(max_statements=2, max_depth=3))
+def test_bare_balls_certify_as_the_real_sweeps_do(case):
+    source = to_source(case.program)
+    names = gradcli.compile(source).inputs
+    point = [repr(float(case.point[name])) for name in names]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        (bare, _), (real, _) = _both_ways(source, point, monkeypatch)
+    _same(bare, real)
+
+
+@pytest.mark.parametrize("source, x", [
+    ("abs(x - 0.1) + x", "0.1"), ("log(x - 1)", "1"), ("sqrt(x^2+1)-x", "1e8"),
+    ("x^0.5 * max(x, 0.3)", "0.3"), ("0.1*3 - 0.3 + x*0", "2"), ("sign(x - 1/3) * x", "0.5"),
+    ("(1-cos(x))/x^2", "1e-8"), ("atan2(x - 0.5, x - 0.5)", "0.5"), ("step(x) * x^2", "0"),
+])
+def test_bare_balls_leave_kinks_domains_and_exact_zeros_to_the_real_sweeps(source, x):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        (bare, _), (real, _) = _both_ways(source, [x], monkeypatch)
+    _same(bare, real)
+
+
+def test_a_wide_sum_is_certified_by_bare_balls_alone():
+    """wide 10^3: the bare attempt proves value and gradient; the Real sweep never runs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from families import POINT, wide
+    source = wide(1_000)
+    graph = gradcli.compile(source)
+    point = [str(POINT[name]) for name in graph.inputs]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        (bare, proved_bare), (real, _) = _both_ways(source, point, monkeypatch)
+    assert proved_bare
+    _same(bare, real)
+
+
+@settings(max_examples=400, derandomize=True, database=None)
+@given(st.floats(-1e300, 1e300).filter(lambda v: v != 0), st.integers(-60, 0),
+       st.integers(-20, 60), st.integers(1, 17))
+def test_the_quick_half_digits_test_never_overstates(x, shift, accuracy, n):
+    """_keeping_half says "at least n/2 digits agree" only where agreement (exact) says so: a
+    double near a ball whose midpoint is x moved by 2^shift of it, of relative radius
+    2^-accuracy."""
+    from flint import arb
+    from gradcli.engine.ball import Real
+    from gradcli.engine.certify import _keeping_half, agreement
+    mid = x * (1 + 2.0 ** shift) if shift > -60 else x
+    ball = arb(mid, abs(mid) * 2.0 ** -accuracy)
+    if _keeping_half([x], [ball], n)[0]:
+        assert agreement(x, Real(ball), n) >= n / 2

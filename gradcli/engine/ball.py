@@ -12,6 +12,10 @@ primitive's domain (the row's ``outside`` column), ``ZeroDivisionError`` for an 
 divisor — and raise :class:`Undecided` where the working precision cannot tell (a ball that
 straddles a kink or a domain boundary): the caller raises the precision and tries again.
 
+:data:`BARE` is the same namespace on bare balls (python-flint's ``arb``, no Real around each):
+a large sweep's common case, at a fraction of the cost, for the rows and questions a ball alone
+settles; anything else is :class:`Unsure`, and the Real sweep decides it.
+
 >>> with precision(64):
 ...     x = Real.exact("0.1")  # the decimal 1/10, as typed
 ...     kink = BALL.abs(x - Real.exact("0.1"))  # exactly 0: abs at its kink, decided exactly
@@ -23,6 +27,7 @@ straddles a kink or a domain boundary): the caller raises the precision and trie
 from __future__ import annotations
 
 import math
+import operator
 from contextlib import contextmanager
 from types import SimpleNamespace
 
@@ -139,19 +144,30 @@ class Real:
         return self.q == 0 if self.q is not None else self.b.is_zero()
 
     # -- arithmetic: exact where both sides are, a ball always -------------------------------
+    # (a sweep's operands are Reals, most of them inexact: that case first, in a few steps)
     def __add__(self, o):
-        o = Real._other(o)
-        if o is None:
-            return NotImplemented
+        if type(o) is Real:
+            if self.q is None or o.q is None:
+                return Real(self.b + o.b)
+        elif type(o) is float and o == 0.0:  # an adjoint's first contribution: nothing to add
+            return self
+        else:
+            o = Real._other(o)
+            if o is None:
+                return NotImplemented
         q = _fit(self.q + o.q) if self.q is not None and o.q is not None else None
         return Real(arb(q) if q is not None else self.b + o.b, q)
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        o = Real._other(o)
-        if o is None:
-            return NotImplemented
+        if type(o) is Real:
+            if self.q is None or o.q is None:
+                return Real(self.b - o.b)
+        else:
+            o = Real._other(o)
+            if o is None:
+                return NotImplemented
         q = _fit(self.q - o.q) if self.q is not None and o.q is not None else None
         return Real(arb(q) if q is not None else self.b - o.b, q)
 
@@ -160,9 +176,15 @@ class Real:
         return NotImplemented if o is None else o - self
 
     def __mul__(self, o):
-        o = Real._other(o)
-        if o is None:
-            return NotImplemented
+        if type(o) is Real:
+            if self.q is None or o.q is None:
+                return Real(self.b * o.b)
+        elif type(o) is float and (o == 1.0 or o == -1.0):  # the partials of + and -: exact
+            return self if o > 0 else -self
+        else:
+            o = Real._other(o)
+            if o is None:
+                return NotImplemented
         q = _fit(self.q * o.q) if self.q is not None and o.q is not None else None
         return Real(arb(q) if q is not None else self.b * o.b, q)
 
@@ -391,9 +413,12 @@ def _checked(name: str, r: Real, args: tuple) -> Real:
 
 def _method(name: str, method: str):
     """The row ``name`` computed by Arb's method ``method`` of one ball."""
+    call = getattr(arb, method)
+
     def f(a):
         a = Real.of(a)
-        return _checked(name, Real(getattr(a.b, method)()), (a,))
+        r = Real(call(a.b))
+        return r if r.b.is_finite() else _checked(name, r, (a,))
     f.__name__ = name
     return f
 
@@ -477,8 +502,10 @@ def _mod(a, b) -> Real:
 
 
 _SPECIAL = {
-    "add": lambda a, b: Real.of(a) + b, "sub": lambda a, b: Real.of(a) - b,
-    "mul": lambda a, b: Real.of(a) * b, "div": lambda a, b: Real.of(a) / b,
+    "add": lambda a, b: (a if type(a) is Real else Real.of(a)) + b,
+    "sub": lambda a, b: (a if type(a) is Real else Real.of(a)) - b,
+    "mul": lambda a, b: (a if type(a) is Real else Real.of(a)) * b,
+    "div": lambda a, b: Real.of(a) / b,
     "neg": lambda a: -Real.of(a), "pow": lambda a, b: _pow(Real.of(a), Real.of(b)),
     "abs": _abs, "sign": _sign, "step": _step, "relu": _relu, "min": _min, "max": _max,
     "cbrt": _cbrt, "atan2": _atan2, "hypot": _hypot, "sigmoid": _sigmoid,
@@ -531,3 +558,113 @@ def _function(name: str, arity: int):
 
 
 BALL = _Namespace(**{name: _function(name, p.arity) for name, p in TABLE.items()})
+
+
+# -- bare balls: the common case of a large sweep, without the Real around each ball ---------------
+
+class Unsure(ArithmeticError):
+    """A bare ball cannot settle this (a sign, a domain, an exact value): the Real sweep does."""
+
+
+def _bare_method(method: str):
+    call = getattr(arb, method)
+
+    def f(a):
+        r = call(a if type(a) is arb else arb(a))  # a rule's 2.0 (log's) is exact as a ball
+        if not r.is_finite():  # outside the domain, or not decided: the Real sweep says which
+            raise Unsure(method)
+        return r
+    return f
+
+
+def _bare_div(a, b):
+    if 0 in b:
+        raise Unsure("a divisor's ball holds 0")
+    return a / b
+
+
+def _bare_sign(a):
+    if type(a) is not arb:
+        a = arb(a)
+    if a > 0:
+        return arb(1)
+    if a < 0:
+        return arb(-1)
+    if a.is_zero():
+        return arb(0)
+    raise Unsure("sign of a ball that holds 0")
+
+
+def _bare_pow(a, b):
+    """``a^b`` as :func:`_pow` computes a ball with no known rational: an integer exponent
+    (an exact integer ball), else a positive base; anything else is for the Real sweep."""
+    a = a if type(a) is arb else arb(a)
+    b = b if type(b) is arb else arb(b)
+    if b.is_exact() and b.is_integer():
+        n = int(b.unique_fmpz())
+        if n < 0 and 0 in a:
+            raise Unsure("a negative power of a ball that holds 0")
+        return a ** n
+    if a > 0:
+        return a ** b
+    raise Unsure("the base's sign or the exponent's integrality")
+
+
+def _bare_unsure(name: str):
+    def f(*args):
+        raise Unsure(name)
+    return f
+
+
+# Rows whose Real result is exact for no inexact argument, computed on bare balls exactly as the
+# Real functions above compute their ``.b`` (so a sweep's balls are the same either way); every
+# other row, or any argument with a known rational, goes through its Real function.
+_BARE = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _bare_div,
+    "neg": operator.neg, "abs": abs, "min": lambda a, b: a.min(b),
+    "max": lambda a, b: a.max(b), "relu": lambda a: a.max(arb(0)),
+    "hypot": lambda a, b: (a * a + b * b).sqrt(),
+    "sigmoid": lambda a: 1 / (1 + (-a).exp()), "softplus": lambda a: a.exp().log1p(),
+    **{name: _bare_method(name) for name, p in TABLE.items()
+       if name not in _SPECIAL and p.arity == 1 and hasattr(arb, name)},
+}
+
+
+def _bare_finite(f):
+    def g(*args):
+        r = f(*args)
+        if not r.is_finite():
+            raise Unsure("not finite")
+        return r
+    return g
+
+
+class _BareNamespace(SimpleNamespace):
+    """The rules' ``m`` on bare balls (python-flint's arb): the rows of :data:`_BARE`, sign and
+    step where the ball decides them; any other question is :class:`Unsure`."""
+
+    @property
+    def pi(self):
+        return arb.pi()
+
+    @property
+    def e(self):
+        return arb(1).exp()
+
+    where = staticmethod(where)
+
+    @staticmethod
+    def is_zero(x) -> bool:
+        return x.is_zero() if type(x) is arb else x == 0
+
+    @staticmethod
+    def noninteger(x) -> bool:
+        return not x.contains_integer() if type(x) is arb else x != int(x)
+
+
+BARE = _BareNamespace(**{
+    name: _bare_finite(_BARE[name]) if name in ("sigmoid", "softplus", "hypot") else _BARE[name]
+    for name in _BARE}, sign=_bare_sign, step=lambda a: arb(int(_bare_sign(a) > 0)),
+    pow=_bare_pow, **{name: _bare_unsure(name) for name in TABLE if name not in _BARE
+                      and name not in ("sign", "step", "pow")},
+    polygamma=_bare_unsure("polygamma"))

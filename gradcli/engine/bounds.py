@@ -80,7 +80,7 @@ def _ulp_error(value, ulps: float):
 
 def _mag(v):
     """|v|: a column's, or the largest over an Interval of many rows' values."""
-    if type(v) is Interval:
+    if isinstance(v, Interval):
         return np.float64(max(-v.lo, v.hi))
     return np.abs(v)
 
@@ -88,7 +88,7 @@ def _mag(v):
 def _low(v):
     """|v|: a column's, or the smallest over an Interval (0 if it holds 0). Used only where a
     bound shrinks as |v| grows (a divisor), so that a chunk's bound exceeds every row's."""
-    if type(v) is Interval:
+    if isinstance(v, Interval):
         return np.float64(0.0 if v.lo <= 0.0 <= v.hi else min(-v.hi, v.lo) if v.hi < 0
                           else v.lo)
     return np.abs(v)
@@ -100,7 +100,7 @@ def _square(r: Interval) -> Interval:
 
 
 def _summary(*values) -> bool:
-    return any(type(v) is Interval for v in values)
+    return any(isinstance(v, Interval) for v in values)
 
 
 class Bounded:
@@ -138,7 +138,7 @@ class Bounded:
     def __mul__(self, other):
         o = _bounded(other)
         # a square over a chunk: not the product of two independent ranges (a·a >= 0)
-        v = _square(self.v) if o is self and type(self.v) is Interval else self.v * o.v
+        v = _square(self.v) if o is self and isinstance(self.v, Interval) else self.v * o.v
         e = 0.0
         if _nonzero(o.e):
             e = _mag(self.v) * o.e
@@ -271,7 +271,7 @@ def _pow(a: Bounded, b: Bounded) -> Bounded:
 
 def _log_size(v):
     """|ln|v||: a column's, or the largest over an Interval (at one of its ends in size)."""
-    if type(v) is Interval:
+    if isinstance(v, Interval):
         low, mag = _low(v), _mag(v)
         return np.maximum(np.abs(np.log(low)), np.abs(np.log(mag))) if low > 0 else np.inf
     return np.abs(np.log(np.abs(v)))

@@ -8,8 +8,10 @@ digits are certain and correctly rounded. Where they do not, or a ball straddles
 domain boundary, the precision doubles and the sweeps run again (Ziv's strategy), up to a cap:
 past it, a number shows the digits that are certain and says so.
 
-The working precision starts at ``max(64, 3.33·digits + 32)`` bits and doubles up to
-:func:`cap_bits` (``max(4096, 4 ×`` the start)).
+The working precision starts at ``max(64, 3.33·digits + 32)`` bits (and a bit more for each
+doubling of the graph past 256 nodes) and doubles up to :func:`cap_bits` (``max(4096, 4 ×``
+:func:`start_bits`)). Each precision is tried first on bare balls (:data:`ball.BARE`), and on
+Reals (balls with their exact rationals) where those cannot settle something.
 
 >>> from gradcli.api import compile
 >>> g = compile("(1-cos(x))/x^2")
@@ -21,13 +23,16 @@ The working precision starts at ``max(64, 3.33·digits + 32)`` bits and doubles 
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from flint import arb, fmpq
 
 from ..errors import DomainError, InputError, NumericalError
-from .ball import BALL, Real, Uncertifiable, Undecided, parse_decimal, precision
+from ..gcpause import gc_paused
+from .ball import (_BARE, BALL, BARE, EXACT_BITS, Real, Uncertifiable, Undecided, parse_decimal,
+                   precision)
 from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
@@ -234,6 +239,7 @@ def _forward(graph: Graph, point: Sequence) -> list:
     return values
 
 
+@gc_paused()  # the sweeps make millions of balls and no reference cycle
 def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = None,
             seed: float = 1.0, digits: int = DEFAULT_DIGITS, record: bool = False,
             active=None, again: Certified | None = None) -> Certified:
@@ -252,6 +258,7 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
     reused = again if again is not None and again.reals else None  # its balls, for the first try
+    bare = not record and reused is None  # bare balls first, at each precision, while they can
 
     def sweep(values=None):
         values = _forward(graph, point) if values is None else list(values)
@@ -259,7 +266,15 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
         return values, adjoint, records
 
     def attempt(bits: int, final: bool):
-        nonlocal reused
+        nonlocal reused, bare
+        if bare and not final:
+            quick = _bare_attempt(graph, point, wrt_slots, seed, digits, active)
+            if quick is None:  # proven nothing false, only too wide yet: twice the bits
+                return None
+            if quick is not _UNSETTLED:
+                quick.bits = bits
+                return quick
+            bare = False  # a sign, a domain, an exact zero: the Real sweeps, from these bits on
         earlier = reused.reals if reused is not None and bits == reused.bits else None
         reused = None
         values, adjoint, records = sweep(earlier)
@@ -271,7 +286,103 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
                 result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
                 result.records = trace.contributions()
         return result
-    return rising(graph, digits, attempt, reused.bits if reused is not None else None)
+    # a large sweep's balls widen by about an ulp of the working precision a node: start with
+    # that many bits more (log2 of the nodes, past 256), not with one attempt lost at 10^6 nodes
+    first = start_bits(digits) + max(0, len(graph.ops).bit_length() - 8)
+    return rising(graph, digits, attempt, reused.bits if reused is not None else first)
+
+
+# -- the first attempt on bare balls ------------------------------------------------------------
+
+# rows whose Real result never has a known rational (:data:`ball._BARE` computes their ball)
+_NEVER_EXACT = frozenset(name for name in _BARE if name not in (
+    "add", "sub", "mul", "div", "neg", "abs", "min", "max", "relu"))
+_RATIONAL = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+
+
+class _Reals:
+    """A sweep's bare balls (and the rationals known exactly, if kept) read as Reals."""
+
+    __slots__ = ("balls", "exact")
+
+    def __init__(self, balls: list, exact: list | None = None):
+        self.balls, self.exact = balls, exact
+
+    def __getitem__(self, i: int) -> Real:
+        x = self.balls[i]
+        if type(x) is not arb:
+            return Real.of(x)  # an adjoint no contribution reached: 0.0
+        return Real(x, self.exact[i] if self.exact is not None else None)
+
+    def __len__(self) -> int:
+        return len(self.balls)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.balls)))
+
+
+def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
+    """Every slot's ball, and its exact rational where the Real sweep would know one: the same
+    balls and rationals as :func:`_forward`'s Reals. A node whose Real function could give a
+    rational (some argument is one) runs that function; the others run on bare balls."""
+    reals = [_constant(graph, s) for s in range(graph.n_const)] + [exact_real(p) for p in point]
+    balls, exact = [r.b for r in reals], [r.q for r in reals]
+    bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
+    arg0, arg1 = graph.arg0, graph.arg1
+    for k, prim in enumerate(graph.ops):
+        name, a, b = prim.name, arg0[k], arg1[k]
+        f = bare.get(name)
+        if b < 0:
+            if f is not None and (exact[a] is None or name in never):
+                balls.append(f(balls[a]))
+                exact.append(None)
+                continue
+            r = getattr(BALL, name)(Real(balls[a], exact[a]))
+        else:
+            qa, qb = exact[a], exact[b]
+            if f is not None and (qa is None or qb is None or name in never):
+                balls.append(f(balls[a], balls[b]))
+                exact.append(None)
+                continue
+            if name in rational:  # as Real's +, -, *: the rational while it stays small
+                q = rational[name](qa, qb)
+                if q.height_bits() <= EXACT_BITS:
+                    balls.append(arb(q))
+                    exact.append(q)
+                else:
+                    balls.append(f(balls[a], balls[b]))
+                    exact.append(None)
+                continue
+            r = getattr(BALL, name)(Real(balls[a], qa), Real(balls[b], qb))
+        balls.append(r.b)
+        exact.append(r.q)
+    return balls, exact
+
+
+_UNSETTLED = object()  # what only the Real sweeps can settle
+
+
+def _bare_attempt(graph, point, wrt_slots, seed, digits, active):
+    """The value and gradient at the working precision, the reverse sweep's rules on bare
+    balls (python-flint's arb, no Real around each: half the time); None where a number's ball
+    is too wide yet but clear of 0 (more bits will do), :data:`_UNSETTLED` where anything is
+    not simply settled (a sign, a domain, a kink, a ball that holds 0: maybe an exact zero):
+    then the Real sweeps decide, as they always did. Every ball holds the exact number (Arb's
+    arithmetic), so what it proves is proven; it proves nothing a Real sweep would not."""
+    from .partials import local_partials
+    try:
+        balls, exact = _bare_forward(graph, point)
+        adjoint: list = [0.0] * graph.n_slots
+        adjoint[graph.output] = seed
+        local_partials(graph, balls, BARE, 1, graph.visit_order(), adjoint, active)
+        values, adjoints = _Reals(balls, exact), _Reals(adjoint)
+        result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
+        if result is not None:
+            return result
+        shown = [values[graph.output].b] + [adjoints[s].b for s in wrt_slots]
+        return None if all(x.is_finite() and 0 not in x for x in shown) else _UNSETTLED
+    except Exception:  # noqa: BLE001 - anything unsettled here, the Real sweeps settle
+        return _UNSETTLED
 
 
 class _Trace:
@@ -456,17 +567,45 @@ def agreement(x: float | None, exact: Real, n: int) -> int:
     return 0
 
 
+def _half_tolerance(n: int) -> float:
+    """Half a unit in digit m = ceil(n/2) + 1 of a number, relative to the number: at least
+    0.05·10^-(m-1) (its leading digit's decade is above a tenth of it), and a tenth of that, a
+    margin for the floats' own rounding."""
+    return 0.005 * 10.0 ** -((n + 1) // 2)
+
+
+def _keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int) -> list[bool]:
+    """For each double and ball, a quick sufficient test (floats only) that :func:`agreement`
+    is at least ``n/2`` (n >= 2): their span is below half a unit in digit m = ceil(n/2) + 1
+    <= n, so it holds at most one of the rounding boundaries of m - 1 and of m digits (the
+    former lie on the m-digit grid, half a unit from the latter), and the two round alike to
+    m - 1 >= n/2 digits or to m. The ball's radius is below |midpoint|·2^-accuracy (Arb's
+    relative accuracy in bits); False means only "not decided here"."""
+    if n < 2:
+        return [False] * len(floats)
+    tolerance, inf = _half_tolerance(n), math.inf
+    mids = map(float, balls)  # the midpoints' nearest doubles
+    accuracies = map(arb.rel_accuracy_bits, balls)
+    return [acc >= 20 and 0.0 < x * m < inf
+            and abs(x - m) + abs(m) * (2.0 ** -acc + 4.5e-16) + 4.5e-16 * abs(x)
+            < tolerance * min(abs(x), abs(m) * 0.999)
+            for x, m, acc in zip(floats, mids, accuracies)]
+
+
+@gc_paused()
 def float64_loss(graph: Graph, float_values: Sequence[float], reals: Sequence[Real],
                  n: int) -> int | None:
     """The first node (in tape order) where float64 keeps fewer than half of ``n`` digits while
     its arguments keep them all: where the digits are lost (a cancellation, mostly)."""
     base = graph.base
-    good = [True] * graph.n_slots
+    balls = reals.balls[base:] if type(reals) is _Reals else [r.b for r in reals[base:]]
+    keeps = _keeping_half(float_values[base:], balls, n)  # most nodes, at float speed
     for k in range(len(graph.ops)):
+        if keeps[k]:
+            continue
         s = base + k
-        kept = agreement(float_values[s], reals[s], n)
-        good[s] = kept >= n
-        if kept < n / 2 and all(good[a] for a in graph.args(k)):
+        if agreement(float_values[s], reals[s], n) < n / 2 and all(
+                a < base or agreement(float_values[a], reals[a], n) >= n for a in graph.args(k)):
             return s
     return None
 

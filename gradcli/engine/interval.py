@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+from ..gcpause import gc_paused
 from .primitives import TABLE, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
@@ -61,7 +62,7 @@ class Interval:
 
     @staticmethod
     def of(x) -> "Interval":
-        return x if type(x) is Interval else Interval(float(x), float(x))
+        return x if isinstance(x, Interval) else Interval(float(x), float(x))
 
     @staticmethod
     def around(x: float) -> "Interval":
@@ -69,26 +70,42 @@ class Interval:
         return Interval(_lower(x), _upper(x))
 
     def __add__(self, o):
-        o = Interval.of(o)
-        return Interval(_lower(self.lo + o.lo), _upper(self.hi + o.hi))
+        if type(o) is float and o == 0.0:  # the reverse sweep's first contribution to an adjoint
+            return self
+        return _sum(self, o if isinstance(o, Interval) else Interval.of(o), 1.0)
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        o = Interval.of(o)
-        return Interval(_lower(self.lo - o.hi), _upper(self.hi - o.lo))
+        return _sum(self, o if isinstance(o, Interval) else Interval.of(o), -1.0)
 
     def __rsub__(self, o):
         return Interval.of(o) - self
 
     def __mul__(self, o):
-        o = Interval.of(o)
-        if self.lo == self.hi and o.lo == o.hi:
-            p = self.lo * o.lo
-            return Interval(_lower(p), _upper(p)) if p != 0 or (self.lo == 0 or o.lo == 0) \
-                else _underflow()
-        ps = (self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
-        return Interval(_lower(min(ps)), _upper(max(ps)))
+        if type(o) is float and (o == 1.0 or o == -1.0):  # the partials of + and -: exact
+            return self if o > 0 else -self
+        if not isinstance(o, Interval):
+            o = Interval.of(o)
+        a, b, c, d = self.lo, self.hi, o.lo, o.hi
+        if a == b and c == d:
+            p = a * c
+            if p == 0:
+                return Interval(0.0, 0.0) if a == 0 or c == 0 else _underflow()
+            return Interval(_down(p, -_INF), _down(p, _INF))
+        # the ends' products by the signs (one product an end, as a rule), else all four
+        if a >= 0.0 and c >= 0.0:
+            lo, hi = a * c, b * d
+        elif b <= 0.0 and d <= 0.0:
+            lo, hi = b * d, a * c
+        elif a >= 0.0 and d <= 0.0:
+            lo, hi = b * c, a * d
+        elif b <= 0.0 and c >= 0.0:
+            lo, hi = a * d, b * c
+        else:
+            ps = (a * c, a * d, b * c, b * d)
+            lo, hi = min(ps), max(ps)
+        return Interval(_down(lo, -_INF), _down(hi, _INF))
 
     __rmul__ = __mul__
 
@@ -132,6 +149,71 @@ class Interval:
 
     def __repr__(self) -> str:
         return f"Interval({self.lo!r}, {self.hi!r})"
+
+
+class Sum(Interval):
+    """An interval made by additions, with its ends also held exactly as unevaluated sums:
+    the exact value is in ``[slo + elo, shi + ehi]`` (real sums, not rounded), where ``slo``,
+    ``shi`` are the doubles the additions rounded to and ``elo``, ``ehi`` their accumulated
+    rounding errors, themselves rounded outward. A chain of additions (a long sum, or many
+    contributions to one adjoint) carries its rounding errors exactly (TwoSum) and bounds them
+    once, at the ends ``lo``, ``hi``: its width is the sum of the terms' widths, not n ulps of
+    the partial sums."""
+
+    __slots__ = ("slo", "elo", "shi", "ehi")
+
+    def __neg__(self):
+        r = Sum(-self.hi, -self.lo)
+        r.slo, r.elo, r.shi, r.ehi = -self.shi, -self.ehi, -self.slo, -self.elo
+        return r
+
+
+def _two_sum(a: float, b: float) -> tuple[float, float]:
+    """``a + b`` rounded to nearest, and its rounding error: ``s + e == a + b`` exactly
+    (Knuth's TwoSum; exact in binary floating point with round-to-nearest, as Python's floats
+    are, unless ``s`` overflows, and then the interval refuses it)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _sum(a: Interval, b: Interval, sign: float) -> Interval:
+    """``a + sign*b`` (sign ±1.0) with its ends' rounding errors carried exactly (:class:`Sum`):
+    each end is a double plus an error term; TwoSum makes the new double's error exact, and only
+    the addition of the (tiny) error terms is rounded, outward, so each end stays a bound."""
+    if type(a) is Sum:
+        al, ael, ah, aeh = a.slo, a.elo, a.shi, a.ehi
+    else:
+        al, ah, ael, aeh = a.lo, a.hi, 0.0, 0.0
+    if type(b) is Sum:
+        bl, bel, bh, beh = b.slo, b.elo, b.shi, b.ehi
+    else:
+        bl, bh, bel, beh = b.lo, b.hi, 0.0, 0.0
+    if sign < 0:
+        bl, bel, bh, beh = -bh, -beh, -bl, -bel
+    # TwoSum of each end (:func:`_two_sum`, inlined: this is the sweep's most common operation)
+    sl = al + bl
+    t = sl - al
+    el = (al - (sl - t)) + (bl - t)
+    sh = ah + bh
+    t = sh - ah
+    eh = (ah - (sh - t)) + (bh - t)
+    # the error terms, rounded outward (each is an ulp or so of the sum: the rounding of their
+    # own sums is some 2^-53 of that, and is kept on the safe side too)
+    if ael:
+        el = _down(el + ael, -_INF)
+    if bel:
+        el = _down(el + bel, -_INF)
+    if aeh:
+        eh = _down(eh + aeh, _INF)
+    if beh:
+        eh = _down(eh + beh, _INF)
+    if not el and not eh:  # exact: no widening at all
+        return Interval(sl, sh)
+    # the ends as doubles: slo + elo rounded down (exact when elo is 0), shi + ehi rounded up
+    r = Sum(_down(sl + el, -_INF) if el else sl, _down(sh + eh, _INF) if eh else sh)
+    r.slo, r.elo, r.shi, r.ehi = sl, el, sh, eh
+    return r
 
 
 def _underflow():
@@ -341,15 +423,72 @@ def _recipe(recipe) -> Interval:
     return getattr(INTERVAL, recipe[0])(*map(_recipe, recipe[1:]))
 
 
-def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None):
+# How many ulps each way a primitive's interval is widened at least: none where its result is
+# exact or a compensated sum, one for a rounded product or quotient, ULPS for a function
+_EXACT = frozenset(("add", "sub", "neg", "abs", "min", "max", "relu", "sign", "step"))
+_ROUNDED = frozenset(("mul", "div"))
+
+
+def hopeless(graph, values, adjoint, digits: int) -> bool:
+    """Whether the interval sweep certainly cannot prove ``digits`` digits of the value, judged
+    from the float64 sweeps (``values``, and ``adjoint`` of every slot) before running it.
+
+    A rounded product or quotient widens its node's interval by at least an ulp each way, a
+    function by ULPS ulps: more than ``2u·|v|`` or ``2·ULPS·u·|v|`` in all (u = 2^-53), and the
+    output's interval grows by that times |∂output/∂node|, to first order. When the sum over the
+    nodes already exceeds a unit in the last digit asked, the output interval's two ends cannot
+    round alike. Only a shortcut: skipping the sweep sends the numbers to the balls, which prove
+    them anyway."""
+    from itertools import compress
+    from operator import mul
+    y = values[graph.output]
+    if not y or not math.isfinite(y):
+        return False
+    base = graph.base
+    names = [p.name for p in graph.ops]
+    sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
+    rounded = sum(compress(sizes, [name in _ROUNDED for name in names]))
+    functions = sum(compress(sizes, [name not in _EXACT and name not in _ROUNDED
+                                     for name in names]))
+    floor = 2.0 * 2.0 ** -53 * (rounded + ULPS * functions)
+    return floor > 10.0 ** (math.floor(math.log10(abs(y))) - digits + 1)
+
+
+def _proven_text(x, digits: int, rounded=None) -> str | None:
+    """The ``digits`` digits every number in the interval ``x`` rounds to, or None; with
+    ``rounded`` (the float64 result), only if that double rounds to them too."""
+    from .rounding import float_text
+    x = Interval.of(x)
+    if x.lo == x.hi == 0:
+        return "0" if rounded is None or rounded == 0 else None
+    if not (x.lo > 0 or x.hi < 0):
+        return None
+    text = float_text(x.lo, digits)
+    if float_text(x.hi, digits) != text:
+        return None
+    if rounded is not None and float_text(rounded, digits) != text:
+        return None  # the balls say how many digits float64 got
+    return text
+
+
+@gc_paused()  # a sweep of intervals makes no reference cycle
+def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None,
+                    floats=None):
     """The output's value and gradient as proven decimal texts, by one interval sweep, with
     the kinks met exactly; None when the intervals are too wide to prove ``digits`` digits (or
-    cannot be computed here): then only the balls can."""
+    cannot be computed here): then only the balls can. With ``floats``, the float64 sweeps'
+    ``(values, adjoint)`` at the point: the digits are given only where those float64 results
+    round to them too (the result reports them as float64's), and the sweep is not run where
+    :func:`hopeless` says it cannot succeed."""
     from .reverse import reverse
-    from .rounding import float_text
     inputs = [_exact_input(p) for p in point]
     if any(x is None for x in inputs):
         return None
+    if floats is not None and hopeless(graph, floats[0], floats[1], digits):
+        return None
+    y64 = grads64 = None
+    if floats is not None:
+        y64, grads64 = floats[0][graph.output], [floats[1][s] for s in wrt_slots]
     try:
         values = [_recipe(graph.exact[s]) if s in graph.exact else Interval.point(c)
                   for s, c in enumerate(graph.constants)] + inputs
@@ -358,21 +497,18 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
             b = graph.arg1[k]
             values.append(f(values[graph.arg0[k]]) if b < 0
                           else f(values[graph.arg0[k]], values[b]))
+        value = _proven_text(values[graph.output], digits, y64)
+        if value is None:  # before the reverse sweep, which costs twice the forward one
+            return None
         adjoint, _ = reverse(graph, values, seed, m=INTERVAL, active=active)
     except (ArithmeticError, ValueError, TypeError):
         return None
-    texts = []
-    for x in [values[graph.output]] + [adjoint[s] for s in wrt_slots]:
-        x = Interval.of(x)
-        if x.lo == x.hi == 0:
-            texts.append("0")
-            continue
-        if not (x.lo > 0 or x.hi < 0):
+    texts = [value]
+    for i, s in enumerate(wrt_slots):
+        text = _proven_text(adjoint[s], digits, None if grads64 is None else grads64[i])
+        if text is None:
             return None
-        lo, hi = float_text(x.lo, digits), float_text(x.hi, digits)
-        if lo != hi:
-            return None
-        texts.append(lo)
+        texts.append(text)
     kinks = []
     for k, prim in enumerate(graph.ops):
         if prim.kink is not None:
