@@ -298,8 +298,8 @@ def programs(roots: list, reserved=()) -> list[str]:
     node_of = {r.serial: r for r in roots}
     is_root = set(node_of)
     # One walk finds every part, its parts (kids) and the parts whose own text a whole's
-    # text pastes (read). A number exponent is neither: its value is printed, and a number
-    # is never named, so no count or size needs it.
+    # text pastes (read). A number is never named, so it is no kid (no count or size needs
+    # it), and a number exponent is not even read: its value is printed.
     kids: dict[int, list] = {}
     read = set(is_root)
     stack = list(node_of.values())
