@@ -137,3 +137,41 @@ def test_long_sum_and_deep_product():
 
 
 # docs/diff.md's examples are replayed with every other page's by tests/test_docs.py.
+
+
+def _product_pairs(seed: int, count: int):
+    """Pairs of canonical products (and single factors) built from a pool of bases."""
+    import random
+    rng = random.Random(seed)
+    x, y, z = (Sym(symbol(n)) for n in "xyz")
+    from gradcli.symbolic.expr import SYMBOLIC as m
+    pool = [x, y, z, x + 1, y - z, m.sin(x), m.cos(y), m.exp(z), m.exp(x + y), m.log(z),
+            m.atan(x * y)]
+    pairs = []
+    for _ in range(count):
+        sides = []
+        for _ in range(2):
+            factor = Sym(rng.choice([1, 2, -3, 0.5]))
+            for base in rng.sample(pool, rng.randint(1, 6)):
+                factor = factor * base ** rng.choice([1, 1, 2, -1, y])
+            sides.append(factor.node)
+        pairs.append(sides)
+    return pairs
+
+
+def test_two_products_join_as_the_general_path_builds_them(monkeypatch):
+    # _join_two merges two canonical factor lists (inserting a short side by bisection): the
+    # node it gives is the one the general path canonicalises from scratch
+    from gradcli.symbolic import expr
+    joined = 0
+    with fresh_context():
+        one = expr.number(1)
+        for p, q in _product_pairs(seed=24, count=300):
+            fast = expr._join_two([(p, one), (q, one)])
+            if fast is None:
+                continue
+            joined += 1
+            with monkeypatch.context() as patch:
+                patch.setattr(expr, "_join_two", lambda items: None)
+                assert expr.multiply([(p, one), (q, one)]) is fast, (text(p), text(q))
+    assert joined > 50

@@ -26,8 +26,9 @@ and the work is linear in the size of the expression graph.
 
 from __future__ import annotations
 
+from collections import Counter
 from fractions import Fraction
-from itertools import count
+from itertools import chain, count
 
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
@@ -148,7 +149,8 @@ def _local_derivatives(node) -> list:
     key = ("partials", node.serial)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = local_derivatives(TABLE[node.name], node.args)
+        # the node is the function's value there: apply() gives it back for its own arguments
+        found = memo[key] = local_derivatives(TABLE[node.name], node.args, node)
     return found
 
 
@@ -294,28 +296,43 @@ def programs(roots: list, reserved=()) -> list[str]:
     root prints as it would alone. The work is linear in the size of all of them together,
     not in the sum of their sizes: a gradient's components share most of their parts."""
     node_of = {r.serial: r for r in roots}
-    kids = {}  # serial -> its parts' serials
+    is_root = set(node_of)
+    # One walk finds every part, its parts (kids) and the parts whose own text a whole's
+    # text pastes (read). A number is never named, so it is no kid (no count or size needs
+    # it), and a number exponent is not even read: its value is printed.
+    kids: dict[int, list] = {}
+    read = set(is_root)
     stack = list(node_of.values())
     while stack:
         n = stack.pop()
-        parts = children(n)
-        kids[n.serial] = [k.serial for k in parts]
+        t = type(n)
+        if t is Product:
+            parts = [b for b, _ in n.factors]
+            parts += [e for _, e in n.factors if type(e) is not Number]
+            pasted = parts
+        elif t is Sum:
+            parts = [k for k, _ in n.terms]
+            # a product term c*k with c != ±1 is printed afresh (coefficients merged)
+            pasted = [k for k, c in n.terms if abs(c) == 1 or type(k) is not Product]
+        elif t is Apply:
+            parts = pasted = n.args
+        else:
+            kids[n.serial] = ()
+            continue
+        read.update([k.serial for k in pasted])
+        kids[n.serial] = [k.serial for k in parts if type(k) is not Number]
         for k in parts:
             if k.serial not in node_of:
                 node_of[k.serial] = k
                 stack.append(k)
-    order = sorted(node_of)  # parts before wholes
-    uses = dict.fromkeys(order, 0)  # how many nodes read each one (its parents, not its paths)
-    for ks in kids.values():
-        for k in ks:
-            uses[k] += 1
-    is_root = {r.serial for r in roots}
-    numbers = {s for s, n in node_of.items() if type(n) is Number}
+    order = sorted(kids)  # parts before wholes
+    # how many nodes read each one (its parents, not its paths)
+    uses = Counter(chain.from_iterable(kids.values()))
     size: dict[int, int] = {}
     named: set[int] = set()
     for s in order:  # a part's size is known before its whole's
         # a*x has size 3: its exponents 1 are not seen; a named part counts as one
-        size[s] = 1 + sum([1 if k in named else size[k] for k in kids[s] if k not in numbers])
+        size[s] = 1 + sum([1 if k in named else size[k] for k in kids[s]])
         if uses[s] > 1 and size[s] >= MIN_NAMED_SIZE and s not in is_root:
             named.add(s)
     reads = {}  # a named part or root -> the named parts its printed text reads directly
@@ -344,23 +361,11 @@ def programs(roots: list, reserved=()) -> list[str]:
             if s not in name_of:
                 name_of[s] = next(fresh)
         blocks.append(block)
-    read = named | is_root  # the parts whose own text is printed or pasted into a whole's
-    for n in node_of.values():
-        t = type(n)
-        if t is Sum:  # a product term c*k with c != ±1 is printed afresh (coefficients merged)
-            read.update([k.serial for k, c in n.terms
-                         if abs(c) == 1 or type(k) is not Product or k.serial in named])
-        elif t is Product:
-            read.update([b.serial for b, _ in n.factors])  # a number for exponent: its value
-            read.update([e.serial for _, e in n.factors if type(e) is not Number])
-        elif t is Apply:
-            read.update([a.serial for a in n.args])
+    read |= named  # the parts whose own text is printed or pasted into a whole's
     out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
     lines: dict[int, str] = {}
     tails = {}
-    for s in order:
-        if s not in read:
-            continue
+    for s in sorted(read):
         text = rope(node_of[s], out, named)
         if s in named:
             lines[s] = f"{name_of[s]} = {flatten(text)}"

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from bisect import insort_left, insort_right
 from contextlib import contextmanager
 from fractions import Fraction
 
@@ -53,6 +54,7 @@ class Context:
 
     def __init__(self):
         self.table: dict = {}
+        self.crc: dict = {}  # name -> its CRC-32, for the structural hash
         self.small: dict = {}  # small int -> its Number: the commonest look-up, made cheap
         self.memo: dict = {}  # results computed once per context (see context_memo)
         self.serial = 0
@@ -77,21 +79,23 @@ def context_memo() -> dict:
     return _context.memo
 
 
-def _intern(cls, key: tuple, rank: int, name: str, child_hashes: tuple, init, sub: int = 0):
+def _new(cls, key: tuple, rank: int, name: str, child_hashes: tuple, sub: int = 0):
+    """A new node under ``key``, which the caller looked up and did not find; the caller sets
+    the node's own fields. A key holds the parts themselves: each is the one node of its
+    structure in the context, so identity is equality (and hashes in C)."""
     ctx = _context
-    node = ctx.table.get(key)
-    if node is not None:
-        return node
-    node = object.__new__(cls)
-    init(node)
-    node.serial = ctx.serial
-    ctx.serial += 1
-    if ctx.serial > MAX_NODES:
+    serial = ctx.serial
+    if serial >= MAX_NODES:
         raise LimitError(f"the derivative has more than {MAX_NODES:,} distinct subexpressions",
                          hint="ask for a lower --order")
-    h = hash((rank, zlib.crc32(name.encode()), child_hashes))
+    ctx.serial = serial + 1
+    crc = ctx.crc.get(name)
+    if crc is None:
+        crc = ctx.crc[name] = zlib.crc32(name.encode())
+    node = object.__new__(cls)
+    node.serial = serial
+    node.hash = h = hash((rank, crc, child_hashes))  # the same whatever the build order
     node.key = (rank, name, sub, h)
-    node.hash = h
     ctx.table[key] = node
     return node
 
@@ -165,17 +169,22 @@ def number(value) -> Number:
 
 
 def _number(v: int | Fraction) -> Number:
-
-    def init(n):
-        n.value = v
     pair = (v.numerator, v.denominator)  # ints hash fast; Fraction.__hash__ is slow
-    return _intern(Number, ("n",) + pair, 0, "", pair, init)
+    key = ("n",) + pair
+    node = _context.table.get(key)
+    if node is None:
+        node = _new(Number, key, 0, "", pair)
+        node.value = v
+    return node
 
 
 def symbol(name: str) -> Symbol:
-    def init(n):
-        n.name = name
-    return _intern(Symbol, ("s", name), 1, name, (), init)
+    key = ("s", name)
+    node = _context.table.get(key)
+    if node is None:
+        node = _new(Symbol, key, 1, name, ())
+        node.name = name
+    return node
 
 
 def _value(node) -> int | Fraction | None:
@@ -196,11 +205,12 @@ def apply(name: str, args: tuple) -> Node:
     if row.parity and _negative(args[0]):  # sin(-y) is -sin(y), cos(-y) is cos(y)
         inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
         return inner if row.parity == "even" else multiply([(inner, ONE_NODE())], -ONE)
-
-    def init(n):
-        n.name, n.args = name, args
-    return _intern(Apply, ("a", name) + tuple(a.serial for a in args), 3, name,
-                   tuple(a.hash for a in args), init)
+    key = ("a", name, args)
+    node = _context.table.get(key)
+    if node is None:
+        node = _new(Apply, key, 3, name, tuple([a.hash for a in args]))
+        node.name, node.args = name, args
+    return node
 
 
 def _negative(node) -> bool:
@@ -235,31 +245,24 @@ def _fold_call(name: str, xs: list[float]) -> float | None:
 
 
 def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
-    key = ("+", const.numerator, const.denominator) + tuple(
-        [(t.serial, c.numerator, c.denominator) for t, c in terms])
+    key = ("+", const, terms)  # coefficients are tidy: 2 is never Fraction(2)
     node = _context.table.get(key)
-    if node is not None:  # built before: its structural hash is not computed again
-        return node
-
-    def init(n):
-        n.const, n.terms, n._tail = const, terms, None
-    return _intern(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
-        [(t.hash, c.numerator, c.denominator) for t, c in terms]), init)
+    if node is None:  # new: only now is its structural hash computed
+        node = _new(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
+            [(t.hash, c.numerator, c.denominator) for t, c in terms]))
+        node.const, node.terms, node._tail = const, terms, None
+    return node
 
 
 def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
-    key = ("*", coeff.numerator, coeff.denominator) + tuple(
-        [(b.serial, e.serial) for b, e in factors])
+    key = ("*", coeff, factors)
     node = _context.table.get(key)
-    if node is not None:  # built before: its structural hash is not computed again
-        return node
-
-    def init(n):
-        n.coeff, n.factors, n._unit = coeff, factors, None
-    first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
-    return _intern(Product, key, first[0], first[1],
-                   (coeff.numerator, coeff.denominator)
-                   + tuple([(b.hash, e.hash) for b, e in factors]), init, 1)
+    if node is None:  # new: only now is its structural hash computed
+        first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
+        node = _new(Product, key, first[0], first[1], (coeff.numerator, coeff.denominator)
+                    + tuple([(b.hash, e.hash) for b, e in factors]), 1)
+        node.coeff, node.factors, node._unit = coeff, factors, None
+    return node
 
 
 def unit(node: Product):
@@ -438,26 +441,45 @@ def _join_two(items) -> Product | None:
     factors merged in order and their coefficients multiplied, as the general path would do it,
     without canonicalising every factor again. The commonest product of a chain rule (a
     derivative times a partial); None when the general path has more to do."""
-    sides = []
-    for node, e in items:
-        if type(e) is not Number or e.value != 1:
-            return None
-        t = type(node)
-        if t is Product and len(node.factors) <= FLAT:
-            sides.append((node.coeff, node.factors))
-        elif t is Symbol or t is Sum or t is Product or (t is Apply and node.name != "exp"):
-            sides.append((ONE, ((node, e),)))
-        else:
-            return None
-    (cp, fp), (cq, fq) = sides
-    if len(fp) + len(fq) < 2:
+    (p, ep), (q, eq) = items
+    if type(ep) is not Number or ep.value != 1 or type(eq) is not Number or eq.value != 1:
         return None
-    bases = {b.serial for b, _ in fp}
-    exps = any(type(b) is Apply and b.name == "exp" for b, _ in fp)
-    for b, _ in fq:
-        if b.serial in bases or (exps and type(b) is Apply and b.name == "exp"):
+    cp, fp = _as_factors(p, ep)
+    cq, fq = _as_factors(q, eq)
+    if fp is None or fq is None:
+        return None
+    small, large = (fq, fp) if len(fq) <= len(fp) else (fp, fq)
+    for b, _ in small:
+        if type(b) is Apply and b.name == "exp":
+            if any(type(x) is Apply and x.name == "exp" for x, _ in large):
+                return None
+            break
+    bases = {b for b, _ in large}
+    for b, _ in small:
+        if b in bases:
             return None
-    return _product_node(_tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
+    if len(small) > 2:
+        return _product_node(_tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
+    # a factor or two into the other side's order: what sorted(fp + fq) gives, with a few
+    # comparisons (fp's factor first among equal keys)
+    merged = list(large)
+    if small is fq:
+        for pair in fq:
+            insort_right(merged, pair, key=_factor_key)
+    else:
+        for pair in reversed(fp):
+            insort_left(merged, pair, key=_factor_key)
+    return _product_node(_tidy(cp * cq), tuple(merged))
+
+
+def _as_factors(node, e) -> tuple:
+    """A side of _join_two as (coefficient, factors), or (1, None) when it has more to do."""
+    t = type(node)
+    if t is Product and len(node.factors) <= FLAT:
+        return node.coeff, node.factors
+    if t is Symbol or t is Sum or t is Product or (t is Apply and node.name != "exp"):
+        return ONE, ((node, e),)
+    return ONE, None
 
 
 def _factor_key(pair):
@@ -616,7 +638,12 @@ _SHORT = 200  # a rope of strings only and at most this long is joined at once
 
 def _grouped(rope: tuple, need: int):
     """A part's text as an operand of a layer that needs ``need``: in parentheses below it."""
-    return rope[0] if rope[1] >= need else ["(", rope[0], ")"]
+    return rope[0] if rope[1] >= need else _parenthesized(rope[0])
+
+
+def _parenthesized(text):
+    # a short text is copied (a whole string joins at once, with no list to walk later)
+    return "(" + text + ")" if type(text) is str else ["(", text, ")"]
 
 
 def _joined(pieces: list, layer: int) -> tuple:
@@ -633,6 +660,8 @@ def _number_rope(value: float) -> tuple:
 
 
 _RATIONALS: dict = {}  # (rational, as an exponent) -> its rope: the same few numbers recur
+_COEFFICIENTS: dict = {}  # a product's coefficient -> (|c| != 1, its numerator's rope, its
+                          # denominator's rope or None)
 
 
 def _rational_rope(v: Fraction, exponent: bool = False) -> tuple:
@@ -672,10 +701,10 @@ def _chain(ropes: list, op: str) -> tuple:
     if len(ropes) == 1:
         return ropes[0]
     first = ropes[0]
-    pieces = [first[0] if first[1] >= _PRODUCT else ["(", first[0], ")"]]
+    pieces = [first[0] if first[1] >= _PRODUCT else _parenthesized(first[0])]
     for text, layer in ropes[1:]:
         pieces.append(op)
-        pieces.append(text if layer >= _UNARY else ["(", text, ")"])
+        pieces.append(text if layer >= _UNARY else _parenthesized(text))
     return _joined(pieces, _PRODUCT)
 
 
@@ -702,13 +731,20 @@ def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
     elif coeff == -1 and top:  # the sign on the leading factor
         top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
     else:
-        num, den = _coefficient_parts(abs(coeff))
-        if num != 1 or not top:
-            top.insert(0, _number_rope(-num if coeff < 0 else num))
+        found = _COEFFICIENTS.get(coeff)
+        if found is None:
+            num, den = _coefficient_parts(abs(coeff))
+            found = (num != 1, _number_rope(-num if coeff < 0 else num),
+                     None if den is None else _number_rope(den))
+            if len(_COEFFICIENTS) < 4096:
+                _COEFFICIENTS[coeff] = found
+        not_one, num, den = found
+        if not_one or not top:
+            top.insert(0, num)
         elif coeff < 0:
             top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
         if den is not None:
-            bottom.insert(0, _number_rope(den))
+            bottom.insert(0, den)
     if not top:
         top.append(_number_rope(1.0))
     tree = _chain(top, "*")
@@ -777,6 +813,8 @@ def name_rope(name: str) -> tuple:
 
 def flatten(rope: tuple) -> str:
     """A rope as one string."""
+    if type(rope[0]) is str:
+        return rope[0]
     out: list[str] = []
     stack = [rope[0]]
     while stack:
@@ -816,8 +854,9 @@ def _primal_sym(prim, args: list) -> Sym:
     return getattr(SYMBOLIC, prim.name)(*args)
 
 
-def local_derivatives(prim, args: list) -> list:
-    """Each partial derivative of ``prim`` at symbolic arguments, as nodes (the rule table's)."""
+def local_derivatives(prim, args: list, value=None) -> list:
+    """Each partial derivative of ``prim`` at symbolic arguments, as nodes (the rule table's);
+    ``value`` is the node of ``prim`` at them when the caller has it."""
     syms = [Sym(a) for a in args]
-    ans = _primal_sym(prim, syms)
+    ans = _primal_sym(prim, syms) if value is None else Sym(value)
     return [_node(rule(SYMBOLIC, *syms, ans)) for rule in prim.partials]
