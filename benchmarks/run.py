@@ -249,11 +249,15 @@ def measure_startup(runs: int, with_peers: bool,
 
 # -- whole commands: eval, --trace and diff on the families, beside other installations -----------
 
-# (label, family, terms, arguments after the file): the workloads of the speed issue's table
+# (label, family, terms, arguments after the file): the workloads of the speed issue's table;
+# a --trace row is compared with the row of the same command without it
+_AT = ",".join(f"{k}={v}" for k, v in POINT.items())
 COMMANDS = [
-    ("eval", "wide", 10_000, ["eval", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
-    ("eval --trace (40 rows a table)", "wide", 10_000,
-     ["eval", "--trace", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
+    ("eval", "wide", 10_000, ["eval", "--at", _AT]),
+    ("eval --trace (40 rows a table)", "wide", 10_000, ["eval", "--trace", "--at", _AT]),
+    ("eval --float64", "wide", 10_000, ["eval", "--float64", "--at", _AT]),
+    ("eval --float64 --trace (40 rows a table)", "wide", 10_000,
+     ["eval", "--float64", "--trace", "--at", _AT]),
     ("eval", "deep", 3_000, ["eval", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
     ("diff", "deep", 3_000, ["diff"]),
     ("eval", "wide", 1_000, ["eval", "--at", ",".join(f"{k}={v}" for k, v in POINT.items())]),
@@ -263,26 +267,30 @@ COMMANDS = [
 
 def measure_commands(runs: int, others: list[str] = ()) -> list[dict]:
     """CPU time (user + system, median of ``runs``) of each of :data:`COMMANDS` as a new
-    process, for this gradcli and each of ``others``, the installations taking turns."""
+    process, for this gradcli and each of ``others``: every command and installation takes its
+    turn in each round, so a machine busier at one moment slows them alike."""
     import tempfile
     exes = {"this": gradcli_command(), **{exe: [exe] for exe in others}}
-    out = []
+    cpu: dict[tuple, list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
+        commands = {}
         for label, family, n, args in COMMANDS:
             path = Path(folder) / f"{family}-{n}.txt"
             if not path.exists():
                 path.write_text(FAMILIES[family](n), encoding="utf-8")
-            cmd = {name: exe + [args[0], "-f", str(path)] + args[1:] for name, exe in exes.items()}
-            cpu: dict[str, list[float]] = {name: [] for name in exes}
-            for _ in range(runs):
-                for name, c in cmd.items():
-                    c0 = _children_cpu()
-                    subprocess.run(c, capture_output=True, check=True)
-                    cpu[name].append(_children_cpu() - c0)
-            out.append({"command": label, "family": family, "n": n,
-                        **{name: median(t) for name, t in cpu.items()}})
-            print(f"  {label} {family} {n}: done", file=sys.stderr, flush=True)
-    return out
+            for name, exe in exes.items():
+                commands[label, family, n, name] = exe + [args[0], "-f", str(path)] + args[1:]
+        for c in commands.values():  # warm the disk cache and each installation's bytecode
+            subprocess.run(c, capture_output=True, check=True)
+        for k in range(runs):
+            for key, c in commands.items():
+                c0 = _children_cpu()
+                subprocess.run(c, capture_output=True, check=True)
+                cpu.setdefault(key, []).append(_children_cpu() - c0)
+            print(f"  round {k + 1} of {runs}: done", file=sys.stderr, flush=True)
+    return [{"command": label, "family": family, "n": n,
+             **{name: median(cpu[label, family, n, name]) for name in exes}}
+            for label, family, n, _ in COMMANDS]
 
 
 # -- peers on the same generated source -----------------------------------------------------------
@@ -475,14 +483,18 @@ def main(argv=None) -> int:
         measured = measure_commands(args.command_runs, args.other_gradcli)
         report["commands"] = measured
         names = ["this"] + list(args.other_gradcli)
-        evals = {(m["family"], m["n"]): m for m in measured if m["command"] == "eval"}
+        evals = {(m["command"], m["family"], m["n"]): m for m in measured
+                 if m["command"].startswith("eval") and "--trace" not in m["command"]}
         rows = []
         for m in measured:
-            ref = evals.get((m["family"], m["n"]), m)
+            plain = m["command"].split(" --trace")[0]  # the same eval without the trace
+            ref = evals.get((plain, m["family"], m["n"]),
+                            evals.get(("eval", m["family"], m["n"]), m))
             rows.append([f"`{m['command']}`", m["family"], f"{m['n']:,}"]
-                        + [f"{fmt_seconds(m[x])} ({m[x] / ref[x]:.1f}x eval)" for x in names])
-        print(f"## Whole commands: CPU time, median of {args.command_runs} runs "
-              "(÷ the plain eval of the same source)\n")
+                        + [f"{fmt_seconds(m[x])} ({m[x] / ref[x]:.2f}x `{ref['command']}`)"
+                           for x in names])
+        print(f"## Whole commands: CPU time, median of {args.command_runs} interleaved runs "
+              "(÷ the same eval without --trace, or the plain eval of the same source)\n")
         print(table(["command", "family", "terms"] + [f"`{x}`" if x != "this" else "this gradcli"
                                                       for x in names], rows))
         print()

@@ -39,6 +39,8 @@ class Result:
     certified: object = field(default=None, repr=False)  # the engine's Certified, or None
     float64: "Float64 | None" = field(default=None, repr=False)
     exact_point: list = field(default_factory=list, repr=False)
+    # float64: the reverse sweep's contributions, when it recorded them (``record=True``)
+    records: object = field(default=None, repr=False)
 
     @cached_property
     def partials(self) -> Partials:
@@ -51,11 +53,22 @@ class Result:
         if self.certified is not None:
             c = self.recorded
             return c.adjoint, c.records
+        if self.records is not None:  # the sweep that computed the gradient recorded them
+            return self.adjoint, self.records
         return reverse(self.graph, self.values, self.seed, record=True, active=self.active)
 
     @cached_property
     def recorded(self):
         """The certified sweep with every number of the trace proven (computed on first use)."""
+        if getattr(self.certified, "values", None):  # the certificate's sweep recorded them
+            return self.certified
+        if getattr(self.certified, "sweep", None):  # the interval sweep recorded them
+            from .engine.traceproof import QuickTrace
+            return QuickTrace(self.certified.sweep, self.digits, self._balls)
+        return self._balls()
+
+    def _balls(self):
+        """The recorded certified sweep on balls."""
         from .engine.certify import certify
         slot = _slots(self.graph)
         earlier = self.certified if getattr(self.certified, "reals", None) else None
@@ -115,7 +128,7 @@ DEFAULT_DIGITS = 13  # significant digits (engine.certify.DEFAULT_DIGITS, withou
 
 def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
                    seed: float = 1.0, digits: int = DEFAULT_DIGITS,
-                   float64: bool = False, quick: bool = False) -> Result:
+                   float64: bool = False, quick: bool = False, record: bool = False) -> Result:
     """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored).
 
     Certified: ``value`` and each ``gradient`` component are :class:`~gradcli.engine.certify.Proven`
@@ -130,6 +143,9 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     ``quick=True`` lets an interval sweep in doubles prove the printed digits without Arb (and
     without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
     which round to the proven digits, not always the exact values correctly rounded to doubles.
+
+    ``record=True``: the trace will be read; the reverse sweep that computes the gradient
+    keeps what :attr:`Result.trace` shows, so the trace runs no sweep of its own.
     """
     from .errors import GradcliError, SingularGradientError
     one_output(graph)
@@ -145,7 +161,9 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
     try:
         values = forward(graph, point)
         try:
-            adjoint, _ = reverse(graph, values, seed, active=active)
+            # recorded only where the trace reads float64's sweep
+            adjoint, records = reverse(graph, values, seed, active=active,
+                                       record=record and float64)
         except NumericalError as exc:  # a rule with no value here: sqrt at 0, asin at 1
             raise singular_gradient(graph, point, values, seed, active, wrt, exc) from None
         check_gradient(graph, values, adjoint, seed, active=active)
@@ -161,19 +179,20 @@ def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] 
         return Result(source=graph.source, value=values[graph.output],
                       gradient={name: adjoint[slot[name]] for name in wrt},
                       inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph,
-                      values=values, adjoint=adjoint, digits=digits)
+                      values=values, adjoint=adjoint, digits=digits,
+                      records=records if record else None)
     exact = [_exact(at, name) for name in graph.inputs]
     if quick and values is not None:
         from .engine.interval import certify_quickly
         found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active,
-                                floats=(values, adjoint))
+                                floats=(values, adjoint), record=record)
         if found is not None:
             return _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                                  *found)
     from .engine.certify import certify
     try:
         cert = certify(graph, exact, wrt_slots=[slot[name] for name in wrt], seed=seed,
-                       digits=digits, active=active)
+                       digits=digits, active=active, record=record)
     except NumericalError:
         if singular is None:
             raise
@@ -222,10 +241,11 @@ class QuickCertificate:
     kinks: list
     digits: int
     short: str | None = None
+    sweep: tuple | None = None  # recorded: the intervals' (values, adjoint, records)
 
 
 def _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact, value_text,
-                  gradient_texts, kinks) -> Result:
+                  gradient_texts, kinks, sweep=None) -> Result:
     from .engine.rounding import Proven
     value = Proven(values[graph.output], value_text, digits, exact=False)
     gradient = {name: Proven(adjoint[slot[name]], text, digits)
@@ -234,8 +254,9 @@ def _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact,
                   {name: digits for name in wrt})
     return Result(source=graph.source, value=value, gradient=gradient,
                   inputs=dict(zip(graph.inputs, point)), seed=seed, graph=graph, values=values,
-                  adjoint=adjoint, digits=digits, certified=QuickCertificate(kinks, digits),
-                  float64=f64, exact_point=exact)
+                  adjoint=adjoint, digits=digits,
+                  certified=QuickCertificate(kinks, digits, sweep=sweep), float64=f64,
+                  exact_point=exact)
 
 
 def _check_digits(digits) -> None:
@@ -644,7 +665,8 @@ class JacobianResult:
     point: dict[str, float] = field(default_factory=dict)
     graph: Graph = field(default=None, repr=False)
     slot_values: list[float] = field(default_factory=list, repr=False)
-    detail: tuple = field(default=(), repr=False)  # each sweep's adjoints, or (partials, tangents)
+    # each sweep's (adjoints, contributions), or (partials, tangents)
+    detail: tuple = field(default=(), repr=False)
     proven: bool = False  # values and entries are Proven (certified); the trace's sweeps are not
 
     @property
@@ -670,11 +692,12 @@ class JacobianResult:
 
 def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
                       mode: str = "auto", digits: int = DEFAULT_DIGITS,
-                      float64: bool = False) -> JacobianResult:
+                      float64: bool = False, record: bool = False) -> JacobianResult:
     """Every output's value and the Jacobian of a compiled graph at ``at``, by ``mode``:
     ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer).
     Certified as :func:`evaluate_graph` is (values and entries are Proven floats; the sweeps
-    shown by ``trace`` are float64's); ``float64=True``: plain float64."""
+    shown by ``trace`` are float64's); ``float64=True``: plain float64. ``record=True``: the
+    reverse sweeps keep what ``trace`` shows (it runs none of its own)."""
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
@@ -682,8 +705,8 @@ def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[st
     chosen = choose(mode, graph.n_outputs, len(wrt))
     values = forward(graph, point)
     if chosen == "reverse":
-        rows, adjoints = rows_by_reverse(graph, values, columns)
-        detail, sweeps = tuple(adjoints), len(adjoints)
+        rows, recorded = rows_by_reverse(graph, values, columns, record)
+        detail, sweeps = tuple(recorded), len(recorded)
     else:
         rows, partials, tangents = columns_by_forward(graph, values, columns)
         detail, sweeps = (partials, tangents), len(tangents)
@@ -736,7 +759,8 @@ class ProductResult:
     point: dict[str, float] = field(default_factory=dict)
     graph: Graph = field(default=None, repr=False)
     slot_values: list[float] = field(default_factory=list, repr=False)
-    detail: tuple = field(default=(), repr=False)  # the adjoints, or (partials, tangents)
+    # (the adjoints, the weights, the contributions), or (partials, tangents)
+    detail: tuple = field(default=(), repr=False)
 
     @property
     def mode(self) -> str:
@@ -765,20 +789,21 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
 
 
 def evaluate_vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-                 wrt: Iterable[str] | None = None) -> ProductResult:
+                 wrt: Iterable[str] | None = None, record: bool = False) -> ProductResult:
     """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
-    reverse sweep seeded on every output."""
+    reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
+    shows)."""
     from .engine.jacobian import vjp
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
     values = forward(graph, point)
-    adjoint = vjp(graph, values, weights)
+    adjoint, records = vjp(graph, values, weights, record)
     names = list(graph.output_names)
     return ProductResult(
         "vjp", {n: values[s] for n, s in zip(names, graph.output_slots)}, dict(zip(names, weights)),
         {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}, names,
-        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights))
+        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights, records))
 
 
 def evaluate_jvp(graph: Graph, at: Mapping[str, float],

@@ -646,7 +646,8 @@ def _eval_point(graph, source, point, wrt, seed, mode, direction, digits, as_jso
     else:
         try:
             result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
-                                    float64=float64, quick=not (as_json or export_path))
+                                    float64=float64, quick=not (as_json or export_path),
+                                    record=trace)
         except SingularGradientError as exc:  # f exists, a component does not: show both
             _singular(exc, source, as_json, digits, width, ascii_)
     report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
@@ -747,10 +748,10 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         _warn_unread(direction, graph, "--direction: ")
         result = evaluate_jvp(graph, point, direction)
     elif isinstance(seed, dict):
-        result = evaluate_vjp(graph, point, seed, wrt=wrt)
+        result = evaluate_vjp(graph, point, seed, wrt=wrt, record=trace)
     else:
         result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto", digits=digits,
-                                   float64=float64)
+                                   float64=float64, record=trace)
     report = None
     if check_ or expect:
         from .check import entry_values, parse_expectations

@@ -9,12 +9,13 @@ their local derivatives' formulas), ``--json`` builds them all.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
-from .engine.reverse import Contribution
+from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
 
 
@@ -141,25 +142,19 @@ def substituted(graph: Graph, values: list, slot: int) -> str:
     return spell(prim, args)  # a call: log(2), and log(8, 2) for the log_base row
 
 
-def local_formula(graph: Graph, records: list[Contribution], i: int) -> str:
-    """Record ``i``'s local derivative as a formula in the node ids (``1/x``, ``cos(y)``,
-    ``v2``): the rule table's rule for that argument, run on symbols instead of numbers."""
+def local_formulas(graph: Graph, slot: int) -> list[str]:
+    """A node's local derivatives by each argument as formulas in the node ids (``1/x``,
+    ``cos(y)``, ``v2``): the rule table's rules, run on symbols instead of numbers."""
     from .symbolic.expr import fresh_context, local_derivatives, number, symbol, text
-    records = getattr(records, "raw", records)  # only the slots are read
-    r = records[i]
-    k = r.source - graph.base
-    a, b = graph.arg0[k], graph.arg1[k]
-    # x*x: the node's first record is by its first argument, the next one by its second
-    first = i == 0 or records[i - 1].source != r.source
-    index = 0 if b < 0 or (r.target == a and (a != b or first)) else 1
+    k = slot - graph.base
     with fresh_context():
         def operand(s):
             if s < graph.n_const:
                 name = graph.node_id(s)
                 return symbol(name) if name in ("pi", "e") else number(graph.constants[s])
             return symbol(graph.node_id(s))
-        args = [operand(a)] + ([operand(b)] if b >= 0 else [])
-        return text(local_derivatives(graph.ops[k], args)[index])
+        args = [operand(a) for a in graph.args(k)]
+        return [text(d) for d in local_derivatives(graph.ops[k], args)]
 
 
 class Terms(Sequence):
@@ -176,9 +171,10 @@ class Terms(Sequence):
         return len(self._indices)
 
     def __getitem__(self, i):
+        # only the contribution itself: neither its upstream nor its local partial is made
         if isinstance(i, slice):
-            return tuple(self._records[j].contribution for j in self._indices[i])
-        return self._records[self._indices[i]].contribution
+            return tuple(map(self._records.contribution, self._indices[i]))
+        return self._records.contribution(self._indices[i])
 
     def __eq__(self, other):
         if not isinstance(other, Sequence):
@@ -192,46 +188,65 @@ class Terms(Sequence):
 
 
 def build_trace(graph: Graph, values: list[float], adjoint: list[float],
-                records: list[Contribution], seed: float = 1.0,
+                records: Sequence[Contribution], seed: float = 1.0,
                 forward: Rows | None = None) -> Trace:
-    """The three tables' rows: forward values, contributions in sweep order, summed adjoints."""
+    """The three tables' rows: forward values, contributions in sweep order, summed adjoints.
+
+    ``records`` is a recorded sweep's contributions (:class:`~gradcli.engine.reverse.Recorded`,
+    or a certified sweep's, whose ``raw`` is one): their slots are read without a number, and
+    a row's numbers are made (and proven) only when the row is shown."""
     node_id, labels = graph.node_id, graph.labels
     n_const, base = graph.n_const, graph.base
     forward = forward_rows(graph, values) if forward is None else forward
 
+    formulas: dict[int, list[str]] = {}  # each shown node's, made once for its two rows
+
     def contribution(i: int) -> ContributionRow:
         r = records[i]
-        return ContributionRow(node_id(r.source), node_id(r.target),
-                               f"{node_id(r.source)} = {expression(graph, r.source)}",
-                               r.upstream, r.local, r.contribution,
-                               local_formula(graph, records, i))
-    # the slots of every record, read without its numbers (a certified trace proves a number
-    # only when a row shows it)
+        s = r.source
+        if s not in formulas:
+            formulas[s] = local_formulas(graph, s)
+        return ContributionRow(node_id(s), node_id(r.target),
+                               f"{node_id(s)} = {expression(graph, s)}",
+                               r.upstream, r.local, r.contribution, formulas[s][which[i]])
     edges = getattr(records, "raw", records)
-    lazy = edges is not records
-    into = [i for i, r in enumerate(edges) if n_const <= r.target < base]
-    last = sorted({edges[i].target: i for i in into}.values())
-    contributions = Rows(len(records), contribution, key=into, last_key=last)
+    _, targets, which = edges.edges()
+    # The edges by target, each target's in sweep order (a stable sort, in C): an adjoint's
+    # terms, and the edges into the inputs, are then a slice found by bisection.
+    by_target = sorted(range(len(targets)), key=targets.__getitem__)
 
-    terms: dict[int, list[int]] = {}  # each slot's records, by index
-    for i, r in enumerate(edges):
-        terms.setdefault(r.target, []).append(i)
-    order = list(graph.visit_order())
+    def into(slot: int, end: int | None = None) -> list[int]:
+        """The edges into the slots from ``slot`` up to ``end`` (default: ``slot`` alone)."""
+        lo = bisect_left(by_target, slot, key=targets.__getitem__)
+        hi = bisect_left(by_target, slot + 1 if end is None else end, lo,
+                         key=targets.__getitem__)
+        return by_target[lo:hi]
+    inputs = sorted(into(n_const, base))
+    last = sorted(mine[-1] for mine in map(into, range(n_const, base)) if mine)
+    contributions = Rows(len(targets), contribution, key=inputs, last_key=last)
+
+    # the sweep's order, after the outputs it does not visit and before the inputs it does not
+    visit = graph.visit_order()
+    seen = set(visit)
+    front: list[int] = []
     for out in reversed(graph.output_slots):
-        if out not in order and out >= n_const:
-            order.insert(0, out)
-    seen = set(order)
-    order += [n_const + i for i in range(len(graph.inputs)) if n_const + i not in seen]
+        if out not in seen and out >= n_const:
+            front.insert(0, out)
+            seen.add(out)
+    back = [s for s in range(n_const, base) if s not in seen]
+    order = front + visit + back
 
     def adjoint_row(i: int) -> AdjointRow:
         s = order[i]
-        mine = terms.get(s, ())
-        return AdjointRow(node_id(s), adjoint[s],
-                          Terms(records, mine) if lazy else tuple(records[i].contribution
-                                                                  for i in mine),
-                          tuple(labels.get(s, ())))
-    key = [i for i, s in enumerate(order) if s == graph.output or n_const <= s < base]
-    adjoints = Rows(len(order), adjoint_row, any(labels.get(s) for s in order), key=key)
+        return AdjointRow(node_id(s), adjoint[s], Terms(records, into(s)), tuple(labels.get(s, ())))
+    # the output and the inputs: the sweep visits no input
+    key = [i for i, s in enumerate(front) if s == graph.output or s < base]
+    if graph.output >= base and graph.output not in front:
+        key.append(len(front) + visit.index(graph.output))
+    key += range(len(front) + len(visit), len(order))
+    seen.update(back)
+    named = any(labels[s] for s in labels if s in seen)
+    adjoints = Rows(len(order), adjoint_row, named, key=key)
     return Trace(forward, contributions, adjoints, node_id(graph.output), seed)
 
 
@@ -281,9 +296,9 @@ class JacobianTrace:
 
 def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],
                    detail) -> JacobianTrace:
-    """The records of a Jacobian's sweeps: ``detail`` is each output's adjoints (reverse) or
-    ``(partials, tangents per input)`` (forward)."""
-    from .engine.reverse import reverse
+    """The records of a Jacobian's sweeps: ``detail`` is each output's ``(adjoints,
+    contributions)`` (reverse: swept again, recorded, where they were not) or ``(partials,
+    tangents per input)`` (forward)."""
     rows = forward_rows(graph, values)
     outputs = {name: graph.node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
     if mode == "forward":
@@ -293,7 +308,9 @@ def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[st
     sweeps = []
     for i, name in enumerate(graph.output_names):
         one = graph.only(i)
-        adjoint, records = reverse(one, values, record=True)
+        adjoint, records = detail[i]
+        if not isinstance(records, Recorded):  # the sweep that gave the row did not record
+            adjoint, records = reverse(one, values, record=True)
         sweeps.append((name, build_trace(one, values, adjoint, records, forward=rows)))
     return JacobianTrace(rows, mode, sweeps, outputs=outputs)
 
@@ -304,9 +321,9 @@ def product_trace(graph: Graph, values: list[float], kind: str, detail):
     if kind == "jvp":
         partials, sweeps = detail
         return tangent_trace(graph, values, partials, sweeps)
-    from .engine.reverse import reverse
-    _, weights = detail
-    adjoint, records = reverse(graph, values, record=True, cotangent=weights)
+    adjoint, weights, records = detail
+    if not isinstance(records, Recorded):  # the product's sweep did not record
+        adjoint, records = reverse(graph, values, record=True, cotangent=weights)
     trace = build_trace(graph, values, adjoint, records)
     for slot, w in zip(graph.output_slots, weights):
         trace.seeds[graph.node_id(slot)] = trace.seeds.get(graph.node_id(slot), 0.0) + w

@@ -289,3 +289,141 @@ def test_a_certified_trace_reuses_the_values_forward_sweep(monkeypatch):
 def gradcli_compile(source):
     from gradcli import compile
     return compile(source)
+
+
+# -- the work a trace does: counted, never timed -------------------------------------------------
+
+SUM = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})" for i in range(10))
+
+
+SWEEPS = {"float64": (["--float64"], ["float"]),
+          # the interval sweep proves this sum, and the numbers its trace shows
+          "intervals": ([], ["float", "interval"]),
+          # 17 digits are more than intervals in doubles prove (their sweep is skipped as
+          # hopeless): the balls, bare
+          "balls": (["--digits", "17"], ["bare balls", "float"])}
+
+
+@pytest.mark.parametrize("flags, sweeps", SWEEPS.values(), ids=SWEEPS)
+def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags, sweeps):
+    """--trace reads the reverse sweep that computed the gradient (float64's, or the sweep that
+    certified the digits, on intervals or on balls): the rules run in each namespace exactly as
+    often as for a plain eval, so the trace adds no second sweep."""
+    import gradcli.engine.reverse as reverse
+    from gradcli.engine.ball import BALL, BARE
+    from gradcli.engine.interval import INTERVAL
+    from gradcli.engine.primitives import FLOAT
+    real = reverse.local_partials
+    calls = []
+
+    def counted(graph, values, m, *args, **kwargs):
+        names = {id(FLOAT): "float", id(INTERVAL): "interval", id(BALL): "ball",
+                 id(BARE): "bare balls"}
+        calls.append(names.get(id(m), type(m).__name__))  # another namespace: named, not raised
+        return real(graph, values, m, *args, **kwargs)
+    monkeypatch.setattr(reverse, "local_partials", counted)
+    runs = {}
+    for trace in ([], ["--trace"]):
+        calls.clear()
+        out = CliRunner().invoke(main, ["eval", SUM, "--at", "x=0.5,y=0.25", *flags, *trace])
+        assert out.exit_code == 0, out.output
+        runs[bool(trace)] = sorted(calls)
+    assert runs[True] == runs[False] == sweeps
+
+
+@pytest.mark.parametrize("flags", [[], ["--seed", "f1=1,f2=2"]], ids=["jacobian", "vjp"])
+def test_a_trace_of_several_outputs_runs_no_sweep_of_its_own(monkeypatch, flags):
+    """The Jacobian's sweeps (one per output) and a vector-Jacobian product's one sweep record
+    what their traces show: --trace runs the rules as often as the plain eval."""
+    import gradcli.engine.reverse as reverse
+    real = reverse.local_partials
+    calls = []
+    monkeypatch.setattr(reverse, "local_partials",
+                        lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    counts = []
+    for trace in ([], ["--trace"]):
+        calls.clear()
+        out = CliRunner().invoke(main, ["eval", "x*y; sin(x)*y", "--at", "x=2,y=3",
+                                        "--float64", *flags, *trace])
+        assert out.exit_code == 0, out.output
+        counts.append(len(calls))
+    assert counts[0] == counts[1] == (2 if not flags else 1)  # reverse mode: a sweep an output
+
+
+def test_a_shortened_trace_reads_as_many_records_whatever_the_size(monkeypatch):
+    """Tables of 40 rows make the same number of contributions (a number each, from the kept
+    partials), local formulas and adjoint terms for a sum of 50 terms as for one of 1,000: the
+    work grows with the rows shown, not with the program."""
+    import gradcli.engine.reverse as reverse
+    import gradcli.records as records
+    counts: dict[str, int] = {}
+
+    def counting(name, real):
+        def count(*args):
+            counts[name] = counts.get(name, 0) + 1
+            return real(*args)
+        return count
+    monkeypatch.setattr(reverse, "Contribution", counting("rows", reverse.Contribution))
+    monkeypatch.setattr(reverse.Recorded, "contribution",
+                        counting("terms", reverse.Recorded.contribution))
+    monkeypatch.setattr(records, "local_formulas", counting("formulas", records.local_formulas))
+    seen = []
+    for n in (50, 1000):
+        source = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})"
+                            for i in range(n))
+        result = evaluate(source, {"x": 0.5, "y": 0.25}, float64=True)
+        assert len(result.trace.contributions) > 7 * n
+        counts.clear()
+        trace_tables(result.trace, 13, 40)
+        seen.append(dict(counts))
+    assert seen[0] == seen[1], seen
+    assert seen[0]["rows"] <= 40 and seen[0]["formulas"] <= 40 and seen[0]["terms"] <= 8 * 40
+
+
+@pytest.mark.parametrize("flags", [[], ["--float64"]], ids=["certified", "float64"])
+def test_a_trace_by_one_input_shows_only_its_edges(flags):
+    """--wrt x on x^y at (-2, 3): the recorded sweep keeps no partial by y (∂(x^y)/∂y needs
+    x > 0), so the trace has one contribution, 3·x² = 12 (by hand), and no row for y's."""
+    out = CliRunner().invoke(main, ["eval", "x^y", "--at", "x=-2,y=3", "--wrt", "x", "--trace",
+                                    "--json", *flags])
+    assert out.exit_code == 0, out.output
+    sweep = json.loads(out.output)["trace"]
+    assert [(c["from"], c["to"]) for c in sweep["contributions"]] == [("v1", "x")], sweep
+    assert float(sweep["contributions"][0]["contribution"]) == 12
+
+
+def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
+    """A value the interval sweep proved gets its trace proven by the same sweep's intervals:
+    no ball sweep runs for 40 rows a table, and every row, shown or all of them, reads as the
+    balls' trace (both give the exact numbers correctly rounded). A number whose interval is too
+    wide for its digits is the balls' to prove: they run once."""
+    import gradcli.engine.certify as certify
+    from gradcli.api import QuickCertificate, evaluate_graph
+    at = {"x": "0.5", "y": "0.25"}
+    balls = evaluate_graph(gradcli_compile(SUM), at)
+    expected = [[t.rows for t in trace_tables(balls.trace, 13, n)] for n in (40, 0)]
+    quick = evaluate_graph(gradcli_compile(SUM), at, quick=True, record=True)
+    assert isinstance(quick.certified, QuickCertificate)
+    calls = []
+    real = certify.certify
+    monkeypatch.setattr(certify, "certify", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert [t.rows for t in trace_tables(quick.trace, 13, 40)] == expected[0]
+    assert calls == []
+    assert [t.rows for t in trace_tables(quick.trace, 13, 0)] == expected[1]
+    assert len(calls) <= 1
+
+
+@pytest.mark.parametrize("source, at", [
+    ("3/4*sin(x*2/7 + y*y + 1)*y + 5/2*log(x*3/7 + y*y + 1)*y - x", {"x": "2", "y": "1"}),
+    ("tanh(x)*erf(y) + atan(x*y) + cbrt(x + 2)", {"x": "1.25", "y": "2.5"}),
+    ("expm1(x/3)*log1p(y*y) + sqrt(x*x + y*y) - cosh(y)", {"x": "3", "y": "0.3"}),
+    ("x^3*y - asinh(x - y) + log10(x + y)*log2(x)", {"x": "2", "y": "1"})])
+def test_interval_and_ball_traces_agree_row_for_row(source, at):
+    """Every row of an interval-proven trace (all of them, --max-rows 0) is the ball-proven
+    trace's: each number's digits are the exact number's, correctly rounded, either way."""
+    from gradcli.api import QuickCertificate, evaluate_graph
+    quick = evaluate_graph(gradcli_compile(source), at, quick=True, record=True)
+    assert isinstance(quick.certified, QuickCertificate)
+    balls = evaluate_graph(gradcli_compile(source), at)
+    assert ([t.rows for t in trace_tables(quick.trace, 13, 0)]
+            == [t.rows for t in trace_tables(balls.trace, 13, 0)])

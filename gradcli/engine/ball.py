@@ -117,6 +117,8 @@ class Real:
             return Real(arb(x), fmpq(x))
         if isinstance(x, fmpq):
             return Real(arb(x), x)
+        if type(x) is arb:  # a bare ball (a sweep on BARE): no rational known
+            return Real(x)
         raise TypeError(f"not a number: {x!r}")
 
     @staticmethod

@@ -37,6 +37,7 @@ from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
+from .traceproof import Contributions, Numbers, at
 
 
 
@@ -258,7 +259,7 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     if wrt_slots is None:
         wrt_slots = list(range(graph.n_const, graph.base))
     reused = again if again is not None and again.reals else None  # its balls, for the first try
-    bare = not record and reused is None  # bare balls first, at each precision, while they can
+    bare = reused is None  # bare balls first, at each precision, while they can
 
     def sweep(values=None):
         values = _forward(graph, point) if values is None else list(values)
@@ -268,11 +269,13 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
     def attempt(bits: int, final: bool):
         nonlocal reused, bare
         if bare and not final:
-            quick = _bare_attempt(graph, point, wrt_slots, seed, digits, active)
+            quick = _bare_attempt(graph, point, wrt_slots, seed, digits, active, record)
             if quick is None:  # proven nothing false, only too wide yet: twice the bits
                 return None
             if quick is not _UNSETTLED:
                 quick.bits = bits
+                if record:  # the trace's numbers: the bare balls' (the Real sweeps' past them)
+                    _traced(quick, sweep, quick.records, digits, bits)
                 return quick
             bare = False  # a sign, a domain, an exact zero: the Real sweeps, from these bits on
         earlier = reused.reals if reused is not None and bits == reused.bits else None
@@ -281,15 +284,20 @@ def certify(graph: Graph, point: Sequence, *, wrt_slots: Sequence[int] | None = 
         result = _prove(graph, values, adjoint, records, wrt_slots, digits, False, final)
         if result is not None:
             result.bits = bits
-            if record:  # the trace's numbers, each proven when a table reads it
-                trace = _Trace(sweep, (values, adjoint, records), digits, bits)
-                result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
-                result.records = trace.contributions()
+            if record:
+                _traced(result, sweep, (values, adjoint, records), digits, bits)
         return result
     # a large sweep's balls widen by about an ulp of the working precision a node: start with
     # that many bits more (log2 of the nodes, past 256), not with one attempt lost at 10^6 nodes
     first = start_bits(digits) + max(0, len(graph.ops).bit_length() - 8)
     return rising(graph, digits, attempt, reused.bits if reused is not None else first)
+
+
+def _traced(result: Certified, sweep, balls, digits: int, bits: int) -> None:
+    """The trace's numbers on ``result``, each proven when a table reads it (:class:`_Trace`)."""
+    trace = _Trace(sweep, balls, digits, bits)
+    result.values, result.adjoint = trace.sequence(0), trace.sequence(1)
+    result.records = trace.contributions()
 
 
 # -- the first attempt on bare balls ------------------------------------------------------------
@@ -362,22 +370,23 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
 _UNSETTLED = object()  # what only the Real sweeps can settle
 
 
-def _bare_attempt(graph, point, wrt_slots, seed, digits, active):
+def _bare_attempt(graph, point, wrt_slots, seed, digits, active, record: bool = False):
     """The value and gradient at the working precision, the reverse sweep's rules on bare
     balls (python-flint's arb, no Real around each: half the time); None where a number's ball
     is too wide yet but clear of 0 (more bits will do), :data:`_UNSETTLED` where anything is
     not simply settled (a sign, a domain, a kink, a ball that holds 0: maybe an exact zero):
     then the Real sweeps decide, as they always did. Every ball holds the exact number (Arb's
-    arithmetic), so what it proves is proven; it proves nothing a Real sweep would not."""
-    from .partials import local_partials
+    arithmetic), so what it proves is proven; it proves nothing a Real sweep would not. With
+    ``record``, the result's ``records`` holds the sweep's (values, adjoints, contributions), for
+    a trace."""
     try:
         balls, exact = _bare_forward(graph, point)
-        adjoint: list = [0.0] * graph.n_slots
-        adjoint[graph.output] = seed
-        local_partials(graph, balls, BARE, 1, graph.visit_order(), adjoint, active)
+        adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active)
         values, adjoints = _Reals(balls, exact), _Reals(adjoint)
         result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
         if result is not None:
+            if record:
+                result.records = (values, adjoints, records)
             return result
         shown = [values[graph.output].b] + [adjoints[s].b for s in wrt_slots]
         return None if all(x.is_finite() and 0 not in x for x in shown) else _UNSETTLED
@@ -397,16 +406,14 @@ class _Trace:
         self.proven: dict = {}
 
     def number(self, where: tuple):
-        """The number at ``where``: (0, slot) a value, (1, slot) an adjoint, (2, i, field) a
-        contribution's upstream (2), local (3) or contribution (4)."""
+        """The number at ``where`` (:func:`~gradcli.engine.traceproof.at`), proven."""
         got = self.proven.get(where)
         while got is None:
             cap = cap_bits(self.digits)
-            ball = self.balls[where[0]][where[1]]
-            if len(where) == 3:
-                ball = ball[where[2]]
-            with precision(self.bits):  # Arb reads a ball's ends at the working precision
-                got = proven(Real.of(ball), self.digits, self.bits >= cap)
+            # Arb reads a ball's ends, and multiplies a contribution out of the sweep's upstream
+            # adjoint and local partial, at the sweep's working precision
+            with precision(self.bits):
+                got = proven(Real.of(at(self.balls, where)), self.digits, self.bits >= cap)
             if got is None:  # more bits: the whole sweep again
                 self.bits = min(2 * self.bits, cap)
                 with precision(self.bits):
@@ -414,55 +421,11 @@ class _Trace:
         self.proven[where] = got
         return got
 
-    def sequence(self, which: int) -> "_Proven":
-        return _Proven(self, which)
+    def sequence(self, which: int) -> Numbers:
+        return Numbers(self, which)
 
-    def contributions(self) -> "_Contributions":
-        return _Contributions(self)
-
-
-class _Proven(Sequence):
-    """The values (0) or adjoints (1) of a :class:`_Trace`, each proven when read."""
-
-    def __init__(self, trace: _Trace, which: int):
-        self.trace, self.which = trace, which
-
-    def __len__(self) -> int:
-        return len(self.trace.balls[self.which])
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if self.trace.balls[self.which][i] is None:  # no adjoint flows there
-            return None
-        return self.trace.number((self.which, i))
-
-
-class _Contributions(Sequence):
-    """The contributions of a :class:`_Trace`, their numbers proven when read; ``raw``, the
-    records of balls, for what needs only their slots."""
-
-    def __init__(self, trace: _Trace):
-        self.trace = trace
-
-    @property
-    def raw(self) -> list:
-        return self.trace.balls[2]
-
-    def __len__(self) -> int:
-        return len(self.trace.balls[2])
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        r = self.trace.balls[2][i]
-        number = self.trace.number
-        return Contribution(r.source, r.target, number((2, i, 2)), number((2, i, 3)),
-                            number((2, i, 4)))
+    def contributions(self) -> Contributions:
+        return Contributions(self)
 
 
 def rising(graph: Graph, digits: int, attempt, first: int | None = None):

@@ -473,13 +473,14 @@ def _proven_text(x, digits: int, rounded=None) -> str | None:
 
 @gc_paused()  # a sweep of intervals makes no reference cycle
 def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None,
-                    floats=None):
+                    floats=None, record: bool = False):
     """The output's value and gradient as proven decimal texts, by one interval sweep, with
     the kinks met exactly; None when the intervals are too wide to prove ``digits`` digits (or
     cannot be computed here): then only the balls can. With ``floats``, the float64 sweeps'
     ``(values, adjoint)`` at the point: the digits are given only where those float64 results
     round to them too (the result reports them as float64's), and the sweep is not run where
-    :func:`hopeless` says it cannot succeed."""
+    :func:`hopeless` says it cannot succeed. With ``record``, a fourth item: the sweep's
+    ``(values, adjoint, records)``, from which a trace proves its numbers."""
     from .reverse import reverse
     inputs = [_exact_input(p) for p in point]
     if any(x is None for x in inputs):
@@ -500,7 +501,7 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
         value = _proven_text(values[graph.output], digits, y64)
         if value is None:  # before the reverse sweep, which costs twice the forward one
             return None
-        adjoint, _ = reverse(graph, values, seed, m=INTERVAL, active=active)
+        adjoint, records = reverse(graph, values, seed, m=INTERVAL, active=active, record=record)
     except (ArithmeticError, ValueError, TypeError):
         return None
     texts = [value]
@@ -516,4 +517,6 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
             gap = args[0] - args[1] if len(args) == 2 else args[0]
             if gap.lo == gap.hi == 0:
                 kinks.append(graph.base + k)
+    if record:
+        return texts[0], texts[1:], kinks, (values, adjoint, records)
     return texts[0], texts[1:], kinks

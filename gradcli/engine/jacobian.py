@@ -43,19 +43,20 @@ def choose(mode: str, m: int, n: int) -> str:
     return "reverse" if m <= n else "forward"
 
 
-def rows_by_reverse(graph: Graph, values: list[float], columns: Sequence[int]
-                    ) -> tuple[list[list[float]], list[list[float]]]:
+def rows_by_reverse(graph: Graph, values: list[float], columns: Sequence[int],
+                    record: bool = False) -> tuple[list[list[float]], list[tuple]]:
     """The Jacobian's rows (one adjoint sweep per output, each over the nodes that output
-    reads), at the inputs in positions ``columns``; and each sweep's adjoints of every slot."""
-    rows, adjoints = [], []
+    reads), at the inputs in positions ``columns``; and each sweep's adjoints of every slot
+    with its contributions (recorded with ``record``, for a trace; else empty)."""
+    rows, sweeps = [], []
     n_const = graph.n_const
     for i in range(graph.n_outputs):
         one = graph.only(i)
-        adjoint, _ = reverse(one, values)
+        adjoint, records = reverse(one, values, record=record)
         check_gradient(one, values, adjoint, 1.0)
         rows.append([adjoint[n_const + j] for j in columns])
-        adjoints.append(adjoint)
-    return rows, adjoints
+        sweeps.append((adjoint, records))
+    return rows, sweeps
 
 
 def columns_by_forward(graph: Graph, values: list[float], columns: Sequence[int]):
@@ -77,12 +78,14 @@ def _read(tangent: list, slot: int) -> float:
     return 0.0 if t is None else t
 
 
-def vjp(graph: Graph, values: list[float], cotangent: Sequence[float]) -> list[float]:
+def vjp(graph: Graph, values: list[float], cotangent: Sequence[float],
+        record: bool = False) -> tuple[list[float], Sequence]:
     """Adjoints of every slot for the cotangent ``w`` on the outputs (in order): the inputs'
-    adjoints are ``wᵀJ``, from one reverse sweep."""
-    adjoint, _ = reverse(graph, values, cotangent=cotangent)
+    adjoints are ``wᵀJ``, from one reverse sweep; and its contributions (recorded with
+    ``record``, for a trace; else empty)."""
+    adjoint, records = reverse(graph, values, cotangent=cotangent, record=record)
     check_gradient(graph, values, adjoint, 1.0, cotangent=cotangent)
-    return adjoint
+    return adjoint, records
 
 
 def jvp(graph: Graph, values: list[float], direction: Sequence[float]):

@@ -24,12 +24,13 @@ from .graph import Graph, describe_call
 from .primitives import FLOAT
 
 _KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
+_BOTH = object()  # it accumulates the adjoints and keeps the partials (a recorded sweep)
 Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
 
 
 def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                    slots: Sequence[int] | None = None, adjoint: list | None = None,
-                   active=None, each=None) -> Partials:
+                   active=None, each=None, keep: bool = False) -> Partials:
     """The partial derivatives of the nodes at ``slots`` (default: every node the output
     depends on, in the reverse sweep's order) at the point whose forward ``values`` are given:
     the one loop over the rules that every sweep runs, on floats, dual numbers and NumPy columns.
@@ -48,12 +49,14 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     instead of two: keeping every partial and reading it back costs the sweep a fifth more.
     With ``each`` instead, every partial is handed to ``each(s, argument, p)`` (the batch
     engine accumulates columns its own way: no pass over the rows to multiply by 1 or add to 0).
+    With ``adjoint`` and ``keep``, both: the partials are accumulated and kept (the recorded
+    sweep, whose trace reads them back for the rows it shows).
     """
-    n = len(graph.ops) if adjoint is None and each is None else 0
+    n = len(graph.ops) if (adjoint is None and each is None) or keep else 0
     first: list = [None] * n
     second: list = [None] * n
-    if n:
-        each = _KEEP  # one test per partial on the hot path (each is None): the reverse sweep
+    if n:  # one test per partial on the hot path (each is None): the reverse sweep
+        each = _BOTH if adjoint is not None else _KEEP
     if active is None:
         active = graph.active()
     base = graph.base
@@ -71,6 +74,9 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                         adjoint[a] += adjoint[s] * p
                     elif each is _KEEP:
                         first[k] = p
+                    elif each is _BOTH:
+                        first[k] = p
+                        adjoint[a] += adjoint[s] * p
                     else:
                         each(s, a, p)
                 continue
@@ -81,6 +87,9 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                     adjoint[a] += adjoint[s] * p
                 elif each is _KEEP:
                     first[k] = p
+                elif each is _BOTH:
+                    first[k] = p
+                    adjoint[a] += adjoint[s] * p
                 else:
                     each(s, a, p)
             which = 1
@@ -90,6 +99,9 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                     adjoint[b] += adjoint[s] * p
                 elif each is _KEEP:
                     second[k] = p
+                elif each is _BOTH:
+                    second[k] = p
+                    adjoint[b] += adjoint[s] * p
                 else:
                     each(s, b, p)
     except (ValueError, ZeroDivisionError, OverflowError):

@@ -8,14 +8,17 @@ table never loses a number at any width, and the same blocks give the text, SVG 
 from __future__ import annotations
 
 import math
-
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from ..errors import name_list
 from .layout import Preformatted, Sheet
 from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
 from .screen import crop, open_screen
 from .text import compact, format_number
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
 MAX_ROWS_HINT = "--max-rows 0 shows all"
@@ -269,6 +272,7 @@ def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
 def hessian_check_tables(check, digits: int, max_rows: int = 0) -> list:
     """One check table per row of the Hessian: that gradient component, differentiated
     numerically along each input, against the row (at most ``max_rows`` tables of as many rows)."""
+    from rich.text import Text
     items: list = []
     rows = list(check.rows.items())
     for name, row in rows[:max_rows or len(rows)]:
@@ -372,6 +376,7 @@ def _error(x: float) -> str:
 def check_verdict(check) -> Text:
     """The one-line verdict under the check table: agreement, the inconclusive inputs (which
     fail only with --strict) and every confident disagreement."""
+    from rich.text import Text
     if not check.rows:
         return Text("nothing to check: the gradient has no components", style="bold")
     tolerance = f"(rtol {check.rtol:g}, atol {check.atol:g})"
@@ -422,6 +427,7 @@ def check_table(check, digits: int,
                 max_rows: int = 0):
     """AD against numerical derivatives (and hand-derived formulas), notes, and the verdict;
     at most ``max_rows`` rows (0 = all), the rows that do not agree first."""
+    from rich.text import Text
     if not check.rows:
         return check_verdict(check)
     expect = any(row.expected is not None for row in check.rows)

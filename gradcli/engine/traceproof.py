@@ -1,0 +1,125 @@
+"""The trace's numbers, each proven the first time a table reads it.
+
+A trace table of a large program shows 40 rows of its tens of thousands, and proving a number's
+digits costs more than computing it, so a recorded sweep's numbers are proven one at a time, when
+read. Two provers serve the same sequences (:class:`Numbers`, :class:`Contributions`): the
+balls of a certified sweep (:class:`gradcli.engine.certify._Trace`), and :class:`QuickTrace`, the
+intervals of the sweep in doubles that proved the value
+(:func:`~gradcli.engine.interval.certify_quickly`), which hands a number its intervals cannot
+prove to the balls. Both give a number's digits correctly rounded, so they print alike.
+
+>>> from gradcli.engine.interval import Interval
+>>> interval_proven(Interval(0.69314718055994, 0.69314718055995), 13).text
+'0.6931471805599'
+>>> interval_proven(Interval(-1e-20, 1e-20), 13) is None  # its sign is not known
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .interval import Interval, _proven_text
+from .reverse import Contribution
+from .rounding import Proven
+
+
+class Numbers(Sequence):
+    """The values (0) or adjoints (1) of a recorded sweep, each proven when read (``None``
+    where no adjoint flows)."""
+
+    def __init__(self, trace, which: int):
+        self.trace, self.which = trace, which
+
+    def __len__(self) -> int:
+        return len(self.trace.balls[self.which])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if self.trace.balls[self.which][i] is None:  # no adjoint flows there
+            return None
+        return self.trace.number((self.which, i))
+
+
+class Contributions(Sequence):
+    """The contributions of a recorded sweep, their numbers proven when read; ``raw``, the
+    sweep's records (:class:`~gradcli.engine.reverse.Recorded`), for what needs only their
+    slots."""
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    @property
+    def raw(self):
+        return self.trace.balls[2]
+
+    def __len__(self) -> int:
+        return len(self.trace.balls[2])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        raw, number = self.trace.balls[2], self.trace.number
+        return Contribution(raw.sources[i], raw.targets[i], number((2, i, 2)),
+                            number((2, i, 3)), number((2, i, 4)))
+
+    def contribution(self, i: int):
+        """Edge ``i``'s contribution alone, proven."""
+        return self.trace.number((2, i if i >= 0 else i + len(self), 4))
+
+
+def at(sweep, where: tuple):
+    """The number at ``where`` in a recorded sweep's ``(values, adjoint, records)``: (0, slot) a
+    value, (1, slot) an adjoint, (2, i, field) a contribution's upstream (2), local (3) or
+    contribution (4), multiplied out of the kept upstream and local as the sweep did."""
+    if len(where) == 2:
+        return sweep[where[0]][where[1]]
+    records, i = sweep[2], where[1]
+    return records.contribution(i) if where[2] == 4 else records[i][where[2]]
+
+
+def interval_proven(x, digits: int) -> Proven | None:
+    """``x``'s ``digits`` significant digits when both ends of its interval round to them (then
+    so does the exact number inside), else None."""
+    text = _proven_text(x, digits)
+    if text is None:
+        return None
+    x = Interval.of(x)
+    return Proven(x.lo / 2 + x.hi / 2, text, digits, exact=text == "0")
+
+
+class QuickTrace:
+    """The trace of an evaluation the interval sweep proved: ``values``, ``adjoint`` and
+    ``records`` as a certified sweep gives them, each number proven by the sweep's own interval
+    when it can be, and otherwise by the balls: ``balls()`` (a recorded
+    :func:`~gradcli.engine.certify.certify`) runs the first time a number needs it, once."""
+
+    def __init__(self, sweep, digits: int, balls):
+        self.balls, self.digits = list(sweep), digits  # the intervals (a ball too)
+        self._balls, self._certified = balls, None
+        self.proven: dict = {}
+        self.values, self.adjoint = Numbers(self, 0), Numbers(self, 1)
+        self.records = Contributions(self)
+
+    def number(self, where: tuple):
+        """The number at ``where`` (see :func:`at`), proven."""
+        got = self.proven.get(where)
+        if got is None:
+            try:
+                got = interval_proven(at(self.balls, where), self.digits)
+            except ArithmeticError:  # not a finite interval
+                got = None
+            if got is None:  # too wide here: the balls prove it
+                if self._certified is None:
+                    self._certified = self._balls()
+                c = self._certified
+                got = (c.values, c.adjoint)[where[0]][where[1]] if len(where) == 2 else (
+                    c.records.contribution(where[1]) if where[2] == 4
+                    else c.records[where[1]][where[2]])
+            self.proven[where] = got
+        return got
