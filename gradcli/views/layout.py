@@ -18,11 +18,10 @@ first of these ways that fits:
    kept whole, ``sin(a, b)``); then without the box, columns two spaces, then one space apart;
 3. as records: each row a block of ``column: value`` lines, and one line says so.
 
-No number is ever cut or wrapped, and no column is ever dropped. Written without colour (a
-pipe, a file), tables, prose and drawings go to a plain writer with the same box characters
-(``rich.box``), byte for byte what rich draws (rich takes about half a millisecond a row, and
-importing what it draws with about 30 ms); a block whose text rich would change (a tab, a control
-code) is left to rich, unless it is a table of more than :data:`PLAIN_ROWS` rows.
+No number is ever cut or wrapped, and no column is ever dropped. A table of more than
+:data:`PLAIN_ROWS` rows written without colour (a pipe, a file) is written by a plain writer with
+the same box characters (``rich.box``), byte for byte what rich draws: rich takes about half a
+millisecond a row (docs/output.md).
 """
 
 from __future__ import annotations
@@ -32,10 +31,7 @@ from dataclasses import dataclass, field
 
 from .notation import to_ascii
 
-PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer whatever their text
-PLAIN = True  # every block written without colour by the plain writer (False: rich draws them)
-# what rich's Text would change (tabs expanded, these control codes dropped): rich draws those
-_RICH_ONLY = re.compile("[\t\x07\x08\x0b\x0c\r]")
+PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~0.5 ms a row)
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
 LONG_PIECE = 32  # a bracketed piece of text longer than this is broken between its words
@@ -361,21 +357,22 @@ def _pieces(cells: _Cells) -> list:
 def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) -> tuple[list, int]:
     """A sheet's renderables for ``width`` (the title, the table's pieces and its gaps; as
     records when it cannot fit), and the width they take."""
+    from rich.text import Text
     cells = _Cells(sheet, ascii)
     style, widths = _choose(cells, width)
     title = to_ascii(sheet.title) if ascii else sheet.title
-    plain = not styled and (len(cells.rows) > PLAIN_ROWS or PLAIN and not _rich_only(cells, title))
     if widths is None:
         lines = _records(sheet, cells, width, title, ascii)
-        if plain:  # plain text lines: no rich needed
+        if len(cells.rows) > PLAIN_ROWS and not styled:  # plain text lines: no rich needed
             return [_Long(["".join(t for t, _ in line) for line in lines])], width
         return [styled_text(lines, styled)], width
     total = sum(widths) + frame_width(style, len(widths))
-    titles = wrap(title, max(width or 0, total + 2)) if title else []
-    if plain:
-        return [_Long(titles + _plain_lines(cells, widths, style, ascii))], total
-    from rich.text import Text
-    parts: list = [Text(line, style=STYLES["title"] if styled else "") for line in titles]
+    parts: list = []
+    if title:
+        parts += [Text(line, style=STYLES["title"] if styled else "")
+                  for line in wrap(title, max(width or 0, total + 2))]
+    if len(cells.rows) > PLAIN_ROWS and not styled:
+        return parts + [_Long(_plain_lines(cells, widths, style, ascii))], total
     first = True
     for piece in _pieces(cells):
         if isinstance(piece, Gap):
@@ -388,18 +385,10 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) ->
 
 
 class _Long:
-    """Lines written without rich (no styles: a pipe or a file): a table by the plain writer,
-    prose, a drawing."""
+    """A long table's lines, written without rich (no styles: a pipe or a file)."""
 
     def __init__(self, lines: list[str]):
         self.lines = lines
-
-
-def _rich_only(cells: _Cells, title: str) -> bool:
-    """Whether some text of the table is one rich would change (a tab, a control code)."""
-    return bool(_RICH_ONLY.search(title) or any(_RICH_ONLY.search(h) for h in cells.headers)
-                or any(_RICH_ONLY.search(t) for row in cells.rows if not isinstance(row, Gap)
-                       for t, _ in row[0]))
 
 
 def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
@@ -511,8 +500,9 @@ class Page:
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
     """The page for a list of blocks: sheets, prose (str, Prose, or rich Text), preformatted
-    drawings, and lists or rich Groups of those. ``styled=False``: no styles, lines for the
-    plain writer (:data:`PLAIN`)."""
+    drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text, and
+    long tables for the plain writer)."""
+    from rich.text import Text
     parts: list = []
     widest = 0
     stack = [blocks]
@@ -529,9 +519,7 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
             parts += more
             widest = max(widest, used)
         elif isinstance(block, Preformatted):
-            lines = ["".join(t for t, _ in line) for line in block.lines]
-            plain = not styled and PLAIN and not any(map(_RICH_ONLY.search, lines))
-            parts.append(_Long(lines) if plain else styled_text(block.lines, styled))
+            parts.append(styled_text(block.lines, styled))
             widest = max([widest] + [sum(width_of(t) for t, _ in line) for line in block.lines])
         else:
             if isinstance(block, Prose):
@@ -545,10 +533,6 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
             lines = [piece for line in text.split("\n")
                      for piece in (wrap(line, width) if width else [line])]
             widest = max([widest] + [width_of(line) for line in lines])
-            if not styled and PLAIN and not any(map(_RICH_ONLY.search, lines)):
-                parts.append(_Long(lines))
-                continue
-            from rich.text import Text
             parts.append(Text("\n".join(lines), style=(_style(style) or "") if styled else "",
                               no_wrap=True, overflow="ignore"))
     return Page(parts, max(widest, width or 0, 1))
