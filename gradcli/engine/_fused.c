@@ -147,6 +147,25 @@ static PyObject *as_value(Entry *e)
     return e->obj;
 }
 
+/* *out, the expression whose node id is ``id`` (a reference it takes; NULL: a call failed),
+   over [s0, e1). -1 with the exception set. */
+static int expression(Entry *out, PyObject *id, Py_ssize_t s0, Py_ssize_t e1)
+{
+    if (id == NULL)
+        return -1;
+    Py_ssize_t tid = PyLong_AsSsize_t(id);
+    if (tid == -1 && PyErr_Occurred()) {
+        Py_DECREF(id);
+        return -1;
+    }
+    out->kind = K_EXPR;
+    out->obj = id;
+    out->tid = tid;
+    out->s0 = s0;
+    out->e1 = e1;
+    return 0;
+}
+
 static int depth_of(Builder *b, Py_ssize_t tid, Py_ssize_t *out)
 {
     if (tid < 0 || tid >= PyList_GET_SIZE(b->depth)) {
@@ -566,17 +585,8 @@ static PyObject *run(PyObject *self, PyObject *args)
                 else if (!PyErr_Occurred())
                     id = PyObject_CallFunction(b.read, "O(nn)", name, tok->s0, tok->e1);
                 Py_DECREF(name);
-                if (id == NULL)
+                if (expression(&out, id, tok->s0, tok->e1) < 0)
                     goto done;
-                out.kind = K_EXPR;
-                out.obj = id;
-                out.tid = PyLong_AsSsize_t(id);
-                out.s0 = tok->s0;
-                out.e1 = tok->e1;
-                if (out.tid == -1 && PyErr_Occurred()) {
-                    Py_DECREF(id);
-                    goto done;
-                }
                 k = 1;
             }
             else if (a < m.num_end) {  /* a literal: one constant per spelling */
@@ -602,17 +612,8 @@ static PyObject *run(PyObject *self, PyObject *args)
                     }
                 }
                 Py_DECREF(text);
-                if (id == NULL)
+                if (expression(&out, id, tok->s0, tok->e1) < 0)
                     goto done;
-                out.kind = K_EXPR;
-                out.obj = id;
-                out.tid = PyLong_AsSsize_t(id);
-                out.s0 = tok->s0;
-                out.e1 = tok->e1;
-                if (out.tid == -1 && PyErr_Occurred()) {
-                    Py_DECREF(id);
-                    goto done;
-                }
                 k = 1;
             }
             else if (a < m.call_end) {  /* name ( argument ) */
@@ -654,15 +655,8 @@ static PyObject *run(PyObject *self, PyObject *args)
                 else {
                     PyObject *id = PyObject_CallFunction(b.emit, "OOi(nn)", prim, x->obj, -1,
                                                          s0, e1);
-                    if (id == NULL)
+                    if (expression(&out, id, s0, e1) < 0)
                         goto done;
-                    out.kind = K_EXPR;
-                    out.obj = id;
-                    out.tid = PyLong_AsSsize_t(id);
-                    if (out.tid == -1 && PyErr_Occurred()) {
-                        Py_DECREF(id);
-                        goto done;
-                    }
                 }
                 out.s0 = s0;
                 out.e1 = e1;
