@@ -186,42 +186,26 @@ static int make_node(Builder *b, PyObject *prim, Entry *x, Entry *y, Py_ssize_t 
     if (depth_of(b, x->tid, &dx) < 0 || (y != NULL && depth_of(b, y->tid, &dy) < 0))
         return -1;
     Py_ssize_t n = PyList_GET_SIZE(b->depth);
-    PyObject *id;
-    if ((dx < 0 && dy < 0) || n >= b->limit) {
-        id = PyObject_CallFunction(b->emit, "OOO(nn)", prim, x->obj,
-                                   y != NULL ? y->obj : MINUS_ONE, s0, e1);
-        if (id == NULL)
-            return -1;
-        Py_ssize_t tid = PyLong_AsSsize_t(id);
-        if (tid == -1 && PyErr_Occurred()) {
-            Py_DECREF(id);
-            return -1;
-        }
-        out->tid = tid;
+    if ((dx < 0 && dy < 0) || n >= b->limit)
+        return expression(out, PyObject_CallFunction(b->emit, "OOO(nn)", prim, x->obj,
+                                                     y != NULL ? y->obj : MINUS_ONE, s0, e1),
+                          s0, e1);
+    PyObject *d = PyLong_FromSsize_t(1 + (dx > dy ? dx : dy));
+    PyObject *st = PyLong_FromSsize_t(s0), *en = PyLong_FromSsize_t(e1);
+    PyObject *id = PyLong_FromSsize_t(n);
+    int bad = d == NULL || st == NULL || en == NULL || id == NULL
+              || PyList_Append(b->depth, d) < 0 || PyList_Append(b->ops, prim) < 0
+              || PyList_Append(b->a0, x->obj) < 0
+              || PyList_Append(b->a1, y != NULL ? y->obj : MINUS_ONE) < 0
+              || PyList_Append(b->starts, st) < 0 || PyList_Append(b->ends, en) < 0;
+    Py_XDECREF(d);
+    Py_XDECREF(st);
+    Py_XDECREF(en);
+    if (bad) {
+        Py_XDECREF(id);
+        return -1;
     }
-    else {
-        PyObject *d = PyLong_FromSsize_t(1 + (dx > dy ? dx : dy));
-        PyObject *st = PyLong_FromSsize_t(s0), *en = PyLong_FromSsize_t(e1);
-        id = PyLong_FromSsize_t(n);
-        int bad = d == NULL || st == NULL || en == NULL || id == NULL
-                  || PyList_Append(b->depth, d) < 0 || PyList_Append(b->ops, prim) < 0
-                  || PyList_Append(b->a0, x->obj) < 0
-                  || PyList_Append(b->a1, y != NULL ? y->obj : MINUS_ONE) < 0
-                  || PyList_Append(b->starts, st) < 0 || PyList_Append(b->ends, en) < 0;
-        Py_XDECREF(d);
-        Py_XDECREF(st);
-        Py_XDECREF(en);
-        if (bad) {
-            Py_XDECREF(id);
-            return -1;
-        }
-        out->tid = n;
-    }
-    out->kind = K_EXPR;
-    out->obj = id;
-    out->s0 = s0;
-    out->e1 = e1;
-    return 0;
+    return expression(out, id, s0, e1);
 }
 
 /* The next token from pos: its lexer terminal and end, or -1 where no terminal matches. */
