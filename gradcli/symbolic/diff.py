@@ -307,20 +307,28 @@ def programs(roots: list, reserved=()) -> list[str]:
         n = stack.pop()
         t = type(n)
         if t is Product:
-            parts = [b for b, _ in n.factors]
-            parts += [e for _, e in n.factors if type(e) is not Number]
-            pasted = parts
-        elif t is Sum:
-            parts = [k for k, _ in n.terms]
+            parts = [x for pair in n.factors for x in pair if type(x) is not Number]
+            # a number base is read (numbers sort first: most products have none)
+            numbers = [] if type(n.factors[0][0]) is not Number else [
+                b for b, _ in n.factors if type(b) is Number]
+            pasted = ks = [k.serial for k in parts]
+        elif t is Sum:  # (no term is a number)
+            parts, numbers = [k for k, _ in n.terms], []
+            ks = [k.serial for k in parts]
             # a product term c*k with c != ±1 is printed afresh (coefficients merged)
-            pasted = [k for k, c in n.terms if abs(c) == 1 or type(k) is not Product]
+            pasted = [k.serial for k, c in n.terms if abs(c) == 1 or type(k) is not Product]
         elif t is Apply:
-            parts = pasted = n.args
+            parts = [k for k in n.args if type(k) is not Number]
+            numbers = [k for k in n.args if type(k) is Number]
+            pasted = ks = [k.serial for k in parts]
         else:
             kids[n.serial] = ()
             continue
-        read.update([k.serial for k in pasted])
-        kids[n.serial] = [k.serial for k in parts if type(k) is not Number]
+        kids[n.serial] = ks
+        read.update(pasted)
+        for k in numbers:
+            read.add(k.serial)
+            node_of[k.serial] = k
         for k in parts:
             if k.serial not in node_of:
                 node_of[k.serial] = k
@@ -328,12 +336,15 @@ def programs(roots: list, reserved=()) -> list[str]:
     order = sorted(kids)  # parts before wholes
     # how many nodes read each one (its parents, not its paths)
     uses = Counter(chain.from_iterable(kids.values()))
-    size: dict[int, int] = {}
+    size: dict[int, int] = {}  # a part's size, or MIN_NAMED_SIZE if larger: all a name needs
     named: set[int] = set()
     for s in order:  # a part's size is known before its whole's
-        # a*x has size 3: its exponents 1 are not seen; a named part counts as one
-        size[s] = 1 + sum([1 if k in named else size[k] for k in kids[s]])
-        if uses[s] > 1 and size[s] >= MIN_NAMED_SIZE and s not in is_root:
+        ks = kids[s]
+        if len(ks) >= MIN_NAMED_SIZE - 1:
+            size[s] = MIN_NAMED_SIZE
+        else:  # a*x has size 3: its exponents 1 are not seen; a named part counts as one
+            size[s] = 1 + sum([1 if k in named else size[k] for k in ks])
+        if size[s] >= MIN_NAMED_SIZE and uses[s] > 1 and s not in is_root:
             named.add(s)
     reads = {}  # a named part or root -> the named parts its printed text reads directly
     for top in named | is_root:

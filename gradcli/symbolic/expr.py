@@ -700,12 +700,17 @@ def _chain(ropes: list, op: str) -> tuple:
     """``a op b op c``, left-associative at the product layer: ``a*b*c``, ``a*b/c``."""
     if len(ropes) == 1:
         return ropes[0]
-    first = ropes[0]
-    pieces = [first[0] if first[1] >= _PRODUCT else _parenthesized(first[0])]
-    for text, layer in ropes[1:]:
-        pieces.append(op)
-        pieces.append(text if layer >= _UNARY else _parenthesized(text))
-    return _joined(pieces, _PRODUCT)
+    text, layer = ropes[0]
+    texts = [text if layer >= _PRODUCT else _parenthesized(text)]
+    texts += [text if layer >= _UNARY else _parenthesized(text) for text, layer in ropes[1:]]
+    try:
+        text = op.join(texts)  # the common case: every operand's text is a string
+    except TypeError:  # a part is a rope of its own: kept as it is, not copied
+        pieces = [texts[0]]
+        for text in texts[1:]:
+            pieces += (op, text)
+        return pieces, _PRODUCT
+    return (text if len(text) <= _SHORT else [text]), _PRODUCT
 
 
 def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
