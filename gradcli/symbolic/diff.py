@@ -356,21 +356,26 @@ def programs(roots: list, reserved=()) -> list[str]:
             else:
                 stack.extend(kids[k])
         reads[top] = found
+    # Each program's assignments are the named parts it reads, transitively: one bit per
+    # program, handed from wholes to the parts they read (one pass, however many programs).
+    bits = dict.fromkeys(named, 0)
+    for i, root in enumerate(roots):
+        bits[root.serial] = bits.get(root.serial, 0) | 1 << i
+    for s in sorted(bits, reverse=True):  # wholes before parts
+        b = bits[s]
+        for k in reads[s]:
+            bits[k] |= b
     name_of: dict[int, str] = {}
     taken = set(reserved)
     fresh = (x for x in (f"t{i}" for i in count(1)) if x not in taken)
     blocks = []
-    for root in roots:  # each program's assignments: the named parts it reads, transitively
-        block, stack = set(), list(reads[root.serial])
-        while stack:
-            s = stack.pop()
-            if s not in block:
-                block.add(s)
-                stack.extend(reads[s])
-        block = sorted(block)  # parts before wholes
-        for s in block:
-            if s not in name_of:
-                name_of[s] = next(fresh)
+    ordered = sorted(named)  # parts before wholes
+    for i in range(len(roots)):
+        bit = 1 << i
+        block = [s for s in ordered if bits[s] & bit]
+        # names in order of first appearance: the parts no earlier program reads
+        for s in [s for s in block if not bits[s] & (bit - 1)]:
+            name_of[s] = next(fresh)
         blocks.append(block)
     read |= named  # the parts whose own text is printed or pasted into a whole's
     out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
@@ -384,7 +389,7 @@ def programs(roots: list, reserved=()) -> list[str]:
         if s in is_root:
             tails[s] = flatten(text)
         out[s] = text
-    return ["\n".join([lines[s] for s in block] + [tails[root.serial]])
+    return ["\n".join([*map(lines.__getitem__, block), tails[root.serial]])
             for root, block in zip(roots, blocks)]
 
 

@@ -717,7 +717,11 @@ def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
     """``coeff * Π base^exp``: negative powers under one fraction bar, the sign on the leading
     factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
     top, bottom, later = [], [], []
+    one = _context.small.get(1)  # the commonest exponent, known by identity in its context
     for base, e in factors:
+        if e is one:
+            (top if type(base) is Symbol else later).append(out[base.serial])
+            continue
         b = out[base.serial]
         if type(e) is not Number:  # powers with an expression for exponent after the rest
             later.append(_power_rope(b, out[e.serial]))  # y*x^(y - 1)
