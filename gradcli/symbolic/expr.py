@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from bisect import insort_left, insort_right
+from bisect import bisect_left, bisect_right
 from contextlib import contextmanager
 from fractions import Fraction
 
@@ -255,14 +255,27 @@ def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
 
 
 def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
-    key = ("*", coeff, factors)
-    node = _context.table.get(key)
-    if node is None:  # new: only now is its structural hash computed
-        first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
-        node = _new(Product, key, first[0], first[1], (coeff.numerator, coeff.denominator)
-                    + tuple([(b.hash, e.hash) for b, e in factors]), 1)
+    # _new's work written out, the key hashed once: most products asked for are new
+    ctx = _context
+    if ctx.serial >= MAX_NODES:
+        _new(Product, None, 0, "", ())  # (raises)
+    made = _blank(Product)
+    node = ctx.table.setdefault(("*", coeff, factors), made)
+    if node is made:  # new: only now is its structural hash computed
+        rank, name = factors[0][0].key[:2]  # sorts with its first base: x^2, 2*x*y next to x
+        crc = ctx.crc.get(name)
+        if crc is None:
+            crc = ctx.crc[name] = zlib.crc32(name.encode())
+        node.serial = ctx.serial
+        ctx.serial += 1
+        node.hash = h = hash((rank, crc, (coeff.numerator, coeff.denominator)
+                              + tuple([(b.hash, e.hash) for b, e in factors])))
+        node.key = (rank, name, 1, h)
         node.coeff, node.factors, node._unit = coeff, factors, None
     return node
+
+
+_blank = object.__new__
 
 
 def unit(node: Product):
@@ -322,7 +335,7 @@ def _collect(acc: dict, node, c: Fraction) -> None:
 
 
 def ONE_NODE():
-    return number(ONE)
+    return _context.small.get(ONE) or number(ONE)
 
 
 def _int(v: int | Fraction | None) -> int | None:
@@ -442,7 +455,8 @@ def _join_two(items) -> Product | None:
     without canonicalising every factor again. The commonest product of a chain rule (a
     derivative times a partial); None when the general path has more to do."""
     (p, ep), (q, eq) = items
-    if type(ep) is not Number or ep.value != 1 or type(eq) is not Number or eq.value != 1:
+    one = _context.small.get(ONE)  # the one node of 1 in the context
+    if ep is not one or eq is not one:
         return None
     cp, fp = _as_factors(p, ep)
     cq, fq = _as_factors(q, eq)
@@ -454,22 +468,45 @@ def _join_two(items) -> Product | None:
             if any(type(x) is Apply and x.name == "exp" for x, _ in large):
                 return None
             break
-    bases = {b for b, _ in large}
-    for b, _ in small:
-        if b in bases:
-            return None
     if len(small) > 2:
+        bases = {b for b, _ in large}
+        for b, _ in small:
+            if b in bases:
+                return None
         return _product_node(_tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
     # a factor or two into the other side's order: what sorted(fp + fq) gives, with a few
-    # comparisons (fp's factor first among equal keys)
+    # comparisons (fp's factor first among equal keys); a base the other side has too sits
+    # where its factor would go
     merged = list(large)
     if small is fq:
         for pair in fq:
-            insort_right(merged, pair, key=_factor_key)
+            i = bisect_right(merged, _factor_key(pair), key=_factor_key)
+            if _holds(merged, i, pair[0]):
+                return None
+            merged.insert(i, pair)
     else:
         for pair in reversed(fp):
-            insort_left(merged, pair, key=_factor_key)
+            i = bisect_left(merged, _factor_key(pair), key=_factor_key)
+            if _holds(merged, i, pair[0]):
+                return None
+            merged.insert(i, pair)
     return _product_node(_tidy(cp * cq), tuple(merged))
+
+
+def _holds(factors: list, i: int, base) -> bool:
+    """Whether ``base`` is a base of the sorted ``factors``, where a factor of base would go
+    at ``i``: the factors whose bases sort as base's are next to i."""
+    key = base.key
+    j = i - 1
+    while j >= 0 and factors[j][0].key == key:
+        if factors[j][0] is base:
+            return True
+        j -= 1
+    while i < len(factors) and factors[i][0].key == key:
+        if factors[i][0] is base:
+            return True
+        i += 1
+    return False
 
 
 def _as_factors(node, e) -> tuple:
@@ -532,11 +569,19 @@ def _combine_exponents(base, numeric: Fraction, symbolic: list) -> list:
 # -- Sym: Python's operators on nodes -------------------------------------------------------------
 
 def _node(x):
-    if isinstance(x, Sym):
+    t = type(x)
+    if t is Sym:
         return x.node
-    if isinstance(x, Node):
+    if t in _NODES or isinstance(x, Node):
         return x
     return number(x)
+
+
+def _sym(node) -> Sym:
+    """``Sym(node)`` for a node (no check of what it is handed)."""
+    s = _new_sym(Sym)
+    s.node = node
+    return s
 
 
 class Sym:
@@ -547,21 +592,25 @@ class Sym:
     def __init__(self, node):
         self.node = _node(node)
 
-    def __add__(self, o): return Sym(add([(self.node, ONE), (_node(o), ONE)]))
-    def __radd__(self, o): return Sym(add([(_node(o), ONE), (self.node, ONE)]))
-    def __sub__(self, o): return Sym(add([(self.node, ONE), (_node(o), -ONE)]))
-    def __rsub__(self, o): return Sym(add([(_node(o), ONE), (self.node, -ONE)]))
-    def __mul__(self, o): return Sym(multiply([(self.node, ONE_NODE()), (_node(o), ONE_NODE())]))
-    def __rmul__(self, o): return Sym(multiply([(_node(o), ONE_NODE()), (self.node, ONE_NODE())]))
-    def __truediv__(self, o): return Sym(divide(self.node, _node(o)))
-    def __rtruediv__(self, o): return Sym(divide(_node(o), self.node))
-    def __pow__(self, o): return Sym(multiply([(self.node, _node(o))]))
-    def __rpow__(self, o): return Sym(multiply([(_node(o), self.node)]))
-    def __neg__(self): return Sym(multiply([(self.node, ONE_NODE())], -ONE))
+    def __add__(self, o): return _sym(add([(self.node, ONE), (_node(o), ONE)]))
+    def __radd__(self, o): return _sym(add([(_node(o), ONE), (self.node, ONE)]))
+    def __sub__(self, o): return _sym(add([(self.node, ONE), (_node(o), -ONE)]))
+    def __rsub__(self, o): return _sym(add([(_node(o), ONE), (self.node, -ONE)]))
+    def __mul__(self, o): return _sym(multiply([(self.node, ONE_NODE()), (_node(o), ONE_NODE())]))
+    def __rmul__(self, o): return _sym(multiply([(_node(o), ONE_NODE()), (self.node, ONE_NODE())]))
+    def __truediv__(self, o): return _sym(divide(self.node, _node(o)))
+    def __rtruediv__(self, o): return _sym(divide(_node(o), self.node))
+    def __pow__(self, o): return _sym(multiply([(self.node, _node(o))]))
+    def __rpow__(self, o): return _sym(multiply([(_node(o), self.node)]))
+    def __neg__(self): return _sym(multiply([(self.node, ONE_NODE())], -ONE))
     def __pos__(self): return self
 
     def __repr__(self) -> str:
         return f"Sym({text(self.node)})"
+
+
+_new_sym = object.__new__
+_NODES = frozenset([Number, Symbol, Apply, Sum, Product])
 
 
 def divide(a, b):
@@ -577,11 +626,11 @@ def _function(name):
     one, any other function as its application."""
     form = TABLE[name].form
     if form is None:
-        return lambda *args: Sym(apply(name, tuple(_node(a) for a in args)))
+        return lambda *args: _sym(apply(name, tuple(map(_node, args))))
     kind, ks = form
     if kind == "sum":
-        return lambda *args: Sym(add([(_node(a), k) for a, k in zip(args, ks)]))  # whole: ints
-    return lambda *args: Sym(multiply([(_node(a), number(k)) for a, k in zip(args, ks)]))
+        return lambda *args: _sym(add([(_node(a), k) for a, k in zip(args, ks)]))  # whole: ints
+    return lambda *args: _sym(multiply([(_node(a), number(k)) for a, k in zip(args, ks)]))
 
 
 class _Namespace:
@@ -590,7 +639,7 @@ class _Namespace:
     def __init__(self):
         for name in TABLE:
             setattr(self, name, _function(name))
-        self.pow = lambda a, b: Sym(multiply([(_node(a), _node(b))]))
+        self.pow = lambda a, b: _sym(multiply([(_node(a), _node(b))]))
         self.where = where  # a rule's conditions are Python bools here: an expression is never 0
 
     def __getattr__(self, name):  # pi and e: symbols of the current context
