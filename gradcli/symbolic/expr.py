@@ -83,21 +83,36 @@ def _new(cls, key: tuple, rank: int, name: str, child_hashes: tuple, sub: int = 
     """A new node under ``key``, which the caller looked up and did not find; the caller sets
     the node's own fields. A key holds the parts themselves: each is the one node of its
     structure in the context, so identity is equality (and hashes in C)."""
+    node = _interned(key, _blank(cls))
+    _numbered(node, rank, name, child_hashes, sub)
+    return node
+
+
+def _interned(key: tuple, made):
+    """The node under ``key``, or ``made`` (a blank node, which the caller then numbers with
+    :func:`_numbered` and fills) put there: the key is hashed once."""
     ctx = _context
-    serial = ctx.serial
-    if serial >= MAX_NODES:
+    node = ctx.table.setdefault(key, made)
+    if node is made and ctx.serial >= MAX_NODES:
+        del ctx.table[key]
         raise LimitError(f"the derivative has more than {MAX_NODES:,} distinct subexpressions",
                          hint="ask for a lower --order")
-    ctx.serial = serial + 1
+    return node
+
+
+def _numbered(node, rank: int, name: str, child_hashes: tuple, sub: int = 0) -> None:
+    """A new node's serial (the next of its context), structural hash and sort key."""
+    ctx = _context
+    node.serial = ctx.serial
+    ctx.serial += 1
     crc = ctx.crc.get(name)
     if crc is None:
         crc = ctx.crc[name] = zlib.crc32(name.encode())
-    node = object.__new__(cls)
-    node.serial = serial
     node.hash = h = hash((rank, crc, child_hashes))  # the same whatever the build order
     node.key = (rank, name, sub, h)
-    ctx.table[key] = node
-    return node
+
+
+_blank = object.__new__
 
 
 class Node:
@@ -193,9 +208,8 @@ def _value(node) -> int | Fraction | None:
 
 def apply(name: str, args: tuple) -> Node:
     """``name(*args)``; folded to a number only where the result is exact."""
-    values = [_value(a) for a in args]
-    if all(v is not None for v in values):
-        folded = _fold_call(name, [float(v) for v in values])
+    if all([type(a) is Number for a in args]):
+        folded = _fold_call(name, [float(a.value) for a in args])
         if folded is not None:
             return number(folded)
     args = tuple(args)
@@ -205,10 +219,10 @@ def apply(name: str, args: tuple) -> Node:
     if row.parity and _negative(args[0]):  # sin(-y) is -sin(y), cos(-y) is cos(y)
         inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
         return inner if row.parity == "even" else multiply([(inner, ONE_NODE())], -ONE)
-    key = ("a", name, args)
-    node = _context.table.get(key)
-    if node is None:
-        node = _new(Apply, key, 3, name, tuple([a.hash for a in args]))
+    made = _blank(Apply)
+    node = _interned(("a", name, args), made)
+    if node is made:
+        _numbered(node, 3, name, tuple([a.hash for a in args]))
         node.name, node.args = name, args
     return node
 
@@ -245,37 +259,24 @@ def _fold_call(name: str, xs: list[float]) -> float | None:
 
 
 def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
-    key = ("+", const, terms)  # coefficients are tidy: 2 is never Fraction(2)
-    node = _context.table.get(key)
-    if node is None:  # new: only now is its structural hash computed
-        node = _new(Sum, key, 4, "", (const.numerator, const.denominator) + tuple(
+    made = _blank(Sum)  # coefficients are tidy in the key: 2 is never Fraction(2)
+    node = _interned(("+", const, terms), made)
+    if node is made:  # new: only now is its structural hash computed
+        _numbered(node, 4, "", (const.numerator, const.denominator) + tuple(
             [(t.hash, c.numerator, c.denominator) for t, c in terms]))
         node.const, node.terms, node._tail = const, terms, None
     return node
 
 
 def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
-    # _new's work written out, the key hashed once: most products asked for are new
-    ctx = _context
-    if ctx.serial >= MAX_NODES:
-        _new(Product, None, 0, "", ())  # (raises)
     made = _blank(Product)
-    node = ctx.table.setdefault(("*", coeff, factors), made)
+    node = _interned(("*", coeff, factors), made)
     if node is made:  # new: only now is its structural hash computed
-        rank, name = factors[0][0].key[:2]  # sorts with its first base: x^2, 2*x*y next to x
-        crc = ctx.crc.get(name)
-        if crc is None:
-            crc = ctx.crc[name] = zlib.crc32(name.encode())
-        node.serial = ctx.serial
-        ctx.serial += 1
-        node.hash = h = hash((rank, crc, (coeff.numerator, coeff.denominator)
-                              + tuple([(b.hash, e.hash) for b, e in factors])))
-        node.key = (rank, name, 1, h)
+        first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
+        _numbered(node, first[0], first[1], (coeff.numerator, coeff.denominator)
+                  + tuple([(b.hash, e.hash) for b, e in factors]), 1)
         node.coeff, node.factors, node._unit = coeff, factors, None
     return node
-
-
-_blank = object.__new__
 
 
 def unit(node: Product):
@@ -297,22 +298,30 @@ def tail(node: Sum):
 
 def add(pairs, const: Fraction = ZERO) -> Node:
     """``const + Σ coeff*node`` for ``(node, coeff)`` pairs, in canonical form."""
-    acc: dict[int, list] = {}
+    acc: dict[int, list] = {}  # serial -> [term, its coefficient so far]
     for node, c in pairs:
         if not c:
             continue
         t = type(node)
         if t is Number:
             const += c * node.value
-        elif t is Sum and len(node.terms) <= FLAT:
+            continue
+        if t is Sum and len(node.terms) <= FLAT:
             const += c * node.const
             for term, k in node.terms:
                 _collect(acc, term, c * k)
-        elif t is Product and node.coeff != 1:
-            _collect(acc, unit(node), c * node.coeff)
+            continue
+        if t is Product and node.coeff != 1:
+            node, c = unit(node), c * node.coeff
+        slot = acc.get(node.serial)  # (_collect, written out for the commonest case)
+        if slot is None:
+            acc[node.serial] = [node, c]
         else:
-            _collect(acc, node, c)
-    terms = sorted(((n, _tidy(c)) for n, c in acc.values() if c), key=_term_key)
+            slot[1] += c
+    # tidy coefficients (an int of at most 256 bits is tidy as it is)
+    terms = [(n, c if type(c) is int and -_WIDE < c < _WIDE else _tidy(c))
+             for n, c in acc.values() if c]
+    terms.sort(key=_term_key)
     const = _tidy(const)
     if not terms:
         return number(const)
@@ -320,6 +329,9 @@ def add(pairs, const: Fraction = ZERO) -> Node:
         node, c = terms[0]
         return node if c == 1 else multiply([(node, ONE_NODE())], c)
     return _sum_node(const, tuple(terms))
+
+
+_WIDE = 1 << 256
 
 
 def _term_key(pair):
