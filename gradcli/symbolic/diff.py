@@ -33,9 +33,9 @@ from itertools import chain, count
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
-from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, children,
-                   context_memo, flatten, fresh_context, local_derivatives, multiply, name_rope,
-                   number, reachable, rope, symbol)
+from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
+                   children, context_memo, flatten, fresh_context, local_derivatives, multiply,
+                   name_rope, number, reachable, rope, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: 5-10x faster
@@ -74,9 +74,9 @@ def graph_expression(graph: Graph):
         slot = base + k
         args = (arg0[k],) if arg1[k] < 0 else (arg0[k], arg1[k])
         kind = family[slot]
-        if kind is None:
-            values = [_built(expr, pending, a, family) for a in args]
-            expr[slot] = getattr(SYMBOLIC, prim.name)(*values).node  # the row, on expressions
+        if kind is None:  # a catalogue function, or a power: what the rows on Sym build
+            values = tuple([_built(expr, pending, a, family) for a in args])
+            expr[slot] = multiply([values]) if prim is _POW else apply(prim.name, values)
             continue
         signs = prim.form[1]  # each argument's sign in the sum, or power in the product
         # small-to-large: the longest pending argument is extended, the others copied into it
@@ -229,7 +229,7 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
         if t is Symbol:
             if n.name in wanted:
                 varies.add(n.serial)
-        elif t is not Number and any(k.serial in varies for k in children(n)):
+        elif t is not Number and not varies.isdisjoint([k.serial for k in children(n)]):
             varies.add(n.serial)
     one = number(ONE)
     pending: dict[int, list] = {}  # serial -> its adjoint's terms
@@ -272,13 +272,13 @@ def _product_adjoint(node, bar, varies: set, send, one) -> None:
         by_base, by_exp = b.serial in varies, e.serial in varies
         if not (by_base or by_exp):
             continue
-        others = list(factors[:i]) + list(factors[i + 1:]) + [(bar, one)]
-        se = Sym(e)
-        if not by_exp:  # pow's ∂/∂base
+        others = [*factors[:i], *factors[i + 1:], (bar, one)]
+        if not by_exp:  # pow's ∂/∂base (run once per exponent: see _on_base)
             k, local = _on_base(b, ("pow", e.serial),
-                                lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
+                                lambda p: _POW.partials[0](SYMBOLIC, p, Sym(e), p ** Sym(e)))
             send(b, multiply(others + local, node.coeff * k))
             continue
+        se = Sym(e)
         log_b = SYMBOLIC.log(Sym(b))  # b^e = exp(e·log b)
         by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
         send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
