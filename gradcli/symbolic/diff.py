@@ -316,7 +316,7 @@ def programs(roots: list, reserved=()) -> list[str]:
             parts, numbers = [k for k, _ in n.terms], []
             ks = [k.serial for k in parts]
             # a product term c*k with c != ±1 is printed afresh (coefficients merged)
-            pasted = [k.serial for k, c in n.terms if abs(c) == 1 or type(k) is not Product]
+            pasted = [k.serial for k, c in n.terms if c == 1 or c == -1 or type(k) is not Product]
         elif t is Apply:
             parts = [k for k in n.args if type(k) is not Number]
             numbers = [k for k in n.args if type(k) is Number]

@@ -778,10 +778,14 @@ def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
     """``coeff * Π base^exp``: negative powers under one fraction bar, the sign on the leading
     factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
     top, bottom, later = [], [], []
-    one = _context.small.get(1)  # the commonest exponent, known by identity in its context
+    # the commonest exponents, 1 and -1, known by identity (one node each in a context)
+    one, minus_one = _context.small.get(1), _context.small.get(-1)
     for base, e in factors:
         if e is one:
             (top if type(base) is Symbol else later).append(out[base.serial])
+            continue
+        if e is minus_one:
+            bottom.append(out[base.serial])
             continue
         b = out[base.serial]
         if type(e) is not Number:  # powers with an expression for exponent after the rest
@@ -851,7 +855,11 @@ def _sum_rope(node, out: dict, named: set) -> tuple:
     pieces = [_grouped(first, _SUM)]
     for sign, terms in ((" + ", positive[1:]), (" - ", negative)):
         for t, c in terms:
-            pieces += [sign, _grouped(_term_rope(t, c, out, named), _PRODUCT)]
+            # (a term c*t with c = 1: t's own text, the commonest)
+            text, layer = out[t.serial] if c == 1 and t is not None else \
+                _term_rope(t, c, out, named)
+            pieces.append(sign)
+            pieces.append(text if layer >= _PRODUCT else _parenthesized(text))
     return _joined(pieces, _SUM) if len(pieces) > 1 else first
 
 
