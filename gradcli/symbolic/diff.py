@@ -346,24 +346,15 @@ def programs(roots: list, reserved=()) -> list[str]:
             size[s] = 1 + sum([1 if k in named else size[k] for k in ks])
         if size[s] >= MIN_NAMED_SIZE and uses[s] > 1 and s not in is_root:
             named.add(s)
-    reads = {}  # a named part or root -> the named parts its printed text reads directly
-    for top in named | is_root:
-        found, stack = [], list(kids[top])
-        while stack:  # the unnamed parts in between are read once (or are small)
-            k = stack.pop()
-            if k in named:
-                found.append(k)
-            else:
-                stack.extend(kids[k])
-        reads[top] = found
-    # Each program's assignments are the named parts it reads, transitively: one bit per
-    # program, handed from wholes to the parts they read (one pass, however many programs).
-    bits = dict.fromkeys(named, 0)
+    # Each program's assignments are the named parts it reads, transitively: the named parts
+    # below its root. One bit per program, handed from wholes to parts (one pass over the
+    # parts, however many programs).
+    bits = dict.fromkeys(order, 0)
     for i, root in enumerate(roots):
-        bits[root.serial] = bits.get(root.serial, 0) | 1 << i
-    for s in sorted(bits, reverse=True):  # wholes before parts
+        bits[root.serial] |= 1 << i
+    for s in reversed(order):  # wholes before parts
         b = bits[s]
-        for k in reads[s]:
+        for k in kids[s]:
             bits[k] |= b
     name_of: dict[int, str] = {}
     taken = set(reserved)
