@@ -104,6 +104,25 @@ def test_the_families_give_the_same_numbers_both_ways(family, n):
 
 
 @needs_build
+@pytest.mark.parametrize("float64", [True, False])
+def test_a_recorded_sweep_keeps_the_same_partials_both_ways(float64):
+    """The trace's sweep keeps every partial (partials.py's keep): the compiled loop keeps the
+    same numbers, so every contribution and adjoint the trace shows is the same."""
+    source = "x*y + sin(x)/y - exp(x - y)*cos(y) + y^3"
+    at = {"x": 0.7, "y": -1.3}
+    seen = []
+    for threshold in (0, math.inf):
+        sweeps.COMPILED_FROM = threshold
+        r = evaluate(source, at, float64=float64)
+        trace = r.trace
+        seen.append([(c.source, c.target, _bits(c.upstream), _bits(c.local),
+                      _bits(c.contribution)) for c in trace.contributions]
+                    + [_bits(a.adjoint) for a in trace.adjoints])
+    assert seen[0] == seen[1]
+    assert len(seen[0]) > 10
+
+
+@needs_build
 def test_an_error_names_the_node_that_failed():
     """The compiled loop marks the failing node on the exception: the message names it."""
     sweeps.COMPILED_FROM = 0
@@ -130,4 +149,8 @@ def test_the_compiled_loops_refuse_what_is_not_a_tape():
     with pytest.raises(ValueError):
         _sweeps.forward([abs], [5], [-1], [1.0, 0.0], 1)  # an argument past its node
     with pytest.raises(ValueError):
-        _sweeps.reverse([(abs,)], [0], [-1], 1, [7], [1.0, 1.0], [0.0, 1.0], bytearray(2), None)
+        _sweeps.reverse([(abs,)], [0], [-1], 1, [7], [1.0, 1.0], [0.0, 1.0], bytearray(2), None,
+                        None, None)  # a slot that is no node
+    with pytest.raises(TypeError):
+        _sweeps.reverse([(abs,)], [0], [-1], 1, [1], [1.0, 1.0], [0.0, 1.0], bytearray(2), None,
+                        None, [None])  # a second column kept without a first

@@ -128,28 +128,37 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
     return 0;
 }
 
-/* reverse(partials, arg0, arg1, base, slots, values, adjoint, active, m): for each slot s of
-   ``slots`` (the reverse sweep's order), each argument a of node k = s - base that is active
-   gets adjoint[a] += adjoint[s] * partials[k][i](m, values[a] [, values[b]], values[s]). */
+/* reverse(partials, arg0, arg1, base, slots, values, adjoint, active, m, first, second): for
+   each slot s of ``slots`` (the reverse sweep's order), each argument of node k = s - base that
+   is active gets its partial p = partials[k][i](m, values[a] [, values[b]], values[s]): with
+   ``adjoint`` (else None), adjoint[argument] += adjoint[s] * p; with ``first`` and ``second``
+   (else None), p is kept as first[k] (the first argument's) or second[k]. */
 static PyObject *reverse(PyObject *self, PyObject *args)
 {
-    PyObject *partials, *arg0, *arg1, *slots, *values, *adjoint, *active, *m;
+    PyObject *partials, *arg0, *arg1, *slots, *values, *adjoint, *active, *m, *first, *second;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OOOnOOOOO", &partials, &arg0, &arg1, &base, &slots, &values,
-                          &adjoint, &active, &m))
+    if (!PyArg_ParseTuple(args, "OOOnOOOOOOO", &partials, &arg0, &arg1, &base, &slots, &values,
+                          &adjoint, &active, &m, &first, &second))
         return NULL;
-    PyObject *lists[] = {partials, arg0, arg1, slots, values, adjoint};
-    const char *names[] = {"partials", "arg0", "arg1", "slots", "values", "adjoint"};
-    if (exact_lists(lists, names, 6) < 0)
+    PyObject *lists[] = {partials, arg0, arg1, slots, values};
+    const char *names[] = {"partials", "arg0", "arg1", "slots", "values"};
+    if (exact_lists(lists, names, 5) < 0)
         return NULL;
+    int accumulating = adjoint != Py_None, keeping = first != Py_None;
+    if ((accumulating && !PyList_CheckExact(adjoint)) || (keeping && (!PyList_CheckExact(first)
+            || !PyList_CheckExact(second))) || (!keeping && second != Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "adjoint, first and second must be lists or None");
+        return NULL;
+    }
     if (!PyByteArray_CheckExact(active)) {
         PyErr_SetString(PyExc_TypeError, "active must be a bytearray");
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(partials), n_slots = PyList_GET_SIZE(values);
     if (PyList_GET_SIZE(arg0) < n || PyList_GET_SIZE(arg1) < n || base < 0
-            || PyList_GET_SIZE(adjoint) < n_slots || PyByteArray_GET_SIZE(active) < n_slots
-            || n_slots < base + n) {
+            || (accumulating && PyList_GET_SIZE(adjoint) < n_slots)
+            || (keeping && (PyList_GET_SIZE(first) < n || PyList_GET_SIZE(second) < n))
+            || PyByteArray_GET_SIZE(active) < n_slots || n_slots < base + n) {
         PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
         return NULL;
     }
@@ -176,36 +185,36 @@ static PyObject *reverse(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "a node's partials must be a tuple of its rules");
             return NULL;
         }
-        PyObject *upstream = PyList_GET_ITEM(adjoint, s);
-        Py_INCREF(upstream);  /* held: accumulating into an argument never replaces it, but be safe */
+        /* held: accumulating into an argument never replaces it, but be safe */
+        PyObject *upstream = accumulating ? PyList_GET_ITEM(adjoint, s) : NULL;
+        Py_XINCREF(upstream);
         PyObject *call[4] = {m, PyList_GET_ITEM(values, a), NULL, NULL};
-        int bad = 0;
+        Py_ssize_t nargs = 3;
         if (b < 0) {
-            if (on[a]) {
-                call[2] = PyList_GET_ITEM(values, s);
-                PyObject *p = PyObject_Vectorcall(PyTuple_GET_ITEM(rules, 0), call, 3, NULL);
-                if (p == NULL || accumulate(adjoint, a, upstream, p) < 0) {
-                    mark(s, 0);
-                    bad = 1;
-                }
-                Py_XDECREF(p);
-            }
+            call[2] = PyList_GET_ITEM(values, s);
         } else {
             call[2] = PyList_GET_ITEM(values, b);
             call[3] = PyList_GET_ITEM(values, s);
-            for (int which = 0; which < 2 && !bad; which++) {
-                Py_ssize_t target = which ? b : a;
-                if (!on[target])
-                    continue;
-                PyObject *p = PyObject_Vectorcall(PyTuple_GET_ITEM(rules, which), call, 4, NULL);
-                if (p == NULL || accumulate(adjoint, target, upstream, p) < 0) {
-                    mark(s, which);
-                    bad = 1;
-                }
-                Py_XDECREF(p);
-            }
+            nargs = 4;
         }
-        Py_DECREF(upstream);
+        int bad = 0;
+        for (int which = 0; which < nargs - 2 && !bad; which++) {
+            Py_ssize_t target = which ? b : a;
+            if (!on[target])
+                continue;
+            PyObject *p = PyObject_Vectorcall(PyTuple_GET_ITEM(rules, which), call, nargs, NULL);
+            if (p == NULL || (accumulating && accumulate(adjoint, target, upstream, p) < 0)) {
+                mark(s, which);
+                bad = 1;
+            } else if (keeping) {
+                PyObject *kept = which ? second : first;
+                Py_INCREF(p);
+                if (PyList_SetItem(kept, k, p) < 0)
+                    bad = 1;
+            }
+            Py_XDECREF(p);
+        }
+        Py_XDECREF(upstream);
         if (bad)
             return NULL;
     }

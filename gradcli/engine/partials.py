@@ -66,14 +66,16 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
     run = None
-    if each is None and type(values) is list and type(adjoint) is list \
-            and type(active) is bytearray:
+    if (each is None or each is _KEEP or each is _BOTH) and type(values) is list \
+            and (adjoint is None or type(adjoint) is list) and type(active) is bytearray:
         run = compiled_sweep("reverse", len(ops))
     try:
-        if run is not None:  # the hot path's loop compiled: the same calls, the same += (sweeps.py)
+        if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
             visit = graph.visit_order() if slots is None else slots
             run(list(map(_PARTIALS, ops)), arg0, arg1, base,
-                visit if type(visit) is list else list(visit), values, adjoint, active, m)
+                visit if type(visit) is list else list(visit), values,
+                None if each is _KEEP else adjoint, active, m,
+                first if n else None, second if n else None)
             return first, second
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
