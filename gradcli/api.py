@@ -110,7 +110,14 @@ class Float64:
     value_digits: int
     gradient_digits: dict[str, int]
     error: str | None = None  # why float64 fails here, when it does
-    lost_at: int | None = None  # the slot where float64 loses its digits (a cancellation)
+    # the slot where it fails, or where it loses its digits (a cancellation): or what finds it
+    lost: object = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def lost_at(self) -> int | None:
+        """The slot where float64 fails or loses its digits, found when first asked: only the
+        text's note shows it, and on a tape of 10^6 nodes finding it takes seconds."""
+        return self.lost() if callable(self.lost) else self.lost
 
 
 def _slots(graph: Graph) -> dict[str, int]:
@@ -289,7 +296,8 @@ def _float64(graph, values, adjoint, cert, wrt, slot, failure) -> Float64:
     lost = None
     want = min(n, FLOAT64_DIGITS)
     if value_digits < want or any(d < want for d in gradient_digits.values()):
-        lost = float64_loss(graph, values, reals, want)
+        def lost():
+            return float64_loss(graph, values, reals, want)
     return Float64(values[graph.output], {name: adjoint[slot[name]] for name in wrt},
                    value_digits, gradient_digits, None, lost)
 

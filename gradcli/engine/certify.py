@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import operator
+from itertools import compress, count
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -37,6 +38,7 @@ from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
+from .sweeps import compiled_sweep
 from .traceproof import Contributions, Numbers, at
 
 
@@ -306,6 +308,8 @@ def _traced(result: Certified, sweep, balls, digits: int, bits: int) -> None:
 _NEVER_EXACT = frozenset(name for name in _BARE if name not in (
     "add", "sub", "mul", "div", "neg", "abs", "min", "max", "relu"))
 _RATIONAL = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+_NAME = operator.attrgetter("name")
+_KINK = operator.attrgetter("kink")
 
 
 class _Reals:
@@ -337,6 +341,18 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     balls, exact = [r.b for r in reals], [r.q for r in reals]
     bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
     arg0, arg1 = graph.arg0, graph.arg1
+    run = compiled_sweep("bare_forward", len(graph.ops))
+    if run is not None:  # the same loop compiled; what it leaves to the Real functions, here
+        def slow(k: int) -> None:
+            prim, a, b = graph.ops[k], arg0[k], arg1[k]
+            r = getattr(BALL, prim.name)(*((Real(balls[a], exact[a]),) if b < 0 else
+                                           (Real(balls[a], exact[a]), Real(balls[b], exact[b]))))
+            balls.append(r.b)
+            exact.append(r.q)
+        names = list(map(_NAME, graph.ops))
+        run(list(map(bare.get, names)), bytes(map(never.__contains__, names)),
+            list(map(rational.get, names)), arg0, arg1, balls, exact, arb, EXACT_BITS, slow)
+        return balls, exact
     for k, prim in enumerate(graph.ops):
         name, a, b = prim.name, arg0[k], arg1[k]
         f = bare.get(name)
@@ -483,9 +499,8 @@ def _kinks(graph: Graph, values: list) -> list[int]:
     """Slots of the nodes whose arguments are exactly at their primitive's kink."""
     found = []
     base = graph.base
-    for k, prim in enumerate(graph.ops):
-        if prim.kink is None:
-            continue
+    # the nodes of rows with a kink, picked at C speed: most nodes of a large tape have none
+    for k in compress(count(), map(_KINK, graph.ops)):  # a kink is a function: never false
         args = [values[a] for a in graph.args(k)]
         gap = args[0] - args[1] if len(args) == 2 else args[0]
         if Real.of(gap).is_zero():

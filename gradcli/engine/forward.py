@@ -7,10 +7,14 @@ an overflow or a non-finite value is a :class:`NumericalError` (exit 1).
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
+from .sweeps import compiled_sweep, failed_node
+
+_PRIMAL = attrgetter("primal")
 
 
 def forward(graph: Graph, point: Sequence[float]) -> list[float]:
@@ -18,19 +22,23 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
     base = graph.base
     values = graph.constants + list(point) + [0.0] * len(graph.ops)
     arg0, arg1 = graph.arg0, graph.arg1
-    primals = [p.primal for p in graph.ops]
+    primals = list(map(_PRIMAL, graph.ops))
+    run = compiled_sweep("forward", len(primals))
     k = 0
     try:
-        for k, f in enumerate(primals):
-            b = arg1[k]
-            if b < 0:
-                values[base + k] = f(values[arg0[k]])
-            else:
-                values[base + k] = f(values[arg0[k]], values[b])
-    except (ValueError, ZeroDivisionError):
-        raise _located(graph, k, values, domain_error) from None
-    except OverflowError:
-        raise _located(graph, k, values, overflow_error) from None
+        if run is not None:  # the same loop compiled
+            run(primals, arg0, arg1, values, base)
+        else:
+            for k, f in enumerate(primals):
+                b = arg1[k]
+                if b < 0:
+                    values[base + k] = f(values[arg0[k]])
+                else:
+                    values[base + k] = f(values[arg0[k]], values[b])
+    except (ValueError, ZeroDivisionError) as exc:
+        raise _located(graph, failed_node(exc, base, k), values, domain_error) from None
+    except OverflowError as exc:
+        raise _located(graph, failed_node(exc, base, k), values, overflow_error) from None
     # One C-speed sum detects any inf or nan; only then look for the first one.
     if not math.isfinite(sum(values[base:])):
         first_non_finite(graph, values)

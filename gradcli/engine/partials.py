@@ -17,12 +17,15 @@ node.
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import NamedTuple, Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, describe_call
 from .primitives import FLOAT
+from .sweeps import compiled_sweep
 
+_PARTIALS = attrgetter("partials")
 _KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
 _BOTH = object()  # it accumulates the adjoints and keeps the partials (a recorded sweep)
 Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
@@ -62,7 +65,18 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     base = graph.base
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
+    run = None
+    if (each is None or each is _KEEP or each is _BOTH) and type(values) is list \
+            and (adjoint is None or type(adjoint) is list) and type(active) is bytearray:
+        run = compiled_sweep("reverse", len(ops))
     try:
+        if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
+            visit = graph.visit_order() if slots is None else slots
+            run(list(map(_PARTIALS, ops)), arg0, arg1, base,
+                visit if type(visit) is list else list(visit), values,
+                None if each is _KEEP else adjoint, active, m,
+                first if n else None, second if n else None)
+            return first, second
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
             a, b, y = arg0[k], arg1[k], values[s]
@@ -104,10 +118,13 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                     adjoint[b] += adjoint[s] * p
                 else:
                     each(s, b, p)
-    except (ValueError, ZeroDivisionError, OverflowError):
+    except (ValueError, ZeroDivisionError, OverflowError) as exc:
+        if run is not None:
+            s, which = getattr(exc, "slot", s), getattr(exc, "which", which)
         raise not_differentiable(graph, s, values, order, which) from None
     except ArithmeticError as exc:  # a ball that cannot decide (engine.ball): say at which node
-        exc.slot = s
+        if run is None:
+            exc.slot = s
         raise
     return first, second
 

@@ -1,0 +1,156 @@
+"""The compiled sweeps (engine/_sweeps.c) compute what the Python loops compute.
+
+The reference is the Python loops themselves (engine/forward.py, partials.py and certify.py's
+bare sweep, with the extension switched off): the compiled loops call the same rule-table
+functions and accumulate with Python's own ``*`` and ``+=``, so every value, every adjoint and
+every certified digit must be the same, bit for bit, and where a point is outside a domain or a
+derivative is not finite, the error must be the same, naming the same node. (The other tests,
+which check the numbers against mpmath, run with the compiled loops on every tape: conftest.py.)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from strategies import cases
+
+from gradcli.api import evaluate
+from gradcli.engine import sweeps
+from gradcli.engine.primitives import CALLED, TABLE
+from gradcli.errors import GradcliError
+from gradcli.language.printer import to_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import families  # noqa: E402 - the benchmark's program families
+
+COMPILED = sweeps.compiled_sweep("forward", sweeps.COMPILED_FROM) is not None
+needs_build = pytest.mark.skipif(not COMPILED, reason="the optional C extension "
+                                 "gradcli.engine._sweeps was not built")
+
+
+def outcome(source: str, at: dict, **options):
+    """What evaluate gives, compiled loops and Python loops: the numbers (as their exact
+    bits and their printed digits) or the error (its kind, message, node)."""
+    seen = []
+    for threshold in (0, math.inf):
+        sweeps.COMPILED_FROM = threshold
+        try:
+            r = evaluate(source, at, **options)
+            seen.append(("ok", _bits(r.value), {k: _bits(v) for k, v in r.gradient.items()},
+                         getattr(r.value, "text", None),
+                         {k: getattr(v, "text", None) for k, v in r.gradient.items()}))
+        except GradcliError as exc:
+            seen.append(("error", type(exc).__name__, str(exc), exc.exit_code))
+    return seen
+
+
+def _bits(x) -> str:
+    return float(x).hex()  # -0.0, nan and inf compare as what they are
+
+
+@pytest.fixture(autouse=True)
+def restore_threshold():
+    saved = sweeps.COMPILED_FROM
+    yield
+    sweeps.COMPILED_FROM = saved
+
+
+def _spelled(name: str) -> str:
+    prim = TABLE[name]
+    if prim.symbol and prim.arity == 2:
+        return f"x {prim.symbol} y"
+    if prim.symbol:
+        return f"{prim.symbol}x"
+    called = CALLED.get(name, name)
+    return f"{called}(x)" if prim.arity == 1 else f"{called}(x, y)"
+
+
+POINTS = [(-2.5, 0.5), (-1.0, 2.0), (-0.5, -3.0), (0.0, 0.0), (0.3, 1.0), (1.0, 1.0),
+          (2.0, -0.5), (40.0, 3.0), (800.0, 1e-300)]
+
+
+@needs_build
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_every_row_gives_the_same_numbers_and_errors_both_ways(name):
+    source = _spelled(name)
+    for x, y in POINTS:
+        at = {"x": x, "y": y}
+        for options in ({"float64": True}, {}):
+            compiled, python = outcome(source, at, **options)
+            assert compiled == python, (source, at, options)
+
+
+@needs_build
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(cases())
+def test_generated_programs_give_the_same_numbers_both_ways(case):
+    source = to_source(case.program)
+    for options in ({"float64": True}, {}):
+        compiled, python = outcome(source, case.point, **options)
+        assert compiled == python, (source, case.point, options)
+
+
+@needs_build
+@pytest.mark.parametrize("family,n", [("wide", 300), ("deep", 300), ("shared", 300)])
+def test_the_families_give_the_same_numbers_both_ways(family, n):
+    source = getattr(families, family)(n)
+    compiled, python = outcome(source, dict(families.POINT))
+    assert compiled == python
+    assert compiled[0] == "ok"
+
+
+@needs_build
+@pytest.mark.parametrize("float64", [True, False])
+def test_a_recorded_sweep_keeps_the_same_partials_both_ways(float64):
+    """The trace's sweep keeps every partial (partials.py's keep): the compiled loop keeps the
+    same numbers, so every contribution and adjoint the trace shows is the same."""
+    source = "x*y + sin(x)/y - exp(x - y)*cos(y) + y^3"
+    at = {"x": 0.7, "y": -1.3}
+    seen = []
+    for threshold in (0, math.inf):
+        sweeps.COMPILED_FROM = threshold
+        r = evaluate(source, at, float64=float64)
+        trace = r.trace
+        seen.append([(c.source, c.target, _bits(c.upstream), _bits(c.local),
+                      _bits(c.contribution)) for c in trace.contributions]
+                    + [_bits(a.adjoint) for a in trace.adjoints])
+    assert seen[0] == seen[1]
+    assert len(seen[0]) > 10
+
+
+@needs_build
+def test_an_error_names_the_node_that_failed():
+    """The compiled loop marks the failing node on the exception: the message names it."""
+    sweeps.COMPILED_FROM = 0
+    with pytest.raises(GradcliError, match=r"^v3: log\(-1\) is outside") as domain:
+        evaluate("sin(x) + log(x - 2) * 3", {"x": 1.0}, float64=True)
+    assert domain.value.exit_code == 2
+    with pytest.raises(GradcliError, match=r"v2 = sqrt\(0\) has an infinite slope") as slope:
+        evaluate("x + sqrt(x - 1)", {"x": 1.0}, float64=True)
+    assert slope.value.exit_code == 1
+
+
+def test_a_small_tape_keeps_the_python_loop_and_a_stale_build_is_not_used(monkeypatch):
+    assert sweeps.compiled_sweep("forward", sweeps.COMPILED_FROM - 1) is None
+    monkeypatch.setattr(sweeps, "_module", False)
+    monkeypatch.setattr(sweeps, "ABI", -1)
+    assert sweeps.compiled_sweep("forward", 10 ** 9) is None
+
+
+@needs_build
+def test_the_compiled_loops_refuse_what_is_not_a_tape():
+    from gradcli.engine import _sweeps
+    with pytest.raises(TypeError):
+        _sweeps.forward((abs,), [0], [-1], [1.0, 0.0], 1)
+    with pytest.raises(ValueError):
+        _sweeps.forward([abs], [5], [-1], [1.0, 0.0], 1)  # an argument past its node
+    with pytest.raises(ValueError):
+        _sweeps.reverse([(abs,)], [0], [-1], 1, [7], [1.0, 1.0], [0.0, 1.0], bytearray(2), None,
+                        None, None)  # a slot that is no node
+    with pytest.raises(TypeError):
+        _sweeps.reverse([(abs,)], [0], [-1], 1, [1], [1.0, 1.0], [0.0, 1.0], bytearray(2), None,
+                        None, [None])  # a second column kept without a first
