@@ -141,7 +141,7 @@ class Sum(Node):
 
 class Product(Node):
     """``coeff * Π base^exp``: exponents are nodes (numbers or expressions)."""
-    __slots__ = ("coeff", "factors", "_unit")
+    __slots__ = ("coeff", "factors", "_unit", "_pairs")
 
 
 # -- constructors ---------------------------------------------------------------------------------
@@ -268,14 +268,17 @@ def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
     return node
 
 
-def _product_node(coeff: int | Fraction, factors: tuple) -> Product:
+def _product_node(coeff: int | Fraction, factors: tuple, pairs: tuple | None = None) -> Product:
+    """The product node; ``pairs`` is each factor's (base hash, exponent hash) when the caller
+    has them (a product's own, kept for the products built from it)."""
     made = _blank(Product)
     node = _interned(("*", coeff, factors), made)
     if node is made:  # new: only now is its structural hash computed
+        if pairs is None:
+            pairs = tuple([(b.hash, e.hash) for b, e in factors])
         first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
-        _numbered(node, first[0], first[1], (coeff.numerator, coeff.denominator)
-                  + tuple([(b.hash, e.hash) for b, e in factors]), 1)
-        node.coeff, node.factors, node._unit = coeff, factors, None
+        _numbered(node, first[0], first[1], (coeff.numerator, coeff.denominator) + pairs, 1)
+        node.coeff, node.factors, node._unit, node._pairs = coeff, factors, None, pairs
     return node
 
 
@@ -283,7 +286,8 @@ def unit(node: Product):
     """A product without its numeric coefficient: ``x*y`` for ``-3*x*y``."""
     if node._unit is None:  # the factors are canonical already: no second pass over them
         (base, e), *more = node.factors
-        node._unit = base if not more and _value(e) == 1 else _product_node(ONE, node.factors)
+        node._unit = base if not more and _value(e) == 1 else \
+            _product_node(ONE, node.factors, node._pairs)
     return node._unit
 
 
@@ -490,19 +494,24 @@ def _join_two(items) -> Product | None:
     # comparisons (fp's factor first among equal keys); a base the other side has too sits
     # where its factor would go
     merged = list(large)
+    owner = p if large is fp else q  # the large side's hash pairs, kept when it is a product
+    hashes = list(owner._pairs if type(owner) is Product and owner.factors is large else
+                  [(b.hash, e.hash) for b, e in large])
     if small is fq:
         for pair in fq:
             i = bisect_right(merged, _factor_key(pair), key=_factor_key)
             if _holds(merged, i, pair[0]):
                 return None
             merged.insert(i, pair)
+            hashes.insert(i, (pair[0].hash, pair[1].hash))
     else:
         for pair in reversed(fp):
             i = bisect_left(merged, _factor_key(pair), key=_factor_key)
             if _holds(merged, i, pair[0]):
                 return None
             merged.insert(i, pair)
-    return _product_node(_tidy(cp * cq), tuple(merged))
+            hashes.insert(i, (pair[0].hash, pair[1].hash))
+    return _product_node(_tidy(cp * cq), tuple(merged), tuple(hashes))
 
 
 def _holds(factors: list, i: int, base) -> bool:
