@@ -87,7 +87,7 @@ def graph_expression(graph: Graph):
                 parts.append((items, sign * s))
             else:
                 parts.append(([(_built(expr, pending, a, family), 1)], s))
-        parts.sort(key=lambda p: -len(p[0]))
+        parts.sort(key=_longest_first)
         items, sign = parts[0]
         for other, s in parts[1:]:
             rel = s * sign
@@ -96,6 +96,10 @@ def graph_expression(graph: Graph):
         if uses[slot] != 1 or slot == graph.output:
             _built(expr, pending, slot, family)
     return _built(expr, pending, graph.output, family)
+
+
+def _longest_first(part) -> int:
+    return -len(part[0])
 
 
 def _built(expr: list, pending: dict, slot: int, family: list):
@@ -171,24 +175,33 @@ def _product_tangent(node, tangent: dict, one):
         items = list(factors[:i]) + list(factors[i + 1:])  # ∂(this·others)/∂this = others
         se, k = Sym(e), ONE
         if de is None:  # ∂(b^e)/∂b · b'
-            k, local = _on_base(b, ("pow", e.serial),
-                                lambda p: _POW.partials[0](SYMBOLIC, p, se, p ** se))
+            k, local = _on_base(b, ("pow", e.serial), _pow_by_base, e)
             items += local + [(db, one)]
         else:  # b^e = exp(u) for u = e·log b, and exp' = exp: b^e·u', u' by the rows
             log_b = SYMBOLIC.log(Sym(b))
             by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
             inner = [(multiply([(de, one), (by_e.node, one)]), ONE)]
             if db is not None:
-                c, by_b = _on_base(b, "log",
-                                   lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+                c, by_b = _on_base(b, "log", _log_slope)
                 inner.append((multiply([(by_log.node, one)] + by_b + [(db, one)], c), ONE))
             items += [(b, e), (add(inner), one)]
         terms.append((multiply(items, node.coeff * k), ONE))
     return add(terms) if terms else None
 
 
-def _on_base(b, key, rule) -> tuple[int | Fraction, list]:
-    """``rule(b)`` (a row's rule) as a coefficient and factors (base, exponent) to join a
+def _pow_by_base(p, e):
+    """The ``pow`` row's ∂/∂base at base ``p`` (a Sym) and exponent ``e`` (a node)."""
+    se = Sym(e)
+    return _POW.partials[0](SYMBOLIC, p, se, p ** se)
+
+
+def _log_slope(p):
+    """The ``log`` row's derivative at ``p`` (a Sym)."""
+    return _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p))
+
+
+def _on_base(b, key, rule, *args) -> tuple[int | Fraction, list]:
+    """``rule(b, *args)`` (a row's rule) as a coefficient and factors (base, exponent) to join a
     product's one ``multiply``. The rule runs on a placeholder for the base, then the base comes
     back: built on the base itself, ``2*(x + y)^1`` would be distributed to ``2*x + 2*y``, a new
     sum instead of a factor of the product. (The rules run here, pow's ∂/∂base and log's, hold
@@ -197,7 +210,7 @@ def _on_base(b, key, rule) -> tuple[int | Fraction, list]:
     memo = context_memo()
     local = memo.get(key)
     if local is None:
-        local = memo[key] = _node_of(rule(Sym(symbol(_PLACEHOLDER))))
+        local = memo[key] = _node_of(rule(Sym(symbol(_PLACEHOLDER)), *args))
     if type(local) is Number:
         return local.value, []
     if type(local) is not Product:
@@ -229,8 +242,11 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
         if t is Symbol:
             if n.name in wanted:
                 varies.add(n.serial)
-        elif t is not Number and not varies.isdisjoint([k.serial for k in children(n)]):
-            varies.add(n.serial)
+        elif t is not Number:
+            for k in children(n):
+                if k.serial in varies:
+                    varies.add(n.serial)
+                    break
     one = number(ONE)
     pending: dict[int, list] = {}  # serial -> its adjoint's terms
     if root.serial in varies:  # a constant root: every derivative is 0
@@ -274,8 +290,7 @@ def _product_adjoint(node, bar, varies: set, send, one) -> None:
             continue
         others = [*factors[:i], *factors[i + 1:], (bar, one)]
         if not by_exp:  # pow's ∂/∂base (run once per exponent: see _on_base)
-            k, local = _on_base(b, ("pow", e.serial),
-                                lambda p: _POW.partials[0](SYMBOLIC, p, Sym(e), p ** Sym(e)))
+            k, local = _on_base(b, ("pow", e.serial), _pow_by_base, e)
             send(b, multiply(others + local, node.coeff * k))
             continue
         se = Sym(e)
@@ -283,8 +298,7 @@ def _product_adjoint(node, bar, varies: set, send, one) -> None:
         by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
         send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
         if by_base:
-            c, by_b = _on_base(b, "log",
-                               lambda p: _LOG.partials[0](SYMBOLIC, p, SYMBOLIC.log(p)))
+            c, by_b = _on_base(b, "log", _log_slope)
             send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c))
 
 
@@ -317,10 +331,15 @@ def programs(roots: list, reserved=()) -> list[str]:
             ks = [k.serial for k in parts]
             # a product term c*k with c != ±1 is printed afresh (coefficients merged)
             pasted = [k.serial for k, c in n.terms if c == 1 or c == -1 or type(k) is not Product]
-        elif t is Apply:
-            parts = [k for k in n.args if type(k) is not Number]
-            numbers = [k for k in n.args if type(k) is Number]
-            pasted = ks = [k.serial for k in parts]
+        elif t is Apply:  # (one or two arguments: a loop, no comprehension's function made)
+            parts, numbers, ks = [], [], []
+            for k in n.args:
+                if type(k) is Number:
+                    numbers.append(k)
+                else:
+                    parts.append(k)
+                    ks.append(k.serial)
+            pasted = ks
         else:
             kids[n.serial] = ()
             continue
@@ -343,7 +362,10 @@ def programs(roots: list, reserved=()) -> list[str]:
         if len(ks) >= MIN_NAMED_SIZE - 1:
             size[s] = MIN_NAMED_SIZE
         else:  # a*x has size 3: its exponents 1 are not seen; a named part counts as one
-            size[s] = 1 + sum([1 if k in named else size[k] for k in ks])
+            total = 1
+            for k in ks:
+                total += 1 if k in named else size[k]
+            size[s] = total
         if size[s] >= MIN_NAMED_SIZE and uses[s] > 1 and s not in is_root:
             named.add(s)
     # Each program's assignments are the named parts it reads, transitively: the named parts

@@ -208,7 +208,10 @@ def _value(node) -> int | Fraction | None:
 
 def apply(name: str, args: tuple) -> Node:
     """``name(*args)``; folded to a number only where the result is exact."""
-    if all([type(a) is Number for a in args]):
+    for a in args:  # (loops, not comprehensions, over one or two arguments: no function made)
+        if type(a) is not Number:
+            break
+    else:
         folded = _fold_call(name, [float(a.value) for a in args])
         if folded is not None:
             return number(folded)
@@ -222,7 +225,8 @@ def apply(name: str, args: tuple) -> Node:
     made = _blank(Apply)
     node = _interned(("a", name, args), made)
     if node is made:
-        _numbered(node, 3, name, tuple([a.hash for a in args]))
+        _numbered(node, 3, name, (args[0].hash,) if len(args) == 1 else
+                  tuple([a.hash for a in args]))
         node.name, node.args = name, args
     return node
 
