@@ -75,7 +75,8 @@ def graph_expression(graph: Graph):
         args = (arg0[k],) if arg1[k] < 0 else (arg0[k], arg1[k])
         kind = family[slot]
         if kind is None:  # a catalogue function, or a power: what the rows on Sym build
-            values = tuple([_built(expr, pending, a, family) for a in args])
+            values = tuple(_built(expr, pending, a, family) for a in args) if len(args) > 1 \
+                else (_built(expr, pending, args[0], family),)
             expr[slot] = multiply([values]) if prim is _POW else apply(prim.name, values)
             continue
         signs = prim.form[1]  # each argument's sign in the sum, or power in the product
@@ -326,11 +327,14 @@ def programs(roots: list, reserved=()) -> list[str]:
             numbers = [] if type(n.factors[0][0]) is not Number else [
                 b for b, _ in n.factors if type(b) is Number]
             pasted = ks = [k.serial for k in parts]
-        elif t is Sum:  # (no term is a number)
-            parts, numbers = [k for k, _ in n.terms], []
-            ks = [k.serial for k in parts]
-            # a product term c*k with c != ±1 is printed afresh (coefficients merged)
-            pasted = [k.serial for k, c in n.terms if c == 1 or c == -1 or type(k) is not Product]
+        elif t is Sum:  # (no term is a number; most sums have two terms: a loop)
+            parts, numbers, ks, pasted = [], [], [], []
+            for k, c in n.terms:
+                parts.append(k)
+                ks.append(k.serial)
+                # a product term c*k with c != ±1 is printed afresh (coefficients merged)
+                if c == 1 or c == -1 or type(k) is not Product:
+                    pasted.append(k.serial)
         elif t is Apply:  # (one or two arguments: a loop, no comprehension's function made)
             parts, numbers, ks = [], [], []
             for k in n.args:

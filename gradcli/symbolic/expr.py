@@ -237,9 +237,15 @@ def _negative(node) -> bool:
     if t is Product:
         return node.coeff < 0
     if t is Sum and len(node.terms) <= FLAT:
-        signs = [c < 0 for _, c in node.terms] + ([node.const < 0] if node.const else [])
-        minus = sum(signs)
-        return 2 * minus > len(signs) or (2 * minus == len(signs) and signs[0])
+        minus = 0
+        for _, c in node.terms:  # (a loop: no comprehension's function made for a few terms)
+            if c < 0:
+                minus += 1
+        count = len(node.terms)
+        if node.const:
+            count += 1
+            minus += node.const < 0
+        return 2 * minus > count or (2 * minus == count and node.terms[0][1] < 0)
     return False
 
 
@@ -499,8 +505,8 @@ def _join_two(items) -> Product | None:
     # where its factor would go
     merged = list(large)
     owner = p if large is fp else q  # the large side's hash pairs, kept when it is a product
-    hashes = list(owner._pairs if type(owner) is Product and owner.factors is large else
-                  [(b.hash, e.hash) for b, e in large])
+    hashes = list(owner._pairs) if type(owner) is Product and owner.factors is large else \
+        [(large[0][0].hash, large[0][1].hash)]  # (a single factor)
     if small is fq:
         for pair in fq:
             i = bisect_right(merged, _factor_key(pair), key=_factor_key)
@@ -854,8 +860,12 @@ def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
 
 def _sum_rope(node, out: dict, named: set) -> tuple:
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
-    positive = [(t, c) for t, c in node.terms if c > 0]
-    negative = [(t, -c) for t, c in node.terms if c < 0]
+    positive, negative = [], []
+    for t, c in node.terms:  # (a loop: most sums have two terms)
+        if c > 0:
+            positive.append((t, c))
+        else:  # (no coefficient is 0)
+            negative.append((t, -c))
     if node.const > 0:
         positive.append((None, node.const))
     elif node.const < 0:
@@ -948,6 +958,9 @@ def _primal_sym(prim, args: list) -> Sym:
 def local_derivatives(prim, args: list, value=None) -> list:
     """Each partial derivative of ``prim`` at symbolic arguments, as nodes (the rule table's);
     ``value`` is the node of ``prim`` at them when the caller has it."""
-    syms = [Sym(a) for a in args]
-    ans = _primal_sym(prim, syms) if value is None else Sym(value)
-    return [_node(rule(SYMBOLIC, *syms, ans)) for rule in prim.partials]
+    syms = list(map(Sym, args))
+    ans = _primal_sym(prim, syms) if value is None else _sym(value)
+    found = []
+    for rule in prim.partials:  # (one or two: a loop, no comprehension's function made)
+        found.append(_node(rule(SYMBOLIC, *syms, ans)))
+    return found
