@@ -272,8 +272,10 @@ def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
     made = _blank(Sum)  # coefficients are tidy in the key: 2 is never Fraction(2)
     node = _interned(("+", const, terms), made)
     if node is made:  # new: only now is its structural hash computed
-        _numbered(node, 4, "", (const.numerator, const.denominator) + tuple(
-            [(t.hash, c.numerator, c.denominator) for t, c in terms]))
+        hashes = [const.numerator, const.denominator]
+        for t, c in terms:  # (a loop: most sums have two terms)
+            hashes.append((t.hash, c.numerator, c.denominator))
+        _numbered(node, 4, "", tuple(hashes))
         node.const, node.terms, node._tail = const, terms, None
     return node
 
@@ -332,9 +334,10 @@ def add(pairs, const: Fraction = ZERO) -> Node:
             acc[node.serial] = [node, c]
         else:
             slot[1] += c
-    # tidy coefficients (an int of at most 256 bits is tidy as it is)
-    terms = [(n, c if type(c) is int and -_WIDE < c < _WIDE else _tidy(c))
-             for n, c in acc.values() if c]
+    terms = []
+    for n, c in acc.values():  # tidy coefficients (an int of at most 256 bits is tidy as it is)
+        if c:
+            terms.append((n, c if type(c) is int and -_WIDE < c < _WIDE else _tidy(c)))
     terms.sort(key=_term_key)
     const = _tidy(const)
     if not terms:
@@ -782,7 +785,8 @@ def _chain(ropes: list, op: str) -> tuple:
         return ropes[0]
     text, layer = ropes[0]
     texts = [text if layer >= _PRODUCT else _parenthesized(text)]
-    texts += [text if layer >= _UNARY else _parenthesized(text) for text, layer in ropes[1:]]
+    for text, layer in ropes[1:]:  # (a loop: most chains are short)
+        texts.append(text if layer >= _UNARY else _parenthesized(text))
     try:
         text = op.join(texts)  # the common case: every operand's text is a string
     except TypeError:  # a part is a rope of its own: kept as it is, not copied
