@@ -92,7 +92,8 @@ def graph_expression(graph: Graph):
         items, sign = parts[0]
         for other, s in parts[1:]:
             rel = s * sign
-            items.extend((n, e * rel) for n, e in other)
+            for n, e in other:  # (a loop: most links are one argument)
+                items.append((n, e * rel))
         pending[slot] = [items, sign]
         if uses[slot] != 1 or slot == graph.output:
             _built(expr, pending, slot, family)

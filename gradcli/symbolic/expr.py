@@ -704,10 +704,26 @@ def reachable(root) -> list:
     seen = {root.serial: root}
     stack = [root]
     while stack:
-        for k in children(stack.pop()):
-            if k.serial not in seen:
-                seen[k.serial] = k
-                stack.append(k)
+        n = stack.pop()
+        t = type(n)  # (children() written out: no list made for the few parts of a node)
+        if t is Product:
+            for b, e in n.factors:
+                if b.serial not in seen:
+                    seen[b.serial] = b
+                    stack.append(b)
+                if e.serial not in seen:
+                    seen[e.serial] = e
+                    stack.append(e)
+        elif t is Sum:
+            for k, _ in n.terms:
+                if k.serial not in seen:
+                    seen[k.serial] = k
+                    stack.append(k)
+        elif t is Apply:
+            for k in n.args:
+                if k.serial not in seen:
+                    seen[k.serial] = k
+                    stack.append(k)
     return [seen[s] for s in sorted(seen)]
 
 
