@@ -34,7 +34,7 @@ from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
-                   children, context_memo, flatten, fresh_context, local_derivatives, multiply,
+                   context_memo, flatten, fresh_context, local_derivatives, multiply,
                    name_rope, number, reachable, rope, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
@@ -108,10 +108,12 @@ def _built(expr: list, pending: dict, slot: int, family: list):
     """The canonical node of a slot, building it from its pending chain if it has one."""
     if slot in pending:
         items, sign = pending.pop(slot)
-        if family[slot] == "sum":
-            expr[slot] = add([(n, e * sign) for n, e in items])
+        if family[slot] == "sum":  # (items are (node, sign) pairs: as they are for sign 1)
+            expr[slot] = add(items if sign == 1 else [(n, e * sign) for n, e in items])
         else:
-            expr[slot] = multiply([(n, number(e * sign)) for n, e in items])
+            for i, (n, e) in enumerate(items):  # (a loop: most links are two factors)
+                items[i] = (n, number(e * sign))
+            expr[slot] = multiply(items)
     return expr[slot]
 
 
@@ -244,8 +246,18 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
         if t is Symbol:
             if n.name in wanted:
                 varies.add(n.serial)
-        elif t is not Number:
-            for k in children(n):
+        elif t is Product:
+            for b, e in n.factors:
+                if b.serial in varies or e.serial in varies:
+                    varies.add(n.serial)
+                    break
+        elif t is Sum:
+            for k, _ in n.terms:
+                if k.serial in varies:
+                    varies.add(n.serial)
+                    break
+        elif t is Apply:
+            for k in n.args:
                 if k.serial in varies:
                     varies.add(n.serial)
                     break
