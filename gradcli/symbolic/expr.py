@@ -915,6 +915,11 @@ def rope(node, out: dict, named: set = frozenset()) -> tuple:
     if t is Symbol:
         return node.name, _ATOM
     if t is Apply:
+        if len(node.args) == 1:  # the commonest: f(a), a short text copied at once
+            inner = out[node.args[0].serial][0]
+            if type(inner) is str:
+                text = CALLED.get(node.name, node.name) + "(" + inner + ")"
+                return (text if len(text) <= _SHORT else [text]), _ATOM
         pieces = [CALLED.get(node.name, node.name), "("]
         for i, a in enumerate(node.args):
             if i:
