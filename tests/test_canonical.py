@@ -175,3 +175,28 @@ def test_two_products_join_as_the_general_path_builds_them(monkeypatch):
                 patch.setattr(expr, "_join_two", lambda items: None)
                 assert expr.multiply([(p, one), (q, one)]) is fast, (text(p), text(q))
     assert joined > 50
+
+
+def test_a_joined_product_hashes_as_one_built_from_scratch(monkeypatch):
+    # _join_two makes a product's structural hash (which orders operands when printed) from its
+    # sides' kept (base, exponent) hash pairs, and the product's unit from the same pairs: the
+    # hashes the general path computes from every factor, in a context of its own
+    from gradcli.symbolic import expr
+    join_two, joined = expr._join_two, []
+
+    def counted(items):
+        found = join_two(items)
+        joined.append(found is not None)
+        return found
+
+    def products(fast: bool) -> list:
+        with fresh_context(), monkeypatch.context() as patch:
+            patch.setattr(expr, "_join_two", counted if fast else lambda items: None)
+            one = expr.number(1)
+            built = [expr.multiply([(p, one), (q, one)])
+                     for p, q in _product_pairs(seed=25, count=300)]
+            return [(text(n), n.hash, expr.unit(n).hash if type(n) is expr.Product else None)
+                    for n in built]
+
+    assert products(fast=True) == products(fast=False)
+    assert sum(joined) > 50
