@@ -21,6 +21,8 @@ import json
 import math
 import os
 import sys
+import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -88,11 +90,25 @@ class _Counted(io.RawIOBase):
         from .limits import max_line
         self.raw, self.count, self.what = raw, count, what
         self.limit, self.line, self.run = max_line(), line, 0  # line: 1-based, header = 1
+        self.error: Exception | None = None
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
+        """pyarrow's read-ahead thread reads here. An error (a line too long, a failing read)
+        is kept for the reading thread to raise (:meth:`_CsvChunks.check`), and the stream
+        ends: no Python exception is left inside pyarrow, whose thread would free it later."""
+        if self.error is not None:
+            return 0
+        try:
+            return self._read(buffer)
+        except Exception as exc:  # noqa: BLE001 - raised by the thread that reads the chunks
+            # without its traceback, whose frames would keep pyarrow's file object alive
+            self.error = exc.with_traceback(None)
+            return 0
+
+    def _read(self, buffer) -> int:
         data = self.raw.read(len(buffer))
         n = len(data)
         buffer[:n] = data
@@ -177,15 +193,20 @@ def block_bytes() -> int:
     return max(CSV_BLOCK_BYTES, max_line() + 4096)
 
 
-def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0):
+def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0,
+                handed: list | None = None):
     """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
     cell is null), the others kept as bytes (decoded row by row later: a cell that is not
-    UTF-8 fails its row, not the file)."""
+    UTF-8 fails its row, not the file). ``handed`` gets a weak reference to the file object
+    pyarrow reads (see :meth:`_CsvChunks.close`)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
     block = block_bytes()
+    buffered = io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES)
+    if handed is not None:
+        handed.append(weakref.ref(buffered))
     return pacsv.open_csv(
-        io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES),
+        buffered,
         read_options=pacsv.ReadOptions(column_names=names, block_size=block,
                                        skip_rows_after_names=skip),
         convert_options=pacsv.ConvertOptions(
@@ -246,26 +267,53 @@ class _CsvChunks:
         self.stream = _Counted(raw, header_bytes, what, line=2)
         self.reader = None
         self.spent: list = []  # file objects of earlier readers, closed by close()
+        self.handed: list = []  # weak references to the file objects pyarrow was given
 
     def __iter__(self):
+        # pyarrow's complaints are kept without their tracebacks and acted on outside the
+        # except clauses: their frames would keep pyarrow's file object alive (see close)
         pa = _arrow()
+        invalid = None
         try:
-            self.reader = _csv_reader(self.stream, self.names, self.numbers)  # the first block
+            self.reader = _csv_reader(self.stream, self.names, self.numbers,
+                                      handed=self.handed)  # the first block
         except pa.ArrowInvalid as exc:
-            if "Empty CSV file" in str(exc):  # a header and no rows: no chunks
+            invalid = exc.with_traceback(None)
+        self.check()
+        if invalid is not None:
+            if "Empty CSV file" in str(invalid):  # a header and no rows: no chunks
                 return
-            self._text_from(exc, 0, reopen=False)
+            self._text_from(invalid, 0, reopen=False)
         rows = 0
         while True:
+            batch = invalid = None
             try:
                 batch = self.reader.read_next_batch()
             except StopIteration:
-                return
+                pass
             except pa.ArrowInvalid as exc:
-                self._text_from(exc, rows, reopen=True)
+                invalid = exc.with_traceback(None)
+            self.check()  # a batch read after the stream failed may hold a cut line
+            if invalid is not None:
+                self._text_from(invalid, rows, reopen=True)
                 continue
+            if batch is None:
+                return
             rows += batch.num_rows
             yield batch
+
+    def check(self) -> None:
+        """Raise what failed in the stream, once pyarrow has read to its (early) end."""
+        error = self.stream.error
+        if error is None:
+            return
+        pa = _arrow()
+        while self.reader is not None:  # the rest is only what pyarrow had read ahead
+            try:
+                self.reader.read_next_batch()
+            except (StopIteration, pa.ArrowInvalid):
+                break
+        raise error
 
     def _text_from(self, exc, rows: int, reopen: bool) -> None:
         """After a cell that is not a number: read on with every column as text, from the
@@ -285,12 +333,19 @@ class _CsvChunks:
         _csv_header(self.raw, self.what)
         self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes,
                                self.what, line=2)  # the skipped rows pass through it again
-        self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows)
+        self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows,
+                                  handed=self.handed)
 
     def close(self) -> None:
-        """Stop pyarrow's reader (its thread is joined while Python still runs) and close the
-        file."""
+        """Stop pyarrow's reader and close the file. pyarrow's read-ahead thread may still hold
+        the file object it reads (it lets go when its last task ends) and must take the GIL to
+        let go: should Python be exiting by then, that thread is ended mid-call and the process
+        aborts ("terminate called without an active exception", about one run in a few
+        hundred under load). So this waits, the GIL released, until it has let go."""
         self.reader = None
+        deadline = time.monotonic() + 30.0
+        while any(ref() is not None for ref in self.handed) and time.monotonic() < deadline:
+            time.sleep(0.001)
         for raw in [*self.spent, self.raw]:
             if raw is not sys.stdin.buffer:
                 raw.close()
@@ -700,21 +755,23 @@ class Staged:
         folder, name = os.path.split(target)
         self.target = target
         for _ in range(100):
-            temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.part")
+            # registered before it exists: a ^C as it is made (abort_staged) removes it too
+            self.temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.part")
+            _STAGED.add(self)
             try:
                 if directory:
-                    os.mkdir(temp, 0o777)
+                    os.mkdir(self.temp, 0o777)
                 else:
-                    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                    os.close(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
                     if status is not None:  # the new file keeps the old one's permissions
-                        os.chmod(temp, stat.S_IMODE(status.st_mode))
-            except FileExistsError:
+                        os.chmod(self.temp, stat.S_IMODE(status.st_mode))
+            except FileExistsError:  # another run's (a one in 2^32 name): not ours to remove
+                _STAGED.discard(self)
                 continue
             except OSError as exc:
+                _STAGED.discard(self)
                 raise FileError(f"cannot write {path}: {_reason(exc)}") from None
             break
-        self.temp = temp
-        _STAGED.add(self)
 
     def commit(self) -> None:
         """The new file (or directory of parts) at ``path``, in one rename."""

@@ -94,6 +94,32 @@ def test_an_input_error_late_in_the_file_leaves_no_output(gradcli_script, tmp_pa
 
 
 @posix
+@pytest.mark.parametrize("tail", ["9" * 5000 + "\n", "abc\n" + "2\n" * 1000, ""])
+def test_closing_the_rows_waits_until_pyarrow_lets_go_of_the_file(tmp_path, monkeypatch, tail):
+    """pyarrow's read-ahead thread holds the file object it reads until its last task ends, and
+    must take the GIL to let go: were Python exiting by then, the process would abort. So
+    Rows.close() returns only once every file object pyarrow was given is freed: after a line
+    too long (the error raised in the reading thread, none left inside pyarrow), after a cell
+    that is not a number (a second reader), and after a whole file."""
+    from gradcli.api import compile
+    from gradcli.batchio import read_csv
+    from gradcli.errors import GradcliError
+    monkeypatch.setenv("GRADCLI_MAX_LINE", "4096")
+    (tmp_path / "p.csv").write_text("x\n" + "1\n" * 100_000 + tail)
+    rows = read_csv(str(tmp_path / "p.csv"), compile("x"))
+    try:
+        count = sum(batch.num_rows for batch in rows.chunks)
+    except GradcliError as exc:
+        assert "row 100,001" in str(exc) and "GRADCLI_MAX_LINE" in str(exc)
+        assert tail.startswith("9")
+    else:
+        assert count == 100_000 + tail.count("\n")
+    finally:
+        rows.close()
+    handed = rows.chunks.handed
+    assert handed and all(ref() is None for ref in handed)
+
+
 def test_two_runs_writing_one_path_never_interleave(gradcli_script, tmp_path):
     rows = 100_000
     (tmp_path / "p.csv").write_text("x\n" + "".join(f"{i}\n" for i in range(rows)))

@@ -498,9 +498,15 @@ def _prove(graph, values, adjoint, records, wrt_slots, n, record, final) -> Cert
 def _kinks(graph: Graph, values: list) -> list[int]:
     """Slots of the nodes whose arguments are exactly at their primitive's kink."""
     found = []
-    base = graph.base
+    base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
+    balls = values.balls if type(values) is _Reals else None
     # the nodes of rows with a kink, picked at C speed: most nodes of a large tape have none
     for k in compress(count(), map(_KINK, graph.ops)):  # a kink is a function: never false
+        if balls is not None:  # a gap whose ball (which holds it) is clear of 0 is no kink
+            a, b = arg0[k], arg1[k]
+            gap = balls[a] if b < 0 else balls[a] - balls[b]
+            if type(gap) is arb and 0 not in gap:
+                continue
         args = [values[a] for a in graph.args(k)]
         gap = args[0] - args[1] if len(args) == 2 else args[0]
         if Real.of(gap).is_zero():
