@@ -65,6 +65,21 @@ static inline Py_ssize_t slot_of(PyObject *list, Py_ssize_t k, Py_ssize_t limit)
     return v;
 }
 
+/* Node k's argument slots (b = -1: one argument), both made before its slot s; -1 on error. */
+static int node_args(PyObject *arg0, PyObject *arg1, Py_ssize_t k, Py_ssize_t s,
+                     Py_ssize_t *a, Py_ssize_t *b)
+{
+    *a = slot_of(arg0, k, s);
+    *b = slot_of(arg1, k, s);
+    if (*a == -2 || *b == -2)
+        return -1;
+    if (*a < 0) {
+        PyErr_SetString(PyExc_ValueError, "no argument");
+        return -1;
+    }
+    return 0;
+}
+
 /* forward(primals, arg0, arg1, values, base): values[base + k] = primals[k](values[arg0[k]]
    [, values[arg1[k]]]) for every node k, in tape order. */
 static PyObject *forward(PyObject *self, PyObject *args)
@@ -85,13 +100,9 @@ static PyObject *forward(PyObject *self, PyObject *args)
     }
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_ssize_t s = base + k;
-        Py_ssize_t a = slot_of(arg0, k, s), b = slot_of(arg1, k, s);
-        if (a == -2 || b == -2)
+        Py_ssize_t a, b;
+        if (node_args(arg0, arg1, k, s, &a, &b) < 0)
             return NULL;
-        if (a < 0) {
-            PyErr_SetString(PyExc_ValueError, "no argument");
-            return NULL;
-        }
         PyObject *call[2] = {PyList_GET_ITEM(values, a), b >= 0 ? PyList_GET_ITEM(values, b) : NULL};
         PyObject *r = PyObject_Vectorcall(PyList_GET_ITEM(primals, k), call, b >= 0 ? 2 : 1, NULL);
         if (r == NULL) {
@@ -173,13 +184,9 @@ static PyObject *reverse(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "a slot that is no node");
             return NULL;
         }
-        Py_ssize_t a = slot_of(arg0, k, s), b = slot_of(arg1, k, s);
-        if (a == -2 || b == -2)
+        Py_ssize_t a, b;
+        if (node_args(arg0, arg1, k, s, &a, &b) < 0)
             return NULL;
-        if (a < 0) {
-            PyErr_SetString(PyExc_ValueError, "no argument");
-            return NULL;
-        }
         PyObject *rules = PyList_GET_ITEM(partials, k);
         if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) < (b >= 0 ? 2 : 1)) {
             PyErr_SetString(PyExc_TypeError, "a node's partials must be a tuple of its rules");
@@ -256,13 +263,9 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_RuntimeError, "a node did not append its ball and rational");
             return NULL;
         }
-        Py_ssize_t a = slot_of(arg0, k, s), b = slot_of(arg1, k, s);
-        if (a == -2 || b == -2)
+        Py_ssize_t a, b;
+        if (node_args(arg0, arg1, k, s, &a, &b) < 0)
             return NULL;
-        if (a < 0) {
-            PyErr_SetString(PyExc_ValueError, "no argument");
-            return NULL;
-        }
         PyObject *f = PyList_GET_ITEM(funcs, k);
         PyObject *qa = PyList_GET_ITEM(exact, a), *qb = b >= 0 ? PyList_GET_ITEM(exact, b) : NULL;
         PyObject *ball = NULL, *q = Py_None;
