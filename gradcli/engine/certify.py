@@ -340,20 +340,22 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     reals = [_constant(graph, s) for s in range(graph.n_const)] + [exact_real(p) for p in point]
     balls, exact = [r.b for r in reals], [r.q for r in reals]
     bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
-    arg0, arg1 = graph.arg0, graph.arg1
-    run = compiled_sweep("bare_forward", len(graph.ops))
-    if run is not None:  # the same loop compiled; what it leaves to the Real functions, here
-        def slow(k: int) -> None:
-            prim, a, b = graph.ops[k], arg0[k], arg1[k]
-            r = getattr(BALL, prim.name)(*((Real(balls[a], exact[a]),) if b < 0 else
-                                           (Real(balls[a], exact[a]), Real(balls[b], exact[b]))))
-            balls.append(r.b)
-            exact.append(r.q)
-        names = list(map(_NAME, graph.ops))
+    ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+
+    def slow(k: int) -> None:  # the node's Real function: what a bare ball cannot know
+        a, b = arg0[k], arg1[k]
+        r = getattr(BALL, ops[k].name)(*((Real(balls[a], exact[a]),) if b < 0 else
+                                         (Real(balls[a], exact[a]), Real(balls[b], exact[b]))))
+        balls.append(r.b)
+        exact.append(r.q)
+
+    run = compiled_sweep("bare_forward", len(ops))
+    if run is not None:  # the same loop compiled
+        names = list(map(_NAME, ops))
         run(list(map(bare.get, names)), bytes(map(never.__contains__, names)),
             list(map(rational.get, names)), arg0, arg1, balls, exact, arb, EXACT_BITS, slow)
         return balls, exact
-    for k, prim in enumerate(graph.ops):
+    for k, prim in enumerate(ops):
         name, a, b = prim.name, arg0[k], arg1[k]
         f = bare.get(name)
         if b < 0:
@@ -361,7 +363,6 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
                 balls.append(f(balls[a]))
                 exact.append(None)
                 continue
-            r = getattr(BALL, name)(Real(balls[a], exact[a]))
         else:
             qa, qb = exact[a], exact[b]
             if f is not None and (qa is None or qb is None or name in never):
@@ -377,9 +378,7 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
                     balls.append(f(balls[a], balls[b]))
                     exact.append(None)
                 continue
-            r = getattr(BALL, name)(Real(balls[a], qa), Real(balls[b], qb))
-        balls.append(r.b)
-        exact.append(r.q)
+        slow(k)
     return balls, exact
 
 
