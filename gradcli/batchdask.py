@@ -309,8 +309,6 @@ def _read_csv_block(block) -> list:
     """One block's record batches, read by pyarrow as the numpy engine reads a file: the
     columns the expression reads as float64, the others as bytes; should a cell not be a
     number, the whole block as bytes (each row then parsed, or failed, on its own)."""
-    import io
-
     import pyarrow as pa
     from fsspec.utils import read_block
 
@@ -326,7 +324,8 @@ def _read_csv_block(block) -> list:
     numbers = set(numbers)
     while True:
         try:
-            return list(_csv_reader(io.BytesIO(data), names, numbers))
+            # a pyarrow buffer, not a Python file: pyarrow's read-ahead thread needs no GIL
+            return list(_csv_reader(pa.BufferReader(data), names, numbers))
         except pa.ArrowInvalid as exc:
             if "Empty CSV file" in str(exc):
                 return []

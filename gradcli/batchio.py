@@ -193,20 +193,15 @@ def block_bytes() -> int:
     return max(CSV_BLOCK_BYTES, max_line() + 4096)
 
 
-def _csv_reader(stream, names: list[str], numbers: set[str], skip: int = 0,
-                handed: list | None = None):
-    """pyarrow's streaming CSV reader: the columns in ``numbers`` parsed as float64 (an empty
-    cell is null), the others kept as bytes (decoded row by row later: a cell that is not
-    UTF-8 fails its row, not the file). ``handed`` gets a weak reference to the file object
-    pyarrow reads (see :meth:`_CsvChunks.close`)."""
+def _csv_reader(source, names: list[str], numbers: set[str], skip: int = 0):
+    """pyarrow's streaming CSV reader of ``source`` (a file object or a pyarrow stream): the
+    columns in ``numbers`` parsed as float64 (an empty cell is null), the others kept as bytes
+    (decoded row by row later: a cell that is not UTF-8 fails its row, not the file)."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
     block = block_bytes()
-    buffered = io.BufferedReader(stream, buffer_size=CSV_BLOCK_BYTES)
-    if handed is not None:
-        handed.append(weakref.ref(buffered))
     return pacsv.open_csv(
-        buffered,
+        source,
         read_options=pacsv.ReadOptions(column_names=names, block_size=block,
                                        skip_rows_after_names=skip),
         convert_options=pacsv.ConvertOptions(
@@ -275,8 +270,7 @@ class _CsvChunks:
         pa = _arrow()
         invalid = None
         try:
-            self.reader = _csv_reader(self.stream, self.names, self.numbers,
-                                      handed=self.handed)  # the first block
+            self.reader = self._reader()  # the first block
         except pa.ArrowInvalid as exc:
             invalid = exc.with_traceback(None)
         self.check()
@@ -333,8 +327,14 @@ class _CsvChunks:
         _csv_header(self.raw, self.what)
         self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes,
                                self.what, line=2)  # the skipped rows pass through it again
-        self.reader = _csv_reader(self.stream, self.names, self.numbers, skip=rows,
-                                  handed=self.handed)
+        self.reader = self._reader(skip=rows)
+
+    def _reader(self, skip: int = 0):
+        """A reader of the stream (its rows after the first ``skip``), through a file object
+        whose release close() waits for."""
+        buffered = io.BufferedReader(self.stream, buffer_size=CSV_BLOCK_BYTES)
+        self.handed.append(weakref.ref(buffered))
+        return _csv_reader(buffered, self.names, self.numbers, skip)
 
     def close(self) -> None:
         """Stop pyarrow's reader and close the file. pyarrow's read-ahead thread may still hold
