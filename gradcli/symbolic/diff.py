@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 from itertools import chain, count
+from operator import attrgetter
 
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
@@ -323,104 +324,118 @@ def programs(roots: list, reserved=()) -> list[str]:
     in order, then its expression); names are numbered in order of first appearance, so one
     root prints as it would alone. The work is linear in the size of all of them together,
     not in the sum of their sizes: a gradient's components share most of their parts."""
-    node_of = {r.serial: r for r in roots}
-    is_root = set(node_of)
-    # One walk finds every part, its parts (kids) and the parts whose own text a whole's
-    # text pastes (read). A number is never named, so it is no kid (no count or size needs
-    # it), and a number exponent is not even read: its value is printed.
-    kids: dict[int, list] = {}
-    read = set(is_root)
-    stack = list(node_of.values())
+    is_root = set(roots)
+    # One walk finds every part below the roots, its inner parts (kids: the ones a name may
+    # stand for, no symbol or number), how many symbols it reads (a symbol counts one in a
+    # size, and is never named, counted or handed a bit) and the parts whose own text a
+    # whole's text pastes (read). A number exponent is not even read: its value is printed.
+    kids: dict = {}  # node -> its inner parts
+    size: dict = {}  # node -> its size, or MIN_NAMED_SIZE if larger: all a name needs
+    leaves: dict = {}  # a node of fewer parts -> how many symbols it reads (its size needs them)
+    read = set(roots)
+    stack = []
+    for n in read:  # (a root may be a symbol or a number itself: no parts)
+        if type(n) is Symbol or type(n) is Number:
+            kids[n], size[n] = (), 1
+        else:
+            kids[n] = None  # (seen: its parts are found when it is popped)
+            stack.append(n)
     while stack:
         n = stack.pop()
         t = type(n)
         if t is Product:
             parts = [x for pair in n.factors for x in pair if type(x) is not Number]
-            # a number base is read (numbers sort first: most products have none)
-            numbers = [] if type(n.factors[0][0]) is not Number else [
-                b for b, _ in n.factors if type(b) is Number]
-            pasted = ks = [k.serial for k in parts]
+            inner = [k for k in parts if type(k) is not Symbol]
+            if type(n.factors[0][0]) is Number:  # a number base is read (numbers sort first)
+                for b, _ in n.factors:
+                    if type(b) is Number:
+                        read.add(b)
+            read.update(parts)
         elif t is Sum:  # (no term is a number; most sums have two terms: a loop)
-            parts, numbers, ks, pasted = [], [], [], []
-            for k, c in n.terms:
-                parts.append(k)
-                ks.append(k.serial)
+            parts, inner = n.terms, []
+            for k, c in parts:
+                if type(k) is not Symbol:
+                    inner.append(k)
                 # a product term c*k with c != ±1 is printed afresh (coefficients merged)
                 if c == 1 or c == -1 or type(k) is not Product:
-                    pasted.append(k.serial)
-        elif t is Apply:  # (one or two arguments: a loop, no comprehension's function made)
-            parts, numbers, ks = [], [], []
+                    read.add(k)
+        else:  # a function (one or two arguments: a loop, no comprehension's function made)
+            parts, inner = [], []
             for k in n.args:
-                if type(k) is Number:
-                    numbers.append(k)
-                else:
+                read.add(k)
+                if type(k) is not Number:
                     parts.append(k)
-                    ks.append(k.serial)
-            pasted = ks
+                    if type(k) is not Symbol:
+                        inner.append(k)
+        kids[n] = inner
+        if len(parts) >= MIN_NAMED_SIZE - 1:  # a*x has size 3: its exponents 1 are not seen
+            size[n] = MIN_NAMED_SIZE
         else:
-            kids[n.serial] = ()
-            continue
-        kids[n.serial] = ks
-        read.update(pasted)
-        for k in numbers:
-            read.add(k.serial)
-            node_of[k.serial] = k
-        for k in parts:
-            if k.serial not in node_of:
-                node_of[k.serial] = k
+            leaves[n] = len(parts) - len(inner)
+        for k in inner:
+            if k not in kids:
+                kids[k] = None
                 stack.append(k)
-    order = sorted(kids)  # parts before wholes
+    order = sorted(kids, key=_serial)  # parts before wholes
     # how many nodes read each one (its parents, not its paths)
     uses = Counter(chain.from_iterable(kids.values()))
-    size: dict[int, int] = {}  # a part's size, or MIN_NAMED_SIZE if larger: all a name needs
-    named: set[int] = set()
-    for s in order:  # a part's size is known before its whole's
-        ks = kids[s]
-        if len(ks) >= MIN_NAMED_SIZE - 1:
-            size[s] = MIN_NAMED_SIZE
-        else:  # a*x has size 3: its exponents 1 are not seen; a named part counts as one
-            total = 1
-            for k in ks:
-                total += 1 if k in named else size[k]
-            size[s] = total
-        if size[s] >= MIN_NAMED_SIZE and uses[s] > 1 and s not in is_root:
-            named.add(s)
+    named = set()
+    for n in order:  # a part's size is known before its whole's; a named part counts as one
+        s = size.get(n)
+        if s is None:
+            s = 1 + leaves[n]
+            for k in kids[n]:
+                s += 1 if k in named else size[k]
+            size[n] = s
+        if s >= MIN_NAMED_SIZE and uses[n] > 1 and n not in is_root:
+            named.add(n)
     # Each program's assignments are the named parts it reads, transitively: the named parts
     # below its root. One bit per program, handed from wholes to parts (one pass over the
     # parts, however many programs).
     bits = dict.fromkeys(order, 0)
     for i, root in enumerate(roots):
-        bits[root.serial] |= 1 << i
-    for s in reversed(order):  # wholes before parts
-        b = bits[s]
-        for k in kids[s]:
+        bits[root] |= 1 << i
+    for n in reversed(order):  # wholes before parts
+        b = bits[n]
+        for k in kids[n]:
             bits[k] |= b
-    name_of: dict[int, str] = {}
+    # The named parts in runs read by the same programs (a gradient's programs share most
+    # of them): a run's lines are joined once, for every program that reads it.
+    runs: list = []  # [bits, its parts], in order (parts before wholes)
+    for n in sorted(named, key=_serial):
+        b = bits[n]
+        if runs and runs[-1][0] == b:
+            runs[-1][1].append(n)
+        else:
+            runs.append([b, [n]])
+    # names in order of first appearance: each program's parts that no earlier program reads
+    name_of: dict = {}
     taken = set(reserved)
     fresh = (x for x in (f"t{i}" for i in count(1)) if x not in taken)
-    blocks = []
-    ordered = sorted(named)  # parts before wholes
     for i in range(len(roots)):
-        bit = 1 << i
-        block = [s for s in ordered if bits[s] & bit]
-        # names in order of first appearance: the parts no earlier program reads
-        for s in [s for s in block if not bits[s] & (bit - 1)]:
-            name_of[s] = next(fresh)
-        blocks.append(block)
+        for b, parts in runs:
+            if b & -b == 1 << i:  # (the lowest bit: the first program that reads them)
+                for n in parts:
+                    name_of[n] = next(fresh)
     read |= named  # the parts whose own text is printed or pasted into a whole's
     out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
-    lines: dict[int, str] = {}
+    lines: dict = {}
     tails = {}
-    for s in sorted(read):
-        text = rope(node_of[s], out, named)
-        if s in named:
-            lines[s] = f"{name_of[s]} = {flatten(text)}"
-            text = name_rope(name_of[s])
-        if s in is_root:
-            tails[s] = flatten(text)
-        out[s] = text
-    return ["\n".join([*map(lines.__getitem__, block), tails[root.serial]])
-            for root, block in zip(roots, blocks)]
+    for n in sorted(read, key=_serial):
+        text = rope(n, out, named)
+        if n in named:
+            name = name_of[n]
+            lines[n] = f"{name} = {flatten(text)}"
+            text = name_rope(name)
+        if n in is_root:
+            tails[n] = flatten(text)
+        out[n.serial] = text
+    joined = [(b, "\n".join(map(lines.__getitem__, parts))) for b, parts in runs]
+    return ["\n".join([text for b, text in joined if b >> i & 1] + [tails[root]])
+            for i, root in enumerate(roots)]
+
+
+_serial = attrgetter("serial")
 
 
 @gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it

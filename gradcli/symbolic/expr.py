@@ -873,7 +873,7 @@ def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
         return _rational_rope(c)
     if c == 1:
         return out[node.serial]
-    if type(node) is Product and node.serial not in named:
+    if type(node) is Product and node not in named:
         return _product_rope(c * node.coeff, node.factors, out)
     return _product_rope(c, ((node, ONE_NODE()),), out)
 
