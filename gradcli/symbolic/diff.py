@@ -344,34 +344,40 @@ def programs(roots: list, reserved=()) -> list[str]:
         n = stack.pop()
         t = type(n)
         if t is Product:
-            parts = [x for pair in n.factors for x in pair if type(x) is not Number]
-            inner = [k for k in parts if type(k) is not Symbol]
-            if type(n.factors[0][0]) is Number:  # a number base is read (numbers sort first)
-                for b, _ in n.factors:
-                    if type(b) is Number:
-                        read.add(b)
-            read.update(parts)
+            parts, inner = 0, []  # (a loop: two comprehensions cost more)
+            for b, e in n.factors:
+                read.add(b)  # (a number base too: its value is printed)
+                t = type(b)
+                if t is not Number:
+                    parts += 1
+                    if t is not Symbol:
+                        inner.append(b)
+                if type(e) is not Number:
+                    parts += 1
+                    read.add(e)
+                    if type(e) is not Symbol:
+                        inner.append(e)
         elif t is Sum:  # (no term is a number; most sums have two terms: a loop)
-            parts, inner = n.terms, []
-            for k, c in parts:
+            parts, inner = len(n.terms), []
+            for k, c in n.terms:
                 if type(k) is not Symbol:
                     inner.append(k)
                 # a product term c*k with c != ±1 is printed afresh (coefficients merged)
                 if c == 1 or c == -1 or type(k) is not Product:
                     read.add(k)
         else:  # a function (one or two arguments: a loop, no comprehension's function made)
-            parts, inner = [], []
+            parts, inner = 0, []
             for k in n.args:
                 read.add(k)
                 if type(k) is not Number:
-                    parts.append(k)
+                    parts += 1
                     if type(k) is not Symbol:
                         inner.append(k)
         kids[n] = inner
-        if len(parts) >= MIN_NAMED_SIZE - 1:  # a*x has size 3: its exponents 1 are not seen
+        if parts >= MIN_NAMED_SIZE - 1:  # a*x has size 3: its exponents 1 are not seen
             size[n] = MIN_NAMED_SIZE
         else:
-            leaves[n] = len(parts) - len(inner)
+            leaves[n] = parts - len(inner)
         for k in inner:
             if k not in kids:
                 kids[k] = None
