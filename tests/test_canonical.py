@@ -200,3 +200,42 @@ def test_a_joined_product_hashes_as_one_built_from_scratch(monkeypatch):
 
     assert products(fast=True) == products(fast=False)
     assert sum(joined) > 50
+
+
+def test_a_number_times_one_node_as_the_general_path_builds_it(monkeypatch):
+    # _scaled (a rule's 2*a, -a, 4*sigmoid(a)) gives the node the general path canonicalises
+    # from scratch, with the same structural hash (it orders operands when printed): products
+    # (their coefficient multiplied), small sums (distributed), long ones, symbols, functions
+    from fractions import Fraction
+    from gradcli.symbolic import expr
+
+    def operands():
+        x, y = Sym(symbol("x")), Sym(symbol("y"))
+        nodes = [n for pair in _product_pairs(seed=26, count=60) for n in pair]
+        long_sum, long_product = x, x
+        for k in range(1, 20):
+            long_sum = long_sum + Sym(symbol(f"z{k}"))
+            long_product = long_product * Sym(symbol(f"z{k}"))
+        return nodes + [n.node for n in (x, x + y, x - 2 * y + 1, long_sum, long_product,
+                                         long_product * 3, x ** 2, expr.SYMBOLIC.exp(x))]
+
+    coefficients = [2, -1, -3, 1, 0, Fraction(1, 2), Fraction(-3, 4)]
+
+    def built(fast: bool) -> list:
+        found = []
+        with fresh_context(), monkeypatch.context() as patch:
+            if not fast:
+                patch.setattr(expr, "_scaled", lambda items, coeff: None)
+                patch.setattr(expr, "_join_two", lambda items: None)
+            one = expr.number(1)
+            for node in operands():
+                for c in coefficients:
+                    for items, k in (([(node, one)], c), ([(expr.number(c), one), (node, one)], 1),
+                                     ([(node, one), (expr.number(c), one)], 1)):
+                        n = expr.multiply(items, k)
+                        found.append((text(n), n.hash))
+        return found
+
+    fast, general = built(fast=True), built(fast=False)
+    assert fast == general
+    assert len(fast) > 1000

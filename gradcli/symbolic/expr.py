@@ -411,10 +411,14 @@ def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
 
 def multiply(items, coeff: Fraction = ONE) -> Node:
     """``coeff * Π base^exp`` for ``(base, exponent node)`` pairs, in canonical form."""
-    if len(items) == 2 and coeff == 1:
-        joined = _join_two(items)
-        if joined is not None:
-            return joined
+    if len(items) <= 2:
+        if len(items) == 2 and coeff == 1:
+            joined = _join_two(items)
+            if joined is not None:
+                return joined
+        scaled = _scaled(items, coeff)
+        if scaled is not None:
+            return scaled
     stack = list(items)
     stack.reverse()
     powers: dict[int, list] = {}  # base serial -> [base, numeric exponent sum, symbolic exps]
@@ -491,6 +495,44 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
             if type(base) is Sum and len(base.terms) <= FLAT:  # 2*(a + b) is 2*a + 2*b
                 return add([(base, coeff)])
     return _product_node(coeff, tuple(factors))
+
+
+def _scaled(items, coeff) -> Node | None:
+    """``coeff * x`` or ``n * x`` (n a number), x one node to the power 1: what the general
+    path makes of it, without its passes (a rule's ``2*a``, ``-a``, ``4*sigmoid(a)``): a small
+    sum distributed, a product's coefficient multiplied (its factors are canonical already),
+    any other node a factor. None when the general path has more to do."""
+    one = _context.small.get(ONE)
+    if len(items) == 2:
+        (p, ep), (q, eq) = items
+        if ep is not one or eq is not one:
+            return None
+        if type(p) is Number:
+            coeff, x = coeff * p.value, q
+        elif type(q) is Number:
+            coeff, x = coeff * q.value, p
+        else:
+            return None
+    else:
+        (x, e), = items
+        if e is not one:
+            return None
+    t = type(x)
+    if t is Number or (t is Apply and x.name == "exp"):
+        return None
+    if not coeff:
+        return number(ZERO)
+    coeff = _tidy(coeff)
+    if coeff == 1:
+        return x
+    if t is Sum and len(x.terms) <= FLAT:  # 2*(a + b) is 2*a + 2*b
+        return add([(x, coeff)])
+    if t is Product and len(x.factors) <= FLAT:
+        coeff = _tidy(coeff * x.coeff)
+        if len(x.factors) == 1 and x.factors[0][1] is one:
+            return None  # (becomes its base, or a sum distributed: the general path's cases)
+        return _product_node(coeff, x.factors, x._pairs)
+    return _product_node(coeff, ((x, one),))
 
 
 def _join_two(items) -> Product | None:
