@@ -1328,6 +1328,8 @@ def explore_command(expression, file, at, ascii_):
 def _run_args(args: list[str]) -> int:
     """One command line of the repl, run as from the shell (its own error boundary): its exit
     code."""
+    global _HARD_EXIT
+    _HARD_EXIT = False  # the session goes on after the command: it is not the process's last act
     try:
         main.main(args, prog_name="gradcli", standalone_mode=True)
     except SystemExit as exc:
