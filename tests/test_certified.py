@@ -466,6 +466,9 @@ def test_the_quick_half_digits_test_on_columns_decides_as_the_scalar_one(monkeyp
         scalar = [k for k, keep in enumerate(c._keeping_half(floats, balls, n)) if not keep]
         monkeypatch.setattr(c, "_VECTOR_FROM", 0)
         assert c._not_keeping_half(floats, balls, n) == scalar
+        with monkeypatch.context() as without:  # a plain install: no NumPy, the scalar test
+            without.setitem(sys.modules, "numpy", None)
+            assert c._not_keeping_half(floats, balls, n) == scalar
         monkeypatch.setattr(c, "_VECTOR_FROM", 10 ** 9)
         assert c._not_keeping_half(floats, balls, n) == scalar
         assert 0 < len(scalar) < len(floats) or n == 1
