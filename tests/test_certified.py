@@ -439,3 +439,36 @@ def test_the_quick_half_digits_test_never_overstates(x, shift, accuracy, n):
     ball = arb(mid, abs(mid) * 2.0 ** -accuracy)
     if _keeping_half([x], [ball], n)[0]:
         assert agreement(x, Real(ball), n) >= n / 2
+
+
+def test_the_quick_half_digits_test_on_columns_decides_as_the_scalar_one(monkeypatch):
+    """A large tape's quick test runs on NumPy columns (certify._not_keeping_half): it must
+    decide every node as the scalar test does: near its thresholds (the gap at the tolerance,
+    the accuracy at 20 bits) and at the edge cases (exact and infinite balls, zeros,
+    infinities, nan, subnormals, opposite signs)."""
+    import random
+    from flint import arb
+    from gradcli.engine import certify as c
+    rng = random.Random(7)
+    for n in (1, 2, 3, 7, 13, 17):
+        tolerance = c._half_tolerance(n)
+        floats, balls = [], []
+        for _ in range(3000):
+            x = rng.choice([rng.uniform(-1e3, 1e3), rng.uniform(-1, 1) * 10.0 ** rng.randint(-300, 0),
+                            0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 1e-310, 1e300])
+            gap = tolerance * rng.uniform(0.0, 1.2) * rng.choice([1, -1])
+            mid = x * (1 + rng.choice([gap, gap, 0.0, 2.0 ** -rng.randint(1, 60), -2.0]))
+            mid = mid if math.isfinite(mid) else 1.0
+            radius = abs(mid) * 2.0 ** -rng.choice([rng.randint(17, 23), rng.randint(-5, 100)])
+            balls.append(rng.choice([arb(mid, radius), arb(mid, radius), arb(mid), arb("nan"),
+                                     arb(mid, math.inf)]))
+            floats.append(x)
+        scalar = [k for k, keep in enumerate(c._keeping_half(floats, balls, n)) if not keep]
+        monkeypatch.setattr(c, "_VECTOR_FROM", 0)
+        assert c._not_keeping_half(floats, balls, n) == scalar
+        with monkeypatch.context() as without:  # a plain install: no NumPy, the scalar test
+            without.setitem(sys.modules, "numpy", None)
+            assert c._not_keeping_half(floats, balls, n) == scalar
+        monkeypatch.setattr(c, "_VECTOR_FROM", 10 ** 9)
+        assert c._not_keeping_half(floats, balls, n) == scalar
+        assert 0 < len(scalar) < len(floats) or n == 1

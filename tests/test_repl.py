@@ -356,3 +356,20 @@ def test_history_is_kept_across_sessions_and_private(tmp_path):
     second.line("at x=2")
     second.line("f", "f     = 9.000")
     assert second.leave() == 0
+
+
+def test_a_large_program_in_a_session_does_not_end_it(tmp_path):
+    """The console script ends at once after eval of a large program (cli._end_now_if_large),
+    but a session's command is not the process's last act: the lines after it still run.
+    51,000 terms x*y (102,000 nodes) at (0.5, 3): f = 51000·1.5, ∂f/∂x = 51000·3."""
+    script = tmp_path / "large.txt"
+    script.write_text("f = " + " + ".join(["x*y"] * 51_000) + "\nat x=0.5, y=3\nf\nx - y\n",
+                      encoding="utf-8")
+    done = subprocess.run([GRADCLI, "repl", str(script)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[4:7] == ["f     = 76500.00000000", "∂f/∂x = 153000.0000000",
+                          "∂f/∂y = 25500.00000000"]
+    assert lines[7:] == [">>> x - y", "f     = -2.500000000000", "∂f/∂x = 1.000000000000",
+                         "∂f/∂y = -1.000000000000"]

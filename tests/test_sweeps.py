@@ -144,13 +144,51 @@ def test_a_small_tape_keeps_the_python_loop_and_a_stale_build_is_not_used(monkey
 @needs_build
 def test_the_compiled_loops_refuse_what_is_not_a_tape():
     from gradcli.engine import _sweeps
+    kinds, codes, a0, a1 = _sweeps.pack([abs], [0], [-1])
+    assert kinds == [abs] and codes == bytes(2) and a1 == b"\xff" * 4
     with pytest.raises(TypeError):
-        _sweeps.forward((abs,), [0], [-1], [1.0, 0.0], 1)
-    with pytest.raises(ValueError):
-        _sweeps.forward([abs], [5], [-1], [1.0, 0.0], 1)  # an argument past its node
-    with pytest.raises(ValueError):
-        _sweeps.reverse([(abs,)], [0], [-1], 1, [7], [1.0, 1.0], [0.0, 1.0], bytearray(2), None,
-                        None, None)  # a slot that is no node
+        _sweeps.forward((abs,), codes, a0, a1, [1.0, 0.0], 1)  # a tuple of primals
     with pytest.raises(TypeError):
-        _sweeps.reverse([(abs,)], [0], [-1], 1, [1], [1.0, 1.0], [0.0, 1.0], bytearray(2), None,
-                        None, [None])  # a second column kept without a first
+        _sweeps.forward([abs], [0], a0, a1, [1.0, 0.0], 1)  # codes not packed
+    _, codes5, a05, a15 = _sweeps.pack([abs], [5], [-1])
+    with pytest.raises(ValueError):
+        _sweeps.forward([abs], codes5, a05, a15, [1.0, 0.0], 1)  # an argument past its node
+    with pytest.raises(ValueError):
+        _sweeps.forward([], codes, a0, a1, [1.0, 0.0], 1)  # a node of no kind
+    with pytest.raises(ValueError):
+        _sweeps.forward([abs], codes + b"\0", a0, a1, [1.0, 0.0], 1)  # unequal lengths
+    with pytest.raises(ValueError):
+        _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, [7], [1.0, 1.0], [0.0, 1.0],
+                        bytearray(2), None, None, None)  # a slot that is no node
+    with pytest.raises(TypeError):
+        _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, [1], [1.0, 1.0], [0.0, 1.0],
+                        bytearray(2), None, None, [None])  # a second column kept without a first
+    with pytest.raises(TypeError):
+        _sweeps.reverse([(abs,)], b"\2", [None], codes, a0, a1, 1, [1], [1.0, 1.0], [0.0, 1.0],
+                        bytearray(b"\1\1"), None, None, None)  # "the other argument" of one
+    with pytest.raises(OverflowError):
+        _sweeps.pack([abs], [2 ** 40], [-1])
+
+
+@pytest.mark.parametrize("name", [name for name, prim in sorted(TABLE.items())
+                                  if (prim.form or ("",))[0] == "sum"
+                                  or prim.form == ("product", (1, 1))])
+def test_a_shortcut_partial_is_what_the_rows_rules_return(name):
+    """The compiled reverse loop does not call the partials of a row whose form is a sum or a
+    two-factor product (sweeps.Tape.shortcuts): they must be exactly the sum's coefficients
+    (equal floats) and the other factor (the same object), in every namespace the loop runs."""
+    from flint import arb
+    from gradcli.engine.ball import BALL, BARE, Real
+    from gradcli.engine.primitives import FLOAT
+    from gradcli.engine.sweeps import Tape
+    prim = TABLE[name]
+    (how,), (constants,) = Tape([prim], b"", b"", b"").shortcuts()
+    for m, numbers in ((FLOAT, (0.75, -2.5)), (BARE, (arb(3) / 7, arb(-5) / 3)),
+                       (BALL, (Real.of(arb(3) / 7), Real.of(arb(-5) / 3)))):
+        args = numbers[:prim.arity]
+        y = m.add(*args) if prim.arity == 2 else args[0]  # (the partials here ignore it)
+        got = [rule(m, *args, y) for rule in prim.partials]
+        if how == sweeps._CONSTANT:
+            assert [type(p) for p in got] == [float] * prim.arity and got == list(constants)
+        else:
+            assert how == sweeps._OTHER and got[0] is args[1] and got[1] is args[0]

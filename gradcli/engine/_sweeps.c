@@ -16,6 +16,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 
 /* The exception being raised gets ``slot`` (and ``which`` if >= 0); if that fails (an
    exception without a __dict__), it propagates unchanged. */
@@ -52,59 +53,145 @@ static int exact_lists(PyObject *const *items, const char *const *names, Py_ssiz
     return 0;
 }
 
-/* A node's argument slot, checked against the slots made so far. */
-static inline Py_ssize_t slot_of(PyObject *list, Py_ssize_t k, Py_ssize_t limit)
+/* The tape as the loops read it (see pack): a code per node naming its row in a list of the
+   distinct rows (kinds), and its argument slots as native 32-bit integers. Reading a Python
+   int per argument per sweep cost each loop a cache miss an argument on a large tape. */
+typedef struct {
+    Py_ssize_t n;          /* nodes */
+    const uint16_t *code;  /* node k's kind */
+    const int32_t *a0, *a1;  /* its argument slots (a1 = -1: one argument) */
+    Py_ssize_t kinds;
+} Tape;
+
+static int read_tape(PyObject *codes, PyObject *a0, PyObject *a1, Py_ssize_t kinds, Tape *t)
 {
-    Py_ssize_t v = PyLong_AsSsize_t(PyList_GET_ITEM(list, k));
-    if (v == -1 && PyErr_Occurred())
-        return -2;
-    if (v >= limit) {
-        PyErr_SetString(PyExc_ValueError, "an argument slot past its node");
-        return -2;
+    if (!PyBytes_CheckExact(codes) || !PyBytes_CheckExact(a0) || !PyBytes_CheckExact(a1)) {
+        PyErr_SetString(PyExc_TypeError, "codes, arg0 and arg1 must be bytes (see pack)");
+        return -1;
     }
-    return v;
+    t->n = PyBytes_GET_SIZE(codes) / 2;
+    if (PyBytes_GET_SIZE(codes) != 2 * t->n || PyBytes_GET_SIZE(a0) != 4 * t->n
+            || PyBytes_GET_SIZE(a1) != 4 * t->n) {
+        PyErr_SetString(PyExc_ValueError, "codes and arguments of unequal lengths");
+        return -1;
+    }
+    t->code = (const uint16_t *)PyBytes_AS_STRING(codes);
+    t->a0 = (const int32_t *)PyBytes_AS_STRING(a0);
+    t->a1 = (const int32_t *)PyBytes_AS_STRING(a1);
+    t->kinds = kinds;
+    return 0;
 }
 
-/* Node k's argument slots (b = -1: one argument), both made before its slot s; -1 on error. */
-static int node_args(PyObject *arg0, PyObject *arg1, Py_ssize_t k, Py_ssize_t s,
-                     Py_ssize_t *a, Py_ssize_t *b)
+/* Node k (slot s) of the tape: its kind and argument slots, both made before s; -1 on error. */
+static int node_at(const Tape *t, Py_ssize_t k, Py_ssize_t s, Py_ssize_t *kind, Py_ssize_t *a,
+                   Py_ssize_t *b)
 {
-    *a = slot_of(arg0, k, s);
-    *b = slot_of(arg1, k, s);
-    if (*a == -2 || *b == -2)
+    *kind = t->code[k];
+    *a = t->a0[k];
+    *b = t->a1[k];
+    if (*kind >= t->kinds) {
+        PyErr_SetString(PyExc_ValueError, "a node of no kind");
         return -1;
-    if (*a < 0) {
-        PyErr_SetString(PyExc_ValueError, "no argument");
+    }
+    if (*a < 0 || *a >= s || *b >= s || *b < -1) {
+        PyErr_SetString(PyExc_ValueError, "an argument slot past its node");
         return -1;
     }
     return 0;
 }
 
-/* forward(primals, arg0, arg1, values, base): values[base + k] = primals[k](values[arg0[k]]
-   [, values[arg1[k]]]) for every node k, in tape order. */
+/* pack(ops, arg0, arg1): (kinds, codes, a0, a1): the distinct rows of ``ops`` in order of first
+   use, each node's index among them (uint16), and the argument columns as int32, all bytes.
+   Rows are told apart by identity (a row is one object of the table). */
+static PyObject *pack(PyObject *self, PyObject *args)
+{
+    PyObject *ops, *arg0, *arg1;
+    if (!PyArg_ParseTuple(args, "OOO", &ops, &arg0, &arg1))
+        return NULL;
+    PyObject *lists[] = {ops, arg0, arg1};
+    const char *names[] = {"ops", "arg0", "arg1"};
+    if (exact_lists(lists, names, 3) < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(ops);
+    if (PyList_GET_SIZE(arg0) != n || PyList_GET_SIZE(arg1) != n) {
+        PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
+        return NULL;
+    }
+    PyObject *kinds = PyList_New(0);
+    PyObject *codes = PyBytes_FromStringAndSize(NULL, 2 * n);
+    PyObject *c0 = PyBytes_FromStringAndSize(NULL, 4 * n);
+    PyObject *c1 = PyBytes_FromStringAndSize(NULL, 4 * n);
+    if (kinds == NULL || codes == NULL || c0 == NULL || c1 == NULL)
+        goto failed;
+    uint16_t *code = (uint16_t *)PyBytes_AS_STRING(codes);
+    int32_t *a0 = (int32_t *)PyBytes_AS_STRING(c0), *a1 = (int32_t *)PyBytes_AS_STRING(c1);
+    PyObject *last = NULL;
+    Py_ssize_t last_kind = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *op = PyList_GET_ITEM(ops, k);
+        if (op != last) {  /* runs of one row are common; else a scan of the few rows seen */
+            Py_ssize_t count = PyList_GET_SIZE(kinds), j = 0;
+            while (j < count && PyList_GET_ITEM(kinds, j) != op)
+                j++;
+            if (j == count) {
+                if (count == 65535) {
+                    PyErr_SetString(PyExc_OverflowError, "more than 65535 kinds of node");
+                    goto failed;
+                }
+                if (PyList_Append(kinds, op) < 0)
+                    goto failed;
+            }
+            last = op;
+            last_kind = j;
+        }
+        code[k] = (uint16_t)last_kind;
+        long x = PyLong_AsLong(PyList_GET_ITEM(arg0, k));
+        long y = PyLong_AsLong(PyList_GET_ITEM(arg1, k));
+        if ((x == -1 || y == -1) && PyErr_Occurred())
+            goto failed;
+        if (x < 0 || x > INT32_MAX || y < -1 || y > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "an argument slot out of 32-bit range");
+            goto failed;
+        }
+        a0[k] = (int32_t)x;
+        a1[k] = (int32_t)y;
+    }
+    return Py_BuildValue("(NNNN)", kinds, codes, c0, c1);
+failed:
+    Py_XDECREF(kinds);
+    Py_XDECREF(codes);
+    Py_XDECREF(c0);
+    Py_XDECREF(c1);
+    return NULL;
+}
+
+/* forward(primals, codes, a0, a1, values, base): values[base + k] = primals[code[k]](values[a0[k]]
+   [, values[a1[k]]]) for every node k, in tape order. */
 static PyObject *forward(PyObject *self, PyObject *args)
 {
-    PyObject *primals, *arg0, *arg1, *values;
+    PyObject *primals, *codes, *arg0, *arg1, *values;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OOOOn", &primals, &arg0, &arg1, &values, &base))
+    if (!PyArg_ParseTuple(args, "OOOOOn", &primals, &codes, &arg0, &arg1, &values, &base))
         return NULL;
-    PyObject *lists[] = {primals, arg0, arg1, values};
-    const char *names[] = {"primals", "arg0", "arg1", "values"};
-    if (exact_lists(lists, names, 4) < 0)
+    PyObject *lists[] = {primals, values};
+    const char *names[] = {"primals", "values"};
+    Tape t;
+    if (exact_lists(lists, names, 2) < 0
+            || read_tape(codes, arg0, arg1, PyList_GET_SIZE(primals), &t) < 0)
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(primals);
-    if (PyList_GET_SIZE(arg0) < n || PyList_GET_SIZE(arg1) < n || base < 0
-            || PyList_GET_SIZE(values) < base + n) {
+    Py_ssize_t n = t.n;
+    if (base < 0 || PyList_GET_SIZE(values) < base + n) {
         PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
         return NULL;
     }
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_ssize_t s = base + k;
-        Py_ssize_t a, b;
-        if (node_args(arg0, arg1, k, s, &a, &b) < 0)
+        Py_ssize_t kind, a, b;
+        if (node_at(&t, k, s, &kind, &a, &b) < 0)
             return NULL;
         PyObject *call[2] = {PyList_GET_ITEM(values, a), b >= 0 ? PyList_GET_ITEM(values, b) : NULL};
-        PyObject *r = PyObject_Vectorcall(PyList_GET_ITEM(primals, k), call, b >= 0 ? 2 : 1, NULL);
+        PyObject *r = PyObject_Vectorcall(PyList_GET_ITEM(primals, kind), call, b >= 0 ? 2 : 1,
+                                          NULL);
         if (r == NULL) {
             mark(s, -1);
             return NULL;
@@ -139,21 +226,32 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
     return 0;
 }
 
-/* reverse(partials, arg0, arg1, base, slots, values, adjoint, active, m, first, second): for
-   each slot s of ``slots`` (the reverse sweep's order), each argument of node k = s - base that
-   is active gets its partial p = partials[k][i](m, values[a] [, values[b]], values[s]): with
-   ``adjoint`` (else None), adjoint[argument] += adjoint[s] * p; with ``first`` and ``second``
-   (else None), p is kept as first[k] (the first argument's) or second[k]. */
+/* The reverse sweep's shortcut for a kind whose partials the table's row declares by its form
+   (primitives.py, ``form``): a sum's partials are its constant coefficients, a product of two
+   arguments' partial by one is the other. The row's functions return exactly these objects
+   (tests/test_sweeps.py checks every such row), so only their calls are saved. */
+enum { CALL = 0, CONSTANT = 1, OTHER = 2 };
+
+/* reverse(partials, how, constants, codes, a0, a1, base, slots, values, adjoint, active, m,
+   first, second): for each slot s of ``slots`` (the reverse sweep's order: a list of ints, or
+   int32 bytes), each argument of node k = s - base that is active gets its partial p: by
+   ``how[kind]``, the rule partials[kind][i](m, values[a] [, values[b]], values[s]) (CALL), the
+   object constants[kind][i] (CONSTANT), or the other argument's value (OTHER). With ``adjoint``
+   (else None), adjoint[argument] += adjoint[s] * p; with ``first`` and ``second`` (else None),
+   p is kept as first[k] (the first argument's) or second[k]. */
 static PyObject *reverse(PyObject *self, PyObject *args)
 {
-    PyObject *partials, *arg0, *arg1, *slots, *values, *adjoint, *active, *m, *first, *second;
+    PyObject *partials, *how, *constants, *codes, *arg0, *arg1, *slots, *values, *adjoint,
+             *active, *m, *first, *second;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OOOnOOOOOOO", &partials, &arg0, &arg1, &base, &slots, &values,
-                          &adjoint, &active, &m, &first, &second))
+    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOOO", &partials, &how, &constants, &codes, &arg0,
+                          &arg1, &base, &slots, &values, &adjoint, &active, &m, &first, &second))
         return NULL;
-    PyObject *lists[] = {partials, arg0, arg1, slots, values};
-    const char *names[] = {"partials", "arg0", "arg1", "slots", "values"};
-    if (exact_lists(lists, names, 5) < 0)
+    PyObject *lists[] = {partials, constants, values};
+    const char *names[] = {"partials", "constants", "values"};
+    Tape t;
+    if (exact_lists(lists, names, 3) < 0
+            || read_tape(codes, arg0, arg1, PyList_GET_SIZE(partials), &t) < 0)
         return NULL;
     int accumulating = adjoint != Py_None, keeping = first != Py_None;
     if ((accumulating && !PyList_CheckExact(adjoint)) || (keeping && (!PyList_CheckExact(first)
@@ -161,34 +259,50 @@ static PyObject *reverse(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "adjoint, first and second must be lists or None");
         return NULL;
     }
-    if (!PyByteArray_CheckExact(active)) {
-        PyErr_SetString(PyExc_TypeError, "active must be a bytearray");
+    if (!PyByteArray_CheckExact(active) || !PyBytes_CheckExact(how)) {
+        PyErr_SetString(PyExc_TypeError, "active must be a bytearray, how bytes");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(partials), n_slots = PyList_GET_SIZE(values);
-    if (PyList_GET_SIZE(arg0) < n || PyList_GET_SIZE(arg1) < n || base < 0
+    int packed = PyBytes_CheckExact(slots);
+    if (!packed && !PyList_CheckExact(slots)) {
+        PyErr_SetString(PyExc_TypeError, "slots must be a list or int32 bytes");
+        return NULL;
+    }
+    Py_ssize_t n = t.n, n_slots = PyList_GET_SIZE(values);
+    if (base < 0 || PyBytes_GET_SIZE(how) < t.kinds || PyList_GET_SIZE(constants) < t.kinds
             || (accumulating && PyList_GET_SIZE(adjoint) < n_slots)
             || (keeping && (PyList_GET_SIZE(first) < n || PyList_GET_SIZE(second) < n))
-            || PyByteArray_GET_SIZE(active) < n_slots || n_slots < base + n) {
+            || PyByteArray_GET_SIZE(active) < n_slots || n_slots < base + n
+            || (packed && PyBytes_GET_SIZE(slots) % 4)) {
         PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
         return NULL;
     }
-    const char *on = PyByteArray_AS_STRING(active);
-    Py_ssize_t count = PyList_GET_SIZE(slots);
+    const char *on = PyByteArray_AS_STRING(active), *shortcut = PyBytes_AS_STRING(how);
+    const int32_t *packed_slots = packed ? (const int32_t *)PyBytes_AS_STRING(slots) : NULL;
+    Py_ssize_t count = packed ? PyBytes_GET_SIZE(slots) / 4 : PyList_GET_SIZE(slots);
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t s = PyLong_AsSsize_t(PyList_GET_ITEM(slots, i));
-        if (s == -1 && PyErr_Occurred())
-            return NULL;
+        Py_ssize_t s;
+        if (packed) {
+            s = packed_slots[i];
+        } else {
+            s = PyLong_AsSsize_t(PyList_GET_ITEM(slots, i));
+            if (s == -1 && PyErr_Occurred())
+                return NULL;
+        }
         Py_ssize_t k = s - base;
         if (k < 0 || k >= n) {
             PyErr_SetString(PyExc_ValueError, "a slot that is no node");
             return NULL;
         }
-        Py_ssize_t a, b;
-        if (node_args(arg0, arg1, k, s, &a, &b) < 0)
+        Py_ssize_t kind, a, b;
+        if (node_at(&t, k, s, &kind, &a, &b) < 0)
             return NULL;
-        PyObject *rules = PyList_GET_ITEM(partials, k);
-        if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) < (b >= 0 ? 2 : 1)) {
+        int arity = b >= 0 ? 2 : 1;
+        int by = shortcut[kind];
+        PyObject *rules = by == CONSTANT ? PyList_GET_ITEM(constants, kind)
+                                         : PyList_GET_ITEM(partials, kind);
+        if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) < arity || (by == OTHER && arity < 2)
+                || by > OTHER) {
             PyErr_SetString(PyExc_TypeError, "a node's partials must be a tuple of its rules");
             return NULL;
         }
@@ -196,20 +310,25 @@ static PyObject *reverse(PyObject *self, PyObject *args)
         PyObject *upstream = accumulating ? PyList_GET_ITEM(adjoint, s) : NULL;
         Py_XINCREF(upstream);
         PyObject *call[4] = {m, PyList_GET_ITEM(values, a), NULL, NULL};
-        Py_ssize_t nargs = 3;
+        Py_ssize_t nargs = arity + 2;
         if (b < 0) {
             call[2] = PyList_GET_ITEM(values, s);
         } else {
             call[2] = PyList_GET_ITEM(values, b);
             call[3] = PyList_GET_ITEM(values, s);
-            nargs = 4;
         }
         int bad = 0;
-        for (int which = 0; which < nargs - 2 && !bad; which++) {
+        for (int which = 0; which < arity && !bad; which++) {
             Py_ssize_t target = which ? b : a;
             if (!on[target])
                 continue;
-            PyObject *p = PyObject_Vectorcall(PyTuple_GET_ITEM(rules, which), call, nargs, NULL);
+            PyObject *p;
+            if (by == CALL) {
+                p = PyObject_Vectorcall(PyTuple_GET_ITEM(rules, which), call, nargs, NULL);
+            } else {
+                p = by == CONSTANT ? PyTuple_GET_ITEM(rules, which) : call[2 - which];
+                Py_INCREF(p);
+            }
             if (p == NULL || (accumulating && accumulate(adjoint, target, upstream, p) < 0)) {
                 mark(s, which);
                 bad = 1;
@@ -228,31 +347,34 @@ static PyObject *reverse(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* bare_forward(funcs, never, rational, arg0, arg1, balls, exact, make, height_cap, slow):
-   certify._bare_forward's loop. For node k: where funcs[k] (the ball namespace's function) is
-   given and an argument has no exact rational (or never[k], a function whose result never
-   has one), its ball is funcs[k](balls...) and it has none; where rational[k] (+, -, * on
-   rationals) is given and both arguments have one, it has their result while its
-   height_bits() <= height_cap, its ball make(q), else the ball's result; any other node is
-   slow(k)'s (which appends to both lists itself). */
+/* bare_forward(funcs, never, rational, codes, a0, a1, balls, exact, make, height_cap, slow):
+   certify._bare_forward's loop; funcs, never and rational have an entry per kind (see pack).
+   For node k of kind j: where funcs[j] (the ball namespace's function) is given and an argument
+   has no exact rational (or never[j], a function whose result never has one), its ball is
+   funcs[j](balls...) and it has none; where rational[j] (+, -, * on rationals) is given and
+   both arguments have one, it has their result while its height_bits() <= height_cap, its ball
+   make(q), else the ball's result; any other node is slow(k)'s (which appends to both lists
+   itself). */
 static PyObject *bare_forward(PyObject *self, PyObject *args)
 {
-    PyObject *funcs, *never, *rational, *arg0, *arg1, *balls, *exact, *make, *slow;
+    PyObject *funcs, *never, *rational, *codes, *arg0, *arg1, *balls, *exact, *make, *slow;
     Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOnO", &funcs, &never, &rational, &arg0, &arg1, &balls,
-                          &exact, &make, &cap, &slow))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOnO", &funcs, &never, &rational, &codes, &arg0, &arg1,
+                          &balls, &exact, &make, &cap, &slow))
         return NULL;
-    PyObject *lists[] = {funcs, rational, arg0, arg1, balls, exact};
-    const char *names[] = {"funcs", "rational", "arg0", "arg1", "balls", "exact"};
-    if (exact_lists(lists, names, 6) < 0)
+    PyObject *lists[] = {funcs, rational, balls, exact};
+    const char *names[] = {"funcs", "rational", "balls", "exact"};
+    Tape t;
+    if (exact_lists(lists, names, 4) < 0
+            || read_tape(codes, arg0, arg1, PyList_GET_SIZE(funcs), &t) < 0)
         return NULL;
     if (!PyBytes_CheckExact(never)) {
         PyErr_SetString(PyExc_TypeError, "never must be bytes");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(funcs), base = PyList_GET_SIZE(balls);
-    if (PyBytes_GET_SIZE(never) < n || PyList_GET_SIZE(rational) < n || PyList_GET_SIZE(arg0) < n
-            || PyList_GET_SIZE(arg1) < n || PyList_GET_SIZE(exact) != base) {
+    Py_ssize_t n = t.n, base = PyList_GET_SIZE(balls);
+    if (PyBytes_GET_SIZE(never) < t.kinds || PyList_GET_SIZE(rational) < t.kinds
+            || PyList_GET_SIZE(exact) != base) {
         PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
         return NULL;
     }
@@ -263,22 +385,22 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_RuntimeError, "a node did not append its ball and rational");
             return NULL;
         }
-        Py_ssize_t a, b;
-        if (node_args(arg0, arg1, k, s, &a, &b) < 0)
+        Py_ssize_t kind, a, b;
+        if (node_at(&t, k, s, &kind, &a, &b) < 0)
             return NULL;
-        PyObject *f = PyList_GET_ITEM(funcs, k);
+        PyObject *f = PyList_GET_ITEM(funcs, kind);
         PyObject *qa = PyList_GET_ITEM(exact, a), *qb = b >= 0 ? PyList_GET_ITEM(exact, b) : NULL;
         PyObject *ball = NULL, *q = Py_None;
         PyObject *call[2] = {PyList_GET_ITEM(balls, a), b >= 0 ? PyList_GET_ITEM(balls, b) : NULL};
         Py_ssize_t nargs = b >= 0 ? 2 : 1;
-        if (f != Py_None && (qa == Py_None || qb == Py_None || nev[k])) {  /* qb NULL: one argument */
+        if (f != Py_None && (qa == Py_None || qb == Py_None || nev[kind])) {  /* qb NULL: one argument */
             ball = PyObject_Vectorcall(f, call, nargs, NULL);
             if (ball == NULL)
                 goto failed;
             Py_INCREF(q);
-        } else if (b >= 0 && PyList_GET_ITEM(rational, k) != Py_None && f != Py_None) {
+        } else if (b >= 0 && PyList_GET_ITEM(rational, kind) != Py_None && f != Py_None) {
             PyObject *rq[2] = {qa, qb};
-            q = PyObject_Vectorcall(PyList_GET_ITEM(rational, k), rq, 2, NULL);
+            q = PyObject_Vectorcall(PyList_GET_ITEM(rational, kind), rq, 2, NULL);
             if (q == NULL)
                 goto failed;
             PyObject *h = PyObject_CallMethod(q, "height_bits", NULL);
@@ -331,6 +453,7 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"pack", pack, METH_VARARGS, "The tape as the loops read it: (kinds, codes, a0, a1)."},
     {"forward", forward, METH_VARARGS, "forward.py's primal loop."},
     {"reverse", reverse, METH_VARARGS, "partials.py's reverse accumulation."},
     {"bare_forward", bare_forward, METH_VARARGS, "certify._bare_forward's loop."},
@@ -342,7 +465,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_sweeps", NULL, -1, 
 PyMODINIT_FUNC PyInit__sweeps(void)
 {
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 1) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
-from .sweeps import compiled_sweep, failed_node
+from .sweeps import compiled_sweep, failed_node, tape
 
 _PRIMAL = attrgetter("primal")
 
@@ -22,14 +22,14 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
     base = graph.base
     values = graph.constants + list(point) + [0.0] * len(graph.ops)
     arg0, arg1 = graph.arg0, graph.arg1
-    primals = list(map(_PRIMAL, graph.ops))
-    run = compiled_sweep("forward", len(primals))
+    run = compiled_sweep("forward", len(graph.ops))
     k = 0
     try:
         if run is not None:  # the same loop compiled
-            run(primals, arg0, arg1, values, base)
+            t = tape(graph)
+            run(t.each("primal"), t.codes, t.arg0, t.arg1, values, base)
         else:
-            for k, f in enumerate(primals):
+            for k, f in enumerate(map(_PRIMAL, graph.ops)):
                 b = arg1[k]
                 if b < 0:
                     values[base + k] = f(values[arg0[k]])

@@ -82,6 +82,7 @@ class Graph:
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
+    _tape: object = field(default=None, init=False, repr=False, compare=False)  # sweeps.tape
 
     @property
     def n_const(self) -> int:

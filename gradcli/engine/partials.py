@@ -17,15 +17,13 @@ node.
 from __future__ import annotations
 
 import math
-from operator import attrgetter
 from typing import NamedTuple, Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, describe_call
 from .primitives import FLOAT
-from .sweeps import compiled_sweep
+from .sweeps import compiled_sweep, packed_slots, tape
 
-_PARTIALS = attrgetter("partials")
 _KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
 _BOTH = object()  # it accumulates the adjoints and keeps the partials (a recorded sweep)
 Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) per node; None = not needed
@@ -71,9 +69,10 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
         run = compiled_sweep("reverse", len(ops))
     try:
         if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
-            visit = graph.visit_order() if slots is None else slots
-            run(list(map(_PARTIALS, ops)), arg0, arg1, base,
-                visit if type(visit) is list else list(visit), values,
+            t = tape(graph)
+            how, constants = t.shortcuts()
+            run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base,
+                t.visit(graph) if slots is None else packed_slots(slots), values,
                 None if each is _KEEP else adjoint, active, m,
                 first if n else None, second if n else None)
             return first, second
