@@ -94,15 +94,10 @@ def _interned(key: tuple, made):
     ctx = _context
     node = ctx.table.setdefault(key, made)
     if node is made and ctx.serial >= MAX_NODES:
-        _too_many(key)
+        del ctx.table[key]
+        raise LimitError(f"the derivative has more than {MAX_NODES:,} distinct subexpressions",
+                         hint="ask for a lower --order")
     return node
-
-
-def _too_many(key: tuple):
-    """The LimitError of a context full of nodes (the new one under ``key`` taken out again)."""
-    del _context.table[key]
-    raise LimitError(f"the derivative has more than {MAX_NODES:,} distinct subexpressions",
-                     hint="ask for a lower --order")
 
 
 def _numbered(node, rank: int, name: str, child_hashes: tuple, sub: int = 0) -> None:
@@ -289,23 +284,12 @@ def _product_node(coeff: int | Fraction, factors: tuple, pairs: tuple | None = N
     """The product node; ``pairs`` is each factor's (base hash, exponent hash) when the caller
     has them (a product's own, kept for the products built from it)."""
     made = _blank(Product)
-    key = ("*", coeff, factors)
-    ctx = _context
-    node = ctx.table.setdefault(key, made)
-    if node is made:  # new: only now is its structural hash computed (_interned, _numbered
-        # written out: the commonest new node)
-        if ctx.serial >= MAX_NODES:
-            _too_many(key)
+    node = _interned(("*", coeff, factors), made)
+    if node is made:  # new: only now is its structural hash computed
         if pairs is None:
             pairs = tuple([(b.hash, e.hash) for b, e in factors])
-        rank, name = factors[0][0].key[:2]  # sorts with its first base: x^2 and 2*x*y next to x
-        node.serial = ctx.serial
-        ctx.serial += 1
-        crc = ctx.crc.get(name)
-        if crc is None:
-            crc = ctx.crc[name] = zlib.crc32(name.encode())
-        node.hash = h = hash((rank, crc, (coeff.numerator, coeff.denominator) + pairs))
-        node.key = (rank, name, 1, h)
+        first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
+        _numbered(node, first[0], first[1], (coeff.numerator, coeff.denominator) + pairs, 1)
         node.coeff, node.factors, node._unit, node._pairs = coeff, factors, None, pairs
     return node
 
