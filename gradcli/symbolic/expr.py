@@ -297,9 +297,9 @@ def _product_node(coeff: int | Fraction, factors: tuple, pairs: tuple | None = N
 def unit(node: Product):
     """A product without its numeric coefficient: ``x*y`` for ``-3*x*y``."""
     if node._unit is None:  # the factors are canonical already: no second pass over them
-        (base, e), *more = node.factors
-        node._unit = base if not more and _value(e) == 1 else \
-            _product_node(ONE, node.factors, node._pairs)
+        factors = node.factors  # (not unpacked with a star: that copies the rest to a list)
+        node._unit = factors[0][0] if len(factors) == 1 and _value(factors[0][1]) == 1 else \
+            _product_node(ONE, factors, node._pairs)
     return node._unit
 
 
@@ -922,29 +922,34 @@ def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
 
 def _sum_rope(node, out: dict, named: set) -> tuple:
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
-    positive, negative = [], []
-    for t, c in node.terms:  # (a loop: most sums have two terms)
-        if c > 0:
-            positive.append((t, c))
-        else:  # (no coefficient is 0)
+    pieces, negative = [], []  # (the first piece is never in parentheses: a sum is the lowest)
+    for t, c in node.terms:  # (a loop: most sums have two terms; no coefficient is 0)
+        if c < 0:
             negative.append((t, -c))
+            continue
+        text, layer = out[t.serial] if c == 1 else _term_rope(t, c, out, named)
+        if pieces:
+            pieces += (" + ", text if layer >= _PRODUCT else _parenthesized(text))
+        else:
+            first = text, layer
+            pieces.append(text)
     if node.const > 0:
-        positive.append((None, node.const))
+        text, layer = _rational_rope(node.const)
+        if pieces:
+            pieces += (" + ", text if layer >= _PRODUCT else _parenthesized(text))
+        else:
+            first = text, layer
+            pieces.append(text)
     elif node.const < 0:
         negative.append((None, -node.const))
-    if positive:
-        first = _term_rope(*positive[0], out, named)
-    else:
-        first = _term_rope(negative[0][0], -negative[0][1], out, named)
-        negative = negative[1:]
-    pieces = [_grouped(first, _SUM)]
-    for sign, terms in ((" + ", positive[1:]), (" - ", negative)):
-        for t, c in terms:
-            # (a term c*t with c = 1: t's own text, the commonest)
+    for t, c in negative:
+        if pieces:
             text, layer = out[t.serial] if c == 1 and t is not None else \
                 _term_rope(t, c, out, named)
-            pieces.append(sign)
-            pieces.append(text if layer >= _PRODUCT else _parenthesized(text))
+            pieces += (" - ", text if layer >= _PRODUCT else _parenthesized(text))
+        else:  # no positive term: the first negative one leads, with its sign
+            first = _term_rope(t, -c, out, named)
+            pieces.append(first[0])
     return _joined(pieces, _SUM) if len(pieces) > 1 else first
 
 
