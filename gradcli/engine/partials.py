@@ -63,6 +63,7 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     base = graph.base
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
+    unit = getattr(m, "exact_units", False)  # bare balls: × ±1 and 0 + taken exactly
     run = None
     if (each is None or each is _KEEP or each is _BOTH) and type(values) is list \
             and (adjoint is None or type(adjoint) is list) and type(active) is bytearray:
@@ -73,7 +74,7 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
             how, constants = t.shortcuts()
             run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base,
                 t.visit(graph) if slots is None else packed_slots(slots), values,
-                None if each is _KEEP else adjoint, active, m,
+                None if each is _KEEP else adjoint, active, m, unit,
                 first if n else None, second if n else None)
             return first, second
         for s in graph.visit_order() if slots is None else slots:
@@ -83,38 +84,44 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
             if b < 0:
                 if active[a]:
                     p = ops[k].partials[0](m, values[a], y)
-                    if each is None:
-                        adjoint[a] += adjoint[s] * p
+                    if each is None or each is _BOTH:
+                        if each is _BOTH:
+                            first[k] = p
+                        if unit:
+                            adjoint[a] = _accumulated(adjoint[a], adjoint[s], p)
+                        else:
+                            adjoint[a] += adjoint[s] * p
                     elif each is _KEEP:
                         first[k] = p
-                    elif each is _BOTH:
-                        first[k] = p
-                        adjoint[a] += adjoint[s] * p
                     else:
                         each(s, a, p)
                 continue
             rules, va, vb = ops[k].partials, values[a], values[b]
             if active[a]:
                 p = rules[0](m, va, vb, y)
-                if each is None:
-                    adjoint[a] += adjoint[s] * p
+                if each is None or each is _BOTH:
+                    if each is _BOTH:
+                        first[k] = p
+                    if unit:
+                        adjoint[a] = _accumulated(adjoint[a], adjoint[s], p)
+                    else:
+                        adjoint[a] += adjoint[s] * p
                 elif each is _KEEP:
                     first[k] = p
-                elif each is _BOTH:
-                    first[k] = p
-                    adjoint[a] += adjoint[s] * p
                 else:
                     each(s, a, p)
             which = 1
             if active[b]:
                 p = rules[1](m, va, vb, y)
-                if each is None:
-                    adjoint[b] += adjoint[s] * p
+                if each is None or each is _BOTH:
+                    if each is _BOTH:
+                        second[k] = p
+                    if unit:
+                        adjoint[b] = _accumulated(adjoint[b], adjoint[s], p)
+                    else:
+                        adjoint[b] += adjoint[s] * p
                 elif each is _KEEP:
                     second[k] = p
-                elif each is _BOTH:
-                    second[k] = p
-                    adjoint[b] += adjoint[s] * p
                 else:
                     each(s, b, p)
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
@@ -126,6 +133,22 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
             exc.slot = s
         raise
     return first, second
+
+
+def _accumulated(old, upstream, p):
+    """``old + upstream·p`` in a namespace whose numbers are exact under ``× ±1`` and ``0 +``
+    (``exact_units``: bare balls): a partial 1.0 or -1.0 gives ``upstream`` or ``-upstream``
+    itself and the first contribution to an adjoint (still the float 0.0) is kept as it is. Arb
+    would round the radius of ``ball × 1.0`` up, and a sum's adjoint chain is long; the result
+    is the same number in a ball no wider (the compiled loop does the same: _sweeps.c)."""
+    if type(p) is float and (p == 1.0 or p == -1.0):
+        product = upstream if p == 1.0 else -upstream
+    else:
+        product = upstream * p
+    if type(old) is float and old == 0.0 and type(product) is not float:
+        return product
+    old += product
+    return old
 
 
 def node_partials(graph: Graph, partials: Partials, k: int) -> tuple:
