@@ -367,6 +367,8 @@ static PyObject *reverse(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *HEIGHT_BITS;  /* the method's name, interned once: a rational's size */
+
 /* bare_forward(funcs, never, rational, codes, a0, a1, balls, exact, make, height_cap, slow):
    certify._bare_forward's loop; funcs, never and rational have an entry per kind (see pack).
    For node k of kind j: where funcs[j] (the ball namespace's function) is given and an argument
@@ -423,7 +425,7 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
             q = PyObject_Vectorcall(PyList_GET_ITEM(rational, kind), rq, 2, NULL);
             if (q == NULL)
                 goto failed;
-            PyObject *h = PyObject_CallMethod(q, "height_bits", NULL);
+            PyObject *h = PyObject_VectorcallMethod(HEIGHT_BITS, &q, 1, NULL);
             if (h == NULL) {
                 Py_DECREF(q);
                 goto failed;
@@ -484,6 +486,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_sweeps", NULL, -1, 
 
 PyMODINIT_FUNC PyInit__sweeps(void)
 {
+    if (HEIGHT_BITS == NULL && (HEIGHT_BITS = PyUnicode_InternFromString("height_bits")) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
         Py_DECREF(m);
