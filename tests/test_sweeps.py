@@ -214,3 +214,18 @@ def test_an_exact_unit_keeps_the_ball_and_is_no_wider_than_arbs_product():
     # a float product is added as floats add: 0.0 + -0.0 is +0.0, as in the plain sweep
     assert _accumulated(0.0, 2.0, -1.0) == -2.0
     assert math.copysign(1.0, _accumulated(0.0, -0.0, 1.0)) == 1.0
+
+
+@pytest.mark.parametrize("source", [families.wide(200), families.deep(200), families.shared(200),
+                                    "a = sin(x)\nb = a*y\nc = exp(x)\nb + x"])  # c: dead
+def test_the_packed_visit_order_is_the_visit_order(source, monkeypatch):
+    """The compiled sweeps read Graph.packed_visit_order: made in C without the list where
+    every node is live, else from the list; either way the same slots in the same order."""
+    from array import array
+    from gradcli.api import compile
+    from gradcli.engine import graph as graphs
+    monkeypatch.setattr(graphs, "_COMPILED_FROM", 0)
+    g = compile(source)
+    packed = g.packed_visit_order()
+    assert array("i", packed) == array("i", compile(source).visit_order())
+    assert len(packed) == 4 * len(g.visit_order()) <= 4 * len(g.ops)

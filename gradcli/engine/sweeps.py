@@ -48,9 +48,9 @@ class Tape:
         self._visit = None
 
     def visit(self, graph) -> bytes:
-        """``graph.visit_order()`` as int32 bytes."""
+        """``graph.visit_order()`` as int32 bytes (:meth:`Graph.packed_visit_order`)."""
         if self._visit is None:
-            self._visit = packed_slots(graph.visit_order())
+            self._visit = graph.packed_visit_order()
         return self._visit
 
     def each(self, attribute: str) -> list:
