@@ -80,50 +80,21 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
             a, b, y = arg0[k], arg1[k], values[s]
-            which = 0
-            if b < 0:
-                if active[a]:
-                    p = ops[k].partials[0](m, values[a], y)
-                    if each is None or each is _BOTH:
-                        if each is _BOTH:
-                            first[k] = p
-                        if unit:
-                            adjoint[a] = _accumulated(adjoint[a], adjoint[s], p)
-                        else:
-                            adjoint[a] += adjoint[s] * p
-                    elif each is _KEEP:
-                        first[k] = p
-                    else:
-                        each(s, a, p)
-                continue
-            rules, va, vb = ops[k].partials, values[a], values[b]
-            if active[a]:
-                p = rules[0](m, va, vb, y)
+            rules = ops[k].partials
+            call = (m, values[a], y) if b < 0 else (m, values[a], values[b], y)
+            for which, target in enumerate((a,) if b < 0 else (a, b)):
+                if not active[target]:
+                    continue
+                p = rules[which](*call)
+                if each is _KEEP or each is _BOTH:
+                    (second if which else first)[k] = p
                 if each is None or each is _BOTH:
-                    if each is _BOTH:
-                        first[k] = p
                     if unit:
-                        adjoint[a] = _accumulated(adjoint[a], adjoint[s], p)
+                        adjoint[target] = _accumulated(adjoint[target], adjoint[s], p)
                     else:
-                        adjoint[a] += adjoint[s] * p
-                elif each is _KEEP:
-                    first[k] = p
-                else:
-                    each(s, a, p)
-            which = 1
-            if active[b]:
-                p = rules[1](m, va, vb, y)
-                if each is None or each is _BOTH:
-                    if each is _BOTH:
-                        second[k] = p
-                    if unit:
-                        adjoint[b] = _accumulated(adjoint[b], adjoint[s], p)
-                    else:
-                        adjoint[b] += adjoint[s] * p
-                elif each is _KEEP:
-                    second[k] = p
-                else:
-                    each(s, b, p)
+                        adjoint[target] += adjoint[s] * p
+                elif each is not _KEEP:
+                    each(s, target, p)
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
         if run is not None:
             s, which = getattr(exc, "slot", s), getattr(exc, "which", which)
