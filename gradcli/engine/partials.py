@@ -68,12 +68,13 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     if (each is None or each is _KEEP or each is _BOTH) and type(values) is list \
             and (adjoint is None or type(adjoint) is list) and type(active) is bytearray:
         run = compiled_sweep("reverse", len(ops))
+    if run is not None:  # (outside the try: these errors are no node's)
+        t = tape(graph)
+        how, constants = t.shortcuts()
+        visit = t.visit(graph) if slots is None else packed_slots(slots)
     try:
         if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
-            t = tape(graph)
-            how, constants = t.shortcuts()
-            run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base,
-                t.visit(graph) if slots is None else packed_slots(slots), values,
+            run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base, visit, values,
                 None if each is _KEEP else adjoint, active, m, unit,
                 first if n else None, second if n else None)
             return first, second
