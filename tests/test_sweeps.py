@@ -159,13 +159,13 @@ def test_the_compiled_loops_refuse_what_is_not_a_tape():
         _sweeps.forward([abs], codes + b"\0", a0, a1, [1.0, 0.0], 1)  # unequal lengths
     with pytest.raises(ValueError):
         _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, [7], [1.0, 1.0], [0.0, 1.0],
-                        bytearray(2), None, None, None)  # a slot that is no node
+                        bytearray(2), None, False, None, None)  # a slot that is no node
     with pytest.raises(TypeError):
         _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, [1], [1.0, 1.0], [0.0, 1.0],
-                        bytearray(2), None, None, [None])  # a second column kept without a first
+                        bytearray(2), None, False, None, [None])  # a second kept, no first
     with pytest.raises(TypeError):
         _sweeps.reverse([(abs,)], b"\2", [None], codes, a0, a1, 1, [1], [1.0, 1.0], [0.0, 1.0],
-                        bytearray(b"\1\1"), None, None, None)  # "the other argument" of one
+                        bytearray(b"\1\1"), None, False, None, None)  # "the other argument" of one
     with pytest.raises(OverflowError):
         _sweeps.pack([abs], [2 ** 40], [-1])
 
@@ -192,3 +192,40 @@ def test_a_shortcut_partial_is_what_the_rows_rules_return(name):
             assert [type(p) for p in got] == [float] * prim.arity and got == list(constants)
         else:
             assert how == sweeps._OTHER and got[0] is args[1] and got[1] is args[0]
+
+
+def test_an_exact_unit_keeps_the_ball_and_is_no_wider_than_arbs_product():
+    """On bare balls (``exact_units``), ``adjoint += upstream · (±1)`` and a first contribution
+    to the float 0.0 keep the ball itself (partials._accumulated; _sweeps.c does the same): the
+    same number, in a ball inside the one Arb's multiplication and addition give."""
+    from flint import arb
+    from gradcli.engine.ball import BARE
+    from gradcli.engine.partials import _accumulated
+    assert BARE.exact_units
+    upstream, old = arb(1) / 3, arb(2) / 7
+    for p in (1.0, -1.0, 0.5, 3.0):
+        first = _accumulated(0.0, upstream, p)
+        plain = 0.0 + upstream * p
+        assert plain.contains(first) and first.rad() <= plain.rad()
+        if p == 1.0:
+            assert first is upstream
+        later = _accumulated(old, upstream, p)
+        assert (old + upstream * p).contains(later)
+    # a float product is added as floats add: 0.0 + -0.0 is +0.0, as in the plain sweep
+    assert _accumulated(0.0, 2.0, -1.0) == -2.0
+    assert math.copysign(1.0, _accumulated(0.0, -0.0, 1.0)) == 1.0
+
+
+@pytest.mark.parametrize("source", [families.wide(200), families.deep(200), families.shared(200),
+                                    "a = sin(x)\nb = a*y\nc = exp(x)\nb + x"])  # c: dead
+def test_the_packed_visit_order_is_the_visit_order(source, monkeypatch):
+    """The compiled sweeps read Graph.packed_visit_order: made in C without the list where
+    every node is live, else from the list; either way the same slots in the same order."""
+    from array import array
+    from gradcli.api import compile
+    from gradcli.engine import graph as graphs
+    monkeypatch.setattr(graphs, "_COMPILED_FROM", 0)
+    g = compile(source)
+    packed = g.packed_visit_order()
+    assert array("i", packed) == array("i", compile(source).visit_order())
+    assert len(packed) == 4 * len(g.visit_order()) <= 4 * len(g.ops)

@@ -910,14 +910,17 @@ done:
     return result;
 }
 
-/* descending(depth, base): the slots base + k of the nodes, deepest level first and left to
-   right within a level (Graph.visit_order's sort, for a depth column that never decreases:
-   a graph's, whose nodes are in depth order). None if the column ever decreases. */
+/* descending(depth, base[, packed]): the slots base + k of the nodes, deepest level first and
+   left to right within a level (Graph.visit_order's sort, for a depth column that never
+   decreases: a graph's, whose nodes are in depth order), as a list, or with ``packed`` as
+   native int32 bytes (the compiled sweeps' form: no int object a node). None if the column
+   ever decreases. */
 static PyObject *descending(PyObject *self, PyObject *args)
 {
     PyObject *depth;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &depth, &base))
+    int packed = 0;
+    if (!PyArg_ParseTuple(args, "O!n|p", &PyList_Type, &depth, &base, &packed))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(depth);
     Py_ssize_t *d = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
@@ -932,17 +935,27 @@ static PyObject *descending(PyObject *self, PyObject *args)
             Py_RETURN_NONE;
         }
     }
-    PyObject *out = PyList_New(n);
+    if (packed && base + n > INT32_MAX) {
+        PyMem_Free(d);
+        PyErr_SetString(PyExc_OverflowError, "descending: slots past 32 bits");
+        return NULL;
+    }
+    PyObject *out = packed ? PyBytes_FromStringAndSize(NULL, 4 * n) : PyList_New(n);
     if (out == NULL) {
         PyMem_Free(d);
         return NULL;
     }
+    int32_t *slots = packed ? (int32_t *)PyBytes_AS_STRING(out) : NULL;
     Py_ssize_t at = 0, end = n;  /* the level [start, end) goes next, from the last down */
     while (end > 0) {
         Py_ssize_t start = end - 1;
         while (start > 0 && d[start - 1] == d[end - 1])
             start--;
         for (Py_ssize_t k = start; k < end; k++) {
+            if (packed) {
+                slots[at++] = (int32_t)(base + k);
+                continue;
+            }
             PyObject *v = PyLong_FromSsize_t(base + k);
             if (v == NULL) {
                 Py_DECREF(out);
@@ -1053,7 +1066,7 @@ PyMODINIT_FUNC PyInit__fused(void)
     PyObject *m = PyModule_Create(&module);
     /* the calling convention's version: fused.py uses a build only of its own (a stale build
        left in a source tree is ignored, not called with the wrong arguments) */
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -203,8 +203,12 @@ static PyObject *forward(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* adjoint[target] += upstream * p, as Python's ``+=`` does it. */
-static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *upstream, PyObject *p)
+/* adjoint[target] += upstream * p, as Python's ``+=`` does it. With ``unit`` (a namespace whose
+   numbers are exact under ×±1 and 0 +: bare balls), a partial that is the float 1.0 or -1.0
+   gives upstream or -upstream itself, and a product added to the float 0.0 is kept as it is
+   (partials.py's _accumulated: Arb's rounding of the radius would widen the ball). */
+static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *upstream, PyObject *p,
+                             int unit)
 {
     PyObject *old = PyList_GET_ITEM(adjoint, target);
     PyObject *sum;
@@ -213,11 +217,25 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
         double product = PyFloat_AS_DOUBLE(upstream) * PyFloat_AS_DOUBLE(p);
         sum = PyFloat_FromDouble(PyFloat_AS_DOUBLE(old) + product);
     } else {
-        PyObject *product = PyNumber_Multiply(upstream, p);
+        PyObject *product;
+        double c = unit && PyFloat_CheckExact(p) ? PyFloat_AS_DOUBLE(p) : 0.0;
+        if (c == 1.0) {
+            product = upstream;
+            Py_INCREF(product);
+        } else if (c == -1.0) {
+            product = PyNumber_Negative(upstream);
+        } else {
+            product = PyNumber_Multiply(upstream, p);
+        }
         if (product == NULL)
             return -1;
-        sum = PyNumber_InPlaceAdd(old, product);
-        Py_DECREF(product);
+        if (unit && PyFloat_CheckExact(old) && PyFloat_AS_DOUBLE(old) == 0.0
+                && !PyFloat_CheckExact(product)) {
+            sum = product;
+        } else {
+            sum = PyNumber_InPlaceAdd(old, product);
+            Py_DECREF(product);
+        }
     }
     if (sum == NULL)
         return -1;
@@ -233,19 +251,21 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
 enum { CALL = 0, CONSTANT = 1, OTHER = 2 };
 
 /* reverse(partials, how, constants, codes, a0, a1, base, slots, values, adjoint, active, m,
-   first, second): for each slot s of ``slots`` (the reverse sweep's order: a list of ints, or
+   unit, first, second): for each slot s of ``slots`` (the reverse sweep's order: a list of ints, or
    int32 bytes), each argument of node k = s - base that is active gets its partial p: by
    ``how[kind]``, the rule partials[kind][i](m, values[a] [, values[b]], values[s]) (CALL), the
    object constants[kind][i] (CONSTANT), or the other argument's value (OTHER). With ``adjoint``
-   (else None), adjoint[argument] += adjoint[s] * p; with ``first`` and ``second`` (else None),
+   (else None), adjoint[argument] += adjoint[s] * p (see accumulate for ``unit``); with ``first`` and ``second`` (else None),
    p is kept as first[k] (the first argument's) or second[k]. */
 static PyObject *reverse(PyObject *self, PyObject *args)
 {
     PyObject *partials, *how, *constants, *codes, *arg0, *arg1, *slots, *values, *adjoint,
              *active, *m, *first, *second;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOOO", &partials, &how, &constants, &codes, &arg0,
-                          &arg1, &base, &slots, &values, &adjoint, &active, &m, &first, &second))
+    int unit;
+    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOpOO", &partials, &how, &constants, &codes, &arg0,
+                          &arg1, &base, &slots, &values, &adjoint, &active, &m, &unit, &first,
+                          &second))
         return NULL;
     PyObject *lists[] = {partials, constants, values};
     const char *names[] = {"partials", "constants", "values"};
@@ -329,7 +349,7 @@ static PyObject *reverse(PyObject *self, PyObject *args)
                 p = by == CONSTANT ? PyTuple_GET_ITEM(rules, which) : call[2 - which];
                 Py_INCREF(p);
             }
-            if (p == NULL || (accumulating && accumulate(adjoint, target, upstream, p) < 0)) {
+            if (p == NULL || (accumulating && accumulate(adjoint, target, upstream, p, unit) < 0)) {
                 mark(s, which);
                 bad = 1;
             } else if (keeping) {
@@ -346,6 +366,8 @@ static PyObject *reverse(PyObject *self, PyObject *args)
     }
     Py_RETURN_NONE;
 }
+
+static PyObject *HEIGHT_BITS;  /* the method's name, interned once: a rational's size */
 
 /* bare_forward(funcs, never, rational, codes, a0, a1, balls, exact, make, height_cap, slow):
    certify._bare_forward's loop; funcs, never and rational have an entry per kind (see pack).
@@ -403,7 +425,7 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
             q = PyObject_Vectorcall(PyList_GET_ITEM(rational, kind), rq, 2, NULL);
             if (q == NULL)
                 goto failed;
-            PyObject *h = PyObject_CallMethod(q, "height_bits", NULL);
+            PyObject *h = PyObject_VectorcallMethod(HEIGHT_BITS, &q, 1, NULL);
             if (h == NULL) {
                 Py_DECREF(q);
                 goto failed;
@@ -464,8 +486,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_sweeps", NULL, -1, 
 
 PyMODINIT_FUNC PyInit__sweeps(void)
 {
+    if (HEIGHT_BITS == NULL && (HEIGHT_BITS = PyUnicode_InternFromString("height_bits")) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -645,6 +645,10 @@ class _BareNamespace(SimpleNamespace):
     """The rules' ``m`` on bare balls (python-flint's arb): the rows of :data:`_BARE`, sign and
     step where the ball decides them; any other question is :class:`Unsure`."""
 
+    # The reverse sweep takes a ball times ±1 and 0 + a ball as the ball itself (partials.py's
+    # _accumulated): exact, where Arb's multiplication would round the radius up.
+    exact_units = True
+
     @property
     def pi(self):
         return arb.pi()

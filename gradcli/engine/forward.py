@@ -23,10 +23,10 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
     values = graph.constants + list(point) + [0.0] * len(graph.ops)
     arg0, arg1 = graph.arg0, graph.arg1
     run = compiled_sweep("forward", len(graph.ops))
+    t = None if run is None else tape(graph)  # (outside the try: its errors are no node's)
     k = 0
     try:
         if run is not None:  # the same loop compiled
-            t = tape(graph)
             run(t.each("primal"), t.codes, t.arg0, t.arg1, values, base)
         else:
             for k, f in enumerate(map(_PRIMAL, graph.ops)):

@@ -183,6 +183,18 @@ class Graph:
         self._visit = visit
         return self._visit
 
+    def packed_visit_order(self) -> bytes:
+        """:meth:`visit_order` as native int32 bytes, the compiled sweeps' form. Where every
+        node is live it is made in C without the list (at 10^6 terms the list's ints cost
+        0.2 s and 200 MB, and converting them as much again)."""
+        compiled = _compiled("descending") if len(self.depth) >= _COMPILED_FROM else None
+        if self._visit is None and compiled is not None:
+            live = _compiled("live")(self.arg0, self.arg1, self.output_slots, self.base)
+            packed = compiled(self.depth, self.base, True) if live is None else None
+            if packed is not None:
+                return packed
+        return array("i", self.visit_order()).tobytes()
+
 
 class Spans:
     """The source span of each node, ``spans[k] == (start, end)``, stored as two arrays of

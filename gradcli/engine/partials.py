@@ -63,60 +63,39 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     base = graph.base
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
+    unit = getattr(m, "exact_units", False)  # bare balls: × ±1 and 0 + taken exactly
     run = None
     if (each is None or each is _KEEP or each is _BOTH) and type(values) is list \
             and (adjoint is None or type(adjoint) is list) and type(active) is bytearray:
         run = compiled_sweep("reverse", len(ops))
+    if run is not None:  # (outside the try: these errors are no node's)
+        t = tape(graph)
+        how, constants = t.shortcuts()
+        visit = t.visit(graph) if slots is None else packed_slots(slots)
     try:
         if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
-            t = tape(graph)
-            how, constants = t.shortcuts()
-            run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base,
-                t.visit(graph) if slots is None else packed_slots(slots), values,
-                None if each is _KEEP else adjoint, active, m,
+            run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base, visit, values,
+                None if each is _KEEP else adjoint, active, m, unit,
                 first if n else None, second if n else None)
             return first, second
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
             a, b, y = arg0[k], arg1[k], values[s]
-            which = 0
-            if b < 0:
-                if active[a]:
-                    p = ops[k].partials[0](m, values[a], y)
-                    if each is None:
-                        adjoint[a] += adjoint[s] * p
-                    elif each is _KEEP:
-                        first[k] = p
-                    elif each is _BOTH:
-                        first[k] = p
-                        adjoint[a] += adjoint[s] * p
+            rules = ops[k].partials
+            call = (m, values[a], y) if b < 0 else (m, values[a], values[b], y)
+            for which, target in enumerate((a,) if b < 0 else (a, b)):
+                if not active[target]:
+                    continue
+                p = rules[which](*call)
+                if each is _KEEP or each is _BOTH:
+                    (second if which else first)[k] = p
+                if each is None or each is _BOTH:
+                    if unit:
+                        adjoint[target] = _accumulated(adjoint[target], adjoint[s], p)
                     else:
-                        each(s, a, p)
-                continue
-            rules, va, vb = ops[k].partials, values[a], values[b]
-            if active[a]:
-                p = rules[0](m, va, vb, y)
-                if each is None:
-                    adjoint[a] += adjoint[s] * p
-                elif each is _KEEP:
-                    first[k] = p
-                elif each is _BOTH:
-                    first[k] = p
-                    adjoint[a] += adjoint[s] * p
-                else:
-                    each(s, a, p)
-            which = 1
-            if active[b]:
-                p = rules[1](m, va, vb, y)
-                if each is None:
-                    adjoint[b] += adjoint[s] * p
-                elif each is _KEEP:
-                    second[k] = p
-                elif each is _BOTH:
-                    second[k] = p
-                    adjoint[b] += adjoint[s] * p
-                else:
-                    each(s, b, p)
+                        adjoint[target] += adjoint[s] * p
+                elif each is not _KEEP:
+                    each(s, target, p)
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
         if run is not None:
             s, which = getattr(exc, "slot", s), getattr(exc, "which", which)
@@ -126,6 +105,22 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
             exc.slot = s
         raise
     return first, second
+
+
+def _accumulated(old, upstream, p):
+    """``old + upstream·p`` in a namespace whose numbers are exact under ``× ±1`` and ``0 +``
+    (``exact_units``: bare balls): a partial 1.0 or -1.0 gives ``upstream`` or ``-upstream``
+    itself and the first contribution to an adjoint (still the float 0.0) is kept as it is. Arb
+    would round the radius of ``ball × 1.0`` up, and a sum's adjoint chain is long; the result
+    is the same number in a ball no wider (the compiled loop does the same: _sweeps.c)."""
+    if type(p) is float and (p == 1.0 or p == -1.0):
+        product = upstream if p == 1.0 else -upstream
+    else:
+        product = upstream * p
+    if type(old) is float and old == 0.0 and type(product) is not float:
+        return product
+    old += product
+    return old
 
 
 def node_partials(graph: Graph, partials: Partials, k: int) -> tuple:

@@ -55,10 +55,10 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
     else:
         for slot, w in zip(graph.output_slots, cotangent):
             adjoint[slot] += w  # two outputs may be one node: their seeds add
-    slots = graph.visit_order()
     if not record:  # the hot path: partials accumulated as computed, in the loop itself
-        local_partials(graph, values, m, order, slots, adjoint, active)
+        local_partials(graph, values, m, order, None, adjoint, active)  # None: visit_order's
         return adjoint, []
+    slots = graph.visit_order()
     if active is None:
         active = graph.active()
     partials = local_partials(graph, values, m, order, slots, adjoint, active, keep=True)

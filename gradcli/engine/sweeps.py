@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 
 COMPILED_FROM = 512  # nodes: below, the import costs more than the loop saves
-ABI = 2  # the loops' calling convention (_sweeps.ABI): a stale build is not used
+ABI = 3  # the loops' calling convention (_sweeps.ABI): a stale build is not used
 _module = False  # not yet imported
 _CALL, _CONSTANT, _OTHER = 0, 1, 2  # _sweeps.c's reverse: how a kind's partials are had
 
@@ -48,9 +48,9 @@ class Tape:
         self._visit = None
 
     def visit(self, graph) -> bytes:
-        """``graph.visit_order()`` as int32 bytes."""
+        """``graph.visit_order()`` as int32 bytes (:meth:`Graph.packed_visit_order`)."""
         if self._visit is None:
-            self._visit = packed_slots(graph.visit_order())
+            self._visit = graph.packed_visit_order()
         return self._visit
 
     def each(self, attribute: str) -> list:
