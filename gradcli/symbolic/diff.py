@@ -347,10 +347,10 @@ def programs(roots: list, reserved=()) -> list[str]:
             parts, inner = 0, []  # (a loop: two comprehensions cost more)
             for b, e in n.factors:
                 read.add(b)  # (a number base too: its value is printed)
-                t = type(b)
-                if t is not Number:
+                kind = type(b)
+                if kind is not Number:
                     parts += 1
-                    if t is not Symbol:
+                    if kind is not Symbol:
                         inner.append(b)
                 if type(e) is not Number:
                     parts += 1

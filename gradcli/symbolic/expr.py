@@ -497,10 +497,12 @@ def _scaled(items, coeff) -> Node | None:
             coeff, x = coeff * q.value, p
         else:
             return None
-    else:
+    elif len(items) == 1:
         (x, e), = items
         if e is not one:
             return None
+    else:
+        return None
     t = type(x)
     if t is Number or (t is Apply and x.name == "exp"):
         return None
@@ -955,7 +957,7 @@ def _sum_rope(node, out: dict, named: set) -> tuple:
 
 def rope(node, out: dict, named: set = frozenset()) -> tuple:
     """The text of one node whose parts' texts are already in ``out`` (serial -> rope); a
-    part in ``named`` is there as its name."""
+    part in ``named`` (a set of nodes) is there as its name."""
     t = type(node)
     if t is Number:
         return _rational_rope(node.value)
