@@ -4,13 +4,16 @@
 
    Nothing of the mathematics is written here: every value and every local partial comes from
    calling the rule table's own functions (a row's primal, its partials, the ball namespace's
-   functions), passed in as lists, one entry a node. What C saves is the interpreter's
-   bookkeeping around those calls (indexing, unpacking, the loop), which costs the Python loops
-   three to five times the calls themselves on a large tape (docs/performance.md).
+   functions), passed in as lists, one entry per kind of node (the tape is packed: see pack),
+   or, for a row whose form declares them (a sum's coefficients, a product's other factor), is
+   what those functions return. What C saves is the interpreter's bookkeeping around the calls
+   (indexing, unpacking, the loop), which costs the Python loops three to five times the calls
+   themselves on a large tape (docs/performance.md).
 
    The arithmetic of the accumulation is Python's own: ``adjoint[a] += adjoint[s] * p`` is
    PyNumber_Multiply then PyNumber_InPlaceAdd, so a float gets the same IEEE operations and a
-   ball the same Arb calls as in the Python loop. An exception of any call propagates with the
+   ball the same Arb calls as in the Python loop (which takes the same exact shortcuts on bare
+   balls: see accumulate). An exception of any call propagates with the
    node's slot (and, in the reverse sweep, which argument's partial) set on it as ``slot`` and
    ``which``, so the callers name the node as they always did. */
 

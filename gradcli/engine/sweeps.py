@@ -2,9 +2,9 @@
 
 forward.py's primal loop, partials.py's reverse accumulation and certify.py's first sweep on
 bare balls each have a Python loop and the same loop in C. The C loop calls the same rule-table
-functions on the same numbers and accumulates with Python's own ``*`` and ``+=``, so both give
-the same numbers and the same errors; it only saves the interpreter's bookkeeping around the
-calls. A tape below ``COMPILED_FROM`` nodes keeps the Python loop (a plain ``eval`` of a small
+functions on the same numbers (or takes the partials a row's form declares, which are what its
+functions return) and accumulates with Python's own ``*`` and ``+=``, so both give the same
+numbers and the same errors; it only saves the interpreter's bookkeeping around the calls. A tape below ``COMPILED_FROM`` nodes keeps the Python loop (a plain ``eval`` of a small
 expression does not import the extension); an install without a C compiler always does.
 """
 
