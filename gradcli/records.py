@@ -211,9 +211,9 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
                                r.upstream, r.local, r.contribution, formulas[s][which[i]])
     edges = getattr(records, "raw", records)
     _, targets, which = edges.edges()
-    # The edges by target, each target's in sweep order (a stable sort, in C): an adjoint's
-    # terms, and the edges into the inputs, are then a slice found by bisection.
-    by_target = sorted(range(len(targets)), key=targets.__getitem__)
+    # The edges by target, each target's in sweep order: an adjoint's terms, and the edges into
+    # the inputs, are then a slice found by bisection.
+    by_target = edges.by_target()
 
     def into(slot: int, end: int | None = None) -> list[int]:
         """The edges into the slots from ``slot`` up to ``end`` (default: ``slot`` alone)."""

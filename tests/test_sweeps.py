@@ -229,3 +229,40 @@ def test_the_packed_visit_order_is_the_visit_order(source, monkeypatch):
     packed = g.packed_visit_order()
     assert array("i", packed) == array("i", compile(source).visit_order())
     assert len(packed) == 4 * len(g.visit_order()) <= 4 * len(g.ops)
+
+
+@needs_build
+@pytest.mark.parametrize("wrt", [None, ["x"], ["y"]])
+def test_a_recorded_sweeps_edges_are_the_same_both_ways(wrt):
+    """Recorded.edges (the trace's edges, in the sweep's order) in C and in Python: the same
+    sources, targets and argument positions, an argument read twice (x*x) and arguments not
+    differentiated (--wrt) included; and the same stable order by target."""
+    from gradcli.api import compile
+    from gradcli.engine.reverse import reverse
+    source = "a = x*x + sin(y)\nb = a*y - exp(x)/(1 + a)\nb + x*y + " + families.wide(2)
+    seen = []
+    for threshold in (0, math.inf):
+        sweeps.COMPILED_FROM = threshold
+        g = compile(source)
+        active = g.active([g.n_const + g.inputs.index(n) for n in wrt]) if wrt else None
+        values = [0.5 + 0.1 * i for i in range(g.n_slots)]  # any numbers: only slots are read
+        _, records = reverse(g, values, record=True, active=active)
+        seen.append((records.edges(), records.by_target()))
+    assert seen[0] == seen[1]
+    (sources, targets, which), by_target = seen[0]
+    assert len(sources) > 10 and sorted(by_target) == list(range(len(sources)))
+    assert [targets[i] for i in by_target] == sorted(targets)
+
+
+@needs_build
+def test_the_compiled_edges_refuse_a_bad_tape():
+    from gradcli.engine import _sweeps
+    _, _, a0, a1 = _sweeps.pack([abs, abs], [0, 5], [-1, -1])
+    with pytest.raises(ValueError):  # node 1's argument is past it
+        _sweeps.edges(a0, a1, sweeps.packed_slots([2, 1]), bytearray(b"\1" * 3), 1)
+    assert _sweeps.edges(a0, a1, sweeps.packed_slots([1]), bytearray(b"\1" * 3), 1) == tuple(
+        sweeps.packed_slots(column) for column in ([1], [0], [0], [0]))
+    with pytest.raises(ValueError):  # a slot that is no node
+        _sweeps.edges(a0, a1, sweeps.packed_slots([9]), bytearray(b"\1" * 3), 1)
+    with pytest.raises(TypeError):
+        _sweeps.edges(a0, a1, [1], bytearray(b"\1" * 3), 1)

@@ -370,6 +370,83 @@ static PyObject *reverse(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* edges(a0, a1, slots, active, base): a recorded sweep's edges (reverse.Recorded.edges), in the
+   sweep's order: for each slot s of ``slots``, its node's first argument, then its second,
+   each where active: (sources, targets, which, by_target), four columns of int32 bytes (as
+   the arguments and slots are), the last the edges' positions sorted stably by target (a
+   counting sort: targets are slots). A trace reads a few dozen of them: no int objects. */
+static PyObject *edges(PyObject *self, PyObject *args)
+{
+    PyObject *arg0, *arg1, *slots, *active;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "OOOOn", &arg0, &arg1, &slots, &active, &base))
+        return NULL;
+    if (!PyBytes_CheckExact(slots) || PyBytes_GET_SIZE(slots) % 4 || !PyBytes_CheckExact(arg0)
+            || !PyBytes_CheckExact(arg1) || !PyByteArray_CheckExact(active)) {
+        PyErr_SetString(PyExc_TypeError, "slots and arguments must be int32 bytes, active a "
+                                         "bytearray");
+        return NULL;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(arg0) / 4;
+    if (PyBytes_GET_SIZE(arg0) != 4 * n || PyBytes_GET_SIZE(arg1) != 4 * n) {
+        PyErr_SetString(PyExc_ValueError, "arguments of unequal lengths");
+        return NULL;
+    }
+    const int32_t *a0 = (const int32_t *)PyBytes_AS_STRING(arg0);
+    const int32_t *a1 = (const int32_t *)PyBytes_AS_STRING(arg1);
+    const int32_t *visit = (const int32_t *)PyBytes_AS_STRING(slots);
+    const char *on = PyByteArray_AS_STRING(active);
+    Py_ssize_t count = PyBytes_GET_SIZE(slots) / 4, n_slots = PyByteArray_GET_SIZE(active);
+    Py_ssize_t m = 0;  /* the edges: counted first, so the columns are made at their size */
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t s = visit[i], k = s - base;
+        if (k < 0 || k >= n || s >= n_slots || a0[k] < 0 || a0[k] >= s || a1[k] >= s
+                || a1[k] < -1) {
+            PyErr_SetString(PyExc_ValueError, "a slot that is no node, or an argument past it");
+            return NULL;
+        }
+        m += on[a0[k]] != 0;
+        m += a1[k] >= 0 && on[a1[k]];
+    }
+    PyObject *columns[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+    Py_ssize_t *start = PyMem_Calloc(n_slots + 1, sizeof(Py_ssize_t));
+    if (start == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int c = 0; c < 4; c++)
+        if ((columns[c] = PyBytes_FromStringAndSize(NULL, 4 * m)) == NULL)
+            goto done;
+    int32_t *sources = (int32_t *)PyBytes_AS_STRING(columns[0]);
+    int32_t *targets = (int32_t *)PyBytes_AS_STRING(columns[1]);
+    int32_t *which = (int32_t *)PyBytes_AS_STRING(columns[2]);
+    int32_t *by_target = (int32_t *)PyBytes_AS_STRING(columns[3]);
+    Py_ssize_t e = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t s = visit[i], k = s - base;
+        for (int j = 0; j < 2; j++) {
+            Py_ssize_t a = j ? a1[k] : a0[k];
+            if (a < 0 || !on[a])  /* no second argument, or not differentiated */
+                continue;
+            sources[e] = (int32_t)s;
+            targets[e] = (int32_t)a;
+            which[e] = j;
+            start[a + 1]++;
+            e++;
+        }
+    }
+    for (Py_ssize_t a = 0; a < n_slots; a++)
+        start[a + 1] += start[a];
+    for (e = 0; e < m; e++)  /* in the sweep's order, each edge to its target's next place */
+        by_target[start[targets[e]]++] = (int32_t)e;
+    result = PyTuple_Pack(4, columns[0], columns[1], columns[2], columns[3]);
+done:
+    PyMem_Free(start);
+    for (int c = 0; c < 4; c++)
+        Py_XDECREF(columns[c]);
+    return result;
+}
+
 static PyObject *HEIGHT_BITS;  /* the method's name, interned once: a rational's size */
 
 /* bare_forward(funcs, never, rational, codes, a0, a1, balls, exact, make, height_cap, slow):
@@ -479,6 +556,7 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"pack", pack, METH_VARARGS, "The tape as the loops read it: (kinds, codes, a0, a1)."},
+    {"edges", edges, METH_VARARGS, "A recorded sweep's edges, and their order by target."},
     {"forward", forward, METH_VARARGS, "forward.py's primal loop."},
     {"reverse", reverse, METH_VARARGS, "partials.py's reverse accumulation."},
     {"bare_forward", bare_forward, METH_VARARGS, "certify._bare_forward's loop."},
