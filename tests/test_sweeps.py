@@ -158,14 +158,20 @@ def test_the_compiled_loops_refuse_what_is_not_a_tape():
     with pytest.raises(ValueError):
         _sweeps.forward([abs], codes + b"\0", a0, a1, [1.0, 0.0], 1)  # unequal lengths
     with pytest.raises(ValueError):
-        _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, [7], [1.0, 1.0], [0.0, 1.0],
-                        bytearray(2), None, False, None, None)  # a slot that is no node
+        _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, sweeps.packed_slots([7]),
+                        [1.0, 1.0], [0.0, 1.0], bytearray(2), None, False, None,
+                        None)  # a slot that is no node
     with pytest.raises(TypeError):
         _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, [1], [1.0, 1.0], [0.0, 1.0],
-                        bytearray(2), None, False, None, [None])  # a second kept, no first
+                        bytearray(2), None, False, None, None)  # slots not packed
     with pytest.raises(TypeError):
-        _sweeps.reverse([(abs,)], b"\2", [None], codes, a0, a1, 1, [1], [1.0, 1.0], [0.0, 1.0],
-                        bytearray(b"\1\1"), None, False, None, None)  # "the other argument" of one
+        _sweeps.reverse([(abs,)], b"\0", [None], codes, a0, a1, 1, sweeps.packed_slots([1]),
+                        [1.0, 1.0], [0.0, 1.0], bytearray(2), None, False, None,
+                        [None])  # a second kept, no first
+    with pytest.raises(TypeError):
+        _sweeps.reverse([(abs,)], b"\2", [None], codes, a0, a1, 1, sweeps.packed_slots([1]),
+                        [1.0, 1.0], [0.0, 1.0], bytearray(b"\1\1"), None, False, None,
+                        None)  # "the other argument" of one
     with pytest.raises(OverflowError):
         _sweeps.pack([abs], [2 ** 40], [-1])
 

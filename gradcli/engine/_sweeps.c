@@ -66,38 +66,66 @@ typedef struct {
     Py_ssize_t kinds;
 } Tape;
 
-static int read_tape(PyObject *codes, PyObject *a0, PyObject *a1, Py_ssize_t kinds, Tape *t)
+/* The argument columns alone (t->code and t->kinds unset): int32 bytes of equal lengths. */
+static int read_args(PyObject *a0, PyObject *a1, Tape *t)
 {
-    if (!PyBytes_CheckExact(codes) || !PyBytes_CheckExact(a0) || !PyBytes_CheckExact(a1)) {
-        PyErr_SetString(PyExc_TypeError, "codes, arg0 and arg1 must be bytes (see pack)");
+    if (!PyBytes_CheckExact(a0) || !PyBytes_CheckExact(a1)) {
+        PyErr_SetString(PyExc_TypeError, "arg0 and arg1 must be bytes (see pack)");
         return -1;
     }
-    t->n = PyBytes_GET_SIZE(codes) / 2;
-    if (PyBytes_GET_SIZE(codes) != 2 * t->n || PyBytes_GET_SIZE(a0) != 4 * t->n
-            || PyBytes_GET_SIZE(a1) != 4 * t->n) {
+    t->n = PyBytes_GET_SIZE(a0) / 4;
+    if (PyBytes_GET_SIZE(a0) != 4 * t->n || PyBytes_GET_SIZE(a1) != 4 * t->n) {
+        PyErr_SetString(PyExc_ValueError, "arguments of unequal lengths");
+        return -1;
+    }
+    t->a0 = (const int32_t *)PyBytes_AS_STRING(a0);
+    t->a1 = (const int32_t *)PyBytes_AS_STRING(a1);
+    return 0;
+}
+
+static int read_tape(PyObject *codes, PyObject *a0, PyObject *a1, Py_ssize_t kinds, Tape *t)
+{
+    if (read_args(a0, a1, t) < 0)
+        return -1;
+    if (!PyBytes_CheckExact(codes)) {
+        PyErr_SetString(PyExc_TypeError, "codes must be bytes (see pack)");
+        return -1;
+    }
+    if (PyBytes_GET_SIZE(codes) != 2 * t->n) {
         PyErr_SetString(PyExc_ValueError, "codes and arguments of unequal lengths");
         return -1;
     }
     t->code = (const uint16_t *)PyBytes_AS_STRING(codes);
-    t->a0 = (const int32_t *)PyBytes_AS_STRING(a0);
-    t->a1 = (const int32_t *)PyBytes_AS_STRING(a1);
     t->kinds = kinds;
     return 0;
 }
 
-/* Node k (slot s) of the tape: its kind and argument slots, both made before s; -1 on error. */
+/* Node k (slot s) of the tape's argument slots, both made before s; -1 on error (s no node
+   of the tape, or an argument past it). */
+static int args_at(const Tape *t, Py_ssize_t k, Py_ssize_t s, Py_ssize_t *a, Py_ssize_t *b)
+{
+    if (k < 0 || k >= t->n) {
+        PyErr_SetString(PyExc_ValueError, "a slot that is no node");
+        return -1;
+    }
+    *a = t->a0[k];
+    *b = t->a1[k];
+    if (*a < 0 || *a >= s || *b >= s || *b < -1) {
+        PyErr_SetString(PyExc_ValueError, "an argument slot past its node");
+        return -1;
+    }
+    return 0;
+}
+
+/* Node k (slot s): its kind and argument slots (args_at); -1 on error. */
 static int node_at(const Tape *t, Py_ssize_t k, Py_ssize_t s, Py_ssize_t *kind, Py_ssize_t *a,
                    Py_ssize_t *b)
 {
+    if (args_at(t, k, s, a, b) < 0)
+        return -1;
     *kind = t->code[k];
-    *a = t->a0[k];
-    *b = t->a1[k];
     if (*kind >= t->kinds) {
         PyErr_SetString(PyExc_ValueError, "a node of no kind");
-        return -1;
-    }
-    if (*a < 0 || *a >= s || *b >= s || *b < -1) {
-        PyErr_SetString(PyExc_ValueError, "an argument slot past its node");
         return -1;
     }
     return 0;
@@ -192,7 +220,8 @@ static PyObject *forward(PyObject *self, PyObject *args)
         Py_ssize_t kind, a, b;
         if (node_at(&t, k, s, &kind, &a, &b) < 0)
             return NULL;
-        PyObject *call[2] = {PyList_GET_ITEM(values, a), b >= 0 ? PyList_GET_ITEM(values, b) : NULL};
+        PyObject *call[2] = {PyList_GET_ITEM(values, a),
+                             b >= 0 ? PyList_GET_ITEM(values, b) : NULL};
         PyObject *r = PyObject_Vectorcall(PyList_GET_ITEM(primals, kind), call, b >= 0 ? 2 : 1,
                                           NULL);
         if (r == NULL) {
@@ -254,12 +283,13 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
 enum { CALL = 0, CONSTANT = 1, OTHER = 2 };
 
 /* reverse(partials, how, constants, codes, a0, a1, base, slots, values, adjoint, active, m,
-   unit, first, second): for each slot s of ``slots`` (the reverse sweep's order: a list of ints, or
-   int32 bytes), each argument of node k = s - base that is active gets its partial p: by
+   unit, first, second): for each slot s of ``slots`` (the reverse sweep's order, int32
+   bytes), each argument of node k = s - base that is active gets its partial p: by
    ``how[kind]``, the rule partials[kind][i](m, values[a] [, values[b]], values[s]) (CALL), the
-   object constants[kind][i] (CONSTANT), or the other argument's value (OTHER). With ``adjoint``
-   (else None), adjoint[argument] += adjoint[s] * p (see accumulate for ``unit``); with ``first`` and ``second`` (else None),
-   p is kept as first[k] (the first argument's) or second[k]. */
+   object constants[kind][i] (CONSTANT), or the other argument's value (OTHER). With
+   ``adjoint`` (else None), adjoint[argument] += adjoint[s] * p (see accumulate for ``unit``);
+   with ``first`` and ``second`` (else None), p is kept as first[k] (the first argument's) or
+   second[k]. */
 static PyObject *reverse(PyObject *self, PyObject *args)
 {
     PyObject *partials, *how, *constants, *codes, *arg0, *arg1, *slots, *values, *adjoint,
@@ -282,13 +312,9 @@ static PyObject *reverse(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "adjoint, first and second must be lists or None");
         return NULL;
     }
-    if (!PyByteArray_CheckExact(active) || !PyBytes_CheckExact(how)) {
-        PyErr_SetString(PyExc_TypeError, "active must be a bytearray, how bytes");
-        return NULL;
-    }
-    int packed = PyBytes_CheckExact(slots);
-    if (!packed && !PyList_CheckExact(slots)) {
-        PyErr_SetString(PyExc_TypeError, "slots must be a list or int32 bytes");
+    if (!PyByteArray_CheckExact(active) || !PyBytes_CheckExact(how)
+            || !PyBytes_CheckExact(slots)) {
+        PyErr_SetString(PyExc_TypeError, "active must be a bytearray, how and slots bytes");
         return NULL;
     }
     Py_ssize_t n = t.n, n_slots = PyList_GET_SIZE(values);
@@ -296,27 +322,15 @@ static PyObject *reverse(PyObject *self, PyObject *args)
             || (accumulating && PyList_GET_SIZE(adjoint) < n_slots)
             || (keeping && (PyList_GET_SIZE(first) < n || PyList_GET_SIZE(second) < n))
             || PyByteArray_GET_SIZE(active) < n_slots || n_slots < base + n
-            || (packed && PyBytes_GET_SIZE(slots) % 4)) {
+            || PyBytes_GET_SIZE(slots) % 4) {
         PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
         return NULL;
     }
     const char *on = PyByteArray_AS_STRING(active), *shortcut = PyBytes_AS_STRING(how);
-    const int32_t *packed_slots = packed ? (const int32_t *)PyBytes_AS_STRING(slots) : NULL;
-    Py_ssize_t count = packed ? PyBytes_GET_SIZE(slots) / 4 : PyList_GET_SIZE(slots);
+    const int32_t *visit = (const int32_t *)PyBytes_AS_STRING(slots);
+    Py_ssize_t count = PyBytes_GET_SIZE(slots) / 4;
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t s;
-        if (packed) {
-            s = packed_slots[i];
-        } else {
-            s = PyLong_AsSsize_t(PyList_GET_ITEM(slots, i));
-            if (s == -1 && PyErr_Occurred())
-                return NULL;
-        }
-        Py_ssize_t k = s - base;
-        if (k < 0 || k >= n) {
-            PyErr_SetString(PyExc_ValueError, "a slot that is no node");
-            return NULL;
-        }
+        Py_ssize_t s = visit[i], k = s - base;
         Py_ssize_t kind, a, b;
         if (node_at(&t, k, s, &kind, &a, &b) < 0)
             return NULL;
@@ -381,32 +395,28 @@ static PyObject *edges(PyObject *self, PyObject *args)
     Py_ssize_t base;
     if (!PyArg_ParseTuple(args, "OOOOn", &arg0, &arg1, &slots, &active, &base))
         return NULL;
-    if (!PyBytes_CheckExact(slots) || PyBytes_GET_SIZE(slots) % 4 || !PyBytes_CheckExact(arg0)
-            || !PyBytes_CheckExact(arg1) || !PyByteArray_CheckExact(active)) {
-        PyErr_SetString(PyExc_TypeError, "slots and arguments must be int32 bytes, active a "
-                                         "bytearray");
+    Tape t;
+    if (read_args(arg0, arg1, &t) < 0)
+        return NULL;
+    if (!PyBytes_CheckExact(slots) || PyBytes_GET_SIZE(slots) % 4
+            || !PyByteArray_CheckExact(active)) {
+        PyErr_SetString(PyExc_TypeError, "slots must be int32 bytes, active a bytearray");
         return NULL;
     }
-    Py_ssize_t n = PyBytes_GET_SIZE(arg0) / 4;
-    if (PyBytes_GET_SIZE(arg0) != 4 * n || PyBytes_GET_SIZE(arg1) != 4 * n) {
-        PyErr_SetString(PyExc_ValueError, "arguments of unequal lengths");
-        return NULL;
-    }
-    const int32_t *a0 = (const int32_t *)PyBytes_AS_STRING(arg0);
-    const int32_t *a1 = (const int32_t *)PyBytes_AS_STRING(arg1);
     const int32_t *visit = (const int32_t *)PyBytes_AS_STRING(slots);
     const char *on = PyByteArray_AS_STRING(active);
     Py_ssize_t count = PyBytes_GET_SIZE(slots) / 4, n_slots = PyByteArray_GET_SIZE(active);
     Py_ssize_t m = 0;  /* the edges: counted first, so the columns are made at their size */
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t s = visit[i], k = s - base;
-        if (k < 0 || k >= n || s >= n_slots || a0[k] < 0 || a0[k] >= s || a1[k] >= s
-                || a1[k] < -1) {
-            PyErr_SetString(PyExc_ValueError, "a slot that is no node, or an argument past it");
+        Py_ssize_t s = visit[i], a, b;
+        if (args_at(&t, s - base, s, &a, &b) < 0)
+            return NULL;
+        if (s >= n_slots) {
+            PyErr_SetString(PyExc_ValueError, "a slot past active");
             return NULL;
         }
-        m += on[a0[k]] != 0;
-        m += a1[k] >= 0 && on[a1[k]];
+        m += on[a] != 0;
+        m += b >= 0 && on[b];
     }
     PyObject *columns[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
     Py_ssize_t *start = PyMem_Calloc(n_slots + 1, sizeof(Py_ssize_t));
@@ -425,7 +435,7 @@ static PyObject *edges(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < count; i++) {
         Py_ssize_t s = visit[i], k = s - base;
         for (int j = 0; j < 2; j++) {
-            Py_ssize_t a = j ? a1[k] : a0[k];
+            Py_ssize_t a = j ? t.a1[k] : t.a0[k];
             if (a < 0 || !on[a])  /* no second argument, or not differentiated */
                 continue;
             sources[e] = (int32_t)s;
@@ -495,7 +505,8 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
         PyObject *ball = NULL, *q = Py_None;
         PyObject *call[2] = {PyList_GET_ITEM(balls, a), b >= 0 ? PyList_GET_ITEM(balls, b) : NULL};
         Py_ssize_t nargs = b >= 0 ? 2 : 1;
-        if (f != Py_None && (qa == Py_None || qb == Py_None || nev[kind])) {  /* qb NULL: one argument */
+        /* (qb is NULL for one argument) */
+        if (f != Py_None && (qa == Py_None || qb == Py_None || nev[kind])) {
             ball = PyObject_Vectorcall(f, call, nargs, NULL);
             if (ball == NULL)
                 goto failed;
