@@ -22,7 +22,7 @@ from typing import NamedTuple, Sequence
 from ..errors import NumericalError
 from .graph import Graph, describe_call
 from .primitives import FLOAT
-from .sweeps import compiled_sweep, packed_slots, tape
+from .sweeps import compiled_sweep, tape
 
 _KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
 _BOTH = object()  # it accumulates the adjoints and keeps the partials (a recorded sweep)
@@ -71,7 +71,7 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     if run is not None:  # (outside the try: these errors are no node's)
         t = tape(graph)
         how, constants = t.shortcuts()
-        visit = t.visit(graph) if slots is None else packed_slots(slots)
+        visit = t.order(graph, slots)
     try:
         if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
             run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base, visit, values,

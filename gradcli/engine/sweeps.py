@@ -4,7 +4,8 @@ forward.py's primal loop, partials.py's reverse accumulation and certify.py's fi
 bare balls each have a Python loop and the same loop in C. The C loop calls the same rule-table
 functions on the same numbers (or takes the partials a row's form declares, which are what its
 functions return) and accumulates with Python's own ``*`` and ``+=``, so both give the same
-numbers and the same errors; it only saves the interpreter's bookkeeping around the calls. A tape below ``COMPILED_FROM`` nodes keeps the Python loop (a plain ``eval`` of a small
+numbers and the same errors; it only saves the interpreter's bookkeeping around the calls. A
+tape below ``COMPILED_FROM`` nodes keeps the Python loop (a plain ``eval`` of a small
 expression does not import the extension); an install without a C compiler always does.
 """
 
@@ -47,8 +48,12 @@ class Tape:
         self.kinds, self.codes, self.arg0, self.arg1 = kinds, codes, arg0, arg1
         self._visit = None
 
-    def visit(self, graph) -> bytes:
-        """``graph.visit_order()`` as int32 bytes (:meth:`Graph.packed_visit_order`)."""
+    def order(self, graph, slots=None) -> bytes:
+        """The slots a reverse loop visits, as int32 bytes: ``graph.visit_order()`` (``slots``
+        None, or that very list) made once (:meth:`Graph.packed_visit_order`), other slots
+        packed each time."""
+        if slots is not None and slots is not graph._visit:
+            return packed_slots(slots)
         if self._visit is None:
             self._visit = graph.packed_visit_order()
         return self._visit
@@ -81,7 +86,7 @@ def tape(graph) -> Tape:
 
 
 def packed_slots(slots) -> bytes:
-    """A list of slots as the int32 bytes the reverse loop reads."""
+    """A list of slots as the int32 bytes the loops read."""
     return array("i", slots).tobytes()
 
 
