@@ -283,22 +283,24 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
 enum { CALL = 0, CONSTANT = 1, OTHER = 2 };
 
 /* reverse(partials, how, constants, codes, a0, a1, base, slots, values, adjoint, active, m,
-   unit, first, second): for each slot s of ``slots`` (the reverse sweep's order, int32
+   unit, first, second[, spend]): for each slot s of ``slots`` (the reverse sweep's order, int32
    bytes), each argument of node k = s - base that is active gets its partial p: by
    ``how[kind]``, the rule partials[kind][i](m, values[a] [, values[b]], values[s]) (CALL), the
    object constants[kind][i] (CONSTANT), or the other argument's value (OTHER). With
    ``adjoint`` (else None), adjoint[argument] += adjoint[s] * p (see accumulate for ``unit``);
    with ``first`` and ``second`` (else None), p is kept as first[k] (the first argument's) or
-   second[k]. */
+   second[k]. With ``spend``, adjoint[s] becomes None once s has passed it on: no later node
+   reads it (the order visits a node after every node that reads it), so the sweep holds the
+   adjoints still to be passed on, not one a node. */
 static PyObject *reverse(PyObject *self, PyObject *args)
 {
     PyObject *partials, *how, *constants, *codes, *arg0, *arg1, *slots, *values, *adjoint,
              *active, *m, *first, *second;
     Py_ssize_t base;
-    int unit;
-    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOpOO", &partials, &how, &constants, &codes, &arg0,
+    int unit, spend = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOpOO|p", &partials, &how, &constants, &codes, &arg0,
                           &arg1, &base, &slots, &values, &adjoint, &active, &m, &unit, &first,
-                          &second))
+                          &second, &spend))
         return NULL;
     PyObject *lists[] = {partials, constants, values};
     const char *names[] = {"partials", "constants", "values"};
@@ -380,6 +382,11 @@ static PyObject *reverse(PyObject *self, PyObject *args)
         Py_XDECREF(upstream);
         if (bad)
             return NULL;
+        if (spend && accumulating) {
+            Py_INCREF(Py_None);
+            if (PyList_SetItem(adjoint, s, Py_None) < 0)
+                return NULL;
+        }
     }
     Py_RETURN_NONE;
 }
@@ -581,7 +588,7 @@ PyMODINIT_FUNC PyInit__sweeps(void)
     if (HEIGHT_BITS == NULL && (HEIGHT_BITS = PyUnicode_InternFromString("height_bits")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 4) < 0) {
         Py_DECREF(m);
         return NULL;
     }

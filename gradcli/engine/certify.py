@@ -397,7 +397,9 @@ def _bare_attempt(graph, point, wrt_slots, seed, digits, active, record: bool = 
     a trace."""
     try:
         balls, exact = _bare_forward(graph, point)
-        adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active)
+        # spent: only the inputs' adjoints are read (a ball a node was half the sweep's memory)
+        adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active,
+                                   spend=not record)
         values, adjoints = _Reals(balls, exact), _Reals(adjoint)
         result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
         if result is not None:
