@@ -299,3 +299,21 @@ def test_the_compiled_edges_refuse_a_bad_tape():
         _sweeps.edges(a0, a1, sweeps.packed_slots([9]), bytearray(b"\1" * 3), 1)
     with pytest.raises(TypeError):
         _sweeps.edges(a0, a1, [1], bytearray(b"\1" * 3), 1)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("gradcli.engine.certify",
+                                                   fromlist=["_RATIONAL"])._RATIONAL))
+def test_a_rows_rational_shortcut_is_its_real_functions_rational(name):
+    """The bare sweep's rational shortcut of a row (certify._RATIONAL) gives what the row's
+    Real function gives for the same rationals: the same rational, and a ball that holds it."""
+    from flint import fmpq
+    from gradcli.engine.ball import BALL, Real, precision
+    from gradcli.engine.certify import _RATIONAL
+    rationals = [fmpq(0), fmpq(1), fmpq(-1), fmpq(3, 7), fmpq(-22, 5), fmpq(1, 10**9)]
+    arity = TABLE[name].arity
+    with precision(64):
+        for args in ([(q,) for q in rationals] if arity == 1 else
+                     [(q, r) for q in rationals for r in rationals]):
+            real = getattr(BALL, name)(*(Real.of(q) for q in args))
+            assert real.q is not None and _RATIONAL[name](*args) == real.q, (name, args)
+            assert real.q in real.b
