@@ -315,6 +315,8 @@ def test_the_compiled_columns_are_the_python_ones(source):
     graph_module._COMPILED_FROM = float("inf")
     python = lower(parse_source(source), source)
     assert_same_graph(compiled, python)
+    for graph in (compiled, python):  # 4 bytes an argument, both ways
+        assert graph.arg0.typecode == graph.arg1.typecode == "i"
     assert compiled_visit == python.visit_order()  # the reverse sweep's order, dead nodes left out
     assert compiled_live == python.live_nodes()
 

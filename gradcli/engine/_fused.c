@@ -110,6 +110,19 @@ static PyTypeObject ColumnType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* *view, the int32 items of ``o`` (a graph's argument column, an array('i')): released by the
+   caller. -1 with the exception set. */
+static int int32_view(PyObject *o, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(o, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    if (view->itemsize == 4 && view->format != NULL && strcmp(view->format, "i") == 0)
+        return 0;
+    PyBuffer_Release(view);
+    PyErr_SetString(PyExc_TypeError, "an argument column of int32 (array('i'))");
+    return -1;
+}
+
 /* The builder's integer columns are lists of int objects, or Columns. */
 static inline int is_column(PyObject *o)
 {
@@ -959,11 +972,11 @@ static PyObject *tokens(PyObject *self, PyObject *args)
 }
 
 /* columns(depth, op, a0, a1, starts, ends, base): graph.finish's columns (op a list, the others
-   lists or Columns), as its Python code
-   computes them (see there): the ids sorted stably by depth (a counting sort: depths are small
-   integers), slot[id] their places (and -1 after the last, for an absent argument), then of
-   the ids from place ``base`` on (the operations): their primitives, arguments as slots,
-   depths, and span starts and ends as int64 bytes. (slot, ops, arg0, arg1, depth, starts,
+   lists or Columns), as its Python code computes them (see there): the ids sorted stably by
+   depth (a counting sort: depths are small integers), slot[id] their places (and -1 after
+   the last, for an absent argument), then of the ids from place ``base`` on (the
+   operations): their primitives and depths (lists), arguments as slots (int32 bytes), and
+   span starts and ends (int64 bytes). (slot as int32 bytes, ops, arg0, arg1, depth, starts,
    ends). */
 static PyObject *columns(PyObject *self, PyObject *args)
 {
@@ -1018,26 +1031,28 @@ static PyObject *columns(PyObject *self, PyObject *args)
         order[k] = i;
         place[i] = k;
     }
-    slot = PyList_New(n + 1);
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "columns: more slots than 32 bits hold");
+        goto done;
+    }
+    slot = PyBytes_FromStringAndSize(NULL, (n + 1) * 4);
     if (slot == NULL)
         goto done;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        PyObject *v = PyLong_FromSsize_t(i < n ? place[i] : -1);
-        if (v == NULL)
-            goto done;
-        PyList_SET_ITEM(slot, i, v);
-    }
+    int32_t *sl = (int32_t *)PyBytes_AS_STRING(slot);
+    for (Py_ssize_t i = 0; i <= n; i++)
+        sl[i] = (int32_t)(i < n ? place[i] : -1);
     Py_ssize_t m = n - base;
     ops = PyList_New(m);
-    arg0 = PyList_New(m);
-    arg1 = PyList_New(m);
+    arg0 = PyBytes_FromStringAndSize(NULL, m * 4);
+    arg1 = PyBytes_FromStringAndSize(NULL, m * 4);
     dep = PyList_New(m);
     st = PyBytes_FromStringAndSize(NULL, m * 8);
     en = PyBytes_FromStringAndSize(NULL, m * 8);
     if (ops == NULL || arg0 == NULL || arg1 == NULL || dep == NULL || st == NULL || en == NULL)
         goto done;
     int64_t *sv = (int64_t *)PyBytes_AS_STRING(st), *ev = (int64_t *)PyBytes_AS_STRING(en);
-    PyObject *lists[2] = {a0, a1}, *outs[2] = {arg0, arg1};
+    PyObject *lists[2] = {a0, a1};
+    int32_t *outs[2] = {(int32_t *)PyBytes_AS_STRING(arg0), (int32_t *)PyBytes_AS_STRING(arg1)};
     for (Py_ssize_t k = 0; k < m; k++) {
         Py_ssize_t i = order[base + k];
         PyObject *o = PyList_GET_ITEM(op, i);
@@ -1055,9 +1070,7 @@ static PyObject *columns(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_ValueError, "columns: an argument out of range");
                 goto done;
             }
-            o = PyList_GET_ITEM(slot, a < 0 ? n : a);
-            Py_INCREF(o);
-            PyList_SET_ITEM(outs[j], k, o);
+            outs[j][k] = sl[a < 0 ? n : a];
         }
         Py_ssize_t s0, e1;
         if (col_get(starts, i, &s0) < 0 || col_get(ends, i, &e1) < 0)
@@ -1147,17 +1160,25 @@ static PyObject *live(PyObject *self, PyObject *args)
 {
     PyObject *arg0, *arg1, *outputs;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "O!O!On", &PyList_Type, &arg0, &PyList_Type, &arg1, &outputs,
-                          &base))
+    if (!PyArg_ParseTuple(args, "OOOn", &arg0, &arg1, &outputs, &base))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(arg0);
-    if (PyList_GET_SIZE(arg1) != n) {
-        PyErr_SetString(PyExc_ValueError, "live: columns of different lengths");
+    Py_buffer v0, v1;
+    if (int32_view(arg0, &v0) < 0)
+        return NULL;
+    if (int32_view(arg1, &v1) < 0) {
+        PyBuffer_Release(&v0);
         return NULL;
     }
-    PyObject *outs = PySequence_Fast(outputs, "live: outputs");
-    if (outs == NULL)
+    Py_ssize_t n = v0.len / 4;
+    PyObject *outs = v1.len == v0.len ? PySequence_Fast(outputs, "live: outputs") : NULL;
+    if (outs == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "live: columns of different lengths");
+        PyBuffer_Release(&v0);
+        PyBuffer_Release(&v1);
         return NULL;
+    }
+    const int32_t *c0 = v0.buf, *c1 = v1.buf;
     Py_ssize_t *a = PyMem_Malloc((2 * n + 1) * sizeof(Py_ssize_t));
     uint8_t *flag = PyMem_Calloc(n + 1, 1);
     PyObject *result = NULL;
@@ -1166,10 +1187,7 @@ static PyObject *live(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t k = 0; k < n; k++) {  /* the arguments as node indexes (< 0: not a node) */
-        Py_ssize_t x = PyLong_AsSsize_t(PyList_GET_ITEM(arg0, k));
-        Py_ssize_t y = PyLong_AsSsize_t(PyList_GET_ITEM(arg1, k));
-        if (PyErr_Occurred())
-            goto done;
+        Py_ssize_t x = c0[k], y = c1[k];
         a[2 * k] = x - base;
         a[2 * k + 1] = y < 0 ? -1 : y - base;
         if (a[2 * k] >= k || a[2 * k + 1] >= k) {
@@ -1213,6 +1231,8 @@ static PyObject *live(PyObject *self, PyObject *args)
     }
 done:
     Py_DECREF(outs);
+    PyBuffer_Release(&v0);
+    PyBuffer_Release(&v1);
     PyMem_Free(a);
     PyMem_Free(flag);
     return result;
@@ -1237,7 +1257,7 @@ PyMODINIT_FUNC PyInit__fused(void)
     PyObject *m = PyModule_Create(&module);
     /* the calling convention's version: fused.py uses a build only of its own (a stale build
        left in a source tree is ignored, not called with the wrong arguments) */
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 5) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The exception being raised gets ``slot`` (and ``which`` if >= 0); if that fails (an
    exception without a __dict__), it propagates unchanged. */
@@ -56,6 +57,41 @@ static int exact_lists(PyObject *const *items, const char *const *names, Py_ssiz
         }
     }
     return 0;
+}
+
+/* The int32 column ``o`` (an array('i') or another int32 buffer, or a list of ints) into
+   out[0..n). -1 with the exception set (a list's ints must fit 32 bits). */
+static int int32_column(PyObject *o, Py_ssize_t n, int32_t *out)
+{
+    if (PyList_Check(o)) {
+        if (PyList_GET_SIZE(o) != n) {
+            PyErr_SetString(PyExc_ValueError, "columns of unequal lengths");
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            long v = PyLong_AsLong(PyList_GET_ITEM(o, i));
+            if (v == -1 && PyErr_Occurred())
+                return -1;
+            if (v < INT32_MIN || v > INT32_MAX) {
+                PyErr_SetString(PyExc_OverflowError, "a slot out of 32-bit range");
+                return -1;
+            }
+            out[i] = (int32_t)v;
+        }
+        return 0;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    int ok = view.itemsize == 4 && view.format != NULL && strcmp(view.format, "i") == 0;
+    if (ok && view.len == n * 4)
+        memcpy(out, view.buf, (size_t)n * 4);
+    PyBuffer_Release(&view);
+    if (!ok)
+        PyErr_SetString(PyExc_TypeError, "a column of int32 (array('i')) or a list of ints");
+    else if (view.len != n * 4)
+        PyErr_SetString(PyExc_ValueError, "columns of unequal lengths");
+    return ok && view.len == n * 4 ? 0 : -1;
 }
 
 /* The tape as the loops read it (see pack): a code per node naming its row in a list of the
@@ -134,22 +170,19 @@ static int node_at(const Tape *t, Py_ssize_t k, Py_ssize_t s, Py_ssize_t *kind, 
 }
 
 /* pack(ops, arg0, arg1): (kinds, codes, a0, a1): the distinct rows of ``ops`` in order of first
-   use, each node's index among them (uint16), and the argument columns as int32, all bytes.
+   use, each node's index among them (uint16), and the argument columns (a graph's int32
+   arrays, or lists of ints) as int32, all bytes.
    Rows are told apart by identity (a row is one object of the table). */
 static PyObject *pack(PyObject *self, PyObject *args)
 {
     PyObject *ops, *arg0, *arg1;
     if (!PyArg_ParseTuple(args, "OOO", &ops, &arg0, &arg1))
         return NULL;
-    PyObject *lists[] = {ops, arg0, arg1};
-    const char *names[] = {"ops", "arg0", "arg1"};
-    if (exact_lists(lists, names, 3) < 0)
+    PyObject *lists[] = {ops};
+    const char *names[] = {"ops"};
+    if (exact_lists(lists, names, 1) < 0)
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(ops);
-    if (PyList_GET_SIZE(arg0) != n || PyList_GET_SIZE(arg1) != n) {
-        PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
-        return NULL;
-    }
     PyObject *kinds = PyList_New(0);
     PyObject *codes = PyBytes_FromStringAndSize(NULL, 2 * n);
     PyObject *c0 = PyBytes_FromStringAndSize(NULL, 4 * n);
@@ -158,6 +191,8 @@ static PyObject *pack(PyObject *self, PyObject *args)
         goto failed;
     uint16_t *code = (uint16_t *)PyBytes_AS_STRING(codes);
     int32_t *a0 = (int32_t *)PyBytes_AS_STRING(c0), *a1 = (int32_t *)PyBytes_AS_STRING(c1);
+    if (int32_column(arg0, n, a0) < 0 || int32_column(arg1, n, a1) < 0)
+        goto failed;
     PyObject *last = NULL;
     Py_ssize_t last_kind = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -178,16 +213,10 @@ static PyObject *pack(PyObject *self, PyObject *args)
             last_kind = j;
         }
         code[k] = (uint16_t)last_kind;
-        long x = PyLong_AsLong(PyList_GET_ITEM(arg0, k));
-        long y = PyLong_AsLong(PyList_GET_ITEM(arg1, k));
-        if ((x == -1 || y == -1) && PyErr_Occurred())
-            goto failed;
-        if (x < 0 || x > INT32_MAX || y < -1 || y > INT32_MAX) {
-            PyErr_SetString(PyExc_OverflowError, "an argument slot out of 32-bit range");
+        if (a0[k] < 0 || a1[k] < -1) {
+            PyErr_SetString(PyExc_ValueError, "an argument slot below 0");
             goto failed;
         }
-        a0[k] = (int32_t)x;
-        a1[k] = (int32_t)y;
     }
     return Py_BuildValue("(NNNN)", kinds, codes, c0, c1);
 failed:
@@ -638,7 +667,7 @@ PyMODINIT_FUNC PyInit__sweeps(void)
     if (HEIGHT_BITS == NULL && (HEIGHT_BITS = PyUnicode_InternFromString("height_bits")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 5) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 6) < 0) {
         Py_DECREF(m);
         return NULL;
     }

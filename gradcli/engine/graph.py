@@ -49,8 +49,10 @@ class Graph:
     constants: list[float]
     inputs: list[str]
     ops: list[Primitive]  # node k lives in slot base + k
-    arg0: list[int]
-    arg1: list[int]  # -1 for a one-argument primitive
+    # int32 arrays: 4 bytes an argument, where a list held a pointer to an int object of 32
+    # made for every slot (at 10^6 terms, 0.3 GB)
+    arg0: array
+    arg1: array  # -1 for a one-argument primitive
     depth: list[int]
     spans: "Spans"  # spans[k] is node k's (start, end) in the source
     output: int  # the slot of the result (a node, an input or a constant)
@@ -508,6 +510,7 @@ class _Builder:
         if compiled is not None:  # the same columns in one compiled pass (_fused.c)
             slot, ops, arg0, arg1, depths, starts, ends = compiled(
                 depth, self.op, self.a0, self.a1, self.starts, self.ends, base)
+            slot, arg0, arg1 = _int32(slot), _int32(arg0), _int32(arg1)
             spans = Spans.from_bytes(starts, ends)
         else:
             # A stable sort by depth puts the constants (depth -1) first, then the inputs (0),
@@ -522,7 +525,8 @@ class _Builder:
             gather = _gatherer(ordered)
             remap = slot.__getitem__
             ops, depths = gather(self.op), gather(depth)
-            arg0, arg1 = list(map(remap, gather(self.a0))), list(map(remap, gather(self.a1)))
+            arg0 = array("i", map(remap, gather(self.a0)))
+            arg1 = array("i", map(remap, gather(self.a1)))
             spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
                                        map(self.ends.__getitem__, ordered))
         exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
@@ -562,6 +566,13 @@ def _compiled(name: str):
     else None (the caller's Python computes the same)."""
     from .fused import _fused  # None where it was not built, or a stale build
     return None if _fused is None else getattr(_fused, name)
+
+
+def _int32(data: bytes) -> array:
+    """An int32 array of the C extension's bytes."""
+    column = array("i")
+    column.frombytes(data)
+    return column
 
 
 def _gatherer(indexes: list[int]):
