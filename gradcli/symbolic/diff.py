@@ -26,17 +26,15 @@ and the work is linear in the size of the expression graph.
 
 from __future__ import annotations
 
-from collections import Counter
 from fractions import Fraction
-from itertools import chain, count
-from operator import attrgetter
+from itertools import count
 
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
                    context_memo, flatten, fresh_context, local_derivatives, multiply,
-                   name_rope, number, reachable, rope, symbol)
+                   name_rope, node_count, number, reachable, rope, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: 5-10x faster
@@ -324,96 +322,125 @@ def programs(roots: list, reserved=()) -> list[str]:
     in order, then its expression); names are numbered in order of first appearance, so one
     root prints as it would alone. The work is linear in the size of all of them together,
     not in the sum of their sizes: a gradient's components share most of their parts."""
-    is_root = set(roots)
-    # One walk finds every part below the roots, its inner parts (kids: the ones a name may
-    # stand for, no symbol or number), how many symbols it reads (a symbol counts one in a
-    # size, and is never named, counted or handed a bit) and the parts whose own text a
-    # whole's text pastes (read). A number exponent is not even read: its value is printed.
-    kids: dict = {}  # node -> its inner parts
-    size: dict = {}  # node -> its size, or MIN_NAMED_SIZE if larger: all a name needs
-    leaves: dict = {}  # a node of fewer parts -> how many symbols it reads (its size needs them)
-    read = set(roots)
+    # What is known of a part is kept in lists indexed by its serial (every serial is below
+    # the context's count): no dict to hash each part into, and a pass over them stays in
+    # the cache. One walk finds every part below the roots, its inner parts (kids: the ones
+    # a name may stand for, no symbol or number), how many parents read it (uses), how many
+    # symbols it reads (a symbol counts one in a size, and is never named, counted or handed
+    # a bit) and the parts whose own text a whole's text pastes (read). A number exponent is
+    # not even read: its value is printed.
+    total = node_count()
+    node_at: list = [None] * total  # serial -> the part (once the walk has found it)
+    kids: list = [None] * total  # serial -> its inner parts
+    uses = [0] * total  # serial -> how many parts read it (its parents, not its paths)
+    size = [0] * total  # serial -> its size, or MIN_NAMED_SIZE if larger: all a name needs
+    read = bytearray(total)  # serial -> 1 if its own text is printed or pasted
+    leaves = set()  # the symbols and numbers read
+    found = []  # the serials of the parts found (not symbols or numbers)
     stack = []
-    for n in read:  # (a root may be a symbol or a number itself: no parts)
+    for n in roots:  # (a root may be a symbol or a number itself: no parts)
+        s = n.serial
         if type(n) is Symbol or type(n) is Number:
-            kids[n], size[n] = (), 1
-        else:
-            kids[n] = None  # (seen: its parts are found when it is popped)
+            leaves.add(n)
+        elif node_at[s] is None:
+            node_at[s] = n
+            read[s] = 1
+            found.append(s)
             stack.append(n)
     while stack:
         n = stack.pop()
         t = type(n)
+        inner = []
         if t is Product:
-            parts, inner = 0, []  # (a loop: two comprehensions cost more)
+            parts = 0  # (a loop: two comprehensions cost more)
             for b, e in n.factors:
-                read.add(b)  # (a number base too: its value is printed)
                 kind = type(b)
-                if kind is not Number:
+                if kind is Symbol:
                     parts += 1
-                    if kind is not Symbol:
-                        inner.append(b)
+                    leaves.add(b)
+                elif kind is Number:  # (its value is printed)
+                    leaves.add(b)
+                else:
+                    parts += 1
+                    inner.append(b)
+                    read[b.serial] = 1
                 if type(e) is not Number:
                     parts += 1
-                    read.add(e)
-                    if type(e) is not Symbol:
+                    if type(e) is Symbol:
+                        leaves.add(e)
+                    else:
                         inner.append(e)
+                        read[e.serial] = 1
         elif t is Sum:  # (no term is a number; most sums have two terms: a loop)
-            parts, inner = len(n.terms), []
+            parts = len(n.terms)
             for k, c in n.terms:
-                if type(k) is not Symbol:
+                if type(k) is Symbol:
+                    leaves.add(k)
+                else:
                     inner.append(k)
-                # a product term c*k with c != ±1 is printed afresh (coefficients merged)
-                if c == 1 or c == -1 or type(k) is not Product:
-                    read.add(k)
+                    # a product term c*k with c != ±1 is printed afresh (coefficients merged)
+                    if c == 1 or c == -1 or type(k) is not Product:
+                        read[k.serial] = 1
         else:  # a function (one or two arguments: a loop, no comprehension's function made)
-            parts, inner = 0, []
+            parts = 0
             for k in n.args:
-                read.add(k)
-                if type(k) is not Number:
+                kind = type(k)
+                if kind is Symbol:
                     parts += 1
-                    if type(k) is not Symbol:
-                        inner.append(k)
-        kids[n] = inner
-        if parts >= MIN_NAMED_SIZE - 1:  # a*x has size 3: its exponents 1 are not seen
-            size[n] = MIN_NAMED_SIZE
-        else:
-            leaves[n] = parts - len(inner)
+                    leaves.add(k)
+                elif kind is Number:
+                    leaves.add(k)
+                else:
+                    parts += 1
+                    inner.append(k)
+                    read[k.serial] = 1
+        kids[n.serial] = inner
+        # a*x has size 3 (its exponents 1 are not seen); a smaller part's size is counted
+        # below, from its parts' (less its symbols': stored negated until then)
+        size[n.serial] = MIN_NAMED_SIZE if parts >= MIN_NAMED_SIZE - 1 else len(inner) - parts
         for k in inner:
-            if k not in kids:
-                kids[k] = None
+            s = k.serial
+            uses[s] += 1
+            if node_at[s] is None:
+                node_at[s] = k
+                found.append(s)
                 stack.append(k)
-    order = sorted(kids, key=_serial)  # parts before wholes
-    # how many nodes read each one (its parents, not its paths)
-    uses = Counter(chain.from_iterable(kids.values()))
-    named = set()
-    for n in order:  # a part's size is known before its whole's; a named part counts as one
-        s = size.get(n)
-        if s is None:
-            s = 1 + leaves[n]
-            for k in kids[n]:
-                s += 1 if k in named else size[k]
-            size[n] = s
-        if s >= MIN_NAMED_SIZE and uses[n] > 1 and n not in is_root:
-            named.add(n)
+    found.sort()  # parts before wholes
+    root = bytearray(total)
+    for n in roots:
+        root[n.serial] = 1
+    named = bytearray(total)
+    order_named = []  # the named parts, parts before wholes
+    for s in found:  # a part's size is known before its whole's; a named part counts as one
+        z = size[s]
+        if z <= 0:
+            z = 1 - z
+            for k in kids[s]:
+                j = k.serial
+                z += 1 if named[j] else size[j]
+            size[s] = z
+        if z >= MIN_NAMED_SIZE and uses[s] > 1 and not root[s]:  # (a root is printed whole)
+            named[s] = 1
+            order_named.append(s)
     # Each program's assignments are the named parts it reads, transitively: the named parts
     # below its root. One bit per program, handed from wholes to parts (one pass over the
     # parts, however many programs).
-    bits = dict.fromkeys(order, 0)
+    bits = [0] * total
     for i, root in enumerate(roots):
-        bits[root] |= 1 << i
-    for n in reversed(order):  # wholes before parts
-        b = bits[n]
-        for k in kids[n]:
-            bits[k] |= b
+        bits[root.serial] |= 1 << i
+    for s in reversed(found):  # wholes before parts
+        b = bits[s]
+        for k in kids[s]:
+            bits[k.serial] |= b
     # The named parts in runs read by the same programs (a gradient's programs share most
     # of them): a run's lines are joined once, for every program that reads it.
-    runs: list = []  # [bits, its parts], in order (parts before wholes)
-    for n in sorted(named, key=_serial):
-        b = bits[n]
+    runs: list = []  # [bits, its parts' serials], in order (parts before wholes)
+    for s in order_named:
+        b = bits[s]
         if runs and runs[-1][0] == b:
-            runs[-1][1].append(n)
+            runs[-1][1].append(s)
         else:
-            runs.append([b, [n]])
+            runs.append([b, [s]])
     # names in order of first appearance: each program's parts that no earlier program reads
     name_of: dict = {}
     taken = set(reserved)
@@ -421,27 +448,23 @@ def programs(roots: list, reserved=()) -> list[str]:
     for i in range(len(roots)):
         for b, parts in runs:
             if b & -b == 1 << i:  # (the lowest bit: the first program that reads them)
-                for n in parts:
-                    name_of[n] = next(fresh)
-    read |= named  # the parts whose own text is printed or pasted into a whole's
-    out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
+                for s in parts:
+                    name_of[s] = next(fresh)
+    out: list = [None] * total  # serial -> its text as a rope (a named part: its name)
+    for n in leaves:
+        out[n.serial] = rope(n, out)
+    by_name = set(order_named)
     lines: dict = {}
-    tails = {}
-    for n in sorted(read, key=_serial):
-        text = rope(n, out, named)
-        if n in named:
-            name = name_of[n]
-            lines[n] = f"{name} = {flatten(text)}"
-            text = name_rope(name)
-        if n in is_root:
-            tails[n] = flatten(text)
-        out[n.serial] = text
+    for s in found:
+        if named[s]:
+            name = name_of[s]
+            lines[s] = f"{name} = {flatten(rope(node_at[s], out, by_name))}"
+            out[s] = name_rope(name)
+        elif read[s]:
+            out[s] = rope(node_at[s], out, by_name)
     joined = [(b, "\n".join(map(lines.__getitem__, parts))) for b, parts in runs]
-    return ["\n".join([text for b, text in joined if b >> i & 1] + [tails[root]])
+    return ["\n".join([text for b, text in joined if b >> i & 1] + [flatten(out[root.serial])])
             for i, root in enumerate(roots)]
-
-
-_serial = attrgetter("serial")
 
 
 @gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it

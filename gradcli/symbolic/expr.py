@@ -74,6 +74,11 @@ def fresh_context():
         _context = saved
 
 
+def node_count() -> int:
+    """How many nodes the current context has numbered: every serial is below it."""
+    return _context.serial
+
+
 def context_memo() -> dict:
     """A dict that lives as long as the current context, for results built of its nodes."""
     return _context.memo
@@ -917,7 +922,7 @@ def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
         return _rational_rope(c)
     if c == 1:
         return out[node.serial]
-    if type(node) is Product and node not in named:
+    if type(node) is Product and node.serial not in named:
         return _product_rope(c * node.coeff, node.factors, out)
     return _product_rope(c, ((node, ONE_NODE()),), out)
 
@@ -956,8 +961,9 @@ def _sum_rope(node, out: dict, named: set) -> tuple:
 
 
 def rope(node, out: dict, named: set = frozenset()) -> tuple:
-    """The text of one node whose parts' texts are already in ``out`` (serial -> rope); a
-    part in ``named`` (a set of nodes) is there as its name."""
+    """The text of one node whose parts' texts are already in ``out`` (serial -> rope: a dict,
+    or a list as long as the context's count); a part whose serial is in ``named`` is there
+    as its name."""
     t = type(node)
     if t is Number:
         return _rational_rope(node.value)
