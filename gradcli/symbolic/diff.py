@@ -34,7 +34,7 @@ from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
                    context_memo, flatten, fresh_context, local_derivatives, multiply,
-                   name_rope, node_count, number, reachable, rope, symbol)
+                   name_rope, node_count, number, reachable, rope, sealed, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: 5-10x faster
@@ -278,7 +278,7 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
         bar = terms[0][0] if len(terms) == 1 and terms[0][1] == 1 else add(terms)
         t = type(n)
         if t is Symbol:
-            found[n.name] = bar
+            found[n.name] = sealed(bar)
         elif type(bar) is Number and bar.value == 0:
             continue
         elif t is Sum:
@@ -287,7 +287,7 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
         elif t is Apply:
             for a, local in zip(n.args, _local_derivatives(n)):
                 if a.serial in varies:
-                    send(a, multiply([(bar, one), (local, one)]))
+                    send(a, multiply([(bar, one), (local, one)], loose=True))
         else:
             _product_adjoint(n, bar, varies, send, one)
     return {name: found.get(name, number(0)) for name in names}
@@ -304,15 +304,16 @@ def _product_adjoint(node, bar, varies: set, send, one) -> None:
         others = [*factors[:i], *factors[i + 1:], (bar, one)]
         if not by_exp:  # pow's ∂/∂base (run once per exponent: see _on_base)
             k, local = _on_base(b, ("pow", e.serial), _pow_by_base, e)
-            send(b, multiply(others + local, node.coeff * k))
+            send(b, multiply(others + local, node.coeff * k, loose=True))
             continue
         se = Sym(e)
         log_b = SYMBOLIC.log(Sym(b))  # b^e = exp(e·log b)
         by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
-        send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
+        send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff, loose=True))
         if by_base:
             c, by_b = _on_base(b, "log", _log_slope)
-            send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c))
+            send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c,
+                             loose=True))
 
 
 def programs(roots: list, reserved=()) -> list[str]:
