@@ -29,15 +29,18 @@ def one_pass_always(monkeypatch):
     monkeypatch.setattr(graph_module, "ONE_PASS_FROM", 0)
 
 
-@pytest.fixture(autouse=True, params=["compiled", "python"])
+@pytest.fixture(autouse=True, params=["compiled", "columns", "python"])
 def loop(request, monkeypatch):
-    """Every test twice: the one pass compiled (``_fused.c``, for ASCII text without
-    backslashes) and the Python loop (everything else, and installs without a C compiler);
-    the graph's columns likewise, compiled for every graph or for none."""
+    """Every test three times: the one pass compiled (``_fused.c``, for ASCII text without
+    backslashes), the same with the builder's integer columns native (``_fused.Column``, as
+    for a large source) and the Python loop (everything else, and installs without a C
+    compiler); the graph's columns likewise, compiled for every graph or for none."""
     from gradcli.engine import graph as graph_module
-    monkeypatch.setattr(graph_module, "_COMPILED_FROM",
-                        0 if request.param == "compiled" else float("inf"))
-    if request.param == "compiled":
+    compiled = request.param != "python"
+    monkeypatch.setattr(graph_module, "_COMPILED_FROM", 0 if compiled else float("inf"))
+    monkeypatch.setattr(graph_module, "_COLUMNS_FROM",
+                        0 if request.param == "columns" else float("inf"))
+    if compiled:
         if fused._fused is None:
             pytest.skip("the optional C extension gradcli.engine._fused was not built")
         machine = fused.run_tables(fused._Machine)
@@ -314,6 +317,44 @@ def test_the_compiled_columns_are_the_python_ones(source):
     assert_same_graph(compiled, python)
     assert compiled_visit == python.visit_order()  # the reverse sweep's order, dead nodes left out
     assert compiled_live == python.live_nodes()
+
+
+def test_a_column_holds_what_a_list_holds():
+    """``_fused.Column``, the builder's native column: appends, reads and refuses as a list of
+    ints does, down to the 64-bit range."""
+    from gradcli.engine import graph as graph_module
+    column = graph_module._compiled("Column")
+    if column is None:
+        pytest.skip("the optional C extension gradcli.engine._fused was not built")
+    values = [0, -1, 7, 2**62, -(2**63), 2**63 - 1] + list(range(1000))
+    col = column()
+    for v in values:
+        col.append(v)
+    assert len(col) == len(values) and list(col) == values
+    assert col[-1] == values[-1] and col[3] == 2**62
+    with pytest.raises(IndexError):
+        col[len(values)]
+    with pytest.raises(TypeError):
+        col.append("1")
+    with pytest.raises(OverflowError):
+        col.append(2**63)
+    assert len(col) == len(values)  # a refused append leaves it as it was
+
+
+def test_a_large_sources_builder_has_native_columns(loop):
+    """From _COLUMNS_FROM characters on, the builder's integer columns are Columns (where the
+    extension was built), and the graph is the one lists give."""
+    from gradcli.engine import graph as graph_module
+    if loop != "compiled":
+        pytest.skip("the default thresholds, with the extension")
+    source = " + ".join(f"sin(x*{i}.5)*y" for i in range(2000))
+    assert len(source) >= 16384
+    graph_module._COLUMNS_FROM = 16384  # the fixture puts it back
+    assert type(graph_module._Builder(source).a0).__name__ == "Column"
+    assert type(graph_module._Builder("x*y").a0) is list
+    native = compile(source)
+    graph_module._COLUMNS_FROM = float("inf")
+    assert_same_graph(native, compile(source))
 
 
 def test_a_stale_build_of_the_extension_is_not_called():

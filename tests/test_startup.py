@@ -68,3 +68,24 @@ def test_the_listing_sees_what_a_trace_imports(tmp_path):
     """The check can fail: --trace does import the records and the symbolic module."""
     names = imported(SEED + ("--trace",), tmp_path)
     assert {"gradcli.records", "gradcli.symbolic.expr", "fractions"} <= names
+
+
+def test_the_console_script_sets_start_ups_objects_aside_and_collects_the_rest(tmp_path):
+    """The console script imports with the cyclic collector off, then freezes what start-up
+    made (it lives as long as the process) and turns the collector back on: the command's own
+    garbage is still collected, start-up's objects are never walked again."""
+    probe = (
+        "import gc, sys\n"
+        "import gradcli.cli as cli\n"
+        "import gradcli.__main__ as entry\n"
+        "def command():\n"
+        "    frozen = gc.get_freeze_count()\n"
+        "    class Cycle: pass\n"
+        "    a = Cycle(); a.me = a; del a\n"
+        "    print(gc.isenabled(), frozen > 1000, gc.collect() >= 1)\n"
+        "cli.run = command\n"
+        "entry.run()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=tmp_path)  # the installed gradcli
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True"]

@@ -32,6 +32,126 @@ enum { K_BOTTOM, K_TOK, K_EXPR, K_OBJ };
 
 static PyObject *MINUS_ONE;  /* "no second argument", kept for the module's life */
 
+/* A column of machine integers that grows: graph._Builder's depths, arguments and spans for a
+   large source (a list holds a pointer to an int object, 8 + 32 bytes a node where this holds
+   8, and the objects are made, read back and freed one by one). Python appends to it, reads an
+   item and its length; run() and columns() read and write the numbers themselves. */
+typedef struct {
+    PyObject_HEAD
+    int64_t *v;
+    Py_ssize_t n, cap;
+} Column;
+
+static PyTypeObject ColumnType;
+
+static int column_push(Column *c, int64_t x)
+{
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap < 64 ? 64 : c->cap + (c->cap >> 1);
+        int64_t *v = PyMem_Realloc(c->v, (size_t)cap * sizeof(int64_t));
+        if (v == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = x;
+    return 0;
+}
+
+static PyObject *column_append(PyObject *self, PyObject *x)
+{
+    long long v = PyLong_AsLongLong(x);
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    if (column_push((Column *)self, v) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t column_len(PyObject *self)
+{
+    return ((Column *)self)->n;
+}
+
+static PyObject *column_item(PyObject *self, Py_ssize_t i)
+{
+    Column *c = (Column *)self;
+    if (i < 0 || i >= c->n) {
+        PyErr_SetString(PyExc_IndexError, "Column index out of range");
+        return NULL;
+    }
+    return PyLong_FromLongLong(c->v[i]);
+}
+
+static void column_dealloc(PyObject *self)
+{
+    PyMem_Free(((Column *)self)->v);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMethodDef column_methods[] = {
+    {"append", column_append, METH_O, "Append an integer."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods column_sequence = {.sq_length = column_len, .sq_item = column_item};
+
+static PyTypeObject ColumnType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gradcli.engine._fused.Column",
+    .tp_basicsize = sizeof(Column),
+    .tp_dealloc = column_dealloc,
+    .tp_as_sequence = &column_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A growing column of 64-bit integers (graph._Builder's, for a large source).",
+    .tp_methods = column_methods,
+    .tp_new = PyType_GenericNew,
+};
+
+/* The builder's integer columns are lists of int objects, or Columns. */
+static inline int is_column(PyObject *o)
+{
+    return Py_IS_TYPE(o, &ColumnType);
+}
+
+static inline int column_like(PyObject *o)
+{
+    return is_column(o) || PyList_Check(o);
+}
+
+static inline Py_ssize_t col_len(PyObject *o)
+{
+    return is_column(o) ? ((Column *)o)->n : PyList_GET_SIZE(o);
+}
+
+/* *out = o[i], for 0 <= i < col_len(o). -1 with the exception set. */
+static inline int col_get(PyObject *o, Py_ssize_t i, Py_ssize_t *out)
+{
+    if (is_column(o)) {
+        *out = (Py_ssize_t)((Column *)o)->v[i];
+        return 0;
+    }
+    *out = PyLong_AsSsize_t(PyList_GET_ITEM(o, i));
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* Append x to o; a list gets ``obj`` (x as an int object) where given, else a new int. */
+static int col_push(PyObject *o, Py_ssize_t x, PyObject *obj)
+{
+    if (is_column(o))
+        return column_push((Column *)o, x);
+    if (obj != NULL)
+        return PyList_Append(o, obj);
+    obj = PyLong_FromSsize_t(x);
+    if (obj == NULL)
+        return -1;
+    int r = PyList_Append(o, obj);
+    Py_DECREF(obj);
+    return r;
+}
+
 typedef struct {
     int state;          /* the state after this entry */
     int kind;
@@ -168,12 +288,11 @@ static int expression(Entry *out, PyObject *id, Py_ssize_t s0, Py_ssize_t e1)
 
 static int depth_of(Builder *b, Py_ssize_t tid, Py_ssize_t *out)
 {
-    if (tid < 0 || tid >= PyList_GET_SIZE(b->depth)) {
+    if (tid < 0 || tid >= col_len(b->depth)) {
         PyErr_SetString(PyExc_IndexError, "one pass: a node id out of range");
         return -1;
     }
-    *out = PyLong_AsSsize_t(PyList_GET_ITEM(b->depth, tid));
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    return col_get(b->depth, tid, out);
 }
 
 /* The node prim(x[, y]) over [s0, e1) into *out (an expression entry): builder.emit for
@@ -185,22 +304,16 @@ static int make_node(Builder *b, PyObject *prim, Entry *x, Entry *y, Py_ssize_t 
     Py_ssize_t dx, dy = -1;
     if (depth_of(b, x->tid, &dx) < 0 || (y != NULL && depth_of(b, y->tid, &dy) < 0))
         return -1;
-    Py_ssize_t n = PyList_GET_SIZE(b->depth);
+    Py_ssize_t n = col_len(b->depth);
     if ((dx < 0 && dy < 0) || n >= b->limit)
         return expression(out, PyObject_CallFunction(b->emit, "OOO(nn)", prim, x->obj,
                                                      y != NULL ? y->obj : MINUS_ONE, s0, e1),
                           s0, e1);
-    PyObject *d = PyLong_FromSsize_t(1 + (dx > dy ? dx : dy));
-    PyObject *st = PyLong_FromSsize_t(s0), *en = PyLong_FromSsize_t(e1);
     PyObject *id = PyLong_FromSsize_t(n);
-    int bad = d == NULL || st == NULL || en == NULL || id == NULL
-              || PyList_Append(b->depth, d) < 0 || PyList_Append(b->ops, prim) < 0
-              || PyList_Append(b->a0, x->obj) < 0
-              || PyList_Append(b->a1, y != NULL ? y->obj : MINUS_ONE) < 0
-              || PyList_Append(b->starts, st) < 0 || PyList_Append(b->ends, en) < 0;
-    Py_XDECREF(d);
-    Py_XDECREF(st);
-    Py_XDECREF(en);
+    int bad = id == NULL || col_push(b->depth, 1 + (dx > dy ? dx : dy), NULL) < 0
+              || PyList_Append(b->ops, prim) < 0 || col_push(b->a0, x->tid, x->obj) < 0
+              || col_push(b->a1, y != NULL ? y->tid : -1, y != NULL ? y->obj : MINUS_ONE) < 0
+              || col_push(b->starts, s0, NULL) < 0 || col_push(b->ends, e1, NULL) < 0;
     if (bad) {
         Py_XDECREF(id);
         return -1;
@@ -344,8 +457,9 @@ static int builder_unpack(PyObject *builder, Builder *b)
             return -1;
     }
     for (int i = 0; i < 6; i++)
-        if (!PyList_Check(*slots[i])) {
-            PyErr_SetString(PyExc_TypeError, "one pass: the builder's columns are lists");
+        if (i == 1 ? !PyList_Check(*slots[i]) : !column_like(*slots[i])) {
+            PyErr_SetString(PyExc_TypeError,
+                            "one pass: the builder's columns are lists (or Columns)");
             return -1;
         }
     if (!PyDict_Check(b->env) || !PyDict_Check(b->inputs) || !PyDict_Check(b->versions)
@@ -792,7 +906,8 @@ static PyObject *tokens(PyObject *self, PyObject *args)
     return out;
 }
 
-/* columns(depth, op, a0, a1, starts, ends, base): graph.finish's columns, as its Python code
+/* columns(depth, op, a0, a1, starts, ends, base): graph.finish's columns (op a list, the others
+   lists or Columns), as its Python code
    computes them (see there): the ids sorted stably by depth (a counting sort: depths are small
    integers), slot[id] their places (and -1 after the last, for an absent argument), then of
    the ids from place ``base`` on (the operations): their primitives, arguments as slots,
@@ -802,14 +917,17 @@ static PyObject *columns(PyObject *self, PyObject *args)
 {
     PyObject *depth, *op, *a0, *a1, *starts, *ends;
     Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!n", &PyList_Type, &depth, &PyList_Type, &op,
-                          &PyList_Type, &a0, &PyList_Type, &a1, &PyList_Type, &starts,
-                          &PyList_Type, &ends, &base))
+    if (!PyArg_ParseTuple(args, "OO!OOOOn", &depth, &PyList_Type, &op, &a0, &a1, &starts,
+                          &ends, &base))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(depth);
-    if (PyList_GET_SIZE(op) != n || PyList_GET_SIZE(a0) != n || PyList_GET_SIZE(a1) != n
-        || PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n || base < 0
-        || base > n) {
+    if (!column_like(depth) || !column_like(a0) || !column_like(a1) || !column_like(starts)
+        || !column_like(ends)) {
+        PyErr_SetString(PyExc_TypeError, "columns: lists or Columns");
+        return NULL;
+    }
+    Py_ssize_t n = col_len(depth);
+    if (PyList_GET_SIZE(op) != n || col_len(a0) != n || col_len(a1) != n
+        || col_len(starts) != n || col_len(ends) != n || base < 0 || base > n) {
         PyErr_SetString(PyExc_ValueError, "columns: lists of different lengths");
         return NULL;
     }
@@ -825,8 +943,7 @@ static PyObject *columns(PyObject *self, PyObject *args)
     }
     Py_ssize_t top = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        d[i] = PyLong_AsSsize_t(PyList_GET_ITEM(depth, i));
-        if (d[i] == -1 && PyErr_Occurred())
+        if (col_get(depth, i, &d[i]) < 0)
             goto done;
         if (d[i] < -1) {
             PyErr_SetString(PyExc_ValueError, "columns: a depth below -1");
@@ -874,12 +991,13 @@ static PyObject *columns(PyObject *self, PyObject *args)
         PyObject *o = PyList_GET_ITEM(op, i);
         Py_INCREF(o);
         PyList_SET_ITEM(ops, k, o);
-        o = PyList_GET_ITEM(depth, i);
-        Py_INCREF(o);
+        o = PyLong_FromSsize_t(d[i]);
+        if (o == NULL)
+            goto done;
         PyList_SET_ITEM(dep, k, o);
         for (int j = 0; j < 2; j++) {
-            Py_ssize_t a = PyLong_AsSsize_t(PyList_GET_ITEM(lists[j], i));
-            if (a == -1 && PyErr_Occurred())
+            Py_ssize_t a;
+            if (col_get(lists[j], i, &a) < 0)
                 goto done;
             if (a < -1 || a >= n) {
                 PyErr_SetString(PyExc_ValueError, "columns: an argument out of range");
@@ -889,10 +1007,11 @@ static PyObject *columns(PyObject *self, PyObject *args)
             Py_INCREF(o);
             PyList_SET_ITEM(outs[j], k, o);
         }
-        sv[k] = PyLong_AsLongLong(PyList_GET_ITEM(starts, i));
-        ev[k] = PyLong_AsLongLong(PyList_GET_ITEM(ends, i));
-        if (PyErr_Occurred())
+        Py_ssize_t s0, e1;
+        if (col_get(starts, i, &s0) < 0 || col_get(ends, i, &e1) < 0)
             goto done;
+        sv[k] = s0;
+        ev[k] = e1;
     }
     result = PyTuple_Pack(7, slot, ops, arg0, arg1, dep, st, en);
 done:
@@ -1066,7 +1185,12 @@ PyMODINIT_FUNC PyInit__fused(void)
     PyObject *m = PyModule_Create(&module);
     /* the calling convention's version: fused.py uses a build only of its own (a stale build
        left in a source tree is ignored, not called with the wrong arguments) */
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 4) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (m != NULL && (PyType_Ready(&ColumnType) < 0
+                      || PyModule_AddObjectRef(m, "Column", (PyObject *)&ColumnType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

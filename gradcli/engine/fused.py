@@ -46,7 +46,7 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
 _OTHER = (None, "program", "call", "group")
 _machine = None  # built from the parser's tables on first use
 _INF = float("inf")
-ABI = 3  # the compiled loop's calling convention (_fused.ABI): a stale build is not used
+ABI = 4  # the compiled loop's calling convention (_fused.ABI): a stale build is not used
 try:  # the machine compiled (see the module docstring), where it was built
     from . import _fused
 except ImportError:
