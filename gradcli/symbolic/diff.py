@@ -332,7 +332,7 @@ def programs(roots: list, reserved=()) -> list[str]:
     # not even read: its value is printed.
     total = node_count()
     node_at: list = [None] * total  # serial -> the part (once the walk has found it)
-    kids: list = [None] * total  # serial -> its inner parts
+    kids: list = [None] * total  # serial -> its inner parts' serials
     uses = [0] * total  # serial -> how many parts read it (its parents, not its paths)
     size = [0] * total  # serial -> its size, or MIN_NAMED_SIZE if larger: all a name needs
     read = bytearray(total)  # serial -> 1 if its own text is printed or pasted
@@ -395,17 +395,17 @@ def programs(roots: list, reserved=()) -> list[str]:
                     parts += 1
                     inner.append(k)
                     read[k.serial] = 1
-        kids[n.serial] = inner
         # a*x has size 3 (its exponents 1 are not seen); a smaller part's size is counted
         # below, from its parts' (less its symbols': stored negated until then)
         size[n.serial] = MIN_NAMED_SIZE if parts >= MIN_NAMED_SIZE - 1 else len(inner) - parts
-        for k in inner:
-            s = k.serial
+        for i, k in enumerate(inner):  # (the passes below read serials, not the parts)
+            s = inner[i] = k.serial
             uses[s] += 1
             if node_at[s] is None:
                 node_at[s] = k
                 found.append(s)
                 stack.append(k)
+        kids[n.serial] = inner
     found.sort()  # parts before wholes
     root = bytearray(total)
     for n in roots:
@@ -416,8 +416,7 @@ def programs(roots: list, reserved=()) -> list[str]:
         z = size[s]
         if z <= 0:
             z = 1 - z
-            for k in kids[s]:
-                j = k.serial
+            for j in kids[s]:
                 z += 1 if named[j] else size[j]
             size[s] = z
         if z >= MIN_NAMED_SIZE and uses[s] > 1 and not root[s]:  # (a root is printed whole)
@@ -431,8 +430,8 @@ def programs(roots: list, reserved=()) -> list[str]:
         bits[root.serial] |= 1 << i
     for s in reversed(found):  # wholes before parts
         b = bits[s]
-        for k in kids[s]:
-            bits[k.serial] |= b
+        for j in kids[s]:
+            bits[j] |= b
     # The named parts in runs read by the same programs (a gradient's programs share most
     # of them): a run's lines are joined once, for every program that reads it.
     runs: list = []  # [bits, its parts' serials], in order (parts before wholes)
