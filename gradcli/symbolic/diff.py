@@ -239,41 +239,48 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
     ``names`` are visited. (``order`` is ``reachable(root)`` when the caller has it.)"""
     order = order or reachable(root)
     wanted = set(names)
-    varies: set[int] = set()  # the nodes that read one of the names: the only ones with adjoints
+    # By serial (every node of root's is older than the sweep's): whether it reads one of the
+    # names (the only nodes with adjoints), and its adjoint's terms so far.
+    varies = bytearray(root.serial + 1)
     for n in order:
         t = type(n)
         if t is Symbol:
             if n.name in wanted:
-                varies.add(n.serial)
+                varies[n.serial] = 1
         elif t is Product:
             for b, e in n.factors:
-                if b.serial in varies or e.serial in varies:
-                    varies.add(n.serial)
+                if varies[b.serial] or varies[e.serial]:
+                    varies[n.serial] = 1
                     break
         elif t is Sum:
             for k, _ in n.terms:
-                if k.serial in varies:
-                    varies.add(n.serial)
+                if varies[k.serial]:
+                    varies[n.serial] = 1
                     break
         elif t is Apply:
             for k in n.args:
-                if k.serial in varies:
-                    varies.add(n.serial)
+                if varies[k.serial]:
+                    varies[n.serial] = 1
                     break
     one = number(ONE)
-    pending: dict[int, list] = {}  # serial -> its adjoint's terms
-    if root.serial in varies:  # a constant root: every derivative is 0
+    pending: list = [None] * (root.serial + 1)
+    if varies[root.serial]:  # a constant root: every derivative is 0
         pending[root.serial] = [(one, ONE)]
     found = {}
 
     def send(node, bar, c=ONE):
-        if node.serial in varies:
-            pending.setdefault(node.serial, []).append((bar, c))
+        s = node.serial
+        if varies[s]:
+            if pending[s] is None:
+                pending[s] = [(bar, c)]
+            else:
+                pending[s].append((bar, c))
 
     for n in reversed(order):
-        terms = pending.pop(n.serial, None)
+        terms = pending[n.serial]
         if terms is None:
             continue
+        pending[n.serial] = None  # (its terms freed once summed)
         # one term as it is: add() would take a long product's coefficient out to a new node
         bar = terms[0][0] if len(terms) == 1 and terms[0][1] == 1 else add(terms)
         t = type(n)
@@ -286,19 +293,19 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
                 send(term, bar, c)
         elif t is Apply:
             for a, local in zip(n.args, _local_derivatives(n)):
-                if a.serial in varies:
+                if varies[a.serial]:
                     send(a, multiply([(bar, one), (local, one)], loose=True))
         else:
             _product_adjoint(n, bar, varies, send, one)
     return {name: found.get(name, number(0)) for name in names}
 
 
-def _product_adjoint(node, bar, varies: set, send, one) -> None:
+def _product_adjoint(node, bar, varies: bytearray, send, one) -> None:
     """A flat product's adjoint handed to its bases and exponents, as _product_tangent's
     rows build the tangent."""
     factors = node.factors
     for i, (b, e) in enumerate(factors):
-        by_base, by_exp = b.serial in varies, e.serial in varies
+        by_base, by_exp = varies[b.serial], varies[e.serial]
         if not (by_base or by_exp):
             continue
         others = [*factors[:i], *factors[i + 1:], (bar, one)]
