@@ -102,8 +102,9 @@ def nodes_at_least(source: str, constants=("pi", "e"), enough: int | None = None
         data = re.sub(rb"#[^\n]*", b"", data)
     statements = data.count(b";") + data.count(b"\n") + 1
     excluded = {name.encode() for name in constants}
+    assigned, not_name = re.compile(_ASSIGNED), re.compile(_NOT_NAME)
     for match in re.finditer(rb"=", data):
-        target = _ASSIGNED.search(data, max(0, match.start() - 256), match.start())
+        target = assigned.search(data, max(0, match.start() - 256), match.start())
         if target:
             excluded.add(target.group(1))
     # blanks out (a name's next character is then the next one), a line continuation out, a
@@ -119,7 +120,7 @@ def nodes_at_least(source: str, constants=("pi", "e"), enough: int | None = None
     a = 0
     while a < len(array) - 1:
         b = min(len(array) - 1, a + SCAN_CHUNK)
-        found = _NOT_NAME.search(data, b)  # a chunk ends where no name runs across it
+        found = not_name.search(data, b)  # a chunk ends where no name runs across it
         b = found.start() if found else len(array) - 1
         c = kind[array[a:b + 1]]  # and one character past the chunk: the last run's end
         name = (c & 1) != 0
@@ -148,8 +149,8 @@ def nodes_at_least(source: str, constants=("pi", "e"), enough: int | None = None
     return max(0, counted - statements)
 
 
-_ASSIGNED = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t\f]*[-+*/]?$")
-_NOT_NAME = re.compile(rb"[^A-Za-z0-9_]")
+_ASSIGNED = rb"([A-Za-z_][A-Za-z0-9_]*)[ \t\f]*[-+*/]?$"  # compiled where used: a large source
+_NOT_NAME = rb"[^A-Za-z0-9_]"
 _BLANKS = bytes.maketrans(b"\n\\", b";.")
 
 

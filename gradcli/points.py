@@ -13,7 +13,7 @@ import re
 
 from .errors import GradcliError, InputError, Span, name_list
 
-_NAME = re.compile(r"[^\W\d]\w*\Z")
+_NAME = r"[^\W\d]\w*\Z"  # compiled on first use (re caches it)
 _RULE = "a value is a number or one constant expression (pi/4, atan2(1, 2)), nothing else"
 
 
@@ -160,14 +160,14 @@ def parse_point(text: str, option: str = "at") -> Point:
         name = _unescape(name.strip())  # --at \u03b8=1 is θ, as in the expression
         if not eq:
             left, colon, right = part.partition(":")
-            if colon and _NAME.match(left.strip()) and right.strip():
+            if colon and re.match(_NAME, left.strip()) and right.strip():
                 raise error(f"{part}: a name and its value are joined by '='", span,
                             hint=f"write {left.strip()}={right.strip()}")
             raise error(f"{part}: no value for {part}", span,
-                        hint=f"write {part}=2" if _NAME.match(part) else "write x=2")
+                        hint=f"write {part}=2" if re.match(_NAME, part) else "write x=2")
         if not name:
             raise error(f"{part}: a value without a name", span, hint="write x=2")
-        if not _NAME.match(name):
+        if not re.match(_NAME, name):
             raise error(f"{part}: {name!r} is not a valid name",
                         (here, here + len(part.partition("=")[0].rstrip())))
         if name in point:
@@ -237,7 +237,7 @@ def parse_grid(text: str, option: str = "grid",
             continue
         name, eq, spec = part.partition("=")
         name = _unescape(name.strip())
-        if not eq or not _NAME.match(name):
+        if not eq or not re.match(_NAME, name):
             raise InputError(f"{part!r} is not NAME=START:STOP:COUNT", option=option,
                              hint="write x=0:1:101,y=-1:1:21")
         if name in grid:

@@ -176,6 +176,33 @@ def test_the_compiled_loops_refuse_what_is_not_a_tape():
         _sweeps.pack([abs], [2 ** 40], [-1])
 
 
+@pytest.mark.parametrize("source", [families.wide(200), families.deep(200), families.shared(200),
+                                    "x*y + sin(x)*x"])
+def test_a_spent_sweep_leaves_the_inputs_adjoints_both_ways(source):
+    """reverse(spend=True), as the certified sweep runs it: each visited node's adjoint is
+    None afterwards (its ball freed), and every other slot's is the full sweep's, on floats and
+    on bare balls, compiled loops and Python loops alike."""
+    from gradcli.api import compile, point_vector
+    from gradcli.engine.ball import BARE
+    from gradcli.engine.certify import exact_real
+    from gradcli.engine.forward import forward
+    from gradcli.engine.primitives import FLOAT
+    from gradcli.engine.reverse import reverse
+    graph = compile(source)
+    at = {name: 0.25 + 0.05 * i for i, name in enumerate(graph.inputs)}
+    floats = forward(graph, point_vector(graph, at))
+    balls = [exact_real(v).b for v in floats]  # balls for the bare namespace's rules
+    visited = set(graph.visit_order())
+    for values, m in ((floats, FLOAT), (balls, BARE)):
+        for threshold in (0, math.inf):
+            sweeps.COMPILED_FROM = threshold
+            full, _ = reverse(graph, values, m=m)
+            spent, _ = reverse(graph, values, m=m, spend=True)
+            assert [s for s, a in enumerate(spent) if a is None] == sorted(visited)
+            assert all(repr(spent[s]) == repr(full[s]) for s in range(graph.n_slots)
+                       if s not in visited)
+
+
 @pytest.mark.parametrize("name", [name for name, prim in sorted(TABLE.items())
                                   if (prim.form or ("",))[0] == "sum"
                                   or prim.form == ("product", (1, 1))])
@@ -272,3 +299,21 @@ def test_the_compiled_edges_refuse_a_bad_tape():
         _sweeps.edges(a0, a1, sweeps.packed_slots([9]), bytearray(b"\1" * 3), 1)
     with pytest.raises(TypeError):
         _sweeps.edges(a0, a1, [1], bytearray(b"\1" * 3), 1)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("gradcli.engine.certify",
+                                                   fromlist=["_RATIONAL"])._RATIONAL))
+def test_a_rows_rational_shortcut_is_its_real_functions_rational(name):
+    """The bare sweep's rational shortcut of a row (certify._RATIONAL) gives what the row's
+    Real function gives for the same rationals: the same rational, and a ball that holds it."""
+    from flint import fmpq
+    from gradcli.engine.ball import BALL, Real, precision
+    from gradcli.engine.certify import _RATIONAL
+    rationals = [fmpq(0), fmpq(1), fmpq(-1), fmpq(3, 7), fmpq(-22, 5), fmpq(1, 10**9)]
+    arity = TABLE[name].arity
+    with precision(64):
+        for args in ([(q,) for q in rationals] if arity == 1 else
+                     [(q, r) for q in rationals for r in rationals]):
+            real = getattr(BALL, name)(*(Real.of(q) for q in args))
+            assert real.q is not None and _RATIONAL[name](*args) == real.q, (name, args)
+            assert real.q in real.b

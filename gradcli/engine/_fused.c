@@ -557,6 +557,51 @@ static PyObject *bind(Builder *b, PyObject *name, PyObject *value)
     return value;
 }
 
+/* name ( a , b ), a call's children as the child filter gives them (the name and the ")" as
+   slices, the arguments as (id, start, end)): its node, made here as a one-argument call's is
+   (make_node: builder.emit for constants and at the limit). 1 with *out the node's expression;
+   0 where the children have another shape (fused._call makes the node); -1 with the exception
+   set, fused._function's where the name is no function of two arguments (the caller gives up
+   and the parser says why). */
+static int two_argument_call(Builder *b, PyObject *source, PyObject *functions,
+                             PyObject *function_cb, PyObject *children, Entry *out)
+{
+    if (PyList_GET_SIZE(children) != 6)
+        return 0;
+    PyObject *name = PyList_GET_ITEM(children, 0), *rpar = PyList_GET_ITEM(children, 5);
+    PyObject *xa = PyList_GET_ITEM(children, 2), *ya = PyList_GET_ITEM(children, 4);
+    if (!PySlice_Check(name) || !PySlice_Check(rpar) || !PyTuple_Check(xa)
+            || PyTuple_GET_SIZE(xa) != 3 || !PyTuple_Check(ya) || PyTuple_GET_SIZE(ya) != 3)
+        return 0;
+    Py_ssize_t s0, s1, r0, r1, step;
+    if (PySlice_Unpack(name, &s0, &s1, &step) < 0 || PySlice_Unpack(rpar, &r0, &r1, &step) < 0)
+        return -1;
+    if (s0 < 0 || s1 < s0 || s1 > PyUnicode_GET_LENGTH(source)) {
+        PyErr_SetString(PyExc_ValueError, "one pass: a name out of the source");
+        return -1;
+    }
+    PyObject *text = PyUnicode_Substring(source, s0, s1);
+    if (text == NULL)
+        return -1;
+    PyObject *prim = PyDict_GetItemWithError(functions, text);
+    if (prim != NULL)
+        Py_INCREF(prim);
+    else if (!PyErr_Occurred())
+        prim = PyObject_CallFunction(function_cb, "OOni", functions, text, s0, 2);
+    Py_DECREF(text);
+    if (prim == NULL)
+        return -1;
+    Entry x = {0, K_OBJ, 0, 0, 0, 0, xa}, y = {0, K_OBJ, 0, 0, 0, 0, ya};
+    Py_INCREF(xa);
+    Py_INCREF(ya);
+    int bad = as_expr(&x) < 0 || as_expr(&y) < 0
+              || make_node(b, prim, &x, &y, s0, r0 + 1, out) < 0;
+    entry_clear(&x);
+    entry_clear(&y);
+    Py_DECREF(prim);
+    return bad ? -1 : 1;
+}
+
 /* The state the state below goes to after a reduction at offset a, lookahead t; -1: none. */
 static inline int goto_state(const Machine *m, int below, Py_ssize_t a, int t)
 {
@@ -564,13 +609,15 @@ static inline int goto_state(const Machine *m, int below, Py_ssize_t a, int t)
     return v <= -2 ? -2 - v : -1;
 }
 
-/* run(source, compiled, builder, functions, function, other):
+/* run(source, compiled, builder, functions, function, other, called, functions2):
    the statements' list at acceptance (fused._finish makes the graph of it), or None. */
 static PyObject *run(PyObject *self, PyObject *args)
 {
     PyObject *source, *compiled, *builder, *functions, *function_cb, *call_cb, *called;
-    if (!PyArg_ParseTuple(args, "UOOO!OOO!", &source, &compiled, &builder, &PyDict_Type,
-                          &functions, &function_cb, &call_cb, &PyFrozenSet_Type, &called))
+    PyObject *functions2;
+    if (!PyArg_ParseTuple(args, "UOOO!OOO!O!", &source, &compiled, &builder, &PyDict_Type,
+                          &functions, &function_cb, &call_cb, &PyFrozenSet_Type, &called,
+                          &PyDict_Type, &functions2))
         return NULL;
     if (!PyUnicode_IS_ASCII(source)) {
         PyErr_SetString(PyExc_ValueError, "one pass: the compiled loop reads ASCII text");
@@ -827,14 +874,19 @@ static PyObject *run(PyObject *self, PyObject *args)
                     }
                 }
                 else if (method == M_CALL) {
-                    PyObject *call = PyObject_CallFunctionObjArgs(call_cb, value, NULL);
+                    int two = two_argument_call(&b, source, functions2, function_cb, value,
+                                                &out);
+                    PyObject *call = two == 0 ? PyObject_CallFunctionObjArgs(call_cb, value,
+                                                                             NULL) : NULL;
                     Py_DECREF(value);
                     value = call;
-                    if (value == NULL)
+                    if (two < 0 || (two == 0 && value == NULL))
                         goto done;
                 }
-                out.kind = K_OBJ;
-                out.obj = value;
+                if (value != NULL) {  /* else out is the call's node */
+                    out.kind = K_OBJ;
+                    out.obj = value;
+                }
             }
             /* replace the k entries by out, in the state the state below goes to */
             int state = goto_state(&m, v[top - k].state, a, t);
@@ -1185,7 +1237,7 @@ PyMODINIT_FUNC PyInit__fused(void)
     PyObject *m = PyModule_Create(&module);
     /* the calling convention's version: fused.py uses a build only of its own (a stale build
        left in a source tree is ignored, not called with the wrong arguments) */
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 4) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

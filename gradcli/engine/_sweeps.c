@@ -283,22 +283,24 @@ static inline int accumulate(PyObject *adjoint, Py_ssize_t target, PyObject *ups
 enum { CALL = 0, CONSTANT = 1, OTHER = 2 };
 
 /* reverse(partials, how, constants, codes, a0, a1, base, slots, values, adjoint, active, m,
-   unit, first, second): for each slot s of ``slots`` (the reverse sweep's order, int32
+   unit, first, second[, spend]): for each slot s of ``slots`` (the reverse sweep's order, int32
    bytes), each argument of node k = s - base that is active gets its partial p: by
    ``how[kind]``, the rule partials[kind][i](m, values[a] [, values[b]], values[s]) (CALL), the
    object constants[kind][i] (CONSTANT), or the other argument's value (OTHER). With
    ``adjoint`` (else None), adjoint[argument] += adjoint[s] * p (see accumulate for ``unit``);
    with ``first`` and ``second`` (else None), p is kept as first[k] (the first argument's) or
-   second[k]. */
+   second[k]. With ``spend``, adjoint[s] becomes None once s has passed it on: no later node
+   reads it (the order visits a node after every node that reads it), so the sweep holds the
+   adjoints still to be passed on, not one a node. */
 static PyObject *reverse(PyObject *self, PyObject *args)
 {
     PyObject *partials, *how, *constants, *codes, *arg0, *arg1, *slots, *values, *adjoint,
              *active, *m, *first, *second;
     Py_ssize_t base;
-    int unit;
-    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOpOO", &partials, &how, &constants, &codes, &arg0,
+    int unit, spend = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOnOOOOOpOO|p", &partials, &how, &constants, &codes, &arg0,
                           &arg1, &base, &slots, &values, &adjoint, &active, &m, &unit, &first,
-                          &second))
+                          &second, &spend))
         return NULL;
     PyObject *lists[] = {partials, constants, values};
     const char *names[] = {"partials", "constants", "values"};
@@ -380,6 +382,11 @@ static PyObject *reverse(PyObject *self, PyObject *args)
         Py_XDECREF(upstream);
         if (bad)
             return NULL;
+        if (spend && accumulating) {
+            Py_INCREF(Py_None);
+            if (PyList_SetItem(adjoint, s, Py_None) < 0)
+                return NULL;
+        }
     }
     Py_RETURN_NONE;
 }
@@ -463,10 +470,10 @@ static PyObject *HEIGHT_BITS;  /* the method's name, interned once: a rational's
    certify._bare_forward's loop; funcs, never and rational have an entry per kind (see pack).
    For node k of kind j: where funcs[j] (the ball namespace's function) is given and an argument
    has no exact rational (or never[j], a function whose result never has one), its ball is
-   funcs[j](balls...) and it has none; where rational[j] (+, -, * on rationals) is given and
-   both arguments have one, it has their result while its height_bits() <= height_cap, its ball
-   make(q), else the ball's result; any other node is slow(k)'s (which appends to both lists
-   itself). */
+   funcs[j](balls...) and it has none; where rational[j] (the row on rationals) is given and
+   every argument has one, it has their result while its height_bits() <= height_cap, its ball
+   make(q), else the ball's result where funcs[j] is given; any other node is slow(k)'s (which
+   appends to both lists itself). */
 static PyObject *bare_forward(PyObject *self, PyObject *args)
 {
     PyObject *funcs, *never, *rational, *codes, *arg0, *arg1, *balls, *exact, *make, *slow;
@@ -500,20 +507,23 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
         Py_ssize_t kind, a, b;
         if (node_at(&t, k, s, &kind, &a, &b) < 0)
             return NULL;
-        PyObject *f = PyList_GET_ITEM(funcs, kind);
+        PyObject *f = PyList_GET_ITEM(funcs, kind), *r = PyList_GET_ITEM(rational, kind);
         PyObject *qa = PyList_GET_ITEM(exact, a), *qb = b >= 0 ? PyList_GET_ITEM(exact, b) : NULL;
-        PyObject *ball = NULL, *q = Py_None;
+        PyObject *ball = NULL, *q = Py_None;  /* a reference held where ball is made */
+        Py_INCREF(q);
         PyObject *call[2] = {PyList_GET_ITEM(balls, a), b >= 0 ? PyList_GET_ITEM(balls, b) : NULL};
         Py_ssize_t nargs = b >= 0 ? 2 : 1;
         /* (qb is NULL for one argument) */
         if (f != Py_None && (qa == Py_None || qb == Py_None || nev[kind])) {
             ball = PyObject_Vectorcall(f, call, nargs, NULL);
-            if (ball == NULL)
+            if (ball == NULL) {
+                Py_DECREF(q);
                 goto failed;
-            Py_INCREF(q);
-        } else if (b >= 0 && PyList_GET_ITEM(rational, kind) != Py_None && f != Py_None) {
+            }
+        } else if (r != Py_None && qa != Py_None && qb != Py_None) {
             PyObject *rq[2] = {qa, qb};
-            q = PyObject_Vectorcall(PyList_GET_ITEM(rational, kind), rq, 2, NULL);
+            Py_DECREF(q);
+            q = PyObject_Vectorcall(r, rq, nargs, NULL);
             if (q == NULL)
                 goto failed;
             PyObject *h = PyObject_VectorcallMethod(HEIGHT_BITS, &q, 1, NULL);
@@ -533,21 +543,24 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
                 Py_DECREF(q);
                 q = Py_None;
                 Py_INCREF(q);
-                ball = PyObject_Vectorcall(f, call, nargs, NULL);
+                if (f != Py_None)  /* else no ball of its own: the Real function, below */
+                    ball = PyObject_Vectorcall(f, call, nargs, NULL);
             }
-            if (ball == NULL) {
+            if (ball == NULL && (f != Py_None || PyErr_Occurred())) {
                 Py_DECREF(q);
                 goto failed;
             }
-        } else {
+        }
+        if (ball == NULL) {  /* the node's Real function: slow(k) appends both itself */
+            Py_DECREF(q);
             PyObject *kk = PyLong_FromSsize_t(k);
             if (kk == NULL)
                 return NULL;
-            PyObject *r = PyObject_Vectorcall(slow, &kk, 1, NULL);
+            PyObject *done = PyObject_Vectorcall(slow, &kk, 1, NULL);
             Py_DECREF(kk);
-            if (r == NULL)
+            if (done == NULL)
                 goto failed;
-            Py_DECREF(r);
+            Py_DECREF(done);
             continue;
         }
         if (PyList_Append(balls, ball) < 0 || PyList_Append(exact, q) < 0) {
@@ -581,7 +594,7 @@ PyMODINIT_FUNC PyInit__sweeps(void)
     if (HEIGHT_BITS == NULL && (HEIGHT_BITS = PyUnicode_InternFromString("height_bits")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 4) < 0) {
         Py_DECREF(m);
         return NULL;
     }

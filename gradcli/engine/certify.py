@@ -307,7 +307,13 @@ def _traced(result: Certified, sweep, balls, digits: int, bits: int) -> None:
 # rows whose Real result never has a known rational (:data:`ball._BARE` computes their ball)
 _NEVER_EXACT = frozenset(name for name in _BARE if name not in (
     "add", "sub", "mul", "div", "neg", "abs", "min", "max", "relu"))
-_RATIONAL = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+_ZERO = fmpq(0)
+# Rows whose Real result for known rationals is the rational these give (ball.py's Real
+# functions: +, -, ·, and the piecewise-linear rows), while its height stays small: the bare
+# sweep computes it here, without the Real function (a few microseconds a node, in Python).
+_RATIONAL = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "neg": operator.neg,
+             "abs": abs, "min": min, "max": max, "relu": lambda q: max(q, _ZERO),
+             "sign": lambda q: fmpq((q > 0) - (q < 0)), "step": lambda q: fmpq(int(q > 0))}
 _KINK = operator.attrgetter("kink")
 
 
@@ -359,25 +365,22 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     for k, prim in enumerate(ops):
         name, a, b = prim.name, arg0[k], arg1[k]
         f = bare.get(name)
-        if b < 0:
-            if f is not None and (exact[a] is None or name in never):
-                balls.append(f(balls[a]))
-                exact.append(None)
+        args = (balls[a],) if b < 0 else (balls[a], balls[b])
+        qa, qb = exact[a], (exact[b] if b >= 0 else _ZERO)  # (_ZERO: no second argument)
+        if f is not None and (qa is None or qb is None or name in never):
+            balls.append(f(*args))
+            exact.append(None)
+            continue
+        r = rational.get(name)
+        if r is not None and qa is not None and qb is not None:
+            q = r(qa) if b < 0 else r(qa, qb)  # as the Real function: the rational, if small
+            if q.height_bits() <= EXACT_BITS:
+                balls.append(arb(q))
+                exact.append(q)
                 continue
-        else:
-            qa, qb = exact[a], exact[b]
-            if f is not None and (qa is None or qb is None or name in never):
-                balls.append(f(balls[a], balls[b]))
+            if f is not None:
+                balls.append(f(*args))
                 exact.append(None)
-                continue
-            if name in rational:  # as Real's +, -, *: the rational while it stays small
-                q = rational[name](qa, qb)
-                if q.height_bits() <= EXACT_BITS:
-                    balls.append(arb(q))
-                    exact.append(q)
-                else:
-                    balls.append(f(balls[a], balls[b]))
-                    exact.append(None)
                 continue
         slow(k)
     return balls, exact
@@ -397,7 +400,9 @@ def _bare_attempt(graph, point, wrt_slots, seed, digits, active, record: bool = 
     a trace."""
     try:
         balls, exact = _bare_forward(graph, point)
-        adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active)
+        # spent: only the inputs' adjoints are read (a ball a node was half the sweep's memory)
+        adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active,
+                                   spend=not record)
         values, adjoints = _Reals(balls, exact), _Reals(adjoint)
         result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
         if result is not None:

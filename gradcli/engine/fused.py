@@ -46,7 +46,7 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "POW": "^"}
 _OTHER = (None, "program", "call", "group")
 _machine = None  # built from the parser's tables on first use
 _INF = float("inf")
-ABI = 4  # the compiled loop's calling convention (_fused.ABI): a stale build is not used
+ABI = 5  # the compiled loop's calling convention (_fused.ABI): a stale build is not used
 try:  # the machine compiled (see the module docstring), where it was built
     from . import _fused
 except ImportError:
@@ -93,6 +93,7 @@ class _Machine:
         self.unary = [None] * (regex.groups + 1)
         self.unary[groups["MINUS"]] = _NEG  # unary plus: None, the operand itself
         self.functions = {}  # name -> the primitive it calls with one argument, once looked up
+        self.functions2 = {}  # and with two (the compiled loop's)
         # the names that call a function (``lookup`` finds them), which cannot be assigned: the
         # compiled loop binds any other name not an input without asking the builder's checks
         self.called = frozenset(name for name in (*TABLE, *ALIASES, *(n for n, _ in OVERLOADS))
@@ -258,7 +259,7 @@ def _run_compiled(machine: _Machine, source: str, builder):
         return _other(builder, "call", children, _slice_token, source)
 
     statements = _fused.run(source, machine.compiled, builder, machine.functions, _function,
-                            call, machine.called)
+                            call, machine.called, machine.functions2)
     return None if statements is None else _finish(builder, source, statements)
 
 
@@ -463,11 +464,12 @@ def _call(builder, text: str, s0: int, e1: int, args: list[int]):
     return (builder.emit(prim, args[0], args[1] if len(args) == 2 else -1, span), s0, e1)
 
 
-def _function(functions: dict, text: str, s0: int):
-    """The primitive a one-argument call of ``text`` calls (remembered in ``functions``)."""
+def _function(functions: dict, text: str, s0: int, arity: int = 1):
+    """The primitive a call of ``text`` with ``arity`` arguments calls (remembered in
+    ``functions``, one dict an arity)."""
     name = text if text.isascii() and "\\" not in text else read_name(text, s0)
-    prim = lookup(name, 1)
-    if prim is None or prim.arity != 1:
+    prim = lookup(name, arity)
+    if prim is None or prim.arity != arity:
         raise _GiveUp  # the lowering says which mistake it is
     functions[text] = prim
     return prim

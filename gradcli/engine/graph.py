@@ -54,7 +54,7 @@ class Graph:
     depth: list[int]
     spans: "Spans"  # spans[k] is node k's (start, end) in the source
     output: int  # the slot of the result (a node, an input or a constant)
-    labels: dict[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
+    labels: Mapping[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
     input_spans: list[Span] = field(default_factory=list)  # first read of each input
     outputs: list[int] = field(default_factory=list)  # every output's slot, in order
     output_names: list[str] = field(default_factory=list)  # "f", or "f1", "f2", …, or --of's
@@ -238,6 +238,42 @@ class Spans:
         return f"Spans({list(self)!r})"
 
 
+
+
+class Labels(Mapping):
+    """A graph's labels (slot -> the names assigned to it, ``name`` or ``name#version`` for a
+    name assigned more than once), made on first read: an evaluation reads none (a trace, the
+    graph's picture and the adjoint program do), and a program of 10^5 assignments spent a fifth
+    of its compile making them."""
+
+    __slots__ = ("_slots", "_bindings", "_versions", "_made")
+
+    def __init__(self, slots: list[int], bindings: list[tuple[int, str, int]],
+                 versions: dict[str, int]):
+        # bindings[i] (id, name, version) binds slots[i]; versions: each name's last version
+        self._slots, self._bindings, self._versions, self._made = slots, bindings, versions, None
+
+    def _labels(self) -> dict[int, list[str]]:
+        made = self._made
+        if made is None:
+            made, versions = {}, self._versions
+            for slot, (_, name, version) in zip(self._slots, self._bindings):
+                made.setdefault(slot, []).append(
+                    f"{name}#{version}" if versions[name] > 1 else name)
+            self._made, self._slots, self._bindings, self._versions = made, None, None, None
+        return made
+
+    def __getitem__(self, slot: int) -> list[str]:
+        return self._labels()[slot]
+
+    def __iter__(self):
+        return iter(self._labels())
+
+    def __len__(self) -> int:
+        return len(self._labels())
+
+    def __repr__(self) -> str:
+        return repr(self._labels())
 
 
 def _suggest(name: str) -> str | None:
@@ -492,10 +528,9 @@ class _Builder:
             spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
                                        map(self.ends.__getitem__, ordered))
         exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
-        labels: dict[int, list[str]] = {}
-        for tid, name, version in self.bindings:
-            label = f"{name}#{version}" if self.versions[name] > 1 else name
-            labels.setdefault(slot[tid], []).append(label)
+        bindings = self.bindings  # their slots now (in C), their labels when read
+        labels = Labels(list(map(slot.__getitem__, map(itemgetter(0), bindings))), bindings,
+                        self.versions) if bindings else {}
         return Graph(
             source=source,
             constants=constants,
@@ -510,7 +545,7 @@ class _Builder:
             input_spans=self.input_spans,
             outputs=[slot[t] for t in outputs],
             output_names=output_names(len(outputs)),
-            names={name: slot[t] for name, t in self.env.items()},
+            names=dict(zip(self.env, map(slot.__getitem__, self.env.values()))),
             exact=exact,
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],

@@ -31,7 +31,7 @@ Partials = tuple[list, list]  # (∂/∂first argument, ∂/∂second argument) 
 
 def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                    slots: Sequence[int] | None = None, adjoint: list | None = None,
-                   active=None, each=None, keep: bool = False) -> Partials:
+                   active=None, each=None, keep: bool = False, spend: bool = False) -> Partials:
     """The partial derivatives of the nodes at ``slots`` (default: every node the output
     depends on, in the reverse sweep's order) at the point whose forward ``values`` are given:
     the one loop over the rules that every sweep runs, on floats, dual numbers and NumPy columns.
@@ -51,7 +51,9 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     With ``each`` instead, every partial is handed to ``each(s, argument, p)`` (the batch
     engine accumulates columns its own way: no pass over the rows to multiply by 1 or add to 0).
     With ``adjoint`` and ``keep``, both: the partials are accumulated and kept (the recorded
-    sweep, whose trace reads them back for the rows it shows).
+    sweep, whose trace reads them back for the rows it shows). With ``adjoint`` and ``spend``, a
+    node's adjoint is set to None once passed on to its arguments (nothing visited later reads
+    it): the sweep then holds only the adjoints still to pass on, not one for every node.
     """
     n = len(graph.ops) if (adjoint is None and each is None) or keep else 0
     first: list = [None] * n
@@ -76,7 +78,7 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
         if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
             run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base, visit, values,
                 None if each is _KEEP else adjoint, active, m, unit,
-                first if n else None, second if n else None)
+                first if n else None, second if n else None, spend)
             return first, second
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
@@ -96,6 +98,8 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                         adjoint[target] += adjoint[s] * p
                 elif each is not _KEEP:
                     each(s, target, p)
+            if spend and adjoint is not None:
+                adjoint[s] = None
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
         if run is not None:
             s, which = getattr(exc, "slot", s), getattr(exc, "which", which)

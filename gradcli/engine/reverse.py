@@ -38,7 +38,8 @@ def visit_order(graph: Graph) -> list[int]:
 
 
 def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False, m=FLOAT,
-            order: int = 1, active=None, cotangent=None) -> tuple[list, Sequence[Contribution]]:
+            order: int = 1, active=None, cotangent=None,
+            spend: bool = False) -> tuple[list, Sequence[Contribution]]:
     """Adjoints of every slot for the output adjoint ``seed``, and the recorded contributions.
 
     The local partials are :func:`~gradcli.engine.partials.local_partials`'s, accumulated as
@@ -49,7 +50,9 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
     (:meth:`Graph.active`) marks the slots whose adjoints are wanted: a partial by any other
     argument is not computed (default: every slot that is not a constant). ``cotangent`` (one
     adjoint per output, in order) seeds every output at once instead: the inputs' adjoints are
-    then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep.
+    then the vector-Jacobian product ``cotangentᵀ·J``, in one sweep. ``spend`` (without
+    ``record``): each node's adjoint is None once the sweep has passed it on, and only the
+    inputs' and constants' are left; the sweep's memory is then what is still to pass on.
     """
     adjoint = [0.0] * graph.n_slots
     if cotangent is None:
@@ -58,7 +61,8 @@ def reverse(graph: Graph, values: list, seed: float = 1.0, record: bool = False,
         for slot, w in zip(graph.output_slots, cotangent):
             adjoint[slot] += w  # two outputs may be one node: their seeds add
     if not record:  # the hot path: partials accumulated as computed, in the loop itself
-        local_partials(graph, values, m, order, None, adjoint, active)  # None: visit_order's
+        local_partials(graph, values, m, order, None, adjoint, active,  # None: visit_order's
+                       spend=spend)
         return adjoint, []
     slots = graph.visit_order()
     if active is None:

@@ -18,19 +18,19 @@ import re
 import unicodedata
 
 MACRON, OVERLINE, DOT_ABOVE = "\u0304", "\u0305", "\u0307"
-NODE_ID = re.compile(r"v\d+\Z")
+NODE_ID = r"v\d+\Z"  # patterns compiled on first use (re caches them), not at start-up
 
 
 def adjoint(name: str) -> str:
     """``v̄5``, ``x̄``, ``r̅a̅t̅e̅``: the adjoint of a node or a named input."""
-    if NODE_ID.match(name) or len(name) == 1:
+    if len(name) == 1 or re.match(NODE_ID, name):
         return name[0] + MACRON + name[1:]
     return "".join(ch + OVERLINE for ch in name)
 
 
 def tangent(name: str) -> str:
     """``v̇5``, ``ẋ``, ``(rate)˙``: the tangent of a node or a named input."""
-    if NODE_ID.match(name) or len(name) == 1:
+    if len(name) == 1 or re.match(NODE_ID, name):
         return name[0] + DOT_ABOVE + name[1:]
     return f"({name})\u02d9"
 
@@ -48,10 +48,10 @@ _SYMBOLS = {"∂": "d", "∇": "grad ", "·": "*", "×": "x", "−": "-", "–":
             "⋮": ":", "←": "<-", "→": "->", "✓": "ok", "✗": "x", "√": "sqrt",
             "∞": "inf", "\u02d9": "dot", "\u00a0": " ", "ᵀ": "^T", "Γ": "Gamma", "ψ": "psi",
             **{sup: f"^{d}" for d, sup in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}}
-_MARKED = re.compile(f"(v)([{MACRON}{DOT_ABOVE}])(\\d+)"  # v̄5 -> vbar5
+_MARKED = (f"(?s)(v)([{MACRON}{DOT_ABOVE}])(\\d+)"  # v̄5 -> vbar5
                      f"|((?:.{OVERLINE})+)"  # r̅a̅t̅e̅ -> bar(rate)
                      f"|\\((\\w+)\\)\u02d9"  # (rate)˙ -> dot(rate)
-                     f"|(.)([{MACRON}{DOT_ABOVE}])", re.S)  # x̄ -> bar(x)
+                     f"|(.)([{MACRON}{DOT_ABOVE}])")  # x̄ -> bar(x)
 _MARK_NAME = {MACRON: "bar", DOT_ABOVE: "dot"}
 
 
@@ -71,7 +71,7 @@ def to_ascii(text: str, encoding: str = "ascii") -> str:
     ``+-|``; any other character the ``encoding`` cannot write becomes ``\\uXXXX``."""
     if text.isascii():
         return text
-    text = _MARKED.sub(_unmark, text)
+    text = re.sub(_MARKED, _unmark, text)
     out = []
     for ch in text:
         if ch.isascii():
