@@ -359,8 +359,8 @@ def programs(roots: list, reserved=()) -> list[str]:
         n = stack.pop()
         t = type(n)
         inner = []
-        if t is Product:
-            parts = 0  # (a loop: two comprehensions cost more)
+        if t is Product:  # (most parts, most of them long: each factor's part seen at once)
+            parts = 0
             for b, e in n.factors:
                 kind = type(b)
                 if kind is Symbol:
@@ -370,16 +370,32 @@ def programs(roots: list, reserved=()) -> list[str]:
                     leaves.add(b)
                 else:
                     parts += 1
-                    inner.append(b)
-                    read[b.serial] = 1
-                if type(e) is not Number:
+                    s = b.serial
+                    inner.append(s)
+                    read[s] = 1
+                    uses[s] += 1
+                    if node_at[s] is None:
+                        node_at[s] = b
+                        found.append(s)
+                        stack.append(b)
+                if type(e) is not Number:  # (rare: x^(y - 1))
                     parts += 1
                     if type(e) is Symbol:
                         leaves.add(e)
                     else:
-                        inner.append(e)
-                        read[e.serial] = 1
-        elif t is Sum:  # (no term is a number; most sums have two terms: a loop)
+                        s = e.serial
+                        inner.append(s)
+                        read[s] = 1
+                        uses[s] += 1
+                        if node_at[s] is None:
+                            node_at[s] = e
+                            found.append(s)
+                            stack.append(e)
+            s = n.serial
+            kids[s] = inner
+            size[s] = MIN_NAMED_SIZE if parts >= MIN_NAMED_SIZE - 1 else len(inner) - parts
+            continue
+        if t is Sum:  # (no term is a number; most sums have two terms: a loop)
             parts = len(n.terms)
             for k, c in n.terms:
                 if type(k) is Symbol:
