@@ -465,10 +465,16 @@ def test_the_quick_half_digits_test_on_columns_decides_as_the_scalar_one(monkeyp
             floats.append(x)
         scalar = [k for k, keep in enumerate(c._keeping_half(floats, balls, n)) if not keep]
         monkeypatch.setattr(c, "_VECTOR_FROM", 0)
-        assert c._not_keeping_half(floats, balls, n) == scalar
+        assert list(c._not_keeping_half(floats, balls, n)) == scalar
         with monkeypatch.context() as without:  # a plain install: no NumPy, the scalar test
             without.setitem(sys.modules, "numpy", None)
-            assert c._not_keeping_half(floats, balls, n) == scalar
+            assert list(c._not_keeping_half(floats, balls, n)) == scalar
         monkeypatch.setattr(c, "_VECTOR_FROM", 10 ** 9)
-        assert c._not_keeping_half(floats, balls, n) == scalar
+        assert list(c._not_keeping_half(floats, balls, n)) == scalar
         assert 0 < len(scalar) < len(floats) or n == 1
+        with monkeypatch.context() as blocks:  # blocks of 700 from position 100, both ways
+            blocks.setattr(c, "_BLOCK", 700)
+            from_100 = [k - 100 for k in scalar if k >= 100]
+            assert list(c._not_keeping_half(floats, balls, n, 100)) == from_100
+            blocks.setattr(c, "_VECTOR_FROM", 0)
+            assert list(c._not_keeping_half(floats, balls, n, 100)) == from_100

@@ -317,3 +317,22 @@ def test_a_rows_rational_shortcut_is_its_real_functions_rational(name):
             real = getattr(BALL, name)(*(Real.of(q) for q in args))
             assert real.q is not None and _RATIONAL[name](*args) == real.q, (name, args)
             assert real.q in real.b
+
+
+@needs_build
+@pytest.mark.parametrize("family", ["wide", "deep", "shared"])
+def test_hopeless_adds_up_the_same_both_ways(family):
+    """interval.hopeless's sums of |adjoint·value| by kind of row: the compiled loop's are the
+    Python sums, bit for bit."""
+    from gradcli.api import compile, point_vector
+    from gradcli.engine.forward import forward
+    from gradcli.engine.interval import _magnitudes
+    from gradcli.engine.reverse import reverse
+    graph = compile(getattr(families, family)(600))
+    values = forward(graph, point_vector(graph, families.POINT))
+    adjoint, _ = reverse(graph, values)
+    sums = []
+    for threshold in (0, math.inf):
+        sweeps.COMPILED_FROM = threshold
+        sums.append(tuple(map(_bits, _magnitudes(graph, values, adjoint))))
+    assert sums[0] == sums[1] and all(float.fromhex(x) > 0 for x in sums[0])

@@ -19,6 +19,8 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <math.h>
 #include <stdint.h>
 
 /* The exception being raised gets ``slot`` (and ``which`` if >= 0); if that fails (an
@@ -578,9 +580,51 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* magnitudes(codes, classes, values, adjoint, base): interval.hopeless's two sums over the
+   packed tape's nodes k (codes, uint16 bytes): |adjoint[base + k] * values[base + k]| added
+   up by classes[codes[k]], 1 a rounded row (a product, a quotient), 2 a function, 0 an exact
+   row (not added), in tape order and in doubles, as Python's sum() adds floats. (rounded,
+   functions). */
+static PyObject *magnitudes(PyObject *self, PyObject *args)
+{
+    PyObject *codes, *classes, *values, *adjoint;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "SSOOn", &codes, &classes, &values, &adjoint, &base))
+        return NULL;
+    PyObject *lists[] = {values, adjoint};
+    const char *names[] = {"values", "adjoint"};
+    if (exact_lists(lists, names, 2) < 0)
+        return NULL;
+    Py_ssize_t n = PyBytes_GET_SIZE(codes) / 2, kinds = PyBytes_GET_SIZE(classes);
+    if (PyBytes_GET_SIZE(codes) % 2 || base < 0 || PyList_GET_SIZE(values) < base + n
+            || PyList_GET_SIZE(adjoint) < base + n) {
+        PyErr_SetString(PyExc_ValueError, "lists of unequal lengths");
+        return NULL;
+    }
+    const uint16_t *code = (const uint16_t *)PyBytes_AS_STRING(codes);
+    const char *cls = PyBytes_AS_STRING(classes);
+    double sums[3] = {0.0, 0.0, 0.0};
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (code[k] >= kinds) {
+            PyErr_SetString(PyExc_ValueError, "a node of no kind");
+            return NULL;
+        }
+        int c = cls[code[k]];
+        if (c != 1 && c != 2)
+            continue;
+        double a = PyFloat_AsDouble(PyList_GET_ITEM(adjoint, base + k));
+        double v = PyFloat_AsDouble(PyList_GET_ITEM(values, base + k));
+        if ((a == -1.0 || v == -1.0) && PyErr_Occurred())
+            return NULL;
+        sums[c] += fabs(a * v);
+    }
+    return Py_BuildValue("(dd)", sums[1], sums[2]);
+}
+
 static PyMethodDef methods[] = {
     {"pack", pack, METH_VARARGS, "The tape as the loops read it: (kinds, codes, a0, a1)."},
     {"edges", edges, METH_VARARGS, "A recorded sweep's edges, and their order by target."},
+    {"magnitudes", magnitudes, METH_VARARGS, "interval.hopeless's sums of |adjoint * value|."},
     {"forward", forward, METH_VARARGS, "forward.py's primal loop."},
     {"reverse", reverse, METH_VARARGS, "partials.py's reverse accumulation."},
     {"bare_forward", bare_forward, METH_VARARGS, "certify._bare_forward's loop."},
@@ -594,7 +638,7 @@ PyMODINIT_FUNC PyInit__sweeps(void)
     if (HEIGHT_BITS == NULL && (HEIGHT_BITS = PyUnicode_InternFromString("height_bits")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 4) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }

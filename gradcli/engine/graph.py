@@ -23,7 +23,7 @@ from array import array
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
                       NameLookupError, NumericalError, ParseError, Span, name_list)
@@ -236,8 +236,6 @@ class Spans:
 
     def __repr__(self) -> str:
         return f"Spans({list(self)!r})"
-
-
 
 
 class Labels(Mapping):

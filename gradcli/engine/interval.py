@@ -24,6 +24,7 @@ from types import SimpleNamespace
 
 from ..gcpause import gc_paused
 from .primitives import TABLE, where
+from .sweeps import compiled_sweep, tape
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
 _INF = math.inf
@@ -429,6 +430,27 @@ _EXACT = frozenset(("add", "sub", "neg", "abs", "min", "max", "relu", "sign", "s
 _ROUNDED = frozenset(("mul", "div"))
 
 
+def _magnitudes(graph, values, adjoint) -> tuple[float, float]:
+    """The sums of |adjoint·value| over the nodes of rounded rows and over those of functions
+    (:func:`hopeless`), in tape order; in C where the loops were built (the same sums)."""
+    from itertools import compress
+    from operator import mul
+    base = graph.base
+    run = compiled_sweep("magnitudes", len(graph.ops))
+    if run is not None and type(values) is list and type(adjoint) is list:
+        t = tape(graph)
+        return run(t.codes, bytes(_size_class(p.name) for p in t.kinds), values, adjoint, base)
+    names = [p.name for p in graph.ops]
+    sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
+    return (sum(compress(sizes, [name in _ROUNDED for name in names])),
+            sum(compress(sizes, [name not in _EXACT and name not in _ROUNDED for name in names])))
+
+
+def _size_class(name: str) -> int:
+    """How :func:`hopeless` counts a row's nodes: 0 exact, 1 rounded once, 2 a function."""
+    return 0 if name in _EXACT else 1 if name in _ROUNDED else 2
+
+
 def hopeless(graph, values, adjoint, digits: int) -> bool:
     """Whether the interval sweep certainly cannot prove ``digits`` digits of the value, judged
     from the float64 sweeps (``values``, and ``adjoint`` of every slot) before running it.
@@ -439,17 +461,10 @@ def hopeless(graph, values, adjoint, digits: int) -> bool:
     nodes already exceeds a unit in the last digit asked, the output interval's two ends cannot
     round alike. Only a shortcut: skipping the sweep sends the numbers to the balls, which prove
     them anyway."""
-    from itertools import compress
-    from operator import mul
     y = values[graph.output]
     if not y or not math.isfinite(y):
         return False
-    base = graph.base
-    names = [p.name for p in graph.ops]
-    sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
-    rounded = sum(compress(sizes, [name in _ROUNDED for name in names]))
-    functions = sum(compress(sizes, [name not in _EXACT and name not in _ROUNDED
-                                     for name in names]))
+    rounded, functions = _magnitudes(graph, values, adjoint)
     floor = 2.0 * 2.0 ** -53 * (rounded + ULPS * functions)
     return floor > 10.0 ** (math.floor(math.log10(abs(y))) - digits + 1)
 

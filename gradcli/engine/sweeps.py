@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 
 COMPILED_FROM = 512  # nodes: below, the import costs more than the loop saves
-ABI = 4  # the loops' calling convention (_sweeps.ABI): a stale build is not used
+ABI = 5  # the loops' calling convention (_sweeps.ABI): a stale build is not used
 _module = False  # not yet imported
 _CALL, _CONSTANT, _OTHER = 0, 1, 2  # _sweeps.c's reverse: how a kind's partials are had
 
