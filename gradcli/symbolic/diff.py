@@ -430,9 +430,9 @@ def programs(roots: list, reserved=()) -> list[str]:
                 stack.append(k)
         kids[n.serial] = inner
     found.sort()  # parts before wholes
-    root = bytearray(total)
+    is_root = bytearray(total)
     for n in roots:
-        root[n.serial] = 1
+        is_root[n.serial] = 1
     named = bytearray(total)
     order_named = []  # the named parts, parts before wholes
     for s in found:  # a part's size is known before its whole's; a named part counts as one
@@ -442,7 +442,7 @@ def programs(roots: list, reserved=()) -> list[str]:
             for j in kids[s]:
                 z += 1 if named[j] else size[j]
             size[s] = z
-        if z >= MIN_NAMED_SIZE and uses[s] > 1 and not root[s]:  # (a root is printed whole)
+        if z >= MIN_NAMED_SIZE and uses[s] > 1 and not is_root[s]:  # (a root is printed whole)
             named[s] = 1
             order_named.append(s)
     # Each program's assignments are the named parts it reads, transitively: the named parts
