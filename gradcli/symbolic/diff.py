@@ -455,6 +455,7 @@ def programs(roots: list, reserved=()) -> list[str]:
         b = bits[s]
         for j in kids[s]:
             bits[j] |= b
+    del kids, uses, size  # (their memory serves the texts)
     # The named parts in runs read by the same programs (a gradient's programs share most
     # of them): a run's lines are joined once, for every program that reads it.
     runs: list = []  # [bits, its parts' serials], in order (parts before wholes)
