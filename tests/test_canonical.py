@@ -172,7 +172,7 @@ def test_two_products_join_as_the_general_path_builds_them(monkeypatch):
                 continue
             joined += 1
             with monkeypatch.context() as patch:
-                patch.setattr(expr, "_join_two", lambda items: None)
+                patch.setattr(expr, "_join_two", lambda items, loose=False: None)
                 assert expr.multiply([(p, one), (q, one)]) is fast, (text(p), text(q))
     assert joined > 50
 
@@ -184,14 +184,14 @@ def test_a_joined_product_hashes_as_one_built_from_scratch(monkeypatch):
     from gradcli.symbolic import expr
     join_two, joined = expr._join_two, []
 
-    def counted(items):
-        found = join_two(items)
+    def counted(items, loose=False):
+        found = join_two(items, loose)
         joined.append(found is not None)
         return found
 
     def products(fast: bool) -> list:
         with fresh_context(), monkeypatch.context() as patch:
-            patch.setattr(expr, "_join_two", counted if fast else lambda items: None)
+            patch.setattr(expr, "_join_two", counted if fast else lambda items, loose=False: None)
             one = expr.number(1)
             built = [expr.multiply([(p, one), (q, one)])
                      for p, q in _product_pairs(seed=25, count=300)]
@@ -200,6 +200,37 @@ def test_a_joined_product_hashes_as_one_built_from_scratch(monkeypatch):
 
     assert products(fast=True) == products(fast=False)
     assert sum(joined) > 50
+
+
+def test_a_loose_product_stands_for_the_node_it_seals_to():
+    # multiply(..., loose=True) may give a product outside the context's table (the adjoint
+    # sweep's chain-rule products): sealed, it is the node multiply builds; flattened into a
+    # product, added into a sum (alone or with others) or scaled, it gives the nodes its
+    # sealed node gives; and nothing of it is put in the table
+    from gradcli.symbolic import expr
+    with fresh_context() as ctx:
+        one, z = expr.number(1), symbol("z")
+        pairs = _product_pairs(seed=27, count=200)
+        loose = 0
+        for (p, q), (r, _) in zip(pairs, pairs[1:] + pairs[:1]):
+            for items, c in (([(p, one), (q, one)], 1), ([(p, one), (q, one)], -2),
+                             ([(p, one)], 3), ([(p, one), (q, one), (z, one)], 1)):
+                made = expr.multiply(items, c, loose=True)
+                if getattr(made, "serial", None) is None:
+                    loose += 1
+                    assert made not in ctx.table.values()
+                    assert made.coeff != 1 and len(made.factors) <= expr.FLAT
+                node = expr.multiply(items, c)
+                assert expr.sealed(made) is node
+                for k in (1, -1, 2):
+                    assert expr.add([(made, k)]) is expr.add([(node, k)])
+                    assert expr.add([(made, k), (r, 1)]) is expr.add([(node, k), (r, 1)])
+                assert expr.multiply([(made, one), (r, one)]) is \
+                    expr.multiply([(node, one), (r, one)])
+                assert expr.multiply([(made, one), (z, one), (r, one)], -1) is \
+                    expr.multiply([(node, one), (z, one), (r, one)], -1)
+                assert expr.multiply([(made, one)], 5) is expr.multiply([(node, one)], 5)
+        assert loose > 100
 
 
 def test_a_number_times_one_node_as_the_general_path_builds_it(monkeypatch):
@@ -225,8 +256,8 @@ def test_a_number_times_one_node_as_the_general_path_builds_it(monkeypatch):
         found = []
         with fresh_context(), monkeypatch.context() as patch:
             if not fast:
-                patch.setattr(expr, "_scaled", lambda items, coeff: None)
-                patch.setattr(expr, "_join_two", lambda items: None)
+                patch.setattr(expr, "_scaled", lambda items, coeff, loose=False: None)
+                patch.setattr(expr, "_join_two", lambda items, loose=False: None)
             one = expr.number(1)
             for node in operands():
                 for c in coefficients:

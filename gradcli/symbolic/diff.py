@@ -26,17 +26,15 @@ and the work is linear in the size of the expression graph.
 
 from __future__ import annotations
 
-from collections import Counter
 from fractions import Fraction
-from itertools import chain, count
-from operator import attrgetter
+from itertools import count
 
 from ..engine.graph import Graph
 from ..engine.primitives import CONSTANTS, TABLE
 from ..gcpause import gc_paused
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
                    context_memo, flatten, fresh_context, local_derivatives, multiply,
-                   name_rope, number, reachable, rope, symbol)
+                   name_rope, node_count, number, reachable, rope, sealed, symbol)
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: 5-10x faster
@@ -241,46 +239,53 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
     ``names`` are visited. (``order`` is ``reachable(root)`` when the caller has it.)"""
     order = order or reachable(root)
     wanted = set(names)
-    varies: set[int] = set()  # the nodes that read one of the names: the only ones with adjoints
+    # By serial (every node of root's is older than the sweep's): whether it reads one of the
+    # names (the only nodes with adjoints), and its adjoint's terms so far.
+    varies = bytearray(root.serial + 1)
     for n in order:
         t = type(n)
         if t is Symbol:
             if n.name in wanted:
-                varies.add(n.serial)
+                varies[n.serial] = 1
         elif t is Product:
             for b, e in n.factors:
-                if b.serial in varies or e.serial in varies:
-                    varies.add(n.serial)
+                if varies[b.serial] or varies[e.serial]:
+                    varies[n.serial] = 1
                     break
         elif t is Sum:
             for k, _ in n.terms:
-                if k.serial in varies:
-                    varies.add(n.serial)
+                if varies[k.serial]:
+                    varies[n.serial] = 1
                     break
         elif t is Apply:
             for k in n.args:
-                if k.serial in varies:
-                    varies.add(n.serial)
+                if varies[k.serial]:
+                    varies[n.serial] = 1
                     break
     one = number(ONE)
-    pending: dict[int, list] = {}  # serial -> its adjoint's terms
-    if root.serial in varies:  # a constant root: every derivative is 0
+    pending: list = [None] * (root.serial + 1)
+    if varies[root.serial]:  # a constant root: every derivative is 0
         pending[root.serial] = [(one, ONE)]
     found = {}
 
     def send(node, bar, c=ONE):
-        if node.serial in varies:
-            pending.setdefault(node.serial, []).append((bar, c))
+        s = node.serial
+        if varies[s]:
+            if pending[s] is None:
+                pending[s] = [(bar, c)]
+            else:
+                pending[s].append((bar, c))
 
     for n in reversed(order):
-        terms = pending.pop(n.serial, None)
+        terms = pending[n.serial]
         if terms is None:
             continue
+        pending[n.serial] = None  # (its terms freed once summed)
         # one term as it is: add() would take a long product's coefficient out to a new node
         bar = terms[0][0] if len(terms) == 1 and terms[0][1] == 1 else add(terms)
         t = type(n)
         if t is Symbol:
-            found[n.name] = bar
+            found[n.name] = sealed(bar)
         elif type(bar) is Number and bar.value == 0:
             continue
         elif t is Sum:
@@ -288,33 +293,34 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
                 send(term, bar, c)
         elif t is Apply:
             for a, local in zip(n.args, _local_derivatives(n)):
-                if a.serial in varies:
-                    send(a, multiply([(bar, one), (local, one)]))
+                if varies[a.serial]:
+                    send(a, multiply([(bar, one), (local, one)], loose=True))
         else:
             _product_adjoint(n, bar, varies, send, one)
     return {name: found.get(name, number(0)) for name in names}
 
 
-def _product_adjoint(node, bar, varies: set, send, one) -> None:
+def _product_adjoint(node, bar, varies: bytearray, send, one) -> None:
     """A flat product's adjoint handed to its bases and exponents, as _product_tangent's
     rows build the tangent."""
     factors = node.factors
     for i, (b, e) in enumerate(factors):
-        by_base, by_exp = b.serial in varies, e.serial in varies
+        by_base, by_exp = varies[b.serial], varies[e.serial]
         if not (by_base or by_exp):
             continue
         others = [*factors[:i], *factors[i + 1:], (bar, one)]
         if not by_exp:  # pow's ∂/∂base (run once per exponent: see _on_base)
             k, local = _on_base(b, ("pow", e.serial), _pow_by_base, e)
-            send(b, multiply(others + local, node.coeff * k))
+            send(b, multiply(others + local, node.coeff * k, loose=True))
             continue
         se = Sym(e)
         log_b = SYMBOLIC.log(Sym(b))  # b^e = exp(e·log b)
         by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
-        send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff))
+        send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff, loose=True))
         if by_base:
             c, by_b = _on_base(b, "log", _log_slope)
-            send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c))
+            send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c,
+                             loose=True))
 
 
 def programs(roots: list, reserved=()) -> list[str]:
@@ -324,96 +330,141 @@ def programs(roots: list, reserved=()) -> list[str]:
     in order, then its expression); names are numbered in order of first appearance, so one
     root prints as it would alone. The work is linear in the size of all of them together,
     not in the sum of their sizes: a gradient's components share most of their parts."""
-    is_root = set(roots)
-    # One walk finds every part below the roots, its inner parts (kids: the ones a name may
-    # stand for, no symbol or number), how many symbols it reads (a symbol counts one in a
-    # size, and is never named, counted or handed a bit) and the parts whose own text a
-    # whole's text pastes (read). A number exponent is not even read: its value is printed.
-    kids: dict = {}  # node -> its inner parts
-    size: dict = {}  # node -> its size, or MIN_NAMED_SIZE if larger: all a name needs
-    leaves: dict = {}  # a node of fewer parts -> how many symbols it reads (its size needs them)
-    read = set(roots)
+    # What is known of a part is kept in lists indexed by its serial (every serial is below
+    # the context's count): no dict to hash each part into, and a pass over them stays in
+    # the cache. One walk finds every part below the roots, its inner parts (kids: the ones
+    # a name may stand for, no symbol or number), how many parents read it (uses), how many
+    # symbols it reads (a symbol counts one in a size, and is never named, counted or handed
+    # a bit) and the parts whose own text a whole's text pastes (read). A number exponent is
+    # not even read: its value is printed.
+    total = node_count()
+    node_at: list = [None] * total  # serial -> the part (once the walk has found it)
+    kids: list = [None] * total  # serial -> its inner parts' serials
+    uses = [0] * total  # serial -> how many parts read it (its parents, not its paths)
+    size = [0] * total  # serial -> its size, or MIN_NAMED_SIZE if larger: all a name needs
+    read = bytearray(total)  # serial -> 1 if its own text is printed or pasted
+    leaves = set()  # the symbols and numbers read
+    found = []  # the serials of the parts found (not symbols or numbers)
     stack = []
-    for n in read:  # (a root may be a symbol or a number itself: no parts)
+    for n in roots:  # (a root may be a symbol or a number itself: no parts)
+        s = n.serial
         if type(n) is Symbol or type(n) is Number:
-            kids[n], size[n] = (), 1
-        else:
-            kids[n] = None  # (seen: its parts are found when it is popped)
+            leaves.add(n)
+        elif node_at[s] is None:
+            node_at[s] = n
+            read[s] = 1
+            found.append(s)
             stack.append(n)
     while stack:
         n = stack.pop()
         t = type(n)
-        if t is Product:
-            parts, inner = 0, []  # (a loop: two comprehensions cost more)
+        inner = []
+        if t is Product:  # (most parts, most of them long: each factor's part seen at once)
+            parts = 0
             for b, e in n.factors:
-                read.add(b)  # (a number base too: its value is printed)
                 kind = type(b)
-                if kind is not Number:
+                if kind is Symbol:
                     parts += 1
-                    if kind is not Symbol:
-                        inner.append(b)
-                if type(e) is not Number:
+                    leaves.add(b)
+                elif kind is Number:  # (its value is printed)
+                    leaves.add(b)
+                else:
                     parts += 1
-                    read.add(e)
-                    if type(e) is not Symbol:
-                        inner.append(e)
-        elif t is Sum:  # (no term is a number; most sums have two terms: a loop)
-            parts, inner = len(n.terms), []
+                    s = b.serial
+                    inner.append(s)
+                    read[s] = 1
+                    uses[s] += 1
+                    if node_at[s] is None:
+                        node_at[s] = b
+                        found.append(s)
+                        stack.append(b)
+                if type(e) is not Number:  # (rare: x^(y - 1))
+                    parts += 1
+                    if type(e) is Symbol:
+                        leaves.add(e)
+                    else:
+                        s = e.serial
+                        inner.append(s)
+                        read[s] = 1
+                        uses[s] += 1
+                        if node_at[s] is None:
+                            node_at[s] = e
+                            found.append(s)
+                            stack.append(e)
+            s = n.serial
+            kids[s] = inner
+            size[s] = MIN_NAMED_SIZE if parts >= MIN_NAMED_SIZE - 1 else len(inner) - parts
+            continue
+        if t is Sum:  # (no term is a number; most sums have two terms: a loop)
+            parts = len(n.terms)
             for k, c in n.terms:
-                if type(k) is not Symbol:
+                if type(k) is Symbol:
+                    leaves.add(k)
+                else:
                     inner.append(k)
-                # a product term c*k with c != ±1 is printed afresh (coefficients merged)
-                if c == 1 or c == -1 or type(k) is not Product:
-                    read.add(k)
+                    # a product term c*k with c != ±1 is printed afresh (coefficients merged)
+                    if c == 1 or c == -1 or type(k) is not Product:
+                        read[k.serial] = 1
         else:  # a function (one or two arguments: a loop, no comprehension's function made)
-            parts, inner = 0, []
+            parts = 0
             for k in n.args:
-                read.add(k)
-                if type(k) is not Number:
+                kind = type(k)
+                if kind is Symbol:
                     parts += 1
-                    if type(k) is not Symbol:
-                        inner.append(k)
-        kids[n] = inner
-        if parts >= MIN_NAMED_SIZE - 1:  # a*x has size 3: its exponents 1 are not seen
-            size[n] = MIN_NAMED_SIZE
-        else:
-            leaves[n] = parts - len(inner)
-        for k in inner:
-            if k not in kids:
-                kids[k] = None
+                    leaves.add(k)
+                elif kind is Number:
+                    leaves.add(k)
+                else:
+                    parts += 1
+                    inner.append(k)
+                    read[k.serial] = 1
+        # a*x has size 3 (its exponents 1 are not seen); a smaller part's size is counted
+        # below, from its parts' (less its symbols': stored negated until then)
+        size[n.serial] = MIN_NAMED_SIZE if parts >= MIN_NAMED_SIZE - 1 else len(inner) - parts
+        for i, k in enumerate(inner):  # (the passes below read serials, not the parts)
+            s = inner[i] = k.serial
+            uses[s] += 1
+            if node_at[s] is None:
+                node_at[s] = k
+                found.append(s)
                 stack.append(k)
-    order = sorted(kids, key=_serial)  # parts before wholes
-    # how many nodes read each one (its parents, not its paths)
-    uses = Counter(chain.from_iterable(kids.values()))
-    named = set()
-    for n in order:  # a part's size is known before its whole's; a named part counts as one
-        s = size.get(n)
-        if s is None:
-            s = 1 + leaves[n]
-            for k in kids[n]:
-                s += 1 if k in named else size[k]
-            size[n] = s
-        if s >= MIN_NAMED_SIZE and uses[n] > 1 and n not in is_root:
-            named.add(n)
+        kids[n.serial] = inner
+    found.sort()  # parts before wholes
+    is_root = bytearray(total)
+    for n in roots:
+        is_root[n.serial] = 1
+    named = bytearray(total)
+    order_named = []  # the named parts, parts before wholes
+    for s in found:  # a part's size is known before its whole's; a named part counts as one
+        z = size[s]
+        if z <= 0:
+            z = 1 - z
+            for j in kids[s]:
+                z += 1 if named[j] else size[j]
+            size[s] = z
+        if z >= MIN_NAMED_SIZE and uses[s] > 1 and not is_root[s]:  # (a root is printed whole)
+            named[s] = 1
+            order_named.append(s)
     # Each program's assignments are the named parts it reads, transitively: the named parts
     # below its root. One bit per program, handed from wholes to parts (one pass over the
     # parts, however many programs).
-    bits = dict.fromkeys(order, 0)
+    bits = [0] * total
     for i, root in enumerate(roots):
-        bits[root] |= 1 << i
-    for n in reversed(order):  # wholes before parts
-        b = bits[n]
-        for k in kids[n]:
-            bits[k] |= b
+        bits[root.serial] |= 1 << i
+    for s in reversed(found):  # wholes before parts
+        b = bits[s]
+        for j in kids[s]:
+            bits[j] |= b
+    del kids, uses, size  # (their memory serves the texts)
     # The named parts in runs read by the same programs (a gradient's programs share most
     # of them): a run's lines are joined once, for every program that reads it.
-    runs: list = []  # [bits, its parts], in order (parts before wholes)
-    for n in sorted(named, key=_serial):
-        b = bits[n]
+    runs: list = []  # [bits, its parts' serials], in order (parts before wholes)
+    for s in order_named:
+        b = bits[s]
         if runs and runs[-1][0] == b:
-            runs[-1][1].append(n)
+            runs[-1][1].append(s)
         else:
-            runs.append([b, [n]])
+            runs.append([b, [s]])
     # names in order of first appearance: each program's parts that no earlier program reads
     name_of: dict = {}
     taken = set(reserved)
@@ -421,27 +472,23 @@ def programs(roots: list, reserved=()) -> list[str]:
     for i in range(len(roots)):
         for b, parts in runs:
             if b & -b == 1 << i:  # (the lowest bit: the first program that reads them)
-                for n in parts:
-                    name_of[n] = next(fresh)
-    read |= named  # the parts whose own text is printed or pasted into a whole's
-    out: dict[int, tuple] = {}  # serial -> its text as a rope (a named part: its name)
+                for s in parts:
+                    name_of[s] = next(fresh)
+    out: list = [None] * total  # serial -> its text as a rope (a named part: its name)
+    for n in leaves:
+        out[n.serial] = rope(n, out)
+    by_name = set(order_named)
     lines: dict = {}
-    tails = {}
-    for n in sorted(read, key=_serial):
-        text = rope(n, out, named)
-        if n in named:
-            name = name_of[n]
-            lines[n] = f"{name} = {flatten(text)}"
-            text = name_rope(name)
-        if n in is_root:
-            tails[n] = flatten(text)
-        out[n.serial] = text
+    for s in found:
+        if named[s]:
+            name = name_of[s]
+            lines[s] = f"{name} = {flatten(rope(node_at[s], out, by_name))}"
+            out[s] = name_rope(name)
+        elif read[s]:
+            out[s] = rope(node_at[s], out, by_name)
     joined = [(b, "\n".join(map(lines.__getitem__, parts))) for b, parts in runs]
-    return ["\n".join([text for b, text in joined if b >> i & 1] + [tails[root]])
+    return ["\n".join([text for b, text in joined if b >> i & 1] + [flatten(out[root.serial])])
             for i, root in enumerate(roots)]
-
-
-_serial = attrgetter("serial")
 
 
 @gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it

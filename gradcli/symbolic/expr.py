@@ -74,6 +74,11 @@ def fresh_context():
         _context = saved
 
 
+def node_count() -> int:
+    """How many nodes the current context has numbered: every serial is below it."""
+    return _context.serial
+
+
 def context_memo() -> dict:
     """A dict that lives as long as the current context, for results built of its nodes."""
     return _context.memo
@@ -393,14 +398,20 @@ def _power_number(base: Fraction, exp: Fraction) -> Fraction | None:
     return None
 
 
-def multiply(items, coeff: Fraction = ONE) -> Node:
-    """``coeff * Π base^exp`` for ``(base, exponent node)`` pairs, in canonical form."""
+def multiply(items, coeff: Fraction = ONE, loose: bool = False) -> Node:
+    """``coeff * Π base^exp`` for ``(base, exponent node)`` pairs, in canonical form.
+
+    ``loose``: the caller only flattens the result into a larger product or adds it into a sum
+    (as an adjoint sweep hands a chain rule's products on), so a product with a coefficient
+    other than 1 and at most ``FLAT`` factors may come back outside the context's table (see
+    :func:`sealed`): add() keys such a product by its unit, and a product flattens it, so
+    neither reads its serial, and it is never numbered, hashed or stored."""
     if len(items) <= 2:
         if len(items) == 2 and coeff == 1:
-            joined = _join_two(items)
+            joined = _join_two(items, loose)
             if joined is not None:
                 return joined
-        scaled = _scaled(items, coeff)
+        scaled = _scaled(items, coeff, loose)
         if scaled is not None:
             return scaled
     stack = list(items)
@@ -478,10 +489,27 @@ def multiply(items, coeff: Fraction = ONE) -> Node:
                 return base
             if type(base) is Sum and len(base.terms) <= FLAT:  # 2*(a + b) is 2*a + 2*b
                 return add([(base, coeff)])
-    return _product_node(coeff, tuple(factors))
+    return (_loose if loose else _product_node)(coeff, tuple(factors))
 
 
-def _scaled(items, coeff) -> Node | None:
+def _loose(coeff: int | Fraction, factors: tuple, pairs: tuple | None = None) -> Product:
+    """A product outside the context's table (see :func:`multiply`), or the table's own."""
+    if coeff == 1 or len(factors) > FLAT:  # (add keys it by serial; a product keeps it whole)
+        return _product_node(coeff, factors, pairs)
+    node = _blank(Product)
+    node.coeff, node.factors, node._unit = coeff, factors, None
+    node._pairs = tuple([(b.hash, e.hash) for b, e in factors]) if pairs is None else pairs
+    return node
+
+
+def sealed(node) -> Node:
+    """The context's own node for one ``multiply(..., loose=True)`` gave (any other node is)."""
+    if type(node) is Product and getattr(node, "serial", None) is None:
+        return _product_node(node.coeff, node.factors, node._pairs)
+    return node
+
+
+def _scaled(items, coeff, loose: bool = False) -> Node | None:
     """``coeff * x`` or ``n * x`` (n a number), x one node to the power 1: what the general
     path makes of it, without its passes (a rule's ``2*a``, ``-a``, ``4*sigmoid(a)``): a small
     sum distributed, a product's coefficient multiplied (its factors are canonical already),
@@ -517,11 +545,11 @@ def _scaled(items, coeff) -> Node | None:
         coeff = _tidy(coeff * x.coeff)
         if len(x.factors) == 1 and x.factors[0][1] is one:
             return None  # (becomes its base, or a sum distributed: the general path's cases)
-        return _product_node(coeff, x.factors, x._pairs)
-    return _product_node(coeff, ((x, one),))
+        return (_loose if loose else _product_node)(coeff, x.factors, x._pairs)
+    return (_loose if loose else _product_node)(coeff, ((x, one),))
 
 
-def _join_two(items) -> Product | None:
+def _join_two(items, loose: bool = False) -> Product | None:
     """``P*Q`` for two products (or one product and one more factor: a symbol, a function, a
     sum, a long product) with no base in common and no exps to combine: their canonical
     factors merged in order and their coefficients multiplied, as the general path would do it,
@@ -546,7 +574,8 @@ def _join_two(items) -> Product | None:
         for b, _ in small:
             if b in bases:
                 return None
-        return _product_node(_tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
+        return (_loose if loose else _product_node)(_tidy(cp * cq),
+                                                    tuple(sorted(fp + fq, key=_factor_key)))
     # a factor or two into the other side's order: what sorted(fp + fq) gives, with a few
     # comparisons (fp's factor first among equal keys); a base the other side has too sits
     # where its factor would go
@@ -568,7 +597,7 @@ def _join_two(items) -> Product | None:
                 return None
             merged.insert(i, pair)
             hashes.insert(i, (pair[0].hash, pair[1].hash))
-    return _product_node(_tidy(cp * cq), tuple(merged), tuple(hashes))
+    return (_loose if loose else _product_node)(_tidy(cp * cq), tuple(merged), tuple(hashes))
 
 
 def _holds(factors: list, i: int, base) -> bool:
@@ -917,7 +946,7 @@ def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
         return _rational_rope(c)
     if c == 1:
         return out[node.serial]
-    if type(node) is Product and node not in named:
+    if type(node) is Product and node.serial not in named:
         return _product_rope(c * node.coeff, node.factors, out)
     return _product_rope(c, ((node, ONE_NODE()),), out)
 
@@ -956,8 +985,9 @@ def _sum_rope(node, out: dict, named: set) -> tuple:
 
 
 def rope(node, out: dict, named: set = frozenset()) -> tuple:
-    """The text of one node whose parts' texts are already in ``out`` (serial -> rope); a
-    part in ``named`` (a set of nodes) is there as its name."""
+    """The text of one node whose parts' texts are already in ``out`` (serial -> rope: a dict,
+    or a list as long as the context's count); a part whose serial is in ``named`` is there
+    as its name."""
     t = type(node)
     if t is Number:
         return _rational_rope(node.value)
