@@ -497,6 +497,17 @@ done:
 
 static PyObject *HEIGHT_BITS;  /* the method's name, interned once: a rational's size */
 
+/* q.height_bits(), a rational's size; -1 with the exception set. */
+static Py_ssize_t height_bits(PyObject *q)
+{
+    PyObject *h = PyObject_VectorcallMethod(HEIGHT_BITS, &q, 1, NULL);
+    if (h == NULL)
+        return -1;
+    Py_ssize_t bits = PyLong_AsSsize_t(h);
+    Py_DECREF(h);
+    return bits;
+}
+
 /* bare_forward(funcs, never, rational, codes, a0, a1, balls, exact, make, height_cap, slow):
    certify._bare_forward's loop; funcs, never and rational have an entry per kind (see pack).
    For node k of kind j: where funcs[j] (the ball namespace's function) is given and an argument
@@ -540,50 +551,30 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
             return NULL;
         PyObject *f = PyList_GET_ITEM(funcs, kind), *r = PyList_GET_ITEM(rational, kind);
         PyObject *qa = PyList_GET_ITEM(exact, a), *qb = b >= 0 ? PyList_GET_ITEM(exact, b) : NULL;
-        PyObject *ball = NULL, *q = Py_None;  /* a reference held where ball is made */
-        Py_INCREF(q);
+        PyObject *ball = NULL, *q = NULL;  /* made here (q NULL: no rational), or by slow(k) */
         PyObject *call[2] = {PyList_GET_ITEM(balls, a), b >= 0 ? PyList_GET_ITEM(balls, b) : NULL};
         Py_ssize_t nargs = b >= 0 ? 2 : 1;
         /* (qb is NULL for one argument) */
         if (f != Py_None && (qa == Py_None || qb == Py_None || nev[kind])) {
             ball = PyObject_Vectorcall(f, call, nargs, NULL);
-            if (ball == NULL) {
-                Py_DECREF(q);
-                goto failed;
-            }
         } else if (r != Py_None && qa != Py_None && qb != Py_None) {
             PyObject *rq[2] = {qa, qb};
-            Py_DECREF(q);
             q = PyObject_Vectorcall(r, rq, nargs, NULL);
-            if (q == NULL)
-                goto failed;
-            PyObject *h = PyObject_VectorcallMethod(HEIGHT_BITS, &q, 1, NULL);
-            if (h == NULL) {
-                Py_DECREF(q);
-                goto failed;
-            }
-            Py_ssize_t bits = PyLong_AsSsize_t(h);
-            Py_DECREF(h);
-            if (bits == -1 && PyErr_Occurred()) {
-                Py_DECREF(q);
-                goto failed;
-            }
-            if (bits <= cap) {
+            Py_ssize_t bits = q == NULL ? -1 : height_bits(q);
+            if (bits >= 0 && bits <= cap) {
                 ball = PyObject_Vectorcall(make, &q, 1, NULL);
-            } else {
-                Py_DECREF(q);
-                q = Py_None;
-                Py_INCREF(q);
-                if (f != Py_None)  /* else no ball of its own: the Real function, below */
+            } else if (bits > cap) {  /* too tall: the ball's result, or the Real function's */
+                Py_CLEAR(q);
+                if (f != Py_None)
                     ball = PyObject_Vectorcall(f, call, nargs, NULL);
             }
-            if (ball == NULL && (f != Py_None || PyErr_Occurred())) {
-                Py_DECREF(q);
-                goto failed;
-            }
+        }
+        if (PyErr_Occurred()) {
+            Py_XDECREF(ball);
+            Py_XDECREF(q);
+            goto failed;
         }
         if (ball == NULL) {  /* the node's Real function: slow(k) appends both itself */
-            Py_DECREF(q);
             PyObject *kk = PyLong_FromSsize_t(k);
             if (kk == NULL)
                 return NULL;
@@ -594,13 +585,13 @@ static PyObject *bare_forward(PyObject *self, PyObject *args)
             Py_DECREF(done);
             continue;
         }
-        if (PyList_Append(balls, ball) < 0 || PyList_Append(exact, q) < 0) {
+        if (PyList_Append(balls, ball) < 0 || PyList_Append(exact, q != NULL ? q : Py_None) < 0) {
             Py_DECREF(ball);
-            Py_DECREF(q);
+            Py_XDECREF(q);
             return NULL;
         }
         Py_DECREF(ball);
-        Py_DECREF(q);
+        Py_XDECREF(q);
         continue;
     failed:
         mark(s, -1);
