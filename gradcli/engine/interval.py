@@ -440,10 +440,10 @@ def _magnitudes(graph, values, adjoint) -> tuple[float, float]:
     if run is not None and type(values) is list and type(adjoint) is list:
         t = tape(graph)
         return run(t.codes, bytes(_size_class(p.name) for p in t.kinds), values, adjoint, base)
-    names = [p.name for p in graph.ops]
+    classes = [_size_class(p.name) for p in graph.ops]
     sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
-    return (sum(compress(sizes, [name in _ROUNDED for name in names])),
-            sum(compress(sizes, [name not in _EXACT and name not in _ROUNDED for name in names])))
+    return (sum(compress(sizes, [c == 1 for c in classes])),
+            sum(compress(sizes, [c == 2 for c in classes])))
 
 
 def _size_class(name: str) -> int:
