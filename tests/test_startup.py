@@ -128,7 +128,9 @@ def test_the_console_script_ends_without_teardown_once_the_command_is_done(tmp_p
 
 @pytest.mark.parametrize("ending, code, said", [
     ("sys.exit('a message')", 1, "a message"),  # the usual exit prints it
-    ("threading.Thread(target=lambda: (time.sleep(0.2), print('joined'))).start()", 0, ""),
+    # a thread that prints once the main thread is done: only an exit that waits for it sees it
+    ("threading.Thread(target=lambda: (threading.main_thread().join(), print('joined')))"
+     ".start()", 0, ""),
 ])
 def test_the_usual_exit_runs_where_it_has_more_to_do(ending, code, said, tmp_path):
     done = _entry(f"def command():\n    {ending}\n", tmp_path)
