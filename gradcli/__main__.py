@@ -27,37 +27,15 @@ def run():
     # import on (6% of a plain eval's start-up). It is off while they are made, and then
     # they are set aside (gc.freeze) so that it walks only what the command makes.
     gc.disable()
-    from .cli import run as run_cli
+    from .cli import end_process, run as run_cli
     gc.freeze()
     gc.enable()
     try:
         run_cli()
-    except SystemExit as exc:
-        _end(exc.code)
+    except SystemExit as exc:  # the command is done: the process ends without its teardown
+        end_process(exc.code)
         raise
-    _end(0)
-
-
-def _end(code) -> None:
-    """End the process now that the command is done, as Python's exit would but without its
-    teardown (a last collection, modules and objects freed one by one: 9 of a plain eval's
-    253 M instructions). What that teardown does that matters is done first: standard streams
-    flushed, ``atexit`` functions run. Where more might be left to do (another thread still
-    running, an exit message to print, a stream that cannot be flushed), the usual exit runs
-    instead and says what it says."""
-    if not (code is None or isinstance(code, int)):
-        return
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        return
-    import atexit
-    atexit._run_exitfuncs()
-    os._exit(code or 0)
+    end_process(0)
 
 
 if __name__ == "__main__":

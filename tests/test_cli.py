@@ -154,7 +154,7 @@ def test_installed_console_script_reports_errors_without_traceback(tmp_path):
 
 def test_a_large_program_ends_at_once_with_everything_printed(tmp_path):
     """The console script ends the process without freeing a large tape object by object
-    (cli._end_now_if_large): standard output and the note on standard error are flushed first,
+    (cli._end_now): standard output and the note on standard error are flushed first,
     through pipes (block-buffered), and the exit code is 0. 60,000 terms x*y: 120,000 nodes;
     at (0.5, 3) f = 60000·1.5, ∂f/∂x = 60000·3, ∂f/∂y = 60000·0.5."""
     program = tmp_path / "big.gc"
