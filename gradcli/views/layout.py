@@ -332,11 +332,54 @@ def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first:
                          vertical="bottom" if alone else "top")
     if alone:  # a row of headers, in their style, set on its last line as rich sets headers
         table.add_row(*headers, style=header_style)
-    for cells_row, sizes, _ in rows:
+    right = [c.justify == "right" for c in cells.columns]
+    run: list = []  # one-line rows, drawn as one row of columns
+    for cells_row, sizes, simple in rows:
+        if simple and all(size <= w for size, w in zip(sizes, widths)):
+            run.append(cells_row)
+            continue
+        if run:
+            table.add_row(*_columns(run, widths, right, styled))
+            run = []
         table.add_row(*[Text(t if size <= w and "\n" not in t else "\n".join(
             wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else "")
             for (t, s), size, w, kind in zip(cells_row, sizes, widths, cells.kinds)])
+    if run:
+        table.add_row(*_columns(run, widths, right, styled))
     return table
+
+
+class _Lines:
+    """One-line rows of a column as one rich cell: its lines, justified to the column's width,
+    each in its style, the segments rich makes of a Text a row. rich draws the table around
+    them (boxes, padding, headers): it takes about 0.1 ms a cell, a tenth of that a line here."""
+
+    __slots__ = ("runs",)
+
+    def __init__(self, runs: list):
+        self.runs = runs  # (line, style or None)
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+        from rich.style import Style
+        get_style, null, end = console.get_style, Style.null(), Segment.line()
+        for line, style in self.runs:  # an unknown style is no style, as in a Text
+            yield Segment(line, get_style(style, default=null)) if style else Segment(line)
+            yield end
+
+
+def _columns(rows: list, widths: list[int], right: list[bool], styled: bool) -> list:
+    """Rows of one-line cells, each narrower than its column, as a :class:`_Lines` a column,
+    justified as rich justifies a cell's line (a right one stripped first)."""
+    columns: list = [[] for _ in widths]
+    for row in rows:
+        for (text, name), w, out, r in zip(row, widths, columns, right):
+            if r:
+                text = text.rstrip()
+            room = " " * (w - width_of(text))
+            out.append((room + text if r else text + room,
+                        (_style(name) or None) if styled else None))
+    return [_Lines(runs) for runs in columns]
 
 
 def _style(name: str | None) -> str | None:
