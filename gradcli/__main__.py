@@ -30,7 +30,34 @@ def run():
     from .cli import run as run_cli
     gc.freeze()
     gc.enable()
-    run_cli()
+    try:
+        run_cli()
+    except SystemExit as exc:
+        _end(exc.code)
+        raise
+    _end(0)
+
+
+def _end(code) -> None:
+    """End the process now that the command is done, as Python's exit would but without its
+    teardown: freeing every module's and the command's objects one by one, which is a sixth of
+    a plain eval's CPU time (13 ms) and 25 ms more after a large diff. What that teardown does
+    that matters is done first: standard streams flushed, ``atexit`` functions run. Where more
+    might be left to do (another thread still running, an exit message to print, a stream that
+    cannot be flushed), the usual exit runs instead and says what it says."""
+    if not (code is None or isinstance(code, int)):
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        return
+    import atexit
+    atexit._run_exitfuncs()
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

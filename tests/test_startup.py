@@ -89,3 +89,52 @@ def test_the_console_script_sets_start_ups_objects_aside_and_collects_the_rest(t
                           cwd=tmp_path)  # the installed gradcli
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "True"]
+
+
+def _entry(command: str, tmp_path, run: str = "entry.run()") -> subprocess.CompletedProcess:
+    """The console script's entry point running ``command`` (Python source defining
+    ``command()``) in place of the CLI, in a fresh process (or ``run``, a control)."""
+    probe = ("import atexit, sys, threading, time\n"
+             "import gradcli.cli as cli\n"
+             "import gradcli.__main__ as entry\n"
+             f"{command}\n"
+             "cli.run = command\n"
+             f"{run}\n")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=tmp_path)
+
+
+def test_the_console_script_ends_without_teardown_once_the_command_is_done(tmp_path):
+    """Python's teardown is skipped (a garbage cycle its last collection would free says so in
+    its __del__: it does not), while what the usual exit does that matters still happens: the
+    output is flushed, atexit functions run, the exit code is the command's."""
+    command = ("class Noisy:\n"
+               "    def __del__(self, write=__import__('os').write): write(1, b' freed')\n"
+               "def command():\n"
+               "    cycle = Noisy()\n"
+               "    cycle.me = cycle  # garbage the usual exit's last collection would free\n"
+               "    atexit.register(lambda: print('atexit ran'))\n"
+               "    sys.stdout.write('done')\n"
+               "    sys.stderr.write('note')\n"
+               "    {}\n")
+    done = _entry(command.format("pass"), tmp_path)
+    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["doneatexit", "ran"],
+                                                                     "note")
+    done = _entry(command.format("sys.exit(3)"), tmp_path)
+    assert (done.returncode, done.stdout.split()) == (3, ["doneatexit", "ran"])
+    control = _entry(command.format("pass"), tmp_path, run="command()")
+    assert "freed" in control.stdout.split()  # (the usual exit does free it: the check is real)
+
+
+@pytest.mark.parametrize("ending, code, said", [
+    ("sys.exit('a message')", 1, "a message"),  # the usual exit prints it
+    # a thread that prints once the main thread is done: only an exit that waits for it sees it
+    ("threading.Thread(target=lambda: (threading.main_thread().join(), print('joined')))"
+     ".start()", 0, ""),
+])
+def test_the_usual_exit_runs_where_it_has_more_to_do(ending, code, said, tmp_path):
+    done = _entry(f"def command():\n    {ending}\n", tmp_path)
+    assert done.returncode == code
+    assert said in done.stderr
+    if "Thread" in ending:  # a thread still running is waited for, as Python's exit does
+        assert done.stdout.split() == ["joined"]

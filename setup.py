@@ -1,0 +1,31 @@
+"""The build's one part that pyproject.toml cannot declare: gradcli/symbolic/expr.py and diff.py
+compiled by Cython, from the same Python source, as optional extension modules.
+
+The canonical form and the printer are Python object code (dicts, tuples, small classes): the
+interpreter's dispatch is a quarter of ``gradcli diff``'s instructions, and Cython removes it
+without a second implementation to keep in step. Where Cython or a C compiler is missing, the
+install goes on and the .py files run (GRADCLI_NO_SYMBOLIC_EXTENSION=1 runs them on demand).
+"""
+
+from setuptools import setup
+
+COMPILED = ["gradcli/symbolic/expr.py", "gradcli/symbolic/diff.py"]
+
+
+def compiled_modules() -> list:
+    try:
+        from Cython.Build import cythonize
+    except ImportError:  # a build without its build requirements (no isolation): pure Python
+        return []
+    modules = cythonize(COMPILED, build_dir="build/cython", quiet=True, compiler_directives={
+        "language_level": 3,
+        "annotation_typing": False,  # annotations document; they do not make C types here
+        "binding": True,  # functions keep __doc__, __code__ and signatures (doctest, inspect)
+    })
+    for module in modules:
+        module.optional = True
+        module.extra_compile_args = ["-O2", "-g0"]
+    return modules
+
+
+setup(ext_modules=compiled_modules())
