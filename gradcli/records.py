@@ -11,12 +11,59 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
+
+
+_set = object.__setattr__  # how a frozen record's __init__ writes past its __setattr__
+
+
+class _Record:
+    """What every record shares, as a slotted dataclass has it: ``==`` and ``repr`` over the
+    fields (its ``__slots__``, in order). Written out: ``@dataclass`` compiles its methods
+    when the module is imported, 4 ms of every ``--trace`` for these seven classes."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return tuple([getattr(self, name) for name in self.__slots__])
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    __hash__ = None  # a mutable record (a frozen one hashes its fields)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+
+class _Frozen(_Record):
+    """A record whose fields cannot be assigned (a table's row), hashable by its fields."""
+
+    __slots__ = ()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __getstate__(self):  # copy and deepcopy, which __setattr__ would refuse otherwise
+        return self._key()
+
+    def __setstate__(self, state):
+        for name, value in zip(self.__slots__, state):
+            _set(self, name, value)
 
 
 class Rows(Sequence):
@@ -51,46 +98,70 @@ class Rows(Sequence):
         return f"Rows({list(self)!r})"
 
 
-@dataclass(frozen=True, slots=True)
-class ForwardRow:
+class ForwardRow(_Frozen):
+    __slots__ = ("id", "op", "args", "expr", "value", "names", "is_output", "step", "outputs")
     id: str
     op: str  # the primitive's name, or "input"
     args: tuple[str, ...]  # ids of the arguments (a constant's id is its value)
     expr: str  # "log(x)", "v1 + v2"; an input's expr is its name
     value: float
-    names: tuple[str, ...] = ()  # names the program assigned to this node
-    is_output: bool = False
-    step: str = ""  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
-    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
+    names: tuple[str, ...]  # names the program assigned to this node
+    is_output: bool
+    step: str  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
+    outputs: tuple[str, ...]  # with several outputs: the names of those this node is
+
+    def __init__(self, id: str, op: str, args: tuple[str, ...], expr: str, value: float,
+                 names: tuple[str, ...] = (), is_output: bool = False, step: str = "",
+                 outputs: tuple[str, ...] = ()):
+        for name, v in zip(self.__slots__, (id, op, args, expr, value, names, is_output, step,
+                                            outputs)):
+            _set(self, name, v)
 
 
-@dataclass(frozen=True, slots=True)
-class ContributionRow:
+class ContributionRow(_Frozen):
+    __slots__ = ("source", "target", "equation", "upstream", "local", "contribution",
+                 "local_expr")
     source: str  # id of the node whose adjoint flows back
     target: str  # id of the argument receiving it
     equation: str  # "v5 = v4 - v3"
     upstream: float
     local: float
     contribution: float
-    local_expr: str = ""  # the local derivative as a formula, from the rule table: "1/x"
+    local_expr: str  # the local derivative as a formula, from the rule table: "1/x"
+
+    def __init__(self, source: str, target: str, equation: str, upstream: float, local: float,
+                 contribution: float, local_expr: str = ""):
+        for name, v in zip(self.__slots__, (source, target, equation, upstream, local,
+                                            contribution, local_expr)):
+            _set(self, name, v)
 
 
-@dataclass(frozen=True, slots=True)
-class AdjointRow:
+class AdjointRow(_Frozen):
+    __slots__ = ("id", "adjoint", "terms", "names")
     id: str
     adjoint: float
-    terms: "Sequence[float]"  # the contributions summed, in sweep order (empty for the output)
-    names: tuple[str, ...] = ()
+    terms: Sequence[float]  # the contributions summed, in sweep order (empty for the output)
+    names: tuple[str, ...]
+
+    def __init__(self, id: str, adjoint: float, terms: Sequence[float],
+                 names: tuple[str, ...] = ()):
+        for name, v in zip(self.__slots__, (id, adjoint, terms, names)):
+            _set(self, name, v)
 
 
-@dataclass(slots=True)
-class Trace:
+class Trace(_Record):
+    __slots__ = ("forward", "contributions", "adjoints", "output", "seed", "seeds")
     forward: Rows  # of ForwardRow
     contributions: Rows  # of ContributionRow
     adjoints: Rows  # of AdjointRow, in sweep order: the output first, inputs last
     output: str
-    seed: float = 1.0
-    seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
+    seed: float
+    seeds: dict  # a VJP's seeded ids -> their weights
+
+    def __init__(self, forward: Rows, contributions: Rows, adjoints: Rows, output: str,
+                 seed: float = 1.0, seeds: dict | None = None):
+        self.forward, self.contributions, self.adjoints = forward, contributions, adjoints
+        self.output, self.seed, self.seeds = output, seed, {} if seeds is None else seeds
 
 
 def forward_rows(graph: Graph, values: list) -> Rows:
@@ -252,18 +323,26 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
 
 # -- the tangent trace: plain records for the table and --json ----------------------------------
 
-@dataclass(frozen=True, slots=True)
-class TangentRow:
+class TangentRow(_Frozen):
+    __slots__ = ("row", "partials", "tangents")
     row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
     partials: tuple  # ∂v/∂argument for each argument; None for a constant argument
     tangents: tuple  # v̇ in each sweep; None when the output does not depend on the node
 
+    def __init__(self, row: ForwardRow, partials: tuple, tangents: tuple):
+        _set(self, "row", row)
+        _set(self, "partials", partials)
+        _set(self, "tangents", tangents)
 
-@dataclass(slots=True)
-class TangentTrace:
+
+class TangentTrace(_Record):
+    __slots__ = ("rows", "sweeps", "output")
     rows: Rows  # of TangentRow
     sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
     output: str
+
+    def __init__(self, rows: Rows, sweeps: list[str], output: str):
+        self.rows, self.sweeps, self.output = rows, sweeps, output
 
 
 def tangent_trace(graph: Graph, values: list[float], partials: Partials,
@@ -281,17 +360,23 @@ def tangent_trace(graph: Graph, values: list[float], partials: Partials,
 
 # -- several outputs: a trace per sweep -----------------------------------------------------------
 
-@dataclass(slots=True)
-class JacobianTrace:
+class JacobianTrace(_Record):
     """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
     reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
     :class:`TangentTrace` with a sweep per input."""
 
+    __slots__ = ("forward", "mode", "sweeps", "tangents", "outputs")
     forward: Rows
     mode: str
-    sweeps: list[tuple[str, Trace]] = field(default_factory=list)
-    tangents: TangentTrace | None = None
-    outputs: dict[str, str] = field(default_factory=dict)  # output name -> its node's id
+    sweeps: list[tuple[str, Trace]]
+    tangents: TangentTrace | None
+    outputs: dict[str, str]  # output name -> its node's id
+
+    def __init__(self, forward: Rows, mode: str, sweeps: list | None = None,
+                 tangents: TangentTrace | None = None, outputs: dict | None = None):
+        self.forward, self.mode, self.tangents = forward, mode, tangents
+        self.sweeps = [] if sweeps is None else sweeps
+        self.outputs = {} if outputs is None else outputs
 
 
 def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],

@@ -27,7 +27,6 @@ millisecond a row (docs/output.md).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from .notation import to_ascii
 
@@ -40,34 +39,63 @@ TEXT_FLOOR = 10  # a text column is not squeezed below this (or its natural widt
 WHOLE = ("number", "label")  # kinds never broken
 
 
-@dataclass
-class Column:
-    header: str
-    justify: str = "left"  # "left" or "right"
-    kind: str = "text"  # "number" and "label": never broken; "text": broken between pieces;
-    # "formula": broken only at spaces outside brackets, however long a bracketed piece is
-    max_width: int | None = None  # text wider than this wraps even at natural width (prose)
+class _Data:
+    """Plain data with a ``repr`` and ``==`` over its fields (its ``__slots__``), as a
+    dataclass has them: written out, as ``@dataclass`` compiles its methods when the module is
+    imported (3 ms of every table shown, for these six classes)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({fields})"
 
 
-@dataclass(frozen=True)
-class Gap:
+class Column(_Data):
+    __slots__ = ("header", "justify", "kind", "max_width")
+
+    def __init__(self, header: str, justify: str = "left", kind: str = "text",
+                 max_width: int | None = None):
+        self.header = header
+        self.justify = justify  # "left" or "right"
+        self.kind = kind  # "number" and "label": never broken; "text": broken between pieces;
+        # "formula": broken only at spaces outside brackets, however long a bracketed piece is
+        self.max_width = max_width  # text wider than this wraps even at natural width (prose)
+
+
+class Gap(_Data):
     """Rows left out of a table: shown as one line saying how many and how to see them."""
 
-    count: int
-    hint: str = ""
+    __slots__ = ("count", "hint")
+
+    def __init__(self, count: int, hint: str = ""):
+        self.count, self.hint = count, hint
+
+    def __hash__(self):
+        return hash((self.count, self.hint))
 
     def text(self) -> str:
         rows = "row" if self.count == 1 else "rows"
         return f"⋮ {self.count:,} {rows} not shown" + (f" ({self.hint})" if self.hint else "")
 
 
-@dataclass
-class Sheet:
+class Sheet(_Data):
     """A table as data: columns, rows of cells (str, or rich ``Text`` for a styled cell), gaps."""
 
-    title: str = ""
-    columns: list[Column] = field(default_factory=list)
-    rows: list = field(default_factory=list)  # tuples of cells, or Gap
+    __slots__ = ("title", "columns", "rows")
+
+    def __init__(self, title: str = "", columns: list[Column] | None = None,
+                 rows: list | None = None):
+        self.title = title
+        self.columns = [] if columns is None else columns
+        self.rows = [] if rows is None else rows  # tuples of cells, or Gap
 
     def add_column(self, header: str, justify: str = "left", kind: str | None = None,
                    max_width: int | None = None) -> None:
@@ -81,20 +109,23 @@ class Sheet:
         self.rows.append(Gap(count, hint))
 
 
-@dataclass
-class Prose:
+class Prose(_Data):
     """Text wrapped between words at the width (never inside a number), in one style."""
 
-    text: str
-    style: str | None = None
+    __slots__ = ("text", "style")
+
+    def __init__(self, text: str, style: str | None = None):
+        self.text, self.style = text, style
 
 
-@dataclass
-class Preformatted:
+class Preformatted(_Data):
     """Lines never wrapped (a drawing): cut at the width instead, by the caller."""
 
-    lines: list[Line]
-    boxes: list = field(default_factory=list)  # (name, first column, past the last column)
+    __slots__ = ("lines", "boxes")
+
+    def __init__(self, lines: list[Line], boxes: list | None = None):
+        self.lines = lines
+        self.boxes = [] if boxes is None else boxes  # (name, first column, past the last one)
 
 
 # -- measuring and breaking text ----------------------------------------------------------------
@@ -532,13 +563,14 @@ STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
           "text": None, "edge": None, "label": "yellow"}
 
 
-@dataclass
-class Page:
+class Page(_Data):
     """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
     the width of the widest line."""
 
-    parts: list
-    width: int
+    __slots__ = ("parts", "width")
+
+    def __init__(self, parts: list, width: int):
+        self.parts, self.width = parts, width
 
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
