@@ -71,8 +71,8 @@ class Rows(Sequence):
 
     ``named``: some row has names the program assigned; ``marked``: some row is an output;
     ``key``: the indices of the rows a shortened table always keeps (inputs and outputs; for
-    contributions, those into an input), ``last_key``: of those, the last one into each input.
-    These are known without building a row."""
+    contributions, those into an input, by input), ``last_key``: of those, the last one into
+    each input. These are known without building a row."""
 
     __slots__ = ("_build", "_rows", "named", "marked", "key", "last_key")
 
@@ -292,13 +292,15 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
         hi = bisect_left(by_target, slot + 1 if end is None else end, lo,
                          key=targets.__getitem__)
         return by_target[lo:hi]
-    inputs = sorted(into(n_const, base))
+    inputs = into(n_const, base)  # by input: a table keeps them (in its own order) or not
     last = sorted(mine[-1] for mine in map(into, range(n_const, base)) if mine)
     contributions = Rows(len(targets), contribution, key=inputs, last_key=last)
 
     # the sweep's order, after the outputs it does not visit and before the inputs it does not
     visit = graph.visit_order()
-    seen = set(visit)
+    # of the slots asked about below (outputs, named ones), those the sweep visits: found by
+    # one pass over the order, not a set of it
+    seen = set(graph.output_slots).union(labels).intersection(visit)
     front: list[int] = []
     for out in reversed(graph.output_slots):
         if out not in seen and out >= n_const:
