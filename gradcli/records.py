@@ -72,27 +72,34 @@ class Rows(Sequence):
     ``named``: some row has names the program assigned; ``marked``: some row is an output;
     ``key``: the indices of the rows a shortened table always keeps (inputs and outputs; for
     contributions, those into an input, by input), ``last_key``: of those, the last one into
-    each input. These are known without building a row."""
+    each input. These are known without building a row.
 
-    __slots__ = ("_build", "_rows", "named", "marked", "key", "last_key")
+    The rows built are kept by index in a dict, not a list of every row: the collector walks
+    a young list whole (a list of 100,000 rows where a table shows 40 cost it 2 ms)."""
+
+    __slots__ = ("_build", "_rows", "_n", "named", "marked", "key", "last_key")
 
     def __init__(self, n: int, build, named=False, marked=False, key=(), last_key=()):
-        self._build, self._rows = build, [None] * n
+        self._build, self._rows, self._n = build, {}, n
         self.named, self.marked, self.key, self.last_key = named, marked, key, last_key
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._n
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self._rows)))]
-        row = self._rows[i]
+            return [self[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("row index out of range")
+        row = self._rows.get(i)
         if row is None:
-            row = self._rows[i] = self._build(i % len(self._rows) if i < 0 else i)
+            row = self._rows[i] = self._build(i)
         return row
 
     def __iter__(self):
-        return map(self.__getitem__, range(len(self._rows)))
+        return map(self.__getitem__, range(self._n))
 
     def __repr__(self) -> str:
         return f"Rows({list(self)!r})"
@@ -307,19 +314,20 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
             front.insert(0, out)
             seen.add(out)
     back = [s for s in range(n_const, base) if s not in seen]
-    order = front + visit + back
+    n_front, n_visit = len(front), len(visit)  # the order: front, then visit, then back
 
     def adjoint_row(i: int) -> AdjointRow:
-        s = order[i]
+        s = (front[i] if i < n_front else visit[i - n_front] if i < n_front + n_visit
+             else back[i - n_front - n_visit])
         return AdjointRow(node_id(s), adjoint[s], Terms(records, into(s)), tuple(labels.get(s, ())))
     # the output and the inputs: the sweep visits no input
     key = [i for i, s in enumerate(front) if s == graph.output or s < base]
     if graph.output >= base and graph.output not in front:
         key.append(len(front) + visit.index(graph.output))
-    key += range(len(front) + len(visit), len(order))
+    key += range(n_front + n_visit, n_front + n_visit + len(back))
     seen.update(back)
     named = any(labels[s] for s in labels if s in seen)
-    adjoints = Rows(len(order), adjoint_row, named, key=key)
+    adjoints = Rows(n_front + n_visit + len(back), adjoint_row, named, key=key)
     return Trace(forward, contributions, adjoints, node_id(graph.output), seed)
 
 
