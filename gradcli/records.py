@@ -243,7 +243,9 @@ class Terms(Sequence):
     __slots__ = ("_records", "_indices")
 
     def __init__(self, records, indices):
-        self._records, self._indices = records, tuple(indices)
+        # the edges' positions as given (a slice of an int32 array: an input's 4,000 are not
+        # made into 4,000 ints to show eight)
+        self._records, self._indices = records, indices
 
     def __len__(self) -> int:
         return len(self._indices)
