@@ -193,7 +193,7 @@ def wrap(text: str, width: int, formula: bool = False) -> list[str]:
             if current:
                 out.append(current.rstrip())
             current = piece.lstrip()
-            while width_of(current) > width and not NUMBER.match(current):
+            while width_of(current) > width and not re.match(NUMBER, current):
                 head = _fold(current, width)  # a word wider than the line: folded
                 out.append(head)
                 current = current[len(head):]
@@ -201,7 +201,8 @@ def wrap(text: str, width: int, formula: bool = False) -> list[str]:
     return out
 
 
-NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?[,;]?\Z|[-+]?(inf|nan)\Z")
+# a number (compiled on first use, by re's cache: a table that fits never needs it)
+NUMBER = r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?[,;]?\Z|[-+]?(inf|nan)\Z"
 
 
 def _fold(text: str, width: int) -> str:
