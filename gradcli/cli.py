@@ -1087,8 +1087,11 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
         screen.echo(blocks[0][1])
     elif not blocks:
         _warn("the expression reads no inputs, so it has no partial derivatives")
-    else:
-        screen.echo("\n".join(f"# {label}\n{text}" for label, text in blocks))
+    else:  # block by block: joined, they would be copied twice more, and widened (∂ is UCS-2)
+        for i, (label, text) in enumerate(blocks):
+            screen.write(("\n" if i else "") + f"# {label}\n")
+            screen.write(text)
+        screen.write("\n")
 
 
 @main.command("codegen", **EXPRESSION_COMMAND)
