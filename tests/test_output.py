@@ -493,11 +493,12 @@ def test_a_piped_table_is_what_rich_draws():
     assert forward == rich_text(table)
 
 
-@pytest.mark.parametrize("width", [None, 45])
-def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width):
-    """A table's one-line rows reach rich as one row of column cells (a line a row): in colour,
-    the text and every segment (which the SVG's id sums up) are those of the rich.table.Table
-    written here a row at a time, a Text a cell in its style (a wrapped row as it was)."""
+@pytest.mark.parametrize("width, style", [(None, "box"), (45, "box"), (40, "plain")])
+def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width, style):
+    """A table's one-line rows reach rich as one row of column cells (a line a row, padded):
+    in colour, the text and every segment (which the SVG's id sums up) are those of the
+    rich.table.Table written here a row at a time, a Text a cell in its style, rich padding
+    the cells (a wrapped row as it was)."""
     import io
 
     from rich import box
@@ -505,7 +506,7 @@ def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width):
     from rich.table import Table
     from rich.text import Text
 
-    from gradcli.views.layout import print_page, table_widths
+    from gradcli.views.layout import _boxes, print_page, table_widths
     rows = [(("x̄", "id"), "input", "2.0", ""),
             (("v1", "id"), "v1 = sin(x) * cos(x)", "-0.5", ("← output", "output")),
             (("变量", "id"), "v2 = v1 + x", ("1e-300", "bold"), ("", "output"))]
@@ -515,9 +516,12 @@ def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width):
         sheet.add_column(header, justify, kind)
     for row in rows:
         sheet.add_row(*row)
-    style, widths = table_widths(sheet, width)
-    assert style == "box" and (width is None or widths[1] < len("v1 = sin(x) * cos(x)"))
-    table = Table(box=box.HEAVY_HEAD, padding=(0, 1), header_style="bold", highlight=False)
+    chosen, widths = table_widths(sheet, width)
+    assert chosen == style and (width is None or widths[1] < len("v1 = sin(x) * cos(x)"))
+    table = Table(box=box.HEAVY_HEAD, padding=(0, 1), header_style="bold", highlight=False) \
+        if style == "box" else Table(box=_boxes(style, False)[0], padding=(0, 1, 0, 0),
+                                     pad_edge=False, show_edge=False, header_style="bold",
+                                     highlight=False)
     for column, w in zip(sheet.columns, widths):
         table.add_column(Text(column.header, justify=column.justify), justify=column.justify,
                          width=w, no_wrap=True, vertical="top")

@@ -347,20 +347,24 @@ def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first:
     """One piece of a table (the rows between two gaps) as a ``rich.table.Table`` with these
     column widths: every column ``no_wrap``, each cell already broken where the layout chose
     (text between its pieces, a number never)."""
+    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
     head_box, body_box, alone_box = _boxes(style, ascii)
     alone = first and not rows and style == "box"  # the headers, closed, then a gap
-    options = {"padding": (0, 1)} if style == "box" else {
-        "padding": (0, _GAPS[style] - 1, 0, 0), "pad_edge": False, "show_edge": False}
     header_style = STYLES["header"] if styled else None
+    # The cells' padding is given here, as rich gives it (a Padding around a header or a
+    # wrapped row's cell), and for a column of one-line rows beside each line: rich would wrap
+    # the column in a Padding and split its lines twice.
+    pads = _pads(style, len(widths))
     table = Table(box=alone_box if alone else head_box if first else body_box,
                   show_header=first and not alone, highlight=False, header_style=header_style,
-                  **options)
-    headers = [Text(h if _text_width(h) <= w else "\n".join(wrap(h, w)), justify=c.justify)
-               for h, c, w in zip(cells.headers, cells.columns, widths)]
-    for header, column, w in zip(headers, cells.columns, widths):
-        table.add_column(header, justify=column.justify, width=w, no_wrap=True,
+                  padding=0, show_edge=style == "box")
+    headers = [Padding(Text(h if _text_width(h) <= w else "\n".join(wrap(h, w)),
+                            justify=c.justify), (0, right, 0, left))
+               for h, c, w, (left, right) in zip(cells.headers, cells.columns, widths, pads)]
+    for header, column, w, (left, right) in zip(headers, cells.columns, widths, pads):
+        table.add_column(header, justify=column.justify, width=left + w + right, no_wrap=True,
                          vertical="bottom" if alone else "top")
     if alone:  # a row of headers, in their style, set on its last line as rich sets headers
         table.add_row(*headers, style=header_style)
@@ -371,36 +375,52 @@ def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first:
             run.append(cells_row)
             continue
         if run:
-            table.add_row(*_columns(run, widths, right, styled))
+            table.add_row(*_columns(run, widths, right, pads, styled))
             run = []
-        table.add_row(*[Text(t if size <= w and "\n" not in t else "\n".join(
-            wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else "")
-            for (t, s), size, w, kind in zip(cells_row, sizes, widths, cells.kinds)])
+        table.add_row(*[Padding(Text(t if size <= w and "\n" not in t else "\n".join(
+            wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else ""),
+            (0, pad[1], 0, pad[0]))
+            for (t, s), size, w, kind, pad in zip(cells_row, sizes, widths, cells.kinds, pads)])
     if run:
-        table.add_row(*_columns(run, widths, right, styled))
+        table.add_row(*_columns(run, widths, right, pads, styled))
     return table
+
+
+def _pads(style: str, n: int) -> list[tuple[int, int]]:
+    """The spaces left and right of each of ``n`` columns' cells: one either side in a box;
+    without it, the gap after every column but the last."""
+    return [(1, 1)] * n if style == "box" else [(0, _GAPS[style] - 1)] * (n - 1) + [(0, 0)]
 
 
 class _Lines:
     """One-line rows of a column as one rich cell: its lines, justified to the column's width,
-    each in its style, the segments rich makes of a Text a row. rich draws the table around
-    them (boxes, padding, headers): it takes about 0.1 ms a cell, a tenth of that a line here."""
+    each in its style between its padding, the segments rich makes of a padded Text a row. rich
+    draws the table around them (boxes, headers): it takes about 0.1 ms a cell, a tenth of
+    that a line here."""
 
-    __slots__ = ("runs",)
+    __slots__ = ("runs", "left", "right")
 
-    def __init__(self, runs: list):
+    def __init__(self, runs: list, left: int, right: int):
         self.runs = runs  # (line, style or None)
+        self.left, self.right = left, right
 
     def __rich_console__(self, console, options):
         from rich.segment import Segment
         from rich.style import Style
         get_style, null, end = console.get_style, Style.null(), Segment.line()
+        pad = get_style("none")  # a Padding's style
+        left = Segment(" " * self.left, pad) if self.left else None
+        right = Segment(" " * self.right, pad) if self.right else None
         for line, style in self.runs:  # an unknown style is no style, as in a Text
+            if left:
+                yield left
             yield Segment(line, get_style(style, default=null)) if style else Segment(line)
+            if right:
+                yield right
             yield end
 
 
-def _columns(rows: list, widths: list[int], right: list[bool], styled: bool) -> list:
+def _columns(rows: list, widths: list[int], right: list[bool], pads: list, styled: bool) -> list:
     """Rows of one-line cells, each narrower than its column, as a :class:`_Lines` a column,
     justified as rich justifies a cell's line (a right one stripped first)."""
     columns: list = [[] for _ in widths]
@@ -411,7 +431,7 @@ def _columns(rows: list, widths: list[int], right: list[bool], styled: bool) -> 
             room = " " * (w - width_of(text))
             out.append((room + text if r else text + room,
                         (_style(name) or None) if styled else None))
-    return [_Lines(runs) for runs in columns]
+    return [_Lines(runs, left, right) for runs, (left, right) in zip(columns, pads)]
 
 
 def _style(name: str | None) -> str | None:
@@ -473,7 +493,7 @@ def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> l
     head, body, alone = _boxes(style, ascii)
     boxed = style == "box"
     n = len(widths)
-    pads = [(1, 1)] * n if boxed else [(0, _GAPS[style] - 1)] * (n - 1) + [(0, 0)]
+    pads = _pads(style, n)
     padded = [w + left + right for w, (left, right) in zip(widths, pads)]
     justify = [c.justify for c in cells.columns]
     lines: list[str] = []
