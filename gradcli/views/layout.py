@@ -431,6 +431,9 @@ def _columns(rows: list, widths: list[int], right: list[bool], pads: list, style
             room = " " * (w - width_of(text))
             out.append((room + text if r else text + room,
                         (_style(name) or None) if styled else None))
+    if not styled:  # text alone (a pipe, a file): each line one segment with its padding
+        return [_Lines([(" " * left + line + " " * right, None) for line, _ in runs], 0, 0)
+                for runs, (left, right) in zip(columns, pads)]
     return [_Lines(runs, left, right) for runs, (left, right) in zip(columns, pads)]
 
 
