@@ -20,8 +20,8 @@ first of these ways that fits:
 
 No number is ever cut or wrapped, and no column is ever dropped. A table of more than
 :data:`PLAIN_ROWS` rows written without colour (a pipe, a file) is written by a plain writer with
-the same box characters (``rich.box``), byte for byte what rich draws: rich takes about half a
-millisecond a row (docs/output.md).
+the same box characters (``rich.box``), byte for byte what rich draws, about four times faster
+(docs/output.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import re
 
 from .notation import to_ascii
 
-PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~0.5 ms a row)
+PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~30 µs a row)
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
 LONG_PIECE = 32  # a bracketed piece of text longer than this is broken between its words
@@ -491,7 +491,7 @@ class _Long:
 
 def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
     """A table as rich draws it in this layout (rich.box's characters, rich's padding),
-    written directly: the same bytes, about 25 times faster (tests/test_output.py compares
+    written directly: the same bytes, about four times faster (tests/test_output.py compares
     them)."""
     head, body, alone = _boxes(style, ascii)
     boxed = style == "box"
