@@ -50,6 +50,14 @@ def test_docstring_examples_pass_on_the_module_as_imported(module):
     assert runner.failures == 0
 
 
+def test_ci_runs_the_compiled_modules():
+    """CI installs with Cython and a compiler (.ci/run): a build that failed there, and so fell
+    back to the .py files without a word, fails here instead."""
+    if not os.environ.get("CI"):
+        pytest.skip("outside CI the build may lack a compiler: the .py files run then")
+    assert BUILT == MODULES, [m.__file__ for m in MODULES]
+
+
 def test_the_package_has_docstring_examples_to_run():
     assert _docstring_examples(SOURCES["gradcli.symbolic.diff"].read_text(encoding="utf-8")) >= 3
 
