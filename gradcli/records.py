@@ -20,6 +20,7 @@ from .engine.rounding import compact
 
 
 _set = object.__setattr__  # how a frozen record's __init__ writes past its __setattr__
+FEW = 1000  # rows a Rows keeps in a dict (a table cut to --max-rows reads fewer)
 
 
 class _Record:
@@ -74,8 +75,10 @@ class Rows(Sequence):
     contributions, those into an input, by input), ``last_key``: of those, the last one into
     each input. These are known without building a row.
 
-    The rows built are kept by index in a dict, not a list of every row: the collector walks
-    a young list whole (a list of 100,000 rows where a table shows 40 cost it 2 ms)."""
+    The first rows built are kept by index in a dict, not in a list of every row: the
+    collector walks a young list whole (a list of 100,000 rows where a table shows 40 cost it
+    2 ms). Past :data:`FEW` rows built (``--json``, ``--max-rows 0``) they move to a list,
+    which holds a row in 8 bytes where a dict takes about 40."""
 
     __slots__ = ("_build", "_rows", "_n", "named", "marked", "key", "last_key")
 
@@ -93,9 +96,16 @@ class Rows(Sequence):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError("row index out of range")
-        row = self._rows.get(i)
+        rows = self._rows
+        row = rows.get(i) if type(rows) is dict else rows[i]
         if row is None:
-            row = self._rows[i] = self._build(i)
+            row = self._build(i)
+            if type(rows) is dict and len(rows) >= FEW:  # most rows will be read
+                listed = [None] * self._n
+                for k, built in rows.items():
+                    listed[k] = built
+                rows = self._rows = listed
+            rows[i] = row
         return row
 
     def __iter__(self):
@@ -120,9 +130,15 @@ class ForwardRow(_Frozen):
     def __init__(self, id: str, op: str, args: tuple[str, ...], expr: str, value: float,
                  names: tuple[str, ...] = (), is_output: bool = False, step: str = "",
                  outputs: tuple[str, ...] = ()):
-        for name, v in zip(self.__slots__, (id, op, args, expr, value, names, is_output, step,
-                                            outputs)):
-            _set(self, name, v)
+        _set(self, "id", id)
+        _set(self, "op", op)
+        _set(self, "args", args)
+        _set(self, "expr", expr)
+        _set(self, "value", value)
+        _set(self, "names", names)
+        _set(self, "is_output", is_output)
+        _set(self, "step", step)
+        _set(self, "outputs", outputs)
 
 
 class ContributionRow(_Frozen):
@@ -138,9 +154,13 @@ class ContributionRow(_Frozen):
 
     def __init__(self, source: str, target: str, equation: str, upstream: float, local: float,
                  contribution: float, local_expr: str = ""):
-        for name, v in zip(self.__slots__, (source, target, equation, upstream, local,
-                                            contribution, local_expr)):
-            _set(self, name, v)
+        _set(self, "source", source)
+        _set(self, "target", target)
+        _set(self, "equation", equation)
+        _set(self, "upstream", upstream)
+        _set(self, "local", local)
+        _set(self, "contribution", contribution)
+        _set(self, "local_expr", local_expr)
 
 
 class AdjointRow(_Frozen):
@@ -152,8 +172,10 @@ class AdjointRow(_Frozen):
 
     def __init__(self, id: str, adjoint: float, terms: Sequence[float],
                  names: tuple[str, ...] = ()):
-        for name, v in zip(self.__slots__, (id, adjoint, terms, names)):
-            _set(self, name, v)
+        _set(self, "id", id)
+        _set(self, "adjoint", adjoint)
+        _set(self, "terms", terms)
+        _set(self, "names", names)
 
 
 class Trace(_Record):
