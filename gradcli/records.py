@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
@@ -19,78 +19,178 @@ from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
 
 
+_set = object.__setattr__  # how a frozen record's __init__ writes past its __setattr__
+FEW = 1000  # rows a Rows keeps in a dict (a table cut to --max-rows reads fewer)
+
+
+class _Record:
+    """What every record shares, as a slotted dataclass has it: ``==`` and ``repr`` over the
+    fields (its ``__slots__``, in order). Written out: ``@dataclass`` compiles its methods
+    when the module is imported, 4 ms of every ``--trace`` for these seven classes."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return tuple([getattr(self, name) for name in self.__slots__])
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    __hash__ = None  # a mutable record (a frozen one hashes its fields)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+
+class _Frozen(_Record):
+    """A record whose fields cannot be assigned (a table's row), hashable by its fields."""
+
+    __slots__ = ()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __getstate__(self):  # copy and deepcopy, which __setattr__ would refuse otherwise
+        return self._key()
+
+    def __setstate__(self, state):
+        for name, value in zip(self.__slots__, state):
+            _set(self, name, value)
+
+
 class Rows(Sequence):
     """A table's rows, each built by ``build(i)`` the first time it is read.
 
     ``named``: some row has names the program assigned; ``marked``: some row is an output;
     ``key``: the indices of the rows a shortened table always keeps (inputs and outputs; for
-    contributions, those into an input), ``last_key``: of those, the last one into each input.
-    These are known without building a row."""
+    contributions, those into an input, by input), ``last_key``: of those, the last one into
+    each input. These are known without building a row.
 
-    __slots__ = ("_build", "_rows", "named", "marked", "key", "last_key")
+    The first rows built are kept by index in a dict, not in a list of every row: the
+    collector walks a young list whole (a list of 100,000 rows where a table shows 40 cost it
+    2 ms). Past :data:`FEW` rows built (``--json``, ``--max-rows 0``) they move to a list,
+    which holds a row in 8 bytes where a dict takes about 40."""
+
+    __slots__ = ("_build", "_rows", "_n", "named", "marked", "key", "last_key")
 
     def __init__(self, n: int, build, named=False, marked=False, key=(), last_key=()):
-        self._build, self._rows = build, [None] * n
+        self._build, self._rows, self._n = build, {}, n
         self.named, self.marked, self.key, self.last_key = named, marked, key, last_key
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._n
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self._rows)))]
-        row = self._rows[i]
+            return [self[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("row index out of range")
+        rows = self._rows
+        row = rows.get(i) if type(rows) is dict else rows[i]
         if row is None:
-            row = self._rows[i] = self._build(i % len(self._rows) if i < 0 else i)
+            row = self._build(i)
+            if type(rows) is dict and len(rows) >= FEW:  # most rows will be read
+                listed = [None] * self._n
+                for k, built in rows.items():
+                    listed[k] = built
+                rows = self._rows = listed
+            rows[i] = row
         return row
 
     def __iter__(self):
-        return map(self.__getitem__, range(len(self._rows)))
+        return map(self.__getitem__, range(self._n))
 
     def __repr__(self) -> str:
         return f"Rows({list(self)!r})"
 
 
-@dataclass(frozen=True, slots=True)
-class ForwardRow:
+class ForwardRow(_Frozen):
+    __slots__ = ("id", "op", "args", "expr", "value", "names", "is_output", "step", "outputs")
     id: str
     op: str  # the primitive's name, or "input"
     args: tuple[str, ...]  # ids of the arguments (a constant's id is its value)
     expr: str  # "log(x)", "v1 + v2"; an input's expr is its name
     value: float
-    names: tuple[str, ...] = ()  # names the program assigned to this node
-    is_output: bool = False
-    step: str = ""  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
-    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
+    names: tuple[str, ...]  # names the program assigned to this node
+    is_output: bool
+    step: str  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
+    outputs: tuple[str, ...]  # with several outputs: the names of those this node is
+
+    def __init__(self, id: str, op: str, args: tuple[str, ...], expr: str, value: float,
+                 names: tuple[str, ...] = (), is_output: bool = False, step: str = "",
+                 outputs: tuple[str, ...] = ()):
+        _set(self, "id", id)
+        _set(self, "op", op)
+        _set(self, "args", args)
+        _set(self, "expr", expr)
+        _set(self, "value", value)
+        _set(self, "names", names)
+        _set(self, "is_output", is_output)
+        _set(self, "step", step)
+        _set(self, "outputs", outputs)
 
 
-@dataclass(frozen=True, slots=True)
-class ContributionRow:
+class ContributionRow(_Frozen):
+    __slots__ = ("source", "target", "equation", "upstream", "local", "contribution",
+                 "local_expr")
     source: str  # id of the node whose adjoint flows back
     target: str  # id of the argument receiving it
     equation: str  # "v5 = v4 - v3"
     upstream: float
     local: float
     contribution: float
-    local_expr: str = ""  # the local derivative as a formula, from the rule table: "1/x"
+    local_expr: str  # the local derivative as a formula, from the rule table: "1/x"
+
+    def __init__(self, source: str, target: str, equation: str, upstream: float, local: float,
+                 contribution: float, local_expr: str = ""):
+        _set(self, "source", source)
+        _set(self, "target", target)
+        _set(self, "equation", equation)
+        _set(self, "upstream", upstream)
+        _set(self, "local", local)
+        _set(self, "contribution", contribution)
+        _set(self, "local_expr", local_expr)
 
 
-@dataclass(frozen=True, slots=True)
-class AdjointRow:
+class AdjointRow(_Frozen):
+    __slots__ = ("id", "adjoint", "terms", "names")
     id: str
     adjoint: float
-    terms: "Sequence[float]"  # the contributions summed, in sweep order (empty for the output)
-    names: tuple[str, ...] = ()
+    terms: Sequence[float]  # the contributions summed, in sweep order (empty for the output)
+    names: tuple[str, ...]
+
+    def __init__(self, id: str, adjoint: float, terms: Sequence[float],
+                 names: tuple[str, ...] = ()):
+        _set(self, "id", id)
+        _set(self, "adjoint", adjoint)
+        _set(self, "terms", terms)
+        _set(self, "names", names)
 
 
-@dataclass(slots=True)
-class Trace:
+class Trace(_Record):
+    __slots__ = ("forward", "contributions", "adjoints", "output", "seed", "seeds")
     forward: Rows  # of ForwardRow
     contributions: Rows  # of ContributionRow
     adjoints: Rows  # of AdjointRow, in sweep order: the output first, inputs last
     output: str
-    seed: float = 1.0
-    seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
+    seed: float
+    seeds: dict  # a VJP's seeded ids -> their weights
+
+    def __init__(self, forward: Rows, contributions: Rows, adjoints: Rows, output: str,
+                 seed: float = 1.0, seeds: dict | None = None):
+        self.forward, self.contributions, self.adjoints = forward, contributions, adjoints
+        self.output, self.seed, self.seeds = output, seed, {} if seeds is None else seeds
 
 
 def forward_rows(graph: Graph, values: list) -> Rows:
@@ -165,7 +265,9 @@ class Terms(Sequence):
     __slots__ = ("_records", "_indices")
 
     def __init__(self, records, indices):
-        self._records, self._indices = records, tuple(indices)
+        # the edges' positions as given (a slice of an int32 array: an input's 4,000 are not
+        # made into 4,000 ints to show eight)
+        self._records, self._indices = records, indices
 
     def __len__(self) -> int:
         return len(self._indices)
@@ -221,49 +323,60 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
         hi = bisect_left(by_target, slot + 1 if end is None else end, lo,
                          key=targets.__getitem__)
         return by_target[lo:hi]
-    inputs = sorted(into(n_const, base))
+    inputs = into(n_const, base)  # by input: a table keeps them (in its own order) or not
     last = sorted(mine[-1] for mine in map(into, range(n_const, base)) if mine)
     contributions = Rows(len(targets), contribution, key=inputs, last_key=last)
 
     # the sweep's order, after the outputs it does not visit and before the inputs it does not
     visit = graph.visit_order()
-    seen = set(visit)
+    # of the slots asked about below (outputs, named ones), those the sweep visits: found by
+    # one pass over the order, not a set of it
+    seen = set(graph.output_slots).union(labels).intersection(visit)
     front: list[int] = []
     for out in reversed(graph.output_slots):
         if out not in seen and out >= n_const:
             front.insert(0, out)
             seen.add(out)
     back = [s for s in range(n_const, base) if s not in seen]
-    order = front + visit + back
+    n_front, n_visit = len(front), len(visit)  # the order: front, then visit, then back
 
     def adjoint_row(i: int) -> AdjointRow:
-        s = order[i]
+        s = (front[i] if i < n_front else visit[i - n_front] if i < n_front + n_visit
+             else back[i - n_front - n_visit])
         return AdjointRow(node_id(s), adjoint[s], Terms(records, into(s)), tuple(labels.get(s, ())))
     # the output and the inputs: the sweep visits no input
     key = [i for i, s in enumerate(front) if s == graph.output or s < base]
     if graph.output >= base and graph.output not in front:
         key.append(len(front) + visit.index(graph.output))
-    key += range(len(front) + len(visit), len(order))
+    key += range(n_front + n_visit, n_front + n_visit + len(back))
     seen.update(back)
     named = any(labels[s] for s in labels if s in seen)
-    adjoints = Rows(len(order), adjoint_row, named, key=key)
+    adjoints = Rows(n_front + n_visit + len(back), adjoint_row, named, key=key)
     return Trace(forward, contributions, adjoints, node_id(graph.output), seed)
 
 
 # -- the tangent trace: plain records for the table and --json ----------------------------------
 
-@dataclass(frozen=True, slots=True)
-class TangentRow:
+class TangentRow(_Frozen):
+    __slots__ = ("row", "partials", "tangents")
     row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
     partials: tuple  # ∂v/∂argument for each argument; None for a constant argument
     tangents: tuple  # v̇ in each sweep; None when the output does not depend on the node
 
+    def __init__(self, row: ForwardRow, partials: tuple, tangents: tuple):
+        _set(self, "row", row)
+        _set(self, "partials", partials)
+        _set(self, "tangents", tangents)
 
-@dataclass(slots=True)
-class TangentTrace:
+
+class TangentTrace(_Record):
+    __slots__ = ("rows", "sweeps", "output")
     rows: Rows  # of TangentRow
     sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
     output: str
+
+    def __init__(self, rows: Rows, sweeps: list[str], output: str):
+        self.rows, self.sweeps, self.output = rows, sweeps, output
 
 
 def tangent_trace(graph: Graph, values: list[float], partials: Partials,
@@ -281,17 +394,23 @@ def tangent_trace(graph: Graph, values: list[float], partials: Partials,
 
 # -- several outputs: a trace per sweep -----------------------------------------------------------
 
-@dataclass(slots=True)
-class JacobianTrace:
+class JacobianTrace(_Record):
     """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
     reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
     :class:`TangentTrace` with a sweep per input."""
 
+    __slots__ = ("forward", "mode", "sweeps", "tangents", "outputs")
     forward: Rows
     mode: str
-    sweeps: list[tuple[str, Trace]] = field(default_factory=list)
-    tangents: TangentTrace | None = None
-    outputs: dict[str, str] = field(default_factory=dict)  # output name -> its node's id
+    sweeps: list[tuple[str, Trace]]
+    tangents: TangentTrace | None
+    outputs: dict[str, str]  # output name -> its node's id
+
+    def __init__(self, forward: Rows, mode: str, sweeps: list | None = None,
+                 tangents: TangentTrace | None = None, outputs: dict | None = None):
+        self.forward, self.mode, self.tangents = forward, mode, tangents
+        self.sweeps = [] if sweeps is None else sweeps
+        self.outputs = {} if outputs is None else outputs
 
 
 def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],

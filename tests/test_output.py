@@ -493,6 +493,59 @@ def test_a_piped_table_is_what_rich_draws():
     assert forward == rich_text(table)
 
 
+@pytest.mark.parametrize("width, style", [(None, "box"), (45, "box"), (40, "plain")])
+def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width, style):
+    """A table's one-line rows reach rich as one row of column cells (a line a row, padded):
+    in colour, the text and every segment (which the SVG's id sums up) are those of the
+    rich.table.Table written here a row at a time, a Text a cell in its style, rich padding
+    the cells (a wrapped row as it was)."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from gradcli.views.layout import _boxes, print_page, table_widths
+    rows = [(("x̄", "id"), "input", "2.0", ""),
+            (("v1", "id"), "v1 = sin(x) * cos(x)", "-0.5", ("← output", "output")),
+            (("变量", "id"), "v2 = v1 + x", ("1e-300", "bold"), ("", "output"))]
+    sheet = Sheet("Sample")
+    for header, justify, kind in (("node", "left", "text"), ("operation", "left", "text"),
+                                  ("value", "right", "number"), ("", "left", "label")):
+        sheet.add_column(header, justify, kind)
+    for row in rows:
+        sheet.add_row(*row)
+    chosen, widths = table_widths(sheet, width)
+    assert chosen == style and (width is None or widths[1] < len("v1 = sin(x) * cos(x)"))
+    table = Table(box=box.HEAVY_HEAD, padding=(0, 1), header_style="bold", highlight=False) \
+        if style == "box" else Table(box=_boxes(style, False)[0], padding=(0, 1, 0, 0),
+                                     pad_edge=False, show_edge=False, header_style="bold",
+                                     highlight=False)
+    for column, w in zip(sheet.columns, widths):
+        table.add_column(Text(column.header, justify=column.justify), justify=column.justify,
+                         width=w, no_wrap=True, vertical="top")
+    styles = {"id": "cyan", "output": "bold green", "bold": "bold", None: ""}
+
+    def cell(c, w):
+        text, name = (c, None) if type(c) is str else c
+        return Text(text if cell_len(text) <= w else "\n".join(wrap(text, w)),
+                    style=styles[name])
+    for row in rows:
+        table.add_row(*map(cell, row, widths))
+
+    def console() -> Console:
+        return Console(file=io.StringIO(), width=60, force_terminal=True, record=True,
+                       color_system="truecolor", highlight=False, emoji=False, markup=False)
+    expected, drawn = console(), console()
+    expected.print(Text("Sample", style="bold"), crop=False)
+    expected.print(table, crop=False)
+    print_page(render([sheet], width), drawn)
+    assert drawn.export_text(styles=True, clear=False) == \
+        expected.export_text(styles=True, clear=False)
+    assert drawn.export_svg(title="t") == expected.export_svg(title="t")
+
+
 def test_natural_width_is_richs_measure():
     """The width gradcli lays a table out at is the maximum rich's Console.measure gives."""
     import io

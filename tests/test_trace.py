@@ -244,6 +244,27 @@ def test_a_shortened_table_builds_only_the_rows_it_shows():
     assert [t.rows for t in shown] == [t.rows for t in trace_tables(complete, 6, 40)]
 
 
+def test_rows_are_built_once_each_in_any_order():
+    """Rows builds a row when it is first read, and once, whatever the order and however many
+    are read (past FEW they move from a dict to a list); negative indices and slices read as a
+    list's, and an index past either end is an IndexError."""
+    import random
+
+    from gradcli.records import FEW, Rows
+    built = []
+    n = 2 * FEW + 3
+    rows = Rows(n, lambda i: built.append(i) or ("row", i))
+    order = list(range(n))
+    random.Random(5).shuffle(order)
+    assert [rows[i] for i in order[:FEW + 1]] == [("row", i) for i in order[:FEW + 1]]
+    assert rows[-1] == ("row", n - 1) and rows[3:6] == [("row", 3), ("row", 4), ("row", 5)]
+    assert list(rows) == [("row", i) for i in range(n)] and len(rows) == n
+    assert sorted(built) == list(range(n))
+    for outside in (n, -n - 1):
+        with pytest.raises(IndexError):
+            rows[outside]
+
+
 def test_a_certified_trace_proves_only_the_numbers_it_shows(monkeypatch):
     """--trace of a 600-term sum (about 4,200 nodes, 12,000 numbers) shows 40 rows a table:
     the digits of the numbers not shown are never worked out (it proved all of them, 8x eval's

@@ -20,18 +20,17 @@ first of these ways that fits:
 
 No number is ever cut or wrapped, and no column is ever dropped. A table of more than
 :data:`PLAIN_ROWS` rows written without colour (a pipe, a file) is written by a plain writer with
-the same box characters (``rich.box``), byte for byte what rich draws: rich takes about half a
-millisecond a row (docs/output.md).
+the same box characters (``rich.box``), byte for byte what rich draws, about four times faster
+(docs/output.md).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from .notation import to_ascii
 
-PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~0.5 ms a row)
+PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~30 µs a row)
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
 LONG_PIECE = 32  # a bracketed piece of text longer than this is broken between its words
@@ -40,34 +39,63 @@ TEXT_FLOOR = 10  # a text column is not squeezed below this (or its natural widt
 WHOLE = ("number", "label")  # kinds never broken
 
 
-@dataclass
-class Column:
-    header: str
-    justify: str = "left"  # "left" or "right"
-    kind: str = "text"  # "number" and "label": never broken; "text": broken between pieces;
-    # "formula": broken only at spaces outside brackets, however long a bracketed piece is
-    max_width: int | None = None  # text wider than this wraps even at natural width (prose)
+class _Data:
+    """Plain data with a ``repr`` and ``==`` over its fields (its ``__slots__``), as a
+    dataclass has them: written out, as ``@dataclass`` compiles its methods when the module is
+    imported (3 ms of every table shown, for these six classes)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({fields})"
 
 
-@dataclass(frozen=True)
-class Gap:
+class Column(_Data):
+    __slots__ = ("header", "justify", "kind", "max_width")
+
+    def __init__(self, header: str, justify: str = "left", kind: str = "text",
+                 max_width: int | None = None):
+        self.header = header
+        self.justify = justify  # "left" or "right"
+        self.kind = kind  # "number" and "label": never broken; "text": broken between pieces;
+        # "formula": broken only at spaces outside brackets, however long a bracketed piece is
+        self.max_width = max_width  # text wider than this wraps even at natural width (prose)
+
+
+class Gap(_Data):
     """Rows left out of a table: shown as one line saying how many and how to see them."""
 
-    count: int
-    hint: str = ""
+    __slots__ = ("count", "hint")
+
+    def __init__(self, count: int, hint: str = ""):
+        self.count, self.hint = count, hint
+
+    def __hash__(self):
+        return hash((self.count, self.hint))
 
     def text(self) -> str:
         rows = "row" if self.count == 1 else "rows"
         return f"⋮ {self.count:,} {rows} not shown" + (f" ({self.hint})" if self.hint else "")
 
 
-@dataclass
-class Sheet:
+class Sheet(_Data):
     """A table as data: columns, rows of cells (str, or rich ``Text`` for a styled cell), gaps."""
 
-    title: str = ""
-    columns: list[Column] = field(default_factory=list)
-    rows: list = field(default_factory=list)  # tuples of cells, or Gap
+    __slots__ = ("title", "columns", "rows")
+
+    def __init__(self, title: str = "", columns: list[Column] | None = None,
+                 rows: list | None = None):
+        self.title = title
+        self.columns = [] if columns is None else columns
+        self.rows = [] if rows is None else rows  # tuples of cells, or Gap
 
     def add_column(self, header: str, justify: str = "left", kind: str | None = None,
                    max_width: int | None = None) -> None:
@@ -81,20 +109,23 @@ class Sheet:
         self.rows.append(Gap(count, hint))
 
 
-@dataclass
-class Prose:
+class Prose(_Data):
     """Text wrapped between words at the width (never inside a number), in one style."""
 
-    text: str
-    style: str | None = None
+    __slots__ = ("text", "style")
+
+    def __init__(self, text: str, style: str | None = None):
+        self.text, self.style = text, style
 
 
-@dataclass
-class Preformatted:
+class Preformatted(_Data):
     """Lines never wrapped (a drawing): cut at the width instead, by the caller."""
 
-    lines: list[Line]
-    boxes: list = field(default_factory=list)  # (name, first column, past the last column)
+    __slots__ = ("lines", "boxes")
+
+    def __init__(self, lines: list[Line], boxes: list | None = None):
+        self.lines = lines
+        self.boxes = [] if boxes is None else boxes  # (name, first column, past the last one)
 
 
 # -- measuring and breaking text ----------------------------------------------------------------
@@ -162,7 +193,7 @@ def wrap(text: str, width: int, formula: bool = False) -> list[str]:
             if current:
                 out.append(current.rstrip())
             current = piece.lstrip()
-            while width_of(current) > width and not NUMBER.match(current):
+            while width_of(current) > width and not re.match(NUMBER, current):
                 head = _fold(current, width)  # a word wider than the line: folded
                 out.append(head)
                 current = current[len(head):]
@@ -170,7 +201,8 @@ def wrap(text: str, width: int, formula: bool = False) -> list[str]:
     return out
 
 
-NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?[,;]?\Z|[-+]?(inf|nan)\Z")
+# a number (compiled on first use, by re's cache: a table that fits never needs it)
+NUMBER = r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?[,;]?\Z|[-+]?(inf|nan)\Z"
 
 
 def _fold(text: str, width: int) -> str:
@@ -315,28 +347,94 @@ def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first:
     """One piece of a table (the rows between two gaps) as a ``rich.table.Table`` with these
     column widths: every column ``no_wrap``, each cell already broken where the layout chose
     (text between its pieces, a number never)."""
+    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
     head_box, body_box, alone_box = _boxes(style, ascii)
     alone = first and not rows and style == "box"  # the headers, closed, then a gap
-    options = {"padding": (0, 1)} if style == "box" else {
-        "padding": (0, _GAPS[style] - 1, 0, 0), "pad_edge": False, "show_edge": False}
     header_style = STYLES["header"] if styled else None
+    # The cells' padding is given here, as rich gives it (a Padding around a header or a
+    # wrapped row's cell), and for a column of one-line rows beside each line: rich would wrap
+    # the column in a Padding and split its lines twice.
+    pads = _pads(style, len(widths))
     table = Table(box=alone_box if alone else head_box if first else body_box,
                   show_header=first and not alone, highlight=False, header_style=header_style,
-                  **options)
-    headers = [Text(h if _text_width(h) <= w else "\n".join(wrap(h, w)), justify=c.justify)
-               for h, c, w in zip(cells.headers, cells.columns, widths)]
-    for header, column, w in zip(headers, cells.columns, widths):
-        table.add_column(header, justify=column.justify, width=w, no_wrap=True,
+                  padding=0, show_edge=style == "box")
+    headers = [Padding(Text(h if _text_width(h) <= w else "\n".join(wrap(h, w)),
+                            justify=c.justify), (0, right, 0, left))
+               for h, c, w, (left, right) in zip(cells.headers, cells.columns, widths, pads)]
+    for header, column, w, (left, right) in zip(headers, cells.columns, widths, pads):
+        table.add_column(header, justify=column.justify, width=left + w + right, no_wrap=True,
                          vertical="bottom" if alone else "top")
     if alone:  # a row of headers, in their style, set on its last line as rich sets headers
         table.add_row(*headers, style=header_style)
-    for cells_row, sizes, _ in rows:
-        table.add_row(*[Text(t if size <= w and "\n" not in t else "\n".join(
-            wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else "")
-            for (t, s), size, w, kind in zip(cells_row, sizes, widths, cells.kinds)])
+    right = [c.justify == "right" for c in cells.columns]
+    run: list = []  # one-line rows, drawn as one row of columns
+    for cells_row, sizes, simple in rows:
+        if simple and all(size <= w for size, w in zip(sizes, widths)):
+            run.append(cells_row)
+            continue
+        if run:
+            table.add_row(*_columns(run, widths, right, pads, styled))
+            run = []
+        table.add_row(*[Padding(Text(t if size <= w and "\n" not in t else "\n".join(
+            wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else ""),
+            (0, pad[1], 0, pad[0]))
+            for (t, s), size, w, kind, pad in zip(cells_row, sizes, widths, cells.kinds, pads)])
+    if run:
+        table.add_row(*_columns(run, widths, right, pads, styled))
     return table
+
+
+def _pads(style: str, n: int) -> list[tuple[int, int]]:
+    """The spaces left and right of each of ``n`` columns' cells: one either side in a box;
+    without it, the gap after every column but the last."""
+    return [(1, 1)] * n if style == "box" else [(0, _GAPS[style] - 1)] * (n - 1) + [(0, 0)]
+
+
+class _Lines:
+    """One-line rows of a column as one rich cell: its lines, justified to the column's width,
+    each in its style between its padding, the segments rich makes of a padded Text a row. rich
+    draws the table around them (boxes, headers): it takes about 0.1 ms a cell, a tenth of
+    that a line here."""
+
+    __slots__ = ("runs", "left", "right")
+
+    def __init__(self, runs: list, left: int, right: int):
+        self.runs = runs  # (line, style or None)
+        self.left, self.right = left, right
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+        from rich.style import Style
+        get_style, null, end = console.get_style, Style.null(), Segment.line()
+        pad = get_style("none")  # a Padding's style
+        left = Segment(" " * self.left, pad) if self.left else None
+        right = Segment(" " * self.right, pad) if self.right else None
+        for line, style in self.runs:  # an unknown style is no style, as in a Text
+            if left:
+                yield left
+            yield Segment(line, get_style(style, default=null)) if style else Segment(line)
+            if right:
+                yield right
+            yield end
+
+
+def _columns(rows: list, widths: list[int], right: list[bool], pads: list, styled: bool) -> list:
+    """Rows of one-line cells, each narrower than its column, as a :class:`_Lines` a column,
+    justified as rich justifies a cell's line (a right one stripped first)."""
+    columns: list = [[] for _ in widths]
+    for row in rows:
+        for (text, name), w, out, r in zip(row, widths, columns, right):
+            if r:
+                text = text.rstrip()
+            room = " " * (w - width_of(text))
+            out.append((room + text if r else text + room,
+                        (_style(name) or None) if styled else None))
+    if not styled:  # text alone (a pipe, a file): each line one segment with its padding
+        return [_Lines([(" " * left + line + " " * right, None) for line, _ in runs], 0, 0)
+                for runs, (left, right) in zip(columns, pads)]
+    return [_Lines(runs, left, right) for runs, (left, right) in zip(columns, pads)]
 
 
 def _style(name: str | None) -> str | None:
@@ -393,12 +491,12 @@ class _Long:
 
 def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
     """A table as rich draws it in this layout (rich.box's characters, rich's padding),
-    written directly: the same bytes, about 25 times faster (tests/test_output.py compares
+    written directly: the same bytes, about four times faster (tests/test_output.py compares
     them)."""
     head, body, alone = _boxes(style, ascii)
     boxed = style == "box"
     n = len(widths)
-    pads = [(1, 1)] * n if boxed else [(0, _GAPS[style] - 1)] * (n - 1) + [(0, 0)]
+    pads = _pads(style, n)
     padded = [w + left + right for w, (left, right) in zip(widths, pads)]
     justify = [c.justify for c in cells.columns]
     lines: list[str] = []
@@ -489,13 +587,14 @@ STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
           "text": None, "edge": None, "label": "yellow"}
 
 
-@dataclass
-class Page:
+class Page(_Data):
     """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
     the width of the widest line."""
 
-    parts: list
-    width: int
+    __slots__ = ("parts", "width")
+
+    def __init__(self, parts: list, width: int):
+        self.parts, self.width = parts, width
 
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
