@@ -557,8 +557,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
 # The console script ends the process as soon as its command is done (gradcli.__main__), and
 # eval ends it even sooner, where it has printed all it prints, still inside the collector's
 # pause: freeing the tape's and the sweeps' objects one by one took 1.4 s of a 24 s run at
-# 10^6 terms, and the collection at the pause's end walks everything the command made (5 ms of
-# a plain eval, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends this
+# 10^6 terms, and the collection at the pause's end walks everything the command made (5 ms at
+# wide 10^4, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends this
 # way too). Only the console script (run() sets _HARD_EXIT), never in-process callers
 # (CliRunner), nor a session's commands (repl).
 _HARD_EXIT = False

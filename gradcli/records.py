@@ -17,35 +17,14 @@ from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
+from .slotted import Record
 
 
 _set = object.__setattr__  # how a frozen record's __init__ writes past its __setattr__
 FEW = 1000  # rows a Rows keeps in a dict (a table cut to --max-rows reads fewer)
 
 
-class _Record:
-    """What every record shares, as a slotted dataclass has it: ``==`` and ``repr`` over the
-    fields (its ``__slots__``, in order). Written out: ``@dataclass`` compiles its methods
-    when the module is imported, 4 ms of every ``--trace`` for these seven classes."""
-
-    __slots__ = ()
-
-    def _key(self) -> tuple:
-        return tuple([getattr(self, name) for name in self.__slots__])
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    __hash__ = None  # a mutable record (a frozen one hashes its fields)
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__qualname__}({fields})"
-
-
-class _Frozen(_Record):
+class _Frozen(Record):
     """A record whose fields cannot be assigned (a table's row), hashable by its fields."""
 
     __slots__ = ()
@@ -178,7 +157,7 @@ class AdjointRow(_Frozen):
         _set(self, "names", names)
 
 
-class Trace(_Record):
+class Trace(Record):
     __slots__ = ("forward", "contributions", "adjoints", "output", "seed", "seeds")
     forward: Rows  # of ForwardRow
     contributions: Rows  # of ContributionRow
@@ -369,7 +348,7 @@ class TangentRow(_Frozen):
         _set(self, "tangents", tangents)
 
 
-class TangentTrace(_Record):
+class TangentTrace(Record):
     __slots__ = ("rows", "sweeps", "output")
     rows: Rows  # of TangentRow
     sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
@@ -394,7 +373,7 @@ def tangent_trace(graph: Graph, values: list[float], partials: Partials,
 
 # -- several outputs: a trace per sweep -----------------------------------------------------------
 
-class JacobianTrace(_Record):
+class JacobianTrace(Record):
     """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
     reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
     :class:`TangentTrace` with a sweep per input."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from ..slotted import Record
 from .notation import to_ascii
 
 PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~30 µs a row)
@@ -39,26 +40,7 @@ TEXT_FLOOR = 10  # a text column is not squeezed below this (or its natural widt
 WHOLE = ("number", "label")  # kinds never broken
 
 
-class _Data:
-    """Plain data with a ``repr`` and ``==`` over its fields (its ``__slots__``), as a
-    dataclass has them: written out, as ``@dataclass`` compiles its methods when the module is
-    imported (3 ms of every table shown, for these six classes)."""
-
-    __slots__ = ()
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
-        return NotImplemented
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
-        return f"{type(self).__name__}({fields})"
-
-
-class Column(_Data):
+class Column(Record):
     __slots__ = ("header", "justify", "kind", "max_width")
 
     def __init__(self, header: str, justify: str = "left", kind: str = "text",
@@ -70,7 +52,7 @@ class Column(_Data):
         self.max_width = max_width  # text wider than this wraps even at natural width (prose)
 
 
-class Gap(_Data):
+class Gap(Record):
     """Rows left out of a table: shown as one line saying how many and how to see them."""
 
     __slots__ = ("count", "hint")
@@ -79,14 +61,14 @@ class Gap(_Data):
         self.count, self.hint = count, hint
 
     def __hash__(self):
-        return hash((self.count, self.hint))
+        return hash(self._key())
 
     def text(self) -> str:
         rows = "row" if self.count == 1 else "rows"
         return f"⋮ {self.count:,} {rows} not shown" + (f" ({self.hint})" if self.hint else "")
 
 
-class Sheet(_Data):
+class Sheet(Record):
     """A table as data: columns, rows of cells (str, or rich ``Text`` for a styled cell), gaps."""
 
     __slots__ = ("title", "columns", "rows")
@@ -109,7 +91,7 @@ class Sheet(_Data):
         self.rows.append(Gap(count, hint))
 
 
-class Prose(_Data):
+class Prose(Record):
     """Text wrapped between words at the width (never inside a number), in one style."""
 
     __slots__ = ("text", "style")
@@ -118,7 +100,7 @@ class Prose(_Data):
         self.text, self.style = text, style
 
 
-class Preformatted(_Data):
+class Preformatted(Record):
     """Lines never wrapped (a drawing): cut at the width instead, by the caller."""
 
     __slots__ = ("lines", "boxes")
@@ -587,7 +569,7 @@ STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
           "text": None, "edge": None, "label": "yellow"}
 
 
-class Page(_Data):
+class Page(Record):
     """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
     the width of the widest line."""
 
