@@ -11,39 +11,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import FrozenInstanceError
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
-from .slotted import Record
+from .slotted import Frozen, Record, set_field as _set
 
-
-_set = object.__setattr__  # how a frozen record's __init__ writes past its __setattr__
 FEW = 1000  # rows a Rows keeps in a dict (a table cut to --max-rows reads fewer)
-
-
-class _Frozen(Record):
-    """A record whose fields cannot be assigned (a table's row), hashable by its fields."""
-
-    __slots__ = ()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __setattr__(self, name, value):
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __getstate__(self):  # copy and deepcopy, which __setattr__ would refuse otherwise
-        return self._key()
-
-    def __setstate__(self, state):
-        for name, value in zip(self.__slots__, state):
-            _set(self, name, value)
 
 
 class Rows(Sequence):
@@ -94,7 +69,7 @@ class Rows(Sequence):
         return f"Rows({list(self)!r})"
 
 
-class ForwardRow(_Frozen):
+class ForwardRow(Frozen):
     __slots__ = ("id", "op", "args", "expr", "value", "names", "is_output", "step", "outputs")
     id: str
     op: str  # the primitive's name, or "input"
@@ -120,7 +95,7 @@ class ForwardRow(_Frozen):
         _set(self, "outputs", outputs)
 
 
-class ContributionRow(_Frozen):
+class ContributionRow(Frozen):
     __slots__ = ("source", "target", "equation", "upstream", "local", "contribution",
                  "local_expr")
     source: str  # id of the node whose adjoint flows back
@@ -142,7 +117,7 @@ class ContributionRow(_Frozen):
         _set(self, "local_expr", local_expr)
 
 
-class AdjointRow(_Frozen):
+class AdjointRow(Frozen):
     __slots__ = ("id", "adjoint", "terms", "names")
     id: str
     adjoint: float
@@ -336,7 +311,7 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
 
 # -- the tangent trace: plain records for the table and --json ----------------------------------
 
-class TangentRow(_Frozen):
+class TangentRow(Frozen):
     __slots__ = ("row", "partials", "tangents")
     row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
     partials: tuple  # ∂v/∂argument for each argument; None for a constant argument

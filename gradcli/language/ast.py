@@ -12,49 +12,19 @@ out: ``@dataclass`` generates and compiles six methods per class when the module
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
 from typing import Union
+
+from ..slotted import Frozen, set_field as _set
 
 Span = tuple[int, int]
 NO_SPAN: Span = (0, 0)
 
-_set = object.__setattr__  # how __init__ writes a field past the refusing __setattr__
 
-
-class _Node:
+class _Node(Frozen):
     """What every node shares: immutability, and ``==``, ``hash`` and ``repr`` over the fields
     named in ``__match_args__`` (every field but the spans)."""
 
     __slots__ = ()
-    __match_args__: tuple[str, ...] = ()
-
-    def _key(self) -> tuple:
-        return tuple([getattr(self, name) for name in self.__match_args__])
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self):
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
-        return f"{type(self).__qualname__}({fields})"
-
-    def __setattr__(self, name, value):
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __getstate__(self):  # copy and deepcopy, which __setattr__ would refuse otherwise
-        return [getattr(self, name) for name in self.__slots__]
-
-    def __setstate__(self, state):
-        for name, value in zip(self.__slots__, state):
-            _set(self, name, value)
 
 
 class Num(_Node):
