@@ -3,8 +3,11 @@ compiled by Cython, from the same Python source, as optional extension modules.
 
 The canonical form and the printer are Python object code (dicts, tuples, small classes): the
 interpreter's dispatch is a quarter of ``gradcli diff``'s instructions, and Cython removes it
-without a second implementation to keep in step. Where Cython or a C compiler is missing, the
-install goes on and the .py files run (GRADCLI_NO_SYMBOLIC_EXTENSION=1 runs them on demand).
+without a second implementation to keep in step. expr.pxd and diff.pxd, beside the sources,
+declare the node classes as extension types and the hot functions' node variables as such, so
+the compiled code reads fields and calls functions directly (a further quarter). Where Cython or
+a C compiler is missing, the install goes on and the .py files run
+(GRADCLI_NO_SYMBOLIC_EXTENSION=1 runs them on demand).
 """
 
 from setuptools import setup

@@ -68,8 +68,9 @@ def test_each_compiled_module_is_built_from_the_source_as_it_is(module):
     """A .py edited after the build would not run (the extension is found first): rebuild with
     ``pip install -e .``."""
     source = SOURCES[module.__name__]
-    assert Path(module.__file__).stat().st_mtime >= source.stat().st_mtime, \
-        f"{source.name} changed after it was compiled: rebuild with pip install -e ."
+    for part in (source, source.with_suffix(".pxd")):  # (the declarations Cython reads too)
+        assert Path(module.__file__).stat().st_mtime >= part.stat().st_mtime, \
+            f"{part.name} changed after it was compiled: rebuild with pip install -e ."
     tree = ast.parse(source.read_text(encoding="utf-8"))
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     assert len(functions) > 10
@@ -78,6 +79,20 @@ def test_each_compiled_module_is_built_from_the_source_as_it_is(module):
         compiled = getattr(compiled, "__wrapped__", compiled)  # (a decorated function)
         lines = {node.lineno, *(d.lineno for d in node.decorator_list)}
         assert compiled.__code__.co_firstlineno in lines, node.name
+
+
+@needs_build
+def test_the_fast_paths_match_the_general_path_on_the_python_source():
+    """test_canonical's tests that patch a fast path off, run where a patch reaches the calls:
+    on the .py source (compiled, they skip)."""
+    from tests.test_canonical import FAST_PATH_TESTS
+    env = {**os.environ, "GRADCLI_NO_SYMBOLIC_EXTENSION": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         "-rs", *(f"tests/test_canonical.py::{name}" for name in FAST_PATH_TESTS)],
+        capture_output=True, text=True, env=env, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(FAST_PATH_TESTS)} passed" in done.stdout, done.stdout  # none skipped
 
 
 def _corpus() -> list[tuple[str, dict]]:

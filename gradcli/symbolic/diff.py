@@ -52,7 +52,7 @@ def graph_expression(graph: Graph):
     """
     expr: list = [None] * graph.n_slots
     for i, value in enumerate(graph.constants):
-        name = next((n for n, v in CONSTANTS.items() if v == value), None)
+        name = _constant_name(value)
         expr[i] = symbol(name) if name else number(value)
     for i, name in enumerate(graph.inputs):
         expr[graph.n_const + i] = symbol(name)
@@ -74,7 +74,7 @@ def graph_expression(graph: Graph):
         args = (arg0[k],) if arg1[k] < 0 else (arg0[k], arg1[k])
         kind = family[slot]
         if kind is None:  # a catalogue function, or a power: what the rows on Sym build
-            values = tuple(_built(expr, pending, a, family) for a in args) if len(args) > 1 \
+            values = tuple([_built(expr, pending, a, family) for a in args]) if len(args) > 1 \
                 else (_built(expr, pending, args[0], family),)
             expr[slot] = multiply([values]) if prim is _POW else apply(prim.name, values)
             continue
@@ -97,6 +97,11 @@ def graph_expression(graph: Graph):
         if uses[slot] != 1 or slot == graph.output:
             _built(expr, pending, slot, family)
     return _built(expr, pending, graph.output, family)
+
+
+def _constant_name(value: float) -> str | None:
+    """The named constant (pi, e) a graph's constant is, if any."""
+    return next((n for n, v in CONSTANTS.items() if v == value), None)
 
 
 def _longest_first(part) -> int:
@@ -267,15 +272,6 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
     if varies[root.serial]:  # a constant root: every derivative is 0
         pending[root.serial] = [(one, ONE)]
     found = {}
-
-    def send(node, bar, c=ONE):
-        s = node.serial
-        if varies[s]:
-            if pending[s] is None:
-                pending[s] = [(bar, c)]
-            else:
-                pending[s].append((bar, c))
-
     for n in reversed(order):
         terms = pending[n.serial]
         if terms is None:
@@ -290,17 +286,30 @@ def gradient(root, names: list[str], order: list | None = None) -> dict[str, obj
             continue
         elif t is Sum:
             for term, c in n.terms:
-                send(term, bar, c)
+                _send(varies, pending, term, bar, c)
         elif t is Apply:
             for a, local in zip(n.args, _local_derivatives(n)):
                 if varies[a.serial]:
-                    send(a, multiply([(bar, one), (local, one)], loose=True))
+                    _send(varies, pending, a, multiply([(bar, one), (local, one)], loose=True))
         else:
-            _product_adjoint(n, bar, varies, send, one)
+            _product_adjoint(n, bar, varies, pending, one)
     return {name: found.get(name, number(0)) for name in names}
 
 
-def _product_adjoint(node, bar, varies: bytearray, send, one) -> None:
+def _send(varies: bytearray, pending: list, node, bar, c=ONE) -> None:
+    """One term ``c*bar`` of a node's adjoint, kept until the sweep reaches the node (only
+    nodes that read one of the names have adjoints). A function of the module, not a closure
+    of the sweep's: compiled (diff.pxd), a closure could not be called directly."""
+    s = node.serial
+    if varies[s]:
+        terms = pending[s]
+        if terms is None:
+            pending[s] = [(bar, c)]
+        else:
+            terms.append((bar, c))
+
+
+def _product_adjoint(node, bar, varies: bytearray, pending: list, one) -> None:
     """A flat product's adjoint handed to its bases and exponents, as _product_tangent's
     rows build the tangent."""
     factors = node.factors
@@ -311,16 +320,17 @@ def _product_adjoint(node, bar, varies: bytearray, send, one) -> None:
         others = [*factors[:i], *factors[i + 1:], (bar, one)]
         if not by_exp:  # pow's ∂/∂base (run once per exponent: see _on_base)
             k, local = _on_base(b, ("pow", e.serial), _pow_by_base, e)
-            send(b, multiply(others + local, node.coeff * k, loose=True))
+            _send(varies, pending, b, multiply(others + local, node.coeff * k, loose=True))
             continue
         se = Sym(e)
         log_b = SYMBOLIC.log(Sym(b))  # b^e = exp(e·log b)
-        by_e, by_log = (rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials)
-        send(e, multiply(others + [(b, e), (by_e.node, one)], node.coeff, loose=True))
+        by_e, by_log = [rule(SYMBOLIC, se, log_b, None) for rule in _MUL.partials]
+        _send(varies, pending, e, multiply(others + [(b, e), (by_e.node, one)], node.coeff,
+                                           loose=True))
         if by_base:
             c, by_b = _on_base(b, "log", _log_slope)
-            send(b, multiply(others + [(b, e), (by_log.node, one)] + by_b, node.coeff * c,
-                             loose=True))
+            _send(varies, pending, b, multiply(others + [(b, e), (by_log.node, one)] + by_b,
+                                               node.coeff * c, loose=True))
 
 
 def programs(roots: list, reserved=()) -> list[str]:
@@ -452,27 +462,27 @@ def programs(roots: list, reserved=()) -> list[str]:
     for i, root in enumerate(roots):
         bits[root.serial] |= 1 << i
     for s in reversed(found):  # wholes before parts
-        b = bits[s]
+        mask = bits[s]
         for j in kids[s]:
-            bits[j] |= b
+            bits[j] |= mask
     del kids, uses, size  # (their memory serves the texts)
     # The named parts in runs read by the same programs (a gradient's programs share most
     # of them): a run's lines are joined once, for every program that reads it.
     runs: list = []  # [bits, its parts' serials], in order (parts before wholes)
     for s in order_named:
-        b = bits[s]
-        if runs and runs[-1][0] == b:
+        mask = bits[s]
+        if runs and runs[-1][0] == mask:
             runs[-1][1].append(s)
         else:
-            runs.append([b, [s]])
+            runs.append([mask, [s]])
     # names in order of first appearance: each program's parts that no earlier program reads
     name_of: dict = {}
     taken = set(reserved)
-    fresh = (x for x in (f"t{i}" for i in count(1)) if x not in taken)
+    fresh = _fresh_names(taken)
     for i in range(len(roots)):
-        for b, parts in runs:
-            if b & -b == 1 << i:  # (the lowest bit: the first program that reads them)
-                for s in parts:
+        for mask, members in runs:
+            if mask & -mask == 1 << i:  # (the lowest bit: the first program that reads them)
+                for s in members:
                     name_of[s] = next(fresh)
     out: list = [None] * total  # serial -> its text as a rope (a named part: its name)
     for n in leaves:
@@ -486,9 +496,15 @@ def programs(roots: list, reserved=()) -> list[str]:
             out[s] = name_rope(name)
         elif read[s]:
             out[s] = rope(node_at[s], out, by_name)
-    joined = [(b, "\n".join(map(lines.__getitem__, parts))) for b, parts in runs]
-    return ["\n".join([text for b, text in joined if b >> i & 1] + [flatten(out[root.serial])])
-            for i, root in enumerate(roots)]
+    joined = [(mask, "\n".join(map(lines.__getitem__, members))) for mask, members in runs]
+    return ["\n".join([text for mask, text in joined if mask >> i & 1]
+                      + [flatten(out[root.serial])]) for i, root in enumerate(roots)]
+
+
+def _fresh_names(taken: set):
+    """t1, t2, ... less the names the expression reads. (A generator of its own: a function
+    declared in diff.pxd may hold none.)"""
+    return (x for x in (f"t{i}" for i in count(1)) if x not in taken)
 
 
 @gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it

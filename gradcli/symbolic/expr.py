@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import zlib
-from bisect import bisect_left, bisect_right
 from contextlib import contextmanager
 from fractions import Fraction
 
@@ -51,6 +50,8 @@ ZERO, ONE = 0, 1
 
 class Context:
     """The table of every node built so far (structural key -> node)."""
+
+    __slots__ = ("table", "crc", "small", "memo", "serial")
 
     def __init__(self):
         self.table: dict = {}
@@ -117,10 +118,14 @@ def _numbered(node, rank: int, name: str, child_hashes: tuple, sub: int = 0) -> 
     node.key = (rank, name, sub, h)
 
 
-_blank = object.__new__
+def _blank(cls):
+    return cls.__new__(cls)  # (compiled, nodes are extension types: object.__new__ refuses them)
 
 
 class Node:
+    """A node of the context. Compiled (setup.py), expr.pxd declares the five kinds as
+    extension types whose fields typed code reads directly; here they are slotted classes."""
+
     __slots__ = ("serial", "key", "hash")
 
     def __repr__(self) -> str:
@@ -227,7 +232,7 @@ def apply(name: str, args: tuple) -> Node:
     if row.parity and _negative(args[0]):  # sin(-y) is -sin(y), cos(-y) is cos(y)
         inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
         return inner if row.parity == "even" else multiply([(inner, ONE_NODE())], -ONE)
-    made = _blank(Apply)
+    made = Apply.__new__(Apply)
     node = _interned(("a", name, args), made)
     if node is made:
         _numbered(node, 3, name, (args[0].hash,) if len(args) == 1 else
@@ -273,28 +278,34 @@ def _fold_call(name: str, xs: list[float]) -> float | None:
     return None
 
 
-def _sum_node(const: int | Fraction, terms: tuple) -> Sum:
-    made = _blank(Sum)  # coefficients are tidy in the key: 2 is never Fraction(2)
-    node = _interned(("+", const, terms), made)
+def _sum_node(constant: int | Fraction, terms: tuple) -> Sum:
+    made = Sum.__new__(Sum)  # coefficients are tidy in the key: 2 is never Fraction(2)
+    node = _interned(("+", constant, terms), made)
     if node is made:  # new: only now is its structural hash computed
-        hashes = [const.numerator, const.denominator]
+        hashes = _ratio(constant)
         for t, c in terms:  # (a loop: most sums have two terms)
-            hashes.append((t.hash, c.numerator, c.denominator))
+            hashes.append((t.hash, c, 1) if type(c) is int else
+                          (t.hash, c.numerator, c.denominator))
         _numbered(node, 4, "", tuple(hashes))
-        node.const, node.terms, node._tail = const, terms, None
+        node.const, node.terms, node._tail = constant, terms, None
     return node
+
+
+def _ratio(v: int | Fraction) -> list:
+    """[numerator, denominator] of a coefficient (an int's, without looking them up)."""
+    return [v, 1] if type(v) is int else [v.numerator, v.denominator]
 
 
 def _product_node(coeff: int | Fraction, factors: tuple, pairs: tuple | None = None) -> Product:
     """The product node; ``pairs`` is each factor's (base hash, exponent hash) when the caller
     has them (a product's own, kept for the products built from it)."""
-    made = _blank(Product)
+    made = Product.__new__(Product)
     node = _interned(("*", coeff, factors), made)
     if node is made:  # new: only now is its structural hash computed
         if pairs is None:
             pairs = tuple([(b.hash, e.hash) for b, e in factors])
         first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
-        _numbered(node, first[0], first[1], (coeff.numerator, coeff.denominator) + pairs, 1)
+        _numbered(node, first[0], first[1], tuple(_ratio(coeff)) + pairs, 1)
         node.coeff, node.factors, node._unit, node._pairs = coeff, factors, None, pairs
     return node
 
@@ -317,18 +328,18 @@ def tail(node: Sum):
     return node._tail
 
 
-def add(pairs, const: Fraction = ZERO) -> Node:
-    """``const + Σ coeff*node`` for ``(node, coeff)`` pairs, in canonical form."""
+def add(pairs, constant: Fraction = ZERO) -> Node:
+    """``constant + Σ coeff*node`` for ``(node, coeff)`` pairs, in canonical form."""
     acc: dict[int, list] = {}  # serial -> [term, its coefficient so far]
     for node, c in pairs:
         if not c:
             continue
         t = type(node)
         if t is Number:
-            const += c * node.value
+            constant += c * node.value
             continue
         if t is Sum and len(node.terms) <= FLAT:
-            const += c * node.const
+            constant += c * node.const
             for term, k in node.terms:
                 _collect(acc, term, c * k)
             continue
@@ -344,20 +355,21 @@ def add(pairs, const: Fraction = ZERO) -> Node:
         if c:
             terms.append((n, c if type(c) is int and -_WIDE < c < _WIDE else _tidy(c)))
     terms.sort(key=_term_key)
-    const = _tidy(const)
+    constant = _tidy(constant)
     if not terms:
-        return number(const)
-    if len(terms) == 1 and not const:
+        return number(constant)
+    if len(terms) == 1 and not constant:
         node, c = terms[0]
         return node if c == 1 else multiply([(node, ONE_NODE())], c)
-    return _sum_node(const, tuple(terms))
+    return _sum_node(constant, tuple(terms))
 
 
 _WIDE = 1 << 256
 
 
 def _term_key(pair):
-    return pair[0].key
+    node = pair[0]
+    return node.key
 
 
 def _collect(acc: dict, node, c: Fraction) -> None:
@@ -438,7 +450,7 @@ def multiply(items, coeff: Fraction = ONE, loose: bool = False) -> Node:
                 p = _power_number(base.coeff, ev)
                 if p is not None:
                     coeff *= p
-                    stack.extend((b, _scale(m, ev)) for b, m in reversed(base.factors))
+                    stack.extend([(b, _scale(m, ev)) for b, m in reversed(base.factors)])
                     continue
             if ev is not None and base.coeff == 1 and len(base.factors) == 1:
                 b, m = base.factors[0]
@@ -489,14 +501,19 @@ def multiply(items, coeff: Fraction = ONE, loose: bool = False) -> Node:
                 return base
             if type(base) is Sum and len(base.terms) <= FLAT:  # 2*(a + b) is 2*a + 2*b
                 return add([(base, coeff)])
-    return (_loose if loose else _product_node)(coeff, tuple(factors))
+    return _made(loose, coeff, tuple(factors))
+
+
+def _made(loose: bool, coeff: int | Fraction, factors: tuple, pairs: tuple | None = None):
+    """The product node, or a loose one when the caller allows it (see :func:`multiply`)."""
+    return _loose(coeff, factors, pairs) if loose else _product_node(coeff, factors, pairs)
 
 
 def _loose(coeff: int | Fraction, factors: tuple, pairs: tuple | None = None) -> Product:
     """A product outside the context's table (see :func:`multiply`), or the table's own."""
     if coeff == 1 or len(factors) > FLAT:  # (add keys it by serial; a product keeps it whole)
         return _product_node(coeff, factors, pairs)
-    node = _blank(Product)
+    node = Product.__new__(Product)
     node.coeff, node.factors, node._unit = coeff, factors, None
     node._pairs = tuple([(b.hash, e.hash) for b, e in factors]) if pairs is None else pairs
     return node
@@ -545,8 +562,8 @@ def _scaled(items, coeff, loose: bool = False) -> Node | None:
         coeff = _tidy(coeff * x.coeff)
         if len(x.factors) == 1 and x.factors[0][1] is one:
             return None  # (becomes its base, or a sum distributed: the general path's cases)
-        return (_loose if loose else _product_node)(coeff, x.factors, x._pairs)
-    return (_loose if loose else _product_node)(coeff, ((x, one),))
+        return _made(loose, coeff, x.factors, x._pairs)
+    return _made(loose, coeff, ((x, one),))
 
 
 def _join_two(items, loose: bool = False) -> Product | None:
@@ -566,16 +583,16 @@ def _join_two(items, loose: bool = False) -> Product | None:
     small, large = (fq, fp) if len(fq) <= len(fp) else (fp, fq)
     for b, _ in small:
         if type(b) is Apply and b.name == "exp":
-            if any(type(x) is Apply and x.name == "exp" for x, _ in large):
-                return None
+            for x, _ in large:
+                if type(x) is Apply and x.name == "exp":
+                    return None
             break
     if len(small) > 2:
         bases = {b for b, _ in large}
         for b, _ in small:
             if b in bases:
                 return None
-        return (_loose if loose else _product_node)(_tidy(cp * cq),
-                                                    tuple(sorted(fp + fq, key=_factor_key)))
+        return _made(loose, _tidy(cp * cq), tuple(sorted(fp + fq, key=_factor_key)))
     # a factor or two into the other side's order: what sorted(fp + fq) gives, with a few
     # comparisons (fp's factor first among equal keys); a base the other side has too sits
     # where its factor would go
@@ -585,19 +602,34 @@ def _join_two(items, loose: bool = False) -> Product | None:
         [(large[0][0].hash, large[0][1].hash)]  # (a single factor)
     if small is fq:
         for pair in fq:
-            i = bisect_right(merged, _factor_key(pair), key=_factor_key)
+            i = _insertion(merged, _factor_key(pair), True)
             if _holds(merged, i, pair[0]):
                 return None
             merged.insert(i, pair)
             hashes.insert(i, (pair[0].hash, pair[1].hash))
     else:
         for pair in reversed(fp):
-            i = bisect_left(merged, _factor_key(pair), key=_factor_key)
+            i = _insertion(merged, _factor_key(pair), False)
             if _holds(merged, i, pair[0]):
                 return None
             merged.insert(i, pair)
             hashes.insert(i, (pair[0].hash, pair[1].hash))
-    return (_loose if loose else _product_node)(_tidy(cp * cq), tuple(merged), tuple(hashes))
+    return _made(loose, _tidy(cp * cq), tuple(merged), tuple(hashes))
+
+
+def _insertion(factors: list, key: tuple, right: bool) -> int:
+    """Where a factor of sort key ``key`` goes in the sorted ``factors``: after those of equal
+    key (``right``) or before them, as bisect_right and bisect_left with key=_factor_key (which
+    call the key through Python; compiled, this loop calls it directly)."""
+    lo, hi = 0, len(factors)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k = _factor_key(factors[mid])
+        if (key < k) if right else not (k < key):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _holds(factors: list, i: int, base) -> bool:
@@ -605,12 +637,18 @@ def _holds(factors: list, i: int, base) -> bool:
     at ``i``: the factors whose bases sort as base's are next to i."""
     key = base.key
     j = i - 1
-    while j >= 0 and factors[j][0].key == key:
-        if factors[j][0] is base:
+    while j >= 0:
+        f = factors[j][0]
+        if f.key != key:
+            break
+        if f is base:
             return True
         j -= 1
-    while i < len(factors) and factors[i][0].key == key:
-        if factors[i][0] is base:
+    while i < len(factors):
+        f = factors[i][0]
+        if f.key != key:
+            break
+        if f is base:
             return True
         i += 1
     return False
@@ -627,7 +665,8 @@ def _as_factors(node, e) -> tuple:
 
 
 def _factor_key(pair):
-    return pair[0].key, pair[1].key
+    b, e = pair
+    return b.key, e.key
 
 
 def _scale(e, k: Fraction):
@@ -686,7 +725,7 @@ def _node(x):
 
 def _sym(node) -> Sym:
     """``Sym(node)`` for a node (no check of what it is handed)."""
-    s = _new_sym(Sym)
+    s = Sym.__new__(Sym)
     s.node = node
     return s
 
@@ -716,7 +755,6 @@ class Sym:
         return f"Sym({text(self.node)})"
 
 
-_new_sym = object.__new__
 _NODES = frozenset([Number, Symbol, Apply, Sum, Product])
 
 
@@ -886,7 +924,7 @@ def _chain(ropes: list, op: str) -> tuple:
     return (text if len(text) <= _SHORT else [text]), _PRODUCT
 
 
-def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
+def _product_rope(coeff: Fraction, factors, out: list) -> tuple:
     """``coeff * Π base^exp``: negative powers under one fraction bar, the sign on the leading
     factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
     top, bottom, later = [], [], []
@@ -940,7 +978,7 @@ def _product_rope(coeff: Fraction, factors, out: dict) -> tuple:
     return tree
 
 
-def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
+def _term_rope(node, c: Fraction, out: list, named: set) -> tuple:
     """``c * node`` (node a term of a sum, or None for the constant)."""
     if node is None:
         return _rational_rope(c)
@@ -951,7 +989,7 @@ def _term_rope(node, c: Fraction, out: dict, named: set) -> tuple:
     return _product_rope(c, ((node, ONE_NODE()),), out)
 
 
-def _sum_rope(node, out: dict, named: set) -> tuple:
+def _sum_rope(node, out: list, named: set) -> tuple:
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
     pieces, negative = [], []  # (the first piece is never in parentheses: a sum is the lowest)
     for t, c in node.terms:  # (a loop: most sums have two terms; no coefficient is 0)
@@ -984,10 +1022,10 @@ def _sum_rope(node, out: dict, named: set) -> tuple:
     return _joined(pieces, _SUM) if len(pieces) > 1 else first
 
 
-def rope(node, out: dict, named: set = frozenset()) -> tuple:
-    """The text of one node whose parts' texts are already in ``out`` (serial -> rope: a dict,
-    or a list as long as the context's count); a part whose serial is in ``named`` is there
-    as its name."""
+def rope(node, out: list, named: set = frozenset()) -> tuple:
+    """The text of one node whose parts' texts are already in ``out`` (serial -> rope: a list
+    longer than every part's serial); a part whose serial is in ``named`` is there as its
+    name."""
     t = type(node)
     if t is Number:
         return _rational_rope(node.value)
@@ -1033,7 +1071,7 @@ def flatten(rope: tuple) -> str:
 
 def text(node) -> str:
     """The whole expression as source text (no names for repeated parts)."""
-    out: dict = {}
+    out: list = [None] * (node.serial + 1)  # (parts are numbered before wholes)
     for part in reachable(node):
         out[part.serial] = rope(part, out)
     return flatten(out[node.serial])
