@@ -107,8 +107,9 @@ cpdef _scaled(items, coeff, bint loose=*)
                i=Py_ssize_t, merged=list, hashes=list)
 cpdef _join_two(items, bint loose=*)
 
-@cython.locals(lo=Py_ssize_t, hi=Py_ssize_t, mid=Py_ssize_t)
-cpdef Py_ssize_t _insertion(list factors, tuple key, bint right)
+@cython.locals(lo=Py_ssize_t, hi=Py_ssize_t, mid=Py_ssize_t, b=Node, e=Node, fb=Node, fe=Node,
+               left=bint)
+cpdef Py_ssize_t _insertion(list factors, tuple pair, bint right)
 
 @cython.locals(j=Py_ssize_t, f=Node)
 cpdef bint _holds(list factors, Py_ssize_t i, Node base)

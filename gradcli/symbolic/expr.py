@@ -602,14 +602,14 @@ def _join_two(items, loose: bool = False) -> Product | None:
         [(large[0][0].hash, large[0][1].hash)]  # (a single factor)
     if small is fq:
         for pair in fq:
-            i = _insertion(merged, _factor_key(pair), True)
+            i = _insertion(merged, pair, True)
             if _holds(merged, i, pair[0]):
                 return None
             merged.insert(i, pair)
             hashes.insert(i, (pair[0].hash, pair[1].hash))
     else:
         for pair in reversed(fp):
-            i = _insertion(merged, _factor_key(pair), False)
+            i = _insertion(merged, pair, False)
             if _holds(merged, i, pair[0]):
                 return None
             merged.insert(i, pair)
@@ -617,15 +617,24 @@ def _join_two(items, loose: bool = False) -> Product | None:
     return _made(loose, _tidy(cp * cq), tuple(merged), tuple(hashes))
 
 
-def _insertion(factors: list, key: tuple, right: bool) -> int:
-    """Where a factor of sort key ``key`` goes in the sorted ``factors``: after those of equal
-    key (``right``) or before them, as bisect_right and bisect_left with key=_factor_key (which
-    call the key through Python; compiled, this loop calls it directly)."""
+def _insertion(factors: list, pair: tuple, right: bool) -> int:
+    """Where ``pair`` (base, exponent) goes in the sorted ``factors``: after those of equal sort
+    key (``right``) or before them, as bisect_right and bisect_left with key=_factor_key would
+    place it (they call the key through Python and make a tuple each time; compiled, this loop
+    compares the two keys directly)."""
+    b, e = pair
+    kb, ke = b.key, e.key
     lo, hi = 0, len(factors)
     while lo < hi:
         mid = (lo + hi) // 2
-        k = _factor_key(factors[mid])
-        if (key < k) if right else not (k < key):
+        fb, fe = factors[mid]
+        kfb = fb.key
+        if kb != kfb:  # (a tuple compares as its first unequal item)
+            left = kb < kfb
+        else:
+            kfe = fe.key
+            left = (ke < kfe) if right else not (kfe < ke)
+        if left:
             hi = mid
         else:
             lo = mid + 1
