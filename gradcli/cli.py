@@ -555,18 +555,19 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
 
 
 # The console script ends the process as soon as its command is done (gradcli.__main__), and
-# eval ends it even sooner, where it has printed all it prints, still inside the collector's
-# pause: freeing the tape's and the sweeps' objects one by one took 1.4 s of a 24 s run at
-# 10^6 terms, and the collection at the pause's end walks everything the command made (5 ms at
-# wide 10^4, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends this
-# way too). Only the console script (run() sets _HARD_EXIT), never in-process callers
+# eval and diff end it even sooner, where they have printed all they print, still inside the
+# collector's pause: freeing the tape's and the sweeps' objects one by one took 1.4 s of a 24 s
+# run at 10^6 terms, and the collection at the pause's end walks everything the command made
+# (5 ms at wide 10^4, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends
+# this way too). Only the console script (run() sets _HARD_EXIT), never in-process callers
 # (CliRunner), nor a session's commands (repl).
 _HARD_EXIT = False
 
 
 def _end_now(*alive) -> None:
-    """After a successful eval: end the process here if it is the console script's last act
-    (``alive``: what must not be freed before then, the result holding the sweeps' numbers)."""
+    """After a successful eval or diff: end the process here if it is the console script's last
+    act (``alive``: what must not be freed before then, the result holding the sweeps'
+    numbers)."""
     if _HARD_EXIT:
         end_process(0)
 
@@ -1075,13 +1076,22 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
       gradcli diff "exp(x*y)" --json
       gradcli diff "x/(1+x)" --order 2 --latex
     """
-    from .api import all_derivatives
-    from .views.text import derivative_label
-
     if mixed is not None and (order != 1 or wrt is not None):
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
+    if _HARD_EXIT:  # the process ends once they are printed: the symbolic nodes need no freeing
+        from .symbolic import expr
+        expr.RETIRED = []
+    with gc_paused():  # (and none of them is walked by a collection before then)
+        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_)
+        _end_now()
+
+
+def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+    from .api import all_derivatives
+    from .views.text import derivative_label
+
     result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
