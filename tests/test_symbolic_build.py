@@ -95,6 +95,16 @@ def test_the_fast_paths_match_the_general_path_on_the_python_source():
     assert f"{len(FAST_PATH_TESTS)} passed" in done.stdout, done.stdout  # none skipped
 
 
+@pytest.mark.parametrize("call", ["tail(None)", "reachable(None)", "unit(None)",
+                                  "rope(None, [])", "_collect({}, None, 1)"])
+def test_a_missing_node_raises_as_in_python(call):
+    """Compiled, the .pxd types these parameters as nodes: None still raises AttributeError
+    (setup.py's nonecheck), where it would otherwise crash the process."""
+    from gradcli.symbolic import expr
+    with pytest.raises(AttributeError):
+        eval(f"expr.{call}", {"expr": expr})  # (the test's own fixed text, not user input)
+
+
 def _corpus() -> list[tuple[str, dict]]:
     """Expressions and how to differentiate them: fixed cases, then random ones over every
     function of the table (seeded: the same every run)."""
