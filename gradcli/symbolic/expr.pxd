@@ -67,7 +67,7 @@ cpdef bint _negative(Node node)
 @cython.locals(made=Node, node=Node, t=Node)
 cpdef _sum_node(constant, tuple terms)
 
-cpdef list _ratio(v)
+cpdef tuple _ratio(v)
 
 @cython.locals(made=Node, node=Node, b=Node, e=Node)
 cpdef _product_node(coeff, tuple factors, pairs=*)

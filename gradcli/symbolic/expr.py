@@ -97,7 +97,8 @@ def _new(cls, key: tuple, rank: int, name: str, child_hashes: tuple, sub: int = 
     """A new node under ``key``, which the caller looked up and did not find; the caller sets
     the node's own fields. A key holds the parts themselves: each is the one node of its
     structure in the context, so identity is equality (and hashes in C)."""
-    node = _interned(key, _blank(cls))
+    # (cls.__new__: compiled, nodes are extension types, which object.__new__ refuses)
+    node = _interned(key, cls.__new__(cls))
     _numbered(node, rank, name, child_hashes, sub)
     return node
 
@@ -124,10 +125,6 @@ def _numbered(node, rank: int, name: str, child_hashes: tuple, sub: int = 0) -> 
         crc = ctx.crc[name] = zlib.crc32(name.encode())
     node.hash = h = hash((rank, crc, child_hashes))  # the same whatever the build order
     node.key = (rank, name, sub, h)
-
-
-def _blank(cls):
-    return cls.__new__(cls)  # (compiled, nodes are extension types: object.__new__ refuses them)
 
 
 class Node:
@@ -290,18 +287,17 @@ def _sum_node(constant: int | Fraction, terms: tuple) -> Sum:
     made = Sum.__new__(Sum)  # coefficients are tidy in the key: 2 is never Fraction(2)
     node = _interned(("+", constant, terms), made)
     if node is made:  # new: only now is its structural hash computed
-        hashes = _ratio(constant)
+        hashes = list(_ratio(constant))
         for t, c in terms:  # (a loop: most sums have two terms)
-            hashes.append((t.hash, c, 1) if type(c) is int else
-                          (t.hash, c.numerator, c.denominator))
+            hashes.append((t.hash,) + _ratio(c))
         _numbered(node, 4, "", tuple(hashes))
         node.const, node.terms, node._tail = constant, terms, None
     return node
 
 
-def _ratio(v: int | Fraction) -> list:
-    """[numerator, denominator] of a coefficient (an int's, without looking them up)."""
-    return [v, 1] if type(v) is int else [v.numerator, v.denominator]
+def _ratio(v: int | Fraction) -> tuple:
+    """(numerator, denominator) of a coefficient (an int's, without looking them up)."""
+    return (v, 1) if type(v) is int else (v.numerator, v.denominator)
 
 
 def _product_node(coeff: int | Fraction, factors: tuple, pairs: tuple | None = None) -> Product:
@@ -313,7 +309,7 @@ def _product_node(coeff: int | Fraction, factors: tuple, pairs: tuple | None = N
         if pairs is None:
             pairs = tuple([(b.hash, e.hash) for b, e in factors])
         first = factors[0][0].key  # sorts with its first base: x^2 and 2*x*y next to x
-        _numbered(node, first[0], first[1], tuple(_ratio(coeff)) + pairs, 1)
+        _numbered(node, first[0], first[1], _ratio(coeff) + pairs, 1)
         node.coeff, node.factors, node._unit, node._pairs = coeff, factors, None, pairs
     return node
 
