@@ -95,9 +95,11 @@ def dual_namespace(base) -> SimpleNamespace:
     found = _DUALS.get(id(base))
     if found is None:
         kind = type("Dual", (Dual,), {"__slots__": ()})
-        found = _DUALS[id(base)] = SimpleNamespace(
-            **{name: lift(p, base, kind) for name, p in TABLE.items()}, pi=base.pi, e=base.e,
-            where=where, Dual=kind)
+        # pi and e read from the base each time: a ball's π is made at the working precision
+        namespace = type("DualNamespace", (SimpleNamespace,), {
+            "pi": property(lambda self: base.pi), "e": property(lambda self: base.e)})
+        found = _DUALS[id(base)] = namespace(
+            **{name: lift(p, base, kind) for name, p in TABLE.items()}, where=where, Dual=kind)
         kind.ops = found
         if hasattr(base, "polygamma"):  # ψ^(n) of a dual: its value and ψ^(n+1)·tangent
             def polygamma(n, a, base=base):
