@@ -686,6 +686,8 @@ class JacobianResult:
     def trace(self):
         """Records of every sweep (see :mod:`gradcli.records`), computed on first use."""
         from .records import jacobian_trace
+        if not self.slot_values and self.graph.n_slots:  # float64's sweeps failed (Unswept)
+            raise self.slot_values.failure
         return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
 
     def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
@@ -711,15 +713,24 @@ def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[st
     wrt = wrt_names(graph, wrt)
     columns = [graph.inputs.index(name) for name in wrt]
     chosen = choose(mode, graph.n_outputs, len(wrt))
-    values = forward(graph, point)
-    if chosen == "reverse":
-        rows, recorded = rows_by_reverse(graph, values, columns, record)
-        detail, sweeps = tuple(recorded), len(recorded)
-    else:
-        rows, partials, tangents = columns_by_forward(graph, values, columns)
-        detail, sweeps = (partials, tangents), len(tangents)
+    sweeps = graph.n_outputs if chosen == "reverse" else len(columns)
+    try:
+        values = forward(graph, point)
+        if chosen == "reverse":
+            rows, recorded = rows_by_reverse(graph, values, columns, record)
+            detail = tuple(recorded)
+        else:
+            rows, partials, tangents = columns_by_forward(graph, values, columns)
+            detail = (partials, tangents)
+        output_values = [values[slot] for slot in graph.output_slots]
+    except NumericalError as failure:
+        if float64:
+            raise
+        # float64 overflows (exp(1000)) where the balls do not: the certified numbers are the
+        # answer; only the trace, which shows float64's sweeps, has none to show
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
     names = list(graph.output_names)
-    output_values = [values[slot] for slot in graph.output_slots]
     proven = False
     if not float64:
         from .engine.certify import certify

@@ -805,7 +805,8 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     report = None
     if check_ or expect:
         from .check import entry_values, parse_expectations
-        expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
+        expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs,
+                                digits if getattr(result, "proven", False) else None)
         report = result.check(rtol, atol, expected, strict)
     data = None
     if as_json or (export_path and export_path.lower().endswith(".json")):
