@@ -780,6 +780,7 @@ class ProductResult:
     slot_values: list[float] = field(default_factory=list, repr=False)
     # (the adjoints, the weights, the contributions), or (partials, tangents)
     detail: tuple = field(default=(), repr=False)
+    proven: bool = False  # values and product are Proven (certified); the trace's sweep is not
 
     @property
     def mode(self) -> str:
@@ -788,6 +789,8 @@ class ProductResult:
     @cached_property
     def trace(self):
         from .records import product_trace
+        if not self.slot_values and self.graph.n_slots:  # float64's sweep failed (Unswept)
+            raise self.slot_values.failure
         return product_trace(self.graph, self.slot_values, self.kind, self.detail)
 
 
@@ -808,49 +811,85 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
 
 
 def evaluate_vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-                 wrt: Iterable[str] | None = None, record: bool = False) -> ProductResult:
+                 wrt: Iterable[str] | None = None, record: bool = False,
+                 digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
     """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
     reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
-    shows)."""
+    shows); certified as :func:`evaluate_graph` is (``float64=True``: plain float64)."""
     from .engine.jacobian import vjp
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
-    values = forward(graph, point)
-    adjoint, records = vjp(graph, values, weights, record)
     names = list(graph.output_names)
+    try:
+        values = forward(graph, point)
+        adjoint, records = vjp(graph, values, weights, record)
+        detail = (adjoint, weights, records)
+        output_values = [values[s] for s in graph.output_slots]
+        product = [adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt]
+    except NumericalError as failure:
+        if float64:
+            raise
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
+    if not float64:
+        from .engine.certify import certify_product
+        _check_digits(digits)
+        output_values, product = certify_product(
+            graph, [_exact(at, n) for n in graph.inputs], cotangent=weights,
+            columns=[graph.inputs.index(name) for name in wrt], digits=digits)
     return ProductResult(
-        "vjp", {n: values[s] for n, s in zip(names, graph.output_slots)}, dict(zip(names, weights)),
-        {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}, names,
-        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights, records))
+        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
+        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
 
 
-def evaluate_jvp(graph: Graph, at: Mapping[str, float],
-                 direction: Mapping[str, float]) -> ProductResult:
+def evaluate_jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
+                 digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
     """``J·d`` for the direction ``d`` (input name -> tangent; inputs left out are 0, names the
-    graph does not read are ignored) in one tangent sweep read at every output."""
+    graph does not read are ignored) in one tangent sweep read at every output; certified as
+    :func:`evaluate_graph` is (``float64=True``: plain float64)."""
     from .engine.jacobian import jvp
     point = point_vector(graph, at)
     tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]
-    values = forward(graph, point)
-    product, partials, sweep = jvp(graph, values, tangents)
     names = list(graph.output_names)
+    try:
+        values = forward(graph, point)
+        product, partials, sweep = jvp(graph, values, tangents)
+        detail = (partials, [("direction", sweep)])
+        output_values = [values[s] for s in graph.output_slots]
+    except NumericalError as failure:
+        if float64:
+            raise
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
+    if not float64:
+        from .engine.certify import certify_product
+        _check_digits(digits)
+        output_values, product = certify_product(
+            graph, [_exact(at, n) for n in graph.inputs], direction=tangents, digits=digits)
     return ProductResult(
-        "jvp", {n: values[s] for n, s in zip(names, graph.output_slots)},
-        dict(zip(graph.inputs, tangents)), dict(zip(names, product)), names, graph.source,
-        dict(zip(graph.inputs, point)), graph, values, (partials, [("direction", sweep)]))
+        "jvp", dict(zip(names, output_values)), dict(zip(graph.inputs, tangents)),
+        dict(zip(names, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
 
 
 def vjp(source: str, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None) -> ProductResult:
-    """Parse ``source`` and give ``wᵀJ`` at ``at`` for the cotangent ``w`` on its outputs."""
-    return evaluate_vjp(select_outputs(compile(source), of), at, cotangent, wrt=wrt)
+        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+        digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
+    """Parse ``source`` and give ``wᵀJ`` at ``at`` for the cotangent ``w`` on its outputs,
+    certified unless ``float64``."""
+    return evaluate_vjp(select_outputs(compile(source), of), at, cotangent, wrt=wrt,
+                        digits=digits, float64=float64)
 
 
 def jvp(source: str, at: Mapping[str, float], direction: Mapping[str, float], *,
-        of: Iterable[str] | None = None) -> ProductResult:
-    """Parse ``source`` and give ``J·d`` at ``at`` for the direction ``d`` on its inputs."""
-    return evaluate_jvp(select_outputs(compile(source), of), at, direction)
+        of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
+    """Parse ``source`` and give ``J·d`` at ``at`` for the direction ``d`` on its inputs,
+    certified unless ``float64``."""
+    return evaluate_jvp(select_outputs(compile(source), of), at, direction, digits=digits,
+                        float64=float64)
 
 
 def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",

@@ -796,9 +796,10 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
     from .views.text import jvp_text, mode_line, values_text, vjp_text
     if direction is not None:
         _warn_unread(direction, graph, "--direction: ")
-        result = evaluate_jvp(graph, point, direction)
+        result = evaluate_jvp(graph, point, direction, digits=digits, float64=float64)
     elif isinstance(seed, dict):
-        result = evaluate_vjp(graph, point, seed, wrt=wrt, record=trace)
+        result = evaluate_vjp(graph, point, seed, wrt=wrt, record=trace, digits=digits,
+                              float64=float64)
     else:
         result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto", digits=digits,
                                    float64=float64, record=trace)

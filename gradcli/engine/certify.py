@@ -714,3 +714,29 @@ def certify_hessian(graph: Graph, point: Sequence, columns: Sequence[int], *,
         return shown[0], shown[1:1 + k], [shown[1 + k + i * k:1 + k + (i + 1) * k]
                                           for i in range(k)]
     return rising(graph, digits, attempt)
+
+
+def certify_product(graph: Graph, point: Sequence, *, cotangent: Sequence[float] | None = None,
+                    direction: Sequence[float] | None = None, columns: Sequence[int] = (),
+                    digits: int = DEFAULT_DIGITS) -> tuple[list, list]:
+    """A Jacobian product of a program with several outputs, every number proven: each
+    output's value, and ``wᵀJ`` (one reverse sweep seeded with ``cotangent`` on the outputs,
+    read at the inputs in positions ``columns``) or ``J·d`` (one tangent sweep along
+    ``direction``, read at every output)."""
+    from .partials import local_partials
+    from .tangent import tangent_sweep
+
+    def attempt(bits: int, final: bool):
+        values = _forward(graph, point)
+        if cotangent is not None:
+            adjoint, _ = reverse(graph, values, cotangent=cotangent, m=BALL)
+            product = [adjoint[graph.n_const + j] for j in columns]
+        else:
+            sweep = tangent_sweep(graph, local_partials(graph, values, BALL), direction)
+            product = [0.0 if sweep[s] is None else sweep[s] for s in graph.output_slots]
+        shown = [proven(Real.of(x), digits, final)
+                 for x in [*(values[s] for s in graph.output_slots), *product]]
+        if any(x is None for x in shown):
+            return None
+        return shown[:graph.n_outputs], shown[graph.n_outputs:]
+    return rising(graph, digits, attempt)
