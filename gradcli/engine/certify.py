@@ -198,6 +198,8 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
     if not ball.is_finite():
         return Proven(math.nan, "?", 0) if final else None
     ball, shift = _tame(ball), 0
+    if _huge(ball) and 0 in ball:  # exp(x) - exp(x) at x = 1e5: 0 ± 1e42197, no digit
+        return Proven(0.0, f"0 ± 1e{_power_above(ball)}", 0) if final else None
     if _huge(ball):
         # 10^(±10^200): the digits are those of ball / 10^shift, shift about log10 |ball| (the
         # floor of its midpoint's, exact, whichever way its ball lies), scaled in Arb, not in
@@ -235,9 +237,14 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
         return None
     # no digit is certain: a power of ten above |x| (the ball's upper end, which may be far below
     # the doubles)
-    num, den = _ratio(ball.abs_upper())
-    k = math.ceil((num.bit_length() - den.bit_length() + 1) * 0.30103) if num else 0
-    return Proven(double, f"0 ± 1e{k + shift}", 0)  # |x| < 2^(bits) <= 10^k
+    return Proven(double, f"0 ± 1e{_power_above(ball) + shift}", 0)
+
+
+def _power_above(ball: arb) -> int:
+    """A k with |x| <= 10^k for every x in the ball: |x| < 2^m <= 10^k (m·log10 2 rounded up:
+    by a factor just above log10 2 for m > 0, just below it for m < 0)."""
+    m = _magnitude(ball.abs_upper())
+    return math.ceil(m * (0.30103 if m > 0 else 0.30102999))
 
 
 # -- the sweeps on balls -----------------------------------------------------------------------
@@ -549,6 +556,20 @@ def _stuck_error(graph: Graph, exc: Exception, cap: int) -> NumericalError:
                               hint="--float64 computes without certification")
     k = slot - graph.base
     node = graph.node_id(slot)
+    prim = graph.ops[k]
+    if "not finite" in str(exc) and prim.domain == "all reals":
+        return NumericalError(
+            f"{node} = {expression(graph, slot)} is too large in magnitude to compute at up to "
+            f"{cap} bits of precision", graph.spans[k], node=node,
+            hint="--float64 computes in plain float64 without certification")
+    if "not finite" in str(exc) and "≠" in prim.domain:
+        # a pole at an irrational point (tan at π/2): said as the function's own fact
+        args = [graph.node_id(a) for a in graph.args(k)]
+        return NumericalError(
+            f"{node} = {expression(graph, slot)}: {prim.name} is undefined where "
+            f"{prim.domain.replace('≠', '=')}, and {', '.join(args)} is such a point, or "
+            f"closer to one than {cap} bits of precision can tell apart", graph.spans[k],
+            node=node, hint="--float64 computes in plain float64 without certification")
     return NumericalError(
         f"{node} = {expression(graph, slot)} cannot be decided at up to {cap} bits of "
         f"precision: {exc} (the exact value may sit on a kink, a jump or a domain boundary "
