@@ -296,8 +296,8 @@ def test_many_inputs(run):
 
 
 def test_forward_mode_keeps_one_sweep():
-    from gradcli.api import compile, evaluate_forward
-    r = evaluate_forward(compile("x*y + y"), {"x": 2, "y": 3})
+    from gradcli.api import compile, evaluate
+    r = evaluate(compile("x*y + y"), {"x": 2, "y": 3}, mode="forward")
     assert "sweeps" not in r.__dict__  # not kept by the evaluation; made again for a trace
     assert r.gradient == {"x": 3.0, "y": 3.0}
     assert [label for label, _ in r.sweeps] == ["x", "y"]
@@ -322,7 +322,7 @@ def test_out_of_memory_is_a_limit_error(run, monkeypatch):
 
     def exhausted(*args, **kwargs):
         raise MemoryError
-    monkeypatch.setattr(gradcli.api, "evaluate_graph", exhausted)
+    monkeypatch.setattr(gradcli.api, "evaluate", exhausted)
     result = run("eval", "x", "--at", "x=1", "--trace", "--json")
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"]["kind"] == "limit"
