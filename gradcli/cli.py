@@ -18,7 +18,7 @@ from . import __version__
 from .gcpause import gc_paused
 from .errors import (EXIT_NUMERICAL, GradcliError, InputError, LimitError,
                      MissingInputError, OutputError, SingularGradientError, describe)
-from .views.text import directional_text, result_text
+from .views.text import directional_text, output_name, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
@@ -929,15 +929,16 @@ def _eval_batch(graph, request: EvalRequest) -> None:
 def _summary(result, digits: int, screen=None) -> str:
     """The value and the gradient, or (forward mode along a direction) the directional derivative;
     aligned as ``screen`` prints it (in ASCII, a name's character can be a six-cell escape)."""
+    output = output_name(result.graph)
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
-                                digits)
+                                digits, output)
     show = None
     if screen is not None and screen.ascii:
         from .views.notation import to_ascii
         encoding = getattr(screen.stream, "encoding", None) or "ascii"
         show = lambda text: to_ascii(text, encoding)  # noqa: E731
-    return result_text(result.value, result.gradient, result.seed, digits, show)
+    return result_text(result.value, result.gradient, result.seed, digits, show, output)
 
 
 def _check(result, request: EvalRequest):
