@@ -478,7 +478,7 @@ def hessian(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """The value, gradient and Hessian of ``source`` (a program's text, or a graph from
     :func:`compile`) at ``at``, of the output ``of`` when the program has several; certified
     unless ``float64``."""
-    return _hessian(_graph(source, None if of is None else [of]), at or {}, wrt=wrt,
+    return _hessian(_graph(source, None if of is None else [of]), _point(at), wrt=wrt,
                     digits=digits, float64=float64)
 
 
@@ -488,7 +488,8 @@ def hessians(source: str | Graph, at: Mapping[str, float] | None = None, *,
              float64: bool = False) -> dict[str, HessianResult]:
     """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
     graph = _graph(source, of)
-    return {name: _hessian(graph.only(i), at or {}, wrt=wrt, digits=digits, float64=float64)
+    at = _point(at)
+    return {name: _hessian(graph.only(i), at, wrt=wrt, digits=digits, float64=float64)
             for i, name in enumerate(graph.output_names)}
 
 
@@ -634,10 +635,29 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
     graph = _graph(source, None if of is None else [of])
     if mode == "forward" or direction is not None:
-        return _forward(graph, at or {}, wrt=wrt, direction=direction, seed=seed,
+        return _forward(graph, _point(at), wrt=wrt, direction=direction, seed=seed,
                         digits=digits, float64=float64)
-    return _reverse(graph, at or {}, wrt=wrt, seed=seed, digits=digits, float64=float64,
+    return _reverse(graph, _point(at), wrt=wrt, seed=seed, digits=digits, float64=float64,
                     quick=quick, record=record)
+
+
+def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
+    """``at`` with each string value read as ``--at`` reads it (``"0.1"``, ``"pi/4"``,
+    ``"sqrt(2)"``): a number, its text kept so the certified engine reads the exact value."""
+    if not at:
+        return {}
+    if not any(isinstance(value, str) for value in at.values()):
+        return at
+    from .points import Point, constant_value
+    point = Point()
+    point.texts.update(getattr(at, "texts", {}))
+    for name, value in at.items():
+        if isinstance(value, str):
+            point[name] = constant_value(value, f"the value of {name}")
+            point.texts[name] = value.strip()
+        else:
+            point[name] = value
+    return point
 
 
 def _graph(source: str | Graph, of: Iterable[str] | None = None) -> Graph:
@@ -755,7 +775,7 @@ def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
     >>> r.values, r.jacobian["f1"], r.mode
     ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
     """
-    return _jacobian(_graph(source, of), at or {}, wrt=wrt, mode=mode, digits=digits,
+    return _jacobian(_graph(source, of), _point(at), wrt=wrt, mode=mode, digits=digits,
                      float64=float64, record=record)
 
 
@@ -842,7 +862,7 @@ def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, fl
     """``wᵀJ`` of ``source`` (text, or a compiled graph) at ``at`` for the cotangent ``w``
     (output name -> weight; outputs left out weigh 0), in one reverse sweep seeded on every
     output (``record=True``: the sweep keeps what ``trace`` shows)."""
-    return _vjp(_graph(source, of), at, cotangent, wrt=wrt, record=record)
+    return _vjp(_graph(source, of), _point(at), cotangent, wrt=wrt, record=record)
 
 
 def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
@@ -850,7 +870,7 @@ def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, fl
     """``J·d`` of ``source`` (text, or a compiled graph) at ``at`` for the direction ``d``
     (input name -> tangent; inputs left out are 0, names it does not read are ignored), in one
     tangent sweep read at every output."""
-    return _jvp(_graph(source, of), at, direction)
+    return _jvp(_graph(source, of), _point(at), direction)
 
 
 def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
