@@ -856,7 +856,8 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
                 of=None, digits=(None, False)) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch
+    from .batchio import run_batch
+    from .readers import grid_rows, read_points
     from .points import parse_grid
     if output_path == "-":  # the shell's name for standard output, where the rows go anyway
         output_path = None
