@@ -24,6 +24,7 @@ from .errors import FileError, InputError, OutputError
 HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # each ends gradcli with 128 + its number
 
 _STAGED: set = set()  # what this process has staged and not yet committed or removed
+_READ: list = []  # the files this command reads (-f FILE): never one it writes
 _critical = [0, None]  # depth of critical sections; the signal that arrived inside one
 
 
@@ -210,26 +211,33 @@ class Scratch:
     abort = Staged.abort
 
 
+def reading(path: str) -> None:
+    """Note that this command reads the file ``path``: no file it writes may be that file."""
+    _READ.append(path)
+
+
 @contextlib.contextmanager
 def staged(path: str, reads=()):
     """A binary file to write ``path``'s new content into: in place once the block ends, and
-    nothing changed should the block fail (the exception goes on). ``reads``: the files the
-    command reads, which ``path`` must not be."""
-    refuse_overwriting(reads, path)
+    nothing changed should the block fail (the exception goes on). ``path`` is none of the
+    files the command reads (:func:`reading`, and ``reads``)."""
+    refuse_overwriting([*_READ, *reads], path)
     out = Staged(path)
     try:
+        file = open(out.temp, "wb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        out.abort()
+        raise write_error(path, exc) from None
+    try:
+        yield file
         try:
-            file = open(out.temp, "wb")  # noqa: SIM115 - closed below
+            file.close()  # the last of the data written: a full disk shows here
         except OSError as exc:
             raise write_error(path, exc) from None
-        with file:
-            yield file
-            try:
-                file.flush()
-            except OSError as exc:
-                raise write_error(path, exc) from None
         out.commit()
     except BaseException:
+        with contextlib.suppress(OSError):
+            file.close()  # a flush that failed fails again: the file is dropped anyway
         out.abort()
         raise
 

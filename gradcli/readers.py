@@ -406,13 +406,22 @@ def read_parquet(path: str) -> Rows:
         file = pq.ParquetFile(path)
     except FileNotFoundError:
         raise InputError(f"cannot read {path}: no such file") from None
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{path} is not a Parquet file ({_arrow_message(exc)})") from None
     check_columns(len(file.schema_arrow.names), path)
     done = [0]
 
     def chunks():
-        for batch in file.iter_batches(batch_size=CHUNK_ROWS):
+        batches = file.iter_batches(batch_size=CHUNK_ROWS)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as exc:  # a damaged page, a cut file
+                raise InputError(f"{path}: row {done[0] + 1:,} on cannot be read "
+                                 f"({_arrow_message(exc)})",
+                                 hint="the file is damaged or cut short: write it again") from None
+            if batch is None:
+                return
             done[0] += batch.num_rows
             yield batch
 
