@@ -214,6 +214,8 @@ def _read_file(path: str) -> str:
     """The text of the file ``path``; a file that cannot be opened or read is an io error
     (kind ``io``, exit 2), in gradcli's format like every other error."""
     from .errors import FileError
+    from .files import reading
+    reading(path)  # so that no -o or --export can name it
     try:
         f = open(path, encoding="utf-8")
     except OSError as exc:
@@ -892,7 +894,8 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 def _eval_batch(graph, request: EvalRequest) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch
+    from .batchio import run_batch
+    from .readers import grid_rows, read_points
     from .points import parse_grid
     r = request
     # the shell's name for standard output, where the rows go anyway
@@ -1190,14 +1193,23 @@ def codegen_command(expression, file, lang, mode, hvp, name, output_path):
     mode = mode or ("hessian" if hvp else "reverse")
     text = codegen(source, lang, mode, name=name, hvp=hvp)
     if output_path is None:
-        click.echo(text, nl=False)
+        _screen(None, False).write(text)
         return
     from .views.screen import write_text
-    write_text(output_path, text)
+    header_path = None
     if lang == "c":
         stem, dot, suffix = output_path.rpartition(".")
-        write_text(f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h",
-                   codegen(source, lang, mode, name=name, hvp=hvp, header=True))
+        header_path = f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h"
+        if os.path.normcase(os.path.abspath(header_path)) == os.path.normcase(
+                os.path.abspath(output_path)):
+            raise InputError(f"{output_path}: the C code and its header would both be written "
+                             "there", option="output",
+                             hint=f"name the code's file: -o {stem}.c (its header is then "
+                                  f"{stem}.h)")
+        header = codegen(source, lang, mode, name=name, hvp=hvp, header=True)
+    write_text(output_path, text)
+    if header_path is not None:
+        write_text(header_path, header)
 
 
 @main.command("functions", context_settings=CONTEXT)
@@ -1348,8 +1360,12 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
         output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
         ascii_only=ascii_only, of=of)
+    screen = _screen(None, False)
     for channel, text in plot(request):
-        click.echo(text, nl=False, err=channel == "err")
+        if channel == "err":
+            click.echo(text, nl=False, err=True)
+        else:
+            screen.write(text)
 
 
 @main.command("repl", context_settings=CONTEXT)
@@ -1417,6 +1433,14 @@ def _merged(at):
     return merge_points(list(at))
 
 
+def _raised_by_click(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside click itself (its help and version printing)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("click")
+
+
 def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
     try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
         sys.stdout.reconfigure(errors="backslashreplace")
@@ -1424,7 +1448,18 @@ def run():  # pragma: no cover - the console script entry point (see gradcli.__m
         pass  # closed (None) or not a text file: nothing to reconfigure
     global _HARD_EXIT
     _HARD_EXIT = True
-    main(prog_name="gradcli")
+    try:
+        main(prog_name="gradcli")
+    except OSError as exc:  # click's own writes (--help, --version) to a full or closed stdout
+        if not _raised_by_click(exc):
+            raise
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+            sys.exit(EXIT_PIPE)
+        from .views.screen import stdout_error
+        _silence_stdout()
+        click.echo(describe(stdout_error(exc)), err=True)
+        sys.exit(stdout_error(exc).exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover
