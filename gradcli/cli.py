@@ -526,8 +526,8 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
         return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
                            scheduler, of, (asked, with_digits))
     # One point: the tape and the sweeps' lists, millions of objects at 10^6 terms and no
-    # reference cycle, which the cyclic collector would only walk again and again (0.8 s of a
-    # 19 s run). Reference counting frees them as before.
+    # reference cycle, which the cyclic collector would only walk again and again. Reference
+    # counting frees them as before.
     with gc_paused():
         graph = select_outputs(compile(source), of)
         _warn_unread(point, graph)
@@ -544,54 +544,13 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
             _refuse("outputs", _facts({**ctx.params, "seed": seed}, given), seed=seed,
                     n=graph.n_outputs, names=", ".join(graph.output_names), first=names[0],
                     second=names[1])
-            result = _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json,
-                                   trace, max_rows, export_path, check_, expect, rtol, atol,
-                                   width, ascii_, strict, float64)
+            _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json,
+                          trace, max_rows, export_path, check_, expect, rtol, atol, width, ascii_,
+                          strict, float64)
         else:
-            result = _eval_point(graph, source, point, wrt, seed, mode, direction, digits,
-                                 as_json, trace, max_rows, export_path, standalone, check_, expect,
-                                 rtol, atol, width, ascii_, strict, float64)
-        _end_now(graph, result)
-
-
-# The console script ends the process as soon as its command is done (gradcli.__main__), and
-# eval and diff end it even sooner, where they have printed all they print, still inside the
-# collector's pause: freeing the tape's and the sweeps' objects one by one took 1.4 s of a 24 s
-# run at 10^6 terms, and the collection at the pause's end walks everything the command made
-# (5 ms at wide 10^4, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends
-# this way too). Only the console script (run() sets _HARD_EXIT), never in-process callers
-# (CliRunner), nor a session's commands (repl).
-_HARD_EXIT = False
-
-
-def _end_now(*alive) -> None:
-    """After a successful eval or diff: end the process here if it is the console script's last
-    act (``alive``: what must not be freed before then, the result holding the sweeps'
-    numbers)."""
-    if _HARD_EXIT:
-        end_process(0)
-
-
-def end_process(code) -> None:
-    """End the process with exit ``code``, as Python's exit would but without its teardown (a
-    last collection, modules and objects freed one by one: 9 of a plain eval's 253 M
-    instructions). What that teardown does that matters is done first: standard streams
-    flushed, ``atexit`` functions run. Where more might be left to do (another thread still
-    running, an exit message to print, a stream that cannot be flushed), this returns and the
-    usual exit runs instead, saying what it says."""
-    if not (code is None or isinstance(code, int)):
-        return
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        return
-    import atexit
-    atexit._run_exitfuncs()
-    os._exit(code or 0)
+            _eval_point(graph, source, point, wrt, seed, mode, direction, digits,
+                        as_json, trace, max_rows, export_path, standalone, check_, expect, rtol,
+                        atol, width, ascii_, strict, float64)
 
 
 # -- eval's modes: one point, several outputs, many points; which options go with which ------------
@@ -1080,12 +1039,8 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
-    if _HARD_EXIT:  # the process ends once they are printed: the symbolic nodes need no freeing
-        from .symbolic import expr
-        expr.RETIRED = []
-    with gc_paused():  # (and none of them is walked by a collection before then)
+    with gc_paused():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_)
-        _end_now()
 
 
 def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
@@ -1365,8 +1320,6 @@ def explore_command(expression, file, at, ascii_):
 def _run_args(args: list[str]) -> int:
     """One command line of the repl, run as from the shell (its own error boundary): its exit
     code."""
-    global _HARD_EXIT
-    _HARD_EXIT = False  # the session goes on after the command: it is not the process's last act
     try:
         main.main(args, prog_name="gradcli", standalone_mode=True)
     except SystemExit as exc:
@@ -1384,8 +1337,6 @@ def run():  # pragma: no cover - the console script entry point (see gradcli.__m
         sys.stdout.reconfigure(errors="backslashreplace")
     except (AttributeError, ValueError):
         pass  # closed (None) or not a text file: nothing to reconfigure
-    global _HARD_EXIT
-    _HARD_EXIT = True
     main(prog_name="gradcli")
 
 
