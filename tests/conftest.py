@@ -10,13 +10,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
 
-import gradcli.engine.sweeps
-
-# Every tape in these tests runs the compiled sweeps where they were built (engine/sweeps.py):
-# most programs here are far below the size that takes them. test_sweeps.py compares them with
-# the Python loops, which the console script still runs on small programs.
-gradcli.engine.sweeps.COMPILED_FROM = 0
-
 
 def central_difference(f, x: float, h: float | None = None) -> float:
     """Richardson-extrapolated central difference of a scalar function (an independent reference)."""
