@@ -536,6 +536,19 @@ def test_renamed_inputs_are_distinct_and_none_is_the_codes_own():
     assert names.variables(["θ", "NAN"], "c", "f") == {"θ": "u0_", "NAN": "u_NAN"}
 
 
+@FAST
+@given(st.lists(st.from_regex(r"[^\W\d]\w{0,3}", fullmatch=True), unique=True, max_size=8),
+       st.sampled_from(["python", "c"]))
+def test_any_inputs_get_distinct_variables_the_code_does_not_use(inputs, lang):
+    from gradcli.code import names
+    spelled = [unicodedata.normalize("NFKC", v)
+               for v in names.variables(inputs, lang, "f").values()]
+    assert len(set(spelled)) == len(inputs)
+    for v in spelled:
+        assert v.isidentifier() and not names.own(v, lang, "f"), v
+        assert v.isascii() or lang != "c", v
+
+
 REFUSED_NAMES = [("python", n) for n in ["return", "None", "True", "class", "math", "_finite",
                                           "dict", "INPUTS", "u_x", "v1", "ｆ"]] + \
     [("c", n) for n in ["int", "main", "sin", "printf", "NAN", "isfinite", "gc_fail", "i",
