@@ -512,7 +512,7 @@ def test_adversarial_input_names_compute_what_eval_computes(lang, tmp_path):
 @pytest.mark.parametrize("lang", ["python", "c"])
 def test_adversarial_input_names_in_the_hessian(lang, tmp_path):
     needs(lang)
-    source = "log(x)*ｖ１*𝑥 + vd_x*x^2 + u0_*θ*ﬁ + fi*v1"
+    source = "log(x)*ｖ１*𝑥 + vd_x*x^2 + u0_*θ*ﬁ + fi*v1 + vbx*vbdx*vdx + sin(vbx)"
     point = {name: 1.0 + k / 8 for k, name in enumerate(compile(source).inputs)}
     value, gradient, hessian_rows = run_mode(lang, source, "hessian", point, tmp_path)
     want = evaluate_hessian(compile(source), point)

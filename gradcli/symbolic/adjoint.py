@@ -209,13 +209,10 @@ class _Namer:
         return f"vb{slot - g.base + 1}"
 
 
-def tangent_name(name: str) -> str:
-    """``v3`` -> ``vd3``, ``vb3`` -> ``vbd3``, ``vb_x`` -> ``vbd_x``, an input ``x`` -> ``vd_x``."""
-    if name.startswith("vb"):
-        return "vbd" + name[2:]
-    if re.match(r"^v\d+$", name):
-        return "vd" + name[1:]
-    return "vd_" + name
+def tangent_name(target: str) -> str:
+    """A statement's target's tangent: ``v3`` -> ``vd3``, ``vb3`` -> ``vbd3``, ``vb_x`` ->
+    ``vbd_x`` (an input ``x``'s is ``vd_x``, whatever its name: ``vbx`` -> ``vd_vbx``)."""
+    return "vd" + target[1:] if re.match(r"^v\d+$", target) else "vbd" + target[2:]
 
 
 def _times(g: Code, p):
@@ -367,10 +364,10 @@ def _tangent_of(e, tangents: dict[str, str | None]):
 def tangent_statements(statements: list[Statement], tangents) -> tuple[list[Statement], dict]:
     """The tangent of each statement (forward mode over straight-line code): ``td = dE`` after
     ``t = E``, from the table's rules run on :data:`CODE`. ``tangents`` maps a variable to the
-    name of its tangent (a set: those variables' tangents are ``tangent_name``); a variable
+    name of its tangent (a set of inputs' variables: ``x``'s tangent is ``vd_x``); a variable
     not in it has tangent 0. Returns the statements and the extended map."""
     if not isinstance(tangents, dict):
-        tangents = {name: tangent_name(name) for name in tangents}
+        tangents = {name: f"vd_{name}" for name in tangents}
     else:
         tangents = dict(tangents)
     out: list[Statement] = []
