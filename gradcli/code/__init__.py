@@ -23,7 +23,9 @@ from ..engine.graph import Graph, wrt_names
 from ..errors import InputError, name_list
 from ..symbolic.adjoint import build
 from . import names
+from .c import C
 from .printer import LANGUAGES
+from .python import Python
 
 RETURNS = ("tuple", "dict")
 
@@ -67,8 +69,6 @@ def generate(graph: Graph, lang: str = "python", mode: str = "reverse", *, name:
     wrt = _distinct(wrt_names(graph, wrt if wrt is not None else order), "wrt")
     parameters = names.variables(order, lang, name)
     program = build(graph, mode, parameters, inputs=order, wrt=wrt)
-    from .c import C
-    from .python import Python
     writer = C(program, name, hvp_only) if lang == "c" else \
         Python(program, lang, name, hvp_only, returns)
     code = writer.text()

@@ -95,6 +95,7 @@ def _spelled(name: str, lang: str) -> str:
 
 
 def _identifier(word: str, lang: str) -> bool:
+    """Whether ``word`` is an identifier of ``lang`` (C's: ASCII)."""
     if lang == "c":
         return bool(re.fullmatch(r"[A-Za-z_]\w*", word, re.ASCII))
     return word.isidentifier()
@@ -125,8 +126,7 @@ def check_function(name: str, lang: str) -> None:
                          hint="another name, e.g. --name grad_f")
     if not _identifier(name, "c"):
         refuse("an identifier is ASCII letters, digits and _, not starting with a digit")
-    reserved = _C_KEYWORDS | {"main"} if lang == "c" else frozenset(keyword.kwlist)
-    if name in reserved:
+    if name in (_C_KEYWORDS if lang == "c" else keyword.kwlist):
         refuse("a reserved word")
     if _RENAMED.match(name):
         refuse("u, digits and _ begin the names of renamed inputs")
