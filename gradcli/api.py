@@ -874,28 +874,24 @@ def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, fl
 
 
 def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
-            hvp: bool = False, header: bool = False) -> str:
+            hvp: bool = False, header: bool = False, inputs: Iterable[str] | None = None,
+            wrt: Iterable[str] | None = None, returns: str = "tuple") -> str:
     """The gradient of ``source`` as code to paste: straight-line adjoint code in ``lang``
     (``python``, ``numpy``, ``jax`` or ``c``) defining the function ``name``.
 
     ``mode``: ``reverse`` (the values and the gradient, or the Jacobian's rows), ``forward``
     (the derivatives along a direction), ``hessian`` (the gradient and the Hessian, by
     forward-over-reverse; with ``hvp=True`` only the Hessian-vector product ``name_hvp``).
+    ``inputs``: the parameters' order (every input once; default: order of first appearance);
+    ``wrt``: the inputs to differentiate by (default: all; the others stay parameters);
+    ``returns="dict"``: the results keyed by input (and output) name, not tuples (not C).
     ``header=True`` gives the C header (prototypes, the inputs' order) instead of the code.
     See docs/codegen.md.
     """
-    from .symbolic.adjoint import build, variable_names
-    from .views.codegen import LANGUAGES, generate, header as c_header
-    if lang not in LANGUAGES:
-        raise InputError(f"{lang!r} is not a language gradcli writes", option="lang",
-                         hint=f"choose from: {', '.join(LANGUAGES)}")
-    if hvp and mode != "hessian":
-        raise InputError(f"goes with the Hessian, not with --mode {mode}",
-                         option="hvp", hint="drop --mode, or give --mode hessian")
+    from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    graph = compile(source)
-    program = build(graph, mode, variable_names(graph.inputs, c=lang == "c"))
-    if header:
-        return c_header(program, name, hvp)
-    return generate(program, lang, name, hvp)
+    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+                         inputs=None if inputs is None else list(inputs),
+                         wrt=None if wrt is None else list(wrt), returns=returns)
+    return generated.header if header else generated.code
