@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..errors import NumericalError
 from .graph import Graph
-from .primitives import CONSTANTS, FLOAT, TABLE, Primitive, where
+from .primitives import CONSTANTS, FLOAT, TABLE, Namespace, Primitive, where
 from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
@@ -81,7 +81,7 @@ def lift(prim: Primitive, base=FLOAT) -> Callable:
     return dual
 
 
-DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where)
+DUAL = Namespace(lift, **{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where)
 _DUALS = {id(FLOAT): DUAL}
 
 
@@ -89,7 +89,8 @@ def dual_namespace(base) -> SimpleNamespace:
     """The dual-number namespace over ``base`` (made once per base)."""
     found = _DUALS.get(id(base))
     if found is None:
-        found = _DUALS[id(base)] = SimpleNamespace(
+        found = _DUALS[id(base)] = Namespace(
+            lambda p, base=base: lift(p, base),
             **{name: lift(p, base) for name, p in TABLE.items()}, pi=base.pi, e=base.e,
             where=where)
         if hasattr(base, "polygamma"):  # ψ^(n) of a dual: its value and ψ^(n+1)·tangent

@@ -20,10 +20,9 @@ caller goes to the balls.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 from ..gcpause import gc_paused
-from .primitives import TABLE, where
+from .primitives import TABLE, Namespace, where
 from .sweeps import compiled_sweep, tape
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
@@ -341,9 +340,9 @@ def _reciprocal_of(name):
     return f
 
 
-def _unbounded(name):
+def _unbounded(row):
     def f(*args):
-        raise Unbounded(f"no interval bound for {name}")
+        raise Unbounded(f"no interval bound for {row.name}")
     return f
 
 
@@ -372,7 +371,7 @@ _FUNCTIONS = {
 }
 
 
-class _Namespace(SimpleNamespace):
+class _Namespace(Namespace):
     # the rules' branch: a certain condition (a comparison is true only when certain) picks
     # one side, as for floats
     where = staticmethod(where)
@@ -388,8 +387,7 @@ class _Namespace(SimpleNamespace):
         return math.floor(x.lo) == math.floor(x.hi) and x.lo != math.floor(x.lo)
 
 
-INTERVAL = _Namespace(**{name: _FUNCTIONS.get(name) or _unbounded(name) for name in TABLE},
-                      pi=Interval.around(math.pi), e=Interval.around(math.e))
+INTERVAL = _Namespace(_unbounded, **_FUNCTIONS, pi=Interval.around(math.pi), e=Interval.around(math.e))
 
 
 # -- the quick certificate ------------------------------------------------------------------------
