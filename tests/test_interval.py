@@ -24,7 +24,7 @@ from gradcli.engine.reverse import reverse
 from gradcli.language.printer import to_source
 from strategies import cases
 from test_certified import check_digits, shows, truth
-from test_properties import MPMATH
+from references import REFERENCES
 from test_startup import imported
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -245,7 +245,7 @@ def _wide_truth(n: int, dps: int = 30):
     """wide(n)'s value and gradient by mpmath, term by term (each term's partials by
     mpmath.diff: the terms are smooth at the point)."""
     point = {name: mpmath.mpf(str(v)) for name, v in families.POINT.items()}
-    mp = {**{k: f for k, f in MPMATH.items() if f is not None}, "pow": mpmath.power}
+    mp = {name: ref.mp for name, ref in REFERENCES.items()}
     with mpmath.workdps(dps):
         value, gradient = mpmath.mpf(0), {name: mpmath.mpf(0) for name in point}
         for i in range(n):

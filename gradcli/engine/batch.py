@@ -108,7 +108,8 @@ class _SinCos:
 def block_namespace() -> SimpleNamespace:
     """:data:`NUMPY` with sin and cos shared through a fresh :class:`_SinCos` (one per block)."""
     trig = _SinCos()
-    return Namespace(_on_columns, **{**vars(NUMPY), "sin": trig.sin, "cos": trig.cos})
+    return Namespace(lambda row: getattr(NUMPY, row.name), **CONSTANTS, where=np.where,
+                     sin=trig.sin, cos=trig.cos)
 
 
 # -- results ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from types import SimpleNamespace
 from typing import Callable, Mapping
+from weakref import WeakSet
 
 from . import special
 
@@ -501,11 +502,15 @@ class Namespace(SimpleNamespace):
     functions it is given, by row name, beside its constants and ``where``. A row it was not
     given is found when first asked: its ``definition`` computed with this namespace's own rows,
     else ``fallback(row)`` (the mode's "cannot", or its generic way), so a row added to
-    :data:`TABLE`, even at run time, works in every mode at once."""
+    :data:`TABLE`, even at run time (:func:`add`), works in every mode at once."""
 
     def __init__(self, fallback: Callable[[Primitive], Callable] | None = None, /, **functions):
         super().__init__(**functions)
         self.__dict__["_fallback"] = fallback
+        self.__dict__["_derived"] = set()  # the names found by __getattr__, which remove forgets
+        _NAMESPACES.add(self)
+
+    __eq__, __hash__ = object.__eq__, object.__hash__  # one namespace is one object
 
     def __getattr__(self, name: str):
         row = TABLE.get(name)
@@ -514,7 +519,27 @@ class Namespace(SimpleNamespace):
             raise AttributeError(name)
         f = partial(row.definition, self) if row.definition is not None else fallback(row)
         setattr(self, name, f)
+        self._derived.add(name)
         return f
+
+
+_NAMESPACES: WeakSet[Namespace] = WeakSet()
+
+
+def add(new: Primitive) -> None:
+    """``new`` as a row of the table, from now on, in every mode (a test's row, a plug-in's)."""
+    if new.name in TABLE:
+        raise ValueError(f"{new.name} is a row already")
+    TABLE[new.name] = new
+
+
+def remove(name: str) -> None:
+    """The row ``name`` out of the table, and out of every namespace that derived it."""
+    del TABLE[name]
+    for m in list(_NAMESPACES):
+        if name in m._derived:
+            m._derived.discard(name)
+            del m.__dict__[name]
 
 
 # The float namespace the rules compute with: every primitive's primal, by name, the constants,
