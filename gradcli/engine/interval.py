@@ -26,6 +26,9 @@ from .primitives import TABLE, Namespace, where
 from .sweeps import compiled_sweep, tape
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
+# Past this many nodes the balls (on bare balls, their loop compiled) prove a program sooner than
+# this sweep in Python, even counting python-flint's import: the sweep is not tried there.
+QUICK_NODES = 4096
 _INF = math.inf
 _down = math.nextafter
 
@@ -492,9 +495,12 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     cannot be computed here): then only the balls can. With ``floats``, the float64 sweeps'
     ``(values, adjoint)`` at the point: the digits are given only where those float64 results
     round to them too (the result reports them as float64's), and the sweep is not run where
-    :func:`hopeless` says it cannot succeed. With ``record``, a fourth item: the sweep's
-    ``(values, adjoint, records)``, from which a trace proves its numbers."""
+    :func:`hopeless` says it cannot succeed, nor past :data:`QUICK_NODES` nodes. With
+    ``record``, a fourth item: the sweep's ``(values, adjoint, records)``, from which a trace
+    proves its numbers."""
     from .reverse import reverse
+    if len(graph.ops) > QUICK_NODES:
+        return None
     inputs = [_exact_input(p) for p in point]
     if any(x is None for x in inputs):
         return None
