@@ -266,7 +266,7 @@ def hessian_check_json(check) -> dict:
             "inconclusive": check.inconclusive, "rows": entries}
 
 
-# -- gradcli diff, gradcli functions ----------------------------------------------------------
+# -- gradcli diff, codegen, functions -------------------------------------------------------
 
 def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
               mixed: list[str] | None = None) -> dict:
@@ -277,6 +277,19 @@ def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | N
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
+    return data
+
+
+def codegen_json(generated, files: list[str]) -> dict:
+    """``codegen --json``: a :class:`gradcli.code.Generated`, and the ``files`` written (-o)."""
+    data = {"source": generated.source, "lang": generated.lang, "mode": generated.mode,
+            "functions": generated.functions, "parameters": generated.parameters,
+            "wrt": generated.wrt, "outputs": generated.outputs, "returns": generated.returns,
+            "code": generated.code}
+    if generated.header is not None:
+        data["header"] = generated.header
+    if files:
+        data["files"] = files
     return data
 
 
