@@ -514,7 +514,9 @@ def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -
     """Each partial derivative of ``source`` (of order ``order`` in one input) as source text.
 
     A program with several outputs: see :func:`all_derivatives`."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of
+    check_order(order)
     graph = compile(source)
     one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
@@ -526,7 +528,10 @@ def all_derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 
     """For each output (or each name in ``of``): its derivatives as source text, keyed by what
     they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
     differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of, mixed_partial
+    mixed = None if mixed is None else list(mixed)
+    check_order(order if mixed is None else len(mixed))
     graph = select_outputs(compile(source), of)
     result = {}
     if mixed is not None:
