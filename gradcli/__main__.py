@@ -41,15 +41,10 @@ def run():
     # import on (6% of a plain eval's start-up). It is off while they are made, and then
     # they are set aside (gc.freeze) so that it walks only what the command makes.
     gc.disable()
-    from .cli import end_process, run as run_cli
+    from .cli import run as run_cli
     gc.freeze()
     gc.enable()
-    try:
-        run_cli()
-    except SystemExit as exc:  # the command is done: the process ends without its teardown
-        end_process(exc.code)
-        raise
-    end_process(0)
+    run_cli()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ holds.
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 
 import mpmath
@@ -21,10 +20,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from references import REFERENCES
 from strategies import cases
 
 import gradcli
-from gradcli.engine import bounds, trig
+from gradcli.engine import bounds
 from gradcli.engine.batch import block_namespace, evaluate_columns
 from gradcli.engine.primitives import TABLE
 from gradcli.language.printer import to_source
@@ -33,57 +33,14 @@ mpmath.mp.dps = 50
 MP = mpmath.mp
 
 
-def _sigmoid(t):
-    return 1 / (1 + mpmath.exp(-t))
-
-
-def _round_half_even(t):
-    return mpmath.nint(t)  # mpmath's nint rounds halves to even
-
-
 # name -> (the function with mpmath, the range of its argument t = x/7, and its derivative
-# where mpmath.diff at 50 digits would not do). Ranges stay inside each function's domain; the
-# gamma family also takes negative arguments, where the bound declines (no digits: STATED).
-UNARY = {
-    "exp": (mpmath.exp, (-50, 50)), "expm1": (mpmath.expm1, (-5, 5)),
-    "log": (mpmath.log, (0.01, 100)), "log1p": (mpmath.log1p, (-0.99, 50)),
-    "log2": (lambda t: mpmath.log(t, 2), (0.01, 100)),
-    "log10": (lambda t: mpmath.log10(t), (0.01, 100)),
-    "sqrt": (mpmath.sqrt, (0.0, 100), lambda t: 1 / (2 * mpmath.sqrt(t))),
-    "cbrt": (lambda t: mpmath.sign(t) * mpmath.cbrt(abs(t)), (-100, 100)),
-    "sin": (mpmath.sin, (-60, 60)), "cos": (mpmath.cos, (-60, 60)),
-    "tan": (mpmath.tan, (-10, 10)), "asin": (mpmath.asin, (-0.99, 0.99)),
-    "acos": (mpmath.acos, (-0.99, 0.99)), "atan": (mpmath.atan, (-100, 100)),
-    "sinh": (mpmath.sinh, (-30, 30)), "cosh": (mpmath.cosh, (-30, 30)),
-    "tanh": (mpmath.tanh, (-30, 30)), "asinh": (mpmath.asinh, (-100, 100)),
-    "acosh": (mpmath.acosh, (1.01, 100)), "atanh": (mpmath.atanh, (-0.99, 0.99)),
-    "sigmoid": (_sigmoid, (-100, 100)),
-    "softplus": (lambda t: mpmath.log(1 + mpmath.exp(t)), (-100, 100)),
-    "relu": (lambda t: max(t, 0), (-10, 10)), "abs": (abs, (-10, 10)),
-    "sign": (mpmath.sign, (-10, 10)), "step": (lambda t: 1 if t > 0 else 0, (-10, 10)),
-    "sec": (mpmath.sec, (-20, 20)), "csc": (mpmath.csc, (-20, 20)),
-    "cot": (mpmath.cot, (-20, 20)), "sinc": (lambda t: mpmath.sinc(t), (-60, 60)),
-    "exp2": (lambda t: mpmath.power(2, t), (-50, 50)),
-    # erf's slope by difference cancels at 50 digits (erf(30) = 1 - 1e-393): written out
-    "erf": (mpmath.erf, (-30, 30), lambda t: 2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-t * t)),
-    "erfc": (mpmath.erfc, (-30, 50), lambda t: -2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-t * t)),
-    "gamma": (mpmath.gamma, (-20, 150)),
-    "lgamma": (lambda t: mpmath.log(abs(mpmath.gamma(t))), (-20, 300)),
-    "digamma": (mpmath.digamma, (-20, 300)),
-    "trigamma": (lambda t: mpmath.polygamma(1, t), (-20, 300)),
-    "floor": (mpmath.floor, (-30, 30)), "ceil": (mpmath.ceil, (-30, 30)),
-    "trunc": (lambda t: mpmath.floor(t) if t >= 0 else mpmath.ceil(t), (-30, 30)),
-    "round": (_round_half_even, (-30, 30)),
-}
-BINARY = {
-    "add": (lambda a, b: a + b, "x/7 + y/3"), "sub": (lambda a, b: a - b, "x/7 - y/3"),
-    "mul": (lambda a, b: a * b, "(x/7) * (y/3)"), "div": (lambda a, b: a / b, "(x/7) / (y/3)"),
-    "pow": (lambda a, b: mpmath.power(a, b), "abs(x/7)^(y/30)"),
-    "atan2": (mpmath.atan2, "atan2(x/7, y/3)"), "hypot": (mpmath.hypot, "hypot(x/7, y/3)"),
-    "min": (min, "min(x/7, y/3)"), "max": (max, "max(x/7, y/3)"),
-    "log_base": (lambda a, b: mpmath.log(a) / mpmath.log(b), "log(abs(x/7), abs(y/3) + 1.5)"),
-    "mod": (lambda a, b: a - b * mpmath.floor(a / b), "mod(x/7, y/3)"),
-}
+# where mpmath.diff at 50 digits would not do), from the one table of references. Ranges stay
+# inside each function's domain; the gamma family also takes negative arguments, where the bound
+# declines (no digits: STATED).
+UNARY = {name: (ref.mp, ref.span, *([ref.slope] if ref.slope else []))
+         for name, ref in REFERENCES.items() if TABLE[name].arity == 1 and name != "neg"}
+BINARY = {name: (ref.mp, ref.sample) for name, ref in REFERENCES.items()
+          if TABLE[name].arity == 2}
 # Arguments where a function is hardest: near its roots (its error is absolute there), poles
 # and the edges of its domain.
 HARD = {"lgamma": [1 + 1e-9, 2 - 1e-9, 1.0000001, 1.9999999, 2.5],
@@ -284,17 +241,8 @@ QUICK_CASES = [
 ]
 
 
-@pytest.fixture(params=["extension", "numpy"])
-def compiled(request, monkeypatch):
-    if request.param == "extension" and trig._sincos is None:
-        pytest.skip("the _sincos extension was not built here")
-    monkeypatch.setattr(trig, "_sincos", trig._sincos if request.param == "extension" else None)
-    return request.param
-
-
 @pytest.mark.parametrize("source, make", QUICK_CASES, ids=[c[0] for c in QUICK_CASES])
-def test_the_quick_test_leaves_the_rows_the_row_by_row_bound_finds_short(source, make,
-                                                                         compiled):
+def test_the_quick_test_leaves_the_rows_the_row_by_row_bound_finds_short(source, make):
     graph = gradcli.compile(source)
     columns = make(np.random.default_rng(11), 6000)
     result = evaluate_columns(graph, columns, block_rows=512)
@@ -312,48 +260,26 @@ def test_the_quick_test_leaves_the_rows_the_row_by_row_bound_finds_short(source,
     assert not np.any(short & ~left)
 
 
-def test_the_extension_scans_equal_numpys():
-    if trig._sincos is None or not hasattr(trig._sincos, "small"):
-        pytest.skip("the _sincos extension was not built here")
-    rng = np.random.default_rng(2)
-    for n in (1, 7, 8, 9, 1000, 4099):
-        x = rng.normal(0, 1, n) * 10.0 ** rng.integers(-300, 300, n)
-        x[rng.integers(0, n, max(1, n // 50))] = np.nan
-        if n > 8:
-            x[3], x[5], x[6] = np.inf, -np.inf, -0.0
-        assert trig._sincos.extent(x) == bounds._extent(x)  # NumPy's fmin and fmax
-        for t in (0.0, 1e-300, 1.0, np.inf):
-            mask = rng.random(n) < 0.1
-            want = mask | (np.abs(x) < t)
-            trig._sincos.small(x, t, mask)
-            assert np.array_equal(mask, want)
-    assert trig._sincos.extent(np.full(5, np.nan)) == (math.inf, -math.inf)
-
-
-def test_batch_rows_do_not_depend_on_the_digits_column_nor_on_the_extension(gradcli_script,
-                                                                             tmp_path):
+def test_batch_rows_do_not_depend_on_the_digits_column(gradcli_script, tmp_path):
     """The quick test (without --with-digits) recomputes the same rows as every row's own
-    bound (--with-digits), and the C extension changes nothing: the same bytes."""
+    bound (--with-digits): the same bytes."""
     rng = np.random.default_rng(8)
     x = np.concatenate([10.0 ** rng.uniform(-9, 1, 3000), rng.uniform(-3, 3, 3000)])
     (tmp_path / "p.csv").write_text("x\n" + "\n".join(repr(float(v)) for v in x) + "\n")
     outputs = []
-    for digits, no_extension in (([], ""), (["--with-digits"], ""), ([], "1")):
-        env = {**os.environ, "GRADCLI_NO_SINCOS_EXTENSION": no_extension}
-        if not no_extension:
-            env.pop("GRADCLI_NO_SINCOS_EXTENSION")
+    for digits in ([], ["--with-digits"]):
         proc = subprocess.run([gradcli_script, "eval", "(1-cos(x))/x^2", "--points", "p.csv",
-                               *digits], cwd=tmp_path, env=env, capture_output=True, text=True)
+                               *digits], cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
         if digits:  # drop the digits column: x,f,df/dx,digits,error
             lines = [",".join(line.split(",")[:3] + line.split(",")[4:]) for line in lines]
         outputs.append(lines)
-    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0] == outputs[1]
     assert len(outputs[0]) == 6001
 
 
-def test_the_quick_test_beside_the_jacobian_sweep(compiled):
+def test_the_quick_test_beside_the_jacobian_sweep():
     """Several outputs: each output's value, then its gradient, as batchio orders them."""
     from gradcli.engine.batch import jacobian_columns
     from gradcli.engine.graph import select_outputs

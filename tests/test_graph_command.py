@@ -23,7 +23,7 @@ from rich.console import Console
 
 import drawn
 from strategies import cases
-from gradcli.api import compile, evaluate_graph
+from gradcli.api import compile, evaluate
 from gradcli.cli import main
 from gradcli.errors import DomainError
 from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
@@ -56,7 +56,7 @@ def by_hand(x, y):
 def annotated(source, at):
     """The picture of ``source`` annotated at the point ``at``."""
     graph = compile(source)
-    result = evaluate_graph(graph, at)
+    result = evaluate(graph, at)
     return build_picture(graph, result.values, adjoint=result.adjoint, partials=result.partials)
 
 

@@ -55,7 +55,7 @@ from ..errors import LimitError
 from .batch import NUMPY, as_columns, block_namespace, reverse_block
 from .graph import Graph
 from .interval import INTERVAL, Interval, Unbounded
-from .primitives import CONSTANTS, TABLE
+from .primitives import CONSTANTS, TABLE, Namespace
 from .reverse import visit_order
 
 U = 2.0 ** -53  # the unit roundoff: half an ulp, relative
@@ -533,12 +533,11 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
                               log=_bounded_function("log", values.log))
     for name in ("sec", "csc", "cot", "log_base"):
         own[name] = _composed(TABLE[name].numpy, library)
-    missing = set(TABLE) - set(own)
-    if missing:  # a new row of the table without a bound here: its rows are not certified
-        for name in missing:
-            own[name] = _uncertain(getattr(NUMPY, name))
     constants = {name: Bounded(value, U * abs(value)) for name, value in CONSTANTS.items()}
-    return SimpleNamespace(**own, **constants, where=_where)
+    # a row with a definition: bounded through its definition's rows; a row with neither a
+    # bound here nor a definition: its rows are not certified
+    return Namespace(lambda row: _uncertain(getattr(NUMPY, row.name)), **own, **constants,
+                     where=_where)
 
 
 def _library_trig(f, other):
@@ -672,7 +671,8 @@ def _enclosure(name):
     return apply
 
 
-RANGES = SimpleNamespace(**{name: _enclosure(name) for name in TABLE}, **CONSTANTS)
+RANGES = Namespace(lambda row: _enclosure(row.name), **{
+    name: _enclosure(name) for name, p in TABLE.items() if p.definition is None}, **CONSTANTS)
 
 
 def _decimal_is_double(text: str, value: float) -> bool:
@@ -837,9 +837,6 @@ class QuickTest:
         self.m = _namespace(RANGES)
         self.suspect = np.zeros(self.n, dtype=bool)
         self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
-        from . import trig  # the compiled scans, where the optional extension was built
-        self.compiled = (getattr(trig._sincos, "extent", None),
-                         getattr(trig._sincos, "small", None))
 
     def _thresholds(self, ranges: list) -> list:
         """[(result, t)]: a row whose inputs lie in ``ranges`` and whose |result| >= t has
@@ -863,8 +860,7 @@ class QuickTest:
         its gradient by ``wrt``) are ``results``. NaN inputs are not in the ranges: those rows
         fail in the batch engine, and a failed row is never recomputed."""
         part = self.suspect[start:stop]
-        extent, small = self.compiled
-        ranges = [_extent(column[start:stop], extent) for column in self.inputs]
+        ranges = [_extent(column[start:stop]) for column in self.inputs]
         kept = self.kept
         inside = kept is not None and all(
             k[0] <= r[0] and r[1] <= k[1] for k, r in zip(kept[0], ranges))
@@ -879,7 +875,7 @@ class QuickTest:
                 except _QUICK_FAILS:
                     continue
         if kept is not None:
-            left = _mark_small([(results[k], t) for k, t in kept[1]], part, small)
+            left = _mark_small([(results[k], t) for k, t in kept[1]], part)
             if left * 8 <= stop - start:
                 return
             part[:] = False
@@ -888,7 +884,7 @@ class QuickTest:
         except _QUICK_FAILS:
             part[:] = True
             return
-        _mark_small([(results[k], t) for k, t in thresholds], part, small)
+        _mark_small([(results[k], t) for k, t in thresholds], part)
 
     def suspects(self) -> np.ndarray:
         """The rows left (a boolean mask)."""
@@ -906,24 +902,15 @@ def _widened_ranges(ranges: list) -> list:
     return wider
 
 
-def _extent(column, compiled=None) -> tuple[float, float]:
-    """The least and greatest value of a column, NaN skipped (``compiled``: the optional C
-    extension's extent, the same two numbers)."""
-    if compiled is not None:
-        return compiled(np.ascontiguousarray(column))
+def _extent(column) -> tuple[float, float]:
+    """The least and greatest value of a column, NaN skipped ((inf, -inf): every value NaN)."""
     lo, hi = float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
-    return (lo, hi) if lo == lo else (math.inf, -math.inf)  # every value NaN: as the C code
+    return (lo, hi) if lo == lo else (math.inf, -math.inf)
 
 
-def _mark_small(thresholds: list, part: np.ndarray, compiled=None) -> int:
+def _mark_small(thresholds: list, part: np.ndarray) -> int:
     """``part[i] = True`` where some ``|column[i]| < threshold`` (NaN: not marked), for the
-    (column, threshold) pairs; in one pass per column by ``compiled`` (the optional C
-    extension's small: the same comparisons, the same rows), else by NumPy in cache-sized
-    pieces. How many rows are marked."""
-    if compiled is not None:
-        for column, threshold in thresholds:
-            compiled(np.ascontiguousarray(column), threshold, part)
-        return int(np.count_nonzero(part)) if thresholds else 0
+    (column, threshold) pairs, by NumPy in cache-sized pieces. How many rows are marked."""
     n, step = len(part), MARK_ROWS
     size = np.empty(min(step, n))
     small = np.empty(len(size), dtype=bool)
