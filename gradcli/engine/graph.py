@@ -333,10 +333,14 @@ class _Builder:
         self.ends.append(span[1])
         return tid
 
-    def constant(self, v: float, recipe=None) -> int:
+    def constant(self, v: float, recipe=None, key=None) -> int:
         """The id of the constant ``v`` (one per value; -0.0 is not 0.0), or with a ``recipe``
-        (what it is exactly, :attr:`Graph.exact`) one per recipe."""
-        key = ((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None else (v, recipe)
+        (what it is exactly, :attr:`Graph.exact`) one per recipe, or per ``key`` when given (a
+        fold's: its row and its arguments' ids, which stand for their recipes: a nested recipe
+        is never hashed, so a constant nested n deep costs O(n), not O(n^2))."""
+        if key is None:
+            key = (((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None
+                   else (v, recipe))
         tid = self.const_ids.get(key)
         if tid is None:
             tid = self.const_ids[key] = self._new(-1, None, -1, -1, (0, 0))
@@ -387,7 +391,7 @@ class _Builder:
             values, recipes = self.const_values, self.recipes
             args = [values[a]] if b < 0 else [values[a], values[b]]
             exact = [recipes.get(t, values[t]) for t in ((a,) if b < 0 else (a, b))]
-            tid = self.constant(_fold(prim, args, span), (prim.name, *exact))
+            tid = self.constant(_fold(prim, args, span), (prim.name, *exact), (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
         tid = len(depth)
@@ -604,6 +608,27 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     if not math.isfinite(result):
         raise overflow_error(prim, args, span)
     return result
+
+
+def evaluate_recipe(recipe, leaf, apply):
+    """The value of a constant's recipe (:attr:`Graph.exact`), bottom up with an explicit stack
+    (a constant may be nested 10^5 deep): ``leaf(r)`` for a literal's text or a float,
+    ``apply(name, args)`` for a row applied to its arguments' values (no arguments: pi, e)."""
+    values: list = []
+    stack = [(recipe, False)]
+    while stack:
+        r, ready = stack.pop()
+        if isinstance(r, (str, float)):
+            values.append(leaf(r))
+        elif ready:
+            n = len(r) - 1
+            args = values[len(values) - n:] if n else []
+            del values[len(values) - n:]
+            values.append(apply(r[0], args))
+        else:
+            stack.append((r, True))
+            stack.extend((child, False) for child in reversed(r[1:]))
+    return values[0]
 
 
 def spell(prim: Primitive, args: list[str]) -> str:
