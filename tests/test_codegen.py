@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import gradcli
-from gradcli.api import compile, evaluate_graph, evaluate_hessian, evaluate_jvp
+from gradcli.api import compile, evaluate, hessian, jvp
 from gradcli.engine.primitives import TABLE
 from gradcli.errors import LimitError
 from gradcli.language.printer import to_source
@@ -121,12 +121,12 @@ def _scalar(v, lang: str, n_inputs: int) -> float:
 
 
 def engine_reverse(source: str, point: dict[str, float]) -> tuple:
-    """(values, Jacobian rows, magnitudes) by the engine: each output by evaluate_graph, the
+    """(values, Jacobian rows, magnitudes) by the engine: each output by evaluate, the
     magnitudes the largest |value| and |contribution| of its sweep (the scale of its sums)."""
     graph = compile(source)
     values, rows, scales = [], [], []
     for i in range(graph.n_outputs):
-        result = evaluate_graph(graph.only(i), point, float64=True)  # code computes in float64
+        result = evaluate(graph.only(i), point, float64=True)  # code computes in float64
         values.append(result.value)
         rows.append([result.gradient[name] for name in graph.inputs])
         _, records = result.sweep
@@ -234,10 +234,10 @@ def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
         with tempfile.TemporaryDirectory() as directory:
             got = run_mode(lang, source, mode, case.point, pathlib.Path(directory))
         if mode == "forward":
-            want = evaluate_jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
+            want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
             pairs = [*zip(got[0], want.values.values()), *zip(got[1], want.product.values())]
         else:
-            want = evaluate_hessian(graph, case.point)
+            want = hessian(graph, case.point, float64=True)  # the code computes in float64
             pairs = [(got[0], want.value), *zip(got[1], want.gradient.values()),
                      *zip(itertools.chain(*got[2]), itertools.chain(*want.hessian))]
             scale = max([scale, *(abs(h) for row in want.hessian for h in row)])
@@ -515,7 +515,7 @@ def test_adversarial_input_names_in_the_hessian(lang, tmp_path):
     source = "log(x)*ｖ１*𝑥 + vd_x*x^2 + u0_*θ*ﬁ + fi*v1 + vbx*vbdx*vdx + sin(vbx)"
     point = {name: 1.0 + k / 8 for k, name in enumerate(compile(source).inputs)}
     value, gradient, hessian_rows = run_mode(lang, source, "hessian", point, tmp_path)
-    want = evaluate_hessian(compile(source), point)
+    want = hessian(compile(source), point, float64=True)
     assert abs(value - want.value) <= 1e-14 * abs(want.value)
     for got, exact in zip([*gradient, *itertools.chain(*hessian_rows)],
                           [*want.gradient.values(), *itertools.chain(*want.hessian)]):
@@ -671,3 +671,21 @@ def test_json_gives_the_code_and_how_to_call_it(run, tmp_path, monkeypatch):
     written = json.loads(run("codegen", "x*y", "--lang", "c", "-o", "g.c", "--json").output)
     assert written["files"] == ["g.c", "g.h"] and (tmp_path / "g.c").read_text() == \
         written["code"] and (tmp_path / "g.h").read_text() == written["header"]
+
+
+# -- -o: the code and its header staged, both or neither, never over the source ----------------
+
+@pytest.mark.parametrize("args,words", [
+    (["-f", "m.grad", "-o", "m.grad"], ["--output names m.grad, which this command reads"]),
+    (["-f", "m.h", "--lang", "c", "-o", "m.c"], ["--output names m.h, which this command reads"]),
+    (["-f", "m.grad", "--lang", "c", "-o", "out.h"], ["out.h: the C code and its header",
+                                                       "-o out.c"]),
+])
+def test_o_never_writes_over_the_source_nor_half_of_the_output(args, words, run, reported,
+                                                                tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("m.grad", "m.h"):
+        (tmp_path / name).write_text("x*y\n")
+    reported(run("codegen", *args), 2, words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.grad", "m.h"]  # nothing written
+    assert (tmp_path / "m.grad").read_text() == (tmp_path / "m.h").read_text() == "x*y\n"
