@@ -689,3 +689,17 @@ def test_o_never_writes_over_the_source_nor_half_of_the_output(args, words, run,
     reported(run("codegen", *args), 2, words)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.grad", "m.h"]  # nothing written
     assert (tmp_path / "m.grad").read_text() == (tmp_path / "m.h").read_text() == "x*y\n"
+
+
+@pytest.mark.parametrize("lang", ["python", "numpy", "jax"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "hessian"])
+def test_code_with_wrt_and_dicts_passes_pyflakes(lang, mode):
+    pyflakes = pytest.importorskip("pyflakes.api")
+    from pyflakes.reporter import Reporter
+    import io
+    source = "log(x)*ｖ１ + y" + ("" if mode == "hessian" else "; x*y")
+    text = gradcli.codegen(source, lang, mode, wrt=["x", "ｖ１"], inputs=["y", "x", "ｖ１"],
+                           returns="dict")
+    warnings = io.StringIO()
+    assert pyflakes.check(text, "generated.py", Reporter(warnings, warnings)) == 0, \
+        warnings.getvalue()
