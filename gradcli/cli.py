@@ -1297,7 +1297,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @_FILE
 @click.option("--over", "over", multiple=True, metavar="NAME=START:STOP[:COUNT][,...]",
               help="The range of one input (curves) or two inputs (a heat map with the gradient "
-                   "field); COUNT is the number of samples.")
+                   "field); COUNT is the number of samples. Default: -5:5 for each input --at "
+                   "leaves free (around the --tangent point), said in a note.")
 @_AT
 @_OF
 @click.option("--order", type=click.IntRange(0, 6), default=1, show_default=True,

@@ -64,8 +64,6 @@ def _ranges(over: list[str]) -> dict[str, tuple[float, float, int | None]]:
                 raise InputError(f"{name}={start:g}:{stop:g}: the start must be below the stop",
                                  option="over", names=(name,), values=(start, stop))
             ranges[name] = (start, stop, count or None)
-    if not ranges:
-        raise InputError("gives no range to plot over", option="over", hint="e.g. x=-3:3")
     if len(ranges) > 2:
         raise InputError(f"gives {len(ranges)} inputs; a plot has one or two", option="over",
                          names=tuple(ranges), hint="fix the others with --at")
@@ -124,6 +122,11 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
     elif request.fmt == "text":
         _require("uniplot", what="a terminal plot")
     graph = _one_output(request)
+    if not ranges:
+        ranges = _default_ranges(graph, request)
+        yield "err", ("note: no --over given: plotting over "
+                      + ",".join(f"{n}={lo:g}:{hi:g}" for n, (lo, hi, _) in ranges.items())
+                      + " (choose with --over)\n")
     if len(ranges) == 1:
         yield from _curves(request, graph, ranges, size)
     else:
@@ -131,6 +134,22 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
             raise InputError("goes with one input; a heat map shows f and its gradient",
                              option="tangent" if request.tangent is not None else "order")
         yield from _surface(request, graph, ranges, size)
+
+
+DEFAULT_HALF_WIDTH = 5.0  # a range with no --over: 10 wide, around the tangent's point or 0
+
+
+def _default_ranges(graph, request: PlotRequest) -> dict[str, tuple[float, float, None]]:
+    """The range of each input --at leaves free, when --over gives none: around the --tangent
+    point, else around 0."""
+    free = [name for name in graph.inputs if name not in request.at]
+    if not free or len(free) > 2:
+        raise InputError("gives no range to plot over", option="over",
+                         hint=f"e.g. --over {free[0] if free else 'x'}=-3:3"
+                              + (", and fix the other inputs with --at" if len(free) > 2 else ""))
+    centre = dict(request.tangent or {})
+    return {name: (centre.get(name, 0.0) - DEFAULT_HALF_WIDTH,
+                   centre.get(name, 0.0) + DEFAULT_HALF_WIDTH, None) for name in free}
 
 
 def _one_output(request: PlotRequest):
