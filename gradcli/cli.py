@@ -214,6 +214,8 @@ def _read_file(path: str) -> str:
     """The text of the file ``path``; a file that cannot be opened or read is an io error
     (kind ``io``, exit 2), in gradcli's format like every other error."""
     from .errors import FileError
+    from .files import reading
+    reading(path)  # so that no -o or --export can name it
     try:
         f = open(path, encoding="utf-8")
     except OSError as exc:
@@ -522,8 +524,8 @@ def eval_command(**options):
                 many="--points" if request.points_path is not None else "--grid")
         return _eval_batch(graph, request)
     # One point: the tape and the sweeps' lists, millions of objects at 10^6 terms and no
-    # reference cycle, which the cyclic collector would only walk again and again (0.8 s of a
-    # 19 s run). Reference counting frees them as before.
+    # reference cycle, which the cyclic collector would only walk again and again. Reference
+    # counting frees them as before.
     with gc_paused():
         graph = select_outputs(compile(request.source), request.of)
         _warn_unread(request.at, graph)
@@ -541,10 +543,9 @@ def eval_command(**options):
             names = graph.output_names + graph.output_names  # a weight per output, in the hint
             _refuse("outputs", request.facts(), seed=request.seed, n=graph.n_outputs,
                     names=", ".join(graph.output_names), first=names[0], second=names[1])
-            result = _eval_outputs(graph, request)
+            _eval_outputs(graph, request)
         else:
-            result = _eval_point(graph, request)
-        _end_now(graph, result)
+            _eval_point(graph, request)
 
 
 @dataclass
@@ -615,46 +616,6 @@ class EvalRequest:
             "--direction or --mode forward": self.direction is not None or mode == "forward",
         }
         return {name for name, holds in facts.items() if holds}
-
-
-# The console script ends the process as soon as its command is done (gradcli.__main__), and
-# eval and diff end it even sooner, where they have printed all they print, still inside the
-# collector's pause: freeing the tape's and the sweeps' objects one by one took 1.4 s of a 24 s
-# run at 10^6 terms, and the collection at the pause's end walks everything the command made
-# (5 ms at wide 10^4, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends
-# this way too). Only the console script (run() sets _HARD_EXIT), never in-process callers
-# (CliRunner), nor a session's commands (repl).
-_HARD_EXIT = False
-
-
-def _end_now(*alive) -> None:
-    """After a successful eval or diff: end the process here if it is the console script's last
-    act (``alive``: what must not be freed before then, the result holding the sweeps'
-    numbers)."""
-    if _HARD_EXIT:
-        end_process(0)
-
-
-def end_process(code) -> None:
-    """End the process with exit ``code``, as Python's exit would but without its teardown (a
-    last collection, modules and objects freed one by one: 9 of a plain eval's 253 M
-    instructions). What that teardown does that matters is done first: standard streams
-    flushed, ``atexit`` functions run. Where more might be left to do (another thread still
-    running, an exit message to print, a stream that cannot be flushed), this returns and the
-    usual exit runs instead, saying what it says."""
-    if not (code is None or isinstance(code, int)):
-        return
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        return
-    import atexit
-    atexit._run_exitfuncs()
-    os._exit(code or 0)
 
 
 # -- eval's modes: one point, several outputs, many points; which options go with which ------------
@@ -892,7 +853,8 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
 def _eval_batch(graph, request: EvalRequest) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch
+    from .batchio import run_batch
+    from .readers import grid_rows, read_points
     from .points import parse_grid
     r = request
     # the shell's name for standard output, where the rows go anyway
@@ -1118,12 +1080,8 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
-    if _HARD_EXIT:  # the process ends once they are printed: the symbolic nodes need no freeing
-        from .symbolic import expr
-        expr.RETIRED = []
-    with gc_paused():  # (and none of them is walked by a collection before then)
+    with gc_paused():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_)
-        _end_now()
 
 
 def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
@@ -1190,14 +1148,23 @@ def codegen_command(expression, file, lang, mode, hvp, name, output_path):
     mode = mode or ("hessian" if hvp else "reverse")
     text = codegen(source, lang, mode, name=name, hvp=hvp)
     if output_path is None:
-        click.echo(text, nl=False)
+        _screen(None, False).write(text)
         return
     from .views.screen import write_text
-    write_text(output_path, text)
+    header_path = None
     if lang == "c":
         stem, dot, suffix = output_path.rpartition(".")
-        write_text(f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h",
-                   codegen(source, lang, mode, name=name, hvp=hvp, header=True))
+        header_path = f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h"
+        if os.path.normcase(os.path.abspath(header_path)) == os.path.normcase(
+                os.path.abspath(output_path)):
+            raise InputError(f"{output_path}: the C code and its header would both be written "
+                             "there", option="output",
+                             hint=f"name the code's file: -o {stem}.c (its header is then "
+                                  f"{stem}.h)")
+        header = codegen(source, lang, mode, name=name, hvp=hvp, header=True)
+    write_text(output_path, text)
+    if header_path is not None:
+        write_text(header_path, header)
 
 
 @main.command("functions", context_settings=CONTEXT)
@@ -1349,8 +1316,12 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
         output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
         ascii_only=ascii_only, of=of)
+    screen = _screen(None, False)
     for channel, text in plot(request):
-        click.echo(text, nl=False, err=channel == "err")
+        if channel == "err":
+            click.echo(text, nl=False, err=True)
+        else:
+            screen.write(text)
 
 
 @main.command("repl", context_settings=CONTEXT)
@@ -1404,8 +1375,6 @@ def explore_command(expression, file, at, ascii_):
 def _run_args(args: list[str]) -> int:
     """One command line of the repl, run as from the shell (its own error boundary): its exit
     code."""
-    global _HARD_EXIT
-    _HARD_EXIT = False  # the session goes on after the command: it is not the process's last act
     try:
         main.main(args, prog_name="gradcli", standalone_mode=True)
     except SystemExit as exc:
@@ -1418,14 +1387,31 @@ def _merged(at):
     return merge_points(list(at))
 
 
+def _raised_by_click(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside click itself (its help and version printing)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("click")
+
+
 def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
     try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
         sys.stdout.reconfigure(errors="backslashreplace")
     except (AttributeError, ValueError):
         pass  # closed (None) or not a text file: nothing to reconfigure
-    global _HARD_EXIT
-    _HARD_EXIT = True
-    main(prog_name="gradcli")
+    try:
+        main(prog_name="gradcli")
+    except OSError as exc:  # click's own writes (--help, --version) to a full or closed stdout
+        if not _raised_by_click(exc):
+            raise
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+            sys.exit(EXIT_PIPE)
+        from .views.screen import stdout_error
+        _silence_stdout()
+        click.echo(describe(stdout_error(exc)), err=True)
+        sys.exit(stdout_error(exc).exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -386,8 +386,8 @@ def test_history_is_kept_across_sessions_and_private(tmp_path):
 
 
 def test_a_large_program_in_a_session_does_not_end_it(tmp_path):
-    """The console script ends at once after eval of a large program (cli._end_now),
-    but a session's command is not the process's last act: the lines after it still run.
+    """A session's command on a large program is not the session's last act: the lines after
+    it still run.
     51,000 terms x*y (102,000 nodes) at (0.5, 3): f = 51000·1.5, ∂f/∂x = 51000·3."""
     script = tmp_path / "large.txt"
     script.write_text("f = " + " + ".join(["x*y"] * 51_000) + "\nat x=0.5, y=3\nf\nx - y\n",

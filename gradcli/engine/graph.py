@@ -84,7 +84,6 @@ class Graph:
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
-    _tape: object = field(default=None, init=False, repr=False, compare=False)  # sweeps.tape
 
     @property
     def n_const(self) -> int:
@@ -184,18 +183,6 @@ class Graph:
             visit = [s for s in visit if live[s - base]]
         self._visit = visit
         return self._visit
-
-    def packed_visit_order(self) -> bytes:
-        """:meth:`visit_order` as native int32 bytes, the compiled sweeps' form. Where every
-        node is live it is made in C without the list (at 10^6 terms the list's ints cost
-        0.2 s and 200 MB, and converting them as much again)."""
-        compiled = _compiled("descending") if len(self.depth) >= _COMPILED_FROM else None
-        if self._visit is None and compiled is not None:
-            live = _compiled("live")(self.arg0, self.arg1, self.output_slots, self.base)
-            packed = compiled(self.depth, self.base, True) if live is None else None
-            if packed is not None:
-                return packed
-        return array("i", self.visit_order()).tobytes()
 
 
 class Spans:
