@@ -23,7 +23,7 @@ import math
 from types import SimpleNamespace
 
 from ..gcpause import gc_paused
-from .primitives import TABLE, where
+from .primitives import TABLE, jumps, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
 _INF = math.inf
@@ -524,6 +524,10 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     for k, prim in enumerate(graph.ops):
         if prim.kink is not None:
             args = [values[a] for a in graph.args(k)]
+            if jumps(prim):  # a step function exactly on a jump
+                if all(a.lo == a.hi for a in args) and prim.kink(*(a.lo for a in args)) == 0:
+                    kinks.append(graph.base + k)
+                continue
             gap = args[0] - args[1] if len(args) == 2 else args[0]
             if gap.lo == gap.hi == 0:
                 kinks.append(graph.base + k)
