@@ -1051,11 +1051,17 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 @click.option("--mixed", type=NameListType("mixed"), default=None, metavar="NAME,NAME[,...]",
               help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
                    "--mixed x,x,y is third order.")
+@click.option("--at", "at", type=PointType(), multiple=True,
+              help="Also evaluate each derivative at this point (NAME=VALUE pairs, as eval's "
+                   "--at), to --digits significant digits, every one proven.")
+@click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
+              help="With --at: significant digits of the values.")
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex, width,
+                 ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1075,26 +1081,40 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
       gradcli diff "exp(x*y)" --mixed x,y
       gradcli diff "exp(x*y)" --json
       gradcli diff "x/(1+x)" --order 2 --latex
+      gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
     """
     if mixed is not None and (order != 1 or wrt is not None):
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
     with gc_paused():
-        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_)
+        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
+                           _merged(at) if at else None, digits)
 
 
-def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
+                       point=None, digits=13):
     from .api import all_derivatives
     from .views.text import derivative_label
 
     result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
+    values = None
+    if point is not None:  # each derivative evaluated there, as eval evaluates it
+        from .api import compile, evaluate
+        from .engine.graph import point_vector
+        graph = compile(source)
+        _warn_unread(point, graph)
+        point_vector(graph, point)  # a missing input is named in the source, not a derivative
+        values = {output: {key: evaluate(text, point, digits=digits).value
+                           for key, text in texts.items()} for output, texts in result.items()}
     if as_json:
         from .views.json import diff_json
-        screen.json(diff_json(source, result if several else next(iter(result.values())), order,
-                              list(result) if several else None, mixed))
+        def one(d):  # several outputs: keyed by output; one: by input alone
+            return d if several else next(iter(d.values()))
+        screen.json(diff_json(source, one(result), order, list(result) if several else None,
+                              mixed, None if values is None else one(values)))
         return
     if as_latex and any(result.values()):
         if several or mixed is not None:
@@ -1114,6 +1134,12 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
             screen.write(("\n" if i else "") + f"# {label}\n")
             screen.write(text)
         screen.write("\n")
+    if values and blocks:
+        from .views.text import values_text
+        labelled = {label: values[output][key] for (label, _), (output, key) in zip(
+            blocks, [(o, k) for o, texts in result.items() for k in texts])}
+        screen.write("\nat " + ", ".join(f"{n} = {point.exact(n)}" for n in point) + ":\n"
+                     + values_text(labelled, digits) + "\n")
 
 
 @main.command("codegen", **EXPRESSION_COMMAND)

@@ -262,14 +262,17 @@ def hessian_check_json(check) -> dict:
 # -- gradcli diff, gradcli functions ----------------------------------------------------------
 
 def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
-              mixed: list[str] | None = None) -> dict:
+              mixed: list[str] | None = None, values: dict | None = None) -> dict:
     """``diff --json``: the ``source``, input name -> the derivative as source text, and the
     order (``mixed``: the list of names differentiated by, in turn). With several outputs,
-    ``derivatives`` is output -> input -> text, and ``outputs`` their order."""
+    ``derivatives`` is output -> input -> text, and ``outputs`` their order. With ``--at``,
+    ``values``: each derivative's value there, keyed as ``derivatives``."""
     data: dict = {"source": source, "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
+    if values is not None:
+        data["values"] = values
     return data
 
 
