@@ -1230,9 +1230,9 @@ def functions_command(as_json, width, ascii_):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-@click.option("--layout", type=click.Choice(["lr", "tb"]), default="lr", show_default=True,
+@click.option("--layout", type=click.Choice(["lr", "tb"]), default=None,
               help="lr: inputs on the left, the output on the right; tb: one box under another, "
-                   "inputs at the top (narrow terminals).")
+                   "inputs at the top (default: lr where it fits the width, else tb).")
 @_output_options
 def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
                   ascii_):
