@@ -45,6 +45,9 @@ def make_console(record: bool = False, **options):
     return Console(record=record, **options)
 
 
+PIPED = 80  # reference tables piped: folded to this width where no number is broken
+
+
 def _table(title: str, *columns: tuple) -> Sheet:
     """A sheet with these ``(header, justify[, kind])`` columns: right-justified ones hold
     numbers (never broken), left-justified ones text (broken between words when needed).
@@ -355,7 +358,7 @@ def _fitted(picture, digits: int, layout: str | None, width: int | None, ascii: 
 def functions_table(rows: list[dict]) -> Sheet:
     """The catalogue: syntax, derivative rules (each rule on its line, never broken inside a
     bracket), domain, note (prose, wrapped)."""
-    table = Sheet("gradcli functions and operators")
+    table = Sheet("gradcli functions and operators", piped=PIPED)  # `| head`: prose folds
     table.add_column("syntax", kind="formula")
     table.add_column("derivatives", kind="formula")
     table.add_column("domain; note", kind="text", max_width=40)
@@ -451,6 +454,7 @@ def check_table(check, digits: int,
     if certified:  # what plain float64 gets of the proven digits
         columns += [("float64 digits", "right")]
     table = _table(title, *columns, ("status", "left"))
+    table.piped = PIPED  # `| less`: headers fold so the numbers fit
     notes = []
     rows = check.rows
     if max_rows and len(rows) > max_rows:  # the rows a reader must see come first
