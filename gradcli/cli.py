@@ -1233,9 +1233,10 @@ def functions_command(as_json, width, ascii_):
 @click.option("--layout", type=click.Choice(["lr", "tb"]), default=None,
               help="lr: inputs on the left, the output on the right; tb: one box under another, "
                    "inputs at the top (default: lr where it fits the width, else tb).")
+@_JSON
 @_output_options
-def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
-                  ascii_):
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, as_json,
+                  width, ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
     its name (→ f1) and, at a point, nodes show no adjoint (there is one per output).
@@ -1268,6 +1269,16 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)
     screen = _screen(width, ascii_)
+    if as_json:
+        if output_path or fmt != "text":
+            raise InputError("--json prints the graph as JSON: give --json, --format or -o",
+                             hint="drop --format/-o")
+        from .views.json import graph_json
+        screen.json(graph_json(picture, source,
+                               {n: point[n] for n in graph.inputs if n in point} if at else None))
+        if note:
+            _warn(note)
+        return
     if fmt == "text" and not output_path:
         from .views.tables import show_graph
         cut = show_graph(picture, digits, note, screen=screen, layout=layout)
@@ -1317,8 +1328,10 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @click.option("--field", type=click.Choice(["descent", "ascent"]), default="descent",
               show_default=True, help="Heat map arrows: -grad f (descent) or grad f (ascent).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="Draw with ASCII characters only.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the samples as one JSON object (the columns of --format csv).")
 def plot_command(expression, file, over, at, of, order, tangent, samples, width, height, size,
-                 output_path, fmt, log_scale, field, ascii_only):
+                 output_path, fmt, log_scale, field, ascii_only, as_json):
     """Plot f and its derivatives over a range, or f and its gradient field over a rectangle.
 
     \b
@@ -1340,7 +1353,8 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
     request = PlotRequest(
         source=source, over=list(over), at=dict(_merged(at)), order=order,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
-        output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
+        output=output_path, fmt="json" if as_json else fmt, log=log_scale,
+        descent=field == "descent",
         ascii_only=ascii_only, of=of)
     screen = _screen(None, False)
     for channel, text in plot(request):

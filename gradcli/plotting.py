@@ -108,9 +108,9 @@ def _csv_number(x: float) -> str:
 def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
     """Draw the request: ``(channel, text)`` pieces, channel ``"out"`` or ``"err"``."""
     ranges = _ranges(request.over)
-    if request.output and request.fmt == "csv":
-        raise InputError("saves an image and the csv format prints the samples: give one",
-                         option="output")
+    if request.output and request.fmt != "text":
+        raise InputError(f"saves an image and {'--json' if request.fmt == 'json' else 'the csv format'} "
+                         "prints the samples: give one", option="output")
     suffix = os.path.splitext(request.output or "")[1].lower()
     if request.output and suffix not in (".png", ".svg", ".pdf"):
         raise InputError(f"{request.output}: the image type {suffix or '(none)'} is not known",
@@ -182,6 +182,12 @@ def _curves(request, graph, ranges, size):
         equation = (f"tangent at {name} = {a:.12g}: y = {fa:.12g} + {slope:.12g}·({name} − "
                     f"{a:.12g})\n")
     note = _undefined_note(curve.undefined, len(curve.x), curve.first_error, curve.uncertified)
+    if request.fmt == "json":
+        yield "out", _json(request, {name: curve.x, **{_column(label, name): values
+                                                       for label, values in curve.series}})
+        if note:
+            yield "err", note
+        return
     if request.fmt == "csv":
         header = [name] + [_column(label, name) for label, _ in curve.series]
         lines = [",".join(header)]
@@ -211,6 +217,11 @@ def _curves(request, graph, ranges, size):
         yield "out", equation if not ascii_only else to_ascii(equation)
     if note:
         yield "out", _wrapped(note, width)
+
+
+def _json(request: PlotRequest, columns: dict) -> str:
+    from .views.json import dumps, plot_json
+    return dumps(plot_json(request.source, request.at, columns)) + "\n"
 
 
 def _wrapped(text: str, width: int) -> str:
@@ -246,7 +257,7 @@ def _surface(request, graph, ranges, size):
     if request.output:
         nx = cx or request.samples or IMAGE_GRID
         ny = cy or request.samples or IMAGE_GRID
-    elif request.fmt == "csv":
+    elif request.fmt in ("csv", "json"):
         nx = cx or request.samples or 21
         ny = cy or request.samples or 21
     else:
@@ -259,6 +270,15 @@ def _surface(request, graph, ranges, size):
                              at=request.at)
     note = _undefined_note(surface.undefined, nx * ny, surface.first_error,
                            surface.uncertified)
+    if request.fmt == "json":  # rows as the CSV's: y outer, x inner
+        import numpy as np
+        gx, gy = np.meshgrid(surface.x, surface.y)
+        yield "out", _json(request, {xn: gx.ravel(), yn: gy.ravel(), "f": surface.f.ravel(),
+                                     f"df/d{xn}": surface.dx.ravel(),
+                                     f"df/d{yn}": surface.dy.ravel()})
+        if note:
+            yield "err", note
+        return
     if request.fmt == "csv":
         lines = [f"{xn},{yn},f,df/d{xn},df/d{yn}"]
         for i in range(ny):  # rows: y outer, x inner (x varies fastest)

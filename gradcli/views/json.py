@@ -276,6 +276,33 @@ def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | N
     return data
 
 
+def graph_json(picture, source: str, point: dict | None = None) -> dict:
+    """``graph --json``: the nodes (in tape order, with their values and adjoints at a point)
+    and the edges (argument -> operation, with the local derivative at a point), as drawn."""
+    data: dict = {"source": source}
+    if point is not None:
+        data["inputs"] = {name: _number(value) for name, value in point.items()}
+    data["nodes"] = [{
+        "id": node.id, "kind": node.kind, "label": node.label, "names": list(node.names),
+        "output": node.is_output,
+        **({"value": _finite(node.value), "adjoint": _finite(node.adjoint)}
+           if picture.annotated else {})} for node in picture.nodes]
+    data["edges"] = [{
+        "source": picture.nodes[edge.source].id, "target": picture.nodes[edge.target].id,
+        "position": edge.position, **({"local": _finite(edge.local)} if picture.annotated else {})}
+        for edge in picture.edges]
+    data["shown"], data["total"] = len(picture.nodes), picture.total
+    return data
+
+
+def plot_json(source: str, at: dict, columns: dict) -> dict:
+    """``plot --json``: the samples, a list per column as ``--format csv`` names them (``x``,
+    ``f``, ``df/dx``, …), an undefined sample ``null``; ``inputs``: the values --at fixes."""
+    return {"source": source, "inputs": {name: _number(v) for name, v in at.items()},
+            "samples": {name: [_finite(float(v)) for v in values]
+                        for name, values in columns.items()}}
+
+
 def functions_json(rows: list[dict]) -> list[dict]:
     """``functions --json``: the catalogue's rows (:func:`gradcli.views.catalogue.catalogue`)."""
     return rows
