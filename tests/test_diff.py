@@ -357,3 +357,17 @@ def test_the_docs_have_examples_of_every_new_command():
     commands = " ".join(c for c, _ in readme_runs(_beyond_the_gradient))
     for words in ("gradcli hessian", "gradcli diff", "--order", "--direction", "--mode forward"):
         assert words in commands
+
+
+def test_diff_at_evaluates_each_derivative_there(gradcli_script):
+    import subprocess
+    import mpmath
+    done = subprocess.run([gradcli_script, "diff", "x^3*sin(y)", "--at", "x=pi/4,y=1/3",
+                           "--digits", "20"], capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0, done.stderr
+    values = dict(line.split(" = ") for line in done.stdout.split(":\n")[-1].splitlines())
+    with mpmath.workdps(40):
+        x, y = mpmath.pi / 4, mpmath.mpf(1) / 3
+        want = {"∂f/∂x": 3 * x**2 * mpmath.sin(y), "∂f/∂y": x**3 * mpmath.cos(y)}
+        for label, value in want.items():
+            assert mpmath.mpf(values[label].strip()) == mpmath.mpf(mpmath.nstr(value, 20)), label

@@ -659,9 +659,14 @@ def domain_error(prim: Primitive, args: list[float], span: Span,
     if prim.name == "div":
         return DomainError(f"{at}division by zero: {describe_call(prim, args)}", span,
                            label="the divisor is 0", node=node, values=values)
+    hint = None
+    if prim.name == "pow" and values[0] < 0 and math.isfinite(values[1]):
+        # a root of a negative number: x^(1/3) is not real for x < 0 in pow, cbrt is
+        hint = ("the real cube root of a negative number is cbrt(x)" if values[1] == 1 / 3 else
+                "a negative base needs an integer exponent; cbrt(x) is the real cube root")
     return DomainError(f"{at}{describe_call(prim, args)} is outside the domain of {prim.name} "
                        f"({prim.domain})", span, label=f"{prim.name} is undefined here",
-                       node=node, values=values)
+                       node=node, values=values, hint=hint)
 
 
 def overflow_error(prim: Primitive, args: list[float], span: Span,

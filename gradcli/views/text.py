@@ -179,10 +179,11 @@ def precision_notes(result) -> list[str]:
                          "digit shown is certified")
     if cert is not None:
         graph = result.graph
+        from ..engine.primitives import jumps
         for slot in getattr(cert, "kinks", ()):
             prim = graph.ops[slot - graph.base]
             notes.append(f"note: {graph.node_id(slot)} = {expression(graph, slot)} is exactly at "
-                         f"its kink: {prim.note}")
+                         f"{'a jump' if jumps(prim) else 'its kink'}: {prim.note}")
         if getattr(cert, "short", None):
             notes.append(f"note: {cert.short}")
     return notes
