@@ -84,7 +84,6 @@ class Graph:
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
-    _tape: object = field(default=None, init=False, repr=False, compare=False)  # sweeps.tape
 
     def exact_constants(self, m, number) -> list:
         """Every constant as the number it is exactly (:attr:`exact`), in the namespace ``m``
@@ -204,18 +203,6 @@ class Graph:
             visit = [s for s in visit if live[s - base]]
         self._visit = visit
         return self._visit
-
-    def packed_visit_order(self) -> bytes:
-        """:meth:`visit_order` as native int32 bytes, the compiled sweeps' form. Where every
-        node is live it is made in C without the list (at 10^6 terms the list's ints cost
-        0.2 s and 200 MB, and converting them as much again)."""
-        compiled = _compiled("descending") if len(self.depth) >= _COMPILED_FROM else None
-        if self._visit is None and compiled is not None:
-            live = _compiled("live")(self.arg0, self.arg1, self.output_slots, self.base)
-            packed = compiled(self.depth, self.base, True) if live is None else None
-            if packed is not None:
-                return packed
-        return array("i", self.visit_order()).tobytes()
 
 
 class Spans:
@@ -718,7 +705,7 @@ ONE_PASS_FROM = 256
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
-    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
+    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
 
     A valid program of some length is read in one pass (``fused.py``: the parser's tables
     making the tape's nodes directly); anything wrong with it is said by parse and lower, from

@@ -116,7 +116,10 @@ def _integer_valued(f):
 
 
 def _sinc_slope(m, a, y):
-    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0)."""
+    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0);
+    balls (and dual numbers over them) have it as one function of their own."""
+    if hasattr(m, "sinc_slope"):
+        return m.sinc_slope(a)
     if type(a) is float:
         return special.sinc_derivative(a)
     if hasattr(a, "tangent"):  # a dual number (sinc's Hessian): the series near 0 too
