@@ -29,11 +29,10 @@ from __future__ import annotations
 import math
 import operator
 from contextlib import contextmanager
-from types import SimpleNamespace
 
 from flint import arb, ctx, fmpq
 
-from .primitives import TABLE, where
+from .primitives import TABLE, Namespace, where
 
 # An exact rational whose numerator or denominator grows past this many bits is dropped (its
 # ball stays): repeated squaring would otherwise double its size at every node.
@@ -425,10 +424,10 @@ def _method(name: str, method: str):
     return f
 
 
-def _uncertifiable(name: str):
+def _uncertifiable(row):
     def f(*args):
-        raise Uncertifiable(f"gradcli has no ball arithmetic for {name}")
-    f.__name__ = name
+        raise Uncertifiable(f"gradcli has no ball arithmetic for {row.name}")
+    f.__name__ = row.name
     return f
 
 
@@ -529,7 +528,7 @@ _SPECIAL = {
 }
 
 
-class _Namespace(SimpleNamespace):
+class _Namespace(Namespace):
     """The rules' ``m`` for balls: each row's primal, the constants at the working precision,
     and the two questions only balls need answered."""
 
@@ -585,15 +584,10 @@ def _sinc_slope(b: arb) -> arb:
     return -(b / 3) * _bessel(b)
 
 
-def _function(name: str, arity: int):
-    if name in _SPECIAL:
-        return _SPECIAL[name]
-    if arity == 1 and hasattr(arb, name):
-        return _method(name, name)
-    return _uncertifiable(name)
-
-
-BALL = _Namespace(**{name: _function(name, p.arity) for name, p in TABLE.items()})
+# A row with neither a function here nor a definition (:class:`Namespace`) cannot be proven.
+BALL = _Namespace(_uncertifiable, **_SPECIAL, **{
+    name: _method(name, name) for name, p in TABLE.items()
+    if name not in _SPECIAL and p.arity == 1 and p.definition is None and hasattr(arb, name)})
 
 
 # -- bare balls: the common case of a large sweep, without the Real around each ball ---------------
@@ -652,6 +646,10 @@ def _bare_unsure(name: str):
     return f
 
 
+def _bare_unsure_row(row):
+    return _bare_unsure(row.name)
+
+
 # Rows whose Real result is exact for no inexact argument, computed on bare balls exactly as the
 # Real functions above compute their ``.b`` (so a sweep's balls are the same either way); every
 # other row, or any argument with a known rational, goes through its Real function.
@@ -662,7 +660,7 @@ _BARE = {
     "hypot": lambda a, b: (a * a + b * b).sqrt(),
     "sigmoid": lambda a: 1 / (1 + (-a).exp()), "softplus": lambda a: a.exp().log1p(),
     **{name: _bare_method(name) for name, p in TABLE.items()
-       if name not in _SPECIAL and p.arity == 1 and hasattr(arb, name)},
+       if name not in _SPECIAL and p.arity == 1 and p.definition is None and hasattr(arb, name)},
 }
 
 
@@ -675,7 +673,7 @@ def _bare_finite(f):
     return g
 
 
-class _BareNamespace(SimpleNamespace):
+class _BareNamespace(Namespace):
     """The rules' ``m`` on bare balls (python-flint's arb): the rows of :data:`_BARE`, sign and
     step where the ball decides them; any other question is :class:`Unsure`."""
 
@@ -706,9 +704,7 @@ class _BareNamespace(SimpleNamespace):
         return _sinc_slope(x if type(x) is arb else arb(x))
 
 
-BARE = _BareNamespace(**{
+BARE = _BareNamespace(_bare_unsure_row, **{
     name: _bare_finite(_BARE[name]) if name in ("sigmoid", "softplus", "hypot") else _BARE[name]
     for name in _BARE}, sign=_bare_sign, step=lambda a: arb(int(_bare_sign(a) > 0)),
-    pow=_bare_pow, **{name: _bare_unsure(name) for name in TABLE if name not in _BARE
-                      and name not in ("sign", "step", "pow")},
-    polygamma=_bare_unsure("polygamma"))
+    pow=_bare_pow, polygamma=_bare_unsure("polygamma"))

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..errors import NumericalError
 from .graph import Graph
-from .primitives import CONSTANTS, FLOAT, TABLE, Primitive, where
+from .primitives import CONSTANTS, FLOAT, TABLE, Namespace, Primitive, where
 from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
@@ -83,8 +83,8 @@ def lift(prim: Primitive, base=FLOAT, kind: type = Dual) -> Callable:
     return dual
 
 
-DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where,
-                       Dual=Dual)
+DUAL = Namespace(lift, **{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where,
+                 Dual=Dual)
 Dual.ops = DUAL
 _DUALS = {id(FLOAT): DUAL}
 
@@ -96,9 +96,10 @@ def dual_namespace(base) -> SimpleNamespace:
     if found is None:
         kind = type("Dual", (Dual,), {"__slots__": ()})
         # pi and e read from the base each time: a ball's π is made at the working precision
-        namespace = type("DualNamespace", (SimpleNamespace,), {
+        namespace = type("DualNamespace", (Namespace,), {
             "pi": property(lambda self: base.pi), "e": property(lambda self: base.e)})
         found = _DUALS[id(base)] = namespace(
+            lambda p, base=base, kind=kind: lift(p, base, kind),
             **{name: lift(p, base, kind) for name, p in TABLE.items()}, where=where, Dual=kind)
         kind.ops = found
         if hasattr(base, "polygamma"):  # ψ^(n) of a dual: its value and ψ^(n+1)·tangent
