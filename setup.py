@@ -12,7 +12,7 @@ a C compiler is missing, the install goes on and the .py files run
 
 from setuptools import setup
 
-COMPILED = ["gradcli/symbolic/expr.py", "gradcli/symbolic/diff.py"]
+COMPILED = ["gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py", "gradcli/symbolic/diff.py"]
 
 
 def compiled_modules() -> list:

@@ -85,6 +85,26 @@ class Graph:
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
+    def exact_constants(self, m, number) -> list:
+        """Every constant as the number it is exactly (:attr:`exact`), in the namespace ``m``
+        the rows compute in (balls, expressions): a literal's typed text, or the float of a
+        constant that is exactly its float, through ``number``; ``pi`` and ``e`` as ``m.pi``
+        and ``m.e``; a folded constant as its row on its arguments', so ``log(2)`` stays
+        ``m.log(2)``. Arguments come before their folds in slot order: no recursion."""
+        folded = {slot: (name, a, b) for slot, name, a, b in self.folds}
+        exact, out = self.exact, []
+        for slot, value in enumerate(self.constants):
+            fold = folded.get(slot)
+            if fold is not None:
+                name, a, b = fold
+                f = getattr(m, name)
+                out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
+                continue
+            recipe = exact.get(slot)
+            out.append(number(value) if recipe is None else number(recipe)
+                       if isinstance(recipe, str) else getattr(m, recipe[0]))
+        return out
+
     @property
     def n_const(self) -> int:
         return len(self.constants)
@@ -645,10 +665,11 @@ def describe_call(prim: Primitive, args: list[float]) -> str:
     return spell(prim, [format_constant(float(a)) for a in args])
 
 
-def expression(graph: Graph, slot: int) -> str:
-    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
+def expression(graph: Graph, slot: int, node_id=None) -> str:
+    """A node's operation written with its parents' ids (``node_id``'s, by default the
+    graph's): ``log(x)``, ``v1 + v2``, ``-v3``."""
     k = slot - graph.base
-    return spell(graph.ops[k], [graph.node_id(a) for a in graph.args(k)])
+    return spell(graph.ops[k], list(map(node_id or graph.node_id, graph.args(k))))
 
 
 def domain_error(prim: Primitive, args: list[float], span: Span,

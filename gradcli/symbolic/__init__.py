@@ -1,14 +1,14 @@
 """Symbolic derivatives: the table's rules applied to expressions instead of numbers (``expr``),
-and ``gradcli diff`` built on them (``diff``).
+printed as source text (``printer``), and ``gradcli diff`` built on them (``diff``).
 
-``expr`` and ``diff`` are compiled by Cython where the install could (setup.py): the same
+``expr``, ``printer`` and ``diff`` are compiled by Cython where the install could (setup.py): the same
 source, a quarter fewer instructions. GRADCLI_NO_SYMBOLIC_EXTENSION=1 runs the .py files
 instead, for comparisons (tests/test_symbolic_build.py).
 """
 
 import os
 
-COMPILED = ("expr", "diff")  # the modules setup.py compiles
+COMPILED = ("expr", "printer", "diff")  # the modules setup.py compiles
 
 if os.environ.get("GRADCLI_NO_SYMBOLIC_EXTENSION"):
     import sys
