@@ -411,6 +411,11 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def growth(big: float, small: float) -> str:
+    """time(10N) / time(N), or a dash where a stage takes no time (lowered in the parse's pass)."""
+    return f"{big / small:.2f}" if small > 0 else "—"
+
+
 def fmt_seconds(s: float) -> str:
     return f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
 
@@ -535,8 +540,8 @@ def main(argv=None) -> int:
             for small, big in zip(sorted(by_n), sorted(by_n)[1:]):
                 if big == 10 * small:
                     a, b = by_n[small], by_n[big]
-                    ratios.append([family, f"{big:,} / {small:,}", f"{b['total'] / a['total']:.2f}"]
-                                  + [f"{b['stages'][s] / a['stages'][s]:.2f}" for s in STAGES[:4]])
+                    ratios.append([family, f"{big:,} / {small:,}", growth(b["total"], a["total"])]
+                                  + [growth(b["stages"][s], a["stages"][s]) for s in STAGES[:4]])
         if ratios:
             report["ratios"] = ratios
             print("## Scaling: time(10N) / time(N) (linear is 10)\n")

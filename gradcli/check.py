@@ -22,9 +22,9 @@ plain :class:`CheckRow` per input:
 forward values (default: the output), so the same comparison checks other derivatives, e.g. one
 component of the AD gradient against a row of a Hessian.
 
->>> from gradcli.api import compile, evaluate_graph
+>>> from gradcli.api import compile, evaluate
 >>> g = compile("log(x)+x*y-sin(y)")
->>> ad = lambda p: evaluate_graph(g, dict(zip(g.inputs, p))).gradient
+>>> ad = lambda p: evaluate(g, dict(zip(g.inputs, p))).gradient
 >>> result = check(g, [2.0, 3.0], ad)
 >>> result.ok, [row.rel_error < 1e-8 for row in result.rows]
 (True, [True, True])

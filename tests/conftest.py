@@ -10,13 +10,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
 
-import gradcli.engine.sweeps
-
-# Every tape in these tests runs the compiled sweeps where they were built (engine/sweeps.py):
-# most programs here are far below the size that takes them. test_sweeps.py compares them with
-# the Python loops, which the console script still runs on small programs.
-gradcli.engine.sweeps.COMPILED_FROM = 0
-
 
 def central_difference(f, x: float, h: float | None = None) -> float:
     """Richardson-extrapolated central difference of a scalar function (an independent reference)."""
@@ -105,11 +98,14 @@ def empty_dirs(tmp_path, monkeypatch):
 # "dev" (the default): random examples, and the failures found are kept in .hypothesis/ and tried
 # first on the next run. "ci" (when $CI is set, as CI services and .ci/run set it): the same
 # examples on every run (derandomize) and no example database, so a red build is never a new
-# random find or a stale local database, only a change. GRADCLI_HYPOTHESIS=long: a search by hand.
+# random find or a stale local database, only a change. Both run 100 examples a property, which
+# keeps the suite within its four minutes; GRADCLI_HYPOTHESIS=thorough runs 500 (five times as
+# many for every property, see strategies.examples) and GRADCLI_HYPOTHESIS=long a search by hand.
 # Wall-clock deadlines are off: the machine is shared, and a slow example is not a failure.
 _common = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=500, **_common)
-settings.register_profile("ci", max_examples=500, derandomize=True, database=None, **_common)
+settings.register_profile("dev", max_examples=100, **_common)
+settings.register_profile("ci", max_examples=100, derandomize=True, database=None, **_common)
+settings.register_profile("thorough", max_examples=500, **_common)
 settings.register_profile("long", max_examples=20_000, **_common)
 settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS")
                       or ("ci" if os.environ.get("CI") else "dev"))

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import gradcli
-from gradcli.api import compile, evaluate_graph, evaluate_hessian, evaluate_jvp
+from gradcli.api import compile, evaluate, hessian, jvp
 from gradcli.engine.primitives import TABLE
 from gradcli.errors import LimitError
 from gradcli.language.printer import to_source
@@ -120,12 +120,12 @@ def _scalar(v, lang: str, n_inputs: int) -> float:
 
 
 def engine_reverse(source: str, point: dict[str, float]) -> tuple:
-    """(values, Jacobian rows, magnitudes) by the engine: each output by evaluate_graph, the
+    """(values, Jacobian rows, magnitudes) by the engine: each output by evaluate, the
     magnitudes the largest |value| and |contribution| of its sweep (the scale of its sums)."""
     graph = compile(source)
     values, rows, scales = [], [], []
     for i in range(graph.n_outputs):
-        result = evaluate_graph(graph.only(i), point, float64=True)  # code computes in float64
+        result = evaluate(graph.only(i), point, float64=True)  # code computes in float64
         values.append(result.value)
         rows.append([result.gradient[name] for name in graph.inputs])
         _, records = result.sweep
@@ -233,10 +233,10 @@ def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
         with tempfile.TemporaryDirectory() as directory:
             got = run_mode(lang, source, mode, case.point, pathlib.Path(directory))
         if mode == "forward":
-            want = evaluate_jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
+            want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
             pairs = [*zip(got[0], want.values.values()), *zip(got[1], want.product.values())]
         else:
-            want = evaluate_hessian(graph, case.point)
+            want = hessian(graph, case.point)
             pairs = [(got[0], want.value), *zip(got[1], want.gradient.values()),
                      *zip(itertools.chain(*got[2]), itertools.chain(*want.hessian))]
             scale = max([scale, *(abs(h) for row in want.hessian for h in row)])

@@ -18,14 +18,16 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "gradcli"
 
 # Bottom first. A new module or folder must be given its place here.
 LAYERS = [
-    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar",
-     "gradcli.limits", "gradcli.slotted"),
+    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.limits", "gradcli.slotted",
+     "gradcli.files"),
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic",),
     ("gradcli.records",),
     ("gradcli.points",),
     ("gradcli.check", "gradcli.sampling"),
+    ("gradcli.readers",),
+    ("gradcli.writers",),
     ("gradcli.batchio",),
     ("gradcli.batchdask",),
     ("gradcli.views",),

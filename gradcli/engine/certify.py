@@ -38,7 +38,6 @@ from .graph import Graph, domain_error, expression, format_constant, spell
 from .primitives import TABLE
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
-from .sweeps import compiled_sweep, tape
 from .traceproof import Contributions, Numbers, at
 
 
@@ -354,14 +353,6 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
         balls.append(r.b)
         exact.append(r.q)
 
-    run = compiled_sweep("bare_forward", len(ops))
-    if run is not None:  # the same loop compiled, with an entry per kind of node
-        t = tape(graph)
-        names = t.each("name")
-        run(list(map(bare.get, names)), bytes(map(never.__contains__, names)),
-            list(map(rational.get, names)), t.codes, t.arg0, t.arg1, balls, exact, arb,
-            EXACT_BITS, slow)
-        return balls, exact
     for k, prim in enumerate(ops):
         name, a, b = prim.name, arg0[k], arg1[k]
         f = bare.get(name)

@@ -84,7 +84,6 @@ class Graph:
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
-    _tape: object = field(default=None, init=False, repr=False, compare=False)  # sweeps.tape
 
     @property
     def n_const(self) -> int:
@@ -176,10 +175,6 @@ class Graph:
             visit = [s for s in visit if live[s - base]]
         self._visit = visit
         return self._visit
-
-    def packed_visit_order(self) -> bytes:
-        """:meth:`visit_order` as native int32 bytes, the compiled sweeps' form."""
-        return array("i", self.visit_order()).tobytes()
 
 
 class Spans:
@@ -732,7 +727,7 @@ _INF = float("inf")
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
-    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
+    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
 
     A valid program is read in one pass: the parser's driver with callbacks that make the
     tape's nodes (:class:`_Reductions`); anything wrong with it is said by parse and lower, from

@@ -24,7 +24,6 @@ from types import SimpleNamespace
 
 from ..gcpause import gc_paused
 from .primitives import TABLE, where
-from .sweeps import compiled_sweep, tape
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
 _INF = math.inf
@@ -432,14 +431,10 @@ _ROUNDED = frozenset(("mul", "div"))
 
 def _magnitudes(graph, values, adjoint) -> tuple[float, float]:
     """The sums of |adjoint·value| over the nodes of rounded rows and over those of functions
-    (:func:`hopeless`), in tape order; in C where the loops were built (the same sums)."""
+    (:func:`hopeless`), in tape order."""
     from itertools import compress
     from operator import mul
     base = graph.base
-    run = compiled_sweep("magnitudes", len(graph.ops))
-    if run is not None and type(values) is list and type(adjoint) is list:
-        t = tape(graph)
-        return run(t.codes, bytes(_size_class(p.name) for p in t.kinds), values, adjoint, base)
     classes = [_size_class(p.name) for p in graph.ops]
     sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
     return (sum(compress(sizes, [c == 1 for c in classes])),

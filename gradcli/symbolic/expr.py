@@ -62,24 +62,16 @@ class Context:
 
 
 _context = Context()
-# Where finished contexts go instead of being freed, when it is a list: the console script's
-# diff sets one (cli.diff_command), for it ends the process, inside the collector's pause,
-# before anything would be freed. Freeing tens of thousands of nodes one by one, and the
-# collection over them when the pause ends, are 3% of a large diff's instructions.
-RETIRED: list | None = None
 
 
 @contextmanager
 def fresh_context():
-    """Build inside a new, empty table (freed afterwards, or kept in ``RETIRED`` if that is a
-    list): one per ``diff`` call."""
+    """Build inside a new, empty table (freed afterwards): one per ``diff`` call."""
     global _context
     saved, _context = _context, Context()
     try:
         yield _context
     finally:
-        if RETIRED is not None:
-            RETIRED.append(_context)
         _context = saved
 
 
