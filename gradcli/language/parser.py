@@ -194,7 +194,7 @@ class SyntaxFault(NamedTuple):
 def _grammar_file(name: str) -> bytes:
     """A file of the installed package data (``grammar/``)."""
     from .. import grammar
-    try:  # a plain file next to the package: no importlib.resources (a millisecond at start-up)
+    try:  # a plain file next to the package: importlib.resources is not imported at start-up
         with open(os.path.join(grammar.__path__[0], name), "rb") as file:
             return file.read()
     except OSError:  # e.g. installed inside a zip file
