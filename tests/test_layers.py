@@ -19,7 +19,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "gradcli"
 # Bottom first. A new module or folder must be given its place here.
 LAYERS = [
     ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.usercache",
-     "gradcli.limits", "gradcli.slotted"),
+     "gradcli.limits", "gradcli.compiled"),
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic",),

@@ -27,8 +27,8 @@ the same box characters (``rich.box``), byte for byte what rich draws, about fou
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from ..slotted import Record
 from .notation import to_ascii
 
 PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~30 µs a row)
@@ -40,44 +40,35 @@ TEXT_FLOOR = 10  # a text column is not squeezed below this (or its natural widt
 WHOLE = ("number", "label")  # kinds never broken
 
 
-class Column(Record):
-    __slots__ = ("header", "justify", "kind", "max_width")
-
-    def __init__(self, header: str, justify: str = "left", kind: str = "text",
-                 max_width: int | None = None):
-        self.header = header
-        self.justify = justify  # "left" or "right"
-        self.kind = kind  # "number" and "label": never broken; "text": broken between pieces;
-        # "formula": broken only at spaces outside brackets, however long a bracketed piece is
-        self.max_width = max_width  # text wider than this wraps even at natural width (prose)
+@dataclass(slots=True)
+class Column:
+    header: str
+    justify: str = "left"  # "left" or "right"
+    # "number" and "label": never broken; "text": broken between pieces; "formula": broken only
+    # at spaces outside brackets, however long a bracketed piece is
+    kind: str = "text"
+    max_width: int | None = None  # text wider than this wraps even at natural width (prose)
 
 
-class Gap(Record):
+@dataclass(frozen=True, slots=True)
+class Gap:
     """Rows left out of a table: shown as one line saying how many and how to see them."""
 
-    __slots__ = ("count", "hint")
-
-    def __init__(self, count: int, hint: str = ""):
-        self.count, self.hint = count, hint
-
-    def __hash__(self):
-        return hash(self._key())
+    count: int
+    hint: str = ""
 
     def text(self) -> str:
         rows = "row" if self.count == 1 else "rows"
         return f"⋮ {self.count:,} {rows} not shown" + (f" ({self.hint})" if self.hint else "")
 
 
-class Sheet(Record):
+@dataclass(slots=True)
+class Sheet:
     """A table as data: columns, rows of cells (str, or rich ``Text`` for a styled cell), gaps."""
 
-    __slots__ = ("title", "columns", "rows")
-
-    def __init__(self, title: str = "", columns: list[Column] | None = None,
-                 rows: list | None = None):
-        self.title = title
-        self.columns = [] if columns is None else columns
-        self.rows = [] if rows is None else rows  # tuples of cells, or Gap
+    title: str = ""
+    columns: list[Column] = field(default_factory=list)
+    rows: list = field(default_factory=list)  # tuples of cells, or Gap
 
     def add_column(self, header: str, justify: str = "left", kind: str | None = None,
                    max_width: int | None = None) -> None:
@@ -91,23 +82,20 @@ class Sheet(Record):
         self.rows.append(Gap(count, hint))
 
 
-class Prose(Record):
+@dataclass(slots=True)
+class Prose:
     """Text wrapped between words at the width (never inside a number), in one style."""
 
-    __slots__ = ("text", "style")
-
-    def __init__(self, text: str, style: str | None = None):
-        self.text, self.style = text, style
+    text: str
+    style: str | None = None
 
 
-class Preformatted(Record):
+@dataclass(slots=True)
+class Preformatted:
     """Lines never wrapped (a drawing): cut at the width instead, by the caller."""
 
-    __slots__ = ("lines", "boxes")
-
-    def __init__(self, lines: list[Line], boxes: list | None = None):
-        self.lines = lines
-        self.boxes = [] if boxes is None else boxes  # (name, first column, past the last one)
+    lines: list[Line]
+    boxes: list = field(default_factory=list)  # (name, first column, past the last one)
 
 
 # -- measuring and breaking text ----------------------------------------------------------------
@@ -569,14 +557,13 @@ STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
           "text": None, "edge": None, "label": "yellow"}
 
 
-class Page(Record):
+@dataclass(slots=True)
+class Page:
     """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
     the width of the widest line."""
 
-    __slots__ = ("parts", "width")
-
-    def __init__(self, parts: list, width: int):
-        self.parts, self.width = parts, width
+    parts: list
+    width: int
 
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
