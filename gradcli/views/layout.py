@@ -18,10 +18,7 @@ first of these ways that fits:
    kept whole, ``sin(a, b)``); then without the box, columns two spaces, then one space apart;
 3. as records: each row a block of ``column: value`` lines, and one line says so.
 
-No number is ever cut or wrapped, and no column is ever dropped. A table of more than
-:data:`PLAIN_ROWS` rows written without colour (a pipe, a file) is written by a plain writer with
-the same box characters (``rich.box``), byte for byte what rich draws, about four times faster
-(docs/output.md).
+No number is ever cut or wrapped, and no column is ever dropped.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ from dataclasses import dataclass, field
 
 from .notation import to_ascii
 
-PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~30 µs a row)
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
 LONG_PIECE = 32  # a bracketed piece of text longer than this is broken between its words
@@ -431,16 +427,12 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) ->
     title = to_ascii(sheet.title) if ascii else sheet.title
     if widths is None:
         lines = _records(sheet, cells, width, title, ascii)
-        if len(cells.rows) > PLAIN_ROWS and not styled:  # plain text lines: no rich needed
-            return [_Long(["".join(t for t, _ in line) for line in lines])], width
         return [styled_text(lines, styled)], width
     total = sum(widths) + frame_width(style, len(widths))
     parts: list = []
     if title:
         parts += [Text(line, style=STYLES["title"] if styled else "")
                   for line in wrap(title, max(width or 0, total + 2))]
-    if len(cells.rows) > PLAIN_ROWS and not styled:
-        return parts + [_Long(_plain_lines(cells, widths, style, ascii))], total
     first = True
     for piece in _pieces(cells):
         if isinstance(piece, Gap):
@@ -450,69 +442,6 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) ->
             parts.append(_rich_table(cells, widths, style, piece, first, ascii, styled))
             first = False
     return parts, total
-
-
-class _Long:
-    """A long table's lines, written without rich (no styles: a pipe or a file)."""
-
-    def __init__(self, lines: list[str]):
-        self.lines = lines
-
-
-def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
-    """A table as rich draws it in this layout (rich.box's characters, rich's padding),
-    written directly: the same bytes, about four times faster (tests/test_output.py compares
-    them)."""
-    head, body, alone = _boxes(style, ascii)
-    boxed = style == "box"
-    n = len(widths)
-    pads = _pads(style, n)
-    padded = [w + left + right for w, (left, right) in zip(widths, pads)]
-    justify = [c.justify for c in cells.columns]
-    lines: list[str] = []
-
-    def row_lines(texts: list[str], sizes: list[int], kinds: list[str], box, level: str) -> None:
-        left, bar, right = ((box.head_left, box.head_vertical, box.head_right) if level == "head"
-                            else (box.mid_left, box.mid_vertical, box.mid_right))
-        if not boxed:
-            left = right = ""
-        if all(s <= w and "\n" not in t for t, s, w in zip(texts, sizes, widths)):
-            lines.append(left + bar.join(
-                " " * a + (" " * (w - s) + t if j == "right" else t + " " * (w - s)) + " " * b
-                for t, s, w, j, (a, b) in zip(texts, sizes, widths, justify, pads)) + right)
-            return
-        broken = [(t.split("\n") if s <= w else wrap(t, w, kind == "formula"))
-                  for t, s, w, kind in zip(texts, sizes, widths, kinds)]
-        height = max(map(len, broken))
-        if level == "head":  # rich sets headers on the bottom line of the header row
-            broken = [[""] * (height - len(b)) + b for b in broken]
-        for i in range(height):
-            lines.append(left + bar.join(
-                " " * a + _pad(b[i] if i < len(b) else "", w, j) + " " * c
-                for b, w, j, (a, c) in zip(broken, widths, justify, pads)) + right)
-
-    first = True
-    for piece in _pieces(cells):
-        if isinstance(piece, Gap):
-            note = to_ascii(piece.text()) if ascii else piece.text()
-            lines += wrap(note, sum(widths) + frame_width(style, n))
-            continue
-        if not piece and not first:
-            continue
-        box = (alone if not piece and boxed else head) if first else body
-        if boxed:
-            lines.append(box.get_top(padded))
-        if first:
-            row_lines(cells.headers, [_text_width(h) for h in cells.headers],
-                      ["text"] * n, box, "head")
-            if piece or not boxed:
-                lines.append(box.get_row(padded, "head", edge=boxed))
-            first = False
-        for texts, sizes, _ in piece:
-            row_lines([t for t, _ in texts], list(sizes), cells.kinds, box, "row")
-        if boxed:
-            lines.append(box.get_bottom(padded))
-    return lines
 
 
 def _records(sheet: Sheet, cells: _Cells, width: int, title: str, ascii: bool) -> list[Line]:
@@ -559,8 +488,7 @@ STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
 
 @dataclass(slots=True)
 class Page:
-    """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
-    the width of the widest line."""
+    """Blocks laid out: rich renderables, in order, and the width of the widest line."""
 
     parts: list
     width: int
@@ -568,8 +496,7 @@ class Page:
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
     """The page for a list of blocks: sheets, prose (str, Prose, or rich Text), preformatted
-    drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text, and
-    long tables for the plain writer)."""
+    drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text)."""
     from rich.text import Text
     parts: list = []
     widest = 0
@@ -637,15 +564,12 @@ def console(file, width: int, terminal: bool, record: bool = False):
 
 
 def print_page(page: Page, out) -> None:
-    """Print the page on a rich console (its long tables drawn by rich too)."""
+    """Print the page on a rich console."""
     narrower = out.width < page.width
     if narrower:  # a natural width on a narrower console: its lines are not cut or wrapped
         out.width, width = page.width, out.width
     try:
         for part in page.parts:
-            if isinstance(part, _Long):
-                from rich.text import Text
-                part = Text("\n".join(part.lines), no_wrap=True, overflow="ignore")
             out.print(part, crop=False)
     finally:
         if narrower:
@@ -655,22 +579,8 @@ def print_page(page: Page, out) -> None:
 def plain_text(page: Page) -> str:
     """The page as text, without trailing spaces, ending in a newline."""
     import io
-    chunks: list[str] = []
-    pending: list = []
-
-    def flush() -> None:
-        if pending:
-            buffer = io.StringIO()
-            out = console(buffer, page.width, terminal=False)
-            for part in pending:
-                out.print(part, crop=False)
-            chunks.append(buffer.getvalue())
-            pending.clear()
+    buffer = io.StringIO()
+    out = console(buffer, page.width, terminal=False)
     for part in page.parts:
-        if isinstance(part, _Long):
-            flush()
-            chunks.append("".join(line + "\n" for line in part.lines))
-        else:
-            pending.append(part)
-    flush()
-    return "".join(line.rstrip() + "\n" for line in "".join(chunks).splitlines())
+        out.print(part, crop=False)
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
