@@ -1,27 +1,18 @@
 """``python -m gradcli`` and the ``gradcli`` console script.
 
-:func:`run` sets up the process before anything heavy is imported: Ctrl-C ends gradcli at
-once with exit code 130 and no traceback, wherever it happens (while importing, parsing,
-sweeping or printing).
+:func:`run` sets up the process before anything heavy is imported: Ctrl-C, SIGTERM and SIGHUP
+end gradcli at once with exit code 128 + the signal's number (Ctrl-C: 130) and no traceback,
+wherever they happen (while importing, parsing, sweeping, printing), and remove any output being
+written (:mod:`gradcli.files`).
 """
 
 import gc
-import os
-import signal
-import sys
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
-
-
-def _interrupted(signum, frame):  # pragma: no cover - exercised through a subprocess
-    batchio = sys.modules.get("gradcli.batchio")
-    if batchio is not None:  # a batch output being written is removed, not left half done
-        batchio.abort_staged()
-    os._exit(EXIT_INTERRUPTED)  # nothing half-written is flushed; no traceback is printed
+from .files import handle_signals
 
 
 def run():
-    signal.signal(signal.SIGINT, _interrupted)
+    handle_signals()
     # Importing click and the CLI makes tens of thousands of objects that live as long as the
     # process: the cyclic collector would walk them at every collection, from the first
     # import on (6% of a plain eval's start-up). It is off while they are made, and then

@@ -98,7 +98,7 @@ def _terminal(request: PlotRequest) -> tuple[int, int, bool, bool]:
     size = shutil.get_terminal_size((80, 24))
     width = request.width or size.columns
     height = request.height or max(8, min(24, size.lines) - 8)
-    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    color = sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     ascii_only = request.ascii_only or not _encodable("█▄→∇−")
     return width, height, color, ascii_only
 

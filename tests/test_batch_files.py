@@ -102,7 +102,7 @@ def test_closing_the_rows_waits_until_pyarrow_lets_go_of_the_file(tmp_path, monk
     too long (the error raised in the reading thread, none left inside pyarrow), after a cell
     that is not a number (a second reader), and after a whole file."""
     from gradcli.api import compile
-    from gradcli.batchio import read_csv
+    from gradcli.readers import read_csv
     from gradcli.errors import GradcliError
     monkeypatch.setenv("GRADCLI_MAX_LINE", "4096")
     (tmp_path / "p.csv").write_text("x\n" + "1\n" * 100_000 + tail)

@@ -295,9 +295,9 @@ def test_a_certified_trace_reuses_the_values_forward_sweep(monkeypatch):
     """The trace's recorded sweep starts from the balls that proved the value (same point, same
     precision): only its reverse sweep runs again, and its numbers are the value's."""
     import gradcli.engine.certify as certify
-    from gradcli.api import evaluate_graph
+    from gradcli.api import evaluate
     graph = gradcli_compile("(1-cos(x))/x^2 + x*y")  # cancels: the interval sweep cannot prove it
-    r = evaluate_graph(graph, {"x": "1e-8", "y": 3}, digits=20)
+    r = evaluate(graph, {"x": "1e-8", "y": 3}, digits=20)
     assert getattr(r.certified, "reals", None)
     calls = []
     real = certify._forward
@@ -419,11 +419,11 @@ def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
     balls' trace (both give the exact numbers correctly rounded). A number whose interval is too
     wide for its digits is the balls' to prove: they run once."""
     import gradcli.engine.certify as certify
-    from gradcli.api import QuickCertificate, evaluate_graph
+    from gradcli.api import QuickCertificate, evaluate
     at = {"x": "0.5", "y": "0.25"}
-    balls = evaluate_graph(gradcli_compile(SUM), at)
+    balls = evaluate(gradcli_compile(SUM), at)
     expected = [[t.rows for t in trace_tables(balls.trace, 13, n)] for n in (40, 0)]
-    quick = evaluate_graph(gradcli_compile(SUM), at, quick=True, record=True)
+    quick = evaluate(gradcli_compile(SUM), at, quick=True, record=True)
     assert isinstance(quick.certified, QuickCertificate)
     calls = []
     real = certify.certify
@@ -442,9 +442,9 @@ def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
 def test_interval_and_ball_traces_agree_row_for_row(source, at):
     """Every row of an interval-proven trace (all of them, --max-rows 0) is the ball-proven
     trace's: each number's digits are the exact number's, correctly rounded, either way."""
-    from gradcli.api import QuickCertificate, evaluate_graph
-    quick = evaluate_graph(gradcli_compile(source), at, quick=True, record=True)
+    from gradcli.api import QuickCertificate, evaluate
+    quick = evaluate(gradcli_compile(source), at, quick=True, record=True)
     assert isinstance(quick.certified, QuickCertificate)
-    balls = evaluate_graph(gradcli_compile(source), at)
+    balls = evaluate(gradcli_compile(source), at)
     assert ([t.rows for t in trace_tables(quick.trace, 13, 0)]
             == [t.rows for t in trace_tables(balls.trace, 13, 0)])

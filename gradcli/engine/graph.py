@@ -684,7 +684,7 @@ ONE_PASS_FROM = 256
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
-    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate_graph`.
+    """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
 
     A valid program of some length is read in one pass (``fused.py``: the parser's tables
     making the tape's nodes directly); anything wrong with it is said by parse and lower, from

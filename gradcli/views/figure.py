@@ -21,11 +21,19 @@ def _figure(size: tuple[int, int]):
 
 
 def _save(fig, path: str) -> None:
+    """The figure as the whole of ``path`` (staged and renamed: :mod:`gradcli.files`)."""
     import matplotlib
+
+    from ..files import staged, write_error
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradcli",
                                 "pdf.compression": 6}):
-        # a fixed date keeps PDF and SVG output the same from run to run
-        fig.savefig(path, dpi=DPI, metadata=_metadata(path))
+        with staged(path) as file:
+            try:
+                # a fixed date keeps PDF and SVG output the same from run to run
+                fig.savefig(file, format=path.rpartition(".")[2].lower(), dpi=DPI,
+                            metadata=_metadata(path))
+            except OSError as exc:
+                raise write_error(path, exc) from None
 
 
 def _metadata(path: str) -> dict:

@@ -464,9 +464,6 @@ def check_table(check, digits: int,
     return [table, *notes, check_verdict(check)]
 
 
-EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as everywhere in gradcli
-
-
 class DelayedProgress:
     """A progress bar on standard error for a long batch: shown only when standard error is a
     terminal and the work has already run ``delay`` seconds (a quick run prints nothing), and
@@ -499,18 +496,22 @@ class DelayedProgress:
         self.progress.update(self.task, completed=done, total=total)
 
     def _catch_interrupt(self) -> None:
-        """While the bar is up, Ctrl-C shows the cursor again before gradcli exits with 130 (the
-        bar hides it, and the usual immediate exit would leave the terminal without one)."""
-        import os
+        """While the bar is up, Ctrl-C shows the cursor again before gradcli ends as it does on
+        any signal it handles (:func:`gradcli.files.end_on_signal`: exit 130, what is staged
+        removed): the bar hides the cursor, and the usual immediate exit would leave the
+        terminal without one."""
         import signal
+
+        from ..files import end_on_signal
 
         def interrupted(signum, frame):  # tests/test_batch_streams.py runs it in a terminal
             try:
                 self.console.show_cursor(True)
                 self.console.file.write("\n")
                 self.console.file.flush()
-            finally:
-                os._exit(EXIT_INTERRUPTED)
+            except (OSError, ValueError):
+                pass  # a terminal gone: the output is still removed
+            end_on_signal(signum, frame)
         try:
             self.previous_handler = signal.signal(signal.SIGINT, interrupted)
         except ValueError:  # not the main thread: leave Ctrl-C as it is
