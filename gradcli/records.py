@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
-from .slotted import Frozen, Record, set_field as _set
 
 FEW = 1000  # rows a Rows keeps in a dict (a table cut to --max-rows reads fewer)
 
@@ -69,82 +69,46 @@ class Rows(Sequence):
         return f"Rows({list(self)!r})"
 
 
-class ForwardRow(Frozen):
-    __slots__ = ("id", "op", "args", "expr", "value", "names", "is_output", "step", "outputs")
+@dataclass(frozen=True, slots=True)
+class ForwardRow:
     id: str
     op: str  # the primitive's name, or "input"
     args: tuple[str, ...]  # ids of the arguments (a constant's id is its value)
     expr: str  # "log(x)", "v1 + v2"; an input's expr is its name
     value: float
-    names: tuple[str, ...]  # names the program assigned to this node
-    is_output: bool
-    step: str  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
-    outputs: tuple[str, ...]  # with several outputs: the names of those this node is
-
-    def __init__(self, id: str, op: str, args: tuple[str, ...], expr: str, value: float,
-                 names: tuple[str, ...] = (), is_output: bool = False, step: str = "",
-                 outputs: tuple[str, ...] = ()):
-        _set(self, "id", id)
-        _set(self, "op", op)
-        _set(self, "args", args)
-        _set(self, "expr", expr)
-        _set(self, "value", value)
-        _set(self, "names", names)
-        _set(self, "is_output", is_output)
-        _set(self, "step", step)
-        _set(self, "outputs", outputs)
+    names: tuple[str, ...] = ()  # names the program assigned to this node
+    is_output: bool = False
+    step: str = ""  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
+    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
 
 
-class ContributionRow(Frozen):
-    __slots__ = ("source", "target", "equation", "upstream", "local", "contribution",
-                 "local_expr")
+@dataclass(frozen=True, slots=True)
+class ContributionRow:
     source: str  # id of the node whose adjoint flows back
     target: str  # id of the argument receiving it
     equation: str  # "v5 = v4 - v3"
     upstream: float
     local: float
     contribution: float
-    local_expr: str  # the local derivative as a formula, from the rule table: "1/x"
-
-    def __init__(self, source: str, target: str, equation: str, upstream: float, local: float,
-                 contribution: float, local_expr: str = ""):
-        _set(self, "source", source)
-        _set(self, "target", target)
-        _set(self, "equation", equation)
-        _set(self, "upstream", upstream)
-        _set(self, "local", local)
-        _set(self, "contribution", contribution)
-        _set(self, "local_expr", local_expr)
+    local_expr: str = ""  # the local derivative as a formula, from the rule table: "1/x"
 
 
-class AdjointRow(Frozen):
-    __slots__ = ("id", "adjoint", "terms", "names")
+@dataclass(frozen=True, slots=True)
+class AdjointRow:
     id: str
     adjoint: float
     terms: Sequence[float]  # the contributions summed, in sweep order (empty for the output)
-    names: tuple[str, ...]
-
-    def __init__(self, id: str, adjoint: float, terms: Sequence[float],
-                 names: tuple[str, ...] = ()):
-        _set(self, "id", id)
-        _set(self, "adjoint", adjoint)
-        _set(self, "terms", terms)
-        _set(self, "names", names)
+    names: tuple[str, ...] = ()
 
 
-class Trace(Record):
-    __slots__ = ("forward", "contributions", "adjoints", "output", "seed", "seeds")
+@dataclass(slots=True)
+class Trace:
     forward: Rows  # of ForwardRow
     contributions: Rows  # of ContributionRow
     adjoints: Rows  # of AdjointRow, in sweep order: the output first, inputs last
     output: str
-    seed: float
-    seeds: dict  # a VJP's seeded ids -> their weights
-
-    def __init__(self, forward: Rows, contributions: Rows, adjoints: Rows, output: str,
-                 seed: float = 1.0, seeds: dict | None = None):
-        self.forward, self.contributions, self.adjoints = forward, contributions, adjoints
-        self.output, self.seed, self.seeds = output, seed, {} if seeds is None else seeds
+    seed: float = 1.0
+    seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
 
 
 def node_ids(graph: Graph):
@@ -327,26 +291,18 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
 
 # -- the tangent trace: plain records for the table and --json ----------------------------------
 
-class TangentRow(Frozen):
-    __slots__ = ("row", "partials", "tangents")
+@dataclass(frozen=True, slots=True)
+class TangentRow:
     row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
     partials: tuple  # ∂v/∂argument for each argument; None for a constant argument
     tangents: tuple  # v̇ in each sweep; None when the output does not depend on the node
 
-    def __init__(self, row: ForwardRow, partials: tuple, tangents: tuple):
-        _set(self, "row", row)
-        _set(self, "partials", partials)
-        _set(self, "tangents", tangents)
 
-
-class TangentTrace(Record):
-    __slots__ = ("rows", "sweeps", "output")
+@dataclass(slots=True)
+class TangentTrace:
     rows: Rows  # of TangentRow
     sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
     output: str
-
-    def __init__(self, rows: Rows, sweeps: list[str], output: str):
-        self.rows, self.sweeps, self.output = rows, sweeps, output
 
 
 def tangent_trace(graph: Graph, values: list[float], partials: Partials,
@@ -364,23 +320,17 @@ def tangent_trace(graph: Graph, values: list[float], partials: Partials,
 
 # -- several outputs: a trace per sweep -----------------------------------------------------------
 
-class JacobianTrace(Record):
+@dataclass(slots=True)
+class JacobianTrace:
     """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
     reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
     :class:`TangentTrace` with a sweep per input."""
 
-    __slots__ = ("forward", "mode", "sweeps", "tangents", "outputs")
     forward: Rows
     mode: str
-    sweeps: list[tuple[str, Trace]]
-    tangents: TangentTrace | None
-    outputs: dict[str, str]  # output name -> its node's id
-
-    def __init__(self, forward: Rows, mode: str, sweeps: list | None = None,
-                 tangents: TangentTrace | None = None, outputs: dict | None = None):
-        self.forward, self.mode, self.tangents = forward, mode, tangents
-        self.sweeps = [] if sweeps is None else sweeps
-        self.outputs = {} if outputs is None else outputs
+    sweeps: list[tuple[str, Trace]] = field(default_factory=list)
+    tangents: TangentTrace | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # output name -> its node's id
 
 
 def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],

@@ -18,7 +18,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "gradcli"
 
 # Bottom first. A new module or folder must be given its place here.
 LAYERS = [
-    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.limits", "gradcli.slotted",
+    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.limits", "gradcli.compiled",
      "gradcli.files"),
     ("gradcli.language",),
     ("gradcli.engine",),
