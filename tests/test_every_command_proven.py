@@ -138,3 +138,10 @@ def test_a_number_past_any_bound_is_a_question_mark(run):
     done = run("eval", "x^x^x^x", "--at", "x=5")  # 5^(5^3125)
     assert done.exit_code == 0
     assert lines(done.stdout)["f"] == "?" and "fewer than 13 certain digits" in done.stderr
+
+
+def test_a_point_typed_past_pythons_integer_string_limit(run):
+    typed = "1." + "1" * 5000
+    done = run("eval", "x", "--at", f"x={typed}", "--digits", "5001")
+    assert done.exit_code == 0, done.output
+    assert lines(done.stdout)["f"] == typed
