@@ -245,7 +245,11 @@ def test_printed_formulas_agree_with_eval_in_every_digit(case):
     except GradcliError as exc:  # trigamma's derivative ψ'' has no formula (documented)
         assert "trigamma" in str(exc), exc
         return
-    gradient = evaluate(source, case.point).gradient
+    try:
+        gradient = evaluate(source, case.point).gradient
+    except GradcliError as exc:  # exactly outside a domain float64 is inside (floor(sigmoid(100)))
+        event(f"eval refuses: {type(exc).__name__}")
+        return
     for name, formula in formulas.items():
         note(f"d/d{name}:\n{formula}")
         try:
