@@ -792,9 +792,10 @@ def _eval_outputs(graph, request: EvalRequest):
     digits, trace, float64 = r.digits, r.trace, r.float64
     if r.direction is not None:
         _warn_unread(r.direction, graph, "--direction: ")
-        result = jvp(graph, r.at, r.direction)
+        result = jvp(graph, r.at, r.direction, digits=digits, float64=float64)
     elif isinstance(r.seed, dict):
-        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace)
+        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace, digits=digits,
+                     float64=float64)
     else:
         result = jacobian(graph, r.at, wrt=r.wrt, mode=r.mode or "auto", digits=digits,
                           float64=float64, record=trace)
@@ -802,7 +803,7 @@ def _eval_outputs(graph, request: EvalRequest):
     if r.checks:
         from .check import entry_values, parse_expectations
         expected = entry_values(parse_expectations(r.expect), r.at, result.outputs,
-                                result.inputs)
+                                result.inputs, digits if getattr(result, "proven", False) else None)
         report = result.check(r.rtol, r.atol, expected, r.strict)
     data = None
     if r.as_json or (r.export_path and r.export_path.lower().endswith(".json")):

@@ -234,7 +234,7 @@ def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
         with tempfile.TemporaryDirectory() as directory:
             got = run_mode(lang, source, mode, case.point, pathlib.Path(directory))
         if mode == "forward":
-            want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
+            want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)), float64=True)
             pairs = [*zip(got[0], want.values.values()), *zip(got[1], want.product.values())]
         else:
             want = hessian(graph, case.point, float64=True)  # the code computes in float64

@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 from ..engine.graph import Graph, expression
-from ..engine.primitives import CONSTANTS, TABLE
+from ..engine.primitives import CONSTANTS, TABLE, Namespace
 from ..errors import InputError
 
 MODES = ("reverse", "forward", "hessian")
@@ -105,15 +104,17 @@ def _both(a, b):
     return Code("both", (a, b))
 
 
-def _function(name: str):
+def _function(row):
     def build(*args):
-        return _op(name, *args)
-    build.__name__ = name
+        return _op(row.name, *args)
+    build.__name__ = row.name
     return build
 
 
-# What the rules receive as ``m``: every row by name, the constants, and the case analysis.
-CODE = SimpleNamespace(**{name: _function(name) for name in TABLE}, **CONSTANTS,
+# What the rules receive as ``m``: every row by name (a row with a definition written out as
+# its definition's rows: generated code calls only functions that exist), the constants, and
+# the case analysis.
+CODE = Namespace(_function, **CONSTANTS,
                        where=_where, equal=_equal, greater=_greater, both=_both,
                        builds_code=True)  # the rules with cases decided by values ask this
 
@@ -257,7 +258,7 @@ def build(graph: Graph, mode: str = "reverse", variables: dict[str, str] | None 
     forward = []
     for k, prim in enumerate(graph.ops):
         slot = base + k
-        op = _op(prim.name, *(names.value(a) for a in graph.args(k)))
+        op = getattr(CODE, prim.name)(*(names.value(a) for a in graph.args(k)))
         labels = graph.labels.get(slot)
         comment = f"v{k + 1} = {expression(graph, slot)}" + (f"  ({', '.join(labels)})"
                                                              if labels else "")

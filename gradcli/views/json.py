@@ -182,7 +182,14 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     else:
         data["mode"] = result.mode
         weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
-        data[weights], data[product] = dict(result.weights), dict(result.product)
+        data[weights] = dict(result.weights)
+        data[product] = {k: _number(x) for k, x in result.product.items()}
+        data["certified"] = result.proven
+        if result.proven:
+            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
+                               product: {k: x.text for k, x in result.product.items()}}
+            data["digits"] = min(x.digits for x in [*result.values.values(),
+                                                     *result.product.values()])
     if trace is not None:
         data["trace"] = outputs_trace_json(trace)
     if check is not None:
