@@ -497,7 +497,9 @@ def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: in
     """Each partial derivative of ``source`` (of order ``order`` in one input) as source text.
 
     A program with several outputs: see :func:`all_derivatives`."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of
+    check_order(order)
     graph = _graph(source)
     one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
@@ -509,7 +511,10 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
     """For each output (or each name in ``of``): its derivatives as source text, keyed by what
     they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
     differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of, mixed_partial
+    mixed = None if mixed is None else list(mixed)
+    check_order(order if mixed is None else len(mixed))
     graph = _graph(source, of)
     result = {}
     if mixed is not None:
