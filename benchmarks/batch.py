@@ -172,7 +172,7 @@ def peers_python(given: str | None) -> str:
 
 def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     from gradcli.api import compile
-    from gradcli.engine.batch import default_threads, evaluate_columns
+    from gradcli.engine.batch import evaluate_columns
     x, y = points(n)
     graph = compile(EXPR)
     want = closed_form(x, y)
@@ -189,9 +189,6 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
     if cores > 1:
         runs[f"gradcli, {cores} threads"] = lambda: timed(
             lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=cores))
-    # the default: a thread per core, the caller taking blocks too (engine.batch._run_blocks)
-    runs[f"gradcli, its default ({default_threads()} threads)"] = \
-        lambda: timed(lambda: evaluate_columns(graph, {"x": x, "y": y}))
     from gradcli.engine.bounds import QuickTest, certain_digits
 
     def proven(threads):
@@ -203,28 +200,12 @@ def in_memory(n: int, repeat: int, python: str) -> list[tuple]:
         evaluate_columns(graph, columns, threads=threads, watch=quick)
         return certain_digits(graph, columns, rows=np.flatnonzero(quick.suspects()))
     runs["gradcli + proven digits (quick test), 1 thread"] = lambda: timed(lambda: proven(1))
-    runs["gradcli + proven digits (quick test), its default"] = lambda: timed(
-        lambda: proven(None))
+    if cores > 1:
+        runs[f"gradcli + proven digits (quick test), {cores} threads"] = lambda: timed(
+            lambda: proven(cores))
     runs["gradcli + every row's own bound (--with-digits), 1 thread"] = lambda: timed(lambda: (
         evaluate_columns(graph, {"x": x, "y": y}, threads=1),
         certain_digits(graph, {"x": x, "y": y})))
-    from gradcli.engine import trig
-    if trig._sincos is not None:  # the same without the C extension: sincos in NumPy alone
-        def numpy_sincos():
-            saved, trig._sincos = trig._sincos, None
-            try:
-                return timed(lambda: evaluate_columns(graph, {"x": x, "y": y}, threads=1))
-            finally:
-                trig._sincos = saved
-        runs["gradcli, 1 thread, NumPy sincos (no C extension)"] = numpy_sincos
-
-        def numpy_proven():
-            saved, trig._sincos = trig._sincos, None
-            try:
-                return timed(lambda: proven(1))
-            finally:
-                trig._sincos = saved
-        runs["gradcli + proven digits (quick test), 1 thread, no C extension"] = numpy_proven
     notes = {name: f"differs from the closed form by {worst:.1e} of the terms' size at most"
              for name in runs if "gradcli" in name}
     missing, workers = [], []
@@ -444,10 +425,8 @@ def main() -> None:
         print(table(f"Where the closed form's time goes, {args.rows:,} points",
                     where_time_goes(args.rows, args.repeat)))
     if "accuracy" in only:
-        from gradcli.engine import trig
-        path = "NumPy path" if trig._sincos is None else "C extension (the same bits)"
         print(table("sincos against mpmath, largest error", accuracy(20_000),
-                    ("points", f"gradcli.engine.trig.sincos, {path}", "NumPy (the C library)")))
+                    ("points", "gradcli.engine.trig.sincos", "NumPy (the C library)")))
     if "wide" in only:
         print(table("The wide family", wide(1000, 10_000, max(1, args.repeat // 2))))
     with tempfile.TemporaryDirectory() as tmp:

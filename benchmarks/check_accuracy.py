@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from gradcli.api import compile, evaluate_graph  # noqa: E402
+from gradcli.api import compile, evaluate  # noqa: E402
 from gradcli.check import DEFAULT_ATOL, DEFAULT_RTOL, check_result  # noqa: E402
 from gradcli.errors import GradcliError  # noqa: E402
 from gradcli.engine.primitives import TABLE  # noqa: E402
@@ -34,7 +34,7 @@ def catalogue() -> None:
     for name, prim in TABLE.items():
         graph = compile(catalogue_source(prim))
         for args in in_domain_points(prim):
-            result = check_result(evaluate_graph(graph, dict(zip("xy", args))))
+            result = check_result(evaluate(graph, dict(zip("xy", args))))
             for row in result.rows:
                 rows += 1
                 underestimated += row.abs_error > row.numeric_error
@@ -63,7 +63,7 @@ def random_expressions(count: int, seed: int) -> None:
         source = expression(5)
         at = {"x": rng.uniform(-3, 3), "y": rng.uniform(-10, 10), "z": rng.uniform(-0.1, 0.1)}
         try:
-            result = evaluate_graph(compile(source), at)
+            result = evaluate(compile(source), at)
         except GradcliError:
             continue  # outside a domain, or overflow: nothing to check
         if not result.gradient:

@@ -4,7 +4,7 @@
 
 Two programs of N terms each: ``tall`` has 2 outputs of N inputs (reverse mode: 2 sweeps),
 ``wide`` has N outputs of 2 inputs (forward mode: 2 sweeps). Each is evaluated by
-``gradcli.evaluate_jacobian`` in every mode on one compiled graph; the figure is the best of
+``gradcli.jacobian`` in every mode on one compiled graph; the figure is the best of
 ``--repeat`` runs (CPU time), with the number of sweeps each mode took. ``auto`` should match the
 faster mode. No peer is run: the point is the textbook's lesson, measured on one engine.
 """
@@ -29,7 +29,7 @@ def best(graph, at, mode: str, repeat: int) -> tuple[float, int, str]:
     times = []
     for _ in range(repeat):
         start = time.process_time()
-        result = gradcli.evaluate_jacobian(graph, at, mode=mode)
+        result = gradcli.jacobian(graph, at, mode=mode)
         times.append(time.process_time() - start)
     return min(times), result.sweeps, result.mode
 

@@ -9,9 +9,8 @@ The engine is imported on first use, so ``import gradcli`` (and the CLI's start-
 
 __version__ = "0.1.0"
 
-_API = ("evaluate", "compile", "evaluate_graph", "evaluate_forward", "hessian", "evaluate_hessian",
-        "derivatives", "Result", "HessianResult", "evaluate_batch", "jacobian", "evaluate_jacobian",
-        "JacobianResult", "vjp", "jvp", "evaluate_vjp", "evaluate_jvp", "ProductResult",
+_API = ("evaluate", "compile", "hessian", "derivatives", "Result", "HessianResult",
+        "evaluate_batch", "jacobian", "JacobianResult", "vjp", "jvp", "ProductResult",
         "hessians", "all_derivatives", "jacobian_batch", "codegen")
 __all__ = [*_API, "GradcliError", "__version__"]
 

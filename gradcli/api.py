@@ -133,27 +133,10 @@ def _active(graph: Graph, slots: list[int]):
 DEFAULT_DIGITS = 13  # significant digits (engine.certify.DEFAULT_DIGITS, without importing it)
 
 
-def evaluate_graph(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                   seed: float = 1.0, digits: int = DEFAULT_DIGITS,
-                   float64: bool = False, quick: bool = False, record: bool = False) -> Result:
-    """Value and gradient of a compiled graph at ``at`` (names the graph does not read are ignored).
-
-    Certified: ``value`` and each ``gradient`` component are :class:`~gradcli.engine.certify.Proven`
-    floats (the exact value correctly rounded to a double) whose ``text`` holds ``digits``
-    significant digits, every one proven by ball arithmetic; a value in ``at`` given as a string
-    (``"0.1"``, ``"pi/4"``) means that exact number. ``float64=True`` computes in plain float64
-    without certification (faster; ``value`` and ``gradient`` are plain floats).
-
-    Only the inputs in ``wrt`` are differentiated: a partial derivative by anything else is never
-    computed (``x^y`` at (-2, 3) has ∂f/∂x = 12 although ∂f/∂y is not defined there).
-
-    ``quick=True`` lets an interval sweep in doubles prove the printed digits without Arb (and
-    without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
-    which round to the proven digits, not always the exact values correctly rounded to doubles.
-
-    ``record=True``: the trace will be read; the reverse sweep that computes the gradient
-    keeps what :attr:`Result.trace` shows, so the trace runs no sweep of its own.
-    """
+def _reverse(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
+             seed: float = 1.0, digits: int = DEFAULT_DIGITS,
+             float64: bool = False, quick: bool = False, record: bool = False) -> Result:
+    """:func:`evaluate` in reverse mode, of a compiled graph with one output."""
     from .errors import GradcliError, SingularGradientError
     one_output(graph)
     point = point_vector(graph, at)
@@ -349,12 +332,12 @@ class ForwardResult(Result):
         return tangent_trace(self.graph, self.values, self.partials, self.sweeps)
 
 
-def evaluate_forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                     direction: Mapping[str, float] | None = None,
-                     seed: float = 1.0, digits: int = DEFAULT_DIGITS,
-                     float64: bool = False) -> ForwardResult:
+def _forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
+             direction: Mapping[str, float] | None = None,
+             seed: float = 1.0, digits: int = DEFAULT_DIGITS,
+             float64: bool = False) -> ForwardResult:
     """Value and gradient by forward mode, or the derivative along ``direction`` in one sweep,
-    certified as :func:`evaluate_graph` is (``float64=True``: plain float64).
+    certified as :func:`evaluate` is (``float64=True``: plain float64).
 
     ``direction`` maps input names to tangents; inputs it leaves out get 0. A name the graph
     does not read, or a direction that is zero everywhere, is an :class:`InputError`. The result
@@ -463,11 +446,11 @@ class HessianResult:
                              DEFAULT_ATOL if atol is None else atol, strict)
 
 
-def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
-                     wrt: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
-                     float64: bool = False) -> HessianResult:
+def _hessian(graph: Graph, at: Mapping[str, float], *,
+             wrt: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+             float64: bool = False) -> HessianResult:
     """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences):
-    certified as :func:`evaluate_graph` is, every entry a Proven float (``float64=True``: plain
+    certified as :func:`evaluate` is, every entry a Proven float (``float64=True``: plain
     float64)."""
     one_output(graph, "hessians")
     _check_digits(digits)
@@ -478,7 +461,7 @@ def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
     active = _active(graph, [graph.n_const + j for j in columns])
     if float64:
         from .engine.dual import hessian_matrix
-        first = evaluate_graph(graph, at, wrt=names, float64=True)
+        first = _reverse(graph, at, wrt=names, float64=True)
         matrix = hessian_matrix(graph, first.values, columns, first.active)
         return HessianResult(graph.source, names, first.inputs, first.value, first.gradient,
                              matrix, graph, digits)
@@ -489,45 +472,50 @@ def evaluate_hessian(graph: Graph, at: Mapping[str, float], *,
                          dict(zip(names, gradient)), matrix, graph, digits, proven=True)
 
 
-def hessian(source: str, at: Mapping[str, float] | None = None, *,
+def hessian(source: str | Graph, at: Mapping[str, float] | None = None, *,
             wrt: Iterable[str] | None = None, of: str | None = None,
             digits: int = DEFAULT_DIGITS, float64: bool = False) -> HessianResult:
-    """Parse ``source`` and give its value, gradient and Hessian at ``at`` (of the output ``of``
-    when the program has several); certified unless ``float64``."""
-    graph = compile(source)
-    return evaluate_hessian(select_outputs(graph, None if of is None else [of]), at or {}, wrt=wrt,
-                            digits=digits, float64=float64)
+    """The value, gradient and Hessian of ``source`` (a program's text, or a graph from
+    :func:`compile`) at ``at``, of the output ``of`` when the program has several; certified
+    unless ``float64``."""
+    return _hessian(_graph(source, None if of is None else [of]), _point(at), wrt=wrt,
+                    digits=digits, float64=float64)
 
 
-def hessians(source: str, at: Mapping[str, float] | None = None, *,
+def hessians(source: str | Graph, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None,
              of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
              float64: bool = False) -> dict[str, HessianResult]:
     """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
-    graph = select_outputs(compile(source), of)
-    return {name: evaluate_hessian(graph.only(i), at or {}, wrt=wrt, digits=digits,
-                                   float64=float64)
+    graph = _graph(source, of)
+    at = _point(at)
+    return {name: _hessian(graph.only(i), at, wrt=wrt, digits=digits, float64=float64)
             for i, name in enumerate(graph.output_names)}
 
 
-def derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1) -> dict[str, str]:
+def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: int = 1) -> dict[str, str]:
     """Each partial derivative of ``source`` (of order ``order`` in one input) as source text.
 
     A program with several outputs: see :func:`all_derivatives`."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of
-    graph = compile(source)
+    check_order(order)
+    graph = _graph(source)
     one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
 
 
-def all_derivatives(source: str, wrt: Iterable[str] | None = None, order: int = 1, *,
+def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: int = 1, *,
                     of: Iterable[str] | None = None,
                     mixed: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
     """For each output (or each name in ``of``): its derivatives as source text, keyed by what
     they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
     differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of, mixed_partial
-    graph = select_outputs(compile(source), of)
+    mixed = None if mixed is None else list(mixed)
+    check_order(order if mixed is None else len(mixed))
+    graph = _graph(source, of)
     result = {}
     if mixed is not None:
         mixed = wrt_names(graph, mixed)
@@ -612,20 +600,37 @@ def _batch_graph(source: str | Graph, of: Iterable[str] | None, points: object) 
         raise InputError(f"points is a {type(points).__name__}, not a mapping of input names to "
                          "columns (a dict, or a pandas DataFrame)",
                          hint="e.g. {'x': [1.0, 2.0], 'y': 3.0}")
-    return select_outputs(compile(source) if isinstance(source, str) else source, of)
+    return _graph(source, of)
 
 
-def evaluate(source: str, at: Mapping[str, float] | None = None, *,
+def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None, seed: float = 1.0, mode: str = "reverse",
              direction: Mapping[str, float] | None = None, of: str | None = None,
-             digits: int = DEFAULT_DIGITS, float64: bool = False) -> Result:
-    """Parse, lower and differentiate ``source`` at the point ``at`` (name -> value).
+             digits: int = DEFAULT_DIGITS, float64: bool = False, quick: bool = False,
+             record: bool = False) -> Result:
+    """The value and gradient of ``source`` (a program's text, or a graph from :func:`compile`,
+    parsed and lowered once for many points) at the point ``at`` (name -> value; names it does
+    not read are ignored).
 
-    Certified by default: ``value`` and ``gradient`` are Proven floats whose ``text`` holds
-    ``digits`` significant digits, every one proven (a string value in ``at``, ``"0.1"``, means
-    that exact decimal); ``float64=True`` computes in plain float64 without certification.
-    ``mode="forward"`` (implied by a ``direction``) uses tangent sweeps: see :func:`evaluate_forward`.
-    A program with several outputs: pick one with ``of``, or call :func:`jacobian`.
+    Certified by default: ``value`` and ``gradient`` are :class:`~gradcli.engine.rounding.Proven`
+    floats (the exact value correctly rounded to a double) whose ``text`` holds ``digits``
+    significant digits, every one proven by ball arithmetic. A value in ``at`` may be a string,
+    read as ``--at`` reads it (``"0.1"``, ``"pi/4"``, ``"sqrt(2)"``): that exact number.
+    ``float64=True`` computes in plain float64 without certification (faster; ``value`` and
+    ``gradient`` are plain floats).
+
+    Only the inputs in ``wrt`` are differentiated: a partial derivative by anything else is never
+    computed (``x^y`` at (-2, 3) has ∂f/∂x = 12 although ∂f/∂y is not defined there).
+    ``mode="forward"`` (implied by a ``direction``, input name -> tangent, inputs left out 0)
+    uses tangent sweeps and gives a :class:`ForwardResult`; with a ``direction`` it holds the one
+    directional derivative. A program with several outputs: pick one with ``of``, or call
+    :func:`jacobian`.
+
+    ``quick=True`` lets an interval sweep in doubles prove the printed digits without Arb (and
+    without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
+    which round to the proven digits, not always the exact values correctly rounded to doubles.
+    ``record=True``: the trace will be read; the reverse sweep that computes the gradient
+    keeps what :attr:`Result.trace` shows, so the trace runs no sweep of its own.
 
     >>> r = evaluate("(1-cos(x))/x^2", {"x": "1e-8"}, digits=20)
     >>> r.value.text, r.gradient["x"].text, r.float64.value
@@ -633,18 +638,44 @@ def evaluate(source: str, at: Mapping[str, float] | None = None, *,
     """
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
-    graph = select_outputs(compile(source), None if of is None else [of])
+    graph = _graph(source, None if of is None else [of])
     if mode == "forward" or direction is not None:
-        return evaluate_forward(graph, at or {}, wrt=wrt, direction=direction, seed=seed,
-                                digits=digits, float64=float64)
-    return evaluate_graph(graph, at or {}, wrt=wrt, seed=seed, digits=digits, float64=float64)
+        return _forward(graph, _point(at), wrt=wrt, direction=direction, seed=seed,
+                        digits=digits, float64=float64)
+    return _reverse(graph, _point(at), wrt=wrt, seed=seed, digits=digits, float64=float64,
+                    quick=quick, record=record)
+
+
+def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
+    """``at`` with each string value read as ``--at`` reads it (``"0.1"``, ``"pi/4"``,
+    ``"sqrt(2)"``): a number, its text kept so the certified engine reads the exact value."""
+    if not at:
+        return {}
+    if not any(isinstance(value, str) for value in at.values()):
+        return at
+    from .points import Point, constant_value
+    point = Point()
+    point.texts.update(getattr(at, "texts", {}))
+    for name, value in at.items():
+        if isinstance(value, str):
+            point[name] = constant_value(value, f"the value of {name}")
+            point.texts[name] = value.strip()
+        else:
+            point[name] = value
+    return point
+
+
+def _graph(source: str | Graph, of: Iterable[str] | None = None) -> Graph:
+    """The graph of ``source`` (a program's text, compiled here, or a graph already), with the
+    outputs named in ``of`` (None: all)."""
+    return select_outputs(compile(source) if isinstance(source, str) else source, of)
 
 
 def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], list | None, Partials]:
     """What ``gradcli graph --at`` draws: every slot's value, the adjoints (None with several
     outputs: there is an adjoint per output) and the local partials (the edges' labels)."""
     if graph.n_outputs == 1:
-        result = evaluate_graph(graph, at)
+        result = _reverse(graph, at)
         return result.values, result.adjoint, result.partials
     values = forward(graph, point_vector(graph, at))
     return values, None, local_partials(graph, values)
@@ -686,6 +717,8 @@ class JacobianResult:
     def trace(self):
         """Records of every sweep (see :mod:`gradcli.records`), computed on first use."""
         from .records import jacobian_trace
+        if not self.slot_values and self.graph.n_slots:  # float64's sweeps failed (Unswept)
+            raise self.slot_values.failure
         return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
 
     def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
@@ -698,28 +731,33 @@ class JacobianResult:
                               DEFAULT_ATOL if atol is None else atol, expected, strict)
 
 
-def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-                      mode: str = "auto", digits: int = DEFAULT_DIGITS,
-                      float64: bool = False, record: bool = False) -> JacobianResult:
-    """Every output's value and the Jacobian of a compiled graph at ``at``, by ``mode``:
-    ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or ``"auto"`` (fewer).
-    Certified as :func:`evaluate_graph` is (values and entries are Proven floats; the sweeps
-    shown by ``trace`` are float64's); ``float64=True``: plain float64. ``record=True``: the
-    reverse sweeps keep what ``trace`` shows (it runs none of its own)."""
+def _jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
+              mode: str = "auto", digits: int = DEFAULT_DIGITS,
+              float64: bool = False, record: bool = False) -> JacobianResult:
+    """:func:`jacobian` of a compiled graph."""
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
     columns = [graph.inputs.index(name) for name in wrt]
     chosen = choose(mode, graph.n_outputs, len(wrt))
-    values = forward(graph, point)
-    if chosen == "reverse":
-        rows, recorded = rows_by_reverse(graph, values, columns, record)
-        detail, sweeps = tuple(recorded), len(recorded)
-    else:
-        rows, partials, tangents = columns_by_forward(graph, values, columns)
-        detail, sweeps = (partials, tangents), len(tangents)
+    sweeps = graph.n_outputs if chosen == "reverse" else len(columns)
+    try:
+        values = forward(graph, point)
+        if chosen == "reverse":
+            rows, recorded = rows_by_reverse(graph, values, columns, record)
+            detail = tuple(recorded)
+        else:
+            rows, partials, tangents = columns_by_forward(graph, values, columns)
+            detail = (partials, tangents)
+        output_values = [values[slot] for slot in graph.output_slots]
+    except NumericalError as failure:
+        if float64:
+            raise
+        # float64 overflows (exp(1000)) where the balls do not: the certified numbers are the
+        # answer; only the trace, which shows float64's sweeps, has none to show
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
     names = list(graph.output_names)
-    output_values = [values[slot] for slot in graph.output_slots]
     proven = False
     if not float64:
         from .engine.certify import certify
@@ -739,18 +777,22 @@ def evaluate_jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[st
         slot_values=values, detail=detail, proven=proven)
 
 
-def jacobian(source: str, at: Mapping[str, float] | None = None, of: Iterable[str] | None = None,
-             wrt: Iterable[str] | None = None, mode: str = "auto", *,
-             digits: int = DEFAULT_DIGITS, float64: bool = False) -> JacobianResult:
-    """Parse ``source`` and give every output's value and the Jacobian at ``at``, certified
-    unless ``float64``.
+def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
+             of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+             mode: str = "auto", *, digits: int = DEFAULT_DIGITS, float64: bool = False,
+             record: bool = False) -> JacobianResult:
+    """Every output's value and the Jacobian of ``source`` (text, or a compiled graph) at ``at``,
+    by ``mode``: ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or
+    ``"auto"`` (fewer). Certified as :func:`evaluate` is (values and entries are Proven floats;
+    the sweeps shown by ``trace`` are float64's); ``float64=True``: plain float64.
+    ``record=True``: the reverse sweeps keep what ``trace`` shows (it runs none of its own).
 
     >>> r = jacobian("x*y; x+y", {"x": 2, "y": 3})
     >>> r.values, r.jacobian["f1"], r.mode
     ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
     """
-    return evaluate_jacobian(select_outputs(compile(source), of), at or {}, wrt=wrt, mode=mode,
-                             digits=digits, float64=float64)
+    return _jacobian(_graph(source, of), _point(at), wrt=wrt, mode=mode, digits=digits,
+                     float64=float64, record=record)
 
 
 @dataclass
@@ -769,6 +811,7 @@ class ProductResult:
     slot_values: list[float] = field(default_factory=list, repr=False)
     # (the adjoints, the weights, the contributions), or (partials, tangents)
     detail: tuple = field(default=(), repr=False)
+    proven: bool = False  # values and product are Proven (certified); the trace's sweep is not
 
     @property
     def mode(self) -> str:
@@ -777,6 +820,8 @@ class ProductResult:
     @cached_property
     def trace(self):
         from .records import product_trace
+        if not self.slot_values and self.graph.n_slots:  # float64's sweep failed (Unswept)
+            raise self.slot_values.failure
         return product_trace(self.graph, self.slot_values, self.kind, self.detail)
 
 
@@ -796,75 +841,112 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
     return weights
 
 
-def evaluate_vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-                 wrt: Iterable[str] | None = None, record: bool = False) -> ProductResult:
+def _vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
+         wrt: Iterable[str] | None = None, record: bool = False,
+         digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
     """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
     reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
-    shows)."""
+    shows); certified as :func:`evaluate` is (``float64=True``: plain float64)."""
     from .engine.jacobian import vjp
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
-    values = forward(graph, point)
-    adjoint, records = vjp(graph, values, weights, record)
     names = list(graph.output_names)
+    try:
+        values = forward(graph, point)
+        adjoint, records = vjp(graph, values, weights, record)
+        detail = (adjoint, weights, records)
+        output_values = [values[s] for s in graph.output_slots]
+        product = [adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt]
+    except NumericalError as failure:
+        if float64:
+            raise
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
+    if not float64:
+        from .engine.certify import certify_product
+        _check_digits(digits)
+        output_values, product = certify_product(
+            graph, [_exact(at, n) for n in graph.inputs], cotangent=weights,
+            columns=[graph.inputs.index(name) for name in wrt], digits=digits)
     return ProductResult(
-        "vjp", {n: values[s] for n, s in zip(names, graph.output_slots)}, dict(zip(names, weights)),
-        {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}, names,
-        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights, records))
+        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
+        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
 
 
-def evaluate_jvp(graph: Graph, at: Mapping[str, float],
-                 direction: Mapping[str, float]) -> ProductResult:
+def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
+         digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
     """``J·d`` for the direction ``d`` (input name -> tangent; inputs left out are 0, names the
-    graph does not read are ignored) in one tangent sweep read at every output."""
+    graph does not read are ignored) in one tangent sweep read at every output; certified as
+    :func:`evaluate` is (``float64=True``: plain float64)."""
     from .engine.jacobian import jvp
     point = point_vector(graph, at)
     tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]
-    values = forward(graph, point)
-    product, partials, sweep = jvp(graph, values, tangents)
     names = list(graph.output_names)
+    try:
+        values = forward(graph, point)
+        product, partials, sweep = jvp(graph, values, tangents)
+        detail = (partials, [("direction", sweep)])
+        output_values = [values[s] for s in graph.output_slots]
+    except NumericalError as failure:
+        if float64:
+            raise
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
+    if not float64:
+        from .engine.certify import certify_product
+        _check_digits(digits)
+        output_values, product = certify_product(
+            graph, [_exact(at, n) for n in graph.inputs], direction=tangents, digits=digits)
     return ProductResult(
-        "jvp", {n: values[s] for n, s in zip(names, graph.output_slots)},
-        dict(zip(graph.inputs, tangents)), dict(zip(names, product)), names, graph.source,
-        dict(zip(graph.inputs, point)), graph, values, (partials, [("direction", sweep)]))
+        "jvp", dict(zip(names, output_values)), dict(zip(graph.inputs, tangents)),
+        dict(zip(names, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
 
 
-def vjp(source: str, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None) -> ProductResult:
-    """Parse ``source`` and give ``wᵀJ`` at ``at`` for the cotangent ``w`` on its outputs."""
-    return evaluate_vjp(select_outputs(compile(source), of), at, cotangent, wrt=wrt)
+def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
+        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+        record: bool = False, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
+    """``wᵀJ`` of ``source`` (text, or a compiled graph) at ``at`` for the cotangent ``w``
+    (output name -> weight; outputs left out weigh 0), in one reverse sweep seeded on every
+    output (``record=True``: the sweep keeps what ``trace`` shows); certified unless
+    ``float64``."""
+    return _vjp(_graph(source, of), _point(at), cotangent, wrt=wrt, record=record,
+                digits=digits, float64=float64)
 
 
-def jvp(source: str, at: Mapping[str, float], direction: Mapping[str, float], *,
-        of: Iterable[str] | None = None) -> ProductResult:
-    """Parse ``source`` and give ``J·d`` at ``at`` for the direction ``d`` on its inputs."""
-    return evaluate_jvp(select_outputs(compile(source), of), at, direction)
+def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
+        of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
+    """``J·d`` of ``source`` (text, or a compiled graph) at ``at`` for the direction ``d``
+    (input name -> tangent; inputs left out are 0, names it does not read are ignored), in one
+    tangent sweep read at every output; certified unless ``float64``."""
+    return _jvp(_graph(source, of), _point(at), direction, digits=digits, float64=float64)
 
 
-def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
-            hvp: bool = False, header: bool = False) -> str:
-    """The gradient of ``source`` as code to paste: straight-line adjoint code in ``lang``
-    (``python``, ``numpy``, ``jax`` or ``c``) defining the function ``name``.
+def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
+            name: str = "f", hvp: bool = False, header: bool = False,
+            inputs: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+            returns: str = "tuple") -> str:
+    """The gradient of ``source`` (text, or a compiled graph) as code to paste: straight-line
+    adjoint code in ``lang`` (``python``, ``numpy``, ``jax`` or ``c``) defining the function
+    ``name``.
 
     ``mode``: ``reverse`` (the values and the gradient, or the Jacobian's rows), ``forward``
     (the derivatives along a direction), ``hessian`` (the gradient and the Hessian, by
     forward-over-reverse; with ``hvp=True`` only the Hessian-vector product ``name_hvp``).
+    ``inputs``: the parameters' order (every input once; default: order of first appearance);
+    ``wrt``: the inputs to differentiate by (default: all; the others stay parameters);
+    ``returns="dict"``: the results keyed by input (and output) name, not tuples (not C).
     ``header=True`` gives the C header (prototypes, the inputs' order) instead of the code.
     See docs/codegen.md.
     """
-    from .symbolic.adjoint import build, variable_names
-    from .views.codegen import LANGUAGES, generate, header as c_header
-    if lang not in LANGUAGES:
-        raise InputError(f"{lang!r} is not a language gradcli writes", option="lang",
-                         hint=f"choose from: {', '.join(LANGUAGES)}")
-    if hvp and mode != "hessian":
-        raise InputError(f"goes with the Hessian, not with --mode {mode}",
-                         option="hvp", hint="drop --mode, or give --mode hessian")
+    from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    graph = compile(source)
-    program = build(graph, mode, variable_names(graph.inputs, c=lang == "c"))
-    if header:
-        return c_header(program, name, hvp)
-    return generate(program, lang, name, hvp)
+    generated = generate(_graph(source), lang, mode, name=name, hvp_only=hvp,
+                         inputs=None if inputs is None else list(inputs),
+                         wrt=None if wrt is None else list(wrt), returns=returns)
+    return generated.header if header else generated.code

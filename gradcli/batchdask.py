@@ -15,9 +15,10 @@ import os
 import warnings
 from typing import Iterable
 
-from .batchio import (ERROR_COLUMN, SHOWN_FAILURES, Rows, Staged, Summary, _check_inputs,
-                      _csv_header, _refuse_overwriting, _write_error, evaluate_chunk,
-                      file_format, output_columns)
+from .batchio import (ERROR_COLUMN, POINTS_THEMSELVES, SHOWN_FAILURES, Summary, _check_inputs, evaluate_chunk,
+                      output_columns)
+from .files import Scratch, Staged, critical, refuse_overwriting, sync, write_error
+from .readers import Rows, _csv_header, file_format
 from .engine.graph import Graph
 from .errors import FileError, InputError
 
@@ -140,7 +141,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                          hint="out.parquet, or 'out-*.csv' (* is the partition number)")
     if path == "-":
         raise InputError("dask reads files, not standard input", option="engine")
-    _refuse_overwriting(path, output_path)
+    refuse_overwriting(path, output_path, what=POINTS_THEMSELVES)
     kind = file_format(path)
     if kind == "jsonl":
         raise InputError("dask reads CSV or Parquet", option="engine",
@@ -164,12 +165,12 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     # scheduler that cannot be reached would leave behind, empty. A local cluster's scratch
     # space goes in a private directory beside the output, removed at the end.
     folder = os.path.dirname(os.path.abspath(output_path.rstrip("/"))) or "."
-    scratch = _scratch(folder) if scheduler is None else None
+    scratch = Scratch(folder, "dask") if scheduler is None else None
     try:
         client = _client(distributed, scheduler, scratch) if scheduler is not None else None
         try:
             from dask.threaded import get as threads  # the name "threads" imports distributed
-            with dask.config.set({"temporary-directory": scratch} if scratch else {}):
+            with dask.config.set({"temporary-directory": scratch.path} if scratch else {}):
                 with dask.config.set({} if client is not None else {"scheduler": threads}):
                     parts = _write(dask, columns if frame is None else frame, graph, wrt,
                                    at, of, out_kind, output_path, (min_digits, with_digits))
@@ -178,8 +179,7 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
                 client.close()
     finally:
         if scratch is not None:
-            import shutil
-            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.abort()
     summary, offset = Summary(), 0
     for n, failed, first in zip(parts["rows"], parts["failed"], parts["first"]):
         summary.rows += int(n)
@@ -190,19 +190,10 @@ def run_dask(graph: Graph, path: str, output_path: str | None, *,
     return summary
 
 
-def _scratch(folder: str) -> str:
-    """A new private directory in ``folder`` for Dask's scratch space (not the shared $TMPDIR)."""
-    import tempfile
-    try:
-        return tempfile.mkdtemp(prefix=".gradcli-dask-", dir=folder)
-    except OSError as exc:
-        raise FileError(f"cannot write in {folder}: {exc.strerror}") from None
-
-
 def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str, digits=(None, False)):
     """The partitions evaluated and written, whole or not at all: into a staged directory
-    beside the output, renamed into place (Parquet) or moved part by part (CSV) once every
-    part is written. The per-partition failure counts (a pandas DataFrame)."""
+    beside the output, renamed into place (Parquet) or moved in with an earlier run's parts
+    removed (CSV) once every part is written. The per-partition failure counts (a pandas DataFrame)."""
     fill = "" if out_kind == "csv" else None
     if isinstance(frame, CsvBlocks):  # each block read by pyarrow and evaluated in one task
         import dask.dataframe as dd
@@ -239,17 +230,38 @@ def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str, dig
             try:
                 _, parts = dask.compute(write, counts)
             except OSError as exc:  # raised in a worker as it wrote its part
-                raise _write_error(output_path, exc) from None
+                raise write_error(output_path, exc) from None
         if out_kind == "parquet":
             staged.commit()
         else:
-            for name in sorted(os.listdir(staged.temp)):
-                os.replace(os.path.join(staged.temp, name), os.path.join(folder or ".", name))
-            staged.abort()
+            _replace_parts(staged, folder or ".", pattern)
     except BaseException:
         staged.abort()
         raise
     return parts
+
+
+def _replace_parts(staged: Staged, folder: str, pattern: str) -> None:
+    """The new CSV parts moved into ``folder`` and an earlier run's parts of ``pattern`` that
+    they do not replace removed, signals waiting meanwhile: the set is wholly one run's."""
+    import re
+    head, _, tail = pattern.partition("*")
+    earlier = re.compile(re.escape(head) + r"\d+" + re.escape(tail) + r"\Z").match
+    parts = sorted(os.listdir(staged.temp))
+    try:
+        for name in parts:
+            sync(os.path.join(staged.temp, name))
+        with critical():
+            old = [name for name in os.listdir(folder) if earlier(name) and name not in parts
+                   and not os.path.isdir(os.path.join(folder, name))]
+            for name in parts:
+                os.replace(os.path.join(staged.temp, name), os.path.join(folder, name))
+            for name in old:
+                os.unlink(os.path.join(folder, name))
+    except OSError as exc:
+        raise write_error(os.path.join(folder, pattern), exc) from None
+    finally:
+        staged.abort()
 
 
 def _dask_message(exc: Exception) -> str:
@@ -312,7 +324,7 @@ def _read_csv_block(block) -> list:
     import pyarrow as pa
     from fsspec.utils import read_block
 
-    from .batchio import _arrow_message, _csv_reader
+    from .readers import _arrow_message, _csv_reader
     file, offset, length, header, names, numbers = block
     if file is None:  # the empty block
         data = b""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 import click
 
@@ -17,7 +18,7 @@ from . import __version__
 from .gcpause import gc_paused
 from .errors import (EXIT_NUMERICAL, GradcliError, InputError, LimitError,
                      MissingInputError, OutputError, SingularGradientError, describe)
-from .views.text import directional_text, result_text
+from .views.text import directional_text, output_name, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
@@ -213,6 +214,8 @@ def _read_file(path: str) -> str:
     """The text of the file ``path``; a file that cannot be opened or read is an io error
     (kind ``io``, exit 2), in gradcli's format like every other error."""
     from .errors import FileError
+    from .files import reading
+    reading(path)  # so that no -o or --export can name it
     try:
         f = open(path, encoding="utf-8")
     except OSError as exc:
@@ -475,10 +478,7 @@ def _screen(width, ascii_):
               help="With --points/--grid: add a digits column, the significant digits proven "
                    "correct in each row (with --digits N, every row has at least N).")
 @_output_options
-def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, float64, as_json,
-                 trace, max_rows,
-                 export_path, standalone, check_, expect, strict, rtol, atol, points_path, grid,
-                 output_path, engine, scheduler, with_digits, width, ascii_):
+def eval_command(**options):
     """Evaluate EXPRESSION and its gradient at a point.
 
     EXPRESSION is an expression or a program (statements separated by ';' or new lines);
@@ -506,92 +506,116 @@ def eval_command(expression, file, at, wrt, of, seed, mode, direction, digits, f
     name, missing value, outside a domain).
     """
     from .api import compile, select_outputs
-    from .points import merge_points
 
-    if expression == "-" and points_path == "-":
+    ctx = click.get_current_context()
+    request = EvalRequest(**options, given=frozenset(
+        name for name in ctx.params
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE))
+    if request.expression == "-" and request.points_path == "-":
         raise InputError("'-' reads standard input once: it cannot hold both the expression "
                          "and the points", hint="give the expression as an argument or with "
                                                 "-f FILE, and pipe the points to --points -")
-    source = _read_source(expression, file)
-    point = merge_points(list(at))
-    ctx = click.get_current_context()
-    given = {name for name in ctx.params
-             if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
-    facts = _facts(ctx.params, given)
-    if points_path is not None or grid:
-        graph = select_outputs(compile(source), of)
-        _warn_unread(point, graph)
-        _refuse("batch", facts, many="--points" if points_path is not None else "--grid")
-        asked = digits if "digits" in given else None  # certain digits each row must have
-        return _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine,
-                           scheduler, of, (asked, with_digits))
+    request.source = _read_source(request.expression, request.file)
+    request.at = _merged(request.at)
+    if request.batch:
+        graph = select_outputs(compile(request.source), request.of)
+        _warn_unread(request.at, graph)
+        _refuse("batch", request.facts(),
+                many="--points" if request.points_path is not None else "--grid")
+        return _eval_batch(graph, request)
     # One point: the tape and the sweeps' lists, millions of objects at 10^6 terms and no
-    # reference cycle, which the cyclic collector would only walk again and again (0.8 s of a
-    # 19 s run). Reference counting frees them as before.
+    # reference cycle, which the cyclic collector would only walk again and again. Reference
+    # counting frees them as before.
     with gc_paused():
-        graph = select_outputs(compile(source), of)
-        _warn_unread(point, graph)
-        _refuse("point", facts)
-        if (isinstance(seed, dict) and of is None and not set(seed) <= set(graph.output_names)
+        graph = select_outputs(compile(request.source), request.of)
+        _warn_unread(request.at, graph)
+        _refuse("point", request.facts())
+        seed = request.seed
+        if (isinstance(seed, dict) and request.of is None
+                and not set(seed) <= set(graph.output_names)
                 and set(seed) <= set(graph.names) | set(graph.output_names)):
             # --seed u=1,v=2 weighs u and v: as --of u,v
             graph = select_outputs(graph, list(seed))
-        if isinstance(seed, dict):
-            seed = _one_seed(seed, graph) if graph.n_outputs == 1 else seed
-        if graph.n_outputs > 1 or isinstance(seed, dict):
-            _latex_export(export_path, standalone)
+        if isinstance(seed, dict) and graph.n_outputs == 1:
+            request.seed = _one_seed(seed, graph)
+        if graph.n_outputs > 1 or isinstance(request.seed, dict):
+            _latex_export(request.export_path, request.standalone)
             names = graph.output_names + graph.output_names  # a weight per output, in the hint
-            _refuse("outputs", _facts({**ctx.params, "seed": seed}, given), seed=seed,
-                    n=graph.n_outputs, names=", ".join(graph.output_names), first=names[0],
-                    second=names[1])
-            result = _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json,
-                                   trace, max_rows, export_path, check_, expect, rtol, atol,
-                                   width, ascii_, strict, float64)
+            _refuse("outputs", request.facts(), seed=request.seed, n=graph.n_outputs,
+                    names=", ".join(graph.output_names), first=names[0], second=names[1])
+            _eval_outputs(graph, request)
         else:
-            result = _eval_point(graph, source, point, wrt, seed, mode, direction, digits,
-                                 as_json, trace, max_rows, export_path, standalone, check_, expect,
-                                 rtol, atol, width, ascii_, strict, float64)
-        _end_now(graph, result)
+            _eval_point(graph, request)
 
 
-# The console script ends the process as soon as its command is done (gradcli.__main__), and
-# eval and diff end it even sooner, where they have printed all they print, still inside the
-# collector's pause: freeing the tape's and the sweeps' objects one by one took 1.4 s of a 24 s
-# run at 10^6 terms, and the collection at the pause's end walks everything the command made
-# (5 ms at wide 10^4, 9.5 ms with --trace); the system reclaims the memory at once (mypy ends
-# this way too). Only the console script (run() sets _HARD_EXIT), never in-process callers
-# (CliRunner), nor a session's commands (repl).
-_HARD_EXIT = False
+@dataclass
+class EvalRequest:
+    """What ``gradcli eval`` is asked to do: its options by name (as click reads them), the
+    source text and the merged point once read, and which options the command line gave."""
 
+    expression: str | None
+    file: str | None
+    at: object  # the --at texts, then the merged point (a Point)
+    wrt: list | None
+    of: list | None
+    seed: object  # a float (the output's adjoint) or a dict (a weight per output)
+    mode: str | None
+    direction: dict | None
+    digits: int
+    float64: bool
+    as_json: bool
+    trace: bool
+    max_rows: int
+    export_path: str | None
+    standalone: bool
+    check_: bool
+    expect: tuple
+    strict: bool
+    rtol: float | None
+    atol: float | None
+    points_path: str | None
+    grid: tuple
+    output_path: str | None
+    engine: str
+    scheduler: str | None
+    with_digits: bool
+    width: int | None
+    ascii_: bool
+    given: frozenset = frozenset()
+    source: str = ""
 
-def _end_now(*alive) -> None:
-    """After a successful eval or diff: end the process here if it is the console script's last
-    act (``alive``: what must not be freed before then, the result holding the sweeps'
-    numbers)."""
-    if _HARD_EXIT:
-        end_process(0)
+    @property
+    def batch(self) -> bool:
+        """Many points (--points or --grid), not one."""
+        return self.points_path is not None or bool(self.grid)
 
+    @property
+    def checks(self) -> bool:
+        """--check or --expect: the derivatives are compared."""
+        return self.check_ or bool(self.expect)
 
-def end_process(code) -> None:
-    """End the process with exit ``code``, as Python's exit would but without its teardown (a
-    last collection, modules and objects freed one by one: 9 of a plain eval's 253 M
-    instructions). What that teardown does that matters is done first: standard streams
-    flushed, ``atexit`` functions run. Where more might be left to do (another thread still
-    running, an exit message to print, a stream that cannot be flushed), this returns and the
-    usual exit runs instead, saying what it says."""
-    if not (code is None or isinstance(code, int)):
-        return
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        return
-    import atexit
-    atexit._run_exitfuncs()
-    os._exit(code or 0)
+    def facts(self) -> set[str]:
+        """The facts of :data:`EVAL_OPTIONS` and :data:`EVAL_CONFLICTS` that hold."""
+        seed, mode, export_path, engine = self.seed, self.mode, self.export_path, self.engine
+        cotangent = isinstance(seed, dict)
+        facts = {
+            "--seed": cotangent or seed != 1.0, "--mode": mode is not None,
+            "--direction": self.direction is not None, "--trace": self.trace,
+            "--export": bool(export_path), "--standalone": self.standalone,
+            "--check": self.check_, "--expect": bool(self.expect),
+            "--max-rows": "max_rows" in self.given, "--with-digits": self.with_digits,
+            "-o": self.output_path is not None, "--scheduler": self.scheduler is not None,
+            "--engine": engine != "numpy",
+            "--export FILE.tex": bool(export_path) and export_path.lower().endswith(".tex"),
+            "--points": self.points_path is not None,
+            "no --points": self.points_path is None,
+            "--grid": bool(self.grid), "--engine dask": engine == "dask",
+            "no --engine dask": engine != "dask", "--mode reverse": mode == "reverse",
+            "--wrt": self.wrt is not None, "--check or --expect": self.checks,
+            "--seed WEIGHT": not cotangent and seed != 1.0, "--seed NAME=WEIGHT": cotangent,
+            "--direction or --mode forward": self.direction is not None or mode == "forward",
+        }
+        return {name for name, holds in facts.items() if holds}
 
 
 # -- eval's modes: one point, several outputs, many points; which options go with which ------------
@@ -644,33 +668,6 @@ EVAL_CONFLICTS = (  # (modes, facts that do not go together there, message, hint
 )
 
 
-def _facts(options: dict, given: set[str]) -> set[str]:
-    """The facts of :data:`EVAL_OPTIONS` and :data:`EVAL_CONFLICTS` that hold for eval's
-    ``options`` (its parameters by name; ``given``: those given on the command line)."""
-    seed, mode, direction, export_path, engine = (options[name] for name in (
-        "seed", "mode", "direction", "export_path", "engine"))
-    check_, expect, grid = options["check_"], options["expect"], options["grid"]
-    cotangent = isinstance(seed, dict)
-    facts = {
-        "--seed": cotangent or seed != 1.0, "--mode": mode is not None,
-        "--direction": direction is not None, "--trace": options["trace"],
-        "--export": bool(export_path), "--standalone": options["standalone"], "--check": check_,
-        "--expect": bool(expect), "--max-rows": "max_rows" in given,
-        "--with-digits": options["with_digits"],
-        "-o": options["output_path"] is not None, "--scheduler": options["scheduler"] is not None,
-        "--engine": engine != "numpy",
-        "--export FILE.tex": bool(export_path) and export_path.lower().endswith(".tex"),
-        "--points": options["points_path"] is not None,
-        "no --points": options["points_path"] is None,
-        "--grid": bool(grid), "--engine dask": engine == "dask",
-        "no --engine dask": engine != "dask", "--mode reverse": mode == "reverse",
-        "--wrt": options["wrt"] is not None, "--check or --expect": check_ or bool(expect),
-        "--seed WEIGHT": not cotangent and seed != 1.0, "--seed NAME=WEIGHT": cotangent,
-        "--direction or --mode forward": direction is not None or mode == "forward",
-    }
-    return {name for name, holds in facts.items() if holds}
-
-
 def _refuse(mode: str, facts: set[str], **words) -> None:
     """An InputError for the first option given that does not go with ``mode``, or the first
     combination that does not go together in it (the tables above)."""
@@ -683,36 +680,35 @@ def _refuse(mode: str, facts: set[str], **words) -> None:
             raise InputError(message.format(**words), hint=hint and hint.format(**words))
 
 
-def _eval_point(graph, source, point, wrt, seed, mode, direction, digits, as_json, trace,
-                max_rows, export_path, standalone, check_, expect, rtol, atol, width, ascii_,
-                strict, float64=False):
+def _eval_point(graph, request: EvalRequest):
     """eval of one output at one point: the value and the gradient (or a directional
     derivative), with --trace, --check, --expect, --export."""
-    from .api import evaluate_forward, evaluate_graph
-    if mode == "forward" or direction is not None:
-        result = evaluate_forward(graph, point, wrt=wrt, direction=direction, seed=seed,
-                                  digits=digits, float64=float64)
-    else:
-        try:
-            result = evaluate_graph(graph, point, wrt=wrt, seed=seed, digits=digits,
-                                    float64=float64, quick=not (as_json or export_path),
-                                    record=trace)
-        except SingularGradientError as exc:  # f exists, a component does not: show both
-            _singular(exc, source, as_json, digits, width, ascii_)
-    report = _check(result, point, expect, rtol, atol, strict) if check_ or expect else None
-    tex = _latex_export(export_path, standalone)
+    from .api import evaluate
+    r = request
+    forward = r.mode == "forward" or r.direction is not None
+    try:
+        result = evaluate(graph, r.at, wrt=r.wrt, seed=r.seed, digits=r.digits,
+                          float64=r.float64, mode="forward" if forward else "reverse",
+                          direction=r.direction, quick=not (r.as_json or r.export_path),
+                          record=r.trace)
+    except SingularGradientError as exc:  # f exists, a component does not: show both
+        if forward:
+            raise
+        _singular(exc, r.source, r.as_json, r.digits, r.width, r.ascii_)
+    report = _check(result, r) if r.checks else None
+    tex = _latex_export(r.export_path, r.standalone)
     if tex:  # the file first: one that cannot be written is all stdout gets (--json)
         from .views.latex import eval_export
         from .views.screen import write_text
-        write_text(export_path, eval_export(result, digits, trace, report, standalone))
-    saved = None if tex else export_path
+        write_text(r.export_path, eval_export(result, r.digits, r.trace, report, r.standalone))
+    saved = None if tex else r.export_path
     data = None
-    if as_json or (saved and saved.lower().endswith(".json")):
+    if r.as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
-        data = eval_json(result, result.trace if trace else None, report)
-    screen = _emit(lambda screen: _blocks(result, digits, max_rows, trace, report, screen), data,
-                   as_json, saved, width, ascii_)
-    if not as_json:
+        data = eval_json(result, result.trace if r.trace else None, report)
+    screen = _emit(lambda screen: _blocks(result, r.digits, r.max_rows, r.trace, report, screen),
+                   data, r.as_json, saved, r.width, r.ascii_)
+    if not r.as_json:
         from .views.text import precision_notes
         _notes(screen, precision_notes(result))
     if report is not None and not report.ok:
@@ -787,28 +783,30 @@ def _one_seed(seed: dict, graph) -> float:
     return seed.get(name, 0.0)
 
 
-def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, trace, max_rows,
-                  export_path, check_, expect, rtol, atol, width=None, ascii_=False,
-                  strict=False, float64=False):
+def _eval_outputs(graph, request: EvalRequest):
     """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
     or --direction), printed as text and tables or as JSON."""
-    from .api import evaluate_jacobian, evaluate_jvp, evaluate_vjp
+    from .api import jacobian, jvp, vjp
     from .views.text import jvp_text, mode_line, values_text, vjp_text
-    if direction is not None:
-        _warn_unread(direction, graph, "--direction: ")
-        result = evaluate_jvp(graph, point, direction)
-    elif isinstance(seed, dict):
-        result = evaluate_vjp(graph, point, seed, wrt=wrt, record=trace)
+    r = request
+    digits, trace, float64 = r.digits, r.trace, r.float64
+    if r.direction is not None:
+        _warn_unread(r.direction, graph, "--direction: ")
+        result = jvp(graph, r.at, r.direction, digits=digits, float64=float64)
+    elif isinstance(r.seed, dict):
+        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace, digits=digits,
+                     float64=float64)
     else:
-        result = evaluate_jacobian(graph, point, wrt=wrt, mode=mode or "auto", digits=digits,
-                                   float64=float64, record=trace)
+        result = jacobian(graph, r.at, wrt=r.wrt, mode=r.mode or "auto", digits=digits,
+                          float64=float64, record=trace)
     report = None
-    if check_ or expect:
+    if r.checks:
         from .check import entry_values, parse_expectations
-        expected = entry_values(parse_expectations(expect), point, result.outputs, result.inputs)
-        report = result.check(rtol, atol, expected, strict)
+        expected = entry_values(parse_expectations(r.expect), r.at, result.outputs,
+                                result.inputs, digits if getattr(result, "proven", False) else None)
+        report = result.check(r.rtol, r.atol, expected, r.strict)
     data = None
-    if as_json or (export_path and export_path.lower().endswith(".json")):
+    if r.as_json or (r.export_path and r.export_path.lower().endswith(".json")):
         from .views.json import jacobian_json
         data = jacobian_json(result, result.trace if trace else None, report)
     if result.kind == "jacobian":
@@ -818,9 +816,10 @@ def _eval_outputs(graph, point, wrt, seed, mode, direction, digits, as_json, tra
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
         summary = jvp_text(result.values, result.product, result.weights, digits)
-    screen = _emit(lambda screen: _output_blocks(result, summary, digits, max_rows, trace,
-                                                 report), data, as_json, export_path, width, ascii_)
-    if not as_json:
+    screen = _emit(lambda screen: _output_blocks(result, summary, digits, r.max_rows, trace,
+                                                 report), data, r.as_json, r.export_path, r.width,
+                   r.ascii_)
+    if not r.as_json:
         proven = getattr(result, "proven", False)
         if not proven:
             what = "the Jacobian" if result.kind == "jacobian" else "the product"
@@ -852,22 +851,24 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
     return items
 
 
-def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engine, scheduler,
-                of=None, digits=(None, False)) -> None:
+def _eval_batch(graph, request: EvalRequest) -> None:
     """eval --points/--grid: every row evaluated and written (docs/batch.md); exit 1 if any
     row failed, after writing them all."""
-    from .batchio import grid_rows, read_points, run_batch
+    from .batchio import run_batch
+    from .readers import grid_rows, read_points
     from .points import parse_grid
-    if output_path == "-":  # the shell's name for standard output, where the rows go anyway
-        output_path = None
-    if engine == "dask":
+    r = request
+    # the shell's name for standard output, where the rows go anyway
+    output_path = None if r.output_path == "-" else r.output_path
+    min_digits = r.digits if "digits" in r.given else None  # certain digits each row must have
+    if r.engine == "dask":
         from .batchdask import run_dask
-        summary = run_dask(graph, points_path, output_path, wrt=wrt, at=point,
-                           scheduler=scheduler, of=of, min_digits=digits[0],
-                           with_digits=digits[1])
+        summary = run_dask(graph, r.points_path, output_path, wrt=r.wrt, at=r.at,
+                           scheduler=r.scheduler, of=r.of, min_digits=min_digits,
+                           with_digits=r.with_digits)
     else:
         ranges = {}
-        for text in grid:
+        for text in r.grid:
             for name, value in parse_grid(text).items():
                 if name in ranges:
                     raise InputError(f"--grid gives {name} twice")
@@ -876,11 +877,11 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
         from .views.tables import DelayedProgress
         progress = DelayedProgress()
         try:
-            rows = grid_rows(ranges) if ranges else read_points(points_path, graph)
+            rows = grid_rows(ranges) if ranges else read_points(r.points_path, graph)
             _warn_constant_columns(rows.columns)
-            summary = run_batch(graph, rows, output_path, as_json=as_json, wrt=wrt, at=point,
-                                progress=progress, min_digits=digits[0],
-                                with_digits=digits[1])
+            summary = run_batch(graph, rows, output_path, as_json=r.as_json, wrt=r.wrt, at=r.at,
+                                progress=progress, min_digits=min_digits,
+                                with_digits=r.with_digits)
         finally:
             progress.close()
     if summary.failed:
@@ -891,26 +892,28 @@ def _eval_batch(graph, point, wrt, points_path, grid, output_path, as_json, engi
 def _summary(result, digits: int, screen=None) -> str:
     """The value and the gradient, or (forward mode along a direction) the directional derivative;
     aligned as ``screen`` prints it (in ASCII, a name's character can be a six-cell escape)."""
+    output = output_name(result.graph)
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
-                                digits)
+                                digits, output)
     show = None
     if screen is not None and screen.ascii:
         from .views.notation import to_ascii
         encoding = getattr(screen.stream, "encoding", None) or "ascii"
         show = lambda text: to_ascii(text, encoding)  # noqa: E731
-    return result_text(result.value, result.gradient, result.seed, digits, show)
+    return result_text(result.value, result.gradient, result.seed, digits, show, output)
 
 
-def _check(result, point, expect, rtol, atol, strict):
+def _check(result, request: EvalRequest):
     """--check and --expect: the gradient against numerical derivatives and the user's formulas."""
     from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_result, expected_values, parse_expectations
+    r = request
     proven = getattr(result, "proven", False)
-    expected = expected_values(parse_expectations(expect), point, list(result.gradient),
+    expected = expected_values(parse_expectations(r.expect), r.at, list(result.gradient),
                                digits=result.digits if proven else None)
-    return check_result(result, rtol=DEFAULT_RTOL if rtol is None else rtol,
-                        atol=DEFAULT_ATOL if atol is None else atol, expected=expected,
-                        strict=strict, exact_at=point)
+    return check_result(result, rtol=DEFAULT_RTOL if r.rtol is None else r.rtol,
+                        atol=DEFAULT_ATOL if r.atol is None else r.atol, expected=expected,
+                        strict=r.strict, exact_at=r.at)
 
 
 def _latex_export(path: str | None, standalone: bool) -> bool:
@@ -989,7 +992,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
-    from .api import compile, evaluate_hessian, select_outputs
+    from .api import compile, hessians, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
@@ -1003,9 +1006,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
-    results = {name: evaluate_hessian(graph.only(i), point, wrt=wrt, digits=digits,
-                                      float64=float64)
-               for i, name in enumerate(graph.output_names)}
+    results = hessians(graph, point, wrt=wrt, digits=digits, float64=float64)
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
     screen = _screen(width, ascii_)
@@ -1051,11 +1052,17 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 @click.option("--mixed", type=NameListType("mixed"), default=None, metavar="NAME,NAME[,...]",
               help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
                    "--mixed x,x,y is third order.")
+@click.option("--at", "at", type=PointType(), multiple=True,
+              help="Also evaluate each derivative at this point (NAME=VALUE pairs, as eval's "
+                   "--at), to --digits significant digits, every one proven.")
+@click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
+              help="With --at: significant digits of the values.")
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex, width,
+                 ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1075,30 +1082,40 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
       gradcli diff "exp(x*y)" --mixed x,y
       gradcli diff "exp(x*y)" --json
       gradcli diff "x/(1+x)" --order 2 --latex
+      gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
     """
     if mixed is not None and (order != 1 or wrt is not None):
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
-    if _HARD_EXIT:  # the process ends once they are printed: the symbolic nodes need no freeing
-        from .symbolic import expr
-        expr.RETIRED = []
-    with gc_paused():  # (and none of them is walked by a collection before then)
-        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_)
-        _end_now()
+    with gc_paused():
+        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
+                           _merged(at) if at else None, digits)
 
 
-def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
+                       point=None, digits=13):
     from .api import all_derivatives
     from .views.text import derivative_label
 
     result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
+    values = None
+    if point is not None:  # each derivative evaluated there, as eval evaluates it
+        from .api import compile, evaluate
+        from .engine.graph import point_vector
+        graph = compile(source)
+        _warn_unread(point, graph)
+        point_vector(graph, point)  # a missing input is named in the source, not a derivative
+        values = {output: {key: evaluate(text, point, digits=digits).value
+                           for key, text in texts.items()} for output, texts in result.items()}
     if as_json:
         from .views.json import diff_json
-        screen.json(diff_json(source, result if several else next(iter(result.values())), order,
-                              list(result) if several else None, mixed))
+        def one(d):  # several outputs: keyed by output; one: by input alone
+            return d if several else next(iter(d.values()))
+        screen.json(diff_json(source, one(result), order, list(result) if several else None,
+                              mixed, None if values is None else one(values)))
         return
     if as_latex and any(result.values()):
         if several or mixed is not None:
@@ -1118,6 +1135,12 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
             screen.write(("\n" if i else "") + f"# {label}\n")
             screen.write(text)
         screen.write("\n")
+    if values and blocks:
+        from .views.text import values_text
+        labelled = {label: values[output][key] for (label, _), (output, key) in zip(
+            blocks, [(o, k) for o, texts in result.items() for k in texts])}
+        screen.write("\nat " + ", ".join(f"{n} = {point.exact(n)}" for n in point) + ":\n"
+                     + values_text(labelled, digits) + "\n")
 
 
 @main.command("codegen", **EXPRESSION_COMMAND)
@@ -1130,11 +1153,24 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
               help="reverse (default): values and gradient (the Jacobian's rows); forward: "
                    "derivatives along a direction; hessian: gradient and Hessian.")
 @click.option("--hvp", is_flag=True, help="With the Hessian: only the Hessian-vector product.")
-@click.option("--name", default="f", show_default=True, help="The generated function's name.")
+@click.option("--name", default="f", show_default=True,
+              help="The generated function's name (not a word of the language or of the code).")
+@click.option("--wrt", type=NameListType(), default=None,
+              help="Differentiate by these inputs only, in this order (default: all); the "
+                   "others stay parameters (data).")
+@click.option("--inputs", "inputs", type=NameListType("inputs"), default=None,
+              help="The parameters' order, every input once (default: order of first "
+                   "appearance).")
+@click.option("--returns", type=click.Choice(["tuple", "dict"]), default="tuple",
+              show_default=True,
+              help="dict: the gradient (Jacobian, Hessian) keyed by input name, several "
+                   "outputs by output name (python, numpy, jax).")
+@_JSON
 @click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
               help="Write the code to FILE (C: also its header, FILE with .h) instead of "
                    "printing it.")
-def codegen_command(expression, file, lang, mode, hvp, name, output_path):
+def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, returns, as_json,
+                    output_path):
     """Print the gradient of EXPRESSION as code: straight-line adjoint code to paste.
 
     One statement per tape node (the forward sweep), then one per contribution of the
@@ -1146,20 +1182,40 @@ def codegen_command(expression, file, lang, mode, hvp, name, output_path):
       gradcli codegen "log(x)+x*y-sin(y)" --lang c -o grad.c
       gradcli codegen -f model.grad --lang numpy --mode forward
       gradcli codegen "x^2*y" --lang jax --mode hessian
+      gradcli codegen "w*x + b" --inputs w,b,x --wrt w,b --returns dict
     """
-    from .api import codegen
+    from .api import compile
+    from .code import generate
     source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
     mode = mode or ("hessian" if hvp else "reverse")
-    text = codegen(source, lang, mode, name=name, hvp=hvp)
-    if output_path is None:
-        click.echo(text, nl=False)
-        return
-    from .views.screen import write_text
-    write_text(output_path, text)
-    if lang == "c":
-        stem, dot, suffix = output_path.rpartition(".")
-        write_text(f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h",
-                   codegen(source, lang, mode, name=name, hvp=hvp, header=True))
+    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp, inputs=inputs,
+                         wrt=wrt, returns=returns)
+    files = []
+    if output_path is not None:
+        files.append(output_path)
+        if lang == "c":
+            stem, dot, suffix = output_path.rpartition(".")
+            header_path = f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h"
+            if os.path.normcase(os.path.abspath(header_path)) == os.path.normcase(
+                    os.path.abspath(output_path)):
+                raise InputError(f"{output_path}: the C code and its header would both be "
+                                 "written there", option="output",
+                                 hint=f"name the code's file: -o {stem}.c (its header is then "
+                                      f"{stem}.h)")
+            files.append(header_path)
+        from contextlib import ExitStack
+        from .files import staged, write_error
+        with ExitStack() as stack:  # the code and its header, or neither (never the source)
+            for path, text in zip(files, [generated.code, generated.header]):
+                try:
+                    stack.enter_context(staged(path)).write(text.encode("utf-8"))
+                except OSError as exc:
+                    raise write_error(path, exc) from None
+    if as_json:
+        from .views.json import codegen_json
+        _screen(None, False).json(codegen_json(generated, files))
+    elif output_path is None:
+        _screen(None, False).write(generated.code)
 
 
 @main.command("functions", context_settings=CONTEXT)
@@ -1199,12 +1255,13 @@ def functions_command(as_json, width, ascii_):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-@click.option("--layout", type=click.Choice(["lr", "tb"]), default="lr", show_default=True,
+@click.option("--layout", type=click.Choice(["lr", "tb"]), default=None,
               help="lr: inputs on the left, the output on the right; tb: one box under another, "
-                   "inputs at the top (narrow terminals).")
+                   "inputs at the top (default: lr where it fits the width, else tb).")
+@_JSON
 @_output_options
-def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
-                  ascii_):
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, as_json,
+                  width, ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
     its name (→ f1) and, at a point, nodes show no adjoint (there is one per output).
@@ -1237,6 +1294,16 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)
     screen = _screen(width, ascii_)
+    if as_json:
+        if output_path or fmt != "text":
+            raise InputError("--json prints the graph as JSON: give --json, --format or -o",
+                             hint="drop --format/-o")
+        from .views.json import graph_json
+        screen.json(graph_json(picture, source,
+                               {n: point[n] for n in graph.inputs if n in point} if at else None))
+        if note:
+            _warn(note)
+        return
     if fmt == "text" and not output_path:
         from .views.tables import show_graph
         cut = show_graph(picture, digits, note, screen=screen, layout=layout)
@@ -1259,7 +1326,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @_FILE
 @click.option("--over", "over", multiple=True, metavar="NAME=START:STOP[:COUNT][,...]",
               help="The range of one input (curves) or two inputs (a heat map with the gradient "
-                   "field); COUNT is the number of samples.")
+                   "field); COUNT is the number of samples. Default: -5:5 for each input --at "
+                   "leaves free (around the --tangent point), said in a note.")
 @_AT
 @_OF
 @click.option("--order", type=click.IntRange(0, 6), default=1, show_default=True,
@@ -1285,8 +1353,10 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @click.option("--field", type=click.Choice(["descent", "ascent"]), default="descent",
               show_default=True, help="Heat map arrows: -grad f (descent) or grad f (ascent).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="Draw with ASCII characters only.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the samples as one JSON object (the columns of --format csv).")
 def plot_command(expression, file, over, at, of, order, tangent, samples, width, height, size,
-                 output_path, fmt, log_scale, field, ascii_only):
+                 output_path, fmt, log_scale, field, ascii_only, as_json):
     """Plot f and its derivatives over a range, or f and its gradient field over a rectangle.
 
     \b
@@ -1308,10 +1378,15 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
     request = PlotRequest(
         source=source, over=list(over), at=dict(_merged(at)), order=order,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
-        output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
+        output=output_path, fmt="json" if as_json else fmt, log=log_scale,
+        descent=field == "descent",
         ascii_only=ascii_only, of=of)
+    screen = _screen(None, False)
     for channel, text in plot(request):
-        click.echo(text, nl=False, err=channel == "err")
+        if channel == "err":
+            click.echo(text, nl=False, err=True)
+        else:
+            screen.write(text)
 
 
 @main.command("repl", context_settings=CONTEXT)
@@ -1365,8 +1440,6 @@ def explore_command(expression, file, at, ascii_):
 def _run_args(args: list[str]) -> int:
     """One command line of the repl, run as from the shell (its own error boundary): its exit
     code."""
-    global _HARD_EXIT
-    _HARD_EXIT = False  # the session goes on after the command: it is not the process's last act
     try:
         main.main(args, prog_name="gradcli", standalone_mode=True)
     except SystemExit as exc:
@@ -1379,14 +1452,31 @@ def _merged(at):
     return merge_points(list(at))
 
 
+def _raised_by_click(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside click itself (its help and version printing)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("click")
+
+
 def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
     try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
         sys.stdout.reconfigure(errors="backslashreplace")
     except (AttributeError, ValueError):
         pass  # closed (None) or not a text file: nothing to reconfigure
-    global _HARD_EXIT
-    _HARD_EXIT = True
-    main(prog_name="gradcli")
+    try:
+        main(prog_name="gradcli")
+    except OSError as exc:  # click's own writes (--help, --version) to a full or closed stdout
+        if not _raised_by_click(exc):
+            raise
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+            sys.exit(EXIT_PIPE)
+        from .views.screen import stdout_error
+        _silence_stdout()
+        click.echo(describe(stdout_error(exc)), err=True)
+        sys.exit(stdout_error(exc).exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

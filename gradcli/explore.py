@@ -51,7 +51,7 @@ class Walk:
     """The sweeps of ``source`` at ``at`` as steps, in ``mode`` "reverse" or "forward"."""
 
     def __init__(self, source: str, at: dict, mode: str = "reverse", ascii: bool = False):
-        from .api import compile, evaluate_forward, evaluate_graph
+        from .api import compile, evaluate
         self.source, self.at, self.ascii = source, dict(at), ascii
         graph = compile(source)
         if graph.n_outputs > 1:
@@ -64,9 +64,9 @@ class Walk:
                              f"this expression has {size}",
                              hint="for the tables of a larger one: gradcli eval ... --trace")
         self.graph = graph
-        self.result = evaluate_graph(graph, at, float64=True)  # the sweeps it steps through
+        self.result = evaluate(graph, at, float64=True)  # the sweeps it steps through
         self.trace = self.result.trace
-        self.tangents = evaluate_forward(graph, at).trace if graph.inputs else None
+        self.tangents = evaluate(graph, at, mode="forward").trace if graph.inputs else None
         self.position = 0
         self.mode = "reverse"
         self.set_mode(mode)

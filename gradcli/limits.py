@@ -10,8 +10,8 @@ environment variable that overrides it for one run or one shell:
 - ``GRADCLI_MAX_COLUMNS``: columns of a ``--points`` file (default 10,000).
 
 The values are read when they are needed, not at import, so a program (or a test) may set the
-variables at any time. A value that is not a whole number of at least 1 is an :class:`InputError`
-naming the variable.
+variables at any time. A value that is not a whole number of at least 1, or more than the
+variable's ceiling (:data:`CEILINGS`), is an :class:`InputError` naming the variable.
 """
 
 from __future__ import annotations
@@ -31,6 +31,25 @@ LINE_VARIABLE = "GRADCLI_MAX_LINE"
 COLUMNS_VARIABLE = "GRADCLI_MAX_COLUMNS"
 
 
+MAX_ORDER = 1000  # the highest derivative order gradcli diff builds (docs/limits.md)
+
+
+def check_order(order: int) -> None:
+    """A derivative order above :data:`MAX_ORDER` is refused before any work: each order is one
+    more symbolic sweep over an expression that grows with the order."""
+    from .errors import LimitError
+    if order > MAX_ORDER:
+        raise LimitError(f"--order {order:,} is more than {MAX_ORDER:,}, the highest order "
+                         "gradcli differentiates to", hint="ask for a lower order; the n-th "
+                         "derivative of most expressions grows quickly with n (docs/limits.md)")
+
+
+# The largest value each variable may take: what the readers and the engine can index (a pyarrow
+# block holds a whole line in an int32 size; the sweeps' node numbers are int32).
+CEILINGS = {SOURCE_VARIABLE: 1 << 31, NODES_VARIABLE: (1 << 31) - 1, LINE_VARIABLE: 1 << 30,
+            COLUMNS_VARIABLE: 1 << 24}
+
+
 def _read(variable: str, default: int) -> int:
     text = os.environ.get(variable, "").strip()
     if not text:
@@ -43,6 +62,11 @@ def _read(variable: str, default: int) -> int:
         raise InputError(f"{variable}={text!r} is not a whole number of at least 1",
                          hint=f"unset it for the default, {default:,}, or give a number such as "
                               f"{variable}={default * 2}")
+    ceiling = CEILINGS[variable]
+    if value > ceiling:
+        raise InputError(f"{variable}={text!r} is more than {ceiling:,}, the most gradcli can use",
+                         hint=f"give a number from 1 to {ceiling:,}, or unset it for the default, "
+                              f"{default:,}")
     return value
 
 

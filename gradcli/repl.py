@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
@@ -41,24 +42,24 @@ from .errors import GradcliError, InputError, describe
 INSTALL = 'pip install "gradcli[interactive]"'
 PROMPT, CONTINUATION = ">>> ", "... "
 
-# The commands, with what each does, for `help` and the completer.
+# The commands: how each is typed and what it does, for `help` and the completer.
 COMMANDS = {
-    "at": "at x=2, y=3        set the point (or x = 2); `at` alone shows it",
-    "trace": "trace f            the forward trace, the reverse sweep and the adjoints",
-    "check": "check f            the gradient against numerical differentiation",
-    "expect": 'expect f x="1/x+y"  your formula for a partial derivative, checked',
-    "hessian": "hessian f          every second partial derivative",
-    "diff": "diff f [x ...]     the partial derivatives as expressions",
-    "graph": "graph f            the computational graph, annotated at the point",
-    "plot": "plot f x=-3:3      f and its derivative over a range",
-    "jacobian": "jacobian f, g      the values and the Jacobian of several outputs",
-    "digits": "digits 30          digits in the results (`digits` alone shows it)",
-    "json": "json on|off        print JSON instead of tables",
-    "functions": "functions          the functions and their derivative rules",
-    "who": "who                what is defined, with values at the point",
-    "clear": "clear [f ...]      forget definitions and the point (or only f ...)",
-    "help": "help               this list",
-    "quit": "quit               leave (or Ctrl-D)",
+    "at": ("at x=2, y=3", "set the point (or x = 2); `at` alone shows it"),
+    "trace": ("trace f", "the forward trace, the reverse sweep and the adjoints"),
+    "check": ("check f", "the gradient against numerical differentiation"),
+    "expect": ('expect f x="1/x+y"', "your formula for a partial derivative, checked"),
+    "hessian": ("hessian f", "every second partial derivative"),
+    "diff": ("diff f [x ...]", "the partial derivatives as expressions"),
+    "graph": ("graph f", "the computational graph, annotated at the point"),
+    "plot": ("plot f x=-3:3", "f and its derivative over a range"),
+    "jacobian": ("jacobian f, g", "the values and the Jacobian of several outputs"),
+    "digits": ("digits 30", "digits in the results (`digits` alone shows it)"),
+    "json": ("json on|off", "print JSON instead of tables"),
+    "functions": ("functions", "the functions and their derivative rules"),
+    "who": ("who", "what is defined, with values at the point"),
+    "clear": ("clear [f ...]", "forget definitions and the point (or only f ...)"),
+    "help": ("help", "this list"),
+    "quit": ("quit", "leave (or Ctrl-D)"),
 }
 _ASSIGN = re.compile(r"\s*[^\W\d]\w*\s*([-+*/]?=)(?!=)")  # `who = 3` assigns, it is no command
 
@@ -81,6 +82,7 @@ class Session:
     point: dict[str, float] = field(default_factory=dict)
     digits: int | None = None  # None: each command's default
     json: bool = False
+    texts: dict[str, str] = field(default_factory=dict)  # a value as typed (at x=pi/3)
     out: Callable[[str], None] = None
     err: Callable[[str], None] = None
 
@@ -127,12 +129,18 @@ class Session:
         reads = _reads(value)
         if not reads:
             from .points import constant_value
-            self._set(name, constant_value(value, name))
+            self._set(name, constant_value(value, name), value)
         elif name in reads:
-            if any(n in self.definitions for n in reads) or not set(reads) <= set(self.point):
+            if any(n in self.definitions for n in reads) or name not in self.point:
                 raise InputError(f"{name} = {value} reads {name} itself",
                                  hint="a definition cannot read its own name; an input's new "
                                       "value may, when every name it reads has a value")
+            missing = [n for n in reads if n not in self.point]
+            if missing:
+                from .errors import name_list
+                raise InputError(f"{name} = {value} needs a value for {name_list(missing)}",
+                                 names=tuple(missing),
+                                 hint="at " + ", ".join(f"{n}=1" for n in missing[:10]))
             from .api import evaluate
             self._set(name, evaluate(value, self.point).value)
         else:
@@ -144,9 +152,12 @@ class Session:
             self.definitions[name] = Definition(value.strip(), tuple(reads))
             self.point.pop(name, None)
 
-    def _set(self, name: str, value: float) -> None:
+    def _set(self, name: str, value: float, text: str | None = None) -> None:
         self.definitions.pop(name, None)
         self.point[name] = value
+        self.texts.pop(name, None)
+        if text is not None and text != _number(value):
+            self.texts[name] = text
 
     # -- building the program of a command ----------------------------------------------------
 
@@ -195,7 +206,7 @@ class Session:
         """Run ``gradcli COMMAND`` on ``target`` (a name or an expression) and what it reads."""
         if not target.strip():
             raise InputError(f"{command} needs an expression or a defined name",
-                             hint=COMMANDS.get(command, "").split("  ")[0].strip() or None)
+                             hint=COMMANDS[command][0] if command in COMMANDS else None)
         return self._send(command, self.program(target), list(extra), **settings)
 
     def _send(self, command: str, source: str, extra: list[str], at: bool = True,
@@ -214,9 +225,11 @@ class Session:
     def _at(self, rest: str) -> int:
         if rest:
             from .points import parse_point
-            for name, value in parse_point(rest).items():
-                self._set(name, value)
-        self.out("at " + (", ".join(f"{n} = {_number(v)}" for n, v in self.point.items())
+            point = parse_point(rest)
+            for name, value in point.items():
+                self._set(name, value, point.texts.get(name))
+        self.out("at " + (", ".join(f"{n} = {self.texts.get(n, _number(v))}"
+                                    for n, v in self.point.items())
                           or "(no point yet: at x=2, y=3)"))
         return 0
 
@@ -298,18 +311,18 @@ class Session:
         from .api import evaluate
         from .views.text import format_number
         digits = 13 if self.digits is None else self.digits  # significant, as eval's --digits
-        lines = [f"{n} = {_number(v)}" for n, v in self.point.items()]
+        rows = [(f"{n} = {self.texts.get(n, _number(v))}", "") for n, v in self.point.items()]
         for name in self.definitions:
-            line = f"{name} = {self.definitions[name].text}"
             try:
                 source = self.program(name)
                 missing = [n for n in _inputs(source) if n not in self.point]
-                line += (f"    needs {', '.join(missing)}" if missing else
-                         f"    = {format_number(evaluate(source, self.point, digits=digits).value, digits)}")
+                value = evaluate(source, self.point, digits=digits).value if not missing else 0
+                what = (f"needs {', '.join(missing)}" if missing else
+                        f"= {format_number(value, digits)}")
             except GradcliError as error:
-                line += f"    ({error.text()})"
-            lines.append(line)
-        self.out("\n".join(lines) if lines else "nothing defined yet: f = x^2, at x=2")
+                what = f"({error.text()})"
+            rows.append((f"{name} = {self.definitions[name].text}", what))
+        self.out("\n".join(_columns(rows)) if rows else "nothing defined yet: f = x^2, at x=2")
         return 0
 
     def _clear(self, rest: str) -> int:
@@ -320,14 +333,15 @@ class Session:
         for name in names or list(self.definitions) + list(self.point):
             self.definitions.pop(name, None)
             self.point.pop(name, None)
+            self.texts.pop(name, None)
         return 0
 
     def _help(self, rest: str) -> int:
-        self.out("\n".join(["f = log(x)+x*y-sin(y)   define f (an open bracket or a trailing "
-                            "operator continues the line)",
-                            "f                       its value and gradient at the point",
-                            *COMMANDS.values(),
-                            "Tab completes, Ctrl-R searches the history, Ctrl-C cancels the line."]))
+        rows = [("f = log(x)+x*y-sin(y)", "define f (an open bracket or a trailing operator "
+                 "continues the line)"), ("f", "its value and gradient at the point"),
+                *COMMANDS.values()]
+        self.out("\n".join(_columns(rows) + ["Tab completes, Ctrl-R searches the history, "
+                                             "Ctrl-C cancels the line."]))
         return 0
 
     def _quit(self, rest: str) -> int:
@@ -340,6 +354,12 @@ def _writer(module, name: str) -> Callable[[str], None]:
         stream.write(text + "\n")
         stream.flush()
     return write
+
+
+def _columns(rows: list[tuple[str, str]], gap: int = 3) -> list[str]:
+    """Two columns of text, the second starting at one place on every line."""
+    width = max(len(left) for left, _ in rows)
+    return [f"{left.ljust(width + gap)}{right}".rstrip() for left, right in rows]
 
 
 def _number(x: float) -> str:
@@ -403,25 +423,31 @@ def incomplete(text: str) -> bool:
     return depth > 0 or tail.endswith(("+", "-", "*", "/", "^", ",", "=", "\\"))
 
 
-def run_script(session: Session, lines, echo: Callable[[str], None]) -> int:
-    """Script mode: every input of ``lines`` in order, each echoed after the prompt; 1 if any
-    failed (after running them all), else 0."""
-    failed, pending = False, ""
+def inputs(lines):
+    """The inputs of ``lines`` as they would be typed: each line alone, or with the lines that
+    continue it (an open bracket, a trailing operator); blank ones left out."""
+    pending = ""
     for line in lines:
         pending += line if line.endswith("\n") else line + "\n"
         if incomplete(pending):
             continue
         text, pending = pending.rstrip("\n"), ""
-        if not text.strip():
-            continue
+        if text.strip():
+            yield text
+    if pending.strip():
+        yield pending.rstrip("\n")
+
+
+def run_script(session: Session, lines, echo: Callable[[str], None]) -> int:
+    """Script mode: every input of ``lines`` in order, each echoed after the prompt; 1 if any
+    failed (after running them all), else 0."""
+    failed = False
+    for text in inputs(lines):
         echo(PROMPT + text.replace("\n", "\n" + CONTINUATION))
         try:
             failed |= session.execute(text) != 0
         except EOFError:
             return int(failed)
-    if pending.strip():
-        echo(PROMPT + pending.rstrip("\n"))
-        failed |= session.execute(pending) != 0
     return int(failed)
 
 
@@ -437,32 +463,53 @@ def history_path(environ=os.environ) -> str | None:
 
 def open_history(path: str | None):
     """prompt_toolkit's FileHistory at ``path``, in a directory of yours that no one else can
-    write to (made 0700), the file 0600 and not a link; else in memory, with a warning."""
+    write to (made 0700), the file 0600, a regular file and not a link (a FIFO planted there
+    would hang the start); else in memory, with a warning. A line that cannot be saved (a full
+    disk) is still run and kept for this session, with one warning."""
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     if path is None:
         return InMemoryHistory()
     folder = os.path.dirname(path)
+
+    def lost(exc: OSError) -> None:
+        sys.stderr.write(f"warning: the history is not kept ({path}: {exc.strerror or exc})\n")
+
+    class KeptHistory(FileHistory):
+        failed = False
+
+        def store_string(self, string: str) -> None:
+            if self.failed:
+                return
+            try:
+                super().store_string(string)
+            except OSError as exc:
+                self.failed = True
+                lost(exc)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         st = os.stat(folder)
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             raise OSError(f"{folder} is not yours alone")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
-                     0o600)
-        os.fchmod(fd, 0o600)
-        os.close(fd)
-        return FileHistory(path)
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            raise OSError("it is not a regular file")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError("it is not a regular file")
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+        return KeptHistory(path)
     except OSError as exc:
-        sys.stderr.write(f"warning: the history is not kept ({path}: {exc.strerror or exc})\n")
+        lost(exc)
         return InMemoryHistory()
 
 
 def _token_pattern():
     """The grammar's own lexer: the terminals' regular expression from the parser's tables."""
-    from . import usercache
     from .language import parser
-    tables = usercache.load(parser._tables_name(), parser._tables_key(parser.grammar_text()))
-    return re.compile((tables or parser.build_tables())["pattern"])
+    return re.compile(parser.shipped_tables()["tables"]["pattern"])
 
 
 def _catalogue() -> dict[str, dict]:
@@ -490,16 +537,26 @@ def call_at(text: str) -> str | None:
     return None
 
 
-def toolbar_text(session: Session, text: str, functions: dict[str, dict]) -> str:
-    """The bottom toolbar: the rule of the function being typed, else the point and settings."""
+def toolbar_text(session: Session, text: str, functions: dict[str, dict],
+                 width: int = 80) -> str:
+    """The bottom toolbar, in ``width`` columns: the rule of the function being typed, else
+    the point and the keys (the keys left out first where they do not fit)."""
     name = call_at(text)
     if name in functions:
         row = functions[name]
         rules = ", ".join(f"{k} = {v}" for k, v in row["derivatives"].items())
-        return f" {row['syntax']}   {rules}   domain: {row['domain']}"
-    point = ", ".join(f"{n}={_number(v)}" for n, v in session.point.items()) or "no point"
-    return (f" at {point} · {len(session.definitions)} defined · Tab completes · "
-            "Ctrl-R searches · Ctrl-D leaves")
+        parts = [f" {row['syntax']}", rules, f"domain: {row['domain']}"]
+        sep = "   "
+    else:
+        point = ", ".join(f"{n}={session.texts.get(n, _number(v))}"
+                          for n, v in session.point.items()) or "no point"
+        parts = [f" at {point}", f"{len(session.definitions)} defined", "Tab completes",
+                 "Ctrl-R searches", "Ctrl-D leaves"]
+        sep = " · "
+    while len(parts) > 1 and len(sep.join(parts)) >= width:
+        parts.pop()
+    line = sep.join(parts)
+    return line if len(line) < width else line[:width - 2] + "…"
 
 
 def token_styles(text: str, first: bool, session: Session, functions, pattern) -> list:
@@ -530,6 +587,7 @@ def interactive(session: Session, history: str) -> int:
     from prompt_toolkit.completion import Completer, Completion
     from prompt_toolkit.filters import is_searching
     from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
     from prompt_toolkit.lexers import Lexer
     from prompt_toolkit.styles import Style
 
@@ -563,6 +621,16 @@ def interactive(session: Session, history: str) -> int:
         else:
             buffer.validate_and_handle()
 
+    @keys.add(Keys.BracketedPaste)
+    def _(event):
+        # Pasted lines are typed lines: a paste that ends a line runs at once, line by line
+        # (the loop below splits the text), as the Python prompt runs a pasted block.
+        data = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        buffer = event.current_buffer
+        buffer.insert_text(data)
+        if data.endswith("\n") and not incomplete(buffer.text):
+            buffer.validate_and_handle()
+
     style = Style.from_dict({
         "number": "ansicyan", "function": "ansiblue bold", "defined": "ansigreen bold",
         "name": "", "command": "ansimagenta bold", "comment": "ansibrightblack italic",
@@ -573,7 +641,8 @@ def interactive(session: Session, history: str) -> int:
         multiline=True, key_bindings=keys, complete_while_typing=False,
         prompt_continuation=CONTINUATION, enable_history_search=False,
         bottom_toolbar=lambda: toolbar_text(session, prompt.default_buffer.document
-                                            .text_before_cursor, functions))
+                                            .text_before_cursor, functions,
+                                            prompt.app.output.get_size().columns))
     session.out(f"gradcli repl: define (f = x^2*y), set the point (at x=2, y=3), ask (f, trace f, "
                 "hessian f); help lists the commands, Ctrl-D leaves.")
     while True:
@@ -584,7 +653,8 @@ def interactive(session: Session, history: str) -> int:
         except EOFError:
             return 0
         try:
-            session.execute(text)
+            for line in inputs(text.splitlines(keepends=True)):  # a pasted block: line by line
+                session.execute(line)
         except KeyboardInterrupt:
             session.err("interrupted")
         except EOFError:

@@ -10,13 +10,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
 
-import gradcli.engine.sweeps
-
-# Every tape in these tests runs the compiled sweeps where they were built (engine/sweeps.py):
-# most programs here are far below the size that takes them. test_sweeps.py compares them with
-# the Python loops, which the console script still runs on small programs.
-gradcli.engine.sweeps.COMPILED_FROM = 0
-
 
 def central_difference(f, x: float, h: float | None = None) -> float:
     """Richardson-extrapolated central difference of a scalar function (an independent reference)."""
@@ -78,12 +71,10 @@ def readme_runs(select) -> list[tuple[str, list[str]]]:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_cache_and_temporary_directories(tmp_path_factory):
-    """The parser saves its tables under $GRADCLI_CACHE_DIR: keep the tests (and the console
-    scripts they start) out of the user's own cache directory, and the console scripts out of
-    the shared temporary directory, so no test passes because of what an earlier run left there."""
-    saved = {name: os.environ.get(name) for name in ("GRADCLI_CACHE_DIR", "TMPDIR")}
-    os.environ["GRADCLI_CACHE_DIR"] = str(tmp_path_factory.mktemp("gradcli-cache"))
+def _private_temporary_directory(tmp_path_factory):
+    """Keep the console scripts the tests start out of the shared temporary directory, so no
+    test passes because of what an earlier run left there."""
+    saved = {name: os.environ.get(name) for name in ("TMPDIR",)}
     os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tmp"))
     yield
     for name, value in saved.items():
@@ -95,17 +86,11 @@ def _private_cache_and_temporary_directories(tmp_path_factory):
 
 @pytest.fixture
 def empty_dirs(tmp_path, monkeypatch):
-    """An empty, private temporary directory and cache directory for this test, in the
-    environment of the processes it starts; the parser forgets the tables it loaded."""
-    from gradcli.language import parser
-    dirs = types.SimpleNamespace(tmp=tmp_path / "tmp", cache=tmp_path / "cache")
-    for folder in (dirs.tmp, dirs.cache):
-        folder.mkdir(mode=0o700)
+    """An empty, private temporary directory for this test, in the environment of the processes
+    it starts."""
+    dirs = types.SimpleNamespace(tmp=tmp_path / "tmp")
+    dirs.tmp.mkdir(mode=0o700)
     monkeypatch.setenv("TMPDIR", str(dirs.tmp))
-    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(dirs.cache))
-    monkeypatch.setattr(parser, "_fast", None)
-    monkeypatch.setattr(parser, "_tables", None)
-    monkeypatch.setattr(parser, "SHIPPED_TABLES", "none.json")  # the cache is what they test
     return dirs
 
 
@@ -113,11 +98,14 @@ def empty_dirs(tmp_path, monkeypatch):
 # "dev" (the default): random examples, and the failures found are kept in .hypothesis/ and tried
 # first on the next run. "ci" (when $CI is set, as CI services and .ci/run set it): the same
 # examples on every run (derandomize) and no example database, so a red build is never a new
-# random find or a stale local database, only a change. GRADCLI_HYPOTHESIS=long: a search by hand.
+# random find or a stale local database, only a change. Both run 100 examples a property, which
+# keeps the suite within its four minutes; GRADCLI_HYPOTHESIS=thorough runs 500 (five times as
+# many for every property, see strategies.examples) and GRADCLI_HYPOTHESIS=long a search by hand.
 # Wall-clock deadlines are off: the machine is shared, and a slow example is not a failure.
 _common = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=500, **_common)
-settings.register_profile("ci", max_examples=500, derandomize=True, database=None, **_common)
+settings.register_profile("dev", max_examples=100, **_common)
+settings.register_profile("ci", max_examples=100, derandomize=True, database=None, **_common)
+settings.register_profile("thorough", max_examples=500, **_common)
 settings.register_profile("long", max_examples=20_000, **_common)
 settings.load_profile(os.environ.get("GRADCLI_HYPOTHESIS")
                       or ("ci" if os.environ.get("CI") else "dev"))

@@ -18,10 +18,21 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 
 from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from gradcli.engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
+
+THOROUGH = 500  # the "thorough" profile's examples a property (tests/conftest.py)
+
+
+def examples(n: int) -> int:
+    """A property's number of examples: ``n`` under the thorough profile, scaled to the profile
+    in force (a fifth of it in CI and by default, forty times it in the long search), at least 1.
+    A property that costs more than most names its count with this, so every profile keeps the
+    same proportions between properties."""
+    return max(1, n * settings.default.max_examples // THOROUGH)
+
 
 INPUT_NAMES = ("x", "y", "z", "θ")  # a Unicode name is an ordinary input
 ASSIGNED_NAMES = ("a", "b", "c", "t", "e")  # assigning e shadows the constant from then on

@@ -26,7 +26,7 @@ from conftest import check_reported
 from test_docs import runs as page_runs
 
 import gradcli
-from gradcli import batchdask, batchio
+from gradcli import batchdask, batchio, readers
 
 EXPR = "log(x)+x*y-sin(y)"
 HEADER = ["id", "x", "y", "f", "df/dx", "df/dy", "error"]
@@ -129,7 +129,7 @@ def test_failed_rows_are_written_with_nan_and_an_error_and_exit_1(run, tmp_path)
 
 
 def test_failures_in_a_later_chunk_are_numbered_from_the_first_row(run, tmp_path, monkeypatch):
-    monkeypatch.setattr(batchio, "CSV_BLOCK_BYTES", 256)  # many chunks
+    monkeypatch.setattr(readers, "CSV_BLOCK_BYTES", 256)  # many chunks
     n = 300
     x = [1.0 + i for i in range(n)]
     x[250] = -2.0
@@ -266,10 +266,10 @@ def test_grid_ranges_are_inclusive_like_linspace_and_take_constant_expressions(r
 
 
 def test_a_large_grid_streams_in_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(batchio, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(readers, "CHUNK_ROWS", 1000)
     from gradcli.engine.graph import compile
     graph = compile("x*y")
-    rows = batchio.grid_rows({"x": (0, 1, 101), "y": (-1, 1, 51)})
+    rows = readers.grid_rows({"x": (0, 1, 101), "y": (-1, 1, 51)})
     chunks = list(rows.chunks)
     assert [c.num_rows for c in chunks] == [1000] * 5 + [151]
     table = pa.Table.from_batches(chunks)
@@ -377,7 +377,7 @@ def numpy_engine(path: Path, tmp_path: Path, expr: str = EXPR) -> dict[str, list
     from gradcli.engine.graph import compile
     graph = compile(expr)
     out = tmp_path / "numpy.parquet"
-    batchio.run_batch(graph, batchio.read_points(str(path), graph), str(out))
+    batchio.run_batch(graph, readers.read_points(str(path), graph), str(out))
     return read_back(out)
 
 

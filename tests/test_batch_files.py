@@ -102,7 +102,7 @@ def test_closing_the_rows_waits_until_pyarrow_lets_go_of_the_file(tmp_path, monk
     too long (the error raised in the reading thread, none left inside pyarrow), after a cell
     that is not a number (a second reader), and after a whole file."""
     from gradcli.api import compile
-    from gradcli.batchio import read_csv
+    from gradcli.readers import read_csv
     from gradcli.errors import GradcliError
     monkeypatch.setenv("GRADCLI_MAX_LINE", "4096")
     (tmp_path / "p.csv").write_text("x\n" + "1\n" * 100_000 + tail)
@@ -287,3 +287,25 @@ def test_dask_fails_the_rows_with_bad_bytes_too(gradcli_script, tmp_path):
     one_line_error(proc, 1, "row 1: the cell of column 'id' is not UTF-8 text")
     table = pq.read_table(tmp_path / "out.parquet").to_pydict()
     assert table["id"] == ["\ufffd", "b"] and table["f"][1] == 5.0
+
+
+# -- the file's format: its delimiter sniffed, a missing header said as such ----------------------
+
+@pytest.mark.parametrize("text", ["x;y\n1.5;2\n3;4\n", "x\ty\n1.5\t2\n3\t4\n", "x,y\n1.5,2\n3,4\n"])
+@pytest.mark.parametrize("where", ["-", "p.csv"])
+def test_a_semicolon_or_a_tab_separates_cells_as_a_comma_does(gradcli_script, tmp_path, text,
+                                                               where):
+    (tmp_path / "p.csv").write_text(text)
+    proc = gradcli(gradcli_script, "eval", "x*y", "--points", where, cwd=tmp_path,
+                   stdin=text.encode() if where == "-" else None)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().splitlines() == ["x,y,f,df/dx,df/dy,error", "1.5,2,3,2,1.5,",
+                                                 "3,4,12,4,3,"]
+
+
+def test_points_without_a_header_say_so(gradcli_script, tmp_path):
+    proc = gradcli(gradcli_script, "eval", "x*y", "--points", "-", cwd=tmp_path,
+                   stdin=b"1,2\n3,4\n")
+    err = one_line_error(proc, 2, "the first line of the points is a row of numbers (1, 2), "
+                                  "not a header", "x,y")
+    assert "--at" not in err

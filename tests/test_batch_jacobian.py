@@ -113,7 +113,7 @@ def test_dask_with_several_outputs_equals_the_numpy_engine(cluster, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from gradcli import batchdask, batchio
+    from gradcli import batchdask, batchio, readers
     from gradcli.engine.graph import compile, select_outputs
     rng = np.random.default_rng(5)
     table = pa.table({"x": rng.uniform(-0.5, 3, 60), "y": rng.uniform(-2, 2, 60)})
@@ -127,7 +127,7 @@ def test_dask_with_several_outputs_equals_the_numpy_engine(cluster, tmp_path):
     out, ref = tmp_path / "out.parquet", tmp_path / "ref.parquet"
     summary = batchdask.run_dask(graph, str(parts), str(out), of=["c", "a"],
                                scheduler=cluster.scheduler_address)
-    batchio.run_batch(graph, batchio.read_points(str(tmp_path / "all.parquet"), graph), str(ref))
+    batchio.run_batch(graph, readers.read_points(str(tmp_path / "all.parquet"), graph), str(ref))
     got, want = pq.read_table(out).to_pydict(), pq.read_table(ref).to_pydict()
     assert list(got) == list(want) == ["x", "y", "c", "dc/dx", "dc/dy", "a", "da/dx", "da/dy",
                                        "error"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import check_reported
 
-from gradcli import batchio
+from gradcli import readers
 
 EXPR = "log(x)+x*y-sin(y)"
 POINTS = "id,x,y\na,2,3\nb,0.5,-1\n"
@@ -33,12 +33,12 @@ def shell(script: str, gradcli: str, cwd: Path, stdin: str | None = None):
 
 
 def big_points(path: Path, header: str = "x,y", rows: int = 400_000) -> Path:
-    """A CSV file several times pyarrow's block (batchio.CSV_BLOCK_BYTES), so that its reader
+    """A CSV file several times pyarrow's block (readers.CSV_BLOCK_BYTES), so that its reader
     has a read-ahead thread running when gradcli stops."""
     width = len(header.split(","))
     line = ",".join(["1.5"] * width) + "\n"
     path.write_text(header + "\n" + line * rows)
-    assert path.stat().st_size > 3 * batchio.CSV_BLOCK_BYTES
+    assert path.stat().st_size > 3 * readers.CSV_BLOCK_BYTES
     return path
 
 

@@ -13,7 +13,6 @@ holds.
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 
 import mpmath
@@ -25,7 +24,7 @@ from references import REFERENCES
 from strategies import cases
 
 import gradcli
-from gradcli.engine import bounds, trig
+from gradcli.engine import bounds
 from gradcli.engine.batch import block_namespace, evaluate_columns
 from gradcli.engine.primitives import TABLE
 from gradcli.language.printer import to_source
@@ -242,17 +241,8 @@ QUICK_CASES = [
 ]
 
 
-@pytest.fixture(params=["extension", "numpy"])
-def compiled(request, monkeypatch):
-    if request.param == "extension" and trig._sincos is None:
-        pytest.skip("the _sincos extension was not built here")
-    monkeypatch.setattr(trig, "_sincos", trig._sincos if request.param == "extension" else None)
-    return request.param
-
-
 @pytest.mark.parametrize("source, make", QUICK_CASES, ids=[c[0] for c in QUICK_CASES])
-def test_the_quick_test_leaves_the_rows_the_row_by_row_bound_finds_short(source, make,
-                                                                         compiled):
+def test_the_quick_test_leaves_the_rows_the_row_by_row_bound_finds_short(source, make):
     graph = gradcli.compile(source)
     columns = make(np.random.default_rng(11), 6000)
     result = evaluate_columns(graph, columns, block_rows=512)
@@ -270,48 +260,26 @@ def test_the_quick_test_leaves_the_rows_the_row_by_row_bound_finds_short(source,
     assert not np.any(short & ~left)
 
 
-def test_the_extension_scans_equal_numpys():
-    if trig._sincos is None or not hasattr(trig._sincos, "small"):
-        pytest.skip("the _sincos extension was not built here")
-    rng = np.random.default_rng(2)
-    for n in (1, 7, 8, 9, 1000, 4099):
-        x = rng.normal(0, 1, n) * 10.0 ** rng.integers(-300, 300, n)
-        x[rng.integers(0, n, max(1, n // 50))] = np.nan
-        if n > 8:
-            x[3], x[5], x[6] = np.inf, -np.inf, -0.0
-        assert trig._sincos.extent(x) == bounds._extent(x)  # NumPy's fmin and fmax
-        for t in (0.0, 1e-300, 1.0, np.inf):
-            mask = rng.random(n) < 0.1
-            want = mask | (np.abs(x) < t)
-            trig._sincos.small(x, t, mask)
-            assert np.array_equal(mask, want)
-    assert trig._sincos.extent(np.full(5, np.nan)) == (math.inf, -math.inf)
-
-
-def test_batch_rows_do_not_depend_on_the_digits_column_nor_on_the_extension(gradcli_script,
-                                                                             tmp_path):
+def test_batch_rows_do_not_depend_on_the_digits_column(gradcli_script, tmp_path):
     """The quick test (without --with-digits) recomputes the same rows as every row's own
-    bound (--with-digits), and the C extension changes nothing: the same bytes."""
+    bound (--with-digits): the same bytes."""
     rng = np.random.default_rng(8)
     x = np.concatenate([10.0 ** rng.uniform(-9, 1, 3000), rng.uniform(-3, 3, 3000)])
     (tmp_path / "p.csv").write_text("x\n" + "\n".join(repr(float(v)) for v in x) + "\n")
     outputs = []
-    for digits, no_extension in (([], ""), (["--with-digits"], ""), ([], "1")):
-        env = {**os.environ, "GRADCLI_NO_SINCOS_EXTENSION": no_extension}
-        if not no_extension:
-            env.pop("GRADCLI_NO_SINCOS_EXTENSION")
+    for digits in ([], ["--with-digits"]):
         proc = subprocess.run([gradcli_script, "eval", "(1-cos(x))/x^2", "--points", "p.csv",
-                               *digits], cwd=tmp_path, env=env, capture_output=True, text=True)
+                               *digits], cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
         if digits:  # drop the digits column: x,f,df/dx,digits,error
             lines = [",".join(line.split(",")[:3] + line.split(",")[4:]) for line in lines]
         outputs.append(lines)
-    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0] == outputs[1]
     assert len(outputs[0]) == 6001
 
 
-def test_the_quick_test_beside_the_jacobian_sweep(compiled):
+def test_the_quick_test_beside_the_jacobian_sweep():
     """Several outputs: each output's value, then its gradient, as batchio orders them."""
     from gradcli.engine.batch import jacobian_columns
     from gradcli.engine.graph import select_outputs

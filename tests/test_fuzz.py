@@ -23,8 +23,7 @@ from strategies import cases
 
 runner = CliRunner()
 
-# A CliRunner run takes about a millisecond: these properties search five times the profile's
-# number of examples.
+# A CliRunner run is cheap: these properties search five times the profile's number of examples.
 cheap = settings(max_examples=5 * settings().max_examples)
 
 

@@ -23,7 +23,7 @@ from rich.console import Console
 
 import drawn
 from strategies import cases
-from gradcli.api import compile, evaluate_graph
+from gradcli.api import compile, evaluate
 from gradcli.cli import main
 from gradcli.errors import DomainError
 from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
@@ -56,7 +56,7 @@ def by_hand(x, y):
 def annotated(source, at):
     """The picture of ``source`` annotated at the point ``at``."""
     graph = compile(source)
-    result = evaluate_graph(graph, at)
+    result = evaluate(graph, at)
     return build_picture(graph, result.values, adjoint=result.adjoint, partials=result.partials)
 
 
@@ -470,7 +470,8 @@ def test_dot_and_mermaid_are_capped_with_a_note(run):
 # -- -o FILE through Graphviz (a fake dot here: Graphviz is not installed) -----------------------
 
 def fake_dot(directory, exit_code=0):
-    """A `dot` program that writes its arguments and its input to the -o file."""
+    """A `dot` program that writes its arguments and its input to its output (the -o file, or
+    standard output)."""
     script = directory / "dot"
     script.write_text(textwrap.dedent(f"""\
         #!{sys.executable}
@@ -479,8 +480,12 @@ def fake_dot(directory, exit_code=0):
         if {exit_code}:
             sys.stderr.write("Error: syntax error in line 1")
             sys.exit({exit_code})
-        with open(args[args.index("-o") + 1], "w") as f:
-            f.write(" ".join(args) + "\\n" + sys.stdin.read())
+        text = " ".join(args) + "\\n" + sys.stdin.read()
+        if "-o" in args:
+            with open(args[args.index("-o") + 1], "w") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
         """))
     script.chmod(0o755)
     return directory
@@ -493,7 +498,7 @@ def test_output_file_is_rendered_by_dot_by_suffix(run, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     args, dot_text = target.read_text().split("\n", 1)
-    assert args == f"-Tsvg -o {target}"
+    assert args == "-Tsvg"  # its output is staged and renamed into place (gradcli.files)
     nodes, edges = check_dot(dot_text)
     assert len(nodes) == 7 and len(edges) == 8
     run("graph", "x", "-o", str(tmp_path / "g.PDF"))
@@ -593,3 +598,21 @@ def test_console_script_without_graphviz(gradcli_script, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 2
     assert "apt-get install graphviz" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_in_an_80_column_terminal_the_readme_graph_is_drawn_top_to_bottom_whole(gradcli_script):
+    pexpect = pytest.importorskip("pexpect")
+    import re
+    child = pexpect.spawn(gradcli_script, ["graph", SEED, "--at", "x=2,y=3"], dimensions=(60, 80),
+                          encoding="utf-8", env={**os.environ, "NO_COLOR": "1", "TERM": "xterm"},
+                          timeout=60)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.read()).replace("\r", "")
+    child.close()
+    lines = shown.splitlines()
+    assert child.exitstatus == 0, shown
+    assert max(map(len, lines)) <= 80 and "cut" not in shown
+    assert "║ v5" in shown  # the output node is drawn, not cut off
+    assert lines[1].startswith("│ x")  # top to bottom: x's box first, at the top
+    wide = subprocess.run([gradcli_script, "graph", SEED, "--at", "x=2,y=3", "--width", "120"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert max(map(len, wide.stdout.splitlines())) > 80  # left to right where it fits

@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 
+import mpmath
 import pytest
 
 from gradcli import evaluate, hessian
@@ -296,8 +297,8 @@ def test_many_inputs(run):
 
 
 def test_forward_mode_keeps_one_sweep():
-    from gradcli.api import compile, evaluate_forward
-    r = evaluate_forward(compile("x*y + y"), {"x": 2, "y": 3})
+    from gradcli.api import compile, evaluate
+    r = evaluate(compile("x*y + y"), {"x": 2, "y": 3}, mode="forward")
     assert "sweeps" not in r.__dict__  # not kept by the evaluation; made again for a trace
     assert r.gradient == {"x": 3.0, "y": 3.0}
     assert [label for label, _ in r.sweeps] == ["x", "y"]
@@ -322,7 +323,7 @@ def test_out_of_memory_is_a_limit_error(run, monkeypatch):
 
     def exhausted(*args, **kwargs):
         raise MemoryError
-    monkeypatch.setattr(gradcli.api, "evaluate_graph", exhausted)
+    monkeypatch.setattr(gradcli.api, "evaluate", exhausted)
     result = run("eval", "x", "--at", "x=1", "--trace", "--json")
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"]["kind"] == "limit"
@@ -381,3 +382,22 @@ def docs_runs():
 @pytest.mark.parametrize("name, env, args, expected", docs_runs())
 def test_docs_examples_are_real_runs(run, name, env, args, expected):
     assert lines(run(*args, env=env).output) == expected
+
+
+# -- the API reads a string value as --at reads it ------------------------------------------------
+
+@pytest.mark.parametrize("text, exact", [("pi/4", mpmath.pi / 4), ("pi", mpmath.pi),
+                                          ("1/3", mpmath.mpf(1) / 3), ("sqrt(2)", mpmath.sqrt(2)),
+                                          ("0.1", mpmath.mpf("0.1"))])
+def test_the_api_takes_what_at_takes(text, exact):
+    import gradcli
+    with mpmath.workdps(40):
+        want_value = mpmath.exp(exact) * (2 + mpmath.sin(exact))
+        want_slope = mpmath.exp(exact) * (2 + mpmath.sin(exact) + mpmath.cos(exact))
+        r = gradcli.evaluate("exp(x)*(2 + sin(x))", {"x": text})
+        assert abs(mpmath.mpf(r.value.text) - want_value) <= 1e-12 * abs(want_value)
+        assert abs(mpmath.mpf(r.gradient["x"].text) - want_slope) <= 1e-12 * abs(want_slope)
+    h = gradcli.hessian("x^2*y", {"x": text, "y": 1})
+    assert h.hessian[0][1] == float(2 * exact)
+    with pytest.raises(gradcli.GradcliError, match="reads the name abc"):
+        gradcli.evaluate("x", {"x": "abc"})

@@ -48,7 +48,7 @@ from gradcli.language.parser import parse
 from gradcli.engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, function_names, lookup
 from gradcli.language.printer import to_source
 from references import REFERENCES, missing
-from strategies import COMPOUND, Case, cases, expressions, programs
+from strategies import COMPOUND, Case, cases, examples, expressions, programs
 
 RTOL = 1e-9  # the agreement asked for
 TINY = 1e-200  # below this, results are compared absolutely: subnormals have no relative precision
@@ -527,9 +527,9 @@ def case(source: str, **point: float) -> Case:
 
 # -- value and gradient against SymPy -----------------------------------------------------------
 
-# The reference is the slow side (mpmath: tens of milliseconds an example; SymPy for the Hessian,
-# more): each property runs a few hundred examples in every profile; GRADCLI_HYPOTHESIS=long runs
-# the long profile's count for every property.
+# The reference is the slow side (mpmath at rising precision; SymPy for the Hessian, more): each
+# property names its count under the thorough profile, scaled like every other property's;
+# GRADCLI_HYPOTHESIS=long runs the long profile's count for every property.
 LONG = os.environ.get("GRADCLI_HYPOTHESIS") == "long"
 
 
@@ -559,7 +559,9 @@ def sympy_time_limit():
 
 
 def sympy_examples(n: int) -> settings:
-    return settings(max_examples=settings().max_examples if LONG else n)
+    """``n`` examples under the thorough profile, scaled to the one in force; the long search
+    runs its own count (strategies.examples would make it forty times ``n`` of slow references)."""
+    return settings(max_examples=settings().max_examples if LONG else examples(n))
 
 
 # Hard cases found by the search, kept so every run tries them first.

@@ -1,7 +1,7 @@
 """What a plain ``gradcli eval`` loads: nothing it does not print.
 
 The installed console script runs in a fresh process with ``-X importtime`` (every module it
-imports is listed on stderr), with a warm cache of the parser's tables. Start-up time itself is
+imports is listed on stderr), its bytecode warmed first. Start-up time itself is
 measured by ``benchmarks/run.py``, never asserted here.
 """
 
@@ -17,7 +17,7 @@ import pytest
 SEED = ("eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3")
 # Modules a plain evaluation must not import: the symbolic module and the trace records (built
 # only for diff and --trace), fractions and decimal (which the symbolic module needs), the rich
-# tables, NumPy (batches), Lark (only when the cached tables are missing).
+# tables, NumPy (batches), Lark (the parser runs the tables shipped beside the grammar).
 NOT_LOADED = ("gradcli.symbolic", "gradcli.records", "gradcli.views.tables", "fractions",
               "decimal", "numpy", "lark", "rich")
 
@@ -29,12 +29,11 @@ def _script() -> list[str]:
     return [sys.executable, "-X", "importtime", script]
 
 
-def imported(args, cache) -> set[str]:
-    """The modules the console script imports for ``args`` (the cache warmed first)."""
-    env = {**os.environ, "GRADCLI_CACHE_DIR": str(cache)}
-    warm = subprocess.run(_script()[3:] + list(args), capture_output=True, text=True, env=env)
+def imported(args) -> set[str]:
+    """The modules the console script imports for ``args`` (its bytecode warmed first)."""
+    warm = subprocess.run(_script()[3:] + list(args), capture_output=True, text=True)
     assert warm.returncode == 0, warm.stderr
-    done = subprocess.run(_script() + list(args), capture_output=True, text=True, env=env)
+    done = subprocess.run(_script() + list(args), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     names = set()
     for line in done.stderr.splitlines():
@@ -53,20 +52,20 @@ PROVEN_QUICKLY = ("flint", "gradcli.engine.ball", "gradcli.engine.certify")
 
 @pytest.mark.parametrize("extra, not_loaded", [((), NOT_LOADED + PROVEN_QUICKLY),
                                                (("--json",), NOT_LOADED)], ids=["text", "json"])
-def test_a_plain_eval_imports_only_what_it_prints(extra, not_loaded, tmp_path):
-    names = imported(SEED + extra, tmp_path)
+def test_a_plain_eval_imports_only_what_it_prints(extra, not_loaded):
+    names = imported(SEED + extra)
     loaded = sorted(m for m in names for bad in not_loaded if m == bad or m.startswith(bad + "."))
     assert not loaded, f"a plain eval imported {loaded}"
 
 
-def test_the_listing_sees_what_a_certified_eval_imports(tmp_path):
+def test_the_listing_sees_what_a_certified_eval_imports():
     """The check can fail: --json proves its doubles with Arb."""
-    assert {"flint", "gradcli.engine.certify"} <= imported(SEED + ("--json",), tmp_path)
+    assert {"flint", "gradcli.engine.certify"} <= imported(SEED + ("--json",))
 
 
-def test_the_listing_sees_what_a_trace_imports(tmp_path):
+def test_the_listing_sees_what_a_trace_imports():
     """The check can fail: --trace does import the records and the symbolic module."""
-    names = imported(SEED + ("--trace",), tmp_path)
+    names = imported(SEED + ("--trace",))
     assert {"gradcli.records", "gradcli.symbolic.expr", "fractions"} <= names
 
 
@@ -89,52 +88,3 @@ def test_the_console_script_sets_start_ups_objects_aside_and_collects_the_rest(t
                           cwd=tmp_path)  # the installed gradcli
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "True"]
-
-
-def _entry(command: str, tmp_path, run: str = "entry.run()") -> subprocess.CompletedProcess:
-    """The console script's entry point running ``command`` (Python source defining
-    ``command()``) in place of the CLI, in a fresh process (or ``run``, a control)."""
-    probe = ("import atexit, sys, threading, time\n"
-             "import gradcli.cli as cli\n"
-             "import gradcli.__main__ as entry\n"
-             f"{command}\n"
-             "cli.run = command\n"
-             f"{run}\n")
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=tmp_path)
-
-
-def test_the_console_script_ends_without_teardown_once_the_command_is_done(tmp_path):
-    """Python's teardown is skipped (a garbage cycle its last collection would free says so in
-    its __del__: it does not), while what the usual exit does that matters still happens: the
-    output is flushed, atexit functions run, the exit code is the command's."""
-    command = ("class Noisy:\n"
-               "    def __del__(self, write=__import__('os').write): write(1, b' freed')\n"
-               "def command():\n"
-               "    cycle = Noisy()\n"
-               "    cycle.me = cycle  # garbage the usual exit's last collection would free\n"
-               "    atexit.register(lambda: print('atexit ran'))\n"
-               "    sys.stdout.write('done')\n"
-               "    sys.stderr.write('note')\n"
-               "    {}\n")
-    done = _entry(command.format("pass"), tmp_path)
-    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["doneatexit", "ran"],
-                                                                     "note")
-    done = _entry(command.format("sys.exit(3)"), tmp_path)
-    assert (done.returncode, done.stdout.split()) == (3, ["doneatexit", "ran"])
-    control = _entry(command.format("pass"), tmp_path, run="command()")
-    assert "freed" in control.stdout.split()  # (the usual exit does free it: the check is real)
-
-
-@pytest.mark.parametrize("ending, code, said", [
-    ("sys.exit('a message')", 1, "a message"),  # the usual exit prints it
-    # a thread that prints once the main thread is done: only an exit that waits for it sees it
-    ("threading.Thread(target=lambda: (threading.main_thread().join(), print('joined')))"
-     ".start()", 0, ""),
-])
-def test_the_usual_exit_runs_where_it_has_more_to_do(ending, code, said, tmp_path):
-    done = _entry(f"def command():\n    {ending}\n", tmp_path)
-    assert done.returncode == code
-    assert said in done.stderr
-    if "Thread" in ending:  # a thread still running is waited for, as Python's exit does
-        assert done.stdout.split() == ["joined"]

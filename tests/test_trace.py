@@ -129,6 +129,17 @@ def test_textbook_symbolic_columns():
     assert "y*v1^(y - 1) = " in text and "exp(x) = 1.648721270700" in text
 
 
+def test_constants_are_shown_as_the_numbers_they_are_exactly():
+    """A folded constant is written as it is exactly, in canonical form (never the 17 digits of
+    its double), in the operation, the step and the local derivative's formula."""
+    text = _render("log(2)*x + x/(1/3) + 0.1*x^(1/3) - pi*x + x*sqrt(2)", {"x": 1}, width=200)
+    assert "v1 = log(2) * x = log(2) * 1" in text
+    assert "x / (1/3)" in text and "x ^ (1/3)" in text and "0.1 * v" in text
+    assert "pi * x" in text and "x * sqrt(2)" in text
+    assert "0.6931471805599453" not in text and "0.3333333333333333" not in text
+    assert "log(2) = 0.6931471805599" in text  # ∂v1/∂x, its formula
+
+
 def test_max_rows_keeps_the_output_and_the_inputs_and_says_what_it_hides():
     text = _render(SEED, {"x": 2, "y": 3}, max_rows=3)
     forward, reverse = text.split("Reverse sweep")
@@ -295,9 +306,9 @@ def test_a_certified_trace_reuses_the_values_forward_sweep(monkeypatch):
     """The trace's recorded sweep starts from the balls that proved the value (same point, same
     precision): only its reverse sweep runs again, and its numbers are the value's."""
     import gradcli.engine.certify as certify
-    from gradcli.api import evaluate_graph
+    from gradcli.api import evaluate
     graph = gradcli_compile("(1-cos(x))/x^2 + x*y")  # cancels: the interval sweep cannot prove it
-    r = evaluate_graph(graph, {"x": "1e-8", "y": 3}, digits=20)
+    r = evaluate(graph, {"x": "1e-8", "y": 3}, digits=20)
     assert getattr(r.certified, "reals", None)
     calls = []
     real = certify._forward
@@ -419,11 +430,11 @@ def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
     balls' trace (both give the exact numbers correctly rounded). A number whose interval is too
     wide for its digits is the balls' to prove: they run once."""
     import gradcli.engine.certify as certify
-    from gradcli.api import QuickCertificate, evaluate_graph
+    from gradcli.api import QuickCertificate, evaluate
     at = {"x": "0.5", "y": "0.25"}
-    balls = evaluate_graph(gradcli_compile(SUM), at)
+    balls = evaluate(gradcli_compile(SUM), at)
     expected = [[t.rows for t in trace_tables(balls.trace, 13, n)] for n in (40, 0)]
-    quick = evaluate_graph(gradcli_compile(SUM), at, quick=True, record=True)
+    quick = evaluate(gradcli_compile(SUM), at, quick=True, record=True)
     assert isinstance(quick.certified, QuickCertificate)
     calls = []
     real = certify.certify
@@ -442,9 +453,9 @@ def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
 def test_interval_and_ball_traces_agree_row_for_row(source, at):
     """Every row of an interval-proven trace (all of them, --max-rows 0) is the ball-proven
     trace's: each number's digits are the exact number's, correctly rounded, either way."""
-    from gradcli.api import QuickCertificate, evaluate_graph
-    quick = evaluate_graph(gradcli_compile(source), at, quick=True, record=True)
+    from gradcli.api import QuickCertificate, evaluate
+    quick = evaluate(gradcli_compile(source), at, quick=True, record=True)
     assert isinstance(quick.certified, QuickCertificate)
-    balls = evaluate_graph(gradcli_compile(source), at)
+    balls = evaluate(gradcli_compile(source), at)
     assert ([t.rows for t in trace_tables(quick.trace, 13, 0)]
             == [t.rows for t in trace_tables(balls.trace, 13, 0)])

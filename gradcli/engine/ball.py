@@ -445,10 +445,22 @@ def _log_base(a, b) -> Real:
         raise ValueError("log to the base 1") from None
 
 
-def _trigamma(a) -> Real:
+def _polygamma(n: int, b: arb) -> arb:
+    """ψ^(n)(b), n >= 1, by Arb; below 0 by the reflection formula
+    ψ^(n)(b) = (-1)^n ψ^(n)(1 - b) - π dⁿ/dbⁿ cot(πb), since Arb's series from the left of 0
+    is not finite far from it (b = -1e8 + 1/2)."""
     from flint import acb
+    if not b < 0:
+        return acb(b).polygamma(n).real
+    from flint import arb_series
+    cot = arb_series([b, 1], prec=n + 1).cot_pi().coeffs()  # Taylor coefficients at b
+    slope = cot[n] * math.factorial(n) if n < len(cot) else 0  # a zero coefficient is left off
+    return (-1) ** n * acb(1 - b).polygamma(n).real - arb.pi() * slope
+
+
+def _trigamma(a) -> Real:
     a = Real.of(a)
-    return _checked("trigamma", Real(acb(a.b).polygamma(1).real), (a,))
+    return _checked("trigamma", Real(_polygamma(1, a.b)), (a,))
 
 
 def _lgamma(a) -> Real:
@@ -539,15 +551,37 @@ class _Namespace(Namespace):
     @staticmethod
     def polygamma(n: int, x) -> Real:
         """ψ^(n)(x), by Arb (trigamma's derivative, which no row is)."""
-        from flint import acb
         x = Real.of(x)
-        return _checked("trigamma", Real(acb(x.b).polygamma(n).real), (x,))
+        return _checked("trigamma", Real(_polygamma(n, x.b)), (x,))
 
     @staticmethod
     def noninteger(x) -> bool:
         """Whether ``x`` is certainly not an integer."""
         x = Real.of(x)
         return _integer(x) is None and not x.b.contains_integer()
+
+    @staticmethod
+    def sinc_slope(x) -> Real:
+        """sinc'(x) (sinc's rule, which (cos x - sinc x)/x is only away from 0)."""
+        return Real(_sinc_slope(Real.of(x).b))
+
+    @staticmethod
+    def sinc_curvature(x) -> Real:
+        """sinc''(x) = -sinc(x) + (2/3)·0F1(;5/2;-x²/4): the derivative of sinc's rule, for
+        its Hessian, finite at 0 too (-1/3)."""
+        b = Real.of(x).b
+        return Real(2 * _bessel(b) / 3 - b.sinc())
+
+
+def _bessel(b: arb) -> arb:
+    """0F1(;5/2;-b²/4) = 3·j1(b)/b, the spherical Bessel function over its argument: 1 at 0."""
+    return (-(b * b) / 4).hypgeom_0f1(arb(5) / 2)
+
+
+def _sinc_slope(b: arb) -> arb:
+    """sinc'(b) = -j1(b) = -(b/3)·0F1(;5/2;-b²/4): one Arb function, finite and without
+    cancellation for every b (0 at 0)."""
+    return -(b / 3) * _bessel(b)
 
 
 # A row with neither a function here nor a definition (:class:`Namespace`) cannot be proven.
@@ -664,6 +698,10 @@ class _BareNamespace(Namespace):
     @staticmethod
     def noninteger(x) -> bool:
         return not x.contains_integer() if type(x) is arb else x != int(x)
+
+    @staticmethod
+    def sinc_slope(x):
+        return _sinc_slope(x if type(x) is arb else arb(x))
 
 
 BARE = _BareNamespace(_bare_unsure_row, **{

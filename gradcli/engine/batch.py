@@ -204,7 +204,7 @@ def checked_slots(graph: Graph) -> list[int]:
 
 def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
                      wrt: Iterable[str] | None = None, gradient: bool = True,
-                     block_rows: int | None = None, threads: int | None = None,
+                     block_rows: int | None = None, threads: int = 1,
                      watch=None) -> BatchResult:
     """Value and gradient of a compiled graph at every row of ``columns`` (input name -> array).
 
@@ -212,9 +212,10 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     chooses the inputs of ``gradient`` (default: all, in graph order); ``gradient=False`` runs
     the forward sweep alone (``gradient`` is then empty). A row outside a domain, or whose value
     or gradient is not finite, gives NaN and a message in ``errors``; the others are unaffected.
-    ``threads``: how many blocks may run at once (NumPy releases the GIL in its loops); None:
-    one per core, up to :data:`MAX_THREADS` (:func:`default_threads`). Every block writes its
-    own rows, so the result is the same, bit for bit, for any number of threads.
+    ``threads``: how many blocks may run at once (NumPy releases the GIL in its loops). One by
+    default: a second thread costs CPU time and gains wall time only where a core is idle, which
+    the caller knows and gradcli cannot. Every block writes its own rows, so the result is the
+    same, bit for bit, for any number of threads.
     ``watch(start, stop, results)``: called with each block's results (the value, then the
     gradient by ``wrt``) once written, while they are in the processor's cache (the error
     bounds' quick test, :class:`.bounds.QuickTest`).
@@ -227,7 +228,7 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     messages: dict[int, str] = {}
     order = visit_order(graph) if gradient else []
     checked = checked_slots(graph)
-    threads = default_threads() if threads is None else max(1, threads)
+    threads = max(1, threads)
     block_rows = _block_rows(graph, n, threads, block_rows)
     starts = range(0, n, block_rows)
 
@@ -258,7 +259,7 @@ def _run_blocks(run, starts: range, block_rows: int, threads: int) -> None:
     the blocks never take much longer than on one thread."""
     threads = min(len(starts), threads)
     if block_rows < BLOCK_ROWS:  # a big graph's short blocks are mostly Python: the GIL's
-        threads = 1  # (the wide family, 10^3 terms x 10^4 points: 725 ms alone, 1114 ms on 2)
+        threads = 1
     if threads <= 1:
         for start in starts:
             run(start)
@@ -290,7 +291,6 @@ def _run_blocks(run, starts: range, block_rows: int, threads: int) -> None:
         raise failed[0]
 
 
-MAX_THREADS = 4  # blocks at once, at most (NumPy's passes are memory-bound beyond a few)
 THREAD_BLOCK_ROWS = 1 << 16  # rows per block when several threads share the work
 _POOLS: dict = {}
 
@@ -298,29 +298,10 @@ _POOLS: dict = {}
 def block_size(n: int, threads: int) -> int:
     """Rows per block: cache-sized (:data:`BLOCK_ROWS`) on one thread; on several, up to
     :data:`THREAD_BLOCK_ROWS`, as a block holds the GIL between NumPy's loops (the tape's Python
-    steps) and a bigger block spends less of its time there. Measured, seed gradient at 10^6
-    points, 2 threads: 20.9 ms wall with 2^14 rows, 13.9 ms with 2^16 (1 thread: 19.5 and 22.3)."""
+    steps) and a bigger block spends less of its time there."""
     if threads <= 1:
         return BLOCK_ROWS
     return max(BLOCK_ROWS, min(THREAD_BLOCK_ROWS, -(-n // threads)))
-
-
-def default_threads(cores: int | None = None) -> int:
-    """One thread per core this process may use, at most :data:`MAX_THREADS`.
-
-    No guess at the load is needed: the calling thread takes blocks itself and a helper takes
-    one only once it runs (:func:`_run_blocks`), so where other work holds the cores the helpers
-    take few blocks or none and the call costs what one thread does; where a core is free, a
-    helper takes its share. (The one-minute load average, used before, counts this process too
-    and lags: a benchmark's own run kept the default on one thread on a quiet machine.) Blocks
-    fewer than the threads (up to 2^14 rows: one block) always run on one."""
-    if cores is None:
-        import os
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except AttributeError:  # not on Linux
-            cores = os.cpu_count() or 1
-    return max(1, min(MAX_THREADS, cores))
 
 
 def _pool(threads: int):
@@ -560,7 +541,7 @@ class JacobianBatch:
 
 def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
                      wrt: Iterable[str] | None = None, block_rows: int | None = None,
-                     threads: int | None = None, watch=None) -> JacobianBatch:
+                     threads: int = 1, watch=None) -> JacobianBatch:
     """Every output's value and gradient at every row of ``columns``: per block, one forward
     sweep and one reverse sweep per output (of :meth:`Graph.only`), so each row is the
     single-point Jacobian's. A row that fails for one output fails for all (NaN everywhere), as
@@ -576,7 +557,7 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
     values = {o: np.empty(n) for o in names}
     jacobian = {o: {x: np.empty(n) for x in wrt} for o in names}
     messages: dict[int, str] = {}
-    threads = default_threads() if threads is None else max(1, threads)
+    threads = max(1, threads)
     block_rows = _block_rows(graph, n, threads, block_rows)
 
     def run(start: int) -> None:

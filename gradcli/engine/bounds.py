@@ -676,11 +676,13 @@ RANGES = Namespace(lambda row: _enclosure(row.name), **{
 
 
 def _decimal_is_double(text: str, value: float) -> bool:
-    """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3)."""
-    from fractions import Fraction
+    """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3).
+    Decimal, not Fraction: ``1e-999999999`` is compared by its exponent, never expanded into
+    a billion-digit integer."""
+    from decimal import Decimal
     try:
-        return Fraction(text) == Fraction(value)
-    except (ValueError, OverflowError, ZeroDivisionError):  # not a plain decimal, or not finite
+        return Decimal(text) == Decimal(value)
+    except (ArithmeticError, ValueError):  # not a plain decimal, or not finite
         return False
 
 
@@ -835,9 +837,6 @@ class QuickTest:
         self.m = _namespace(RANGES)
         self.suspect = np.zeros(self.n, dtype=bool)
         self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
-        from . import trig  # the compiled scans, where the optional extension was built
-        self.compiled = (getattr(trig._sincos, "extent", None),
-                         getattr(trig._sincos, "small", None))
 
     def _thresholds(self, ranges: list) -> list:
         """[(result, t)]: a row whose inputs lie in ``ranges`` and whose |result| >= t has
@@ -861,8 +860,7 @@ class QuickTest:
         its gradient by ``wrt``) are ``results``. NaN inputs are not in the ranges: those rows
         fail in the batch engine, and a failed row is never recomputed."""
         part = self.suspect[start:stop]
-        extent, small = self.compiled
-        ranges = [_extent(column[start:stop], extent) for column in self.inputs]
+        ranges = [_extent(column[start:stop]) for column in self.inputs]
         kept = self.kept
         inside = kept is not None and all(
             k[0] <= r[0] and r[1] <= k[1] for k, r in zip(kept[0], ranges))
@@ -877,7 +875,7 @@ class QuickTest:
                 except _QUICK_FAILS:
                     continue
         if kept is not None:
-            left = _mark_small([(results[k], t) for k, t in kept[1]], part, small)
+            left = _mark_small([(results[k], t) for k, t in kept[1]], part)
             if left * 8 <= stop - start:
                 return
             part[:] = False
@@ -886,7 +884,7 @@ class QuickTest:
         except _QUICK_FAILS:
             part[:] = True
             return
-        _mark_small([(results[k], t) for k, t in thresholds], part, small)
+        _mark_small([(results[k], t) for k, t in thresholds], part)
 
     def suspects(self) -> np.ndarray:
         """The rows left (a boolean mask)."""
@@ -904,24 +902,15 @@ def _widened_ranges(ranges: list) -> list:
     return wider
 
 
-def _extent(column, compiled=None) -> tuple[float, float]:
-    """The least and greatest value of a column, NaN skipped (``compiled``: the optional C
-    extension's extent, the same two numbers)."""
-    if compiled is not None:
-        return compiled(np.ascontiguousarray(column))
+def _extent(column) -> tuple[float, float]:
+    """The least and greatest value of a column, NaN skipped ((inf, -inf): every value NaN)."""
     lo, hi = float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
-    return (lo, hi) if lo == lo else (math.inf, -math.inf)  # every value NaN: as the C code
+    return (lo, hi) if lo == lo else (math.inf, -math.inf)
 
 
-def _mark_small(thresholds: list, part: np.ndarray, compiled=None) -> int:
+def _mark_small(thresholds: list, part: np.ndarray) -> int:
     """``part[i] = True`` where some ``|column[i]| < threshold`` (NaN: not marked), for the
-    (column, threshold) pairs; in one pass per column by ``compiled`` (the optional C
-    extension's small: the same comparisons, the same rows), else by NumPy in cache-sized
-    pieces. How many rows are marked."""
-    if compiled is not None:
-        for column, threshold in thresholds:
-            compiled(np.ascontiguousarray(column), threshold, part)
-        return int(np.count_nonzero(part)) if thresholds else 0
+    (column, threshold) pairs, by NumPy in cache-sized pieces. How many rows are marked."""
     n, step = len(part), MARK_ROWS
     size = np.empty(min(step, n))
     small = np.empty(len(size), dtype=bool)

@@ -12,7 +12,6 @@ from typing import Sequence
 
 from ..errors import NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
-from .sweeps import compiled_sweep, failed_node, tape
 
 _PRIMAL = attrgetter("primal")
 
@@ -22,23 +21,18 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
     base = graph.base
     values = graph.constants + list(point) + [0.0] * len(graph.ops)
     arg0, arg1 = graph.arg0, graph.arg1
-    run = compiled_sweep("forward", len(graph.ops))
-    t = None if run is None else tape(graph)  # (outside the try: its errors are no node's)
     k = 0
     try:
-        if run is not None:  # the same loop compiled
-            run(t.each("primal"), t.codes, t.arg0, t.arg1, values, base)
-        else:
-            for k, f in enumerate(map(_PRIMAL, graph.ops)):
-                b = arg1[k]
-                if b < 0:
-                    values[base + k] = f(values[arg0[k]])
-                else:
-                    values[base + k] = f(values[arg0[k]], values[b])
-    except (ValueError, ZeroDivisionError) as exc:
-        raise _located(graph, failed_node(exc, base, k), values, domain_error) from None
-    except OverflowError as exc:
-        raise _located(graph, failed_node(exc, base, k), values, overflow_error) from None
+        for k, f in enumerate(map(_PRIMAL, graph.ops)):
+            b = arg1[k]
+            if b < 0:
+                values[base + k] = f(values[arg0[k]])
+            else:
+                values[base + k] = f(values[arg0[k]], values[b])
+    except (ValueError, ZeroDivisionError):
+        raise _located(graph, k, values, domain_error) from None
+    except OverflowError:
+        raise _located(graph, k, values, overflow_error) from None
     # One C-speed sum detects any inf or nan; only then look for the first one.
     if not math.isfinite(sum(values[base:])):
         first_non_finite(graph, values)

@@ -22,7 +22,6 @@ from typing import NamedTuple, Sequence
 from ..errors import NumericalError
 from .graph import Graph, describe_call
 from .primitives import FLOAT
-from .sweeps import compiled_sweep, tape
 
 _KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
 _BOTH = object()  # it accumulates the adjoints and keeps the partials (a recorded sweep)
@@ -66,29 +65,18 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
     unit = getattr(m, "exact_units", False)  # bare balls: × ±1 and 0 + taken exactly
-    run = None
-    if (each is None or each is _KEEP or each is _BOTH) and type(values) is list \
-            and (adjoint is None or type(adjoint) is list) and type(active) is bytearray:
-        run = compiled_sweep("reverse", len(ops))
-    if run is not None:  # (outside the try: these errors are no node's)
-        t = tape(graph)
-        how, constants = t.shortcuts()
-        visit = t.order(graph, slots)
     try:
-        if run is not None:  # the loop compiled: the same calls, the same += (sweeps.py)
-            run(t.each("partials"), how, constants, t.codes, t.arg0, t.arg1, base, visit, values,
-                None if each is _KEEP else adjoint, active, m, unit,
-                first if n else None, second if n else None, spend)
-            return first, second
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
-            call = (m, values[a], y) if b < 0 else (m, values[a], values[b], y)
-            for which, target in enumerate((a,) if b < 0 else (a, b)):
+            x = values[a]
+            z = None if b < 0 else values[b]
+            for which in range(1 if b < 0 else 2):
+                target = b if which else a
                 if not active[target]:
                     continue
-                p = rules[which](*call)
+                p = rules[which](m, x, y) if b < 0 else rules[which](m, x, z, y)
                 if each is _KEEP or each is _BOTH:
                     (second if which else first)[k] = p
                 if each is None or each is _BOTH:
@@ -100,13 +88,10 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                     each(s, target, p)
             if spend and adjoint is not None:
                 adjoint[s] = None
-    except (ValueError, ZeroDivisionError, OverflowError) as exc:
-        if run is not None:
-            s, which = getattr(exc, "slot", s), getattr(exc, "which", which)
+    except (ValueError, ZeroDivisionError, OverflowError):
         raise not_differentiable(graph, s, values, order, which) from None
     except ArithmeticError as exc:  # a ball that cannot decide (engine.ball): say at which node
-        if run is None:
-            exc.slot = s
+        exc.slot = s
         raise
     return first, second
 
@@ -116,7 +101,7 @@ def _accumulated(old, upstream, p):
     (``exact_units``: bare balls): a partial 1.0 or -1.0 gives ``upstream`` or ``-upstream``
     itself and the first contribution to an adjoint (still the float 0.0) is kept as it is. Arb
     would round the radius of ``ball × 1.0`` up, and a sum's adjoint chain is long; the result
-    is the same number in a ball no wider (the compiled loop does the same: _sweeps.c)."""
+    is the same number in a ball no wider."""
     if type(p) is float and (p == 1.0 or p == -1.0):
         product = upstream if p == 1.0 else -upstream
     else:

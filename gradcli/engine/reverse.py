@@ -19,7 +19,6 @@ from ..errors import NumericalError
 from .graph import Graph
 from .partials import Partials, local_partials, not_differentiable  # noqa: F401 - re-exported
 from .primitives import FLOAT
-from .sweeps import compiled_sweep, tape
 
 
 class Contribution(NamedTuple):
@@ -99,11 +98,6 @@ class Recorded(Sequence):
 
     def _made(self) -> tuple[array, array, array, array]:
         graph, active = self.graph, self.active
-        run = compiled_sweep("edges", len(graph.ops))
-        if run is not None and type(active) is bytearray:  # the same loop compiled
-            t = tape(graph)
-            return tuple(array("i", column) for column in
-                         run(t.arg0, t.arg1, t.order(graph, self.slots), active, graph.base))
         base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
         sources, targets, which = array("i"), array("i"), array("i")
         source, target, by = sources.append, targets.append, which.append

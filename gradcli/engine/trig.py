@@ -14,11 +14,7 @@ arithmetic, which use every SIMD lane of the processor, sharing one argument red
 3. Quadrant ``k mod 4``: swap sine and cosine for odd ``k``, and set their signs.
 
 Every step is an element-wise NumPy operation on blocks of :data:`CHUNK` rows, with scratch
-arrays kept per thread, so a row's result does not depend on the rows computed with it. Where
-the optional C extension ``_sincos`` was built, the same operations run in one compiled loop
-(about ten times quicker); each is a correctly rounded IEEE add, multiply or subtract in both,
-and the C code uses no fused multiply-add, so the two give the same bits: what gradcli computes
-does not depend on how it was installed (tests/test_trig.py checks it).
+arrays kept per thread, so a row's result does not depend on the rows computed with it.
 
 Above :data:`BOUND` (where ``k`` outgrows 13 bits) and for inf and nan, the rows are computed
 by ``np.sin`` and ``np.cos`` instead, so every input is handled. Measured against mpmath
@@ -33,18 +29,10 @@ is at most 1.5 ulp (the C library's: under 1 ulp).
 
 from __future__ import annotations
 
-import os
 import threading
 from types import SimpleNamespace
 
 import numpy as np
-
-try:  # the same arithmetic compiled (gradcli/engine/_sincos.c), where it was built
-    from . import _sincos
-except ImportError:  # pragma: no cover - no compiler at install time
-    _sincos = None
-if os.environ.get("GRADCLI_NO_SINCOS_EXTENSION"):  # the NumPy path on demand (comparisons)
-    _sincos = None
 
 TWO_OVER_PI = 0.6366197723675814
 # π/2 = PIO2_1 + PIO2_2 + PIO2_3 + about 2.3e-41; the first two have 40 significant bits.
@@ -135,17 +123,6 @@ def _reduced_into(x: np.ndarray, out: np.ndarray, w: SimpleNamespace) -> None:
 
 def _sincos_into(x: np.ndarray, out: np.ndarray) -> None:
     """[sin(x), cos(x)] into the 2-row ``out``, for a 1-dimensional x of at most CHUNK rows."""
-    if _sincos is not None:  # the same operations in one compiled loop: the same bits
-        x = np.ascontiguousarray(x)
-        if _sincos.sincos(x, out[0], out[1]):  # rows beyond BOUND, inf, nan: NumPy's
-            outside = ~(np.abs(x) <= BOUND)
-            out[0][outside], out[1][outside] = np.sin(x[outside]), np.cos(x[outside])
-        return
-    _numpy_sincos_into(x, out)
-
-
-def _numpy_sincos_into(x: np.ndarray, out: np.ndarray) -> None:
-    """:func:`_sincos_into` in NumPy arithmetic (about 45 array operations)."""
     w = _scratch(len(x))
     magnitude = np.abs(x, w.r)
     if np.maximum.reduce(magnitude) <= BOUND:  # nan if any element is nan

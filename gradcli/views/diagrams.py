@@ -113,7 +113,8 @@ def save(picture: Picture, path: str, digits: int = 4) -> None:
 
 
 def render_with_graphviz(dot_text: str, path: str, fmt: str) -> None:
-    """Run ``dot -T<fmt> -o <path>`` on ``dot_text``; without Graphviz, say how to get it."""
+    """Run ``dot -T<fmt>`` on ``dot_text``, its output written to ``path``; without Graphviz,
+    say how to get it."""
     program = shutil.which("dot")
     if program is None:
         raise FileError(
@@ -121,7 +122,7 @@ def render_with_graphviz(dot_text: str, path: str, fmt: str) -> None:
             hint="install Graphviz (apt-get install graphviz, or brew install graphviz), "
                  "or print DOT text with --format dot > graph.dot (-o graph.dot needs no Graphviz)")
     try:
-        done = subprocess.run([program, f"-T{fmt}", "-o", path], input=dot_text, text=True,
+        done = subprocess.run([program, f"-T{fmt}"], input=dot_text.encode("utf-8"),
                               capture_output=True, timeout=DOT_TIMEOUT)
     except OSError as exc:
         raise FileError(f"cannot run {program}: {exc.strerror}") from None
@@ -129,5 +130,8 @@ def render_with_graphviz(dot_text: str, path: str, fmt: str) -> None:
         raise LimitError(f"Graphviz's dot took more than {DOT_TIMEOUT} s",
                          hint="lower --max-nodes") from None
     if done.returncode != 0:
-        message = done.stderr.strip() or f"exit status {done.returncode}"
+        message = (done.stderr.decode("utf-8", "replace").strip()
+                   or f"exit status {done.returncode}")
         raise FileError(f"Graphviz's dot could not write {path}: {message}")
+    from ..files import write_atomic
+    write_atomic(path, done.stdout)  # dot's output staged and renamed like every file

@@ -182,7 +182,14 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     else:
         data["mode"] = result.mode
         weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
-        data[weights], data[product] = dict(result.weights), dict(result.product)
+        data[weights] = dict(result.weights)
+        data[product] = {k: _number(x) for k, x in result.product.items()}
+        data["certified"] = result.proven
+        if result.proven:
+            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
+                               product: {k: x.text for k, x in result.product.items()}}
+            data["digits"] = min(x.digits for x in [*result.values.values(),
+                                                     *result.product.values()])
     if trace is not None:
         data["trace"] = outputs_trace_json(trace)
     if check is not None:
@@ -259,18 +266,61 @@ def hessian_check_json(check) -> dict:
             "inconclusive": check.inconclusive, "rows": entries}
 
 
-# -- gradcli diff, gradcli functions ----------------------------------------------------------
+# -- gradcli diff, codegen, functions -------------------------------------------------------
 
 def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
-              mixed: list[str] | None = None) -> dict:
+              mixed: list[str] | None = None, values: dict | None = None) -> dict:
     """``diff --json``: the ``source``, input name -> the derivative as source text, and the
     order (``mixed``: the list of names differentiated by, in turn). With several outputs,
-    ``derivatives`` is output -> input -> text, and ``outputs`` their order."""
+    ``derivatives`` is output -> input -> text, and ``outputs`` their order. With ``--at``,
+    ``values``: each derivative's value there, keyed as ``derivatives``."""
     data: dict = {"source": source, "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
+    if values is not None:
+        data["values"] = values
     return data
+
+
+def codegen_json(generated, files: list[str]) -> dict:
+    """``codegen --json``: a :class:`gradcli.code.Generated`, and the ``files`` written (-o)."""
+    data = {"source": generated.source, "lang": generated.lang, "mode": generated.mode,
+            "functions": generated.functions, "parameters": generated.parameters,
+            "wrt": generated.wrt, "outputs": generated.outputs, "returns": generated.returns,
+            "code": generated.code}
+    if generated.header is not None:
+        data["header"] = generated.header
+    if files:
+        data["files"] = files
+    return data
+
+
+def graph_json(picture, source: str, point: dict | None = None) -> dict:
+    """``graph --json``: the nodes (in tape order, with their values and adjoints at a point)
+    and the edges (argument -> operation, with the local derivative at a point), as drawn."""
+    data: dict = {"source": source}
+    if point is not None:
+        data["inputs"] = {name: _number(value) for name, value in point.items()}
+    data["nodes"] = [{
+        "id": node.id, "kind": node.kind, "label": node.label, "names": list(node.names),
+        "output": node.is_output,
+        **({"value": _finite(node.value), "adjoint": _finite(node.adjoint)}
+           if picture.annotated else {})} for node in picture.nodes]
+    data["edges"] = [{
+        "source": picture.nodes[edge.source].id, "target": picture.nodes[edge.target].id,
+        "position": edge.position, **({"local": _finite(edge.local)} if picture.annotated else {})}
+        for edge in picture.edges]
+    data["shown"], data["total"] = len(picture.nodes), picture.total
+    return data
+
+
+def plot_json(source: str, at: dict, columns: dict) -> dict:
+    """``plot --json``: the samples, a list per column as ``--format csv`` names them (``x``,
+    ``f``, ``df/dx``, …), an undefined sample ``null``; ``inputs``: the values --at fixes."""
+    return {"source": source, "inputs": {name: _number(v) for name, v in at.items()},
+            "samples": {name: [_finite(float(v)) for v in values]
+                        for name, values in columns.items()}}
 
 
 def functions_json(rows: list[dict]) -> list[dict]:

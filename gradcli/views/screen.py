@@ -19,7 +19,7 @@ import os
 import sys
 from typing import TextIO
 
-from ..errors import FileError, OutputError
+from ..errors import OutputError
 from .notation import needs_ascii, to_ascii
 
 Line = list  # of (text, style) runs, as gradcli.views.layout gives them
@@ -27,7 +27,7 @@ Line = list  # of (text, style) runs, as gradcli.views.layout gives them
 MIN_WIDTH = 20  # narrower than this, no table or drawing could be read: --width says at least it
 CHUNK = 1 << 15  # characters per write
 COLOUR_LINES = 400  # past this many lines output is written plain (fewer than a screenful is not
-# read in colour anyway; past PLAIN_ROWS rows a table skips rich: see views/layout.py)
+# read in colour anyway)
 EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text", ".json")
 
 
@@ -225,12 +225,10 @@ def save_json(data, path: str) -> None:
 
 
 def write_text(path: str, text: str) -> None:
-    """``text`` into the file ``path`` (UTF-8); a failure is a FileError naming the file."""
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    """``text`` as the whole of the file ``path`` (UTF-8), staged and renamed into place
+    (:func:`gradcli.files.write_atomic`); a failure is a FileError naming the file."""
+    from ..files import write_atomic
+    write_atomic(path, text)
 
 
 def stdout_error(exc: OSError) -> OutputError:

@@ -18,28 +18,38 @@ def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
 
 
 def result_text(value: float, gradient: dict[str, float], seed: float = 1.0,
-                digits: int = DEFAULT_DIGITS, show=None) -> str:
-    """``f = ...`` and one ``∂f/∂x = ...`` line per input, aligned on the equals signs as
-    ``show`` prints the labels (``∂f/∂θ`` as ``df/d\\u03b8`` on a cp1252 stream)."""
-    rows = [("f", value)] + [(f"∂f/∂{name}", g) for name, g in gradient.items()]
+                digits: int = DEFAULT_DIGITS, show=None, output: str = "f") -> str:
+    """``f = ...`` and one ``∂f/∂x = ...`` line per input (``output``: the output's name, as
+    ``loss = ...``), aligned on the equals signs as ``show`` prints the labels (``∂f/∂θ`` as
+    ``df/d\\u03b8`` on a cp1252 stream)."""
+    rows = [(output, value)] + [(f"∂{output}/∂{name}", g) for name, g in gradient.items()]
     lines = _aligned(rows, digits, show)
     if seed != 1.0:
         lines.append(f"(the gradient is scaled by the seed {seed:g})")
     return "\n".join(lines)
 
 
+def output_name(graph) -> str:
+    """What the one output of ``graph`` is called in the text: its name under --of, else the
+    name the program last assigned to it (``loss = ...``), else ``f``."""
+    if graph.output_names and graph.output_names != ["f"]:
+        return graph.output_names[0]
+    assigned = [name for name, slot in graph.names.items() if slot == graph.output]
+    return assigned[-1] if assigned else "f"
+
+
 def gradient_text(output: str, value: float, gradient: dict[str, float],
                   digits: int = DEFAULT_DIGITS) -> str:
     """As :func:`result_text`, for the output named ``output``: ``f2 = ...``, ``∂f2/∂x = ...``."""
-    rows = [(output, value)] + [(f"∂{output}/∂{name}", g) for name, g in gradient.items()]
-    return "\n".join(_aligned(rows, digits))
+    return result_text(value, gradient, digits=digits, output=output)
 
 
 def directional_text(value: float, directional: float, direction: dict[str, float],
-                     seed: float = 1.0, digits: int = DEFAULT_DIGITS) -> str:
+                     seed: float = 1.0, digits: int = DEFAULT_DIGITS, output: str = "f") -> str:
     """``f = ...``, ``∇f·d = ...`` and the direction ``d`` it was taken along."""
-    lines = _aligned([("f", value), ("∇f·d", directional)], digits)
-    lines.append("d    = (" + ", ".join(f"{name}={t:g}" for name, t in direction.items()) + ")")
+    lines = _aligned([(output, value), (f"∇{output}·d", directional)], digits)
+    lines.append("d".ljust(len(output) + 3) + " = ("
+                 + ", ".join(f"{name}={t:g}" for name, t in direction.items()) + ")")
     if seed != 1.0:
         lines.append(f"(the derivative is scaled by the seed {seed:g})")
     return "\n".join(lines)
@@ -141,11 +151,20 @@ def short_number(x: float, digits: int = 4) -> str:
     return mantissa + e + exponent
 
 
+def _operation(graph, slot: int) -> str:
+    """``v5 = v4 + log(2)``: a node and its operation, a constant written as it is exactly."""
+    from ..engine.graph import expression  # only when there are notes to write
+    node_id = graph.node_id
+    if min(graph.args(slot - graph.base)) < graph.n_const:  # (only then: records, symbolic)
+        from ..records import node_ids
+        node_id = node_ids(graph)
+    return f"{graph.node_id(slot)} = {expression(graph, slot, node_id)}"
+
+
 def precision_notes(result) -> list[str]:
     """The ``note:`` lines about the digits of an evaluation (:class:`gradcli.api.Result`): that
     float64 digits are not certified (``--float64``), where plain float64 would have lost some of
     the certified digits shown, a kink met exactly, a cap that left some digits out."""
-    from ..engine.graph import expression  # only when there are notes to write
     if not getattr(result, "proven", False):
         return ["note: computed in plain float64 (--float64): its digits are not certified"]
     notes = []
@@ -164,15 +183,16 @@ def precision_notes(result) -> list[str]:
                 graph, slot = result.graph, f64.lost_at
                 what = ("cancellation" if graph.ops[slot - graph.base].name in ("add", "sub")
                         else "rounding")
-                why = f" ({what} in {graph.node_id(slot)} = {expression(graph, slot)})"
+                why = f" ({what} in {_operation(graph, slot)})"
             notes.append(f"note: float64 gets {', '.join(t for t, _ in lost)} here{why}; every "
                          "digit shown is certified")
     if cert is not None:
         graph = result.graph
+        from ..engine.primitives import jumps
         for slot in getattr(cert, "kinks", ()):
             prim = graph.ops[slot - graph.base]
-            notes.append(f"note: {graph.node_id(slot)} = {expression(graph, slot)} is exactly at "
-                         f"its kink: {prim.note}")
+            notes.append(f"note: {_operation(graph, slot)} is exactly at "
+                         f"{'a jump' if jumps(prim) else 'its kink'}: {prim.note}")
         if getattr(cert, "short", None):
             notes.append(f"note: {cert.short}")
     return notes
