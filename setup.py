@@ -17,7 +17,7 @@ a C compiler is missing, the install goes on and the .py files run
 from setuptools import setup
 
 COMPILED = ["gradcli/engine/forward.py", "gradcli/engine/partials.py", "gradcli/symbolic/expr.py",
-            "gradcli/symbolic/diff.py"]  # the modules of gradcli/compiled.py
+            "gradcli/symbolic/printer.py", "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
 
 
 def compiled_modules() -> list:

@@ -6,7 +6,7 @@ import os
 import sys
 
 COMPILED = ("gradcli.engine.forward", "gradcli.engine.partials", "gradcli.symbolic.expr",
-            "gradcli.symbolic.diff")
+            "gradcli.symbolic.printer", "gradcli.symbolic.diff")
 
 
 class _Source:

@@ -186,7 +186,7 @@ def test_width_option_sets_the_layout_on_any_command():
 # -- the graph -------------------------------------------------------------------------------------
 
 def test_graph_line_count_does_not_depend_on_the_width():
-    args = ["graph", SEED, "--at", AT]
+    args = ["graph", SEED, "--at", AT, "--layout", "lr"]  # the layout asked for: cut, not changed
     piped_out = piped(args)
     assert piped_out.returncode == 0
     lines = piped_out.stdout.decode().splitlines()

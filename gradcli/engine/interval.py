@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..gcpause import gc_paused
-from .primitives import TABLE, Namespace, where
+from .primitives import TABLE, Namespace, jumps, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
 # Past this many nodes the balls prove a program sooner than
@@ -415,13 +415,10 @@ def _exact_input(spec) -> Interval | None:
 
 
 def _recipe(recipe) -> Interval:
-    if isinstance(recipe, str):
-        return _exact_input(recipe)
-    if isinstance(recipe, float):
-        return Interval.point(recipe)
-    if len(recipe) == 1:
-        return getattr(INTERVAL, recipe[0])
-    return getattr(INTERVAL, recipe[0])(*map(_recipe, recipe[1:]))
+    from .graph import evaluate_recipe
+    return evaluate_recipe(
+        recipe, lambda r: _exact_input(r) if isinstance(r, str) else Interval.point(r),
+        lambda name, args: getattr(INTERVAL, name)(*args) if args else getattr(INTERVAL, name))
 
 
 # How many ulps each way a primitive's interval is widened at least: none where its result is
@@ -528,6 +525,10 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     for k, prim in enumerate(graph.ops):
         if prim.kink is not None:
             args = [values[a] for a in graph.args(k)]
+            if jumps(prim):  # a step function exactly on a jump
+                if all(a.lo == a.hi for a in args) and prim.kink(*(a.lo for a in args)) == 0:
+                    kinks.append(graph.base + k)
+                continue
             gap = args[0] - args[1] if len(args) == 2 else args[0]
             if gap.lo == gap.hi == 0:
                 kinks.append(graph.base + k)

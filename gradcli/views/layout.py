@@ -65,6 +65,9 @@ class Sheet:
     title: str = ""
     columns: list[Column] = field(default_factory=list)
     rows: list = field(default_factory=list)  # tuples of cells, or Gap
+    # With no width (a pipe, a file): the width the table folds its text to where it can
+    # (a reference table, `functions | head`), else None: its natural width.
+    piped: int | None = None
 
     def add_column(self, header: str, justify: str = "left", kind: str | None = None,
                    max_width: int | None = None) -> None:
@@ -199,6 +202,7 @@ class _Cells:
     def __init__(self, sheet: Sheet, ascii: bool):
         fix = to_ascii if ascii else None
         self.columns = sheet.columns
+        self.piped = sheet.piped
         self.kinds = [c.kind for c in sheet.columns]
         self.headers = [fix(c.header) if fix else c.header for c in sheet.columns]
         natural = [_text_width(h) for h in self.headers]
@@ -260,6 +264,15 @@ def table_widths(sheet: Sheet, width: int | None, ascii: bool = False):
 
 
 def _choose(cells: _Cells, width: int | None):
+    piped = cells.piped
+    if width is None and piped and sum(cells.natural) + frame_width("box", len(
+            cells.natural)) > piped:
+        # Piped, a wide table that asks for it fits its width where only text and headers
+        # wrap (no number is ever broken), in a box or without one: else it stays whole.
+        for style in ("box", "plain", "tight"):
+            widths = _widths(cells, piped, frame_width(style, len(cells.natural)))
+            if widths is not None:
+                return style, widths
     for style in ("box", "plain", "tight"):
         widths = _widths(cells, width, frame_width(style, len(cells.natural)))
         if widths is not None:
