@@ -202,7 +202,8 @@ def _write(dask, frame, graph, wrt, at, of, out_kind: str, output_path: str, dig
         result = dd.from_map(evaluate_csv_block, frame.blocks, args=args, meta=meta,
                              label="gradcli-csv-block")
     else:
-        meta = evaluate_partition(frame._meta, graph.source, wrt, at, fill, of, *digits)
+        from dask.dataframe.utils import make_meta  # the frame's empty pandas form
+        meta = evaluate_partition(make_meta(frame), graph.source, wrt, at, fill, of, *digits)
         result = frame.map_partitions(evaluate_partition, graph.source, wrt, at, fill, of,
                                       *digits, meta=meta)
     if out_kind == "parquet":

@@ -291,8 +291,7 @@ def make_app(walk: Walk):
                 super().__init__()
                 self.table, self.row = table, row
 
-        async def _on_click(self, event) -> None:
-            await super()._on_click(event)
+        def on_click(self, event) -> None:  # (DataTable moves its cursor on a click itself)
             if "row" in event.style.meta and event.style.meta["row"] >= 0:
                 self.post_message(self.Picked(self.id, event.style.meta["row"]))
 
