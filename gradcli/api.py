@@ -926,11 +926,13 @@ def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, fl
     return _jvp(_graph(source, of), _point(at), direction, digits=digits, float64=float64)
 
 
-def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
-            hvp: bool = False, header: bool = False, inputs: Iterable[str] | None = None,
-            wrt: Iterable[str] | None = None, returns: str = "tuple") -> str:
-    """The gradient of ``source`` as code to paste: straight-line adjoint code in ``lang``
-    (``python``, ``numpy``, ``jax`` or ``c``) defining the function ``name``.
+def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
+            name: str = "f", hvp: bool = False, header: bool = False,
+            inputs: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+            returns: str = "tuple") -> str:
+    """The gradient of ``source`` (text, or a compiled graph) as code to paste: straight-line
+    adjoint code in ``lang`` (``python``, ``numpy``, ``jax`` or ``c``) defining the function
+    ``name``.
 
     ``mode``: ``reverse`` (the values and the gradient, or the Jacobian's rows), ``forward``
     (the derivatives along a direction), ``hessian`` (the gradient and the Hessian, by
@@ -944,7 +946,7 @@ def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: s
     from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+    generated = generate(_graph(source), lang, mode, name=name, hvp_only=hvp,
                          inputs=None if inputs is None else list(inputs),
                          wrt=None if wrt is None else list(wrt), returns=returns)
     return generated.header if header else generated.code

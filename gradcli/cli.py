@@ -1052,11 +1052,17 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 @click.option("--mixed", type=NameListType("mixed"), default=None, metavar="NAME,NAME[,...]",
               help="One mixed partial instead: --mixed x,y is ∂²f/∂x∂y (by x, then by y); "
                    "--mixed x,x,y is third order.")
+@click.option("--at", "at", type=PointType(), multiple=True,
+              help="Also evaluate each derivative at this point (NAME=VALUE pairs, as eval's "
+                   "--at), to --digits significant digits, every one proven.")
+@click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
+              help="With --at: significant digits of the values.")
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex, width,
+                 ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1076,26 +1082,40 @@ def diff_command(expression, file, wrt, of, order, mixed, as_json, as_latex, wid
       gradcli diff "exp(x*y)" --mixed x,y
       gradcli diff "exp(x*y)" --json
       gradcli diff "x/(1+x)" --order 2 --latex
+      gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
     """
     if mixed is not None and (order != 1 or wrt is not None):
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
     with gc_paused():
-        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_)
+        _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
+                           _merged(at) if at else None, digits)
 
 
-def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_):
+def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
+                       point=None, digits=13):
     from .api import all_derivatives
     from .views.text import derivative_label
 
     result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
+    values = None
+    if point is not None:  # each derivative evaluated there, as eval evaluates it
+        from .api import compile, evaluate
+        from .engine.graph import point_vector
+        graph = compile(source)
+        _warn_unread(point, graph)
+        point_vector(graph, point)  # a missing input is named in the source, not a derivative
+        values = {output: {key: evaluate(text, point, digits=digits).value
+                           for key, text in texts.items()} for output, texts in result.items()}
     if as_json:
         from .views.json import diff_json
-        screen.json(diff_json(source, result if several else next(iter(result.values())), order,
-                              list(result) if several else None, mixed))
+        def one(d):  # several outputs: keyed by output; one: by input alone
+            return d if several else next(iter(d.values()))
+        screen.json(diff_json(source, one(result), order, list(result) if several else None,
+                              mixed, None if values is None else one(values)))
         return
     if as_latex and any(result.values()):
         if several or mixed is not None:
@@ -1115,6 +1135,12 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
             screen.write(("\n" if i else "") + f"# {label}\n")
             screen.write(text)
         screen.write("\n")
+    if values and blocks:
+        from .views.text import values_text
+        labelled = {label: values[output][key] for (label, _), (output, key) in zip(
+            blocks, [(o, k) for o, texts in result.items() for k in texts])}
+        screen.write("\nat " + ", ".join(f"{n} = {point.exact(n)}" for n in point) + ":\n"
+                     + values_text(labelled, digits) + "\n")
 
 
 @main.command("codegen", **EXPRESSION_COMMAND)
@@ -1166,7 +1192,6 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
                          wrt=wrt, returns=returns)
     files = []
     if output_path is not None:
-        from .views.screen import write_text
         files.append(output_path)
         if lang == "c":
             stem, dot, suffix = output_path.rpartition(".")
@@ -1178,8 +1203,14 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
                                  hint=f"name the code's file: -o {stem}.c (its header is then "
                                       f"{stem}.h)")
             files.append(header_path)
-        for path, text in zip(files, [generated.code, generated.header]):
-            write_text(path, text)
+        from contextlib import ExitStack
+        from .files import staged, write_error
+        with ExitStack() as stack:  # the code and its header, or neither (never the source)
+            for path, text in zip(files, [generated.code, generated.header]):
+                try:
+                    stack.enter_context(staged(path)).write(text.encode("utf-8"))
+                except OSError as exc:
+                    raise write_error(path, exc) from None
     if as_json:
         from .views.json import codegen_json
         _screen(None, False).json(codegen_json(generated, files))
@@ -1224,12 +1255,13 @@ def functions_command(as_json, width, ascii_):
               help="Draw at most N inputs and operations, those nearest the output (0 = all).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="At most N digits after the decimal point (trailing zeros dropped).")
-@click.option("--layout", type=click.Choice(["lr", "tb"]), default="lr", show_default=True,
+@click.option("--layout", type=click.Choice(["lr", "tb"]), default=None,
               help="lr: inputs on the left, the output on the right; tb: one box under another, "
-                   "inputs at the top (narrow terminals).")
+                   "inputs at the top (default: lr where it fits the width, else tb).")
+@_JSON
 @_output_options
-def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, width,
-                  ascii_):
+def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, layout, as_json,
+                  width, ascii_):
     """Draw the computational graph of EXPRESSION: inputs on the left, the output on the right,
     nodes numbered v1..vk as in the --trace tables. With several outputs each is marked with
     its name (→ f1) and, at a point, nodes show no adjoint (there is one per output).
@@ -1262,6 +1294,16 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         picture = build_picture(graph, max_nodes=max_nodes)
     note = cap_note(picture)
     screen = _screen(width, ascii_)
+    if as_json:
+        if output_path or fmt != "text":
+            raise InputError("--json prints the graph as JSON: give --json, --format or -o",
+                             hint="drop --format/-o")
+        from .views.json import graph_json
+        screen.json(graph_json(picture, source,
+                               {n: point[n] for n in graph.inputs if n in point} if at else None))
+        if note:
+            _warn(note)
+        return
     if fmt == "text" and not output_path:
         from .views.tables import show_graph
         cut = show_graph(picture, digits, note, screen=screen, layout=layout)
@@ -1284,7 +1326,8 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @_FILE
 @click.option("--over", "over", multiple=True, metavar="NAME=START:STOP[:COUNT][,...]",
               help="The range of one input (curves) or two inputs (a heat map with the gradient "
-                   "field); COUNT is the number of samples.")
+                   "field); COUNT is the number of samples. Default: -5:5 for each input --at "
+                   "leaves free (around the --tangent point), said in a note.")
 @_AT
 @_OF
 @click.option("--order", type=click.IntRange(0, 6), default=1, show_default=True,
@@ -1310,8 +1353,10 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
 @click.option("--field", type=click.Choice(["descent", "ascent"]), default="descent",
               show_default=True, help="Heat map arrows: -grad f (descent) or grad f (ascent).")
 @click.option("--ascii", "ascii_only", is_flag=True, help="Draw with ASCII characters only.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the samples as one JSON object (the columns of --format csv).")
 def plot_command(expression, file, over, at, of, order, tangent, samples, width, height, size,
-                 output_path, fmt, log_scale, field, ascii_only):
+                 output_path, fmt, log_scale, field, ascii_only, as_json):
     """Plot f and its derivatives over a range, or f and its gradient field over a rectangle.
 
     \b
@@ -1333,7 +1378,8 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
     request = PlotRequest(
         source=source, over=list(over), at=dict(_merged(at)), order=order,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
-        output=output_path, fmt=fmt, log=log_scale, descent=field == "descent",
+        output=output_path, fmt="json" if as_json else fmt, log=log_scale,
+        descent=field == "descent",
         ascii_only=ascii_only, of=of)
     screen = _screen(None, False)
     for channel, text in plot(request):

@@ -64,8 +64,6 @@ def _ranges(over: list[str]) -> dict[str, tuple[float, float, int | None]]:
                 raise InputError(f"{name}={start:g}:{stop:g}: the start must be below the stop",
                                  option="over", names=(name,), values=(start, stop))
             ranges[name] = (start, stop, count or None)
-    if not ranges:
-        raise InputError("gives no range to plot over", option="over", hint="e.g. x=-3:3")
     if len(ranges) > 2:
         raise InputError(f"gives {len(ranges)} inputs; a plot has one or two", option="over",
                          names=tuple(ranges), hint="fix the others with --at")
@@ -110,9 +108,9 @@ def _csv_number(x: float) -> str:
 def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
     """Draw the request: ``(channel, text)`` pieces, channel ``"out"`` or ``"err"``."""
     ranges = _ranges(request.over)
-    if request.output and request.fmt == "csv":
-        raise InputError("saves an image and the csv format prints the samples: give one",
-                         option="output")
+    if request.output and request.fmt != "text":
+        raise InputError(f"saves an image and {'--json' if request.fmt == 'json' else 'the csv format'} "
+                         "prints the samples: give one", option="output")
     suffix = os.path.splitext(request.output or "")[1].lower()
     if request.output and suffix not in (".png", ".svg", ".pdf"):
         raise InputError(f"{request.output}: the image type {suffix or '(none)'} is not known",
@@ -124,6 +122,11 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
     elif request.fmt == "text":
         _require("uniplot", what="a terminal plot")
     graph = _one_output(request)
+    if not ranges:
+        ranges = _default_ranges(graph, request)
+        yield "err", ("note: no --over given: plotting over "
+                      + ",".join(f"{n}={lo:g}:{hi:g}" for n, (lo, hi, _) in ranges.items())
+                      + " (choose with --over)\n")
     if len(ranges) == 1:
         yield from _curves(request, graph, ranges, size)
     else:
@@ -131,6 +134,22 @@ def plot(request: PlotRequest) -> Iterator[tuple[str, str]]:
             raise InputError("goes with one input; a heat map shows f and its gradient",
                              option="tangent" if request.tangent is not None else "order")
         yield from _surface(request, graph, ranges, size)
+
+
+DEFAULT_HALF_WIDTH = 5.0  # a range with no --over: 10 wide, around the tangent's point or 0
+
+
+def _default_ranges(graph, request: PlotRequest) -> dict[str, tuple[float, float, None]]:
+    """The range of each input --at leaves free, when --over gives none: around the --tangent
+    point, else around 0."""
+    free = [name for name in graph.inputs if name not in request.at]
+    if not free or len(free) > 2:
+        raise InputError("gives no range to plot over", option="over",
+                         hint=f"e.g. --over {free[0] if free else 'x'}=-3:3"
+                              + (", and fix the other inputs with --at" if len(free) > 2 else ""))
+    centre = dict(request.tangent or {})
+    return {name: (centre.get(name, 0.0) - DEFAULT_HALF_WIDTH,
+                   centre.get(name, 0.0) + DEFAULT_HALF_WIDTH, None) for name in free}
 
 
 def _one_output(request: PlotRequest):
@@ -163,6 +182,12 @@ def _curves(request, graph, ranges, size):
         equation = (f"tangent at {name} = {a:.12g}: y = {fa:.12g} + {slope:.12g}·({name} − "
                     f"{a:.12g})\n")
     note = _undefined_note(curve.undefined, len(curve.x), curve.first_error, curve.uncertified)
+    if request.fmt == "json":
+        yield "out", _json(request, {name: curve.x, **{_column(label, name): values
+                                                       for label, values in curve.series}})
+        if note:
+            yield "err", note
+        return
     if request.fmt == "csv":
         header = [name] + [_column(label, name) for label, _ in curve.series]
         lines = [",".join(header)]
@@ -192,6 +217,11 @@ def _curves(request, graph, ranges, size):
         yield "out", equation if not ascii_only else to_ascii(equation)
     if note:
         yield "out", _wrapped(note, width)
+
+
+def _json(request: PlotRequest, columns: dict) -> str:
+    from .views.json import dumps, plot_json
+    return dumps(plot_json(request.source, request.at, columns)) + "\n"
 
 
 def _wrapped(text: str, width: int) -> str:
@@ -227,7 +257,7 @@ def _surface(request, graph, ranges, size):
     if request.output:
         nx = cx or request.samples or IMAGE_GRID
         ny = cy or request.samples or IMAGE_GRID
-    elif request.fmt == "csv":
+    elif request.fmt in ("csv", "json"):
         nx = cx or request.samples or 21
         ny = cy or request.samples or 21
     else:
@@ -240,6 +270,15 @@ def _surface(request, graph, ranges, size):
                              at=request.at)
     note = _undefined_note(surface.undefined, nx * ny, surface.first_error,
                            surface.uncertified)
+    if request.fmt == "json":  # rows as the CSV's: y outer, x inner
+        import numpy as np
+        gx, gy = np.meshgrid(surface.x, surface.y)
+        yield "out", _json(request, {xn: gx.ravel(), yn: gy.ravel(), "f": surface.f.ravel(),
+                                     f"df/d{xn}": surface.dx.ravel(),
+                                     f"df/d{yn}": surface.dy.ravel()})
+        if note:
+            yield "err", note
+        return
     if request.fmt == "csv":
         lines = [f"{xn},{yn},f,df/d{xn},df/d{yn}"]
         for i in range(ny):  # rows: y outer, x inner (x varies fastest)

@@ -134,6 +134,16 @@ def line_too_long(what: str, row: int, limit: int):
 def _csv_header(raw, what: str) -> tuple[list[str], int]:
     """The column names of a CSV stream's header line, and the line's length in bytes (at most
     GRADCLI_MAX_LINE bytes are read, and GRADCLI_MAX_COLUMNS names accepted)."""
+    names, length, _ = csv_header(raw, what)
+    return names, length
+
+
+DELIMITERS = ",;\t"  # what separates a CSV file's cells: sniffed from its header line
+
+
+def csv_header(raw, what: str) -> tuple[list[str], int, str]:
+    """:func:`_csv_header`, and the delimiter the header line uses (``,``, ``;`` or a tab, as
+    the csv module's Sniffer finds it; a comma when it finds none: a single column)."""
     from .limits import max_line
     limit = max_line()
     header = raw.readline(limit + 1)
@@ -147,10 +157,14 @@ def _csv_header(raw, what: str) -> tuple[list[str], int]:
     if not text.strip():
         raise InputError(f"{what} has no header line",
                          hint="the first line names the columns: x,y")
-    names = next(csv.reader([text]))
+    try:
+        delimiter = csv.Sniffer().sniff(text, delimiters=DELIMITERS).delimiter
+    except csv.Error:
+        delimiter = ","
+    names = next(csv.reader([text], delimiter=delimiter))
     check_columns(len(names), what)
     _check_names(names, what)
-    return names, len(header)
+    return names, len(header), delimiter
 
 
 def check_columns(count: int, what: str) -> None:
@@ -173,7 +187,8 @@ def block_bytes() -> int:
     return max(CSV_BLOCK_BYTES, max_line() + 4096)
 
 
-def _csv_reader(source, names: list[str], numbers: set[str], skip: int = 0):
+def _csv_reader(source, names: list[str], numbers: set[str], skip: int = 0,
+                delimiter: str = ","):
     """pyarrow's streaming CSV reader of ``source`` (a file object or a pyarrow stream): the
     columns in ``numbers`` parsed as float64 (an empty cell is null), the others kept as bytes
     (decoded row by row later: a cell that is not UTF-8 fails its row, not the file)."""
@@ -184,6 +199,7 @@ def _csv_reader(source, names: list[str], numbers: set[str], skip: int = 0):
         source,
         read_options=pacsv.ReadOptions(column_names=names, block_size=block,
                                        skip_rows_after_names=skip),
+        parse_options=pacsv.ParseOptions(delimiter=delimiter),
         convert_options=pacsv.ConvertOptions(
             column_types={name: pa.float64() if name in numbers else pa.binary()
                           for name in names},
@@ -220,7 +236,7 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
         total, what = status.st_size, path
         seekable = stat.S_ISREG(status.st_mode)  # not a pipe (/dev/stdin, a FIFO)
     try:
-        names, header_bytes = _csv_header(raw, what)
+        names, header_bytes, delimiter = csv_header(raw, what)
     except BaseException:
         if raw is not sys.stdin.buffer:
             raw.close()
@@ -228,7 +244,7 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
     # a stream that cannot be read twice is read as text from the start (see _text_from)
     reread = path != "-" and seekable
     numbers = set(graph.inputs) & set(names) if reread and graph is not None else set()
-    chunks = _CsvChunks(path, raw, what, names, numbers, header_bytes)
+    chunks = _CsvChunks(path, raw, what, names, numbers, header_bytes, delimiter)
     return Rows(names, chunks, total if reread else None, lambda: chunks.stream.count,
                 chunks.close, path=None if path == "-" else path)
 
@@ -236,8 +252,9 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
 class _CsvChunks:
     """The record batches of a CSV stream after its header, read by pyarrow when iterated."""
 
-    def __init__(self, path, raw, what, names, numbers, header_bytes):
+    def __init__(self, path, raw, what, names, numbers, header_bytes, delimiter=","):
         self.path, self.raw, self.what, self.names = path, raw, what, names
+        self.delimiter = delimiter
         self.numbers, self.header_bytes = numbers, header_bytes
         self.stream = _Counted(raw, header_bytes, what, line=2)
         self.reader = None
@@ -314,7 +331,7 @@ class _CsvChunks:
         whose release close() waits for."""
         buffered = io.BufferedReader(self.stream, buffer_size=CSV_BLOCK_BYTES)
         self.handed.append(weakref.ref(buffered))
-        return _csv_reader(buffered, self.names, self.numbers, skip)
+        return _csv_reader(buffered, self.names, self.numbers, skip, self.delimiter)
 
     def close(self) -> None:
         """Stop pyarrow's reader and close the file. pyarrow's read-ahead thread may still hold

@@ -508,10 +508,8 @@ def open_history(path: str | None):
 
 def _token_pattern():
     """The grammar's own lexer: the terminals' regular expression from the parser's tables."""
-    from . import usercache
     from .language import parser
-    tables = usercache.load(parser._tables_name(), parser._tables_key(parser.grammar_text()))
-    return re.compile((tables or parser.build_tables())["pattern"])
+    return re.compile(parser.shipped_tables()["tables"]["pattern"])
 
 
 def _catalogue() -> dict[str, dict]:

@@ -287,3 +287,25 @@ def test_dask_fails_the_rows_with_bad_bytes_too(gradcli_script, tmp_path):
     one_line_error(proc, 1, "row 1: the cell of column 'id' is not UTF-8 text")
     table = pq.read_table(tmp_path / "out.parquet").to_pydict()
     assert table["id"] == ["\ufffd", "b"] and table["f"][1] == 5.0
+
+
+# -- the file's format: its delimiter sniffed, a missing header said as such ----------------------
+
+@pytest.mark.parametrize("text", ["x;y\n1.5;2\n3;4\n", "x\ty\n1.5\t2\n3\t4\n", "x,y\n1.5,2\n3,4\n"])
+@pytest.mark.parametrize("where", ["-", "p.csv"])
+def test_a_semicolon_or_a_tab_separates_cells_as_a_comma_does(gradcli_script, tmp_path, text,
+                                                               where):
+    (tmp_path / "p.csv").write_text(text)
+    proc = gradcli(gradcli_script, "eval", "x*y", "--points", where, cwd=tmp_path,
+                   stdin=text.encode() if where == "-" else None)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().splitlines() == ["x,y,f,df/dx,df/dy,error", "1.5,2,3,2,1.5,",
+                                                 "3,4,12,4,3,"]
+
+
+def test_points_without_a_header_say_so(gradcli_script, tmp_path):
+    proc = gradcli(gradcli_script, "eval", "x*y", "--points", "-", cwd=tmp_path,
+                   stdin=b"1,2\n3,4\n")
+    err = one_line_error(proc, 2, "the first line of the points is a row of numbers (1, 2), "
+                                  "not a header", "x,y")
+    assert "--at" not in err

@@ -182,6 +182,18 @@ def test_a_kink_met_exactly_uses_the_convention_and_says_so(gradcli_script):
     assert "exactly at its kink" in done.stderr
 
 
+@pytest.mark.parametrize("expression, at, jump", [
+    ("floor(x)", "x=1", True), ("ceil(x)", "x=-2", True), ("trunc(x)", "x=3", True),
+    ("round(x)", "x=2.5", True), ("mod(x, 0.5)", "x=1.5", True), ("floor(x)", "x=1.2", False),
+    ("round(x)", "x=2", False), ("mod(x, 0.5)", "x=1.25", False)])
+@pytest.mark.parametrize("digits", ["13", "30"])  # the quick interval proof, and the balls
+def test_a_jump_met_exactly_says_so_as_a_kink_does(gradcli_script, expression, at, jump, digits):
+    done = subprocess.run([gradcli_script, "eval", expression, "--at", at, "--digits", digits],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0
+    assert ("exactly at a jump" in done.stderr) == jump, done.stderr
+
+
 def test_undecidable_says_so_instead_of_guessing(gradcli_script):
     done = subprocess.run([gradcli_script, "eval", "sign(sin(pi*x))", "--at", "x=1"],
                           capture_output=True, text=True, encoding="utf-8")

@@ -327,8 +327,11 @@ def test_negative_tolerances_are_rejected():
 # -- the command line ---------------------------------------------------------------------------
 
 def test_cli_check_table_and_exit_code_0():
-    result = run("eval", SEED, "--at", "x=2,y=3", "--check")
-    assert result.exit_code == 0, result.output
+    piped = run("eval", SEED, "--at", "x=2,y=3", "--check")
+    assert piped.exit_code == 0, piped.output
+    assert max(len(line) for line in piped.output.splitlines()) <= 80  # headers fold, numbers whole
+    assert "2.989992496532" in piped.output and "6.9e-11" in piped.output
+    result = run("eval", SEED, "--at", "x=2,y=3", "--check", "--width", "120")
     out = result.output
     assert out.startswith("f     = 6.552027172500\n∂f/∂x = 3.500000000000\n")
     for text in ("Gradient check: AD against numerical differentiation", "input", "AD",

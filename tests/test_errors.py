@@ -133,3 +133,12 @@ def test_the_console_script_prints_an_option_error_in_gradclis_format(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == "input error: --at x: the value is missing\n  x=,\n    ^\n"
     assert "Traceback" not in out.stderr and "Invalid value" not in out.stderr
+
+
+def test_a_cube_root_of_a_negative_number_points_to_cbrt(gradcli_script):
+    import subprocess
+    done = subprocess.run([gradcli_script, "eval", "x^(1/3)", "--at", "x=-8"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 2
+    assert "outside the domain of pow" in done.stderr
+    assert "hint: the real cube root of a negative number is cbrt(x)" in done.stderr

@@ -220,6 +220,8 @@ def test_the_console_script_lists_and_computes_them(gradcli_script):
     assert listed.returncode == 0, listed.stderr
     for form in NEW_SYNTAX:
         assert form.split("(")[0] + "(" in listed.stdout, form
+    # piped (| head), the catalogue fits 80 columns: its prose folds, no rule is broken
+    assert max(len(line) for line in listed.stdout.splitlines()) <= 80
     out = subprocess.run([gradcli_script, "eval", "log(x, 2) + gamma(y)", "--at", "x=8,y=5",
                           "--json"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -598,3 +598,21 @@ def test_console_script_without_graphviz(gradcli_script, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 2
     assert "apt-get install graphviz" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_in_an_80_column_terminal_the_readme_graph_is_drawn_top_to_bottom_whole(gradcli_script):
+    pexpect = pytest.importorskip("pexpect")
+    import re
+    child = pexpect.spawn(gradcli_script, ["graph", SEED, "--at", "x=2,y=3"], dimensions=(60, 80),
+                          encoding="utf-8", env={**os.environ, "NO_COLOR": "1", "TERM": "xterm"},
+                          timeout=60)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.read()).replace("\r", "")
+    child.close()
+    lines = shown.splitlines()
+    assert child.exitstatus == 0, shown
+    assert max(map(len, lines)) <= 80 and "cut" not in shown
+    assert "║ v5" in shown  # the output node is drawn, not cut off
+    assert lines[1].startswith("│ x")  # top to bottom: x's box first, at the top
+    wide = subprocess.run([gradcli_script, "graph", SEED, "--at", "x=2,y=3", "--width", "120"],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert max(map(len, wide.stdout.splitlines())) > 80  # left to right where it fits

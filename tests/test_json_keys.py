@@ -24,6 +24,8 @@ COMMANDS = {
     "hessian-outputs": ["hessian", SEVERAL, *AT, "--json"],
     "diff": ["diff", ONE, "--json"],
     "diff-outputs": ["diff", SEVERAL, "--json"],
+    "graph": ["graph", ONE, *AT, "--json"],
+    "plot": ["plot", ONE, "--over", "x=1:2:3", "--at", "y=1", "--json"],  # x is swept
 }
 
 
@@ -49,6 +51,9 @@ def test_inputs_is_name_to_value_wherever_there_is_a_point(printed):
     for name, data in printed.items():
         if name.startswith("diff"):
             assert "inputs" not in data  # no point
+            continue
+        if name == "plot":
+            assert data["inputs"] == {"y": 1.0} and data["samples"]["x"] == [1.0, 1.5, 2.0]
             continue
         assert data["inputs"] == {"y": 1.0, "x": 2.0}, name
         assert list(data["inputs"]) == ["y", "x"], name  # the order of first appearance

@@ -218,6 +218,36 @@ def test_svg_is_xml_with_title_and_axis_labels(run, tmp_path):
     assert "−∇f (descent)" in texts
 
 
+def test_an_image_has_the_terminal_plot_s_panels(gradcli_script, tmp_path):
+    """1/x: f and f′ in panels of their own, f's symmetric about 0 (its pole goes to +∞ on one
+    side and −∞ on the other), as the terminal draws them (views.plot.panels)."""
+    from gradcli.views.plot import panels
+    path = tmp_path / "pole.svg"
+    out = subprocess.run([gradcli_script, "plot", "1/x", "--over", "x=-2:2", "-o", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    svg = "{http://www.w3.org/2000/svg}"
+    axes = [g for g in ET.parse(path).getroot().iter(svg + "g")
+            if (g.get("id") or "").startswith("axes_")]
+    assert len(axes) == 2
+    ticks = [float(t.replace("−", "-")) for t in
+             ("".join(e.itertext()).strip() for e in axes[0].iter(svg + "text"))
+             if t.lstrip("−-").replace(".", "").isdigit()]
+    assert ticks and sorted(ticks) == sorted(-t for t in ticks)
+    terminal = panels(sample_curve(compile("1/x"), "x", -2.0, 2.0, 400))
+    assert len(terminal) == 2 and terminal[0].shown[0] == -terminal[0].shown[1]
+
+
+def test_without_over_the_range_is_chosen_and_said(run):
+    result = run("plot", "x^2", "--tangent", "x=1", "--format", "csv")
+    assert result.exit_code == 0
+    assert "plotting over x=-4:6" in result.stderr
+    xs = [float(line.split(",")[0]) for line in result.stdout.splitlines()[1:]]
+    assert xs[0] == -4 and xs[-1] == 6
+    assert "x=-5:5,y=-5:5" in run("plot", "x*y", "--format", "csv").stderr
+    assert run("plot", "x*y*z", "--format", "csv").exit_code == 2
+
+
 def test_pdf_is_written(run, tmp_path):
     path = tmp_path / "plot.pdf"
     assert run("plot", "1/x", "--over", "x=-1:1", "-o", str(path)).exit_code == 0

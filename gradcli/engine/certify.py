@@ -35,7 +35,7 @@ from ..gcpause import gc_paused
 from .ball import (_BARE, BALL, BARE, EXACT_BITS, Real, Uncertifiable, Undecided, parse_decimal,
                    precision)
 from .graph import Graph, domain_error, expression, format_constant, spell
-from .primitives import TABLE
+from .primitives import TABLE, jumps
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
 from .traceproof import Contributions, Numbers, at
@@ -525,6 +525,11 @@ def _kinks(graph: Graph, values: list) -> list[int]:
     balls = values.balls if type(values) is _Reals else None
     # the nodes of rows with a kink, picked at C speed: most nodes of a large tape have none
     for k in compress(count(), map(_KINK, graph.ops)):  # a kink is a function: never false
+        if jumps(graph.ops[k]):  # on a jump: every argument exactly a double, on the jump
+            doubles = [_double(values[a]) for a in graph.args(k)]
+            if None not in doubles and graph.ops[k].kink(*doubles) == 0:
+                found.append(base + k)
+            continue
         if balls is not None:  # a gap whose ball (which holds it) is clear of 0 is no kink
             a, b = arg0[k], arg1[k]
             gap = balls[a] if b < 0 else balls[a] - balls[b]
@@ -535,6 +540,17 @@ def _kinks(graph: Graph, values: list) -> list[int]:
         if Real.of(gap).is_zero():
             found.append(base + k)
     return found
+
+
+def _double(x: Real) -> float | None:
+    """The double that ``x`` is exactly, or None (a ball, or a rational no double holds)."""
+    if x.q is None:
+        return None
+    try:
+        f = int(x.q.p) / int(x.q.q)  # correctly rounded
+    except OverflowError:
+        return None
+    return f if fmpq(*f.as_integer_ratio()) == x.q else None
 
 
 def _stuck_error(graph: Graph, exc: Exception, cap: int) -> NumericalError:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..gcpause import gc_paused
-from .primitives import TABLE, Namespace, where
+from .primitives import TABLE, Namespace, jumps, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
 # Past this many nodes the balls prove a program sooner than
@@ -525,6 +525,10 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     for k, prim in enumerate(graph.ops):
         if prim.kink is not None:
             args = [values[a] for a in graph.args(k)]
+            if jumps(prim):  # a step function exactly on a jump
+                if all(a.lo == a.hi for a in args) and prim.kink(*(a.lo for a in args)) == 0:
+                    kinks.append(graph.base + k)
+                continue
             gap = args[0] - args[1] if len(args) == 2 else args[0]
             if gap.lo == gap.hi == 0:
                 kinks.append(graph.base + k)

@@ -114,6 +114,13 @@ def _cell(a: float, offset: float = 0.0) -> float:
     return 0.0 if below == a - offset else below + 0.5
 
 
+def jumps(prim) -> bool:
+    """Whether the row's kink is a jump of a step function (floor, ceil, trunc, round, mod),
+    where its kink column names the piece an argument lies on, rather than a turn (abs, relu,
+    min, max, sign, step) at a zero gap."""
+    return prim.kink is not None and prim.kink is not _side
+
+
 def _integer_valued(f):
     """A float for floor, ceil, round, trunc (Python's give ints; inf and NaN have none)."""
     def primal(a: float) -> float:

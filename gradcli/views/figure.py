@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plot import break_at_poles, visible_range
+from .plot import clipped, panels
 
 SUFFIXES = (".png", ".svg", ".pdf")
 DPI = 100
@@ -46,31 +46,29 @@ def _metadata(path: str) -> dict:
 
 def save_curve(curve, path: str, size: tuple[int, int],
                tangent: tuple[float, float, float] | None = None) -> None:
-    """f, its derivatives (and a tangent line) against the swept input, with a legend."""
+    """f, its derivatives (and a tangent line) against the swept input, with a legend: in the
+    panels the terminal plot draws (:func:`~gradcli.views.plot.panels`), clipped alike."""
     fig = _figure(size)
-    ax = fig.add_subplot()
-    ys = [values for _, values in curve.series]
-    shown = visible_range(ys + ([] if tangent is None else []))
-    span = (shown[1] - shown[0]) if shown else 1.0
-    for i, (label, values) in enumerate(curve.series):
-        slope = ys[i + 1] if i + 1 < len(ys) else None
-        x, y = break_at_poles(curve.x, values, slope, span)
-        ax.plot(x, y, label=_tex_label(label, curve.name), linewidth=1.6)
-    if tangent is not None:
-        a, fa, slope = tangent
-        ax.plot(curve.x, fa + slope * (curve.x - a), linestyle="--", linewidth=1.2,
-                label=f"tangent at {curve.name} = {a:g}")
-        ax.plot([a], [fa], marker="o", color="black")
-    if shown:
-        pad = span * 0.05
-        ax.set_ylim(shown[0] - pad, shown[1] + pad)
-    ax.set_xlim(curve.x[0], curve.x[-1])
-    ax.axhline(0, color="0.6", linewidth=0.6)
-    ax.set_xlabel(curve.name)
-    ax.set_ylabel("value")
-    ax.set_title(curve.source)
-    ax.grid(True, linewidth=0.4, alpha=0.5)
-    ax.legend(loc="best")
+    found = panels(curve, tangent)
+    axes = fig.subplots(max(1, len(found)), 1, sharex=True, squeeze=False)[:, 0]
+    for k, (ax, panel) in enumerate(zip(axes, found)):
+        for label, y, slope in zip(panel.labels, panel.ys, panel.slopes):
+            x, y = clipped(curve.x, y, slope, panel.shown)
+            if label.startswith("tangent"):
+                ax.plot(x, y, linestyle="--", linewidth=1.2, label=label)
+                ax.plot([tangent[0]], [tangent[1]], marker="o", color="black")
+            else:
+                ax.plot(x, y, label=_tex_label(label, curve.name), linewidth=1.6)
+        lo, hi = panel.shown
+        pad = (hi - lo) * 0.05
+        ax.set_ylim(lo - pad, hi + pad)
+        ax.axhline(0, color="0.6", linewidth=0.6)
+        ax.set_ylabel("value")
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.legend(loc="best")
+    axes[0].set_title(curve.source)
+    axes[-1].set_xlim(curve.x[0], curve.x[-1])
+    axes[-1].set_xlabel(curve.name)
     _save(fig, path)
 
 

@@ -269,14 +269,17 @@ def hessian_check_json(check) -> dict:
 # -- gradcli diff, codegen, functions -------------------------------------------------------
 
 def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
-              mixed: list[str] | None = None) -> dict:
+              mixed: list[str] | None = None, values: dict | None = None) -> dict:
     """``diff --json``: the ``source``, input name -> the derivative as source text, and the
     order (``mixed``: the list of names differentiated by, in turn). With several outputs,
-    ``derivatives`` is output -> input -> text, and ``outputs`` their order."""
+    ``derivatives`` is output -> input -> text, and ``outputs`` their order. With ``--at``,
+    ``values``: each derivative's value there, keyed as ``derivatives``."""
     data: dict = {"source": source, "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
+    if values is not None:
+        data["values"] = values
     return data
 
 
@@ -291,6 +294,33 @@ def codegen_json(generated, files: list[str]) -> dict:
     if files:
         data["files"] = files
     return data
+
+
+def graph_json(picture, source: str, point: dict | None = None) -> dict:
+    """``graph --json``: the nodes (in tape order, with their values and adjoints at a point)
+    and the edges (argument -> operation, with the local derivative at a point), as drawn."""
+    data: dict = {"source": source}
+    if point is not None:
+        data["inputs"] = {name: _number(value) for name, value in point.items()}
+    data["nodes"] = [{
+        "id": node.id, "kind": node.kind, "label": node.label, "names": list(node.names),
+        "output": node.is_output,
+        **({"value": _finite(node.value), "adjoint": _finite(node.adjoint)}
+           if picture.annotated else {})} for node in picture.nodes]
+    data["edges"] = [{
+        "source": picture.nodes[edge.source].id, "target": picture.nodes[edge.target].id,
+        "position": edge.position, **({"local": _finite(edge.local)} if picture.annotated else {})}
+        for edge in picture.edges]
+    data["shown"], data["total"] = len(picture.nodes), picture.total
+    return data
+
+
+def plot_json(source: str, at: dict, columns: dict) -> dict:
+    """``plot --json``: the samples, a list per column as ``--format csv`` names them (``x``,
+    ``f``, ``df/dx``, …), an undefined sample ``null``; ``inputs``: the values --at fixes."""
+    return {"source": source, "inputs": {name: _number(v) for name, v in at.items()},
+            "samples": {name: [_finite(float(v)) for v in values]
+                        for name, values in columns.items()}}
 
 
 def functions_json(rows: list[dict]) -> list[dict]:

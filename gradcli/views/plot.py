@@ -11,6 +11,7 @@ Both take sampled records (:mod:`gradcli.sampling`) and never evaluate anything 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -87,33 +88,64 @@ def curve_text(curve, *, width: int, height: int, color: bool, ascii_only: bool,
     """The curves of ``curve`` (and the ``(a, f(a), f′(a))`` tangent line) as terminal text, no
     line wider than ``width``. Curves whose visible ranges differ by more than 10× (f and f′′ of
     a steep f) each get a panel of their own, so neither is squashed flat."""
+    found = panels(curve, tangent)
+    if not found:
+        return f"{curve.source}: no sample is defined on this range\n"
+    rows = max(4, height // len(found)) if len(found) > 1 else max(4, height)
+    out = []
+    for k, panel in enumerate(found):
+        out += _panel(curve.x, panel.ys, panel.labels, panel.slopes, panel.shown, width, rows,
+                      color, ascii_only, title=curve.source if k == 0 else None)
+    text = "\n".join(out) + "\n"
+    return to_ascii(text) if ascii_only else text
+
+
+@dataclass
+class Panel:
+    """One set of axes of a curve plot: its curves (``ys``, each with its label and the slope
+    that tells a pole from a steep rise) and the y range shown."""
+
+    ys: list
+    labels: list[str]
+    slopes: list
+    shown: tuple[float, float]
+
+
+def panels(curve, tangent: tuple[float, float, float] | None = None) -> list[Panel]:
+    """How the curves of ``curve`` (and the ``(a, f(a), f′(a))`` tangent line, with f) are laid
+    out, in the terminal and in an image alike: one panel, or when their visible ranges differ
+    by more than 10× (f and f′′ of a steep f, f and f′ of 1/x) a panel each, so neither is
+    squashed flat. None when no sample is defined."""
     labels = [label for label, _ in curve.series]
     ys = [values for _, values in curve.series]
     slopes = [ys[i + 1] if i + 1 < len(ys) else None for i in range(len(ys))]
-    groups = [[0]]  # the curves in each panel: the tangent line goes with f
+    if visible_range(ys) is None:
+        return []
     ranges = [visible_range([y]) for y in ys]
     spans = [r[1] - r[0] for r in ranges if r is not None]
     if len(spans) > 1 and max(spans) > 10 * min(spans):
         groups = [[i] for i in range(len(ys))]
     else:
         groups = [list(range(len(ys)))]
+    shown = [visible_range([ys[i] for i in group]) or (-1.0, 1.0) for group in groups]
     if tangent is not None:
         a, fa, slope = tangent
         labels.append(f"tangent at {curve.name} = {short(a)}")
         ys.append(fa + slope * (curve.x - a))
         slopes.append(None)
         groups[0].append(len(ys) - 1)
-    if visible_range(ys[:len(curve.series)]) is None:
-        return f"{curve.source}: no sample is defined on this range\n"
-    rows = max(4, height // len(groups)) if len(groups) > 1 else max(4, height)
-    out = []
-    for k, group in enumerate(groups):
-        shown = visible_range([ys[i] for i in group if i < len(curve.series)]) or (-1.0, 1.0)
-        out += _panel(curve.x, [ys[i] for i in group], [labels[i] for i in group],
-                      [slopes[i] for i in group], shown, width, rows, color, ascii_only,
-                      title=curve.source if k == 0 else None)
-    text = "\n".join(out) + "\n"
-    return to_ascii(text) if ascii_only else text
+    return [Panel([ys[i] for i in group], [labels[i] for i in group],
+                  [slopes[i] for i in group], window)
+            for group, window in zip(groups, shown)]
+
+
+def clipped(x: np.ndarray, y: np.ndarray, slope, shown: tuple[float, float]):
+    """``x`` and ``y`` as a panel draws them: nothing more than one range past the one shown (a
+    pole's spike), and a break where a pole or a jump separates two samples."""
+    lo, hi = shown
+    span = hi - lo
+    y = np.where((y < lo - span) | (y > hi + span), np.nan, y)
+    return break_at_poles(x, y, slope, span)
 
 
 _FRAME_ROW = ("│", "|")
@@ -132,8 +164,7 @@ def _panel(x, ys, labels, slopes, shown, width, height, color, ascii_only, title
     xs_out, ys_out = [], []
     for y, slope in zip(ys, slopes):
         # Outside the visible range a curve is not drawn (uniplot would clamp it to the border).
-        y = np.where((y < lo - span) | (y > hi + span), np.nan, y)
-        bx, by = break_at_poles(x, y, slope, span)
+        bx, by = clipped(x, y, slope, shown)
         xs_out.append(bx)
         ys_out.append(by)
     x0, x1 = float(x[0]), float(x[-1])

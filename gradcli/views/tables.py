@@ -45,6 +45,9 @@ def make_console(record: bool = False, **options):
     return Console(record=record, **options)
 
 
+PIPED = 80  # reference tables piped: folded to this width where no number is broken
+
+
 def _table(title: str, *columns: tuple) -> Sheet:
     """A sheet with these ``(header, justify[, kind])`` columns: right-justified ones hold
     numbers (never broken), left-justified ones text (broken between words when needed).
@@ -319,20 +322,21 @@ def _names(ids: list[str]) -> str:
 
 
 def show_graph(picture, digits: int, note: str | None = None, console=None, screen=None,
-               layout: str = "lr") -> str | None:
+               layout: str | None = "lr") -> str | None:
     """Print the drawing, then ``note``. On a screen with a width, the drawing is cut at it,
     never wrapped (its line count does not depend on the width); returns a sentence saying
-    what was cut, for standard error (None when nothing was)."""
+    what was cut, for standard error (None when nothing was). ``layout`` None: left to right
+    where that fits the width, else top to bottom where that does."""
     if console is not None:  # a rich console: its width, its colours
-        drawing = graph_drawing(picture, digits, layout=layout)
         width = console.width if console.is_terminal else None
+        drawing = _fitted(picture, digits, layout, width, False)
         cut = cut_note(drawing, width)
         lines = crop(drawing.lines, width) if width else drawing.lines
         from .layout import print_page, render
         print_page(render([Preformatted(lines), note, cut], width), console)
         return cut
     screen = screen or open_screen()
-    drawing = graph_drawing(picture, digits, ascii=screen.ascii, layout=layout)
+    drawing = _fitted(picture, digits, layout, screen.width, screen.ascii)
     cut = cut_note(drawing, screen.width)
     if screen.width:
         drawing = Preformatted(crop(drawing.lines, screen.width))
@@ -340,10 +344,21 @@ def show_graph(picture, digits: int, note: str | None = None, console=None, scre
     return cut
 
 
+def _fitted(picture, digits: int, layout: str | None, width: int | None, ascii: bool):
+    """The drawing in ``layout``; None: left to right, unless that is cut at ``width`` and
+    top to bottom is not."""
+    drawing = graph_drawing(picture, digits, ascii=ascii, layout=layout or "lr")
+    if layout is None and width and cut_note(drawing, width):
+        tall = graph_drawing(picture, digits, ascii=ascii, layout="tb")
+        if not cut_note(tall, width):
+            return tall
+    return drawing
+
+
 def functions_table(rows: list[dict]) -> Sheet:
     """The catalogue: syntax, derivative rules (each rule on its line, never broken inside a
     bracket), domain, note (prose, wrapped)."""
-    table = Sheet("gradcli functions and operators")
+    table = Sheet("gradcli functions and operators", piped=PIPED)  # `| head`: prose folds
     table.add_column("syntax", kind="formula")
     table.add_column("derivatives", kind="formula")
     table.add_column("domain; note", kind="text", max_width=40)
@@ -439,6 +454,7 @@ def check_table(check, digits: int,
     if certified:  # what plain float64 gets of the proven digits
         columns += [("float64 digits", "right")]
     table = _table(title, *columns, ("status", "left"))
+    table.piped = PIPED  # `| less`: headers fold so the numbers fit
     notes = []
     rows = check.rows
     if max_rows and len(rows) > max_rows:  # the rows a reader must see come first
