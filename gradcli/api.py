@@ -852,12 +852,30 @@ def _vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], 
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
     names = list(graph.output_names)
-    try:
+
+    def sweep():
         values = forward(graph, point)
         adjoint, records = vjp(graph, values, weights, record)
-        detail = (adjoint, weights, records)
-        output_values = [values[s] for s in graph.output_slots]
-        product = [adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt]
+        return values, [values[s] for s in graph.output_slots], [
+            adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt], (
+            adjoint, weights, records)
+    values, output_values, product, detail = _product(
+        graph, at, sweep, digits, float64, cotangent=weights,
+        columns=[graph.inputs.index(name) for name in wrt])
+    return ProductResult(
+        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
+        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
+
+
+def _product(graph: Graph, at: Mapping[str, float], sweep, digits: int, float64: bool,
+             **which) -> tuple:
+    """A product's float64 ``sweep()`` (values, the outputs' values, the product, the trace's
+    detail) and, unless ``float64``, the certified numbers in place of its own (:func:`~gradcli.
+    engine.certify.certify_product` with ``which``): where float64 fails (exp(1000)), only the
+    certified ones, and no sweep for the trace."""
+    try:
+        values, output_values, product, detail = sweep()
     except NumericalError as failure:
         if float64:
             raise
@@ -867,12 +885,8 @@ def _vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], 
         from .engine.certify import certify_product
         _check_digits(digits)
         output_values, product = certify_product(
-            graph, [_exact(at, n) for n in graph.inputs], cotangent=weights,
-            columns=[graph.inputs.index(name) for name in wrt], digits=digits)
-    return ProductResult(
-        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
-        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
-        values, detail, proven=not float64)
+            graph, [_exact(at, n) for n in graph.inputs], digits=digits, **which)
+    return values, output_values, product, detail
 
 
 def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
@@ -884,21 +898,14 @@ def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], 
     point = point_vector(graph, at)
     tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]
     names = list(graph.output_names)
-    try:
+
+    def sweep():
         values = forward(graph, point)
-        product, partials, sweep = jvp(graph, values, tangents)
-        detail = (partials, [("direction", sweep)])
-        output_values = [values[s] for s in graph.output_slots]
-    except NumericalError as failure:
-        if float64:
-            raise
-        from .check import Unswept
-        values, detail = Unswept(failure), ()
-    if not float64:
-        from .engine.certify import certify_product
-        _check_digits(digits)
-        output_values, product = certify_product(
-            graph, [_exact(at, n) for n in graph.inputs], direction=tangents, digits=digits)
+        product, partials, tangent = jvp(graph, values, tangents)
+        return values, [values[s] for s in graph.output_slots], product, (
+            partials, [("direction", tangent)])
+    values, output_values, product, detail = _product(graph, at, sweep, digits, float64,
+                                                      direction=tangents)
     return ProductResult(
         "jvp", dict(zip(names, output_values)), dict(zip(graph.inputs, tangents)),
         dict(zip(names, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,

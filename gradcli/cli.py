@@ -1038,6 +1038,10 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
         if float64:
             _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
                             "certified"])
+        elif any(x.digits < digits for r in results.values()
+                 for x in [r.value, *r.gradient.values(), *(e for row in r.hessian for e in row)]):
+            from .engine.certify import short_digits
+            _notes(screen, [f"note: {short_digits(digits)}"])
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
 

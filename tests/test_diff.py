@@ -23,7 +23,7 @@ from gradcli.language.parser import parse
 from gradcli.language.printer import to_source
 from gradcli.engine.primitives import TABLE
 from conftest import readme_runs
-from strategies import Case, cases
+from strategies import Case, cases, examples
 from test_primitives import in_domain_points
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -231,7 +231,7 @@ def test_printed_derivatives(source, options, expected):
     assert derivatives(source, **options) == expected
 
 
-@settings(max_examples=min(settings().max_examples, 100))
+@settings(max_examples=examples(500))  # 100 by default and in CI (a few seconds)
 @given(cases(max_statements=2, max_depth=3))
 @example(Case(parse("(log(cosh(x))-x+log(2))/(y+z)"), {"x": 20.0, "y": 1.047, "z": 4.73}))
 def test_printed_formulas_agree_with_eval_in_every_digit(case):
@@ -245,7 +245,11 @@ def test_printed_formulas_agree_with_eval_in_every_digit(case):
     except GradcliError as exc:  # trigamma's derivative ψ'' has no formula (documented)
         assert "trigamma" in str(exc), exc
         return
-    gradient = evaluate(source, case.point).gradient
+    try:
+        gradient = evaluate(source, case.point).gradient
+    except GradcliError as exc:  # exactly outside a domain float64 is inside (floor(sigmoid(100)))
+        event(f"eval refuses: {type(exc).__name__}")
+        return
     for name, formula in formulas.items():
         note(f"d/d{name}:\n{formula}")
         try:

@@ -123,3 +123,25 @@ def test_refusals_say_why_in_words(run):
     done = run("eval", "tan(x)", "--at", "x=pi/2")
     assert done.exit_code == 1
     assert "tan is undefined where a = π/2 + kπ" in done.stderr
+
+
+def test_a_hessian_entry_no_digit_of_which_is_proven_is_a_bound_with_a_note(run):
+    # d²/dx² (cosh² - sinh²) is exactly 0, which no ball shows: a bound, never digits
+    done = run("hessian", "cosh(x)^2-sinh(x)^2", "--at", "x=3")
+    assert done.exit_code == 0
+    assert "0 ± 1e-" in done.stdout and "fewer than 13 certain digits" in done.stderr
+    data = json.loads(run("hessian", "cosh(x)^2-sinh(x)^2", "--at", "x=3", "--json").stdout)
+    assert data["digits"] == 0
+
+
+def test_a_number_past_any_bound_is_a_question_mark(run):
+    done = run("eval", "x^x^x^x", "--at", "x=5")  # 5^(5^3125)
+    assert done.exit_code == 0
+    assert lines(done.stdout)["f"] == "?" and "fewer than 13 certain digits" in done.stderr
+
+
+def test_a_point_typed_past_pythons_integer_string_limit(run):
+    typed = "1." + "1" * 5000
+    done = run("eval", "x", "--at", f"x={typed}", "--digits", "5001")
+    assert done.exit_code == 0, done.output
+    assert lines(done.stdout)["f"] == typed

@@ -169,7 +169,7 @@ def test_a_long_sum_is_proven_without_importing_flint(tmp_path):
     source, terms = long_sum(800)  # 3,999 nodes: at most QUICK_NODES
     path = tmp_path / "sum.gc"
     path.write_text(source, encoding="utf-8")
-    names = imported(("eval", "-f", str(path), "--at", "x=0.3,y=0.7"), tmp_path / "cache")
+    names = imported(("eval", "-f", str(path), "--at", "x=0.3,y=0.7"))
     assert "flint" not in names and "gradcli.engine.certify" not in names
 
 
@@ -274,7 +274,7 @@ def test_wide_500_at_10_digits_is_proven_quickly_and_right(tmp_path):
     source = families.wide(500)  # 3,424 nodes: at most QUICK_NODES
     path = tmp_path / "wide.gc"
     path.write_text(source, encoding="utf-8")
-    names = imported(("eval", "-f", str(path), "--at", AT, "--digits", "10"), tmp_path / "cache")
+    names = imported(("eval", "-f", str(path), "--at", AT, "--digits", "10"))
     assert "flint" not in names and "gradcli.engine.certify" not in names
     graph, found = quickly(source, {k: str(v) for k, v in families.POINT.items()}, 10)
     assert found is not None

@@ -11,7 +11,7 @@ from gradcli import evaluate
 from gradcli.engine.primitives import FLOAT, TABLE, function_names, lookup
 from conftest import central_difference
 
-CANDIDATES = [-2.3, -0.7, -0.2, 0.3, 0.6, 1.4, 2.5, 3.7]
+CANDIDATES = [-2.3, -0.7, -0.2, 0.3, 0.6, 0.85, 1.4, 2.5, 3.7]  # three in (0, 1): logit's domain
 
 
 def in_domain_points(prim):

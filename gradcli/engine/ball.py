@@ -30,7 +30,7 @@ import math
 import operator
 from contextlib import contextmanager
 
-from flint import arb, ctx, fmpq
+from flint import arb, ctx, fmpq, fmpz
 
 from .primitives import TABLE, Namespace, where
 
@@ -76,7 +76,8 @@ def parse_decimal(text: str):
     e = (int(exponent) if exponent else 0) - len(frac)
     if abs(e) > 100_000:
         return None
-    n = sign * int(digits)
+    # FLINT reads past Python's 4,300-digit limit on int(str) (a number typed to 5,000 digits)
+    n = sign * (int(digits) if len(digits) <= 4000 else int(fmpz(digits)))
     return fmpq(n * 10 ** e) if e >= 0 else fmpq(n, 10 ** -e)
 
 

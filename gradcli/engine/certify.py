@@ -65,6 +65,12 @@ def cap_bits(digits: int) -> int:
     return max(4096, 4 * start_bits(digits))
 
 
+def short_digits(digits: int) -> str:
+    """Why some number shows fewer than ``digits`` digits (a ``note:``)."""
+    return (f"some numbers have fewer than {digits} certain digits: the working precision "
+            f"reached its cap of {cap_bits(digits)} bits")
+
+
 def start_bits(digits: int) -> int:
     return max(64, int(3.33 * digits) + 32)
 
@@ -195,7 +201,10 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
         return Proven(math.nan, "?", 0) if final else None
     ball, shift = _tame(ball), 0
     if _huge(ball) and 0 in ball:  # exp(x) - exp(x) at x = 1e5: 0 ± 1e42197, no digit
-        return Proven(0.0, f"0 ± 1e{_power_above(ball)}", 0) if final else None
+        if not final:
+            return None
+        k = _power_above(ball)  # a bound of 10^(10^2184) (5^5^5^5's ball) says nothing: ?
+        return Proven(0.0, f"0 ± 1e{k}", 0) if abs(k) < 10 ** 100 else Proven(math.nan, "?", 0)
     if _huge(ball):
         # 10^(±10^200): the digits are those of ball / 10^shift, shift about log10 |ball| (the
         # floor of its midpoint's, exact, whichever way its ball lies), scaled in Arb, not in
@@ -239,8 +248,8 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
 def _power_above(ball: arb) -> int:
     """A k with |x| <= 10^k for every x in the ball: |x| < 2^m <= 10^k (m·log10 2 rounded up:
     by a factor just above log10 2 for m > 0, just below it for m < 0)."""
-    m = _magnitude(ball.abs_upper())
-    return math.ceil(m * (0.30103 if m > 0 else 0.30102999))
+    m = _magnitude(ball.abs_upper())  # in integers: m may be past the doubles (5^5^5^5)
+    return -(-m * 30103 // 100000) if m > 0 else -(-m * 30102999 // 100000000)
 
 
 # -- the sweeps on balls -----------------------------------------------------------------------
@@ -511,8 +520,7 @@ def _prove(graph, values, adjoint, records, wrt_slots, n, record, final) -> Cert
                   *(x for r in shown_records for x in r[2:])]
     short = None
     if any(x.digits < n for x in everything):
-        short = (f"some numbers have fewer than {n} certain digits: the working precision "
-                 f"reached its cap of {cap_bits(n)} bits")
+        short = short_digits(n)
     return Certified(value, gradient, n, 0, shown_values, shown_adjoint, shown_records,
                      _kinks(graph, values), short, values,
                      [Real.of(adjoint[s]) for s in wrt_slots])

@@ -144,7 +144,7 @@ def check_json(check) -> dict:
     :class:`gradcli.check.Check`)."""
     rows = []
     for r in check.rows:
-        item = {"input": r.input, "ad": r.ad, "numeric": _finite(r.numeric),
+        item = {"input": r.input, "ad": _number(r.ad), "numeric": _finite(r.numeric),
                 "numeric_error": _finite(r.numeric_error), "abs_error": _finite(r.abs_error),
                 "rel_error": _finite(r.rel_error), "ok": r.ok, "status": r.status,
                 "step": _finite(r.step), "scheme": r.scheme}
@@ -152,8 +152,8 @@ def check_json(check) -> dict:
             item["note"] = r.note
         if r.expected is not None:
             e = r.expected
-            item["expected"] = {"formula": e.formula, "value": e.value, "ad": e.ad,
-                                "abs_error": e.abs_error, "rel_error": _finite(e.rel_error),
+            item["expected"] = {"formula": e.formula, "value": _number(e.value), "ad": _number(e.ad),
+                                "abs_error": _finite(e.abs_error), "rel_error": _finite(e.rel_error),
                                 "ok": e.ok}
         rows.append(item)
     return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
