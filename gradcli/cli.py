@@ -1388,6 +1388,7 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
     screen = _screen(None, False)
     for channel, text in plot(request):
         if channel == "err":
+            _flush_stdout()  # what was printed before the note stays before it
             click.echo(text, nl=False, err=True)
         else:
             screen.write(text)
