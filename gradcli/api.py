@@ -712,6 +712,8 @@ class JacobianResult:
     def trace(self):
         """Records of every sweep (see :mod:`gradcli.records`), computed on first use."""
         from .records import jacobian_trace
+        if not self.slot_values and self.graph.n_slots:  # float64's sweeps failed (Unswept)
+            raise self.slot_values.failure
         return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
 
     def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
@@ -733,15 +735,24 @@ def _jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | Non
     wrt = wrt_names(graph, wrt)
     columns = [graph.inputs.index(name) for name in wrt]
     chosen = choose(mode, graph.n_outputs, len(wrt))
-    values = forward(graph, point)
-    if chosen == "reverse":
-        rows, recorded = rows_by_reverse(graph, values, columns, record)
-        detail, sweeps = tuple(recorded), len(recorded)
-    else:
-        rows, partials, tangents = columns_by_forward(graph, values, columns)
-        detail, sweeps = (partials, tangents), len(tangents)
+    sweeps = graph.n_outputs if chosen == "reverse" else len(columns)
+    try:
+        values = forward(graph, point)
+        if chosen == "reverse":
+            rows, recorded = rows_by_reverse(graph, values, columns, record)
+            detail = tuple(recorded)
+        else:
+            rows, partials, tangents = columns_by_forward(graph, values, columns)
+            detail = (partials, tangents)
+        output_values = [values[slot] for slot in graph.output_slots]
+    except NumericalError as failure:
+        if float64:
+            raise
+        # float64 overflows (exp(1000)) where the balls do not: the certified numbers are the
+        # answer; only the trace, which shows float64's sweeps, has none to show
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
     names = list(graph.output_names)
-    output_values = [values[slot] for slot in graph.output_slots]
     proven = False
     if not float64:
         from .engine.certify import certify
@@ -795,6 +806,7 @@ class ProductResult:
     slot_values: list[float] = field(default_factory=list, repr=False)
     # (the adjoints, the weights, the contributions), or (partials, tangents)
     detail: tuple = field(default=(), repr=False)
+    proven: bool = False  # values and product are Proven (certified); the trace's sweep is not
 
     @property
     def mode(self) -> str:
@@ -803,6 +815,8 @@ class ProductResult:
     @cached_property
     def trace(self):
         from .records import product_trace
+        if not self.slot_values and self.graph.n_slots:  # float64's sweep failed (Unswept)
+            raise self.slot_values.failure
         return product_trace(self.graph, self.slot_values, self.kind, self.detail)
 
 
@@ -823,79 +837,109 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
 
 
 def _vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-         wrt: Iterable[str] | None = None, record: bool = False) -> ProductResult:
+         wrt: Iterable[str] | None = None, record: bool = False,
+         digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
     """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
     reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
-    shows)."""
+    shows); certified as :func:`evaluate` is (``float64=True``: plain float64)."""
     from .engine.jacobian import vjp
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
-    values = forward(graph, point)
-    adjoint, records = vjp(graph, values, weights, record)
     names = list(graph.output_names)
+    try:
+        values = forward(graph, point)
+        adjoint, records = vjp(graph, values, weights, record)
+        detail = (adjoint, weights, records)
+        output_values = [values[s] for s in graph.output_slots]
+        product = [adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt]
+    except NumericalError as failure:
+        if float64:
+            raise
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
+    if not float64:
+        from .engine.certify import certify_product
+        _check_digits(digits)
+        output_values, product = certify_product(
+            graph, [_exact(at, n) for n in graph.inputs], cotangent=weights,
+            columns=[graph.inputs.index(name) for name in wrt], digits=digits)
     return ProductResult(
-        "vjp", {n: values[s] for n, s in zip(names, graph.output_slots)}, dict(zip(names, weights)),
-        {name: adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt}, names,
-        graph.source, dict(zip(graph.inputs, point)), graph, values, (adjoint, weights, records))
+        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
+        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
 
 
-def _jvp(graph: Graph, at: Mapping[str, float],
-         direction: Mapping[str, float]) -> ProductResult:
+def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
+         digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
     """``J·d`` for the direction ``d`` (input name -> tangent; inputs left out are 0, names the
-    graph does not read are ignored) in one tangent sweep read at every output."""
+    graph does not read are ignored) in one tangent sweep read at every output; certified as
+    :func:`evaluate` is (``float64=True``: plain float64)."""
     from .engine.jacobian import jvp
     point = point_vector(graph, at)
     tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]
-    values = forward(graph, point)
-    product, partials, sweep = jvp(graph, values, tangents)
     names = list(graph.output_names)
+    try:
+        values = forward(graph, point)
+        product, partials, sweep = jvp(graph, values, tangents)
+        detail = (partials, [("direction", sweep)])
+        output_values = [values[s] for s in graph.output_slots]
+    except NumericalError as failure:
+        if float64:
+            raise
+        from .check import Unswept
+        values, detail = Unswept(failure), ()
+    if not float64:
+        from .engine.certify import certify_product
+        _check_digits(digits)
+        output_values, product = certify_product(
+            graph, [_exact(at, n) for n in graph.inputs], direction=tangents, digits=digits)
     return ProductResult(
-        "jvp", {n: values[s] for n, s in zip(names, graph.output_slots)},
-        dict(zip(graph.inputs, tangents)), dict(zip(names, product)), names, graph.source,
-        dict(zip(graph.inputs, point)), graph, values, (partials, [("direction", sweep)]))
+        "jvp", dict(zip(names, output_values)), dict(zip(graph.inputs, tangents)),
+        dict(zip(names, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
 
 
 def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
         of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
-        record: bool = False) -> ProductResult:
+        record: bool = False, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
     """``wᵀJ`` of ``source`` (text, or a compiled graph) at ``at`` for the cotangent ``w``
     (output name -> weight; outputs left out weigh 0), in one reverse sweep seeded on every
-    output (``record=True``: the sweep keeps what ``trace`` shows)."""
-    return _vjp(_graph(source, of), _point(at), cotangent, wrt=wrt, record=record)
+    output (``record=True``: the sweep keeps what ``trace`` shows); certified unless
+    ``float64``."""
+    return _vjp(_graph(source, of), _point(at), cotangent, wrt=wrt, record=record,
+                digits=digits, float64=float64)
 
 
 def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
-        of: Iterable[str] | None = None) -> ProductResult:
+        of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
     """``J·d`` of ``source`` (text, or a compiled graph) at ``at`` for the direction ``d``
     (input name -> tangent; inputs left out are 0, names it does not read are ignored), in one
-    tangent sweep read at every output."""
-    return _jvp(_graph(source, of), _point(at), direction)
+    tangent sweep read at every output; certified unless ``float64``."""
+    return _jvp(_graph(source, of), _point(at), direction, digits=digits, float64=float64)
 
 
 def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
-            hvp: bool = False, header: bool = False) -> str:
+            hvp: bool = False, header: bool = False, inputs: Iterable[str] | None = None,
+            wrt: Iterable[str] | None = None, returns: str = "tuple") -> str:
     """The gradient of ``source`` as code to paste: straight-line adjoint code in ``lang``
     (``python``, ``numpy``, ``jax`` or ``c``) defining the function ``name``.
 
     ``mode``: ``reverse`` (the values and the gradient, or the Jacobian's rows), ``forward``
     (the derivatives along a direction), ``hessian`` (the gradient and the Hessian, by
     forward-over-reverse; with ``hvp=True`` only the Hessian-vector product ``name_hvp``).
+    ``inputs``: the parameters' order (every input once; default: order of first appearance);
+    ``wrt``: the inputs to differentiate by (default: all; the others stay parameters);
+    ``returns="dict"``: the results keyed by input (and output) name, not tuples (not C).
     ``header=True`` gives the C header (prototypes, the inputs' order) instead of the code.
     See docs/codegen.md.
     """
-    from .symbolic.adjoint import build, variable_names
-    from .views.codegen import LANGUAGES, generate, header as c_header
-    if lang not in LANGUAGES:
-        raise InputError(f"{lang!r} is not a language gradcli writes", option="lang",
-                         hint=f"choose from: {', '.join(LANGUAGES)}")
-    if hvp and mode != "hessian":
-        raise InputError(f"goes with the Hessian, not with --mode {mode}",
-                         option="hvp", hint="drop --mode, or give --mode hessian")
+    from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    graph = compile(source)
-    program = build(graph, mode, variable_names(graph.inputs, c=lang == "c"))
-    if header:
-        return c_header(program, name, hvp)
-    return generate(program, lang, name, hvp)
+    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+                         inputs=None if inputs is None else list(inputs),
+                         wrt=None if wrt is None else list(wrt), returns=returns)
+    return generated.header if header else generated.code

@@ -134,13 +134,31 @@ def agrees(value: float, reference: float, rtol: float, atol: float) -> bool:
 
 
 def _formula_agrees(value, reference, rtol: float, atol: float) -> bool:
-    """A hand-derived formula against AD: both certified, they agree when their proven digits
-    are the same (equal numbers round alike; a tolerance could pass 0 for 3e-10); otherwise
-    within the tolerances."""
+    """A hand-derived formula against AD: both certified, they agree when some number rounds to
+    both proven texts (the same digits; or AD's ``0 ± 1e-1229`` holding the formula's exact 0:
+    a tolerance could pass 0 for 3e-10, this never does); otherwise within the tolerances."""
     mine, theirs = getattr(value, "text", None), getattr(reference, "text", None)
     if mine is not None and theirs is not None:
-        return mine == theirs
+        if mine == theirs:
+            return True
+        (lo, hi), (low, high) = _held(mine), _held(theirs)
+        return lo <= high and low <= hi if lo == hi or low == high else lo < high and low < hi
     return agrees(value, reference, rtol, atol)
+
+
+def _held(text: str):
+    """The numbers a proven text stands for, as (low, high) Decimals: ``0`` is 0 exactly,
+    ``0 ± 1eK`` is [-10^K, 10^K], and m digits are the numbers that round to them (half a unit
+    in their last place either way; a neighbour's range only touches it)."""
+    from decimal import Decimal
+    if "±" in text:
+        bound = Decimal(text.split("±")[1].strip())
+        return -bound, bound
+    x = Decimal(text)
+    if x == 0:
+        return x, x
+    half = Decimal(5).scaleb(x.adjusted() - len(x.as_tuple().digits))
+    return x - half, x + half
 
 
 def relative(error: float, reference: float) -> float:
@@ -562,9 +580,10 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
         program = one_expression(formula, f"{name}: the formula", fail)
         try:
             graph = lower(program, formula)
-            value = forward(graph, point_vector(graph, at))[graph.output]
-            if digits is not None:
+            if digits is not None:  # proven, where float64 may overflow (exp(1000))
                 value = _certified_value(graph, at, digits)
+            else:
+                value = forward(graph, point_vector(graph, at))[graph.output]
         except GradcliError as exc:  # the formula's own error, said to be about expect
             exc.sentence = f"{name}: {exc.text()}"
             exc.option, exc.source = "expect", formula
@@ -576,17 +595,20 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
 def _certified_value(graph: Graph, at: Mapping[str, float], digits: int):
     """A formula's value at ``at``, every digit proven (the point as typed, when known)."""
     from .engine.certify import certify
+    point_vector(graph, at)  # every input has a value (else the error that says which)
     texts = getattr(at, "texts", {})
     exact = [texts.get(name, at[name]) for name in graph.inputs]
     return certify(graph, exact, wrt_slots=[], digits=digits).value
 
 
-def _formula_value(name: str, formula: str, at: Mapping[str, float]) -> float:
+def _formula_value(name: str, formula: str, at: Mapping[str, float], digits: int | None = None):
     from .engine.graph import compile as compile_graph
     try:
         graph = compile_graph(formula)
         if graph.n_outputs > 1:
             raise InputError(f"the formula has {graph.n_outputs} outputs; give one expression")
+        if digits is not None:
+            return _certified_value(graph, at, digits)
         return forward(graph, point_vector(graph, at))[graph.output]
     except GradcliError as exc:  # the formula's own error, said to be about expect
         exc.sentence = f"{name}: {exc.text()}"
@@ -595,9 +617,11 @@ def _formula_value(name: str, formula: str, at: Mapping[str, float]) -> float:
 
 
 def entry_values(formulas: Mapping[str, str], at: Mapping[str, float], outputs: Sequence[str],
-                 inputs: Sequence[str]) -> dict[str, dict[str, tuple[str, float]]]:
+                 inputs: Sequence[str], digits: int | None = None
+                 ) -> dict[str, dict[str, tuple[str, float]]]:
     """Formulas for Jacobian entries (``f2.x``, ``u.x``) evaluated at ``at``:
-    output -> input -> (formula, value). A name must say its output and its input."""
+    output -> input -> (formula, value). A name must say its output and its input. With
+    ``digits``, each value is certified to that many significant digits."""
     values: dict[str, dict[str, tuple[str, float]]] = {}
     for name, formula in formulas.items():
         output, dot, input_ = name.rpartition(".")
@@ -612,7 +636,8 @@ def entry_values(formulas: Mapping[str, str], at: Mapping[str, float], outputs: 
             raise InputError(f"{name}: ∂{output}/∂{input_} is not part of the Jacobian",
                              option="expect", names=(input_,),
                              hint="its inputs are " + (", ".join(inputs) or "none"))
-        values.setdefault(output, {})[input_] = (formula.strip(), _formula_value(name, formula, at))
+        values.setdefault(output, {})[input_] = (formula.strip(),
+                                              _formula_value(name, formula, at, digits))
     return values
 
 
@@ -636,6 +661,10 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
     ``expected`` formulas are derivatives ∂f/∂x: they are compared with AD's ∂f/∂x, not with the
     gradient scaled by the seed (like with like)."""
     graph, wrt, seed, output = result.graph, list(result.gradient), result.seed, result.graph.output
+    if getattr(result, "proven", False) and result.adjoint is None:
+        why = result.float64.error if result.float64 is not None else None
+        return _against_certified(unchecked(result.gradient, why, expected, rtol, atol, strict),
+                                  result, exact_at)
     slot = {name: graph.n_const + i for i, name in enumerate(graph.inputs)}
     at = [result.inputs[name] for name in graph.inputs]
 
@@ -654,6 +683,27 @@ def check_result(result, *, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_AT
                    noise=abs(seed) * rounding_noise(graph, result.values, plain), rtol=rtol,
                    atol=atol, expected=expected, expected_ad=expected_ad, strict=strict)
     return _against_certified(report, result, exact_at)
+
+
+def unchecked(gradient: Mapping[str, float], why: str | None, expected=None,
+              rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
+              strict: bool = False) -> Check:
+    """The check where float64 cannot run f at all (exp(1000) overflows: ``why``), though the
+    certified sweep proved its ``gradient``: no difference quotient, each row inconclusive and
+    saying why; the formulas (``expected``) compared with the proven gradient as ever."""
+    note = (f"float64 cannot evaluate f here ({why or 'it fails'}): no difference quotient "
+            "to compare")
+    rows = []
+    for name, derivative in gradient.items():
+        mine = None
+        if name in (expected or {}):
+            formula, value = expected[name]
+            diff = abs(value - derivative) if math.isfinite(value - derivative) else math.inf
+            mine = Expected(formula, value, diff, relative(diff, derivative),
+                            _formula_agrees(value, derivative, rtol, atol), derivative)
+        rows.append(CheckRow(name, derivative, math.nan, math.inf, math.nan, math.nan, False,
+                             note, "inconclusive", scheme="none", expected=mine))
+    return Check(rows, rtol, atol, strict)
 
 
 def _against_certified(report: Check, result, exact_at) -> Check:
@@ -746,6 +796,14 @@ def check_hessian(graph: Graph, point: list[float], columns: list[int],
 
 # -- the check of a Jacobian: each row against numerical derivatives of its output --------------
 
+class Unswept(list):
+    """Float64's sweep of a program it cannot run (exp(1000) overflows), in place of its
+    values: empty, holding the ``failure``, which a trace of those sweeps raises."""
+
+    def __init__(self, failure: Exception):
+        super().__init__()
+        self.failure = failure
+
 class JacobianCheck(MatrixCheck):
     """Row ``output`` of the Jacobian checked as the gradient of that output; an entry reads
     ``"f2.x"``, as ``--expect`` names it."""
@@ -760,9 +818,16 @@ def check_jacobian(graph: Graph, values: list[float], inputs: list[str],
                    matrix: list[list[float]], rtol: float = DEFAULT_RTOL,
                    atol: float = DEFAULT_ATOL, expected=None, strict: bool = False) -> JacobianCheck:
     """Each row of ``matrix`` (one per output of ``graph``; columns ``inputs``) against central
-    differences of that output; ``expected``: output -> input -> (formula, value)."""
-    point = values[graph.n_const:graph.base]
+    differences of that output; ``expected``: output -> input -> (formula, value). ``values``
+    an :class:`Unswept` (float64 fails where the certified entries exist): every entry
+    inconclusive, saying why."""
     rows = {}
+    if type(values) is Unswept:
+        for i, name in enumerate(graph.output_names):
+            rows[name] = unchecked(dict(zip(inputs, matrix[i])), str(values.failure),
+                                   (expected or {}).get(name), rtol, atol, strict)
+        return JacobianCheck(rows, rtol, atol, strict)
+    point = values[graph.n_const:graph.base]
     for i, name in enumerate(graph.output_names):
         one = graph.only(i)
         adjoint, _ = reverse(one, values)

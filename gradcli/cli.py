@@ -792,9 +792,10 @@ def _eval_outputs(graph, request: EvalRequest):
     digits, trace, float64 = r.digits, r.trace, r.float64
     if r.direction is not None:
         _warn_unread(r.direction, graph, "--direction: ")
-        result = jvp(graph, r.at, r.direction)
+        result = jvp(graph, r.at, r.direction, digits=digits, float64=float64)
     elif isinstance(r.seed, dict):
-        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace)
+        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace, digits=digits,
+                     float64=float64)
     else:
         result = jacobian(graph, r.at, wrt=r.wrt, mode=r.mode or "auto", digits=digits,
                           float64=float64, record=trace)
@@ -802,7 +803,7 @@ def _eval_outputs(graph, request: EvalRequest):
     if r.checks:
         from .check import entry_values, parse_expectations
         expected = entry_values(parse_expectations(r.expect), r.at, result.outputs,
-                                result.inputs)
+                                result.inputs, digits if getattr(result, "proven", False) else None)
         report = result.check(r.rtol, r.atol, expected, r.strict)
     data = None
     if r.as_json or (r.export_path and r.export_path.lower().endswith(".json")):
@@ -1152,11 +1153,24 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
               help="reverse (default): values and gradient (the Jacobian's rows); forward: "
                    "derivatives along a direction; hessian: gradient and Hessian.")
 @click.option("--hvp", is_flag=True, help="With the Hessian: only the Hessian-vector product.")
-@click.option("--name", default="f", show_default=True, help="The generated function's name.")
+@click.option("--name", default="f", show_default=True,
+              help="The generated function's name (not a word of the language or of the code).")
+@click.option("--wrt", type=NameListType(), default=None,
+              help="Differentiate by these inputs only, in this order (default: all); the "
+                   "others stay parameters (data).")
+@click.option("--inputs", "inputs", type=NameListType("inputs"), default=None,
+              help="The parameters' order, every input once (default: order of first "
+                   "appearance).")
+@click.option("--returns", type=click.Choice(["tuple", "dict"]), default="tuple",
+              show_default=True,
+              help="dict: the gradient (Jacobian, Hessian) keyed by input name, several "
+                   "outputs by output name (python, numpy, jax).")
+@_JSON
 @click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
               help="Write the code to FILE (C: also its header, FILE with .h) instead of "
                    "printing it.")
-def codegen_command(expression, file, lang, mode, hvp, name, output_path):
+def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, returns, as_json,
+                    output_path):
     """Print the gradient of EXPRESSION as code: straight-line adjoint code to paste.
 
     One statement per tape node (the forward sweep), then one per contribution of the
@@ -1168,29 +1182,35 @@ def codegen_command(expression, file, lang, mode, hvp, name, output_path):
       gradcli codegen "log(x)+x*y-sin(y)" --lang c -o grad.c
       gradcli codegen -f model.grad --lang numpy --mode forward
       gradcli codegen "x^2*y" --lang jax --mode hessian
+      gradcli codegen "w*x + b" --inputs w,b,x --wrt w,b --returns dict
     """
-    from .api import codegen
+    from .api import compile
+    from .code import generate
     source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
     mode = mode or ("hessian" if hvp else "reverse")
-    text = codegen(source, lang, mode, name=name, hvp=hvp)
-    if output_path is None:
-        _screen(None, False).write(text)
-        return
-    from .views.screen import write_text
-    header_path = None
-    if lang == "c":
-        stem, dot, suffix = output_path.rpartition(".")
-        header_path = f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h"
-        if os.path.normcase(os.path.abspath(header_path)) == os.path.normcase(
-                os.path.abspath(output_path)):
-            raise InputError(f"{output_path}: the C code and its header would both be written "
-                             "there", option="output",
-                             hint=f"name the code's file: -o {stem}.c (its header is then "
-                                  f"{stem}.h)")
-        header = codegen(source, lang, mode, name=name, hvp=hvp, header=True)
-    write_text(output_path, text)
-    if header_path is not None:
-        write_text(header_path, header)
+    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp, inputs=inputs,
+                         wrt=wrt, returns=returns)
+    files = []
+    if output_path is not None:
+        from .views.screen import write_text
+        files.append(output_path)
+        if lang == "c":
+            stem, dot, suffix = output_path.rpartition(".")
+            header_path = f"{stem}.h" if dot and "/" not in suffix else f"{output_path}.h"
+            if os.path.normcase(os.path.abspath(header_path)) == os.path.normcase(
+                    os.path.abspath(output_path)):
+                raise InputError(f"{output_path}: the C code and its header would both be "
+                                 "written there", option="output",
+                                 hint=f"name the code's file: -o {stem}.c (its header is then "
+                                      f"{stem}.h)")
+            files.append(header_path)
+        for path, text in zip(files, [generated.code, generated.header]):
+            write_text(path, text)
+    if as_json:
+        from .views.json import codegen_json
+        _screen(None, False).json(codegen_json(generated, files))
+    elif output_path is None:
+        _screen(None, False).write(generated.code)
 
 
 @main.command("functions", context_settings=CONTEXT)

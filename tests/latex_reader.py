@@ -23,34 +23,19 @@ from __future__ import annotations
 import re
 
 import mpmath
+from references import REFERENCES
 
 TOKEN = re.compile(r"\s*(\\left\\lfloor|\\right\\rfloor|\\left\\lceil|\\right\\rceil|\\left\(|"
                    r"\\right\)|\\left\||\\right\||\\operatorname\{\w+\}|\\mathit\{\w+\}|"
                    r"\\[A-Za-z]+'?|\\,|\d+\.?\d*(?:e[+-]?\d+)?|[A-Za-z]|[{}^_+\-,])")
 
-# The functions gradcli names, by their LaTeX spelling, as mpmath computes them.
-FUNCTIONS = {
-    "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan, "sec": mpmath.sec,
-    "csc": mpmath.csc, "cot": mpmath.cot, "arcsin": mpmath.asin, "arccos": mpmath.acos,
-    "arctan": mpmath.atan, "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh,
-    "exp": mpmath.exp, "log": mpmath.log, "ln": mpmath.log, "min": min, "max": max,
-    "Gamma": mpmath.gamma, "psi": mpmath.digamma, "psi'": lambda a: mpmath.polygamma(1, a),
-    "asinh": mpmath.asinh, "acosh": mpmath.acosh, "atanh": mpmath.atanh,
-    "atan2": mpmath.atan2, "hypot": lambda a, b: mpmath.sqrt(a * a + b * b),
-    "expm1": mpmath.expm1, "log1p": mpmath.log1p, "log2": lambda a: mpmath.log(a, 2),
-    "log10": mpmath.log10, "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a)),  # real root
-    "erf": mpmath.erf, "erfc": mpmath.erfc,
-    "sigmoid": lambda a: 1 / (1 + mpmath.exp(-a)), "softplus": lambda a: mpmath.log1p(mpmath.exp(a)),
-    "relu": lambda a: max(a, 0), "sign": mpmath.sign, "step": lambda a: 1 if a > 0 else 0,
-    "abs": abs, "pow": lambda a, b: a ** b, "sinc": mpmath.sinc, "exp2": lambda a: 2 ** a,
-    "trunc": lambda a: mpmath.floor(a) if a >= 0 else mpmath.ceil(a), "round": mpmath.nint,
-    "lgamma": lambda a: mpmath.log(abs(mpmath.gamma(a))), "digamma": mpmath.digamma,
-    "trigamma": lambda a: mpmath.polygamma(1, a), "gamma": mpmath.gamma,
-    "floor": mpmath.floor, "ceil": mpmath.ceil, "mod": lambda a, b: a - b * mpmath.floor(a / b),
-}
-FUNCTIONS.update({"arcsinh": FUNCTIONS["asinh"], "arccosh": FUNCTIONS["acosh"],
-                  "arctanh": FUNCTIONS["atanh"], "arctan2": FUNCTIONS["atan2"],
-                  "logistic": FUNCTIONS["sigmoid"]})
+# The functions gradcli names, as mpmath computes them (the one table of references), by their
+# names and by the usual notation of mathematics (arcsin, Γ, ψ).
+FUNCTIONS = {name: ref.mp for name, ref in REFERENCES.items()}
+FUNCTIONS.update({"ln": FUNCTIONS["log"], "Gamma": FUNCTIONS["gamma"], "psi": FUNCTIONS["digamma"],
+                  "psi'": FUNCTIONS["trigamma"], "logistic": FUNCTIONS["sigmoid"],
+                  **{"arc" + name: FUNCTIONS["a" + name] for name in (
+                      "sin", "cos", "tan", "sinh", "cosh", "tanh", "tan2")}})
 GREEK = {"\\pi": mpmath.pi, "\\theta": "θ"}
 
 
@@ -165,7 +150,7 @@ class Reader:
         elif token.startswith("\\") and token[1:] in FUNCTIONS:
             name = token[1:]
         if name is not None:
-            return FUNCTIONS[name](*self.arguments())
+            return (FUNCTIONS.get(name) or REFERENCES[name].mp)(*self.arguments())
         if token in GREEK:
             found = GREEK[token]
             return self.variable(found) if isinstance(found, str) else +found

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from references import REFERENCES
 from strategies import cases
 
 import gradcli
@@ -32,57 +33,14 @@ mpmath.mp.dps = 50
 MP = mpmath.mp
 
 
-def _sigmoid(t):
-    return 1 / (1 + mpmath.exp(-t))
-
-
-def _round_half_even(t):
-    return mpmath.nint(t)  # mpmath's nint rounds halves to even
-
-
 # name -> (the function with mpmath, the range of its argument t = x/7, and its derivative
-# where mpmath.diff at 50 digits would not do). Ranges stay inside each function's domain; the
-# gamma family also takes negative arguments, where the bound declines (no digits: STATED).
-UNARY = {
-    "exp": (mpmath.exp, (-50, 50)), "expm1": (mpmath.expm1, (-5, 5)),
-    "log": (mpmath.log, (0.01, 100)), "log1p": (mpmath.log1p, (-0.99, 50)),
-    "log2": (lambda t: mpmath.log(t, 2), (0.01, 100)),
-    "log10": (lambda t: mpmath.log10(t), (0.01, 100)),
-    "sqrt": (mpmath.sqrt, (0.0, 100), lambda t: 1 / (2 * mpmath.sqrt(t))),
-    "cbrt": (lambda t: mpmath.sign(t) * mpmath.cbrt(abs(t)), (-100, 100)),
-    "sin": (mpmath.sin, (-60, 60)), "cos": (mpmath.cos, (-60, 60)),
-    "tan": (mpmath.tan, (-10, 10)), "asin": (mpmath.asin, (-0.99, 0.99)),
-    "acos": (mpmath.acos, (-0.99, 0.99)), "atan": (mpmath.atan, (-100, 100)),
-    "sinh": (mpmath.sinh, (-30, 30)), "cosh": (mpmath.cosh, (-30, 30)),
-    "tanh": (mpmath.tanh, (-30, 30)), "asinh": (mpmath.asinh, (-100, 100)),
-    "acosh": (mpmath.acosh, (1.01, 100)), "atanh": (mpmath.atanh, (-0.99, 0.99)),
-    "sigmoid": (_sigmoid, (-100, 100)),
-    "softplus": (lambda t: mpmath.log(1 + mpmath.exp(t)), (-100, 100)),
-    "relu": (lambda t: max(t, 0), (-10, 10)), "abs": (abs, (-10, 10)),
-    "sign": (mpmath.sign, (-10, 10)), "step": (lambda t: 1 if t > 0 else 0, (-10, 10)),
-    "sec": (mpmath.sec, (-20, 20)), "csc": (mpmath.csc, (-20, 20)),
-    "cot": (mpmath.cot, (-20, 20)), "sinc": (lambda t: mpmath.sinc(t), (-60, 60)),
-    "exp2": (lambda t: mpmath.power(2, t), (-50, 50)),
-    # erf's slope by difference cancels at 50 digits (erf(30) = 1 - 1e-393): written out
-    "erf": (mpmath.erf, (-30, 30), lambda t: 2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-t * t)),
-    "erfc": (mpmath.erfc, (-30, 50), lambda t: -2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-t * t)),
-    "gamma": (mpmath.gamma, (-20, 150)),
-    "lgamma": (lambda t: mpmath.log(abs(mpmath.gamma(t))), (-20, 300)),
-    "digamma": (mpmath.digamma, (-20, 300)),
-    "trigamma": (lambda t: mpmath.polygamma(1, t), (-20, 300)),
-    "floor": (mpmath.floor, (-30, 30)), "ceil": (mpmath.ceil, (-30, 30)),
-    "trunc": (lambda t: mpmath.floor(t) if t >= 0 else mpmath.ceil(t), (-30, 30)),
-    "round": (_round_half_even, (-30, 30)),
-}
-BINARY = {
-    "add": (lambda a, b: a + b, "x/7 + y/3"), "sub": (lambda a, b: a - b, "x/7 - y/3"),
-    "mul": (lambda a, b: a * b, "(x/7) * (y/3)"), "div": (lambda a, b: a / b, "(x/7) / (y/3)"),
-    "pow": (lambda a, b: mpmath.power(a, b), "abs(x/7)^(y/30)"),
-    "atan2": (mpmath.atan2, "atan2(x/7, y/3)"), "hypot": (mpmath.hypot, "hypot(x/7, y/3)"),
-    "min": (min, "min(x/7, y/3)"), "max": (max, "max(x/7, y/3)"),
-    "log_base": (lambda a, b: mpmath.log(a) / mpmath.log(b), "log(abs(x/7), abs(y/3) + 1.5)"),
-    "mod": (lambda a, b: a - b * mpmath.floor(a / b), "mod(x/7, y/3)"),
-}
+# where mpmath.diff at 50 digits would not do), from the one table of references. Ranges stay
+# inside each function's domain; the gamma family also takes negative arguments, where the bound
+# declines (no digits: STATED).
+UNARY = {name: (ref.mp, ref.span, *([ref.slope] if ref.slope else []))
+         for name, ref in REFERENCES.items() if TABLE[name].arity == 1 and name != "neg"}
+BINARY = {name: (ref.mp, ref.sample) for name, ref in REFERENCES.items()
+          if TABLE[name].arity == 2}
 # Arguments where a function is hardest: near its roots (its error is absolute there), poles
 # and the edges of its domain.
 HARD = {"lgamma": [1 + 1e-9, 2 - 1e-9, 1.0000001, 1.9999999, 2.5],

@@ -24,12 +24,12 @@ from gradcli.language.parser import parse
 from gradcli.language.printer import to_source
 from gradcli.engine.primitives import ALIASES
 from strategies import cases
-from test_properties import MPMATH
+from references import REFERENCES
 
 # -- an independent reference: mpmath on the source text ----------------------------------------
 
-# test_properties' table of mpmath counterparts, one per row, with the aliases and log's base
-_MP = {**{name: f for name, f in MPMATH.items() if f is not None}, "pow": mpmath.power}
+# the table of references' mpmath counterparts, one per row, with the aliases and log's base
+_MP = {name: ref.mp for name, ref in REFERENCES.items()}
 _MP.update({alias: _MP[name] for alias, name in ALIASES.items() if name in _MP})
 _MP["log"] = lambda a, b=None: mpmath.log(a) if b is None else mpmath.log(a) / mpmath.log(b)
 

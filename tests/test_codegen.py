@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -233,10 +234,10 @@ def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
         with tempfile.TemporaryDirectory() as directory:
             got = run_mode(lang, source, mode, case.point, pathlib.Path(directory))
         if mode == "forward":
-            want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)))
+            want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)), float64=True)
             pairs = [*zip(got[0], want.values.values()), *zip(got[1], want.product.values())]
         else:
-            want = hessian(graph, case.point)
+            want = hessian(graph, case.point, float64=True)
             pairs = [(got[0], want.value), *zip(got[1], want.gradient.values()),
                      *zip(itertools.chain(*got[2]), itertools.chain(*want.hessian))]
             scale = max([scale, *(abs(h) for row in want.hessian for h in row)])
@@ -481,3 +482,192 @@ def test_numpy_code_over_columns_is_the_batch_engine(tmp_path):
     assert np.all(np.abs(value - batch.values) <= 1e-14 * scale)
     assert np.array_equal(dx, batch.gradient["x"])
     assert np.all(np.abs(dy - batch.gradient["y"]) <= 1e-14 * (np.abs(x) + 1))
+
+
+# -- names: adversarial inputs and function names, in every language ------------------------------
+
+# Inputs that are the code's own names, or become them in the language: after Python's NFKC
+# (ｖ１ is v1, 𝑥 is x, ﬁ is fi), C's macros and library names, keywords, builtins, the renamed
+# inputs' own prefixes (u_, u0_) and the functions' names
+ADVERSARIAL = ["ｖ１", "v1", "ｍａｔｈ", "math", "ｎｐ", "np", "𝑥", "x", "ﬁ", "fi", "gc_fail",
+               "GC_FAIL", "HUGE_VAL", "FP_NAN", "NAN", "F_INPUTS", "vb_x", "vd_x", "u_v1", "u0_",
+               "u1_v1", "_finite", "_STATEMENTS", "None", "True", "class", "int", "main", "in",
+               "i", "count", "shape", "INPUTS", "float", "isfinite", "printf", "dict", "zip",
+               "θ", "row1", "f", "f_hvp", "f_points", "exc", "jnp", "jax", "value", "_"]
+# each name times the next (every partial derivative a different number) and the issue's log
+ADVERSARIAL_SOURCE = "log(x)*ｖ１ + " + " + ".join(
+    f"{a}*{b}" for a, b in zip(ADVERSARIAL, ADVERSARIAL[1:]))
+ADVERSARIAL_POINT = {name: 1.0 + k / 8 for k, name in enumerate(ADVERSARIAL)}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_adversarial_input_names_compute_what_eval_computes(lang, tmp_path):
+    needs(lang)
+    want_values, want_rows, scales = engine_reverse(ADVERSARIAL_SOURCE, ADVERSARIAL_POINT)
+    values, rows = run_reverse(lang, ADVERSARIAL_SOURCE, ADVERSARIAL_POINT, tmp_path)
+    for got, want in zip(values + rows[0], want_values + want_rows[0]):
+        assert_close(got, want, scales[0], lang, "adversarial names")
+
+
+@pytest.mark.parametrize("lang", ["python", "c"])
+def test_adversarial_input_names_in_the_hessian(lang, tmp_path):
+    needs(lang)
+    source = "log(x)*ｖ１*𝑥 + vd_x*x^2 + u0_*θ*ﬁ + fi*v1 + vbx*vbdx*vdx + sin(vbx)"
+    point = {name: 1.0 + k / 8 for k, name in enumerate(compile(source).inputs)}
+    value, gradient, hessian_rows = run_mode(lang, source, "hessian", point, tmp_path)
+    want = hessian(compile(source), point, float64=True)
+    assert abs(value - want.value) <= 1e-14 * abs(want.value)
+    for got, exact in zip([*gradient, *itertools.chain(*hessian_rows)],
+                          [*want.gradient.values(), *itertools.chain(*want.hessian)]):
+        assert abs(got - exact) <= 1e-14 * max(1.0, abs(exact))
+
+
+def test_renamed_inputs_are_distinct_and_none_is_the_codes_own():
+    from gradcli.code import names
+    for lang in ["python", "c"]:
+        variables = names.variables(ADVERSARIAL, lang, "f")
+        spelled = [unicodedata.normalize("NFKC", v) for v in variables.values()]
+        assert len(set(spelled)) == len(ADVERSARIAL), variables
+        assert not [v for v in spelled if names.own(v, lang, "f")]
+        if lang == "c":
+            assert all(v.isascii() and v.isidentifier() for v in spelled)
+    assert names.variables(["ｖ１", "v1", "θ"], "python", "f") == \
+        {"ｖ１": "u0_v1", "v1": "u_v1", "θ": "θ"}
+    assert names.variables(["θ", "NAN"], "c", "f") == {"θ": "u0_", "NAN": "u_NAN"}
+
+
+@FAST
+@given(st.lists(st.from_regex(r"[^\W\d]\w{0,3}", fullmatch=True), unique=True, max_size=8),
+       st.sampled_from(["python", "c"]))
+def test_any_inputs_get_distinct_variables_the_code_does_not_use(inputs, lang):
+    from gradcli.code import names
+    spelled = [unicodedata.normalize("NFKC", v)
+               for v in names.variables(inputs, lang, "f").values()]
+    assert len(set(spelled)) == len(inputs)
+    for v in spelled:
+        assert v.isidentifier() and not names.own(v, lang, "f"), v
+        assert v.isascii() or lang != "c", v
+
+
+REFUSED_NAMES = [("python", n) for n in ["return", "None", "True", "class", "math", "_finite",
+                                          "dict", "INPUTS", "u_x", "v1", "ｆ"]] + \
+    [("c", n) for n in ["int", "main", "sin", "printf", "NAN", "isfinite", "gc_fail", "i",
+                        "count", "HUGE_VAL", "u0_x"]]
+
+
+@pytest.mark.parametrize("lang,name", REFUSED_NAMES)
+def test_a_function_name_the_code_or_language_owns_is_refused(lang, name, run, reported):
+    reported(run("codegen", "x*y", "--lang", lang, "--name", name), 2,
+             ["--name", f"{name!r} is not a function name in {lang}"])
+
+
+def test_a_function_named_like_a_suffixed_one_still_compiles(tmp_path):
+    needs("c")
+    lib = compile_c(gradcli.codegen("x*y", "c", name="f_points"), tmp_path)
+    out, grad = doubles([0.0]), doubles([0.0, 0.0])
+    assert lib.f_points(doubles([2.0, 3.0]), out, grad) == 0 and list(grad) == [3.0, 2.0]
+    assert lib.f_points_points(2, doubles([2.0, 3.0, 1.0, 5.0]), doubles([0.0] * 2),
+                               doubles([0.0] * 4)) == 0
+
+
+@pytest.mark.parametrize("source,point,node,error,words,status", FAILURES)
+def test_code_run_from_a_string_names_the_node_too(source, point, node, error, words, status):
+    # exec of the text gradcli.codegen returns: no file to read lines back from
+    namespace: dict = {}
+    exec(gradcli.codegen(source), namespace)
+    with pytest.raises(error) as raised:
+        namespace["f"](*point.values())
+    assert words in str(raised.value) and node in str(raised.value)
+
+
+# -- the engineer's options: --wrt, --inputs, --returns dict, --json -------------------------------
+
+MODEL = "log(1 + exp(-(w1*x1 + w2*x2 + b)))"
+MODEL_POINT = {"w1": 0.5, "w2": -1.25, "b": 0.75, "x1": 2.0, "x2": -3.0}
+MODEL_INPUTS, MODEL_WRT = ["w1", "w2", "b", "x1", "x2"], ["w1", "w2", "b"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_wrt_differentiates_by_the_parameters_only_in_the_order_given(lang, tmp_path):
+    needs(lang)
+    text = gradcli.codegen(MODEL, lang, inputs=MODEL_INPUTS, wrt=MODEL_WRT)
+    args = [MODEL_POINT[name] for name in MODEL_INPUTS]
+    want = gradcli.evaluate(MODEL, MODEL_POINT, wrt=MODEL_WRT, float64=True)
+    if lang == "c":
+        lib = compile_c(text, tmp_path)
+        out, grad = doubles([0.0]), doubles([0.0] * 3)
+        assert lib.f(doubles(args), out, grad) == 0
+        value, gradient = out[0], list(grad)
+    else:
+        value, gradient = load_module(text, tmp_path, f"model_{lang}").f(*args)
+    assert len(gradient) == 3
+    for got, exact in zip([value, *gradient], [want.value, *want.gradient.values()]):
+        assert abs(float(got) - exact) <= 1e-14 * abs(exact)
+    if lang != "c":
+        assert f"def f({', '.join(MODEL_INPUTS)}):" in text and "WRT = ('w1', 'w2', 'b')" in text
+
+
+@pytest.mark.parametrize("lang", ["python", "numpy", "jax"])
+def test_returns_dict_keys_the_results_by_name(lang, tmp_path):
+    needs(lang)
+    module = load_module(gradcli.codegen(MODEL, lang, inputs=MODEL_INPUTS, wrt=MODEL_WRT,
+                                         returns="dict"), tmp_path, f"model_dict_{lang}")
+    value, gradient = module.f(*(MODEL_POINT[name] for name in MODEL_INPUTS))
+    want = gradcli.evaluate(MODEL, MODEL_POINT, wrt=MODEL_WRT, float64=True)
+    assert list(gradient) == MODEL_WRT
+    for name in MODEL_WRT:
+        assert abs(float(gradient[name]) - want.gradient[name]) <= 1e-14 * abs(want.gradient[name])
+    # several outputs: values and Jacobian rows by output name; the Hessian by input name
+    jacobian = load_module(gradcli.codegen("x*y; x + y", lang, returns="dict"), tmp_path,
+                           f"two_{lang}")
+    values, rows = jacobian.f(2.0, 3.0)
+    assert {k: float(v) for k, v in values.items()} == {"f1": 6.0, "f2": 5.0}
+    assert {k: {i: float(d) for i, d in row.items()} for k, row in rows.items()} == \
+        {"f1": {"x": 3.0, "y": 2.0}, "f2": {"x": 1.0, "y": 1.0}}
+    hessian = load_module(gradcli.codegen("x^2*y", lang, "hessian", returns="dict"), tmp_path,
+                          f"hessian_dict_{lang}")
+    _, gradient, rows = hessian.f(2.0, 3.0)
+    assert {k: float(v) for k, v in gradient.items()} == {"x": 12.0, "y": 4.0}
+    assert {k: {i: float(h) for i, h in row.items()} for k, row in rows.items()} == \
+        {"x": {"x": 6.0, "y": 4.0}, "y": {"x": 4.0, "y": 0.0}}
+
+
+def test_wrt_in_forward_mode_and_the_hessian(tmp_path):
+    forward = load_module(gradcli.codegen("x*y*z", "python", "forward", wrt=["z", "x"]), tmp_path,
+                          "forward_wrt")
+    assert forward.f(2.0, 3.0, 5.0, 1.0, 0.0) == (30.0, 6.0)  # along z: x*y
+    hessian = load_module(gradcli.codegen("x^2*y*z", "python", "hessian", wrt=["y", "x"]),
+                          tmp_path, "hessian_wrt")
+    value, gradient, rows = hessian.f(2.0, 3.0, 5.0)
+    assert value == 60.0 and gradient == (20.0, 60.0) and rows == ((0.0, 20.0), (20.0, 30.0))
+
+
+@pytest.mark.parametrize("args,words", [
+    (["x*y", "--inputs", "y"], ["--inputs leaves out x", "--inputs x,y"]),
+    (["x*y", "--inputs", "y,x,z"], ["--inputs names z", "its inputs are: x, y"]),
+    (["x*y", "--inputs", "y,x,x"], ["--inputs names x twice"]),
+    (["x*y", "--wrt", "z"], ["--wrt names z"]),
+    (["x*y", "--wrt", "x,x"], ["--wrt names x twice"]),
+    (["x*y", "--lang", "c", "--returns", "dict"], ["--returns", "tuple"]),
+])
+def test_the_engineers_options_refuse_what_they_cannot_do(run, reported, args, words):
+    reported(run("codegen", *args), 2, words)
+
+
+def test_json_gives_the_code_and_how_to_call_it(run, tmp_path, monkeypatch):
+    import json
+    result = run("codegen", "log(x)*ｖ１", "--lang", "c", "--inputs", "ｖ１,x", "--wrt", "x",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data == {
+        "source": "log(x)*ｖ１", "lang": "c", "mode": "reverse", "functions": ["f", "f_points"],
+        "parameters": {"ｖ１": "u0_v1", "x": "x"}, "wrt": ["x"], "outputs": ["f"],
+        "returns": "tuple", "code": gradcli.codegen("log(x)*ｖ１", "c", inputs=["ｖ１", "x"],
+                                                    wrt=["x"]),
+        "header": gradcli.codegen("log(x)*ｖ１", "c", inputs=["ｖ１", "x"], wrt=["x"],
+                                  header=True)}
+    monkeypatch.chdir(tmp_path)
+    written = json.loads(run("codegen", "x*y", "--lang", "c", "-o", "g.c", "--json").output)
+    assert written["files"] == ["g.c", "g.h"] and (tmp_path / "g.c").read_text() == \
+        written["code"] and (tmp_path / "g.h").read_text() == written["header"]

@@ -167,8 +167,8 @@ def test_vjp_and_jvp_equal_products_with_the_full_jacobian(case: Case, data):
          for name in full.outputs}
     d = {name: data.draw(st.integers(-3, 3).map(float), label=f"d[{name}]")
          for name in full.inputs}
-    vjp = gradcli.vjp(source, case.point, w)
-    jvp = gradcli.jvp(source, case.point, d)
+    vjp = gradcli.vjp(source, case.point, w, float64=True)
+    jvp = gradcli.jvp(source, case.point, d, float64=True)
     assert vjp.values == jvp.values == full.values
     for x in full.inputs:
         terms = [w[o] * full.jacobian[o][x] for o in full.outputs]

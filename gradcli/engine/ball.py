@@ -29,11 +29,10 @@ from __future__ import annotations
 import math
 import operator
 from contextlib import contextmanager
-from types import SimpleNamespace
 
 from flint import arb, ctx, fmpq
 
-from .primitives import TABLE, where
+from .primitives import TABLE, Namespace, where
 
 # An exact rational whose numerator or denominator grows past this many bits is dropped (its
 # ball stays): repeated squaring would otherwise double its size at every node.
@@ -425,10 +424,10 @@ def _method(name: str, method: str):
     return f
 
 
-def _uncertifiable(name: str):
+def _uncertifiable(row):
     def f(*args):
-        raise Uncertifiable(f"gradcli has no ball arithmetic for {name}")
-    f.__name__ = name
+        raise Uncertifiable(f"gradcli has no ball arithmetic for {row.name}")
+    f.__name__ = row.name
     return f
 
 
@@ -446,10 +445,22 @@ def _log_base(a, b) -> Real:
         raise ValueError("log to the base 1") from None
 
 
-def _trigamma(a) -> Real:
+def _polygamma(n: int, b: arb) -> arb:
+    """ψ^(n)(b), n >= 1, by Arb; below 0 by the reflection formula
+    ψ^(n)(b) = (-1)^n ψ^(n)(1 - b) - π dⁿ/dbⁿ cot(πb), since Arb's series from the left of 0
+    is not finite far from it (b = -1e8 + 1/2)."""
     from flint import acb
+    if not b < 0:
+        return acb(b).polygamma(n).real
+    from flint import arb_series
+    cot = arb_series([b, 1], prec=n + 1).cot_pi().coeffs()  # Taylor coefficients at b
+    slope = cot[n] * math.factorial(n) if n < len(cot) else 0  # a zero coefficient is left off
+    return (-1) ** n * acb(1 - b).polygamma(n).real - arb.pi() * slope
+
+
+def _trigamma(a) -> Real:
     a = Real.of(a)
-    return _checked("trigamma", Real(acb(a.b).polygamma(1).real), (a,))
+    return _checked("trigamma", Real(_polygamma(1, a.b)), (a,))
 
 
 def _lgamma(a) -> Real:
@@ -517,7 +528,7 @@ _SPECIAL = {
 }
 
 
-class _Namespace(SimpleNamespace):
+class _Namespace(Namespace):
     """The rules' ``m`` for balls: each row's primal, the constants at the working precision,
     and the two questions only balls need answered."""
 
@@ -540,9 +551,8 @@ class _Namespace(SimpleNamespace):
     @staticmethod
     def polygamma(n: int, x) -> Real:
         """ψ^(n)(x), by Arb (trigamma's derivative, which no row is)."""
-        from flint import acb
         x = Real.of(x)
-        return _checked("trigamma", Real(acb(x.b).polygamma(n).real), (x,))
+        return _checked("trigamma", Real(_polygamma(n, x.b)), (x,))
 
     @staticmethod
     def noninteger(x) -> bool:
@@ -550,16 +560,34 @@ class _Namespace(SimpleNamespace):
         x = Real.of(x)
         return _integer(x) is None and not x.b.contains_integer()
 
+    @staticmethod
+    def sinc_slope(x) -> Real:
+        """sinc'(x) (sinc's rule, which (cos x - sinc x)/x is only away from 0)."""
+        return Real(_sinc_slope(Real.of(x).b))
 
-def _function(name: str, arity: int):
-    if name in _SPECIAL:
-        return _SPECIAL[name]
-    if arity == 1 and hasattr(arb, name):
-        return _method(name, name)
-    return _uncertifiable(name)
+    @staticmethod
+    def sinc_curvature(x) -> Real:
+        """sinc''(x) = -sinc(x) + (2/3)·0F1(;5/2;-x²/4): the derivative of sinc's rule, for
+        its Hessian, finite at 0 too (-1/3)."""
+        b = Real.of(x).b
+        return Real(2 * _bessel(b) / 3 - b.sinc())
 
 
-BALL = _Namespace(**{name: _function(name, p.arity) for name, p in TABLE.items()})
+def _bessel(b: arb) -> arb:
+    """0F1(;5/2;-b²/4) = 3·j1(b)/b, the spherical Bessel function over its argument: 1 at 0."""
+    return (-(b * b) / 4).hypgeom_0f1(arb(5) / 2)
+
+
+def _sinc_slope(b: arb) -> arb:
+    """sinc'(b) = -j1(b) = -(b/3)·0F1(;5/2;-b²/4): one Arb function, finite and without
+    cancellation for every b (0 at 0)."""
+    return -(b / 3) * _bessel(b)
+
+
+# A row with neither a function here nor a definition (:class:`Namespace`) cannot be proven.
+BALL = _Namespace(_uncertifiable, **_SPECIAL, **{
+    name: _method(name, name) for name, p in TABLE.items()
+    if name not in _SPECIAL and p.arity == 1 and p.definition is None and hasattr(arb, name)})
 
 
 # -- bare balls: the common case of a large sweep, without the Real around each ball ---------------
@@ -618,6 +646,10 @@ def _bare_unsure(name: str):
     return f
 
 
+def _bare_unsure_row(row):
+    return _bare_unsure(row.name)
+
+
 # Rows whose Real result is exact for no inexact argument, computed on bare balls exactly as the
 # Real functions above compute their ``.b`` (so a sweep's balls are the same either way); every
 # other row, or any argument with a known rational, goes through its Real function.
@@ -628,7 +660,7 @@ _BARE = {
     "hypot": lambda a, b: (a * a + b * b).sqrt(),
     "sigmoid": lambda a: 1 / (1 + (-a).exp()), "softplus": lambda a: a.exp().log1p(),
     **{name: _bare_method(name) for name, p in TABLE.items()
-       if name not in _SPECIAL and p.arity == 1 and hasattr(arb, name)},
+       if name not in _SPECIAL and p.arity == 1 and p.definition is None and hasattr(arb, name)},
 }
 
 
@@ -641,7 +673,7 @@ def _bare_finite(f):
     return g
 
 
-class _BareNamespace(SimpleNamespace):
+class _BareNamespace(Namespace):
     """The rules' ``m`` on bare balls (python-flint's arb): the rows of :data:`_BARE`, sign and
     step where the ball decides them; any other question is :class:`Unsure`."""
 
@@ -667,10 +699,12 @@ class _BareNamespace(SimpleNamespace):
     def noninteger(x) -> bool:
         return not x.contains_integer() if type(x) is arb else x != int(x)
 
+    @staticmethod
+    def sinc_slope(x):
+        return _sinc_slope(x if type(x) is arb else arb(x))
 
-BARE = _BareNamespace(**{
+
+BARE = _BareNamespace(_bare_unsure_row, **{
     name: _bare_finite(_BARE[name]) if name in ("sigmoid", "softplus", "hypot") else _BARE[name]
     for name in _BARE}, sign=_bare_sign, step=lambda a: arb(int(_bare_sign(a) > 0)),
-    pow=_bare_pow, **{name: _bare_unsure(name) for name in TABLE if name not in _BARE
-                      and name not in ("sign", "step", "pow")},
-    polygamma=_bare_unsure("polygamma"))
+    pow=_bare_pow, polygamma=_bare_unsure("polygamma"))

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import GradcliError, InputError, MissingInputError, NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .partials import local_partials
-from .primitives import CONSTANTS, TABLE
+from .primitives import CONSTANTS, TABLE, Namespace
 from .reverse import visit_order
 from .trig import sincos
 
@@ -75,8 +75,10 @@ def _on_columns(prim):
     return _elementwise(prim.primal, prim.arity)
 
 
-NUMPY = SimpleNamespace(**{name: _on_columns(p) for name, p in TABLE.items()}, **CONSTANTS,
-                        where=np.where)
+# (a row with a definition and no NumPy column: the definition on columns, see Namespace)
+NUMPY = Namespace(_on_columns, **{name: _on_columns(p) for name, p in TABLE.items()
+                                  if p.numpy is not None or p.definition is None},
+                  **CONSTANTS, where=np.where)
 
 
 class _SinCos:
@@ -106,7 +108,8 @@ class _SinCos:
 def block_namespace() -> SimpleNamespace:
     """:data:`NUMPY` with sin and cos shared through a fresh :class:`_SinCos` (one per block)."""
     trig = _SinCos()
-    return SimpleNamespace(**{**vars(NUMPY), "sin": trig.sin, "cos": trig.cos})
+    return Namespace(lambda row: getattr(NUMPY, row.name), **CONSTANTS, where=np.where,
+                     sin=trig.sin, cos=trig.cos)
 
 
 # -- results ------------------------------------------------------------------------------------

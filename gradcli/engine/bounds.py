@@ -55,7 +55,7 @@ from ..errors import LimitError
 from .batch import NUMPY, as_columns, block_namespace, reverse_block
 from .graph import Graph
 from .interval import INTERVAL, Interval, Unbounded
-from .primitives import CONSTANTS, TABLE
+from .primitives import CONSTANTS, TABLE, Namespace
 from .reverse import visit_order
 
 U = 2.0 ** -53  # the unit roundoff: half an ulp, relative
@@ -533,12 +533,11 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
                               log=_bounded_function("log", values.log))
     for name in ("sec", "csc", "cot", "log_base"):
         own[name] = _composed(TABLE[name].numpy, library)
-    missing = set(TABLE) - set(own)
-    if missing:  # a new row of the table without a bound here: its rows are not certified
-        for name in missing:
-            own[name] = _uncertain(getattr(NUMPY, name))
     constants = {name: Bounded(value, U * abs(value)) for name, value in CONSTANTS.items()}
-    return SimpleNamespace(**own, **constants, where=_where)
+    # a row with a definition: bounded through its definition's rows; a row with neither a
+    # bound here nor a definition: its rows are not certified
+    return Namespace(lambda row: _uncertain(getattr(NUMPY, row.name)), **own, **constants,
+                     where=_where)
 
 
 def _library_trig(f, other):
@@ -672,7 +671,8 @@ def _enclosure(name):
     return apply
 
 
-RANGES = SimpleNamespace(**{name: _enclosure(name) for name in TABLE}, **CONSTANTS)
+RANGES = Namespace(lambda row: _enclosure(row.name), **{
+    name: _enclosure(name) for name, p in TABLE.items() if p.definition is None}, **CONSTANTS)
 
 
 def _decimal_is_double(text: str, value: float) -> bool:

@@ -28,7 +28,7 @@ from itertools import compress, count
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 
 from ..errors import DomainError, InputError, NumericalError
 from ..gcpause import gc_paused
@@ -161,28 +161,31 @@ def _nearest_double(num: int, den: int) -> float:
 HUGE_EXPONENT = 1 << 16  # binary exponents past this are scaled before exact rounding
 
 
+def _magnitude(x: arb) -> int:
+    """The binary exponent of a non-zero exact number: 2^(m-1) <= |x| < 2^m."""
+    man, exp = x.man_exp()
+    return int(exp) + int(abs(man)).bit_length()
+
+
 def _huge(ball: arb) -> bool:
-    """Whether the ball's binary exponent is too large to write its ends as Python integers."""
-    return abs(int(ball.mid().man_exp()[1])) > HUGE_EXPONENT or (
-        not ball.rad().is_zero() and abs(int(ball.rad().man_exp()[1])) > HUGE_EXPONENT)
+    """Whether the ball's binary exponent is too large to write its ends as Python integers
+    (beyond the working precision's own bits: a ball of 10^5 digits has ends of 10^5 digits)."""
+    limit = HUGE_EXPONENT + ctx.prec + 64
+    return abs(int(ball.mid().man_exp()[1])) > limit or (
+        not ball.rad().is_zero() and abs(int(ball.rad().man_exp()[1])) > limit)
 
 
-def _proven_huge(ball: arb, n: int, final: bool) -> Proven | None:
-    """:func:`proven` for a number like 10^(±10^200): its digits are those of ``ball / 10^k``,
-    with k = floor(log10 |ball|), and its double is 0 or ±inf."""
-    k = int(abs(ball.mid()).log_base(10).floor().unique_fmpz() or 0)
-    scaled = ball / arb(10) ** k
-    if not scaled.is_finite() or _huge(scaled):  # the precision cannot scale it yet
-        return Proven(math.nan, "?", 0) if final else None
-    inner = proven(Real(scaled), n, final)
-    if inner is None or inner.digits == 0:
-        return inner
-    mantissa, _, exponent = inner.text.partition("e")
-    k += int(exponent or 0)
-    sign = -1 if mantissa.startswith("-") else 1
-    digits = int(mantissa.lstrip("-").replace(".", ""))
-    double = 0.0 if k < 0 else sign * math.inf
-    return Proven(double, decimal_text(sign, digits, k, inner.digits), inner.digits)
+def _tame(ball: arb) -> arb:
+    """The ball with a radius far below its midpoint (erf(30000) = 1 ± 1e-390865038) widened
+    to 2^-(working precision + 64) of it: still a ball that holds the number, whose ends are
+    integers of a few thousand bits, not of a billion."""
+    mid, rad = ball.mid(), ball.rad()
+    if mid.is_zero() or rad.is_zero():
+        return ball
+    floor = _magnitude(mid) - ctx.prec - 64
+    if _magnitude(rad) >= floor:
+        return ball
+    return arb(mid, arb(2) ** floor)
 
 
 def proven(x: Real, n: int, final: bool = False) -> Proven | None:
@@ -193,27 +196,54 @@ def proven(x: Real, n: int, final: bool = False) -> Proven | None:
         return Proven(0.0, "0", n, exact=True)
     if not ball.is_finite():
         return Proven(math.nan, "?", 0) if final else None
-    if _huge(ball):  # exp(-1e200): scale by a power of ten first, in Arb, not in integers
-        return _proven_huge(ball, n, final)
+    ball, shift = _tame(ball), 0
+    if _huge(ball) and 0 in ball:  # exp(x) - exp(x) at x = 1e5: 0 ± 1e42197, no digit
+        return Proven(0.0, f"0 ± 1e{_power_above(ball)}", 0) if final else None
+    if _huge(ball):
+        # 10^(±10^200): the digits are those of ball / 10^shift, shift about log10 |ball| (the
+        # floor of its midpoint's, exact, whichever way its ball lies), scaled in Arb, not in
+        # integers; its double is 0 or ±inf
+        log = abs(ball.mid()).log_base(10).mid()
+        if not log.is_finite():  # the precision cannot take its logarithm yet
+            return Proven(math.nan, "?", 0) if final else None
+        man, exp = log.man_exp()
+        shift = int(man) << int(exp) if exp >= 0 else int(man) >> -int(exp)
+        ball = ball / arb(10) ** shift
+        if not ball.is_finite() or _huge(ball):  # the precision cannot scale it yet
+            return Proven(math.nan, "?", 0) if final else None
     (lo_n, lo_d), (hi_n, hi_d) = _ends(ball)
-    double = _nearest_double(lo_n, lo_d)
+    double = _nearest_double(lo_n, lo_d) if shift == 0 else (
+        0.0 if shift < 0 else math.copysign(math.inf, lo_n))
+
+    def text(sign, d, k, m):
+        return decimal_text(sign, d, k + shift, m)
+
     if (lo_n < 0) == (hi_n < 0) and lo_n != 0 and hi_n != 0:
         lo, hi = round_significant(lo_n, lo_d, n), round_significant(hi_n, hi_d, n)
-        if lo == hi and double == _nearest_double(hi_n, hi_d):
-            return Proven(double, decimal_text(*lo, n), n, exact=lo_n * hi_d == hi_n * lo_d)
+        if lo == hi and (shift or double == _nearest_double(hi_n, hi_d)):
+            return Proven(double, text(*lo, n), n, exact=lo_n * hi_d == hi_n * lo_d)
         if not final:
             return None
-        for m in range(n - 1, 0, -1):
+        # the digits the ball's width leaves (two more, where the ends sit either side of a
+        # rounding boundary), then fewer: not every m below n, which is 10^5 tries at --digits 10^5
+        width = ball.rad()
+        certain = _magnitude(ball.mid()) - _magnitude(width) if not width.is_zero() else n
+        for m in range(min(n - 1, int(certain * 0.30103) + 2), 0, -1):
             lo, hi = round_significant(lo_n, lo_d, m), round_significant(hi_n, hi_d, m)
             if lo == hi:
-                return Proven(_nearest_double(lo_n, lo_d), decimal_text(*lo, m), m)
+                return Proven(double, text(*lo, m), m)
     if not final:
         return None
     # no digit is certain: a power of ten above |x| (the ball's upper end, which may be far below
     # the doubles)
-    num, den = _ratio(ball.abs_upper())
-    k = math.ceil((num.bit_length() - den.bit_length() + 1) * 0.30103) if num else 0
-    return Proven(_nearest_double(lo_n, lo_d), f"0 ± 1e{k}", 0)  # |x| < 2^(bits) <= 10^k
+    return Proven(double, f"0 ± 1e{_power_above(ball) + shift}", 0)
+
+
+def _power_above(ball: arb) -> int:
+    """A k with |x| <= 10^k for every x in the ball: |x| < 2^m <= 10^k (m·log10 2 rounded up:
+    by a factor just above log10 2 for m > 0, just below it for m < 0)."""
+    m = _magnitude(ball.abs_upper())
+    return math.ceil(m * (0.30103 if m > 0 else 0.30102999))
 
 
 # -- the sweeps on balls -----------------------------------------------------------------------
@@ -533,6 +563,20 @@ def _stuck_error(graph: Graph, exc: Exception, cap: int) -> NumericalError:
                               hint="--float64 computes without certification")
     k = slot - graph.base
     node = graph.node_id(slot)
+    prim = graph.ops[k]
+    if "not finite" in str(exc) and prim.domain == "all reals":
+        return NumericalError(
+            f"{node} = {expression(graph, slot)} is too large in magnitude to compute at up to "
+            f"{cap} bits of precision", graph.spans[k], node=node,
+            hint="--float64 computes in plain float64 without certification")
+    if "not finite" in str(exc) and "≠" in prim.domain:
+        # a pole at an irrational point (tan at π/2): said as the function's own fact
+        args = [graph.node_id(a) for a in graph.args(k)]
+        return NumericalError(
+            f"{node} = {expression(graph, slot)}: {prim.name} is undefined where "
+            f"{prim.domain.replace('≠', '=')}, and {', '.join(args)} is such a point, or "
+            f"closer to one than {cap} bits of precision can tell apart", graph.spans[k],
+            node=node, hint="--float64 computes in plain float64 without certification")
     return NumericalError(
         f"{node} = {expression(graph, slot)} cannot be decided at up to {cap} bits of "
         f"precision: {exc} (the exact value may sit on a kink, a jump or a domain boundary "
@@ -697,4 +741,30 @@ def certify_hessian(graph: Graph, point: Sequence, columns: Sequence[int], *,
         k = len(columns)
         return shown[0], shown[1:1 + k], [shown[1 + k + i * k:1 + k + (i + 1) * k]
                                           for i in range(k)]
+    return rising(graph, digits, attempt)
+
+
+def certify_product(graph: Graph, point: Sequence, *, cotangent: Sequence[float] | None = None,
+                    direction: Sequence[float] | None = None, columns: Sequence[int] = (),
+                    digits: int = DEFAULT_DIGITS) -> tuple[list, list]:
+    """A Jacobian product of a program with several outputs, every number proven: each
+    output's value, and ``wᵀJ`` (one reverse sweep seeded with ``cotangent`` on the outputs,
+    read at the inputs in positions ``columns``) or ``J·d`` (one tangent sweep along
+    ``direction``, read at every output)."""
+    from .partials import local_partials
+    from .tangent import tangent_sweep
+
+    def attempt(bits: int, final: bool):
+        values = _forward(graph, point)
+        if cotangent is not None:
+            adjoint, _ = reverse(graph, values, cotangent=cotangent, m=BALL)
+            product = [adjoint[graph.n_const + j] for j in columns]
+        else:
+            sweep = tangent_sweep(graph, local_partials(graph, values, BALL), direction)
+            product = [0.0 if sweep[s] is None else sweep[s] for s in graph.output_slots]
+        shown = [proven(Real.of(x), digits, final)
+                 for x in [*(values[s] for s in graph.output_slots), *product]]
+        if any(x is None for x in shown):
+            return None
+        return shown[:graph.n_outputs], shown[graph.n_outputs:]
     return rising(graph, digits, attempt)

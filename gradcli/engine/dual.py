@@ -25,31 +25,33 @@ from typing import Callable
 
 from ..errors import NumericalError
 from .graph import Graph
-from .primitives import CONSTANTS, FLOAT, TABLE, Primitive, where
+from .primitives import CONSTANTS, FLOAT, TABLE, Namespace, Primitive, where
 from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
 
 class Dual:
-    """A value with a first-order tangent; arithmetic goes through the table's rows."""
+    """A value with a first-order tangent; arithmetic goes through the table's rows, in the
+    namespace ``ops`` of its numbers (a subclass per namespace: floats, balls)."""
 
     __slots__ = ("value", "tangent")
+    ops: SimpleNamespace  # the dual namespace its operators run (set below, per base)
 
     def __init__(self, value: float, tangent: float):
         self.value = value
         self.tangent = tangent
 
-    def __add__(self, o): return _ADD(self, o)
-    def __radd__(self, o): return _ADD(o, self)
-    def __sub__(self, o): return _SUB(self, o)
-    def __rsub__(self, o): return _SUB(o, self)
-    def __mul__(self, o): return _MUL(self, o)
-    def __rmul__(self, o): return _MUL(o, self)
-    def __truediv__(self, o): return _DIV(self, o)
-    def __rtruediv__(self, o): return _DIV(o, self)
-    def __pow__(self, o): return _POW(self, o)
-    def __rpow__(self, o): return _POW(o, self)
-    def __neg__(self): return _NEG(self)
+    def __add__(self, o): return self.ops.add(self, o)
+    def __radd__(self, o): return self.ops.add(o, self)
+    def __sub__(self, o): return self.ops.sub(self, o)
+    def __rsub__(self, o): return self.ops.sub(o, self)
+    def __mul__(self, o): return self.ops.mul(self, o)
+    def __rmul__(self, o): return self.ops.mul(o, self)
+    def __truediv__(self, o): return self.ops.div(self, o)
+    def __rtruediv__(self, o): return self.ops.div(o, self)
+    def __pow__(self, o): return self.ops.pow(self, o)
+    def __rpow__(self, o): return self.ops.pow(o, self)
+    def __neg__(self): return self.ops.neg(self)
     def __pos__(self): return self
 
     def __float__(self) -> float:  # error messages print the value part
@@ -59,52 +61,64 @@ class Dual:
         return f"Dual({self.value!r}, {self.tangent!r})"
 
 
-def lift(prim: Primitive, base=FLOAT) -> Callable:
-    """The primitive on dual numbers: the primal on the values, the rules on the tangents
-    (both in the namespace ``base``: floats, or balls for certified Hessians)."""
+def lift(prim: Primitive, base=FLOAT, kind: type = Dual) -> Callable:
+    """The primitive on dual numbers of class ``kind``: the primal on the values, the rules on
+    the tangents (both in the namespace ``base``: floats, or balls for certified Hessians)."""
     primal, partials = getattr(base, prim.name), prim.partials
 
     def dual(*args):
-        if not any(type(a) is Dual for a in args):
-            return primal(*args)  # plain floats stay plain floats: the common, fast case
-        values = [a.value if type(a) is Dual else a for a in args]
+        if not any(type(a) is kind for a in args):
+            return primal(*args)  # plain numbers stay plain numbers: the common, fast case
+        values = [a.value if type(a) is kind else a for a in args]
         y = primal(*values)
         tangent = 0.0
         for k, a in enumerate(args):
             # A zero tangent contributes nothing; skipping it also skips rules that are
             # undefined where the argument does not vary (∂(a^b)/∂b for a < 0).
-            if type(a) is Dual and a.tangent != 0:
+            if type(a) is kind and a.tangent != 0:
                 tangent += partials[k](base, *values, y) * a.tangent
-        return Dual(y, tangent)
+        return kind(y, tangent)
 
     dual.__name__ = prim.name
     return dual
 
 
-DUAL = SimpleNamespace(**{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where)
+DUAL = Namespace(lift, **{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where,
+                 Dual=Dual)
+Dual.ops = DUAL
 _DUALS = {id(FLOAT): DUAL}
 
 
 def dual_namespace(base) -> SimpleNamespace:
-    """The dual-number namespace over ``base`` (made once per base)."""
+    """The dual-number namespace over ``base`` (made once per base), with its class of dual
+    numbers as ``Dual``: their operators run ``base``'s rows too (a ball's square is a ball)."""
     found = _DUALS.get(id(base))
     if found is None:
-        found = _DUALS[id(base)] = SimpleNamespace(
-            **{name: lift(p, base) for name, p in TABLE.items()}, pi=base.pi, e=base.e,
-            where=where)
+        kind = type("Dual", (Dual,), {"__slots__": ()})
+        # pi and e read from the base each time: a ball's π is made at the working precision
+        namespace = type("DualNamespace", (Namespace,), {
+            "pi": property(lambda self: base.pi), "e": property(lambda self: base.e)})
+        found = _DUALS[id(base)] = namespace(
+            lambda p, base=base, kind=kind: lift(p, base, kind),
+            **{name: lift(p, base, kind) for name, p in TABLE.items()}, where=where, Dual=kind)
+        kind.ops = found
         if hasattr(base, "polygamma"):  # ψ^(n) of a dual: its value and ψ^(n+1)·tangent
             def polygamma(n, a, base=base):
-                if type(a) is not Dual:
+                if type(a) is not kind:
                     return base.polygamma(n, a)
-                return Dual(base.polygamma(n, a.value), base.polygamma(n + 1, a.value) * a.tangent)
+                return kind(base.polygamma(n, a.value), base.polygamma(n + 1, a.value) * a.tangent)
             found.polygamma = polygamma
+        if hasattr(base, "sinc_slope"):  # sinc's rule of a dual: sinc' and sinc''·tangent
+            def sinc_slope(a, base=base):
+                if type(a) is not kind:
+                    return base.sinc_slope(a)
+                return kind(base.sinc_slope(a.value), base.sinc_curvature(a.value) * a.tangent)
+            found.sinc_slope = sinc_slope
     return found
-_ADD, _SUB, _MUL, _DIV, _POW, _NEG = (getattr(DUAL, n) for n in ("add", "sub", "mul", "div",
-                                                                  "pow", "neg"))
 
 
 def _parts(x) -> tuple[float, float]:
-    return (x.value, x.tangent) if type(x) is Dual else (x, 0.0)
+    return (x.value, x.tangent) if isinstance(x, Dual) else (x, 0.0)
 
 
 def hessian_vector_product(graph: Graph, values: list[float], partials, direction: list[float],
@@ -112,8 +126,9 @@ def hessian_vector_product(graph: Graph, values: list[float], partials, directio
     """``(gradient, H·direction)`` over the inputs, in graph order, from one dual reverse sweep
     (over the ``active`` slots, :meth:`Graph.active`; default all)."""
     tangents = tangent_sweep(graph, partials, direction)
-    duals = [Dual(v, t) if t is not None and t != 0 else v for v, t in zip(values, tangents)]
-    adjoint, _ = reverse(graph, duals, 1.0, m=dual_namespace(base), order=2, active=active)
+    m = dual_namespace(base)
+    duals = [m.Dual(v, t) if t is not None and t != 0 else v for v, t in zip(values, tangents)]
+    adjoint, _ = reverse(graph, duals, 1.0, m=m, order=2, active=active)
     inputs = [_parts(adjoint[graph.n_const + i]) for i in range(len(graph.inputs))]
     return [g for g, _ in inputs], [h for _, h in inputs]
 

@@ -20,12 +20,14 @@ caller goes to the balls.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 from ..gcpause import gc_paused
-from .primitives import TABLE, jumps, where
+from .primitives import TABLE, Namespace, jumps, where
 
 ULPS = 4  # widening of a libm result: glibc's bounds are at most 2 ulp for these functions
+# Past this many nodes the balls prove a program sooner than
+# this sweep in Python, even counting python-flint's import: the sweep is not tried there.
+QUICK_NODES = 4096
 _INF = math.inf
 _down = math.nextafter
 
@@ -340,9 +342,9 @@ def _reciprocal_of(name):
     return f
 
 
-def _unbounded(name):
+def _unbounded(row):
     def f(*args):
-        raise Unbounded(f"no interval bound for {name}")
+        raise Unbounded(f"no interval bound for {row.name}")
     return f
 
 
@@ -371,7 +373,7 @@ _FUNCTIONS = {
 }
 
 
-class _Namespace(SimpleNamespace):
+class _Namespace(Namespace):
     # the rules' branch: a certain condition (a comparison is true only when certain) picks
     # one side, as for floats
     where = staticmethod(where)
@@ -387,8 +389,7 @@ class _Namespace(SimpleNamespace):
         return math.floor(x.lo) == math.floor(x.hi) and x.lo != math.floor(x.lo)
 
 
-INTERVAL = _Namespace(**{name: _FUNCTIONS.get(name) or _unbounded(name) for name in TABLE},
-                      pi=Interval.around(math.pi), e=Interval.around(math.e))
+INTERVAL = _Namespace(_unbounded, **_FUNCTIONS, pi=Interval.around(math.pi), e=Interval.around(math.e))
 
 
 # -- the quick certificate ------------------------------------------------------------------------
@@ -489,9 +490,12 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     cannot be computed here): then only the balls can. With ``floats``, the float64 sweeps'
     ``(values, adjoint)`` at the point: the digits are given only where those float64 results
     round to them too (the result reports them as float64's), and the sweep is not run where
-    :func:`hopeless` says it cannot succeed. With ``record``, a fourth item: the sweep's
-    ``(values, adjoint, records)``, from which a trace proves its numbers."""
+    :func:`hopeless` says it cannot succeed, nor past :data:`QUICK_NODES` nodes. With
+    ``record``, a fourth item: the sweep's ``(values, adjoint, records)``, from which a trace
+    proves its numbers."""
     from .reverse import reverse
+    if len(graph.ops) > QUICK_NODES:
+        return None
     inputs = [_exact_input(p) for p in point]
     if any(x is None for x in inputs):
         return None

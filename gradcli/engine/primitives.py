@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
+from functools import partial
 from types import SimpleNamespace
 from typing import Callable, Mapping
+from weakref import WeakSet
 
 from . import special
 
@@ -63,6 +65,11 @@ class Primitive:
     # How generated code spells the primal, by language (gradcli codegen): a function's name, or
     # a template over the arguments {0}, {1}. A language not named calls it by the row's name.
     code: Mapping[str, str] = field(default_factory=dict)
+    # The primal written with other rows, ``definition(m, *args)`` (logit: ``m.log(a / (1 - a))``):
+    # a mode with no function of its own for the row (balls, intervals, bounded columns, NumPy,
+    # generated code) computes this with its own rows (:class:`Namespace`), and the float primal
+    # is it on floats unless the row gives one. None: the row is a primitive of its own.
+    definition: Callable | None = None
 
     @property
     def is_operator(self) -> bool:
@@ -123,7 +130,10 @@ def _integer_valued(f):
 
 
 def _sinc_slope(m, a, y):
-    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0)."""
+    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0);
+    balls (and dual numbers over them) have it as one function of their own."""
+    if hasattr(m, "sinc_slope"):
+        return m.sinc_slope(a)
     if type(a) is float:
         return special.sinc_derivative(a)
     if hasattr(a, "tangent"):  # a dual number (sinc's Hessian): the series near 0 too
@@ -224,10 +234,20 @@ def _template(python: str, array: str, c: str) -> dict[str, str]:
 _DEFAULT_ROLES = {1: ("the argument",), 2: ("the first argument", "the second argument")}
 
 
-def _row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None,
-         **columns):
+def row(name, arity, primal, partials, domain="all reals", symbol=None, note="", kink=None,
+        **columns) -> Primitive:
+    """A row of the table, with default roles; ``primal`` None: the row's ``definition``
+    computed on floats."""
     columns.setdefault("roles", _DEFAULT_ROLES[arity])
+    if primal is None:
+        definition = columns["definition"]
+
+        def primal(*args):
+            return definition(FLOAT, *args)
+        primal.__name__ = name
     return Primitive(name, arity, primal, tuple(partials), domain, symbol, note, kink, **columns)
+
+
 
 
 # -- the primals of the piecewise rows on NumPy columns: f(np, *columns) -----------------------
@@ -286,18 +306,18 @@ BOTH, FIRST = (0, 1), (0,)
 
 TABLE: dict[str, Primitive] = {p.name: p for p in (
     # arithmetic operators
-    _row("add", 2, operator.add, (lambda m, a, b, y: 1.0, lambda m, a, b, y: 1.0), symbol="+",
+    row("add", 2, operator.add, (lambda m, a, b, y: 1.0, lambda m, a, b, y: 1.0), symbol="+",
          numpy="add", propagates=BOTH, form=("sum", (1, 1))),
-    _row("sub", 2, operator.sub, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -1.0), symbol="-",
+    row("sub", 2, operator.sub, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -1.0), symbol="-",
          numpy="subtract", propagates=BOTH, form=("sum", (1, -1))),
-    _row("mul", 2, operator.mul, (lambda m, a, b, y: b, lambda m, a, b, y: a), symbol="*",
+    row("mul", 2, operator.mul, (lambda m, a, b, y: b, lambda m, a, b, y: a), symbol="*",
          numpy="multiply", propagates=BOTH, form=("product", (1, 1))),
-    _row("div", 2, operator.truediv, (lambda m, a, b, y: 1 / b, lambda m, a, b, y: -y / b),
+    row("div", 2, operator.truediv, (lambda m, a, b, y: 1 / b, lambda m, a, b, y: -y / b),
          "b ≠ 0", symbol="/", numpy="true_divide", propagates=FIRST, form=("product", (1, -1)),
          outside=lambda m, a, b: b == 0),
-    _row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-", numpy="negative",
+    row("neg", 1, operator.neg, (lambda m, a, y: -1.0,), symbol="-", numpy="negative",
          propagates=FIRST, form=("sum", (-1,))),
-    _row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
+    row("pow", 2, math.pow, (_pow_by_base, _pow_by_exponent),
          "a > 0; a = 0 with b > 0; a < 0 with integer b", symbol="^",
          code={"python": "math.pow", "numpy": "np.power", "jax": "jnp.power"},
          note="∂/∂a = b·a^(b-1) is 0 where b = 0. ∂/∂b = a^b·ln a needs a > 0 (it is 0 where "
@@ -305,154 +325,154 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          numpy="power", roles=("the base", "the exponent"),
          outside=lambda m, a, b: (a < 0 and m.noninteger(b)) or (a == 0 and b < 0)),
     # exponentials and logarithms
-    _row("exp", 1, math.exp, (lambda m, a, y: y,), numpy="exp", latex=r"\exp", undoes="log"),
-    _row("expm1", 1, math.expm1, (lambda m, a, y: m.exp(a),),
+    row("exp", 1, math.exp, (lambda m, a, y: y,), numpy="exp", latex=r"\exp", undoes="log"),
+    row("expm1", 1, math.expm1, (lambda m, a, y: m.exp(a),),
          note="d/da = exp(a), not expm1(a) + 1, which cancels to 0 for very negative a",
          numpy="expm1"),
-    _row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0", numpy="log", latex=r"\log",
+    row("log", 1, math.log, (lambda m, a, y: 1 / a,), "a > 0", numpy="log", latex=r"\log",
          undoes="exp", propagates=FIRST,
          outside=lambda m, a: a <= 0),
-    _row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1", numpy="log1p",
+    row("log1p", 1, math.log1p, (lambda m, a, y: 1 / (1 + a),), "a > -1", numpy="log1p",
          propagates=FIRST,
          outside=lambda m, a: a <= -1),
-    _row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0", numpy="log2",
+    row("log2", 1, math.log2, (lambda m, a, y: 1 / (a * m.log(2.0)),), "a > 0", numpy="log2",
          propagates=FIRST,
          outside=lambda m, a: a <= 0),
-    _row("log10", 1, math.log10, (lambda m, a, y: 1 / (a * m.log(10.0)),), "a > 0",
+    row("log10", 1, math.log10, (lambda m, a, y: 1 / (a * m.log(10.0)),), "a > 0",
          numpy="log10", propagates=FIRST,
          outside=lambda m, a: a <= 0),
-    _row("sqrt", 1, math.sqrt, (lambda m, a, y: 0.5 / y,), "a ≥ 0",
+    row("sqrt", 1, math.sqrt, (lambda m, a, y: 0.5 / y,), "a ≥ 0",
          note="not differentiable at 0 (infinite slope)", numpy="sqrt", propagates=FIRST,
          outside=lambda m, a: a < 0),
-    _row("cbrt", 1, _cbrt, (lambda m, a, y: 1 / (3 * y ** 2),),
+    row("cbrt", 1, _cbrt, (lambda m, a, y: 1 / (3 * y ** 2),),
          note="not differentiable at 0 (infinite slope)", numpy="cbrt", propagates=FIRST,
          parity="odd"),
     # trigonometric
-    _row("sin", 1, math.sin, (lambda m, a, y: m.cos(a),), numpy="sin", latex=r"\sin",
+    row("sin", 1, math.sin, (lambda m, a, y: m.cos(a),), numpy="sin", latex=r"\sin",
          propagates=FIRST, parity="odd", undoes="asin"),
-    _row("cos", 1, math.cos, (lambda m, a, y: -m.sin(a),), numpy="cos", latex=r"\cos",
+    row("cos", 1, math.cos, (lambda m, a, y: -m.sin(a),), numpy="cos", latex=r"\cos",
          propagates=FIRST, parity="even", undoes="acos"),
-    _row("tan", 1, math.tan, (lambda m, a, y: 1 + y ** 2,), "a ≠ π/2 + kπ", numpy="tan",
+    row("tan", 1, math.tan, (lambda m, a, y: 1 + y ** 2,), "a ≠ π/2 + kπ", numpy="tan",
          latex=r"\tan", propagates=FIRST, parity="odd", undoes="atan"),
-    _row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
+    row("asin", 1, math.asin, (lambda m, a, y: 1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
          note="not differentiable at ±1", numpy="arcsin", latex=r"\arcsin", propagates=FIRST,
          parity="odd", code=_arc("sin"),
          outside=lambda m, a: a < -1 or a > 1),
-    _row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
+    row("acos", 1, math.acos, (lambda m, a, y: -1 / m.sqrt(1 - a ** 2),), "-1 ≤ a ≤ 1",
          note="not differentiable at ±1", numpy="arccos", latex=r"\arccos", propagates=FIRST,
          code=_arc("cos"), outside=lambda m, a: a < -1 or a > 1),
     # a*a and hypot, not a**2: float ** raises OverflowError from |a| ≈ 1.3e154, where these
     # derivatives are still finite (or underflow to 0)
-    _row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),), numpy="arctan",
+    row("atan", 1, math.atan, (lambda m, a, y: 1 / (1 + a * a),), numpy="arctan",
          latex=r"\arctan", parity="odd", code=_arc("tan")),
-    _row("atan2", 2, math.atan2, (lambda m, a, b, y: b / m.hypot(a, b) / m.hypot(a, b),
+    row("atan2", 2, math.atan2, (lambda m, a, b, y: b / m.hypot(a, b) / m.hypot(a, b),
                                   lambda m, a, b, y: -a / m.hypot(a, b) / m.hypot(a, b)),
          note="atan2(a, b) is the angle of the point (b, a); not differentiable at (0, 0)",
          numpy="arctan2", code=_arc("tan2")),
-    _row("hypot", 2, math.hypot, (lambda m, a, b, y: a / y, lambda m, a, b, y: b / y),
+    row("hypot", 2, math.hypot, (lambda m, a, b, y: a / y, lambda m, a, b, y: b / y),
          note="not differentiable at (0, 0)", numpy="hypot", propagates=BOTH),
     # hyperbolic
-    _row("sinh", 1, math.sinh, (lambda m, a, y: m.cosh(a),), numpy="sinh", latex=r"\sinh",
+    row("sinh", 1, math.sinh, (lambda m, a, y: m.cosh(a),), numpy="sinh", latex=r"\sinh",
          propagates=FIRST, parity="odd", undoes="asinh"),
-    _row("cosh", 1, math.cosh, (lambda m, a, y: m.sinh(a),), numpy="cosh", latex=r"\cosh",
+    row("cosh", 1, math.cosh, (lambda m, a, y: m.sinh(a),), numpy="cosh", latex=r"\cosh",
          propagates=FIRST, parity="even", undoes="acosh"),
-    _row("tanh", 1, math.tanh, (lambda m, a, y: 4 * m.sigmoid(2 * a) * m.sigmoid(-2 * a),),
+    row("tanh", 1, math.tanh, (lambda m, a, y: 4 * m.sigmoid(2 * a) * m.sigmoid(-2 * a),),
          note="d/da = 1 - tanh(a)^2, computed as 4·sigmoid(2a)·sigmoid(-2a), which keeps its "
               "precision for large |a| (1 - tanh(a)^2 cancels to 0 from |a| ≈ 19)",
          numpy="tanh", latex=r"\tanh", parity="odd", undoes="atanh"),
-    _row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),), numpy="arcsinh",
+    row("asinh", 1, math.asinh, (lambda m, a, y: 1 / m.hypot(a, 1),), numpy="arcsinh",
          propagates=FIRST, parity="odd", code=_arc("sinh")),
-    _row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
+    row("acosh", 1, math.acosh, (lambda m, a, y: 1 / (m.sqrt(a - 1) * m.sqrt(a + 1)),),
          "a ≥ 1", note="not differentiable at 1", numpy="arccosh", propagates=FIRST,
          code=_arc("cosh"), outside=lambda m, a: a < 1),
-    _row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1",
+    row("atanh", 1, math.atanh, (lambda m, a, y: 1 / (1 - a ** 2),), "-1 < a < 1",
          numpy="arctanh", propagates=FIRST, parity="odd", code=_arc("tanh"),
          outside=lambda m, a: a <= -1 or a >= 1),
     # machine learning
-    _row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
+    row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
               "keeps its precision for large a", numpy=_sigmoid_columns,
          code=_helper("sigmoid")),
-    _row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns,
+    row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns,
          code=_helper("softplus")),
-    _row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
+    row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
          note="relu'(0) = 0 (the conventional subgradient)", kink=_side, numpy=_relu_columns,
          code=_helper("relu")),
     # piecewise
-    _row("abs", 1, math.fabs, (lambda m, a, y: m.sign(a),),
+    row("abs", 1, math.fabs, (lambda m, a, y: m.sign(a),),
          note="abs'(0) = 0 (the conventional subgradient)", kink=_side, numpy="abs",
          propagates=FIRST, parity="even", exact=True,
          code={"python": "math.fabs", "c": "fabs"}),
-    _row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
+    row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 + m.sign(a - b)) / 2),
          note="at a tie a = b each argument gets 1/2", kink=_side, numpy=_min_columns,
          latex=r"\min", exact=True, code={**_helper("min"), "python": "min"}),
-    _row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
+    row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 - m.sign(a - b)) / 2),
          note="at a tie a = b each argument gets 1/2", kink=_side, numpy=_max_columns,
          latex=r"\max", exact=True, code={**_helper("max"), "python": "max"}),
-    _row("sign", 1, _sign, (lambda m, a, y: 0.0,),
+    row("sign", 1, _sign, (lambda m, a, y: 0.0,),
          note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)",
          kink=_side, numpy=_sign_columns, parity="odd", exact=True, code=_helper("sign")),
-    _row("step", 1, _step, (lambda m, a, y: 0.0,),
+    row("step", 1, _step, (lambda m, a, y: 0.0,),
          note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
          kink=_side, numpy=_step_columns, exact=True, code=_helper("step")),
     # reciprocal trigonometric
-    _row("sec", 1, lambda a: 1 / math.cos(a), (lambda m, a, y: y * m.tan(a),),
+    row("sec", 1, lambda a: 1 / math.cos(a), (lambda m, a, y: y * m.tan(a),),
          "a ≠ π/2 + kπ", numpy=_sec_columns, latex=r"\sec", parity="even",
          code=_template("(1 / math.cos({0}))", "(1 / {np}.cos({0}))", "(1 / cos({0}))")),
-    _row("csc", 1, lambda a: 1 / math.sin(a), (lambda m, a, y: -y * m.cot(a),), "a ≠ kπ",
+    row("csc", 1, lambda a: 1 / math.sin(a), (lambda m, a, y: -y * m.cot(a),), "a ≠ kπ",
          numpy=_csc_columns, latex=r"\csc", parity="odd",
          code=_template("(1 / math.sin({0}))", "(1 / {np}.sin({0}))", "(1 / sin({0}))")),
-    _row("cot", 1, lambda a: 1 / math.tan(a), (lambda m, a, y: -(1 + y * y),), "a ≠ kπ",
+    row("cot", 1, lambda a: 1 / math.tan(a), (lambda m, a, y: -(1 + y * y),), "a ≠ kπ",
          numpy=_cot_columns, latex=r"\cot", parity="odd",
          code=_template("(1 / math.tan({0}))", "(1 / {np}.tan({0}))", "(1 / tan({0}))")),
-    _row("sinc", 1, special.sinc, (_sinc_slope,),
+    row("sinc", 1, special.sinc, (_sinc_slope,),
          note="sinc(a) = sin(a)/a and sinc(0) = 1, unnormalized as in SymPy and Wolfram|Alpha "
               "(NumPy's np.sinc is sin(πa)/(πa))", parity="even", code=_helper("sinc")),
     # exponentials and logarithms with a base
-    _row("exp2", 1, special.exp2, (lambda m, a, y: y * m.log(2.0),), numpy="exp2",
+    row("exp2", 1, special.exp2, (lambda m, a, y: y * m.log(2.0),), numpy="exp2",
          code={"python": "math.pow(2.0, {0})"}),
-    _row("log_base", 2, math.log, (lambda m, a, b, y: 1 / (a * m.log(b)),
+    row("log_base", 2, math.log, (lambda m, a, b, y: 1 / (a * m.log(b)),
                                    lambda m, a, b, y: -y / (b * m.log(b))),
          "a > 0; b > 0, b ≠ 1", note="written log(a, b): the logarithm of a to the base b",
          numpy=_log_base_columns, code=_template(
              "math.log({0}, {1})", "({np}.log({0}) / {np}.log({1}))", "(log({0}) / log({1}))")),
     # special
-    _row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
+    row("erf", 1, math.erf, (lambda m, a, y: 2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
          parity="odd", code={"numpy": "_erf", "jax": "jax.scipy.special.erf"}),
-    _row("erfc", 1, math.erfc, (lambda m, a, y: -2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
+    row("erfc", 1, math.erfc, (lambda m, a, y: -2 / m.sqrt(m.pi) * m.exp(-(a * a)),),
          note="erfc(a) = 1 - erf(a), without the cancellation for large a",
          code={"numpy": "_erfc", "jax": "jax.scipy.special.erfc"}),
-    _row("gamma", 1, math.gamma, (lambda m, a, y: y * m.digamma(a),), "a ≠ 0, -1, -2, …",
+    row("gamma", 1, math.gamma, (lambda m, a, y: y * m.digamma(a),), "a ≠ 0, -1, -2, …",
          code={"numpy": "_gamma", "jax": "jax.scipy.special.gamma", "c": "tgamma"}),
-    _row("lgamma", 1, math.lgamma, (lambda m, a, y: m.digamma(a),), "a ≠ 0, -1, -2, …",
+    row("lgamma", 1, math.lgamma, (lambda m, a, y: m.digamma(a),), "a ≠ 0, -1, -2, …",
          note="lgamma(a) = ln|Γ(a)|, finite where Γ(a) overflows (from a ≈ 171.6)",
          code={"numpy": "_lgamma", "jax": "jax.scipy.special.gammaln"}),
-    _row("digamma", 1, special.digamma, (lambda m, a, y: m.trigamma(a),), "a ≠ 0, -1, -2, …",
+    row("digamma", 1, special.digamma, (lambda m, a, y: m.trigamma(a),), "a ≠ 0, -1, -2, …",
          note="digamma(a) = ψ(a) = Γ'(a)/Γ(a)",
          code={**_helper("digamma"), "jax": "jax.scipy.special.digamma"}),
-    _row("trigamma", 1, special.trigamma, (_trigamma_slope,), "a ≠ 0, -1, -2, …",
+    row("trigamma", 1, special.trigamma, (_trigamma_slope,), "a ≠ 0, -1, -2, …",
          note="trigamma(a) = ψ'(a); its own derivative ψ''(a) is computed numerically, and has "
               "no formula in diff",
          code={**_helper("trigamma"), "jax": "jax.scipy.special.polygamma(1, {0})"}),
     # rounding: piecewise constant, with a jump at each integer (round: each half-integer)
-    _row("floor", 1, _integer_valued(math.floor), (lambda m, a, y: 0.0,),
+    row("floor", 1, _integer_valued(math.floor), (lambda m, a, y: 0.0,),
          note="derivative 0 between the jumps at the integers (taken as 0 there too)",
          kink=_cell, numpy="floor", exact=True, code={"python": "float(math.floor({0}))"}),
-    _row("ceil", 1, _integer_valued(math.ceil), (lambda m, a, y: 0.0,),
+    row("ceil", 1, _integer_valued(math.ceil), (lambda m, a, y: 0.0,),
          note="derivative 0 between the jumps at the integers (taken as 0 there too)",
          kink=_cell, numpy="ceil", exact=True, code={"python": "float(math.ceil({0}))"}),
-    _row("trunc", 1, _integer_valued(math.trunc), (lambda m, a, y: 0.0,),
+    row("trunc", 1, _integer_valued(math.trunc), (lambda m, a, y: 0.0,),
          note="toward 0; derivative 0 between the jumps at the integers (taken as 0 there too)",
          kink=_cell, numpy="trunc", parity="odd", exact=True,
          code={"python": "float(math.trunc({0}))"}),
-    _row("mod", 2, operator.mod, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -m.floor(a / b)),
+    row("mod", 2, operator.mod, (lambda m, a, b, y: 1.0, lambda m, a, b, y: -m.floor(a / b)),
          "b ≠ 0", note="a - b·floor(a/b), with the sign of b (as NumPy's mod, SymPy's Mod and "
                        "Wolfram|Alpha's Mod); it jumps where a/b is an integer",
          kink=lambda a, b: _cell(a / b), numpy="mod",  # not exact: mod(-0.2, 1.4) rounds
          code={"python": "({0} % {1})", "numpy": "np.mod", "jax": "jnp.mod", "c": "gc_mod"}),
-    _row("round", 1, _integer_valued(round), (lambda m, a, y: 0.0,),
+    row("round", 1, _integer_valued(round), (lambda m, a, y: 0.0,),
          note="to the nearest integer, halves to even (as NumPy and Wolfram|Alpha); derivative "
               "0 between the jumps at the half-integers (taken as 0 there too)",
          kink=lambda a: _cell(a, 0.5), numpy="rint", parity="odd", exact=True,
@@ -487,9 +507,55 @@ def constant_words(name: str) -> str:
 # Infix operators of the language and the rows that compute them.
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
 
+class Namespace(SimpleNamespace):
+    """The rules' ``m`` for one kind of number (floats, balls, intervals, columns, code): the
+    functions it is given, by row name, beside its constants and ``where``. A row it was not
+    given is found when first asked: its ``definition`` computed with this namespace's own rows,
+    else ``fallback(row)`` (the mode's "cannot", or its generic way), so a row added to
+    :data:`TABLE`, even at run time (:func:`add`), works in every mode at once."""
+
+    def __init__(self, fallback: Callable[[Primitive], Callable] | None = None, /, **functions):
+        super().__init__(**functions)
+        self.__dict__["_fallback"] = fallback
+        self.__dict__["_derived"] = set()  # the names found by __getattr__, which remove forgets
+        _NAMESPACES.add(self)
+
+    __eq__, __hash__ = object.__eq__, object.__hash__  # one namespace is one object
+
+    def __getattr__(self, name: str):
+        row = TABLE.get(name)
+        fallback = self.__dict__.get("_fallback")  # (absent while unpickling)
+        if row is None or (row.definition is None and fallback is None):
+            raise AttributeError(name)
+        f = partial(row.definition, self) if row.definition is not None else fallback(row)
+        setattr(self, name, f)
+        self._derived.add(name)
+        return f
+
+
+_NAMESPACES: WeakSet[Namespace] = WeakSet()
+
+
+def add(new: Primitive) -> None:
+    """``new`` as a row of the table, from now on, in every mode (a test's row, a plug-in's)."""
+    if new.name in TABLE:
+        raise ValueError(f"{new.name} is a row already")
+    TABLE[new.name] = new
+
+
+def remove(name: str) -> None:
+    """The row ``name`` out of the table, and out of every namespace that derived it."""
+    del TABLE[name]
+    for m in list(_NAMESPACES):
+        if name in m._derived:
+            m._derived.discard(name)
+            del m.__dict__[name]
+
+
 # The float namespace the rules compute with: every primitive's primal, by name, the constants,
 # and ``where`` (a rule's branch: NumPy's where on columns, a choice between two numbers here).
-FLOAT = SimpleNamespace(**{p.name: p.primal for p in TABLE.values()}, **CONSTANTS, where=where)
+FLOAT = Namespace(lambda row: row.primal, **{p.name: p.primal for p in TABLE.values()},
+                  **CONSTANTS, where=where)
 
 
 def function_names() -> list[str]:

@@ -42,7 +42,7 @@ def round_significant(num: int, den: int, n: int) -> tuple[int, int, int]:
 def decimal_text(sign: int, d: int, k: int, n: int) -> str:
     """The digits ``d`` (n of them, first digit at 10^k) as text: positional for
     10^-4 <= |x| < 10^n (``6.552027172500``), else with an exponent (``5.000000000000e-9``)."""
-    digits = str(d)
+    digits = str(d) if n <= 4000 else _long_digits(d)
     lead = "-" if sign < 0 else ""
     if -4 <= k < n:
         if k >= 0:
@@ -50,6 +50,14 @@ def decimal_text(sign: int, d: int, k: int, n: int) -> str:
             return lead + whole + ("." + frac if frac else "")
         return lead + "0." + "0" * (-k - 1) + digits
     return lead + digits[0] + ("." + digits[1:] if n > 1 else "") + f"e{k}"
+
+
+def _long_digits(d: int) -> str:
+    """``str(d)`` for an int of more than 4,300 digits, which Python refuses to write (its
+    integer-string limit, against quadratic work on untrusted input): FLINT's conversion, not
+    limited and subquadratic. Imported here only, so the float64 path never loads it."""
+    from flint import fmpz
+    return str(fmpz(d))
 
 
 class Proven(float):

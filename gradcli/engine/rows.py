@@ -179,15 +179,20 @@ def certified_texts(graph: Graph, columns: Mapping[str, object], errors, wrt: li
     bound = certain_digits(graph, columns, wrt=wrt)
     texts = [np.full(n, None, dtype=object) for _ in values]
     digits = np.zeros(n, dtype=np.int64)
-    for r in np.flatnonzero(np.equal(errors, None)):
+    # rows float64 could not hold (exp(1000) overflows a double) are the certified engine's too:
+    # their text needs no double
+    beyond = [r for r, e in enumerate(errors) if e is not None and "64-bit float" in str(e)]
+    for r in sorted([*np.flatnonzero(np.equal(errors, None)), *beyond]):
         row = None
-        if bound[r] >= n_digits:
+        if errors[r] is None and bound[r] >= n_digits:
             row = [_text_from_bound(float(column[r]), int(bound[r]), n_digits)
                    for column in values]
             if any(text is None for text in row):
                 row = None
         if row is None:
             again = recompute(graph, _point(graph, columns, n, r), wrt, n_digits)
+            if errors[r] is not None and (again is None or again[1] < n_digits):
+                continue  # float64's own error stands
             if again is None or again[1] < n_digits:
                 errors[r] = ("not certified: the certified engine is not available" if again
                              is None else f"not certified: {again[1]} significant digits are "
@@ -195,6 +200,7 @@ def certified_texts(graph: Graph, columns: Mapping[str, object], errors, wrt: li
                              "precision")
                 continue
             row = [number.text for number in again[0]]
+            errors[r] = None
         for column, text in zip(texts, row):
             column[r] = text
         digits[r] = n_digits

@@ -3,7 +3,7 @@
 Source-transformation AD (Tapenade, ADIFOR, CasADi's code generation) emits the reverse sweep
 as a program: one statement per tape node for the forward sweep, then one statement per
 contribution of the reverse sweep (``vb1 += vb3 * v2``), sharing kept, linear in the size of
-the function. This module builds that program as plain records; :mod:`gradcli.views.codegen`
+the function. This module builds that program as plain records; :mod:`gradcli.code`
 prints it in Python, NumPy, JAX or C.
 
 The local derivatives come from the rule table, run on the namespace :data:`CODE`, whose
@@ -26,13 +26,11 @@ tangent (v̇3) and ``vbd3`` the adjoint's tangent; an input ``x`` has ``vb_x``, 
 
 from __future__ import annotations
 
-import keyword
 import re
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 from ..engine.graph import Graph, expression
-from ..engine.primitives import CONSTANTS, TABLE
+from ..engine.primitives import CONSTANTS, TABLE, Namespace
 from ..errors import InputError
 
 MODES = ("reverse", "forward", "hessian")
@@ -106,15 +104,17 @@ def _both(a, b):
     return Code("both", (a, b))
 
 
-def _function(name: str):
+def _function(row):
     def build(*args):
-        return _op(name, *args)
-    build.__name__ = name
+        return _op(row.name, *args)
+    build.__name__ = row.name
     return build
 
 
-# What the rules receive as ``m``: every row by name, the constants, and the case analysis.
-CODE = SimpleNamespace(**{name: _function(name) for name in TABLE}, **CONSTANTS,
+# What the rules receive as ``m``: every row by name (a row with a definition written out as
+# its definition's rows: generated code calls only functions that exist), the constants, and
+# the case analysis.
+CODE = Namespace(_function, **CONSTANTS,
                        where=_where, equal=_equal, greater=_greater, both=_both,
                        builds_code=True)  # the rules with cases decided by values ask this
 
@@ -166,7 +166,7 @@ class Program:
 
     source: str
     mode: str
-    inputs: list[str]  # the inputs' names in the source, in graph order
+    inputs: list[str]  # the inputs' names, in the order of the code's parameters
     variables: dict[str, str]  # input name -> its variable in the code
     output_names: list[str]
     forward: list[Statement]
@@ -178,42 +178,13 @@ class Program:
     gradients: list[list] = field(default_factory=list)
     sweep_tangents: list[Statement] = field(default_factory=list)
     hvp: list = field(default_factory=list)
+    wrt: list[str] = field(default_factory=list)  # the inputs differentiated by, in order
 
     @property
     def statements(self) -> list[Statement]:
         """Every statement, in the order the code runs them."""
         return [*self.forward, *self.tangents, *(s for sweep in self.sweeps for s in sweep),
                 *self.sweep_tangents]
-
-
-# Names the generated code uses itself: an input with one of these is renamed (v1 -> u_v1).
-_OWN = re.compile(r"^(vb?d?(\d+|_.*)|_.*|in\d*|row\d+|column\d+|value|gradient|out|grad|dir|"
-                  r"dout|hv|hess|status|count|i|j|math|np|jnp|jax|min|max|exc|shape|failed|f|"
-                  r"INPUTS|OUTPUTS|float|ValueError|ZeroDivisionError|OverflowError)$")
-C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "inline int long register restrict return short signed sizeof static struct switch typedef "
-    "union unsigned void volatile while _Bool _Complex _Imaginary NAN INFINITY isfinite size_t "
-    "NULL".split())
-
-
-def variable_names(inputs: list[str], c: bool = False) -> dict[str, str]:
-    """Each input's variable in generated code: its own name where that is a valid identifier
-    the code does not use itself, else ``u_`` and the name (``in0_``… in C for a name that is
-    not ASCII), with ``_`` appended until it is free."""
-    taken: set[str] = set()
-    names = {}
-    for i, name in enumerate(inputs):
-        candidate = f"in{i}_" if c and not name.isascii() else name
-        if _OWN.match(candidate):  # the code's own pattern: v1, vb_x, _x (a suffix keeps it so)
-            candidate = f"u_{candidate}"
-        while (keyword.iskeyword(candidate) or candidate in taken or candidate in C_KEYWORDS
-               or keyword.issoftkeyword(candidate) or candidate in ("True", "False", "None")
-               or _OWN.match(candidate)):
-            candidate += "_"
-        taken.add(candidate)
-        names[name] = candidate
-    return names
 
 
 class _Namer:
@@ -239,13 +210,10 @@ class _Namer:
         return f"vb{slot - g.base + 1}"
 
 
-def tangent_name(name: str) -> str:
-    """``v3`` -> ``vd3``, ``vb3`` -> ``vbd3``, ``vb_x`` -> ``vbd_x``, an input ``x`` -> ``vd_x``."""
-    if name.startswith("vb"):
-        return "vbd" + name[2:]
-    if re.match(r"^v\d+$", name):
-        return "vd" + name[1:]
-    return "vd_" + name
+def tangent_name(target: str) -> str:
+    """A statement's target's tangent: ``v3`` -> ``vd3``, ``vb3`` -> ``vbd3``, ``vb_x`` ->
+    ``vbd_x`` (an input ``x``'s is ``vd_x``, whatever its name: ``vbx`` -> ``vd_vbx``)."""
+    return "vd" + target[1:] if re.match(r"^v\d+$", target) else "vbd" + target[2:]
 
 
 def _times(g: Code, p):
@@ -270,46 +238,51 @@ def _partials(graph: Graph, names: _Namer, k: int) -> list[tuple[int, object]]:
             if a >= graph.n_const]
 
 
-def build(graph: Graph, mode: str = "reverse", variables: dict[str, str] | None = None) -> Program:
+def build(graph: Graph, mode: str = "reverse", variables: dict[str, str] | None = None, *,
+          inputs: list[str] | None = None, wrt: list[str] | None = None) -> Program:
     """The program computing ``graph``'s outputs and, by ``mode``: their gradients (reverse),
     their derivatives along a direction (forward), or the gradient and a Hessian-vector product
-    of its one output (hessian, by forward-over-reverse)."""
+    of its one output (hessian, by forward-over-reverse); the derivatives by the inputs ``wrt``
+    (default: all, in graph order). ``variables``: each input's variable in the code (default:
+    its name); ``inputs``: the order of the code's parameters (default: graph order)."""
     if mode not in MODES:
         raise InputError(f"{mode!r} is not a mode of codegen", option="mode",
                          hint=f"choose from: {', '.join(MODES)}")
     if mode == "hessian" and graph.n_outputs > 1:
         raise InputError(f"hessian is of one output, and the program has {graph.n_outputs}",
                          option="mode", hint="keep one output (a bare expression statement)")
-    variables = variables or variable_names(graph.inputs)
+    variables = variables or {name: name for name in graph.inputs}
+    wrt = list(graph.inputs if wrt is None else wrt)
     names = _Namer(graph, variables)
     base = graph.base
     forward = []
     for k, prim in enumerate(graph.ops):
         slot = base + k
-        op = _op(prim.name, *(names.value(a) for a in graph.args(k)))
+        op = getattr(CODE, prim.name)(*(names.value(a) for a in graph.args(k)))
         labels = graph.labels.get(slot)
         comment = f"v{k + 1} = {expression(graph, slot)}" + (f"  ({', '.join(labels)})"
                                                              if labels else "")
         forward.append(Statement(f"v{k + 1}", op, comment=comment, node=k + 1))
     live = graph.live_nodes()
-    program = Program(graph.source, mode, list(graph.inputs), variables,
+    program = Program(graph.source, mode, list(inputs or graph.inputs), variables,
                       list(graph.output_names or ["f"]), forward, live,
-                      values=[names.value(s) for s in graph.output_slots])
+                      values=[names.value(s) for s in graph.output_slots], wrt=wrt)
+    moved = {variables[name] for name in wrt}  # the inputs with a tangent
     if mode == "forward":
         live_forward = [s for s, alive in zip(forward, live) if alive]
-        inputs = {names.value(s).args[0] for s in range(graph.n_const, base)}
-        tangents_, tangents = tangent_statements(live_forward, inputs)
+        tangents_, tangents = tangent_statements(live_forward, moved)
         program.derivatives = [_tangent_of(v, tangents) for v in program.values]
         program.tangents = prune(tangents_, program.derivatives)
         return program
+    position = {name: i for i, name in enumerate(graph.inputs)}
     for i in range(graph.n_outputs):
         sweep, gradient = _sweep(graph.only(i), names)
+        gradient = [gradient[position[name]] for name in wrt]
         program.sweeps.append(prune(sweep, gradient))
         program.gradients.append(gradient)
     if mode == "hessian":
-        inputs = {names.value(s).args[0] for s in range(graph.n_const, base)}
         live_forward = [s for s, alive in zip(forward, live) if alive]
-        tangents_, tangents = tangent_statements(live_forward, inputs)
+        tangents_, tangents = tangent_statements(live_forward, moved)
         sweep_tangents, tangents = tangent_statements(program.sweeps[0], tangents)
         program.hvp = [_tangent_of(g, tangents) for g in program.gradients[0]]
         kept = prune(tangents_ + sweep_tangents, program.hvp)
@@ -392,10 +365,10 @@ def _tangent_of(e, tangents: dict[str, str | None]):
 def tangent_statements(statements: list[Statement], tangents) -> tuple[list[Statement], dict]:
     """The tangent of each statement (forward mode over straight-line code): ``td = dE`` after
     ``t = E``, from the table's rules run on :data:`CODE`. ``tangents`` maps a variable to the
-    name of its tangent (a set: those variables' tangents are ``tangent_name``); a variable
+    name of its tangent (a set of inputs' variables: ``x``'s tangent is ``vd_x``); a variable
     not in it has tangent 0. Returns the statements and the extended map."""
     if not isinstance(tangents, dict):
-        tangents = {name: tangent_name(name) for name in tangents}
+        tangents = {name: f"vd_{name}" for name in tangents}
     else:
         tangents = dict(tangents)
     out: list[Statement] = []

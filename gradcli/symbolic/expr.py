@@ -795,6 +795,10 @@ class _Namespace:
     def __getattr__(self, name):  # pi and e: symbols of the current context
         if name in CONSTANTS:
             return Sym(symbol(name))
+        if name in TABLE:  # a row added since (at run time): its builder, made once
+            f = _function(name)
+            setattr(self, name, f)
+            return f
         raise AttributeError(name)
 
 

@@ -182,7 +182,14 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     else:
         data["mode"] = result.mode
         weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
-        data[weights], data[product] = dict(result.weights), dict(result.product)
+        data[weights] = dict(result.weights)
+        data[product] = {k: _number(x) for k, x in result.product.items()}
+        data["certified"] = result.proven
+        if result.proven:
+            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
+                               product: {k: x.text for k, x in result.product.items()}}
+            data["digits"] = min(x.digits for x in [*result.values.values(),
+                                                     *result.product.values()])
     if trace is not None:
         data["trace"] = outputs_trace_json(trace)
     if check is not None:
@@ -259,7 +266,7 @@ def hessian_check_json(check) -> dict:
             "inconclusive": check.inconclusive, "rows": entries}
 
 
-# -- gradcli diff, gradcli functions ----------------------------------------------------------
+# -- gradcli diff, codegen, functions -------------------------------------------------------
 
 def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
               mixed: list[str] | None = None, values: dict | None = None) -> dict:
@@ -301,6 +308,19 @@ def plot_json(source: str, at: dict, columns: dict) -> dict:
     return {"source": source, "inputs": {name: _number(v) for name, v in at.items()},
             "samples": {name: [_finite(float(v)) for v in values]
                         for name, values in columns.items()}}
+
+
+def codegen_json(generated, files: list[str]) -> dict:
+    """``codegen --json``: a :class:`gradcli.code.Generated`, and the ``files`` written (-o)."""
+    data = {"source": generated.source, "lang": generated.lang, "mode": generated.mode,
+            "functions": generated.functions, "parameters": generated.parameters,
+            "wrt": generated.wrt, "outputs": generated.outputs, "returns": generated.returns,
+            "code": generated.code}
+    if generated.header is not None:
+        data["header"] = generated.header
+    if files:
+        data["files"] = files
+    return data
 
 
 def functions_json(rows: list[dict]) -> list[dict]:
