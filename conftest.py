@@ -2,10 +2,10 @@
 
 from importlib.util import find_spec
 
-from gradcli.symbolic import COMPILED
+from gradcli.compiled import COMPILED
 
 # --doctest-modules imports each gradcli/*.py by its path; a module compiled by Cython (setup.py)
 # imports as its extension instead, which pytest refuses for that path. Their docstring
 # examples run in tests/test_symbolic_build.py, on the module as imported.
-collect_ignore = [f"gradcli/symbolic/{name}.py" for name in COMPILED
-                  if not find_spec(f"gradcli.symbolic.{name}").origin.endswith(".py")]
+collect_ignore = [name.replace(".", "/") + ".py" for name in COMPILED
+                  if not find_spec(name).origin.endswith(".py")]

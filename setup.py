@@ -1,5 +1,9 @@
-"""The build's one part that pyproject.toml cannot declare: gradcli/symbolic/expr.py and diff.py
+"""The build's one part that pyproject.toml cannot declare: the modules of gradcli/compiled.py
 compiled by Cython, from the same Python source, as optional extension modules.
+
+engine/forward.py and partials.py hold the loop of every sweep: forward.pxd and partials.pxd
+type their indices as C integers and the tape's argument columns as int32 memoryviews, so the
+loop's bookkeeping is C and only the rule-table calls are Python's.
 
 The canonical form and the printer are Python object code (dicts, tuples, small classes): the
 interpreter's dispatch is a quarter of ``gradcli diff``'s instructions, and Cython removes it
@@ -7,12 +11,13 @@ without a second implementation to keep in step. expr.pxd and diff.pxd, beside t
 declare the node classes as extension types and the hot functions' node variables as such, so
 the compiled code reads fields and calls functions directly (a further quarter). Where Cython or
 a C compiler is missing, the install goes on and the .py files run
-(GRADCLI_NO_SYMBOLIC_EXTENSION=1 runs them on demand).
+(GRADCLI_NO_EXTENSION=1 runs them on demand).
 """
 
 from setuptools import setup
 
-COMPILED = ["gradcli/symbolic/expr.py", "gradcli/symbolic/diff.py"]
+COMPILED = ["gradcli/engine/forward.py", "gradcli/engine/partials.py", "gradcli/symbolic/expr.py",
+            "gradcli/symbolic/printer.py", "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
 
 
 def compiled_modules() -> list:

@@ -52,7 +52,7 @@ def run_pipeline(source: str, clock=time.perf_counter):
     """One parse -> lower -> forward -> reverse -> render of the plain result; stage times in s.
 
     ``clock`` is wall time by default; ``time.process_time`` (CPU time) is steadier on a machine
-    other work is running on. A gradcli that reads a program in one pass (engine/fused.py) has
+    other work is running on. A gradcli that reads a program in one pass (graph.one_pass) has
     it timed as the parse, with a lower of 0 (``--ast``: the parser and the lowering apart)."""
     from gradcli.engine import graph as graph_module
     from gradcli.engine.forward import forward
@@ -66,7 +66,7 @@ def run_pipeline(source: str, clock=time.perf_counter):
     except ImportError:  # a version without it (benchmarks/compare.py runs older ones)
         from contextlib import nullcontext as gc_paused
 
-    if ONE_PASS and hasattr(graph_module, "ONE_PASS_FROM"):
+    if ONE_PASS and (hasattr(graph_module, "one_pass") or hasattr(graph_module, "ONE_PASS_FROM")):
         t0 = clock()
         graph = graph_module.compile(source)
         t1 = t2 = clock()

@@ -2,16 +2,15 @@
 
     python benchmarks/tables.py                  # sums of 10^3 and 10^4 terms (~10^4, 10^5 rows)
     python benchmarks/tables.py --terms 30000    # one size
-    python benchmarks/tables.py --per-row        # one table drawn by rich and by the plain writer
+    python benchmarks/tables.py --per-row        # one table drawn by rich, time a row
 
 ``--per-row`` times the forward trace table of 100 to 10^4 rows as plain text (a pipe) drawn by
-rich and by the plain writer (``gradcli.views.layout.PLAIN_ROWS``: past it, the writer), in
-microseconds a row: the figures behind the threshold in docs/output.md.
+rich, in microseconds a row.
 
 The expression is ``sin(x*0) + sin(x*1) + ...``: three nodes a term, so about ten table rows a
 term over the three --trace tables (forward, contributions, adjoints). Each stage is timed in this
 process with CPU time (steadier than wall time on a shared machine), and the whole command once
-in a fresh process, its output to /dev/null (a pipe or a file: the plain writer). Prints a
+in a fresh process, its output to /dev/null (a pipe or a file). Prints a
 Markdown table. Not part of the test suite.
 """
 
@@ -66,24 +65,19 @@ def command(terms: int) -> float:
         os.unlink(f.name)
 
 
-def per_row(rows: int) -> tuple[float, float]:
-    """CPU microseconds a row to write the forward table of about ``rows`` rows as plain text,
-    drawn by rich and by the plain writer."""
+def per_row(rows: int) -> float:
+    """CPU microseconds a row to write the forward table of about ``rows`` rows as plain text."""
     from gradcli import evaluate
     from gradcli.views import layout
     from gradcli.views.tables import forward_table
 
     table = forward_table(evaluate(source(rows // 3), {"x": 2}).trace, 12, 0)
-    times = []
-    for threshold in (10 ** 9, 0):  # everything by rich; everything by the writer
-        layout.PLAIN_ROWS = threshold
-        best = float("inf")
-        for _ in range(3):
-            start = time.process_time()
-            layout.plain_text(layout.render([table], None, styled=False))
-            best = min(best, time.process_time() - start)
-        times.append(best / len(table.rows) * 1e6)
-    return times[0], times[1]
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        layout.plain_text(layout.render([table], None, styled=False))
+        best = min(best, time.process_time() - start)
+    return best / len(table.rows) * 1e6
 
 
 def main() -> None:
@@ -92,11 +86,10 @@ def main() -> None:
     parser.add_argument("--per-row", action="store_true")
     args = parser.parse_args()
     if args.per_row:
-        print("| table rows | rich (µs a row) | plain writer (µs a row) | rich / writer |")
-        print("|---:|---:|---:|---:|")
+        print("| table rows | rich (µs a row) |")
+        print("|---:|---:|")
         for rows in (100, 1000, 10000):
-            rich, writer = per_row(rows)
-            print(f"| {rows:,} | {rich:.0f} | {writer:.1f} | {rich / writer:.0f} |")
+            print(f"| {rows:,} | {per_row(rows):.0f} |")
         return
     print("| terms | table rows | evaluate (s) | build tables (s) | lay out, natural (s) "
           "| lay out, 80 columns (s) | whole command (s, wall) |")

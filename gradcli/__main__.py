@@ -6,13 +6,36 @@ wherever they happen (while importing, parsing, sweeping, printing), and remove 
 written (:mod:`gradcli.files`).
 """
 
-import gc
+import os
+import signal
 
-from .files import handle_signals
+HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # each ends gradcli with 128 + its number
+
+
+def _early(signum, frame):  # pragma: no cover - before anything can be staged
+    os._exit(128 + signum)
+
+
+def handle_signals(handler=_early) -> None:
+    """``handler`` for every signal gradcli handles; SIGHUP stays ignored under nohup."""
+    for name in HANDLED_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is None or (name == "SIGHUP" and signal.getsignal(number) == signal.SIG_IGN):
+            continue
+        try:
+            signal.signal(number, handler)
+        except (ValueError, OSError):  # not the main thread
+            pass
+
+
+handle_signals()  # first, before anything else is imported: no ^C is ever a traceback
+
+import gc  # noqa: E402
 
 
 def run():
-    handle_signals()
+    from .files import end_on_signal
+    handle_signals(end_on_signal)  # from now on what is staged is removed first
     # Importing click and the CLI makes tens of thousands of objects that live as long as the
     # process: the cyclic collector would walk them at every collection, from the first
     # import on (6% of a plain eval's start-up). It is off while they are made, and then

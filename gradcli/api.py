@@ -497,7 +497,9 @@ def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: in
     """Each partial derivative of ``source`` (of order ``order`` in one input) as source text.
 
     A program with several outputs: see :func:`all_derivatives`."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of
+    check_order(order)
     graph = _graph(source)
     one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
@@ -509,7 +511,10 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
     """For each output (or each name in ``of``): its derivatives as source text, keyed by what
     they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
     differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    from .limits import check_order
     from .symbolic.diff import derivatives_of, mixed_partial
+    mixed = None if mixed is None else list(mixed)
+    check_order(order if mixed is None else len(mixed))
     graph = _graph(source, of)
     result = {}
     if mixed is not None:
@@ -921,11 +926,13 @@ def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, fl
     return _jvp(_graph(source, of), _point(at), direction, digits=digits, float64=float64)
 
 
-def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: str = "f",
-            hvp: bool = False, header: bool = False, inputs: Iterable[str] | None = None,
-            wrt: Iterable[str] | None = None, returns: str = "tuple") -> str:
-    """The gradient of ``source`` as code to paste: straight-line adjoint code in ``lang``
-    (``python``, ``numpy``, ``jax`` or ``c``) defining the function ``name``.
+def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
+            name: str = "f", hvp: bool = False, header: bool = False,
+            inputs: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+            returns: str = "tuple") -> str:
+    """The gradient of ``source`` (text, or a compiled graph) as code to paste: straight-line
+    adjoint code in ``lang`` (``python``, ``numpy``, ``jax`` or ``c``) defining the function
+    ``name``.
 
     ``mode``: ``reverse`` (the values and the gradient, or the Jacobian's rows), ``forward``
     (the derivatives along a direction), ``hessian`` (the gradient and the Hessian, by
@@ -939,7 +946,7 @@ def codegen(source: str, lang: str = "python", mode: str = "reverse", *, name: s
     from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+    generated = generate(_graph(source), lang, mode, name=name, hvp_only=hvp,
                          inputs=None if inputs is None else list(inputs),
                          wrt=None if wrt is None else list(wrt), returns=returns)
     return generated.header if header else generated.code

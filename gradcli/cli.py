@@ -1192,7 +1192,6 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
                          wrt=wrt, returns=returns)
     files = []
     if output_path is not None:
-        from .views.screen import write_text
         files.append(output_path)
         if lang == "c":
             stem, dot, suffix = output_path.rpartition(".")
@@ -1204,8 +1203,14 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
                                  hint=f"name the code's file: -o {stem}.c (its header is then "
                                       f"{stem}.h)")
             files.append(header_path)
-        for path, text in zip(files, [generated.code, generated.header]):
-            write_text(path, text)
+        from contextlib import ExitStack
+        from .files import staged, write_error
+        with ExitStack() as stack:  # the code and its header, or neither (never the source)
+            for path, text in zip(files, [generated.code, generated.header]):
+                try:
+                    stack.enter_context(staged(path)).write(text.encode("utf-8"))
+                except OSError as exc:
+                    raise write_error(path, exc) from None
     if as_json:
         from .views.json import codegen_json
         _screen(None, False).json(codegen_json(generated, files))

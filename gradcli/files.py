@@ -21,8 +21,6 @@ import stat
 
 from .errors import FileError, InputError, OutputError
 
-HANDLED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # each ends gradcli with 128 + its number
-
 _STAGED: set = set()  # what this process has staged and not yet committed or removed
 _READ: list = []  # the files this command reads (-f FILE): never one it writes
 _critical = [0, None]  # depth of critical sections; the signal that arrived inside one
@@ -50,27 +48,15 @@ def abort_staged() -> None:
 
 
 def end_on_signal(signum, frame=None) -> None:  # pragma: no cover - run in a subprocess
-    """The handler of SIGINT, SIGTERM and SIGHUP: what is staged is removed, and the process
-    ends at once with 128 + the signal's number (no traceback, nothing half-written flushed).
-    Inside :func:`critical` (a rename in progress) the signal waits for it to finish."""
+    """The handler of SIGINT, SIGTERM and SIGHUP (installed by :mod:`gradcli.__main__`): what
+    is staged is removed, and the process ends at once with 128 + the signal's number (no
+    traceback, nothing half-written flushed). Inside :func:`critical` (a rename in progress)
+    the signal waits for it to finish."""
     if _critical[0]:
         _critical[1] = signum
         return
     abort_staged()
     os._exit(128 + signum)
-
-
-def handle_signals(handler=end_on_signal) -> None:
-    """``handler`` for every signal gradcli handles (the console script's first step)."""
-    for name in HANDLED_SIGNALS:
-        number = getattr(signal, name, None)
-        if number is not None:
-            try:
-                if name == "SIGHUP" and signal.getsignal(number) == signal.SIG_IGN:
-                    continue  # nohup: keep running when the terminal goes away
-                signal.signal(number, handler)
-            except (ValueError, OSError):  # not the main thread
-                pass
 
 
 @contextlib.contextmanager

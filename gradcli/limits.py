@@ -31,6 +31,19 @@ LINE_VARIABLE = "GRADCLI_MAX_LINE"
 COLUMNS_VARIABLE = "GRADCLI_MAX_COLUMNS"
 
 
+MAX_ORDER = 1000  # the highest derivative order gradcli diff builds (docs/limits.md)
+
+
+def check_order(order: int) -> None:
+    """A derivative order above :data:`MAX_ORDER` is refused before any work: each order is one
+    more symbolic sweep over an expression that grows with the order."""
+    from .errors import LimitError
+    if order > MAX_ORDER:
+        raise LimitError(f"--order {order:,} is more than {MAX_ORDER:,}, the highest order "
+                         "gradcli differentiates to", hint="ask for a lower order; the n-th "
+                         "derivative of most expressions grows quickly with n (docs/limits.md)")
+
+
 # The largest value each variable may take: what the readers and the engine can index (a pyarrow
 # block holds a whole line in an int32 size; the sweeps' node numbers are int32).
 CEILINGS = {SOURCE_VARIABLE: 1 << 31, NODES_VARIABLE: (1 << 31) - 1, LINE_VARIABLE: 1 << 30,

@@ -434,7 +434,7 @@ def read_parquet(path: str) -> Rows:
             try:
                 batch = next(batches, None)
             except (pa.ArrowException, OSError) as exc:  # a damaged page, a cut file
-                raise InputError(f"{path}: row {done[0] + 1:,} on cannot be read "
+                raise InputError(f"{path}: a part of the file cannot be read "
                                  f"({_arrow_message(exc)})",
                                  hint="the file is damaged or cut short: write it again") from None
             if batch is None:

@@ -1,8 +1,8 @@
 """Plain records of an evaluation, for the trace tables, ``--json`` and LaTeX: the library
 builds them, a view is handed them and returns text.
 
-``build_trace`` names every slot as the tables do (inputs by name, ``v1``..``vk``, constants by
-value) and writes each node's operation in terms of its parents (``v4 = v1 + v2``). Rows are
+``build_trace`` names every slot as the tables do (inputs by name, ``v1``..``vk``, constants as
+the numbers they are exactly: ``log(2)``, ``0.1``) and writes each node's operation in terms of its parents (``v4 = v1 + v2``). Rows are
 built when first read, each once: a table of 40 rows out of 60,000 nodes builds about 40 (and
 their local derivatives' formulas), ``--json`` builds them all.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .engine.graph import Graph, expression, format_constant, spell
 from .engine.partials import Partials, node_partials
 from .engine.reverse import Contribution, Recorded, reverse
 from .engine.rounding import compact
-from .slotted import Frozen, Record, set_field as _set
 
 FEW = 1000  # rows a Rows keeps in a dict (a table cut to --max-rows reads fewer)
 
@@ -69,87 +69,66 @@ class Rows(Sequence):
         return f"Rows({list(self)!r})"
 
 
-class ForwardRow(Frozen):
-    __slots__ = ("id", "op", "args", "expr", "value", "names", "is_output", "step", "outputs")
+@dataclass(frozen=True, slots=True)
+class ForwardRow:
     id: str
     op: str  # the primitive's name, or "input"
     args: tuple[str, ...]  # ids of the arguments (a constant's id is its value)
     expr: str  # "log(x)", "v1 + v2"; an input's expr is its name
     value: float
-    names: tuple[str, ...]  # names the program assigned to this node
-    is_output: bool
-    step: str  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
-    outputs: tuple[str, ...]  # with several outputs: the names of those this node is
-
-    def __init__(self, id: str, op: str, args: tuple[str, ...], expr: str, value: float,
-                 names: tuple[str, ...] = (), is_output: bool = False, step: str = "",
-                 outputs: tuple[str, ...] = ()):
-        _set(self, "id", id)
-        _set(self, "op", op)
-        _set(self, "args", args)
-        _set(self, "expr", expr)
-        _set(self, "value", value)
-        _set(self, "names", names)
-        _set(self, "is_output", is_output)
-        _set(self, "step", step)
-        _set(self, "outputs", outputs)
+    names: tuple[str, ...] = ()  # names the program assigned to this node
+    is_output: bool = False
+    step: str = ""  # the operation with its arguments' values substituted: "log(2)", "2 * 3"
+    outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
 
 
-class ContributionRow(Frozen):
-    __slots__ = ("source", "target", "equation", "upstream", "local", "contribution",
-                 "local_expr")
+@dataclass(frozen=True, slots=True)
+class ContributionRow:
     source: str  # id of the node whose adjoint flows back
     target: str  # id of the argument receiving it
     equation: str  # "v5 = v4 - v3"
     upstream: float
     local: float
     contribution: float
-    local_expr: str  # the local derivative as a formula, from the rule table: "1/x"
-
-    def __init__(self, source: str, target: str, equation: str, upstream: float, local: float,
-                 contribution: float, local_expr: str = ""):
-        _set(self, "source", source)
-        _set(self, "target", target)
-        _set(self, "equation", equation)
-        _set(self, "upstream", upstream)
-        _set(self, "local", local)
-        _set(self, "contribution", contribution)
-        _set(self, "local_expr", local_expr)
+    local_expr: str = ""  # the local derivative as a formula, from the rule table: "1/x"
 
 
-class AdjointRow(Frozen):
-    __slots__ = ("id", "adjoint", "terms", "names")
+@dataclass(frozen=True, slots=True)
+class AdjointRow:
     id: str
     adjoint: float
     terms: Sequence[float]  # the contributions summed, in sweep order (empty for the output)
-    names: tuple[str, ...]
-
-    def __init__(self, id: str, adjoint: float, terms: Sequence[float],
-                 names: tuple[str, ...] = ()):
-        _set(self, "id", id)
-        _set(self, "adjoint", adjoint)
-        _set(self, "terms", terms)
-        _set(self, "names", names)
+    names: tuple[str, ...] = ()
 
 
-class Trace(Record):
-    __slots__ = ("forward", "contributions", "adjoints", "output", "seed", "seeds")
+@dataclass(slots=True)
+class Trace:
     forward: Rows  # of ForwardRow
     contributions: Rows  # of ContributionRow
     adjoints: Rows  # of AdjointRow, in sweep order: the output first, inputs last
     output: str
-    seed: float
-    seeds: dict  # a VJP's seeded ids -> their weights
+    seed: float = 1.0
+    seeds: dict = field(default_factory=dict)  # a VJP's seeded ids -> their weights
 
-    def __init__(self, forward: Rows, contributions: Rows, adjoints: Rows, output: str,
-                 seed: float = 1.0, seeds: dict | None = None):
-        self.forward, self.contributions, self.adjoints = forward, contributions, adjoints
-        self.output, self.seed, self.seeds = output, seed, {} if seeds is None else seeds
+
+def node_ids(graph: Graph):
+    """``graph.node_id`` as the tables show ids: a constant as the number it is exactly, in
+    canonical form (``log(2)``, ``(1/3)``, the ``0.1`` typed), made when first read."""
+    texts: list[str] = []
+
+    def node_id(slot: int) -> str:
+        if slot >= graph.n_const:
+            return graph.node_id(slot)
+        if not texts:
+            from .symbolic.printer import constant_texts
+            texts.extend(constant_texts(graph))
+        return texts[slot]
+    return node_id
 
 
 def forward_rows(graph: Graph, values: list) -> Rows:
     """One row per input and node, in tape order: id, operation, arguments, value, names."""
-    node_id, labels = graph.node_id, graph.labels
+    node_id, labels = node_ids(graph), graph.labels
     n_const, base, n_inputs = graph.n_const, graph.base, len(graph.inputs)
     outputs: dict[int, tuple[str, ...]] = {}
     if graph.n_outputs > 1:
@@ -166,8 +145,9 @@ def forward_rows(graph: Graph, values: list) -> Rows:
                               slot in outputs, outputs=outputs.get(slot, ()))
         k = slot - base
         return ForwardRow(node_id(slot), graph.ops[k].name, tuple(map(node_id, graph.args(k))),
-                          expression(graph, slot), values[slot], tuple(labels.get(slot, ())),
-                          slot in outputs, substituted(graph, values, slot),
+                          expression(graph, slot, node_id), values[slot],
+                          tuple(labels.get(slot, ())), slot in outputs,
+                          substituted(graph, values, slot, node_id),
                           outputs=outputs.get(slot, ()))
     shown = [s - n_const for s in sorted(outputs) if s >= n_const]
     key = sorted(set(range(n_inputs)).union(shown))
@@ -175,21 +155,23 @@ def forward_rows(graph: Graph, values: list) -> Rows:
     return Rows(n_inputs + len(graph.ops), build, named, bool(shown), key)
 
 
-def _value_text(graph: Graph, values: list, slot: int) -> str:
+def _value_text(graph: Graph, values: list, slot: int, node_id) -> str:
     """An argument as the step shows it: a constant as written, a value in 12 significant digits."""
     if slot < graph.n_const:
-        return graph.node_id(slot)
+        return node_id(slot)
     if hasattr(values[slot], "text"):  # a proven value: its proven digits
         return compact(values[slot])
     return format_constant(float(f"{values[slot]:.12g}"), named=False)
 
 
-def substituted(graph: Graph, values: list, slot: int) -> str:
+def substituted(graph: Graph, values: list, slot: int, node_id=None) -> str:
     """A node's operation with its arguments' values in place of their ids: ``log(2)``,
-    ``0.69314718056 + 6``, ``2 * (-3)`` (a negative operand of an operator in parentheses)."""
+    ``0.69314718056 + 6``, ``2 * (-3)`` (a negative operand of an operator in parentheses);
+    ``node_id`` writes a constant (:func:`node_ids`)."""
     k = slot - graph.base
     prim = graph.ops[k]
-    args = [_value_text(graph, values, a) for a in graph.args(k)]
+    node_id = node_id or node_ids(graph)
+    args = [_value_text(graph, values, a, node_id) for a in graph.args(k)]
     if prim.symbol:
         args = [f"({a})" if a.startswith("-") else a for a in args]
         return f"{args[0]} {prim.symbol} {args[1]}" if len(args) == 2 else f"{prim.symbol}{args[0]}"
@@ -199,15 +181,13 @@ def substituted(graph: Graph, values: list, slot: int) -> str:
 def local_formulas(graph: Graph, slot: int) -> list[str]:
     """A node's local derivatives by each argument as formulas in the node ids (``1/x``,
     ``cos(y)``, ``v2``): the rule table's rules, run on symbols instead of numbers."""
-    from .symbolic.expr import fresh_context, local_derivatives, number, symbol, text
+    from .symbolic.expr import constant_nodes, fresh_context, local_derivatives, symbol
+    from .symbolic.printer import text
     k = slot - graph.base
+    slots = graph.args(k)
     with fresh_context():
-        def operand(s):
-            if s < graph.n_const:
-                name = graph.node_id(s)
-                return symbol(name) if name in ("pi", "e") else number(graph.constants[s])
-            return symbol(graph.node_id(s))
-        args = [operand(a) for a in graph.args(k)]
+        constants = constant_nodes(graph) if min(slots) < graph.n_const else ()
+        args = [constants[s] if s < graph.n_const else symbol(graph.node_id(s)) for s in slots]
         return [text(d) for d in local_derivatives(graph.ops[k], args)]
 
 
@@ -251,7 +231,7 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
     ``records`` is a recorded sweep's contributions (:class:`~gradcli.engine.reverse.Recorded`,
     or a certified sweep's, whose ``raw`` is one): their slots are read without a number, and
     a row's numbers are made (and proven) only when the row is shown."""
-    node_id, labels = graph.node_id, graph.labels
+    node_id, labels = node_ids(graph), graph.labels
     n_const, base = graph.n_const, graph.base
     forward = forward_rows(graph, values) if forward is None else forward
 
@@ -263,7 +243,7 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
         if s not in formulas:
             formulas[s] = local_formulas(graph, s)
         return ContributionRow(node_id(s), node_id(r.target),
-                               f"{node_id(s)} = {expression(graph, s)}",
+                               f"{node_id(s)} = {expression(graph, s, node_id)}",
                                r.upstream, r.local, r.contribution, formulas[s][which[i]])
     edges = getattr(records, "raw", records)
     _, targets, which = edges.edges()
@@ -311,26 +291,18 @@ def build_trace(graph: Graph, values: list[float], adjoint: list[float],
 
 # -- the tangent trace: plain records for the table and --json ----------------------------------
 
-class TangentRow(Frozen):
-    __slots__ = ("row", "partials", "tangents")
+@dataclass(frozen=True, slots=True)
+class TangentRow:
     row: ForwardRow  # id, operation, arguments, value: as in the reverse-mode forward trace
     partials: tuple  # ∂v/∂argument for each argument; None for a constant argument
     tangents: tuple  # v̇ in each sweep; None when the output does not depend on the node
 
-    def __init__(self, row: ForwardRow, partials: tuple, tangents: tuple):
-        _set(self, "row", row)
-        _set(self, "partials", partials)
-        _set(self, "tangents", tangents)
 
-
-class TangentTrace(Record):
-    __slots__ = ("rows", "sweeps", "output")
+@dataclass(slots=True)
+class TangentTrace:
     rows: Rows  # of TangentRow
     sweeps: list[str]  # what each sweep seeds: an input's name (gradient) or "direction"
     output: str
-
-    def __init__(self, rows: Rows, sweeps: list[str], output: str):
-        self.rows, self.sweeps, self.output = rows, sweeps, output
 
 
 def tangent_trace(graph: Graph, values: list[float], partials: Partials,
@@ -343,28 +315,22 @@ def tangent_trace(graph: Graph, values: list[float], partials: Partials,
         local = () if slot < graph.base else node_partials(graph, partials, slot - graph.base)
         return TangentRow(forward[i], local, tuple(t[slot] for _, t in sweeps))
     rows = Rows(len(forward), build, forward.named, forward.marked, forward.key)
-    return TangentTrace(rows, [label for label, _ in sweeps], graph.node_id(graph.output))
+    return TangentTrace(rows, [label for label, _ in sweeps], node_ids(graph)(graph.output))
 
 
 # -- several outputs: a trace per sweep -----------------------------------------------------------
 
-class JacobianTrace(Record):
+@dataclass(slots=True)
+class JacobianTrace:
     """The forward evaluation once, then each sweep: ``sweeps`` pairs an output's name with its
     reverse sweep's :class:`Trace` (reverse mode); in forward mode ``tangents`` holds one
     :class:`TangentTrace` with a sweep per input."""
 
-    __slots__ = ("forward", "mode", "sweeps", "tangents", "outputs")
     forward: Rows
     mode: str
-    sweeps: list[tuple[str, Trace]]
-    tangents: TangentTrace | None
-    outputs: dict[str, str]  # output name -> its node's id
-
-    def __init__(self, forward: Rows, mode: str, sweeps: list | None = None,
-                 tangents: TangentTrace | None = None, outputs: dict | None = None):
-        self.forward, self.mode, self.tangents = forward, mode, tangents
-        self.sweeps = [] if sweeps is None else sweeps
-        self.outputs = {} if outputs is None else outputs
+    sweeps: list[tuple[str, Trace]] = field(default_factory=list)
+    tangents: TangentTrace | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # output name -> its node's id
 
 
 def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[str],
@@ -373,7 +339,8 @@ def jacobian_trace(graph: Graph, values: list[float], mode: str, inputs: list[st
     contributions)`` (reverse: swept again, recorded, where they were not) or ``(partials,
     tangents per input)`` (forward)."""
     rows = forward_rows(graph, values)
-    outputs = {name: graph.node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
+    node_id = node_ids(graph)
+    outputs = {name: node_id(s) for name, s in zip(graph.output_names, graph.output_slots)}
     if mode == "forward":
         partials, tangents = detail
         return JacobianTrace(rows, mode, tangents=tangent_trace(
@@ -398,6 +365,7 @@ def product_trace(graph: Graph, values: list[float], kind: str, detail):
     if not isinstance(records, Recorded):  # the product's sweep did not record
         adjoint, records = reverse(graph, values, record=True, cotangent=weights)
     trace = build_trace(graph, values, adjoint, records)
+    node_id = node_ids(graph)
     for slot, w in zip(graph.output_slots, weights):
-        trace.seeds[graph.node_id(slot)] = trace.seeds.get(graph.node_id(slot), 0.0) + w
+        trace.seeds[node_id(slot)] = trace.seeds.get(node_id(slot), 0.0) + w
     return trace

@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
@@ -462,32 +463,53 @@ def history_path(environ=os.environ) -> str | None:
 
 def open_history(path: str | None):
     """prompt_toolkit's FileHistory at ``path``, in a directory of yours that no one else can
-    write to (made 0700), the file 0600 and not a link; else in memory, with a warning."""
+    write to (made 0700), the file 0600, a regular file and not a link (a FIFO planted there
+    would hang the start); else in memory, with a warning. A line that cannot be saved (a full
+    disk) is still run and kept for this session, with one warning."""
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     if path is None:
         return InMemoryHistory()
     folder = os.path.dirname(path)
+
+    def lost(exc: OSError) -> None:
+        sys.stderr.write(f"warning: the history is not kept ({path}: {exc.strerror or exc})\n")
+
+    class KeptHistory(FileHistory):
+        failed = False
+
+        def store_string(self, string: str) -> None:
+            if self.failed:
+                return
+            try:
+                super().store_string(string)
+            except OSError as exc:
+                self.failed = True
+                lost(exc)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         st = os.stat(folder)
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             raise OSError(f"{folder} is not yours alone")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
-                     0o600)
-        os.fchmod(fd, 0o600)
-        os.close(fd)
-        return FileHistory(path)
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            raise OSError("it is not a regular file")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError("it is not a regular file")
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+        return KeptHistory(path)
     except OSError as exc:
-        sys.stderr.write(f"warning: the history is not kept ({path}: {exc.strerror or exc})\n")
+        lost(exc)
         return InMemoryHistory()
 
 
 def _token_pattern():
     """The grammar's own lexer: the terminals' regular expression from the parser's tables."""
-    from . import usercache
     from .language import parser
-    tables = usercache.load(parser._tables_name(), parser._tables_key(parser.grammar_text()))
-    return re.compile((tables or parser.build_tables())["pattern"])
+    return re.compile(parser.shipped_tables()["tables"]["pattern"])
 
 
 def _catalogue() -> dict[str, dict]:

@@ -71,12 +71,10 @@ def readme_runs(select) -> list[tuple[str, list[str]]]:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_cache_and_temporary_directories(tmp_path_factory):
-    """The parser saves its tables under $GRADCLI_CACHE_DIR: keep the tests (and the console
-    scripts they start) out of the user's own cache directory, and the console scripts out of
-    the shared temporary directory, so no test passes because of what an earlier run left there."""
-    saved = {name: os.environ.get(name) for name in ("GRADCLI_CACHE_DIR", "TMPDIR")}
-    os.environ["GRADCLI_CACHE_DIR"] = str(tmp_path_factory.mktemp("gradcli-cache"))
+def _private_temporary_directory(tmp_path_factory):
+    """Keep the console scripts the tests start out of the shared temporary directory, so no
+    test passes because of what an earlier run left there."""
+    saved = {name: os.environ.get(name) for name in ("TMPDIR",)}
     os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tmp"))
     yield
     for name, value in saved.items():
@@ -88,17 +86,11 @@ def _private_cache_and_temporary_directories(tmp_path_factory):
 
 @pytest.fixture
 def empty_dirs(tmp_path, monkeypatch):
-    """An empty, private temporary directory and cache directory for this test, in the
-    environment of the processes it starts; the parser forgets the tables it loaded."""
-    from gradcli.language import parser
-    dirs = types.SimpleNamespace(tmp=tmp_path / "tmp", cache=tmp_path / "cache")
-    for folder in (dirs.tmp, dirs.cache):
-        folder.mkdir(mode=0o700)
+    """An empty, private temporary directory for this test, in the environment of the processes
+    it starts."""
+    dirs = types.SimpleNamespace(tmp=tmp_path / "tmp")
+    dirs.tmp.mkdir(mode=0o700)
     monkeypatch.setenv("TMPDIR", str(dirs.tmp))
-    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(dirs.cache))
-    monkeypatch.setattr(parser, "_fast", None)
-    monkeypatch.setattr(parser, "_tables", None)
-    monkeypatch.setattr(parser, "SHIPPED_TABLES", "none.json")  # the cache is what they test
     return dirs
 
 

@@ -7,7 +7,8 @@ import pytest
 import sympy as sp
 
 from gradcli.api import derivatives
-from gradcli.symbolic.expr import Sym, fresh_context, symbol, text
+from gradcli.symbolic.expr import Sym, fresh_context, symbol
+from gradcli.symbolic.printer import text
 
 x_, y_ = sp.symbols("x y")
 

@@ -237,7 +237,7 @@ def test_forward_mode_and_the_hessian_compute_what_eval_computes(lang, mode):
             want = jvp(graph, case.point, dict(zip(graph.inputs, DIRECTION)), float64=True)
             pairs = [*zip(got[0], want.values.values()), *zip(got[1], want.product.values())]
         else:
-            want = hessian(graph, case.point, float64=True)
+            want = hessian(graph, case.point, float64=True)  # the code computes in float64
             pairs = [(got[0], want.value), *zip(got[1], want.gradient.values()),
                      *zip(itertools.chain(*got[2]), itertools.chain(*want.hessian))]
             scale = max([scale, *(abs(h) for row in want.hessian for h in row)])
@@ -671,3 +671,35 @@ def test_json_gives_the_code_and_how_to_call_it(run, tmp_path, monkeypatch):
     written = json.loads(run("codegen", "x*y", "--lang", "c", "-o", "g.c", "--json").output)
     assert written["files"] == ["g.c", "g.h"] and (tmp_path / "g.c").read_text() == \
         written["code"] and (tmp_path / "g.h").read_text() == written["header"]
+
+
+# -- -o: the code and its header staged, both or neither, never over the source ----------------
+
+@pytest.mark.parametrize("args,words", [
+    (["-f", "m.grad", "-o", "m.grad"], ["--output names m.grad, which this command reads"]),
+    (["-f", "m.h", "--lang", "c", "-o", "m.c"], ["--output names m.h, which this command reads"]),
+    (["-f", "m.grad", "--lang", "c", "-o", "out.h"], ["out.h: the C code and its header",
+                                                       "-o out.c"]),
+])
+def test_o_never_writes_over_the_source_nor_half_of_the_output(args, words, run, reported,
+                                                                tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("m.grad", "m.h"):
+        (tmp_path / name).write_text("x*y\n")
+    reported(run("codegen", *args), 2, words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.grad", "m.h"]  # nothing written
+    assert (tmp_path / "m.grad").read_text() == (tmp_path / "m.h").read_text() == "x*y\n"
+
+
+@pytest.mark.parametrize("lang", ["python", "numpy", "jax"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "hessian"])
+def test_code_with_wrt_and_dicts_passes_pyflakes(lang, mode):
+    pyflakes = pytest.importorskip("pyflakes.api")
+    from pyflakes.reporter import Reporter
+    import io
+    source = "log(x)*ｖ１ + y" + ("" if mode == "hessian" else "; x*y")
+    text = gradcli.codegen(source, lang, mode, wrt=["x", "ｖ１"], inputs=["y", "x", "ｖ１"],
+                           returns="dict")
+    warnings = io.StringIO()
+    assert pyflakes.check(text, "generated.py", Reporter(warnings, warnings)) == 0, \
+        warnings.getvalue()

@@ -2,7 +2,7 @@
 digits, at ordinary points and near each row's singularities, against mpmath.
 
 The reference is mpmath's own numerical differentiation (``mpmath.diff``, at 120 digits, of the
-row's mpmath counterpart from test_properties' table): no code shared with gradcli's duals or
+row's mpmath counterpart from tests/references.py): no code shared with gradcli's duals or
 balls. An entry must be the reference correctly rounded to its digits (``shows``), or, where
 the proof falls short, fewer digits or ``0 ± bound`` that still hold the truth: never a wrong
 digit.
@@ -18,10 +18,10 @@ import pytest
 import gradcli
 from gradcli.engine.primitives import FLOAT, TABLE
 from gradcli.errors import NumericalError
+from references import REFERENCES
 from test_certified import shows
-from test_properties import MPMATH, mp_power
 
-_MP = {**MPMATH, "pow": mp_power}
+_MP = {name: ref.mp for name, ref in REFERENCES.items()}
 
 # Ordinary points (each row keeps those in its domain and off its kinks), as typed.
 UNARY = ["0.7", "-1.3", "2.25"]

@@ -157,6 +157,18 @@ def test_diff_latex(run):
     assert r"&= \frac{x \, t_{1}}{t_{1} + 1}" in out
 
 
+def test_latex_numbers_keep_every_digit(run, tmp_path):
+    """A formula's numbers are written as printed or typed, not as their doubles: diff's exact
+    integers and the constants of the formula eval exports."""
+    out = run("diff", "(3*x)^40 + 0.12345678901234567891*y + log(2)*z", "--latex").output
+    assert r"486306618362277152040 \, {x}^{39}" in out and "0.12345678901234567891" in out
+    assert r"\log\left(2\right)" in out
+    path = tmp_path / "t.tex"
+    run("eval", "x*0.12345678901234567891 - 2.5e-30/x", "--at", "x=1", "--export", str(path))
+    tex = path.read_text(encoding="utf-8")
+    assert r"x \cdot 0.12345678901234567891 - \frac{2.5 \cdot 10^{-30}}{x}" in tex
+
+
 def test_diff_latex_compiles(tex_engine, tmp_path, run):
     body = run("diff", "x^x*sigmoid(θ) + atan2(y, x)/sqrt(x^2 + 1)", "--order", "2",
                "--latex").output

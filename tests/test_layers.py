@@ -18,8 +18,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "gradcli"
 
 # Bottom first. A new module or folder must be given its place here.
 LAYERS = [
-    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.usercache",
-     "gradcli.limits", "gradcli.slotted", "gradcli.files"),
+    ("gradcli.errors", "gradcli.gcpause", "gradcli.grammar", "gradcli.limits", "gradcli.compiled",
+     "gradcli.files"),
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic", "gradcli.code"),  # code: the adjoint program as source code

@@ -590,15 +590,11 @@ def sample_sheet(leading_gap: bool = False) -> Sheet:
     (44, True, False, "plain"), (44, True, True, "plain"), (36, False, False, "plain"),
     (36, False, True, "plain"), (40, True, False, "tight"), (40, True, True, "tight"),
     (30, False, False, "records"), (30, True, True, "records")])
-def test_the_plain_writer_writes_what_rich_draws(monkeypatch, width, ascii, leading_gap, style):
-    """Past PLAIN_ROWS rows a table written without colour skips rich: the bytes are the same."""
+def test_a_table_meets_the_width_in_the_first_style_that_fits(width, ascii, leading_gap, style):
+    """Box, then plain, then tight, then records: the one that fits, and no line wider."""
     from gradcli.views import layout
     sheet = sample_sheet(leading_gap)
     by_rich = plain_text(render([sheet], width, ascii, styled=False))
-    monkeypatch.setattr(layout, "PLAIN_ROWS", 3)
-    page = render([sheet], width, ascii, styled=False)
-    assert any(isinstance(part, layout._Long) for part in page.parts)
-    assert plain_text(page) == by_rich
     assert "⋮ 3 rows not shown" in by_rich or ": 3 rows not shown" in by_rich
     if width:
         assert max(cell_len(line) for line in by_rich.splitlines()) <= width
@@ -631,9 +627,3 @@ def test_plain_eval_does_not_import_rich_and_tables_do():
     traced = subprocess.run([sys.executable, "-c", code, "eval", SEED, "--at", AT, "--trace"],
                             capture_output=True, text=True, timeout=120)
     assert "rich.table" in traced.stdout, traced.stderr
-
-
-def test_docs_state_the_plain_writers_threshold():
-    from gradcli.views.layout import PLAIN_ROWS
-    page = (Path(__file__).parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
-    assert f"a table of more than {PLAIN_ROWS:,} rows written without colour" in page

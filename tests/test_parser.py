@@ -115,7 +115,7 @@ def test_syntax_error_span_is_the_offending_column():
     assert info.value.span[0] == 5  # the 'y'
 
 
-# -- the fast loop (parser._fast_parser) against Lark's own loop ---------------------------------
+# -- the driver (parser.driver) against Lark's own loop ------------------------------------------
 
 def _flat(node):
     """Every node of an AST with its fields and span, in a fixed order, without recursion."""
@@ -135,17 +135,24 @@ def _flat(node):
 
 
 @functools.cache
-def _lark_and_fast():
-    """Lark's own parser, and the fast loop over the tables read from its serialization."""
+def _lark_and_driver():
+    """Lark's own parser, and the driver over the tables read from its serialization."""
     from gradcli.language import parser
-    return parser.build_parser(), parser._fast_parser(parser.build_tables())
+    return parser.build_parser(), _ast_driver(parser.build_tables())
+
+
+def _ast_driver(tables):
+    """The driver over ``tables`` with the AST's callbacks: source -> AST or SyntaxFault."""
+    from gradcli.language import parser
+    run = parser.driver(tables)
+    return lambda source: run(source, parser._TRANSFORMER)
 
 
 def _lark_outcome(source):
     """What Lark's own loop gives: a flattened AST, or its error as (kind, position, ...)."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedToken
     try:
-        return _flat(_lark_and_fast()[0].parse(source))
+        return _flat(_lark_and_driver()[0].parse(source))
     except UnexpectedCharacters as exc:
         return ("character", exc.pos_in_stream)
     except UnexpectedToken as exc:
@@ -156,11 +163,11 @@ def _lark_outcome(source):
         return exc.message
 
 
-def _fast_outcome(source):
-    """What the fast loop gives, in the same terms as _lark_outcome."""
+def _driver_outcome(source):
+    """What the driver gives, in the same terms as _lark_outcome."""
     from gradcli.language.parser import SyntaxFault
     try:
-        result = _lark_and_fast()[1](source)
+        result = _lark_and_driver()[1](source)
     except ParseError as exc:
         return exc.message
     if not isinstance(result, SyntaxFault):
@@ -171,15 +178,15 @@ def _fast_outcome(source):
             result.token_value, result.expected)
 
 
-FAST_CASES = [src for src, _ in CASES] + [src for src, _, _ in ERRORS] + [
+DRIVER_CASES = [src for src, _ in CASES] + [src for src, _, _ in ERRORS] + [
     "a = x; b += a\n\n# comment\nc = b*2;\n b", "f(x,\n y)\n", "x\r\ny", "((x)\n)", "x;;;y;",
     "  ", "\n\n", "x # c\n # d", "1e999 + x", "x + 1e999 $", "x $ 1e999", "(x\n", "x\\\n+ y",
 ]
 
 
-@pytest.mark.parametrize("source", FAST_CASES)
-def test_fast_loop_builds_what_lark_builds(source):
-    assert _fast_outcome(source) == _lark_outcome(source)
+@pytest.mark.parametrize("source", DRIVER_CASES)
+def test_the_driver_builds_what_lark_builds(source):
+    assert _driver_outcome(source) == _lark_outcome(source)
 
 
 TOKENS = ["x", "y2", "θ", "sin", "atan2", "1", "2.5", ".5", "1e-3", "+", "-", "*", "/", "^", "**",
@@ -188,27 +195,27 @@ TOKENS = ["x", "y2", "θ", "sin", "atan2", "1", "2.5", ".5", "1e-3", "+", "-", "
 
 @given(st.lists(st.sampled_from(TOKENS), max_size=30))
 @settings(max_examples=400, deadline=None)
-def test_fast_loop_agrees_with_lark_on_any_token_soup(tokens):
+def test_the_driver_agrees_with_lark_on_any_token_soup(tokens):
     source = "".join(tokens)
-    assert _fast_outcome(source) == _lark_outcome(source)
+    assert _driver_outcome(source) == _lark_outcome(source)
 
 
 @functools.cache
 def _shipped_and_fresh():
     from gradcli.language import parser
-    shipped = parser.shipped_tables(parser.grammar_text())
-    assert shipped is not None, (
+    shipped = parser.shipped_tables()
+    assert shipped["grammar"] == parser.grammar_digest(parser.grammar_text()), (
         "grammar/gradcli.tables.json was not built from this grammar: run python -c \"from "
         "gradcli.language.parser import write_shipped_tables as w; print(w())\"")
-    return parser._fast_parser(shipped), parser._fast_parser(parser.build_tables())
+    return _ast_driver(shipped["tables"]), _ast_driver(parser.build_tables())
 
 
-@given(st.one_of(st.sampled_from(FAST_CASES),
+@given(st.one_of(st.sampled_from(DRIVER_CASES),
                  st.lists(st.sampled_from(TOKENS), max_size=30).map("".join)))
 @settings(max_examples=300, deadline=None)
 def test_the_shipped_tables_parse_as_new_ones_do(source):
-    """The tables shipped beside the grammar (a first run reads them, and needs no Lark) and the
-    ones Lark builds now: the same trees and the same errors. (Lark numbers its states in an
+    """The tables shipped beside the grammar (the parser's one source: a run needs no Lark) and
+    the ones Lark builds now: the same trees and the same errors. (Lark numbers its states in an
     order that changes from run to run, so the two are compared by what they do.)"""
     def outcome(run):
         try:
@@ -243,12 +250,11 @@ def test_the_tables_are_plain_data():
     from gradcli.language.parser import build_tables
     tables = build_tables()
     assert json.loads(json.dumps(tables, allow_nan=False)) == tables  # JSON, whole
-    assert set(tables) == {"pattern", "ignore", "symbols", "states", "reductions", "start", "end",
-                           "automaton"}  # the automata: interegular is installed for the tests
+    assert set(tables) == {"pattern", "ignore", "symbols", "states", "reductions", "start", "end"}
 
 
 @pytest.mark.parametrize("option", ["keep_all_tokens", "propagate_positions"])
-def test_a_parser_the_fast_loop_cannot_run_is_an_error(option):
+def test_a_parser_the_driver_cannot_run_is_an_error(option):
     from gradcli.language import parser
     from gradcli.language.tables import LarkMismatch, tables_from_lark
     lark = build_parser(**{option: True})
@@ -260,7 +266,7 @@ def test_a_parser_the_fast_loop_cannot_run_is_an_error(option):
     ('start: NAME "sin" -> program\nNAME: /[a-z]+/', "also matches NAME"),  # a keyword
     ("start: thing\nthing: NAME\nNAME: /[a-z]+/", "would build a Tree"),
 ])
-def test_a_grammar_the_fast_loop_cannot_run_is_an_error(grammar, what):
+def test_a_grammar_the_driver_cannot_run_is_an_error(grammar, what):
     from lark import Lark
 
     from gradcli.language import parser

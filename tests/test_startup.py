@@ -1,7 +1,7 @@
 """What a plain ``gradcli eval`` loads: nothing it does not print.
 
 The installed console script runs in a fresh process with ``-X importtime`` (every module it
-imports is listed on stderr), with a warm cache of the parser's tables. Start-up time itself is
+imports is listed on stderr), its bytecode warmed first. Start-up time itself is
 measured by ``benchmarks/run.py``, never asserted here.
 """
 
@@ -17,7 +17,7 @@ import pytest
 SEED = ("eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3")
 # Modules a plain evaluation must not import: the symbolic module and the trace records (built
 # only for diff and --trace), fractions and decimal (which the symbolic module needs), the rich
-# tables, NumPy (batches), Lark (only when the cached tables are missing).
+# tables, NumPy (batches), Lark (the parser runs the tables shipped beside the grammar).
 NOT_LOADED = ("gradcli.symbolic", "gradcli.records", "gradcli.views.tables", "fractions",
               "decimal", "numpy", "lark", "rich")
 
@@ -29,12 +29,11 @@ def _script() -> list[str]:
     return [sys.executable, "-X", "importtime", script]
 
 
-def imported(args, cache) -> set[str]:
-    """The modules the console script imports for ``args`` (the cache warmed first)."""
-    env = {**os.environ, "GRADCLI_CACHE_DIR": str(cache)}
-    warm = subprocess.run(_script()[3:] + list(args), capture_output=True, text=True, env=env)
+def imported(args) -> set[str]:
+    """The modules the console script imports for ``args`` (its bytecode warmed first)."""
+    warm = subprocess.run(_script()[3:] + list(args), capture_output=True, text=True)
     assert warm.returncode == 0, warm.stderr
-    done = subprocess.run(_script() + list(args), capture_output=True, text=True, env=env)
+    done = subprocess.run(_script() + list(args), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     names = set()
     for line in done.stderr.splitlines():
@@ -53,20 +52,20 @@ PROVEN_QUICKLY = ("flint", "gradcli.engine.ball", "gradcli.engine.certify")
 
 @pytest.mark.parametrize("extra, not_loaded", [((), NOT_LOADED + PROVEN_QUICKLY),
                                                (("--json",), NOT_LOADED)], ids=["text", "json"])
-def test_a_plain_eval_imports_only_what_it_prints(extra, not_loaded, tmp_path):
-    names = imported(SEED + extra, tmp_path)
+def test_a_plain_eval_imports_only_what_it_prints(extra, not_loaded):
+    names = imported(SEED + extra)
     loaded = sorted(m for m in names for bad in not_loaded if m == bad or m.startswith(bad + "."))
     assert not loaded, f"a plain eval imported {loaded}"
 
 
-def test_the_listing_sees_what_a_certified_eval_imports(tmp_path):
+def test_the_listing_sees_what_a_certified_eval_imports():
     """The check can fail: --json proves its doubles with Arb."""
-    assert {"flint", "gradcli.engine.certify"} <= imported(SEED + ("--json",), tmp_path)
+    assert {"flint", "gradcli.engine.certify"} <= imported(SEED + ("--json",))
 
 
-def test_the_listing_sees_what_a_trace_imports(tmp_path):
+def test_the_listing_sees_what_a_trace_imports():
     """The check can fail: --trace does import the records and the symbolic module."""
-    names = imported(SEED + ("--trace",), tmp_path)
+    names = imported(SEED + ("--trace",))
     assert {"gradcli.records", "gradcli.symbolic.expr", "fractions"} <= names
 
 

@@ -1,4 +1,4 @@
-"""The symbolic modules compiled by Cython (setup.py) are their .py source, compiled: the same
+"""The modules compiled by Cython (setup.py) are their .py source, compiled: the same
 derivatives, the same docstring examples, and built from the source as it is now."""
 
 import ast
@@ -15,14 +15,14 @@ import pytest
 
 from gradcli.api import compile
 from gradcli.engine.primitives import TABLE
-from gradcli.symbolic import COMPILED
+from gradcli.compiled import COMPILED
 from gradcli.symbolic.diff import derivatives_of, mixed_partial
 
-MODULES = [importlib.import_module(f"gradcli.symbolic.{name}") for name in COMPILED]
+MODULES = [importlib.import_module(name) for name in COMPILED]
 SOURCES = {m.__name__: Path(m.__file__).parent / (m.__name__.rpartition(".")[2] + ".py")
            for m in MODULES}
 BUILT = [m for m in MODULES if not m.__file__.endswith(".py")]
-needs_build = pytest.mark.skipif(not BUILT, reason="the symbolic modules were not compiled "
+needs_build = pytest.mark.skipif(not BUILT, reason="the modules were not compiled "
                                  "(no Cython or no C compiler at install): the .py files run")
 
 
@@ -58,6 +58,14 @@ def test_ci_runs_the_compiled_modules():
     assert BUILT == MODULES, [m.__file__ for m in MODULES]
 
 
+def test_setup_compiles_the_modules_listed():
+    """setup.py's list of sources and gradcli/compiled.py's modules are the same."""
+    tree = ast.parse((Path(__file__).parent.parent / "setup.py").read_text(encoding="utf-8"))
+    listed = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                  and node.targets[0].id == "COMPILED")
+    assert ast.literal_eval(listed) == [name.replace(".", "/") + ".py" for name in COMPILED]
+
+
 def test_the_package_has_docstring_examples_to_run():
     assert _docstring_examples(SOURCES["gradcli.symbolic.diff"].read_text(encoding="utf-8")) >= 3
 
@@ -73,7 +81,7 @@ def test_each_compiled_module_is_built_from_the_source_as_it_is(module):
             f"{part.name} changed after it was compiled: rebuild with pip install -e ."
     tree = ast.parse(source.read_text(encoding="utf-8"))
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    assert len(functions) > 10
+    assert functions
     for node in functions:  # every function where the source has it
         compiled = getattr(module, node.name)
         compiled = getattr(compiled, "__wrapped__", compiled)  # (a decorated function)
@@ -87,7 +95,7 @@ def test_the_fast_paths_match_the_general_path_on_the_python_source():
     on the .py source (compiled, they skip)."""
     from tests.test_canonical import FAST_PATH_TESTS
     assert FAST_PATH_TESTS  # (none named would run the whole file)
-    env = {**os.environ, "GRADCLI_NO_SYMBOLIC_EXTENSION": "1"}
+    env = {**os.environ, "GRADCLI_NO_EXTENSION": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
          "-rs", *(f"tests/test_canonical.py::{name}" for name in FAST_PATH_TESTS)],
@@ -160,7 +168,7 @@ def test_the_python_source_gives_the_compiled_modules_derivatives():
               "from tests.test_symbolic_build import _corpus, _derivatives, MODULES\n"
               "json.dump({'files': [m.__file__ for m in MODULES],\n"
               "           'found': _derivatives(_corpus())}, sys.stdout)\n")
-    env = {**os.environ, "GRADCLI_NO_SYMBOLIC_EXTENSION": "1"}
+    env = {**os.environ, "GRADCLI_NO_EXTENSION": "1"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, cwd=Path(__file__).parent.parent, check=True)
     python = json.loads(done.stdout)

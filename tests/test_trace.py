@@ -129,6 +129,17 @@ def test_textbook_symbolic_columns():
     assert "y*v1^(y - 1) = " in text and "exp(x) = 1.648721270700" in text
 
 
+def test_constants_are_shown_as_the_numbers_they_are_exactly():
+    """A folded constant is written as it is exactly, in canonical form (never the 17 digits of
+    its double), in the operation, the step and the local derivative's formula."""
+    text = _render("log(2)*x + x/(1/3) + 0.1*x^(1/3) - pi*x + x*sqrt(2)", {"x": 1}, width=200)
+    assert "v1 = log(2) * x = log(2) * 1" in text
+    assert "x / (1/3)" in text and "x ^ (1/3)" in text and "0.1 * v" in text
+    assert "pi * x" in text and "x * sqrt(2)" in text
+    assert "0.6931471805599453" not in text and "0.3333333333333333" not in text
+    assert "log(2) = 0.6931471805599" in text  # ∂v1/∂x, its formula
+
+
 def test_max_rows_keeps_the_output_and_the_inputs_and_says_what_it_hides():
     text = _render(SEED, {"x": 2, "y": 3}, max_rows=3)
     forward, reverse = text.split("Reverse sweep")

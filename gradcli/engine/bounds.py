@@ -676,11 +676,13 @@ RANGES = Namespace(lambda row: _enclosure(row.name), **{
 
 
 def _decimal_is_double(text: str, value: float) -> bool:
-    """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3)."""
-    from fractions import Fraction
+    """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3).
+    Decimal, not Fraction: ``1e-999999999`` is compared by its exponent, never expanded into
+    a billion-digit integer."""
+    from decimal import Decimal
     try:
-        return Fraction(text) == Fraction(value)
-    except (ValueError, OverflowError, ZeroDivisionError):  # not a plain decimal, or not finite
+        return Decimal(text) == Decimal(value)
+    except (ArithmeticError, ValueError):  # not a plain decimal, or not finite
         return False
 
 

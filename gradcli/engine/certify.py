@@ -95,13 +95,10 @@ def exact_real(spec) -> Real:
 
 
 def _recipe(recipe) -> Real:
-    if isinstance(recipe, str):
-        return Real.exact(recipe)
-    if isinstance(recipe, float):
-        return Real.of(recipe)
-    if len(recipe) == 1:
-        return getattr(BALL, recipe[0])
-    return getattr(BALL, recipe[0])(*map(_recipe, recipe[1:]))
+    from .graph import evaluate_recipe
+    return evaluate_recipe(
+        recipe, lambda r: Real.exact(r) if isinstance(r, str) else Real.of(r),
+        lambda name, args: getattr(BALL, name)(*args) if args else getattr(BALL, name))
 
 
 def _constant(graph: Graph, slot: int) -> Real:

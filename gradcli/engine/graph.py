@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping
 from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
                       NameLookupError, NumericalError, ParseError, Span, name_list)
 from ..gcpause import gc_paused
-from ..limits import NODES_VARIABLE, check_nodes, max_nodes, max_source
+from ..limits import NODES_VARIABLE, check_nodes, max_nodes
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
-from ..language.parser import parse
+from ..language.parser import check_length, parse, read_name, reduce
 from ..language.printer import format_constant
 from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
                          constant_words, function_names, lookup)
@@ -84,6 +84,26 @@ class Graph:
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def exact_constants(self, m, number) -> list:
+        """Every constant as the number it is exactly (:attr:`exact`), in the namespace ``m``
+        the rows compute in (balls, expressions): a literal's typed text, or the float of a
+        constant that is exactly its float, through ``number``; ``pi`` and ``e`` as ``m.pi``
+        and ``m.e``; a folded constant as its row on its arguments', so ``log(2)`` stays
+        ``m.log(2)``. Arguments come before their folds in slot order: no recursion."""
+        folded = {slot: (name, a, b) for slot, name, a, b in self.folds}
+        exact, out = self.exact, []
+        for slot, value in enumerate(self.constants):
+            fold = folded.get(slot)
+            if fold is not None:
+                name, a, b = fold
+                f = getattr(m, name)
+                out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
+                continue
+            recipe = exact.get(slot)
+            out.append(number(value) if recipe is None else number(recipe)
+                       if isinstance(recipe, str) else getattr(m, recipe[0]))
+        return out
 
     @property
     def n_const(self) -> int:
@@ -140,10 +160,6 @@ class Graph:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
         base, n = self.base, len(self.ops)
         arg0, arg1 = self.arg0, self.arg1
-        compiled = _compiled("live") if n >= _COMPILED_FROM else None
-        if compiled is not None:  # the same in one C pass: None when every node is live
-            live = compiled(arg0, arg1, self.output_slots, base)
-            return [True] * n if live is None else live
         # Every node is an output or has a user: then none is dead (the last dead node would have
         # none). Checked with sets, in C; the common case needs no loop.
         used = set(arg0)
@@ -171,14 +187,10 @@ class Graph:
         if self._visit is not None:
             return self._visit
         live, base, depth = self.live_nodes(), self.base, self.depth
-        compiled = _compiled("descending") if len(depth) >= _COMPILED_FROM else None
-        visit = None if compiled is None else compiled(depth, base)  # the same, in one C pass
-        if visit is None:
-            # A stable sort by depth, deepest first, keeps each level left to right; it runs in
-            # C (a loop over the levels costs a Python step per level, and a deep graph has one
-            # per node).
-            order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
-            visit = list(map(base.__add__, order))
+        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
+        # loop over the levels costs a Python step per level, and a deep graph has one per node).
+        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
+        visit = list(map(base.__add__, order))
         if not all(live):
             visit = [s for s in visit if live[s - base]]
         self._visit = visit
@@ -202,14 +214,6 @@ class Spans:
         spans = cls()
         spans.starts.extend(starts)
         spans.ends.extend(ends)
-        return spans
-
-    @classmethod
-    def from_bytes(cls, starts: bytes, ends: bytes) -> "Spans":
-        """The spans whose starts and ends are the machine integers in ``starts``, ``ends``."""
-        spans = cls()
-        spans.starts.frombytes(starts)
-        spans.ends.frombytes(ends)
         return spans
 
     def __getitem__(self, k: int) -> Span:
@@ -301,11 +305,9 @@ class _Builder:
         self.source = source
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         # Lists, not arrays: an array's append parses its argument (PyArg_Parse, 5% of compile).
-        # A large source's integer columns are the C extension's Columns where it was built:
-        # 8 bytes a node where a list holds a pointer to an int object, made and freed one by
-        # one (at 10^6 terms: a peak of 1.7 GB and 6.0 s to compile, now 1.1 GB and 4.0 s).
-        column = _compiled("Column") if len(source) >= _COLUMNS_FROM else None
-        column = list if column is None else column
+        # A large source's integer columns are arrays: 8 bytes a node where a list holds a
+        # pointer to an int object, made and freed one by one (a third of the peak at 10^6).
+        column = (lambda: array("q")) if len(source) >= _COLUMNS_FROM else list
         self.depth: list[int] = column()
         self.op: list[Primitive | None] = []
         self.a0: list[int] = column()  # in a list, each id's int is the object its node's id is
@@ -333,10 +335,14 @@ class _Builder:
         self.ends.append(span[1])
         return tid
 
-    def constant(self, v: float, recipe=None) -> int:
+    def constant(self, v: float, recipe=None, key=None) -> int:
         """The id of the constant ``v`` (one per value; -0.0 is not 0.0), or with a ``recipe``
-        (what it is exactly, :attr:`Graph.exact`) one per recipe."""
-        key = ((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None else (v, recipe)
+        (what it is exactly, :attr:`Graph.exact`) one per recipe, or per ``key`` when given (a
+        fold's: its row and its arguments' ids, which stand for their recipes: a nested recipe
+        is never hashed, so a constant nested n deep costs O(n), not O(n^2))."""
+        if key is None:
+            key = (((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None
+                   else (v, recipe))
         tid = self.const_ids.get(key)
         if tid is None:
             tid = self.const_ids[key] = self._new(-1, None, -1, -1, (0, 0))
@@ -387,7 +393,7 @@ class _Builder:
             values, recipes = self.const_values, self.recipes
             args = [values[a]] if b < 0 else [values[a], values[b]]
             exact = [recipes.get(t, values[t]) for t in ((a,) if b < 0 else (a, b))]
-            tid = self.constant(_fold(prim, args, span), (prim.name, *exact))
+            tid = self.constant(_fold(prim, args, span), (prim.name, *exact), (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
         tid = len(depth)
@@ -493,29 +499,22 @@ class _Builder:
         constants = list(const_values.values())
         n_in = len(self.input_ids)
         base = len(constants) + n_in
-        compiled = _compiled("columns") if len(depth) >= _COMPILED_FROM else None
-        if compiled is not None:  # the same columns in one compiled pass (_fused.c)
-            slot, ops, arg0, arg1, depths, starts, ends = compiled(
-                depth, self.op, self.a0, self.a1, self.starts, self.ends, base)
-            slot, arg0, arg1 = _int32(slot), _int32(arg0), _int32(arg1)
-            spans = Spans.from_bytes(starts, ends)
-        else:
-            # A stable sort by depth puts the constants (depth -1) first, then the inputs (0),
-            # then the operations by depth, each in creation (left-to-right) order: the slots.
-            # It and the gathers below run in C, not a Python step per node.
-            order = sorted(range(len(depth)), key=depth.__getitem__)
-            slot = [0] * len(depth)
-            for k, tid in enumerate(order):
-                slot[tid] = k
-            slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
-            ordered = order[base:]
-            gather = _gatherer(ordered)
-            remap = slot.__getitem__
-            ops, depths = gather(self.op), gather(depth)
-            arg0 = array("i", map(remap, gather(self.a0)))
-            arg1 = array("i", map(remap, gather(self.a1)))
-            spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
-                                       map(self.ends.__getitem__, ordered))
+        # A stable sort by depth puts the constants (depth -1) first, then the inputs (0), then
+        # the operations by depth, each in creation (left-to-right) order: the slots. It and the
+        # gathers below run in C, not a Python step per node.
+        order = sorted(range(len(depth)), key=depth.__getitem__)
+        slot = [0] * len(depth)
+        for k, tid in enumerate(order):
+            slot[tid] = k
+        slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
+        ordered = order[base:]
+        gather = _gatherer(ordered)
+        remap = slot.__getitem__
+        ops, depths = gather(self.op), gather(depth)
+        arg0 = array("i", map(remap, gather(self.a0)))
+        arg1 = array("i", map(remap, gather(self.a1)))
+        spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
+                                   map(self.ends.__getitem__, ordered))
         exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         bindings = self.bindings  # their slots now (in C), their labels when read
         labels = Labels(list(map(slot.__getitem__, map(itemgetter(0), bindings))), bindings,
@@ -541,25 +540,8 @@ class _Builder:
         )
 
 
-# From this many ids a graph's columns are made by the optional C extension (``_fused.c``), whose
-# import a small graph does not pay; from this many characters of source, the builder's columns
-# are its Columns
-_COMPILED_FROM = 4096
+# From this many characters of source, the builder's integer columns are arrays
 _COLUMNS_FROM = 16384
-
-
-def _compiled(name: str):
-    """The function ``name`` of the optional C extension (``_fused.c``), where it was built;
-    else None (the caller's Python computes the same)."""
-    from .fused import _fused  # None where it was not built, or a stale build
-    return None if _fused is None else getattr(_fused, name)
-
-
-def _int32(data: bytes) -> array:
-    """An int32 array of the C extension's bytes."""
-    column = array("i")
-    column.frombytes(data)
-    return column
 
 
 def _gatherer(indexes: list[int]):
@@ -606,6 +588,27 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     return result
 
 
+def evaluate_recipe(recipe, leaf, apply):
+    """The value of a constant's recipe (:attr:`Graph.exact`), bottom up with an explicit stack
+    (a constant may be nested 10^5 deep): ``leaf(r)`` for a literal's text or a float,
+    ``apply(name, args)`` for a row applied to its arguments' values (no arguments: pi, e)."""
+    values: list = []
+    stack = [(recipe, False)]
+    while stack:
+        r, ready = stack.pop()
+        if isinstance(r, (str, float)):
+            values.append(leaf(r))
+        elif ready:
+            n = len(r) - 1
+            args = values[len(values) - n:] if n else []
+            del values[len(values) - n:]
+            values.append(apply(r[0], args))
+        else:
+            stack.append((r, True))
+            stack.extend((child, False) for child in reversed(r[1:]))
+    return values[0]
+
+
 def spell(prim: Primitive, args: list[str]) -> str:
     """A primitive applied to arguments already written out: ``a + b``, ``-a``, ``f(a, b)``."""
     if prim.symbol and len(args) == 2:
@@ -620,10 +623,11 @@ def describe_call(prim: Primitive, args: list[float]) -> str:
     return spell(prim, [format_constant(float(a)) for a in args])
 
 
-def expression(graph: Graph, slot: int) -> str:
-    """A node's operation written with its parents' ids: ``log(x)``, ``v1 + v2``, ``-v3``."""
+def expression(graph: Graph, slot: int, node_id=None) -> str:
+    """A node's operation written with its parents' ids (``node_id``'s, by default the
+    graph's): ``log(x)``, ``v1 + v2``, ``-v3``."""
     k = slot - graph.base
-    return spell(graph.ops[k], [graph.node_id(a) for a in graph.args(k)])
+    return spell(graph.ops[k], list(map(node_id or graph.node_id, graph.args(k))))
 
 
 def domain_error(prim: Primitive, args: list[float], span: Span,
@@ -681,29 +685,128 @@ def select_outputs(graph: Graph, of: Iterable[str] | None) -> Graph:
                    output_names=of)
 
 
-# Shorter sources are parsed and lowered: there the one pass's machine (0.3 ms to build, once
-# per process) costs more than it saves (about 3 µs a node, a node for every 3 to 5 characters),
-# and a plain eval's start-up stays what it was.
-ONE_PASS_FROM = 256
+class _GiveUp(Exception):
+    """A mistake in the source, which parse and lower are left to describe."""
+
+
+class _Reductions:
+    """The parser's callbacks (named as ``language.parser._ToAst``'s) making the tape's nodes as
+    the driver reduces the rules, with :class:`_Builder`'s methods, in the order :func:`lower`
+    makes them: LR reductions come in post-order (left operand, right operand, then the
+    operation). A value is (id, start, end); an assignment's is its id alone, an int.
+
+    Only valid programs go this way: at the first thing wrong it gives up (:class:`_GiveUp`, or
+    the builder's error), and :func:`compile` runs parse and lower, whose messages, spans and
+    order of checks are the reference."""
+
+    __slots__ = ("builder", "numbers", "functions")
+
+    def __init__(self, builder: _Builder):
+        self.builder = builder
+        self.numbers: dict[str, int] = {}  # a literal's text -> its constant
+        self.functions: dict[tuple[str, int], Primitive] = {}  # (text, arity) -> its row
+
+    def num(self, children):
+        tok = children[0]
+        text = tok.value
+        tid = self.numbers.get(text)
+        if tid is None:  # a literal's first time: one constant per spelling
+            v = float(text)
+            if v == _INF:
+                raise _GiveUp  # the parser says it is too large
+            tid = self.numbers[text] = self.builder.literal(text, v)
+        return tid, tok.start_pos, tok.end_pos
+
+    def var(self, children):
+        tok = children[0]
+        builder = self.builder
+        name = tok.value
+        if not name.isascii() or "\\" in name:
+            name = read_name(name, tok.start_pos)
+        tid = builder.env.get(name)
+        if tid is None:
+            tid = builder.input_ids.get(name)
+            if tid is None:
+                tid = builder.read(name, (tok.start_pos, tok.end_pos))
+        return tid, tok.start_pos, tok.end_pos
+
+    def unary(self, children):
+        op, (x, _, end) = children
+        start = op.start_pos
+        if op.value == "-":
+            x = self.builder.emit(_NEG, x, -1, (start, end))
+        return x, start, end
+
+    def binary(self, children):
+        (x, start, _), op, (y, _, end) = children
+        return self.builder.emit(_BINARY["^" if op.value == "**" else op.value], x, y,
+                                 (start, end)), start, end
+
+    def call(self, children):
+        tok, rpar = children[0], children[-1]
+        args = children[2:-1:2]
+        key = tok.value, len(args)
+        prim = self.functions.get(key)
+        if prim is None:
+            name = tok.value
+            if not name.isascii() or "\\" in name:
+                name = read_name(name, tok.start_pos)
+            prim = lookup(name, len(args))
+            if prim is None or prim.arity != len(args):
+                raise _GiveUp  # the lowering says which mistake it is
+            self.functions[key] = prim
+        start, end = tok.start_pos, rpar.end_pos
+        return self.builder.emit(prim, args[0][0], args[1][0] if len(args) == 2 else -1,
+                                 (start, end)), start, end
+
+    def group(self, children):
+        return children[1]
+
+    def assign(self, children):
+        tok, op, (x, _, end) = children
+        name = tok.value
+        if not name.isascii() or "\\" in name:
+            name = read_name(name, tok.start_pos)
+        return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x, end)
+
+    def program(self, children):
+        return children
+
+
+_INF = float("inf")
 
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
 
-    A valid program of some length is read in one pass (``fused.py``: the parser's tables
-    making the tape's nodes directly); anything wrong with it is said by parse and lower, from
+    A valid program is read in one pass: the parser's driver with callbacks that make the
+    tape's nodes (:class:`_Reductions`); anything wrong with it is said by parse and lower, from
     the start."""
-    if ONE_PASS_FROM <= len(source) <= max_source():  # longer: the parser's LimitError
-        check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
-        from .fused import compile_source
-        try:
-            graph = compile_source(source, _Builder(source))
-        except GradcliError:
-            graph = None
-        if graph is not None:
-            return graph
-    return lower(parse_source(source), source)
+    check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
+    check_length(source)
+    graph = one_pass(source)
+    return lower(parse_source(source), source) if graph is None else graph
+
+
+def one_pass(source: str) -> Graph | None:
+    """The graph of a valid program, its nodes made as the parser reduces the rules
+    (:class:`_Reductions`); None where something is wrong with the source."""
+    builder = _Builder(source)
+    try:
+        statements = reduce(source, _Reductions(builder))
+    except (_GiveUp, GradcliError):
+        return None
+    if statements.__class__ is not list or not statements:
+        return None  # a syntax error, or nothing to compute
+    result, bare = -1, []  # an expression's value is a tuple, an assignment's an int
+    for value in statements:
+        if value.__class__ is tuple:
+            result = value[0]
+            bare.append(result)
+        else:
+            result = value
+    return builder.finish(source, bare or [result])
 
 
 def parse_source(source: str) -> Program:

@@ -415,13 +415,10 @@ def _exact_input(spec) -> Interval | None:
 
 
 def _recipe(recipe) -> Interval:
-    if isinstance(recipe, str):
-        return _exact_input(recipe)
-    if isinstance(recipe, float):
-        return Interval.point(recipe)
-    if len(recipe) == 1:
-        return getattr(INTERVAL, recipe[0])
-    return getattr(INTERVAL, recipe[0])(*map(_recipe, recipe[1:]))
+    from .graph import evaluate_recipe
+    return evaluate_recipe(
+        recipe, lambda r: _exact_input(r) if isinstance(r, str) else Interval.point(r),
+        lambda name, args: getattr(INTERVAL, name)(*args) if args else getattr(INTERVAL, name))
 
 
 # How many ulps each way a primitive's interval is widened at least: none where its result is

@@ -70,11 +70,13 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
             k = s - base
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
-            call = (m, values[a], y) if b < 0 else (m, values[a], values[b], y)
-            for which, target in enumerate((a,) if b < 0 else (a, b)):
+            x = values[a]
+            z = None if b < 0 else values[b]
+            for which in range(1 if b < 0 else 2):
+                target = b if which else a
                 if not active[target]:
                     continue
-                p = rules[which](*call)
+                p = rules[which](m, x, y) if b < 0 else rules[which](m, x, z, y)
                 if each is _KEEP or each is _BOTH:
                     (second if which else first)[k] = p
                 if each is None or each is _BOTH:

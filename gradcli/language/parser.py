@@ -1,31 +1,28 @@
 """Source text -> AST: the LALR(1) parser Lark builds from ``grammar/gradcli.lark``.
 
 Lark reads the grammar and computes the parser: the lexer's regular expression, the LALR
-tables, and which callback of the transformer (:class:`_ToAst`) each reduction calls. The
-callbacks run during the parse, so the AST is built as the input is read: there is no second,
-recursive pass over a tree, and a 100,000-deep nesting parses like a flat one.
+tables, and which callback of the transformer (:class:`_ToAst`) each reduction calls. Its
+serialization of that parser becomes plain data (``tables.py``), shipped beside the grammar
+(``grammar/gradcli.tables.json``, written by :func:`write_shipped_tables`; a test checks it is
+the grammar's), so a run of ``gradcli`` neither imports nor builds Lark.
 
-Lark's serialization of that parser becomes plain data (``tables.py``), which a tight loop here
-runs (:func:`_fast_parser`), valid text and mistakes alike: a syntax error is the token the
-tables cannot shift or reduce and the terminals they expected there, exactly what Lark's own
-loop would report (a test compares the two on random token sequences). The tables are saved as
-JSON in the user's cache directory (``usercache.py``: checksummed, keyed by the versions of
-gradcli, Lark, Python and the grammar), so a run of ``gradcli`` neither imports nor builds Lark,
-and a parse costs a few Python operations per token. Lark is only imported to build the tables
-when no saved copy fits; it is never given a cache file, and nothing read from disk is
-unpickled.
+One driver (:func:`driver`) runs those tables, valid text and mistakes alike: a syntax error is
+the token the tables cannot shift or reduce and the terminals they expected there, exactly what
+Lark's own loop would report (a test compares the two on random token sequences). Its callbacks
+run during the parse, so the value is built as the input is read: there is no second, recursive
+pass over a tree, and a 100,000-deep nesting parses like a flat one. :func:`parse` gives them
+:class:`_ToAst` and gets the AST; the lowering (``engine/graph.py``) gives the same driver
+callbacks that make the tape's nodes directly.
 """
 
 from __future__ import annotations
 
-import json  # the tables are JSON (usercache imports it too)
+import json
 import os
 import re
-import sys
 from sys import intern
 from typing import Callable, NamedTuple
 
-from .. import usercache
 from .ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..errors import LimitError, ParseError
 from ..gcpause import gc_paused
@@ -42,10 +39,13 @@ _OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW")
 _OPERAND_START = ("NUMBER", "NAME", "LPAR")
 
 
-class _Token:
-    """A token of the fast loop: the part of Lark's ``Token`` that the callbacks read."""
+class _Token(NamedTuple):
+    """A token of the driver: the part of Lark's ``Token`` that the callbacks read."""
 
-    __slots__ = ("type", "value", "start_pos", "end_pos")
+    type: str | None
+    value: str
+    start_pos: int
+    end_pos: int
 
 
 class _ToAst:
@@ -132,8 +132,7 @@ def _name(tok) -> str:
 def read_name(text: str, start: int) -> str:
     """The name a NAME token at ``start`` spells (escapes read), or the ParseError the parser
     gives for it (a superscript, an escape no name may hold)."""
-    tok = object.__new__(_Token)
-    tok.type, tok.value, tok.start_pos, tok.end_pos = "NAME", text, start, start + len(text)
+    tok = _Token("NAME", text, start, start + len(text))
     if not text.isascii():
         _no_superscript(tok)
     return intern(_name(tok))
@@ -177,9 +176,8 @@ class _NewlinesInParentheses:
 _TRANSFORMER = _ToAst()
 _METHODS = frozenset(name for name in vars(_ToAst) if not name.startswith("_"))
 _POSTLEX = _NewlinesInParentheses()
-_fast: "Callable[[str], object] | None" = None  # the loop over the tables, once loaded
-_tables: dict | None = None  # the tables, once loaded (run_tables)
-TABLES_FORMAT = 2  # the layout of the tables (see tables.py); part of their key
+_run: "Callable[[str, object], object] | None" = None  # the driver over the shipped tables
+SHIPPED_TABLES = "gradcli.tables.json"  # beside the grammar: its tables, built when released
 
 
 class SyntaxFault(NamedTuple):
@@ -193,37 +191,33 @@ class SyntaxFault(NamedTuple):
     expected: frozenset = frozenset()
 
 
-def grammar_text() -> str:
-    """The grammar, read from the installed package data (``grammar/gradcli.lark``)."""
+def _grammar_file(name: str) -> bytes:
+    """A file of the installed package data (``grammar/``)."""
     from .. import grammar
-    try:  # a plain file next to the package: no importlib.resources (a millisecond at start-up)
-        with open(os.path.join(grammar.__path__[0], "gradcli.lark"), encoding="utf-8") as file:
+    try:  # a plain file next to the package: importlib.resources is not imported at start-up
+        with open(os.path.join(grammar.__path__[0], name), "rb") as file:
             return file.read()
     except OSError:  # e.g. installed inside a zip file
         from importlib import resources
-        return resources.files(grammar).joinpath("gradcli.lark").read_text(encoding="utf-8")
+        return resources.files(grammar).joinpath(name).read_bytes()
 
 
-SHIPPED_TABLES = "gradcli.tables.json"  # beside the grammar: its tables, built when released
+def grammar_text() -> str:
+    """The grammar (``grammar/gradcli.lark``)."""
+    return _grammar_file("gradcli.lark").decode("utf-8")
 
 
-def shipped_tables(grammar: str) -> dict | None:
-    """The tables shipped beside the grammar (``grammar/gradcli.tables.json``, written by
-    :func:`write_shipped_tables` and checked against a fresh build by the tests), when they
-    were built from this very grammar text in this layout; else None. A first run reads them
-    instead of importing Lark to build its own (a third of a first run), and no run needs the
-    user's cache for them. Plain JSON data, as the saved copies are."""
-    from .. import grammar as package
-    try:
-        with open(os.path.join(package.__path__[0], SHIPPED_TABLES), "rb") as file:
-            data = json.loads(file.read())
-    except (OSError, ValueError):  # not shipped (a zip install), or damaged: build as before
-        return None
-    if (not isinstance(data, dict) or data.get("format") != TABLES_FORMAT
-            or data.get("grammar") != usercache.sha256_hex(grammar.encode("utf-8"))
-            or not isinstance(data.get("tables"), dict)):
-        return None
-    return data["tables"]
+def grammar_digest(grammar: str) -> str:
+    """The SHA-256 of the grammar's text, which the shipped tables name as their source."""
+    from hashlib import sha256
+    return sha256(grammar.encode("utf-8")).hexdigest()
+
+
+def shipped_tables() -> dict:
+    """The tables shipped beside the grammar (``grammar/gradcli.tables.json``): the one source
+    the parser runs. Built from the grammar by :func:`write_shipped_tables`; a test checks that
+    they are the grammar's (its digest) and parse as a fresh Lark build does."""
+    return json.loads(_grammar_file(SHIPPED_TABLES))
 
 
 def write_shipped_tables() -> str:
@@ -232,9 +226,8 @@ def write_shipped_tables() -> str:
     write_shipped_tables as w; print(w())"``). Gives the file's path."""
     from .. import grammar as package
     from importlib.metadata import version
-    grammar = grammar_text()
-    data = {"format": TABLES_FORMAT, "grammar": usercache.sha256_hex(grammar.encode("utf-8")),
-            "lark": version("lark"), "tables": build_tables()}
+    data = {"grammar": grammar_digest(grammar_text()), "lark": version("lark"),
+            "tables": build_tables()}
     path = os.path.join(package.__path__[0], SHIPPED_TABLES)
     with open(path, "w", encoding="utf-8") as file:
         file.write(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
@@ -254,110 +247,12 @@ def build_parser(**options):
 
 
 def build_tables() -> dict:
-    """The tables, from a new Lark parser (a few hundredths of a second)."""
+    """The tables, from a new Lark parser (for :func:`write_shipped_tables` and the tests)."""
     from .tables import tables_from_lark
-    import lark.lexer
-    # Where interegular is installed, Lark checks every pair of terminals (its own grammar's and
-    # ours) for overlaps: 0.3 s, three quarters of a first run. That check is for the grammar's
-    # author, and the test suite makes it (build_parser(strict=True)); the tables do not change.
-    checks = getattr(lark.lexer, "has_interegular", False)
-    lark.lexer.has_interegular = False
-    try:
-        return tables_from_lark(build_parser(), _TRANSFORMER, _POSTLEX, _METHODS)
-    finally:
-        lark.lexer.has_interegular = checks
+    return tables_from_lark(build_parser(), _TRANSFORMER, _POSTLEX, _METHODS)
 
 
-# -- the saved tables --------------------------------------------------------------------------
-
-def _lark_version() -> list:
-    """The installed Lark, found without importing it: its version and its file."""
-    from importlib.util import find_spec
-    spec = find_spec("lark")
-    if spec is None or not spec.origin:
-        return []
-    st = os.stat(spec.origin)
-    with open(spec.origin, encoding="utf-8", errors="replace") as file:
-        found = re.search(r"""^__version__\b[^=\n]*=\s*["']([^"'\n]+)""", file.read(), re.M)
-    return [found.group(1) if found else "", spec.origin, st.st_size, st.st_mtime_ns]
-
-
-def _tables_key(grammar: str) -> dict:
-    """What the tables depend on: the versions of gradcli, Lark, Python and the grammar (and
-    the files of this module and of tables.py, for a gradcli changed without a new version)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = []
-    for name in ("parser.py", "tables.py"):
-        st = os.stat(os.path.join(here, name))
-        code.append([name, st.st_size, st.st_mtime_ns])
-    # the package is imported before its modules; ``from .. import __version__`` would be an
-    # import from the top layer
-    version = getattr(sys.modules.get(__name__.partition(".")[0]), "__version__", "")
-    return {"format": TABLES_FORMAT, "gradcli": version, "python": sys.version,
-            "lark": _lark_version(), "grammar": usercache.sha256_hex(grammar.encode("utf-8")),
-            "code": code}
-
-
-def _tables_name() -> str:
-    """The file name: one per Python version and installation of gradcli, so two virtual
-    environments do not overwrite each other's tables in turn."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    digest = usercache.sha256_hex(here.encode("utf-8", "surrogateescape"))[:12]
-    return f"lalr-tables-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.json"
-
-
-def run_tables(runner: Callable[[dict], object]):
-    """``runner(tables)`` (a parse function, or another machine built from the tables) over the
-    tables shipped beside the grammar if it accepts them, else over the saved ones, else over
-    new ones (then saved). The parser's loop is one runner; the one-pass compiler
-    (``engine/fused.py``) is another, so a valid program never builds this module's loop at all.
-    The tables one runner accepted are kept for the next (a plain eval runs both: the one pass,
-    and the parser for ``--at``'s values)."""
-    global _tables
-    if _tables is not None:
-        result = _attempt(runner, _tables)
-        if result is not _REFUSED:
-            return result
-        _tables = None  # accepted by one runner, not by another: load or build anew
-    grammar = grammar_text()
-    shipped = shipped_tables(grammar)
-    result = _attempt(runner, shipped)  # this grammar's: refused only by code they predate
-    if result is not _REFUSED:
-        _tables = shipped
-        return result
-    try:
-        key, name = _tables_key(grammar), _tables_name()
-    except OSError:  # a file of gradcli or Lark unreadable: build, but neither load nor save
-        key = name = None
-    if name is not None:
-        saved = usercache.load(name, key)
-        result = _attempt(runner, saved)  # whole and for this key, yet refused: written by hand
-        if result is not _REFUSED:
-            _tables = saved
-            return result
-    tables = build_tables()
-    if name is not None:
-        usercache.save(name, key, tables)
-    result = runner(tables)
-    _tables = tables
-    return result
-
-
-_REFUSED = object()
-
-
-def _attempt(runner: Callable[[dict], object], tables: dict | None):
-    """``runner(tables)``, or :data:`_REFUSED` when there are none or they are not tables the
-    runner can run."""
-    if tables is None:
-        return _REFUSED
-    try:
-        return runner(tables)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, re.error):
-        return _REFUSED
-
-
-# -- the loop -------------------------------------------------------------------------------------
+# -- the driver -----------------------------------------------------------------------------------
 
 BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
 
@@ -365,8 +260,7 @@ BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
 def lexer(tables: dict) -> re.Pattern:
     """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
     token's trailing blanks part of its match (no step of its own for a space), and the end of
-    the text one more, empty, match (``_END_``). One pattern for the parser's loop and the one
-    pass (``engine/fused.py``), so a process compiles it once."""
+    the text one more, empty, match (``_END_``)."""
     regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){BLANKS}")
     for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
         found = regex.match(blank)
@@ -375,23 +269,30 @@ def lexer(tables: dict) -> re.Pattern:
     return regex
 
 
-def _fast_parser(tables: dict) -> Callable[[str], object]:
-    """A parse function running ``tables``: the AST, or a :class:`SyntaxFault` for text the
-    tables reject (at the same place and with the same expected terminals as Lark's loop)."""
+def driver(tables: dict) -> Callable[[str, object], object]:
+    """The one LALR driver over ``tables``: ``run(source, builder)`` gives what the builder's
+    ``program`` callback makes of the source, or a :class:`SyntaxFault` where the tables reject
+    it (at the same place and with the same expected terminals as Lark's own loop).
+
+    A builder has one method per grammar alias (:class:`_ToAst`'s names), each taking the
+    rule's children as one list; :func:`parse` passes :class:`_ToAst`, and the lowering
+    (``engine/graph.py``) passes one that makes the tape's nodes as the rules are reduced."""
     names = [intern(name) for name in tables["symbols"]]
-    # A shift or goto becomes the target state's own dict, so the stack holds dicts and no
-    # index is looked up; a reduction becomes (size, rule name, callback or None for a unit).
-    reductions = []
+    # A shift becomes the target state's own dict, so the stack holds dicts and no index is
+    # looked up; a reduction becomes (twice its size, rule name, index of its callback); a unit
+    # rule (``?sum: product``, the same value in a new state) has the index -1.
+    reductions, calls = [], []
     for entry in tables["reductions"]:
         size, rule = entry[0], names[entry[1]]
         if len(entry) == 2:
-            reductions.append((size, rule, None))
-        else:
-            method, kept = entry[2], entry[3]
-            if method is not None and method not in _METHODS:
-                raise ValueError(f"no callback {method!r}")
-            pairs = tuple((kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2))
-            reductions.append((size, rule, _callback(size, method, pairs)))
+            reductions.append((size, rule, -1))
+            continue
+        method, kept = entry[2], entry[3]
+        if method is not None and method not in _METHODS:
+            raise ValueError(f"no callback {method!r}")
+        reductions.append((2 * size, rule, len(calls)))
+        pairs = tuple((kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2))
+        calls.append((method, _child_filter(size, pairs)))
     rows: list[dict] = [{} for _ in tables["states"]]
     n = len(rows)
     for row, pairs in zip(rows, tables["states"]):
@@ -400,9 +301,20 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             action = pairs[i + 1]
             row[names[pairs[i]]] = rows[action] if action < n else reductions[action - n]
     start, end = rows[tables["start"]], rows[tables["end"]]
+    # Unit rules never run: a goto becomes, per lookahead, the state reached after the unit
+    # reductions that lookahead would make next (between an atom and a sum there are four).
+    terminals = [name for name in names if name.isupper()] + [None]
+    settled = []
+    for row in rows:
+        for rule, target in row.items():
+            if not rule.isupper():
+                settled.append((row, rule, {kind: _settle(row, target, kind)
+                                            for kind in terminals}))
+    for row, rule, gotos in settled:
+        row[rule] = gotos
     finditer = lexer(tables).finditer
     ignore = frozenset(tables["ignore"])
-    new_token = object.__new__
+    new_token = tuple.__new__  # a _Token without its __new__'s call in Python
 
     def scan(source):
         """The tokens, then an ``$END`` token; a token of type None where no terminal matches."""
@@ -418,19 +330,13 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
             if kind == "_END_":
                 break
             group = match.lastindex
-            tok = new_token(_Token)
-            tok.type, tok.value, tok.start_pos, tok.end_pos = (kind, match[group], begin,
-                                                               match.end(group))
-            yield tok
-        tok = new_token(_Token)
-        tok.type = "$END" if pos == len(source) else None
-        tok.value, tok.start_pos, tok.end_pos = "", pos, pos
-        yield tok
+            yield new_token(_Token, (kind, match[group], begin, match.end(group)))
+        yield _Token("$END" if pos == len(source) else None, "", pos, pos)
 
-    def parse(source):
-        stack = [start]
-        values = []
-        push, push_value = stack.append, values.append
+    def run(source, builder):
+        callbacks = [_bind(method and getattr(builder, method), child_filter)
+                     for method, child_filter in calls]
+        stack = [start]  # states and values, interleaved: [state, value, state, ..., state]
         row = start
         # The post-lexer only ever drops newline tokens: text without one skips it.
         tokens = _POSTLEX.process(scan(source)) if "\n" in source else scan(source)
@@ -444,36 +350,40 @@ def _fast_parser(tables: dict) -> Callable[[str], object]:
                     return SyntaxFault(tok.start_pos, kind, tok.value,
                                        frozenset(s for s in row if s.isupper()))
                 if action.__class__ is dict:  # shift
-                    push(action)
-                    push_value(tok)
+                    stack += (tok, action)
                     row = action
                     break
-                size, name, callback = action
-                if callback is None:  # a unit rule: the same value in a new state
-                    row = stack[-1] = stack[-2][name]
+                k, name, call = action  # k: twice the rule's size, its stack entries
+                if k:  # its value and the state the one below goes to replace them
+                    value = callbacks[call](stack[-k::2])
+                    row = stack[-k - 1][name][kind]
+                    stack[-k:] = value, row
                 else:
-                    if size:
-                        children = values[-size:]
-                        del values[-size:]
-                        del stack[-size:]
-                    else:
-                        children = []
-                    push_value(callback(children))
-                    row = stack[-1][name]
-                    push(row)
+                    value = callbacks[call]([])
+                    row = stack[-1][name][kind]
+                    stack += (value, row)
                 if row is end and kind == "$END":
-                    return values[-1]
+                    return value
         raise AssertionError("the scan ends with $END or a stop")  # pragma: no cover
 
-    return parse
+    return run
 
 
-def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], object]:
-    """The callback of one reduction: Lark's child filter, then the transformer's method."""
-    function = getattr(_TRANSFORMER, method) if method else None
+def _settle(below: dict, state: dict, kind: str | None) -> dict:
+    """The state a goto from ``below`` to ``state`` ends in once the lookahead ``kind`` has made
+    its unit reductions (each replaces the top state by ``below``'s goto on its rule)."""
+    action = state.get(kind)
+    while action.__class__ is tuple and action[2] < 0:
+        state = below[action[1]]
+        action = state.get(kind)
+    return state
+
+
+def _child_filter(size: int, kept: tuple) -> Callable[[list], list] | None:
+    """Lark's child filter for a reduction of ``size`` children keeping ``kept`` ((index,
+    splice) pairs); None where it keeps them all as they are (the common case)."""
     if len(kept) == size and not any(splice for _, splice in kept):
-        # nothing dropped or spliced (the common case): the method itself
-        return function or (lambda children: children)
+        return None
 
     def filtered(children):
         out = None
@@ -487,25 +397,46 @@ def _callback(size: int, method: str | None, kept: tuple) -> Callable[[list], ob
                 out = [children[i]]
             else:
                 out.append(children[i])
-        out = [] if out is None else out
-        return function(out) if function else out
+        return [] if out is None else out
 
     return filtered
 
 
-@gc_paused()
-def parse(source: str) -> Program:
-    """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
+def _bind(method: Callable | None, child_filter: Callable | None) -> Callable[[list], object]:
+    """A reduction's callback: the builder's method (None for Lark's helper rules, whose value
+    is the list of children) after the child filter."""
+    if child_filter is None:
+        return method or (lambda children: children)
+    if method is None:
+        return child_filter
+    return lambda children: method(child_filter(children))
+
+
+def reduce(source: str, builder):
+    """``source`` run by the one driver over the shipped tables with ``builder``'s callbacks
+    (see :func:`driver`): the builder's program, or a :class:`SyntaxFault`. The caller checks
+    the source's length first (:func:`check_length`)."""
+    global _run
+    if _run is None:
+        _run = driver(shipped_tables()["tables"])
+    return _run(source, builder)
+
+
+def check_length(source: str) -> None:
+    """A source longer than gradcli reads is a :class:`LimitError` (``GRADCLI_MAX_SOURCE``)."""
     limit = max_source()
     if len(source) > limit:
         raise LimitError(f"the source is longer than {limit:,} characters, the most gradcli "
                          f"reads ({SOURCE_VARIABLE})",
                          hint=f"raise the limit for this run: {SOURCE_VARIABLE}={limit * 4} "
                               "gradcli ... (docs/limits.md)")
-    global _fast
-    if _fast is None:
-        _fast = run_tables(_fast_parser)
-    program = _fast(source)
+
+
+@gc_paused()
+def parse(source: str) -> Program:
+    """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
+    check_length(source)
+    program = reduce(source, _TRANSFORMER)
     if program.__class__ is SyntaxFault:
         raise _translate(program, source)
     if not program.statements:

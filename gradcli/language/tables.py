@@ -2,12 +2,12 @@
 
 :func:`tables_from_lark` reads a Lark LALR parser through Lark's own serialization
 (``Lark.memo_serialize``, the data ``lark.tools.standalone`` writes into a stand-alone parser)
-and returns lists, strings and numbers that ``parser._fast_parser`` runs and that can be saved as
-JSON. What the fast loop does not reproduce (a lexer callback, a kept placeholder, a rule that
+and returns lists, strings and numbers that ``parser.driver`` runs, shipped as JSON beside the
+grammar. What the driver does not reproduce (a lexer callback, a kept placeholder, a rule that
 builds a Tree, ...) raises :class:`LarkMismatch`: a Lark that builds such a parser is a failure
 for the test suite to find, not a case to paper over at run time.
 
-The tables (``FORMAT`` names their layout)::
+The tables::
 
     pattern     one alternation of named groups, one per terminal, in Lark's matching order
     ignore      the terminals the lexer drops (comments, blanks)
@@ -21,20 +21,16 @@ The tables (``FORMAT`` names their layout)::
                 into the parent's children) on the children listed by ``kept``, a flat list of
                 (index, splice) pairs: Lark's child filter (``_SEP`` is dropped)
     start, end  the state to start in and the state that accepts
-    automaton   (where interegular was installed when they were built) the same terminals as
-                automata over ASCII text, for the one pass's compiled lexer (see
-                :func:`_automaton`); absent, that lexer is not used
 """
 
 from __future__ import annotations
 
 import re
 
-FORMAT = 2
 
 
 class LarkMismatch(RuntimeError):
-    """The installed Lark built a parser the fast loop cannot run as it stands."""
+    """The installed Lark built a parser the driver cannot run as it stands."""
 
     def __init__(self, what: str):
         from lark import __version__
@@ -111,61 +107,11 @@ def tables_from_lark(lark, transformer, postlex, methods) -> dict:
               for pairs in rows]
     terminals = [deref(t) for t in lexer_conf["terminals"]]
     ordered = _ordered(terminals)
-    out = {"pattern": "|".join(f"(?P<{t['name']}>{_regexp(t['pattern'])})" for t in ordered),
+    return {"pattern": "|".join(f"(?P<{t['name']}>{_regexp(t['pattern'])})" for t in ordered),
            "ignore": sorted(map(str, lexer_conf["ignore"])),
            "symbols": symbols, "states": states, "reductions": reductions,
            "start": dense[table["start_states"]["start"]],
            "end": dense[table["end_states"]["start"]]}
-    automaton = _automaton([(str(t["name"]), _regexp(t["pattern"])) for t in ordered])
-    if automaton is not None:
-        out["automaton"] = automaton
-    return out
-
-
-DEAD = 255  # the automaton's "no transition" (states are numbered in one byte)
-
-
-def _automaton(terminals: list[tuple[str, str]]) -> dict | None:
-    """The terminals (name, regular expression, in the lexer's order) as deterministic automata
-    over ASCII characters, all numbered in one table, for the compiled lexer of the one pass
-    (``engine/_fused.c``), which reads ASCII text without backslashes only:
-
-        terminals   their names, in the lexer's order
-        start       each terminal's first state
-        next        hex bytes: the state after state s reads character c is next[128*s + c],
-                    ``DEAD`` for none
-        accept      hex bytes: 1 where a state ends a match
-
-    The lexer tries the terminals in order and takes the first that matches, with its longest
-    match: the regular expression's alternation, since each terminal's own greedy match is its
-    longest (tests/test_fused.py compares the two on token soups). Built from the grammar's
-    own expressions by interegular (Lark's optional dependency for its collision check); None
-    where it is not installed or cannot read one of them."""
-    try:
-        import interegular
-    except ImportError:
-        return None
-    table, accept, starts = [], [], []
-    for _, regexp in terminals:
-        try:
-            fsm = interegular.parse_pattern(regexp).to_fsm()
-        except Exception:  # noqa: BLE001 - interegular's errors have no common base: no automaton
-            return None
-        alphabet = fsm.alphabet
-        number = {state: len(accept) + i for i, state in enumerate(sorted(fsm.states))}
-        starts.append(number[fsm.initial])
-        for state in sorted(fsm.states):
-            moves = fsm.map.get(state, {})
-            row = []
-            for c in range(128):
-                target = moves.get(alphabet[chr(c)])
-                row.append(DEAD if target is None else number[target])
-            table.append(row)
-            accept.append(1 if state in fsm.finals else 0)
-    if len(accept) >= DEAD:
-        return None
-    return {"terminals": [name for name, _ in terminals], "start": starts,
-            "next": bytes(v for row in table for v in row).hex(), "accept": bytes(accept).hex()}
 
 
 def _regexp(pattern: dict) -> str:
@@ -209,7 +155,7 @@ def _ordered(terminals: list[dict]) -> list[dict]:
 
 
 def _reduction(rule: dict, symbol, methods) -> list:
-    """What Lark's parse-tree builder does when ``rule`` is reduced (see FORMAT)."""
+    """What Lark's parse-tree builder does when ``rule`` is reduced (see the module docstring)."""
     options = rule["options"]
     if options.get("keep_all_tokens") or options.get("template_source") \
             or options.get("empty_indices"):

@@ -1,8 +1,9 @@
 # What Cython knows of diff.py when setup.py compiles it (see expr.pxd): the sweeps and the
 # printer's walk as C functions with typed nodes and indices, calling expr's directly.
 import cython
-from .expr cimport (Node, add, apply, multiply, number, symbol, reachable, rope, sealed,
-                    flatten, name_rope, local_derivatives)
+from .expr cimport (Node, add, apply, multiply, number, symbol, reachable, sealed,
+                    local_derivatives)
+from .printer cimport rope, flatten, name_rope
 
 @cython.locals(k=Py_ssize_t, slot=Py_ssize_t, base=Py_ssize_t, expr=list, uses=list,
                family=list, pending=dict, parts=list, items=list, other=list, n=Node)

@@ -30,11 +30,12 @@ from fractions import Fraction
 from itertools import count
 
 from ..engine.graph import Graph
-from ..engine.primitives import CONSTANTS, TABLE
+from ..engine.primitives import TABLE
 from ..gcpause import gc_paused
 from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
-                   context_memo, flatten, fresh_context, local_derivatives, multiply,
-                   name_rope, node_count, number, reachable, rope, sealed, symbol)
+                   constant_nodes, context_memo, fresh_context, local_derivatives, multiply,
+                   node_count, number, reachable, sealed, symbol)
+from .printer import flatten, name_rope, rope
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: 5-10x faster
@@ -51,9 +52,7 @@ def graph_expression(graph: Graph):
     built in one call, so ``x1 + x2 + ... + xn`` costs O(n), not O(n^2).
     """
     expr: list = [None] * graph.n_slots
-    for i, value in enumerate(graph.constants):
-        name = _constant_name(value)
-        expr[i] = symbol(name) if name else number(value)
+    expr[:graph.n_const] = constant_nodes(graph)
     for i, name in enumerate(graph.inputs):
         expr[graph.n_const + i] = symbol(name)
     base, ops, arg0, arg1 = graph.base, graph.ops, graph.arg0, graph.arg1
@@ -97,11 +96,6 @@ def graph_expression(graph: Graph):
         if uses[slot] != 1 or slot == graph.output:
             _built(expr, pending, slot, family)
     return _built(expr, pending, graph.output, family)
-
-
-def _constant_name(value: float) -> str | None:
-    """The named constant (pi, e) a graph's constant is, if any."""
-    return next((n for n, v in CONSTANTS.items() if v == value), None)
 
 
 def _longest_first(part) -> int:

@@ -134,37 +134,7 @@ cpdef negate(a)
 
 cpdef list local_derivatives(prim, args, value=*)
 
-# -- parts, and printing
+# -- parts
 
 @cython.locals(n=Node, b=Node, e=Node, k=Node, seen=dict, stack=list)
 cpdef list reachable(Node root)
-
-cpdef _grouped(tuple rope, int need)
-
-cpdef _parenthesized(text)
-
-cpdef tuple _joined(list pieces, int layer)
-
-cpdef tuple _number_rope(value)
-
-cpdef tuple _rational_rope(v, bint exponent=*)
-
-cpdef tuple _power_rope(tuple base, tuple exponent)
-
-@cython.locals(texts=list, pieces=list)
-cpdef tuple _chain(list ropes, str op)
-
-@cython.locals(base=Node, e=Node, one=Node, minus_one=Node, top=list, bottom=list, later=list)
-cpdef _product_rope(coeff, factors, list out)
-
-cpdef _term_rope(Node node, c, list out, named)
-
-@cython.locals(t=Node, pieces=list, negative=list)
-cpdef _sum_rope(Node node, list out, named)
-
-@cython.locals(a=Node, i=Py_ssize_t)
-cpdef rope(Node node, list out, named=*)
-
-cpdef tuple name_rope(str name)
-
-cpdef str flatten(rope)

@@ -39,7 +39,6 @@ from fractions import Fraction
 
 from ..engine.primitives import CALLED, CONSTANTS, TABLE, where
 from ..errors import LimitError
-from ..language.printer import format_constant
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
 MAX_NODES = 2_000_000  # distinct nodes in one context; past this the expression is too large
@@ -125,8 +124,10 @@ class Node:
 
     __slots__ = ("serial", "key", "hash")
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({text(self)})"
+    def __repr__(self) -> str:  # (its text is symbolic.printer's, which imports this module)
+        kind = type(self)
+        what = self.value if kind is Number else self.name if kind is Symbol else self.serial
+        return f"{kind.__name__}({what})"
 
 
 class Number(Node):
@@ -164,20 +165,26 @@ def exact(value: float) -> int | Fraction:
 
 
 def _tidy(value: int | Fraction) -> int | Fraction:
-    """Keep rationals printable: a huge numerator or denominator is rounded to a double's digits;
-    a whole number is an ``int``."""
+    """Keep rationals printable: a numerator or denominator of more than ``_BITS`` bits (300
+    digits) is rounded to a double's digits; a whole number is an ``int``."""
     if type(value) is int:
-        return value if value.bit_length() <= 256 else _rounded(value)
-    if value.denominator.bit_length() > 128 or value.numerator.bit_length() > 256:
+        return value if value.bit_length() <= _BITS else _rounded(value)
+    if value.denominator.bit_length() > _BITS or value.numerator.bit_length() > _BITS:
         return _rounded(value)
     return value.numerator if value.denominator == 1 else value
 
 
+_BITS = 1024
+
+
 def _rounded(value: int | Fraction) -> int | Fraction:
     try:
-        return exact(float(value))
+        near = float(value)
     except OverflowError:  # (x^1e300)^1e300: no double holds it, so no literal writes it
-        raise LimitError("a number in the derivative is beyond the double range") from None
+        near = math.inf
+    if near == 0 or math.isinf(near):  # (1e-400, typed: not 0)
+        raise LimitError("a number in the derivative is beyond the double range")
+    return exact(near)
 
 
 def number(value) -> Number:
@@ -219,7 +226,7 @@ def apply(name: str, args: tuple) -> Node:
         if type(a) is not Number:
             break
     else:
-        folded = _fold_call(name, [float(a.value) for a in args])
+        folded = _fold_call(name, [a.value for a in args])
         if folded is not None:
             return number(folded)
     args = tuple(args)
@@ -256,16 +263,27 @@ def _negative(node) -> bool:
     return False
 
 
-def _fold_call(name: str, xs: list[float]) -> float | None:
+def _fold_call(name: str, values: list) -> int | Fraction | float | None:
+    """A function of numbers (exact rationals) as the number it is, where that is exact."""
     row = TABLE[name]
     try:
+        if row.exact:  # on the rationals themselves: abs, min, floor(1/3), sign(-2/3)
+            v = row.primal(*values)
+            if type(v) is not float:
+                return v
+            # a float: an argument or its negation rounded (fabs), or a whole number (sign,
+            # floor); folded when only one of those is it
+            found = {int(v)} if v.is_integer() and abs(v) < 2 ** 53 else set()
+            for a in values:
+                if v == float(a) or v == -float(a):
+                    found.add(a if v == float(a) else -a)
+            return found.pop() if len(found) == 1 else None
+        xs = [float(a) for a in values]
         v = row.primal(*xs)
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     if not math.isfinite(v):
         return None
-    if row.exact:  # folded for any numeric argument
-        return v
     if not v.is_integer() or abs(v) > 1e6:
         return None
     # exact integer results only: f(0) and f(1) of these functions, perfect square/cube roots
@@ -757,7 +775,7 @@ class Sym:
     def __pos__(self): return self
 
     def __repr__(self) -> str:
-        return f"Sym({text(self.node)})"
+        return f"Sym({self.node!r})"
 
 
 _NODES = frozenset([Number, Symbol, Apply, Sum, Product])
@@ -805,19 +823,18 @@ class _Namespace:
 SYMBOLIC = _Namespace()
 
 
-# -- parts, and printing --------------------------------------------------------------------------
+def constant_nodes(graph) -> list:
+    """A graph's constants as the numbers they are exactly (:meth:`Graph.exact_constants`): a
+    typed ``0.1`` is 1/10, ``log(2)`` and ``pi/4`` stay expressions, never a double's digits."""
+    return [_node(c) for c in graph.exact_constants(SYMBOLIC, _typed)]
 
-def children(node) -> tuple | list:
-    """The nodes a node is built from (its terms, bases and exponents, arguments)."""
-    t = type(node)
-    if t is Sum:
-        return [term for term, _ in node.terms]
-    if t is Product:
-        return [x for pair in node.factors for x in pair]
-    if t is Apply:
-        return node.args
-    return ()
 
+def _typed(value) -> Node:
+    """The number a literal's text (exactly what was typed) or a float (exactly) means."""
+    return number(Fraction(value) if type(value) is str else value)
+
+
+# -- parts ---------------------------------------------------------------------------------------
 
 def reachable(root) -> list:
     """``root`` and all its parts, parts before wholes (by serial: parts are built first)."""
@@ -825,7 +842,7 @@ def reachable(root) -> list:
     stack = [root]
     while stack:
         n = stack.pop()
-        t = type(n)  # (children() written out: no list made for the few parts of a node)
+        t = type(n)
         if t is Product:
             for b, e in n.factors:
                 if b.serial not in seen:
@@ -845,260 +862,6 @@ def reachable(root) -> list:
                     seen[k.serial] = k
                     stack.append(k)
     return [seen[s] for s in sorted(seen)]
-
-
-# A node's text is a rope: a string, or a list of strings and ropes (its parts' texts, shared,
-# never copied), with the grammar layer it is written at; the parentheses an operand needs come
-# from the layers, as the language's printer decides them. ``flatten`` joins a rope once, with
-# an explicit stack: a 100,000-deep expression prints in linear time, without recursion.
-_SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
-_SHORT = 200  # a rope of strings only and at most this long is joined at once
-
-
-def _grouped(rope: tuple, need: int):
-    """A part's text as an operand of a layer that needs ``need``: in parentheses below it."""
-    return rope[0] if rope[1] >= need else _parenthesized(rope[0])
-
-
-def _parenthesized(text):
-    # a short text is copied (a whole string joins at once, with no list to walk later)
-    return "(" + text + ")" if type(text) is str else ["(", text, ")"]
-
-
-def _joined(pieces: list, layer: int) -> tuple:
-    try:
-        text = "".join(pieces)
-    except TypeError:  # a part is a rope of its own: kept as it is, not copied
-        return pieces, layer
-    return (text if len(text) <= _SHORT else pieces), layer
-
-
-def _number_rope(value: float) -> tuple:
-    text = format_constant(value, named=False)
-    return text, (_UNARY if text.startswith("-") else _ATOM)
-
-
-_RATIONALS: dict = {}  # (rational, as an exponent) -> its rope: the same few numbers recur
-_COEFFICIENTS: dict = {}  # a product's coefficient -> (|c| != 1, its numerator's rope, its
-                          # denominator's rope or None)
-
-
-def _rational_rope(v: Fraction, exponent: bool = False) -> tuple:
-    """A rational written shortest: ``3``, ``0.25``, ``1/3``, ``-5/2`` (as an exponent a
-    fraction needs parentheses: ``x^0.5``, not ``x^(1/2)``)."""
-    found = _RATIONALS.get((v, exponent))
-    if found is not None:
-        return found
-    num, den = _coefficient_parts(abs(v), 3 if exponent else 0)
-    found = _number_rope(-num if v < 0 else num)
-    if den is not None:
-        found = found[0] + "/" + format_constant(den, named=False), _PRODUCT
-    if len(_RATIONALS) < 4096:
-        _RATIONALS[v, exponent] = found
-    return found
-
-
-def _coefficient_parts(c: Fraction, slack: int = 0) -> tuple[float, float | None]:
-    """A positive coefficient as (numerator, denominator or None), or as one decimal numerator
-    when that prints shorter: ``1/3`` is (1, 3), ``0.5`` is (0.5, None), ``1.25`` is (1.25,
-    None), ``0.3`` is (0.3, None); a double that is no short rational prints as itself."""
-    p, q = c.numerator, c.denominator
-    if q == 1:
-        return float(p), None
-    decimal = float(c)
-    if q > 10 ** 6 or (exact(decimal) == c and len(repr(decimal)) < len(str(p)) + len(str(q)) + slack):
-        return decimal, None
-    return float(p), float(q)
-
-
-def _power_rope(base: tuple, exponent: tuple) -> tuple:
-    return _joined([_grouped(base, _ATOM), "^", _grouped(exponent, _UNARY)], _POWER)
-
-
-def _chain(ropes: list, op: str) -> tuple:
-    """``a op b op c``, left-associative at the product layer: ``a*b*c``, ``a*b/c``."""
-    if len(ropes) == 1:
-        return ropes[0]
-    text, layer = ropes[0]
-    texts = [text if layer >= _PRODUCT else _parenthesized(text)]
-    for text, layer in ropes[1:]:  # (a loop: most chains are short)
-        texts.append(text if layer >= _UNARY else _parenthesized(text))
-    try:
-        text = op.join(texts)  # the common case: every operand's text is a string
-    except TypeError:  # a part is a rope of its own: kept as it is, not copied
-        pieces = [texts[0]]
-        for text in texts[1:]:
-            pieces += (op, text)
-        return pieces, _PRODUCT
-    return (text if len(text) <= _SHORT else [text]), _PRODUCT
-
-
-def _product_rope(coeff: Fraction, factors, out: list) -> tuple:
-    """``coeff * Π base^exp``: negative powers under one fraction bar, the sign on the leading
-    factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
-    top, bottom, later = [], [], []
-    # the commonest exponents, 1 and -1, known by identity (one node each in a context)
-    one, minus_one = _context.small.get(1), _context.small.get(-1)
-    for base, e in factors:
-        if e is one:
-            (top if type(base) is Symbol else later).append(out[base.serial])
-            continue
-        if e is minus_one:
-            bottom.append(out[base.serial])
-            continue
-        b = out[base.serial]
-        if type(e) is not Number:  # powers with an expression for exponent after the rest
-            later.append(_power_rope(b, out[e.serial]))  # y*x^(y - 1)
-            continue
-        ev = e.value
-        if ev == 1:
-            (top if type(base) is Symbol else later).append(b)
-        elif ev < 0:
-            bottom.append(b if ev == -1 else _power_rope(b, _rational_rope(-ev, True)))
-        else:  # symbols first: 2*x*cos(x)
-            piece = _power_rope(b, _rational_rope(ev, True))
-            (top if type(base) is Symbol else later).append(piece)
-    top += later
-    if coeff == 1:
-        pass
-    elif coeff == -1 and top:  # the sign on the leading factor
-        top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
-    else:
-        found = _COEFFICIENTS.get(coeff)
-        if found is None:
-            num, den = _coefficient_parts(abs(coeff))
-            found = (num != 1, _number_rope(-num if coeff < 0 else num),
-                     None if den is None else _number_rope(den))
-            if len(_COEFFICIENTS) < 4096:
-                _COEFFICIENTS[coeff] = found
-        not_one, num, den = found
-        if not_one or not top:
-            top.insert(0, num)
-        elif coeff < 0:
-            top[0] = _joined(["-", _grouped(top[0], _UNARY)], _UNARY)
-        if den is not None:
-            bottom.insert(0, den)
-    if not top:
-        top.append(_number_rope(1.0))
-    tree = _chain(top, "*")
-    if bottom:
-        tree = _joined([_grouped(tree, _PRODUCT), "/", _grouped(_chain(bottom, "*"), _UNARY)],
-                       _PRODUCT)
-    return tree
-
-
-def _term_rope(node, c: Fraction, out: list, named: set) -> tuple:
-    """``c * node`` (node a term of a sum, or None for the constant)."""
-    if node is None:
-        return _rational_rope(c)
-    if c == 1:
-        return out[node.serial]
-    if type(node) is Product and node.serial not in named:
-        return _product_rope(c * node.coeff, node.factors, out)
-    return _product_rope(c, ((node, ONE_NODE()),), out)
-
-
-def _sum_rope(node, out: list, named: set) -> tuple:
-    """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
-    pieces, negative = [], []  # (the first piece is never in parentheses: a sum is the lowest)
-    for t, c in node.terms:  # (a loop: most sums have two terms; no coefficient is 0)
-        if c < 0:
-            negative.append((t, -c))
-            continue
-        text, layer = out[t.serial] if c == 1 else _term_rope(t, c, out, named)
-        if pieces:
-            pieces += (" + ", text if layer >= _PRODUCT else _parenthesized(text))
-        else:
-            first = text, layer
-            pieces.append(text)
-    if node.const > 0:
-        text, layer = _rational_rope(node.const)
-        if pieces:
-            pieces += (" + ", text if layer >= _PRODUCT else _parenthesized(text))
-        else:
-            first = text, layer
-            pieces.append(text)
-    elif node.const < 0:
-        negative.append((None, -node.const))
-    for t, c in negative:
-        if pieces:
-            text, layer = out[t.serial] if c == 1 and t is not None else \
-                _term_rope(t, c, out, named)
-            pieces += (" - ", text if layer >= _PRODUCT else _parenthesized(text))
-        else:  # no positive term: the first negative one leads, with its sign
-            first = _term_rope(t, -c, out, named)
-            pieces.append(first[0])
-    return _joined(pieces, _SUM) if len(pieces) > 1 else first
-
-
-def rope(node, out: list, named: set = frozenset()) -> tuple:
-    """The text of one node whose parts' texts are already in ``out`` (serial -> rope: a list
-    longer than every part's serial); a part whose serial is in ``named`` is there as its
-    name."""
-    t = type(node)
-    if t is Number:
-        return _rational_rope(node.value)
-    if t is Symbol:
-        return node.name, _ATOM
-    if t is Apply:
-        if len(node.args) == 1:  # the commonest: f(a), a short text copied at once
-            inner = out[node.args[0].serial][0]
-            if type(inner) is str:
-                text = CALLED.get(node.name, node.name) + "(" + inner + ")"
-                return (text if len(text) <= _SHORT else [text]), _ATOM
-        pieces = [CALLED.get(node.name, node.name), "("]
-        for i, a in enumerate(node.args):
-            if i:
-                pieces.append(", ")
-            pieces.append(out[a.serial][0])
-        pieces.append(")")
-        return _joined(pieces, _ATOM)
-    if t is Product:
-        return _product_rope(node.coeff, node.factors, out)
-    return _sum_rope(node, out, named)
-
-
-def name_rope(name: str) -> tuple:
-    """The text of a part printed by its name (``t3``)."""
-    return name, _ATOM
-
-
-def flatten(rope: tuple) -> str:
-    """A rope as one string."""
-    if type(rope[0]) is str:
-        return rope[0]
-    out: list[str] = []
-    stack = [rope[0]]
-    while stack:
-        item = stack.pop()
-        if type(item) is str:
-            out.append(item)
-        else:
-            stack.extend(reversed(item))
-    return "".join(out)
-
-
-def text(node) -> str:
-    """The whole expression as source text (no names for repeated parts)."""
-    out: list = [None] * (node.serial + 1)  # (parts are numbered before wholes)
-    for part in reachable(node):
-        out[part.serial] = rope(part, out)
-    return flatten(out[node.serial])
-
-
-def rule_text(name: str) -> list[str]:
-    """Each partial-derivative rule of a primitive, printed with arguments ``a`` and ``b``."""
-    prim = TABLE[name]
-    with fresh_context():
-        args = [Sym(symbol("a")), Sym(symbol("b"))][:prim.arity]
-        ans = _primal_sym(prim, args)
-        texts = []
-        for rule in prim.partials:
-            try:
-                texts.append(text(_node(rule(SYMBOLIC, *args, ans))))
-            except LimitError:  # a rule with no formula (trigamma's): its note says so
-                texts.append("(computed numerically)")
-        return texts
 
 
 def _primal_sym(prim, args: list) -> Sym:

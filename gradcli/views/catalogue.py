@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..engine.primitives import ALIASES, OVERLOADS, TABLE
-from ..symbolic.expr import rule_text
+from ..symbolic.printer import rule_text
 
 
 def catalogue() -> list[dict]:

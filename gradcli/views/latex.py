@@ -50,12 +50,26 @@ def name(s: str) -> str:
     return head + (f"_{{{digits}}}" if digits else "")
 
 
-def number(value: float) -> str:
-    t = format_constant(value, named=False)
-    if "e" in t:  # 1e-05 -> 1 \cdot 10^{-5}
-        mantissa, exponent = t.split("e")
+def number(value: float, typed: str = "") -> str:
+    """A number as math; ``typed``, the literal's text, keeps every digit typed (``0.1``, a
+    formula's exact ``486306618362277152040``), which the float would round."""
+    t = typed or format_constant(value, named=False)
+    mantissa, e, exponent = t.lower().partition("e")
+    if e:  # 1e-05 -> 1 \cdot 10^{-5}
         return rf"{mantissa} \cdot 10^{{{int(exponent)}}}"
     return t
+
+
+def _typed(source: str, node: Num) -> str:
+    """The literal's text in ``source`` (signed as the node's value), or "" where the node has
+    none there."""
+    text = source[node.span[0]:node.span[1]]
+    try:
+        if float(text) != abs(node.value):
+            return ""
+    except ValueError:
+        return ""
+    return "-" + text if node.value < 0 else text
 
 
 def scientific(t: str) -> str:
@@ -97,6 +111,9 @@ class LatexSpelling(Spelling):
 
     open, close = r"\left(", r"\right)"
 
+    def __init__(self, source: str = ""):
+        self.source = source  # the text the nodes' spans point into: numbers as typed
+
     def number(self, value: float) -> str:
         return number(value)
 
@@ -111,6 +128,8 @@ class LatexSpelling(Spelling):
         return super().precedence(node)
 
     def pieces(self, expr) -> list:
+        if type(expr) is Num and self.source:
+            return [number(expr.value, _typed(self.source, expr))]
         pieces = super().pieces(expr)
         if type(expr) is Unary or (type(expr) is Binary and expr.op in "+-*"):
             # an operand after an operator, with a sign of its own: grouped
@@ -123,7 +142,7 @@ class LatexSpelling(Spelling):
         if op == "/":
             top, sign = expr.left, ""
             if type(top) is Num and str(top.value).startswith("-"):  # -\frac{6}{x}
-                top, sign = Num(-top.value), "-"
+                top, sign = Num(-top.value, top.span), "-"
             elif type(top) is Unary:
                 top, sign = top.operand, top.op
             return [sign + r"\frac{", (top, 0), "}{", (expr.right, 0), "}"]
@@ -163,9 +182,10 @@ _SHAPES = {
 LATEX = LatexSpelling()
 
 
-def expression(node) -> str:
-    """LaTeX for an expression AST (math mode, without the dollars)."""
-    return walk(node, LATEX)
+def expression(node, source: str = "") -> str:
+    """LaTeX for an expression AST (math mode, without the dollars); ``source``, the text it
+    was parsed from, gives each number as typed."""
+    return walk(node, LatexSpelling(source) if source else LATEX)
 
 
 def _starts_with_number(node) -> bool:
@@ -188,8 +208,9 @@ def derivatives(result: dict[str, str], order: int) -> str:
         program: Program = parse(source)
         for stmt in program.statements[:-1]:
             assert type(stmt) is Assign
-            lines.append(f"{name(stmt.name)} &= {expression(stmt.value)}")
-        lines.append(f"{derivative_symbol(wrt, order)} &= {expression(program.statements[-1])}")
+            lines.append(f"{name(stmt.name)} &= {expression(stmt.value, source)}")
+        lines.append(f"{derivative_symbol(wrt, order)} &= "
+                     f"{expression(program.statements[-1], source)}")
     return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
 
 
@@ -251,7 +272,7 @@ def document(fragment: str) -> str:
 
 def _math(source: str) -> str:
     """A formula printed by gradcli (``log(x)``, ``v1 + v2``) as LaTeX."""
-    return expression(parse(source).statements[-1])
+    return expression(parse(source).statements[-1], source)
 
 
 def _num(value: float, digits: int) -> str:
@@ -276,12 +297,13 @@ def formula_lines(source: str, inputs) -> list[str]:
     except Exception:  # the source evaluated, so it parses; a formula is a courtesy, not a must
         return []
     lines = [f"{name(stmt.name)} &= " + expression(
-        stmt.value if stmt.op == "=" else Binary(stmt.op[0], Var(stmt.name), stmt.value))
+        stmt.value if stmt.op == "=" else Binary(stmt.op[0], Var(stmt.name), stmt.value), source)
         for stmt in program.statements if type(stmt) is Assign]  # a += b: a = a + b
     last = program.statements[-1]
     args = ", ".join(name(n) for n in inputs)
     head = f"f({args})" if args else "f"
-    lines.append(f"{head} &= " + (name(last.name) if type(last) is Assign else expression(last)))
+    lines.append(f"{head} &= " + (name(last.name) if type(last) is Assign else
+                                  expression(last, source)))
     return lines
 
 

@@ -18,20 +18,16 @@ first of these ways that fits:
    kept whole, ``sin(a, b)``); then without the box, columns two spaces, then one space apart;
 3. as records: each row a block of ``column: value`` lines, and one line says so.
 
-No number is ever cut or wrapped, and no column is ever dropped. A table of more than
-:data:`PLAIN_ROWS` rows written without colour (a pipe, a file) is written by a plain writer with
-the same box characters (``rich.box``), byte for byte what rich draws, about four times faster
-(docs/output.md).
+No number is ever cut or wrapped, and no column is ever dropped.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from ..slotted import Record
 from .notation import to_ascii
 
-PLAIN_ROWS = 1000  # longer tables, without colour: the plain writer (rich: ~30 µs a row)
 
 Line = list  # of (text, style) runs; style is a name the screen colours, or None
 LONG_PIECE = 32  # a bracketed piece of text longer than this is broken between its words
@@ -40,47 +36,38 @@ TEXT_FLOOR = 10  # a text column is not squeezed below this (or its natural widt
 WHOLE = ("number", "label")  # kinds never broken
 
 
-class Column(Record):
-    __slots__ = ("header", "justify", "kind", "max_width")
-
-    def __init__(self, header: str, justify: str = "left", kind: str = "text",
-                 max_width: int | None = None):
-        self.header = header
-        self.justify = justify  # "left" or "right"
-        self.kind = kind  # "number" and "label": never broken; "text": broken between pieces;
-        # "formula": broken only at spaces outside brackets, however long a bracketed piece is
-        self.max_width = max_width  # text wider than this wraps even at natural width (prose)
+@dataclass(slots=True)
+class Column:
+    header: str
+    justify: str = "left"  # "left" or "right"
+    # "number" and "label": never broken; "text": broken between pieces; "formula": broken only
+    # at spaces outside brackets, however long a bracketed piece is
+    kind: str = "text"
+    max_width: int | None = None  # text wider than this wraps even at natural width (prose)
 
 
-class Gap(Record):
+@dataclass(frozen=True, slots=True)
+class Gap:
     """Rows left out of a table: shown as one line saying how many and how to see them."""
 
-    __slots__ = ("count", "hint")
-
-    def __init__(self, count: int, hint: str = ""):
-        self.count, self.hint = count, hint
-
-    def __hash__(self):
-        return hash(self._key())
+    count: int
+    hint: str = ""
 
     def text(self) -> str:
         rows = "row" if self.count == 1 else "rows"
         return f"⋮ {self.count:,} {rows} not shown" + (f" ({self.hint})" if self.hint else "")
 
 
-class Sheet(Record):
+@dataclass(slots=True)
+class Sheet:
     """A table as data: columns, rows of cells (str, or rich ``Text`` for a styled cell), gaps."""
 
-    __slots__ = ("title", "columns", "rows", "piped")
-
-    def __init__(self, title: str = "", columns: list[Column] | None = None,
-                 rows: list | None = None, piped: int | None = None):
-        self.title = title
-        self.columns = [] if columns is None else columns
-        self.rows = [] if rows is None else rows  # tuples of cells, or Gap
-        # With no width (a pipe, a file): the width the table folds its text to where it can
-        # (a reference table, `functions | head`), else None: its natural width.
-        self.piped = piped
+    title: str = ""
+    columns: list[Column] = field(default_factory=list)
+    rows: list = field(default_factory=list)  # tuples of cells, or Gap
+    # With no width (a pipe, a file): the width the table folds its text to where it can
+    # (a reference table, `functions | head`), else None: its natural width.
+    piped: int | None = None
 
     def add_column(self, header: str, justify: str = "left", kind: str | None = None,
                    max_width: int | None = None) -> None:
@@ -94,23 +81,20 @@ class Sheet(Record):
         self.rows.append(Gap(count, hint))
 
 
-class Prose(Record):
+@dataclass(slots=True)
+class Prose:
     """Text wrapped between words at the width (never inside a number), in one style."""
 
-    __slots__ = ("text", "style")
-
-    def __init__(self, text: str, style: str | None = None):
-        self.text, self.style = text, style
+    text: str
+    style: str | None = None
 
 
-class Preformatted(Record):
+@dataclass(slots=True)
+class Preformatted:
     """Lines never wrapped (a drawing): cut at the width instead, by the caller."""
 
-    __slots__ = ("lines", "boxes")
-
-    def __init__(self, lines: list[Line], boxes: list | None = None):
-        self.lines = lines
-        self.boxes = [] if boxes is None else boxes  # (name, first column, past the last one)
+    lines: list[Line]
+    boxes: list = field(default_factory=list)  # (name, first column, past the last one)
 
 
 # -- measuring and breaking text ----------------------------------------------------------------
@@ -480,16 +464,12 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True,
     title = to_ascii(sheet.title) if ascii else sheet.title
     if widths is None:
         lines = _records(sheet, cells, width, title, ascii)
-        if len(cells.rows) > PLAIN_ROWS and not styled:  # plain text lines: no rich needed
-            return [_Long(["".join(t for t, _ in line) for line in lines])], width
         return [styled_text(lines, styled)], width
     total = sum(widths) + frame_width(style, len(widths))
     parts: list = []
     if title:
         parts += [Text(line, style=STYLES["title"] if styled else "")
                   for line in wrap(title, max(width or 0, total + 2))]
-    if len(cells.rows) > PLAIN_ROWS and not styled:
-        return parts + [_Long(_plain_lines(cells, widths, style, ascii))], total
     first = True
     for piece in _pieces(cells):
         if isinstance(piece, Gap):
@@ -499,70 +479,6 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True,
             parts.append(_rich_table(cells, widths, style, piece, first, ascii, styled))
             first = False
     return parts, total
-
-
-class _Long:
-    """A long table's lines, written without rich (no styles: a pipe or a file)."""
-
-    def __init__(self, lines: list[str]):
-        self.lines = lines
-
-
-def _plain_lines(cells: _Cells, widths: list[int], style: str, ascii: bool) -> list[str]:
-    """A table as rich draws it in this layout (rich.box's characters, rich's padding),
-    written directly: the same bytes, about four times faster (tests/test_output.py compares
-    them)."""
-    head, body, alone = _boxes(style, ascii)
-    boxed = style == "box"
-    n = len(widths)
-    pads = _pads(style, n)
-    padded = [w + left + right for w, (left, right) in zip(widths, pads)]
-    justify = [c.justify for c in cells.columns]
-    lines: list[str] = []
-
-    def row_lines(texts: list[str], sizes: list[int], kinds: list[str], box, level: str) -> None:
-        left, bar, right = ((box.head_left, box.head_vertical, box.head_right) if level == "head"
-                            else (box.mid_left, box.mid_vertical, box.mid_right))
-        if not boxed:
-            left = right = ""
-        if all(s <= w and "\n" not in t for t, s, w in zip(texts, sizes, widths)):
-            lines.append(left + bar.join(
-                " " * a + (" " * (w - s) + t if j == "right" else t + " " * (w - s)) + " " * b
-                for t, s, w, j, (a, b) in zip(texts, sizes, widths, justify, pads)) + right)
-            return
-        broken = [(t.split("\n") if s <= w else wrap(t, w, kind == "formula") if level == "head"
-                   else _wrapped_cell(t, w, kind, style))
-                  for t, s, w, kind in zip(texts, sizes, widths, kinds)]
-        height = max(map(len, broken))
-        if level == "head":  # rich sets headers on the bottom line of the header row
-            broken = [[""] * (height - len(b)) + b for b in broken]
-        for i in range(height):
-            lines.append(left + bar.join(
-                " " * a + _pad(b[i] if i < len(b) else "", w, j) + " " * c
-                for b, w, j, (a, c) in zip(broken, widths, justify, pads)) + right)
-
-    first = True
-    for piece in _pieces(cells):
-        if isinstance(piece, Gap):
-            note = to_ascii(piece.text()) if ascii else piece.text()
-            lines += wrap(note, sum(widths) + frame_width(style, n))
-            continue
-        if not piece and not first:
-            continue
-        box = (alone if not piece and boxed else head) if first else body
-        if boxed:
-            lines.append(box.get_top(padded))
-        if first:
-            row_lines(cells.headers, [_text_width(h) for h in cells.headers],
-                      ["text"] * n, box, "head")
-            if piece or not boxed:
-                lines.append(box.get_row(padded, "head", edge=boxed))
-            first = False
-        for texts, sizes, _ in piece:
-            row_lines([t for t, _ in texts], list(sizes), cells.kinds, box, "row")
-        if boxed:
-            lines.append(box.get_bottom(padded))
-    return lines
 
 
 def _records(sheet: Sheet, cells: _Cells, width: int, title: str, ascii: bool) -> list[Line]:
@@ -607,14 +523,12 @@ STYLES = {"title": "bold", "header": "bold", "frame": None, "dim": "dim",
           "text": None, "edge": None, "label": "yellow"}
 
 
-class Page(Record):
-    """Blocks laid out: rich renderables (and long tables for the plain writer), in order, and
-    the width of the widest line."""
+@dataclass(slots=True)
+class Page:
+    """Blocks laid out: rich renderables, in order, and the width of the widest line."""
 
-    __slots__ = ("parts", "width")
-
-    def __init__(self, parts: list, width: int):
-        self.parts, self.width = parts, width
+    parts: list
+    width: int
 
 
 def _one_style(blocks, width: int | None, ascii: bool) -> str:
@@ -640,8 +554,7 @@ def _one_style(blocks, width: int | None, ascii: bool) -> str:
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
     """The page for a list of blocks: sheets, prose (str, Prose, or rich Text), preformatted
-    drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text, and
-    long tables for the plain writer)."""
+    drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text)."""
     from rich.text import Text
     parts: list = []
     widest = 0
@@ -710,15 +623,12 @@ def console(file, width: int, terminal: bool, record: bool = False):
 
 
 def print_page(page: Page, out) -> None:
-    """Print the page on a rich console (its long tables drawn by rich too)."""
+    """Print the page on a rich console."""
     narrower = out.width < page.width
     if narrower:  # a natural width on a narrower console: its lines are not cut or wrapped
         out.width, width = page.width, out.width
     try:
         for part in page.parts:
-            if isinstance(part, _Long):
-                from rich.text import Text
-                part = Text("\n".join(part.lines), no_wrap=True, overflow="ignore")
             out.print(part, crop=False)
     finally:
         if narrower:
@@ -728,22 +638,8 @@ def print_page(page: Page, out) -> None:
 def plain_text(page: Page) -> str:
     """The page as text, without trailing spaces, ending in a newline."""
     import io
-    chunks: list[str] = []
-    pending: list = []
-
-    def flush() -> None:
-        if pending:
-            buffer = io.StringIO()
-            out = console(buffer, page.width, terminal=False)
-            for part in pending:
-                out.print(part, crop=False)
-            chunks.append(buffer.getvalue())
-            pending.clear()
+    buffer = io.StringIO()
+    out = console(buffer, page.width, terminal=False)
     for part in page.parts:
-        if isinstance(part, _Long):
-            flush()
-            chunks.append("".join(line + "\n" for line in part.lines))
-        else:
-            pending.append(part)
-    flush()
-    return "".join(line.rstrip() + "\n" for line in "".join(chunks).splitlines())
+        out.print(part, crop=False)
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())

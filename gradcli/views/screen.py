@@ -27,7 +27,7 @@ Line = list  # of (text, style) runs, as gradcli.views.layout gives them
 MIN_WIDTH = 20  # narrower than this, no table or drawing could be read: --width says at least it
 CHUNK = 1 << 15  # characters per write
 COLOUR_LINES = 400  # past this many lines output is written plain (fewer than a screenful is not
-# read in colour anyway; past PLAIN_ROWS rows a table skips rich: see views/layout.py)
+# read in colour anyway)
 EXPORT_SUFFIXES = (".svg", ".html", ".htm", ".txt", ".text", ".json")
 
 

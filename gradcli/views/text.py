@@ -151,11 +151,20 @@ def short_number(x: float, digits: int = 4) -> str:
     return mantissa + e + exponent
 
 
+def _operation(graph, slot: int) -> str:
+    """``v5 = v4 + log(2)``: a node and its operation, a constant written as it is exactly."""
+    from ..engine.graph import expression  # only when there are notes to write
+    node_id = graph.node_id
+    if min(graph.args(slot - graph.base)) < graph.n_const:  # (only then: records, symbolic)
+        from ..records import node_ids
+        node_id = node_ids(graph)
+    return f"{graph.node_id(slot)} = {expression(graph, slot, node_id)}"
+
+
 def precision_notes(result) -> list[str]:
     """The ``note:`` lines about the digits of an evaluation (:class:`gradcli.api.Result`): that
     float64 digits are not certified (``--float64``), where plain float64 would have lost some of
     the certified digits shown, a kink met exactly, a cap that left some digits out."""
-    from ..engine.graph import expression  # only when there are notes to write
     if not getattr(result, "proven", False):
         return ["note: computed in plain float64 (--float64): its digits are not certified"]
     notes = []
@@ -174,7 +183,7 @@ def precision_notes(result) -> list[str]:
                 graph, slot = result.graph, f64.lost_at
                 what = ("cancellation" if graph.ops[slot - graph.base].name in ("add", "sub")
                         else "rounding")
-                why = f" ({what} in {graph.node_id(slot)} = {expression(graph, slot)})"
+                why = f" ({what} in {_operation(graph, slot)})"
             notes.append(f"note: float64 gets {', '.join(t for t, _ in lost)} here{why}; every "
                          "digit shown is certified")
     if cert is not None:
@@ -182,7 +191,7 @@ def precision_notes(result) -> list[str]:
         from ..engine.primitives import jumps
         for slot in getattr(cert, "kinks", ()):
             prim = graph.ops[slot - graph.base]
-            notes.append(f"note: {graph.node_id(slot)} = {expression(graph, slot)} is exactly at "
+            notes.append(f"note: {_operation(graph, slot)} is exactly at "
                          f"{'a jump' if jumps(prim) else 'its kink'}: {prim.note}")
         if getattr(cert, "short", None):
             notes.append(f"note: {cert.short}")
