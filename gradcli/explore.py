@@ -316,7 +316,8 @@ def make_app(walk: Walk):
         """
         BINDINGS = [
             Binding("right", "step(1)", "step"), Binding("left", "step(-1)", "back"),
-            Binding("home", "home", "start"), Binding("end", "end", "end"),
+            Binding("home", "home", "first step", key_display="Home"),
+            Binding("end", "end", "last step", key_display="End"),
             Binding("f", "mode('forward')", "forward mode"),
             Binding("r", "mode('reverse')", "reverse mode"),
             Binding("escape", "leave_input", "graph", show=False),

@@ -148,7 +148,7 @@ ERRORS = [
     ("x*y", {"x": 1}, InputError, ["no value for input y"]),
     ("x+1", {"x": math.nan}, InputError, ["the value of x is nan", "not a finite number"]),
     ("x", {"x": -math.inf}, InputError, ["the value of x is -inf", "not a finite number"]),
-    ("x", {"x": "abc"}, InputError, ["the value of x is 'abc', not a number"]),
+    ("x", {"x": "abc"}, InputError, ["the value of x is not a number: it reads the name abc"]),
     ("y = x + 1; x = 2; y", {"x": 1}, NameLookupError, ["x is an input"]),
     ("c += 1", {}, NameLookupError, ["c, which has no value yet"]),
     ("y = y + 1", {"y": 1}, NameLookupError, ["y is an input"]),

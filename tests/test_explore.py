@@ -294,3 +294,18 @@ def test_the_console_script_in_a_real_terminal_steps_and_quits():
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+@with_textual
+def test_the_footer_at_80_by_24_names_keys_and_steps():
+    import html
+    import re
+    shown = {}
+
+    async def checks(app, pilot):
+        await pilot.pause()
+        svg = app.export_screenshot()
+        shown["text"] = html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+    drive(SEED, {"x": 2, "y": 3}, checks)
+    assert "Home first step" in shown["text"] and "End last step" in shown["text"]
+    assert "end end" not in shown["text"]

@@ -506,7 +506,7 @@ def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width, style):
     from rich.table import Table
     from rich.text import Text
 
-    from gradcli.views.layout import _boxes, print_page, table_widths
+    from gradcli.views.layout import _boxes, _wrapped_cell, print_page, table_widths
     rows = [(("x̄", "id"), "input", "2.0", ""),
             (("v1", "id"), "v1 = sin(x) * cos(x)", "-0.5", ("← output", "output")),
             (("变量", "id"), "v2 = v1 + x", ("1e-300", "bold"), ("", "output"))]
@@ -527,12 +527,12 @@ def test_rows_handed_to_rich_as_columns_are_the_table_of_rows(width, style):
                          width=w, no_wrap=True, vertical="top")
     styles = {"id": "cyan", "output": "bold green", "bold": "bold", None: ""}
 
-    def cell(c, w):
+    def cell(c, w, kind):  # a wrapped row as the layout wraps it (indented without a box)
         text, name = (c, None) if type(c) is str else c
-        return Text(text if cell_len(text) <= w else "\n".join(wrap(text, w)),
+        return Text(text if cell_len(text) <= w else "\n".join(_wrapped_cell(text, w, kind, style)),
                     style=styles[name])
     for row in rows:
-        table.add_row(*map(cell, row, widths))
+        table.add_row(*map(cell, row, widths, [c.kind for c in sheet.columns]))
 
     def console() -> Console:
         return Console(file=io.StringIO(), width=60, force_terminal=True, record=True,

@@ -459,3 +459,19 @@ def test_interval_and_ball_traces_agree_row_for_row(source, at):
     balls = evaluate(gradcli_compile(source), at)
     assert ([t.rows for t in trace_tables(quick.trace, 13, 0)]
             == [t.rows for t in trace_tables(balls.trace, 13, 0)])
+
+
+def test_at_50_columns_one_layout_and_a_wrapped_cell_is_no_new_row(gradcli_script):
+    import re
+    import subprocess
+    out = subprocess.run([gradcli_script, "eval", SEED, "--at", "x=2,y=3", "--trace", "--digits",
+                          "4", "--width", "50"], capture_output=True, text=True,
+                         encoding="utf-8").stdout
+    tables = re.split(r"\n(?=Forward evaluation trace|Reverse sweep|Adjoints)", out)[1:]
+    assert len(tables) == 3 and max(len(line) for line in out.splitlines()) <= 50
+    boxed = ["┏" in table for table in tables]
+    assert len(set(boxed)) == 1  # one layout for the three tables
+    reverse = tables[1].splitlines()
+    body = reverse[reverse.index(next(line for line in reverse if line.startswith("─"))) + 1:]
+    wrapped = [line for line in body if not re.match(r"v\d|[xy] ", line)]
+    assert wrapped and all(line.startswith("  ") for line in wrapped)  # indented, not a row

@@ -283,19 +283,6 @@ def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | N
     return data
 
 
-def codegen_json(generated, files: list[str]) -> dict:
-    """``codegen --json``: a :class:`gradcli.code.Generated`, and the ``files`` written (-o)."""
-    data = {"source": generated.source, "lang": generated.lang, "mode": generated.mode,
-            "functions": generated.functions, "parameters": generated.parameters,
-            "wrt": generated.wrt, "outputs": generated.outputs, "returns": generated.returns,
-            "code": generated.code}
-    if generated.header is not None:
-        data["header"] = generated.header
-    if files:
-        data["files"] = files
-    return data
-
-
 def graph_json(picture, source: str, point: dict | None = None) -> dict:
     """``graph --json``: the nodes (in tape order, with their values and adjoints at a point)
     and the edges (argument -> operation, with the local derivative at a point), as drawn."""
@@ -321,6 +308,19 @@ def plot_json(source: str, at: dict, columns: dict) -> dict:
     return {"source": source, "inputs": {name: _number(v) for name, v in at.items()},
             "samples": {name: [_finite(float(v)) for v in values]
                         for name, values in columns.items()}}
+
+
+def codegen_json(generated, files: list[str]) -> dict:
+    """``codegen --json``: a :class:`gradcli.code.Generated`, and the ``files`` written (-o)."""
+    data = {"source": generated.source, "lang": generated.lang, "mode": generated.mode,
+            "functions": generated.functions, "parameters": generated.parameters,
+            "wrt": generated.wrt, "outputs": generated.outputs, "returns": generated.returns,
+            "code": generated.code}
+    if generated.header is not None:
+        data["header"] = generated.header
+    if files:
+        data["files"] = files
+    return data
 
 
 def functions_json(rows: list[dict]) -> list[dict]:

@@ -263,7 +263,17 @@ def table_widths(sheet: Sheet, width: int | None, ascii: bool = False):
     return _choose(_Cells(sheet, ascii), width)
 
 
-def _choose(cells: _Cells, width: int | None):
+STYLES_IN_ORDER = ("box", "plain", "tight", "records")  # each narrower than the one before
+
+
+def _choose(cells: _Cells, width: int | None, least: str = "box"):
+    """The first style from ``least`` on that fits ``width``, and its column widths."""
+    if least != "box":
+        for style in STYLES_IN_ORDER[STYLES_IN_ORDER.index(least):-1]:
+            widths = _widths(cells, width, frame_width(style, len(cells.natural)))
+            if widths is not None:
+                return style, widths
+        return "records", None
     piped = cells.piped
     if width is None and piped and sum(cells.natural) + frame_width("box", len(
             cells.natural)) > piped:
@@ -357,12 +367,24 @@ def _rich_table(cells: _Cells, widths: list[int], style: str, rows: list, first:
             table.add_row(*_columns(run, widths, right, pads, styled))
             run = []
         table.add_row(*[Padding(Text(t if size <= w and "\n" not in t else "\n".join(
-            wrap(t, w, kind == "formula")), style=(_style(s) or "") if styled else ""),
+            _wrapped_cell(t, w, kind, style)), style=(_style(s) or "") if styled else ""),
             (0, pad[1], 0, pad[0]))
             for (t, s), size, w, kind, pad in zip(cells_row, sizes, widths, cells.kinds, pads)])
     if run:
         table.add_row(*_columns(run, widths, right, pads, styled))
     return table
+
+
+def _wrapped_cell(text: str, width: int, kind: str, style: str) -> list[str]:
+    """A cell's lines at ``width``. Without a box (no line between rows), a text cell's
+    continued lines are indented two spaces, so a wrapped cell never reads as a new row."""
+    lines = wrap(text, width, kind == "formula")
+    if style == "box" or kind in WHOLE or len(lines) < 2 or "\n" in text or width < 6:
+        return lines
+    rest = wrap(text[len(lines[0]):].strip(), width - 2, kind == "formula")
+    if not text.startswith(lines[0]) or any(_text_width(line) > width - 2 for line in rest):
+        return lines
+    return [lines[0]] + ["  " + line for line in rest]
 
 
 def _pads(style: str, n: int) -> list[tuple[int, int]]:
@@ -431,12 +453,14 @@ def _pieces(cells: _Cells) -> list:
     return out
 
 
-def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True) -> tuple[list, int]:
+def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True,
+           least: str = "box") -> tuple[list, int]:
     """A sheet's renderables for ``width`` (the title, the table's pieces and its gaps; as
-    records when it cannot fit), and the width they take."""
+    records when it cannot fit), in style ``least`` or a narrower one, and the width they
+    take."""
     from rich.text import Text
     cells = _Cells(sheet, ascii)
-    style, widths = _choose(cells, width)
+    style, widths = _choose(cells, width, least)
     title = to_ascii(sheet.title) if ascii else sheet.title
     if widths is None:
         lines = _records(sheet, cells, width, title, ascii)
@@ -507,12 +531,34 @@ class Page:
     width: int
 
 
+def _one_style(blocks, width: int | None, ascii: bool) -> str:
+    """The style every table of the page is drawn in at ``width``: the narrowest any of them
+    needs, so one output never mixes boxes with bare columns (a terminal's width only: with
+    none, each table keeps its own)."""
+    if not width:
+        return "box"
+    sheets, stack = [], [blocks]
+    while stack:
+        block = stack.pop()
+        if isinstance(block, (list, tuple)):
+            stack += block
+        elif hasattr(block, "renderables"):
+            stack += list(block.renderables)
+        elif isinstance(block, Sheet):
+            sheets.append(block)
+    if len(sheets) < 2:
+        return "box"
+    chosen = [_choose(_Cells(sheet, ascii), width)[0] for sheet in sheets]
+    return max(chosen, key=STYLES_IN_ORDER.index)
+
+
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
     """The page for a list of blocks: sheets, prose (str, Prose, or rich Text), preformatted
     drawings, and lists or rich Groups of those. ``styled=False``: no styles (plain text)."""
     from rich.text import Text
     parts: list = []
     widest = 0
+    least = _one_style(blocks, width, ascii)
     stack = [blocks]
     while stack:
         block = stack.pop()
@@ -523,7 +569,7 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
         elif hasattr(block, "renderables"):  # a rich Group
             stack += reversed(list(block.renderables))
         elif isinstance(block, Sheet):
-            more, used = _sheet(block, width, ascii, styled)
+            more, used = _sheet(block, width, ascii, styled, least)
             parts += more
             widest = max(widest, used)
         elif isinstance(block, Preformatted):
