@@ -798,7 +798,7 @@ def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
     return digits_from_relative(worst)
 
 
-QUICK_ROWS = 1 << 14  # the quick test's smallest chunk (its Python steps: about 0.1 ms)
+QUICK_ROWS = 1 << 14  # the quick test's smallest chunk: large enough that its Python steps do not count
 # A margin over the digits' own log10 and floor, and over the few ulps by which NumPy's
 # functions on a column and on one number (pow, expm1, log in the bounds' formulas) may differ.
 SAFETY = 1.0 + 2.0 ** -10

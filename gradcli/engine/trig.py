@@ -1,7 +1,7 @@
 """Sine and cosine of a float64 column together, vectorised: the batch engine's sin and cos.
 
-NumPy's float64 ``np.sin`` and ``np.cos`` call the C library once per element (no SIMD), about
-17 ns each; the batch engine needs both for every ``sin`` or ``cos`` node (the value and the
+NumPy's float64 ``np.sin`` and ``np.cos`` call the C library once per element (no SIMD); the
+batch engine needs both for every ``sin`` or ``cos`` node (the value and the
 local derivative). :func:`sincos` computes the pair in about 45 array operations of NumPy
 arithmetic, which use every SIMD lane of the processor, sharing one argument reduction:
 

@@ -38,8 +38,8 @@ from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add,
 from .printer import flatten, name_rope, rope
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
-# An expression of at least this many nodes has its gradient by one adjoint sweep: 5-10x faster
-# than a tangent sweep per input, but the printed derivatives are longer (a tangent sweep keeps
+# An expression of at least this many nodes has its gradient by one adjoint sweep: several times
+# quicker than a tangent sweep per input, but the printed derivatives are longer (a tangent sweep keeps
 # the chain rule's factors nested; an adjoint sweep sums one product per path), so below it
 # the shorter text is worth the time.
 REVERSE_MIN = 500
