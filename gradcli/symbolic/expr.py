@@ -180,11 +180,21 @@ _BITS = 1024
 def _rounded(value: int | Fraction) -> int | Fraction:
     try:
         near = float(value)
-    except OverflowError:  # (x^1e300)^1e300: no double holds it, so no literal writes it
+    except OverflowError:
         near = math.inf
-    if near == 0 or math.isinf(near):  # (1e-400, typed: not 0)
+    if math.isinf(near):  # (x^1e300)^1e300: no literal gradcli reads writes 1e600
         raise LimitError("a number in the derivative is beyond the double range")
+    if near == 0:  # 1e-200*1e-200 is 1e-400, not 0, and gradcli reads the literal 1e-400
+        return _significant(value)
     return exact(near)
+
+
+def _significant(value: Fraction) -> Fraction:
+    """``value`` to a double's 17 significant digits, as the exact decimal they write, for a
+    number below the doubles' range (a literal such as 1e-400 still writes it)."""
+    from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
+    context = Context(prec=17, Emin=MIN_EMIN, Emax=MAX_EMAX)
+    return Fraction(context.divide(Decimal(value.numerator), Decimal(value.denominator)))
 
 
 def number(value) -> Number:
