@@ -58,7 +58,7 @@ def _default(option) -> str | None:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-@pytest.mark.parametrize("command, option", _options())
+@pytest.mark.parametrize("command, option", list(_options()))
 def test_every_option_is_described_on_its_page_with_its_default_and_choices(command, option):
     """Each option of ``gradcli COMMAND --help`` is on docs/COMMAND.md (--width and --ascii,
     shared by every command, on docs/output.md), on a line that gives the same default and
