@@ -8,6 +8,7 @@ a traceback.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from dataclasses import dataclass
@@ -1465,15 +1466,26 @@ def _raised_by_click(exc: BaseException) -> bool:
     return tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("click")
 
 
+class _ClosedStream(io.TextIOBase):
+    """Standard output when the process started without one: every write fails as a write to a
+    closed descriptor does, so help and version report it like any other output."""
+
+    def write(self, text):
+        import errno
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
 def run():  # pragma: no cover - the console script entry point (see gradcli.__main__)
     try:  # a character the stream cannot encode (help text on cp1252) is escaped, never fatal
         sys.stdout.reconfigure(errors="backslashreplace")
     except (AttributeError, ValueError):
         pass  # closed (None) or not a text file: nothing to reconfigure
+    if sys.stdout is None:  # started with it closed: click's help would print nothing, exit 0
+        sys.stdout = _ClosedStream()
     try:
         main(prog_name="gradcli")
     except OSError as exc:  # click's own writes (--help, --version) to a full or closed stdout
-        if not _raised_by_click(exc):
+        if not (_raised_by_click(exc) or isinstance(sys.stdout, _ClosedStream)):
             raise
         if isinstance(exc, BrokenPipeError):
             _silence_stdout()

@@ -110,7 +110,8 @@ def test_a_full_standard_output_is_an_io_error(gradcli_script, tmp_path, command
 
 
 @posix
-@pytest.mark.parametrize("command", ["codegen 'x*y' >&-", "plot 'sin(x)' --over x=0:1 >&-"])
+@pytest.mark.parametrize("command", ["codegen 'x*y' >&-", "plot 'sin(x)' --over x=0:1 >&-",
+                                     "--help >&-", "eval --help >&-", "--version >&-"])
 def test_a_closed_standard_output_is_an_io_error(gradcli_script, tmp_path, command):
     proc = shell(f'"$G" {command}', gradcli_script, tmp_path)
     one_line_error(proc, 2, "io error: standard output is closed")

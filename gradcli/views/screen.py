@@ -233,4 +233,8 @@ def write_text(path: str, text: str) -> None:
 
 def stdout_error(exc: OSError) -> OutputError:
     """The error of a write to standard output that failed (a full disk, a closed stream)."""
+    import errno
+    if exc.errno == errno.EBADF:
+        return OutputError("standard output is closed", hint="run gradcli with its output "
+                           "going to a terminal, a pipe or a file")
     return OutputError(f"cannot write to standard output: {exc.strerror or exc}")
