@@ -320,10 +320,10 @@ def test_every_printed_digit_is_right_on_generated_programs(case):
     ("sec(x)", {"x": "0.7"}), ("csc(x)", {"x": "-2.1"}), ("cot(x)", {"x": "0.4"}),
     ("atan2(x*y, y + 1) * sec(y) - cot(x)", {"x": "1.25", "y": "0.5"}),
 ])
-def test_the_quick_interval_sweep_proves_atan2_and_the_reciprocal_trig(source, point):
-    """The interval sweep (no Arb) now bounds atan2 right of the vertical axis and sec, csc,
+def test_the_quick_sweep_proves_atan2_and_the_reciprocal_trig(source, point):
+    """The quick sweep (no Arb) bounds atan2 and sec, csc,
     cot (the wide family's atan2 sent every wide sum to the balls); its digits are mpmath's."""
-    from gradcli.engine.interval import certify_quickly
+    from gradcli.engine.bounds import certify_quickly
     graph = gradcli.compile(source)
     exact = [point[name] for name in graph.inputs]  # decimal texts, as --at gives them
     found = certify_quickly(graph, exact, list(range(graph.n_const, graph.base)), 1.0, 13)
