@@ -286,6 +286,8 @@ class Bounded:
         a, o = _bounded(self), _bounded(other)
         # a square over a chunk: not the product of two independent ranges (a·a >= 0)
         v = _square(a.v) if other is self and isinstance(a.v, Interval) else a.v * o.v
+        if type(v) is float and (a.v == 0 and a.e == 0 or o.v == 0 and o.e == 0):
+            return Bounded(v)  # a point's product by an exact 0 (a kink's slope): exact
         e = 0.0
         if _nonzero(o.e):
             e = _mag(a.v) * o.e
@@ -568,7 +570,6 @@ BOUNDS = {
     "tanh": lambda x, e, v: xp.minimum(e, 2.0),
     "sigmoid": lambda x, e, v: xp.fmin(0.25 * e, _relative(v, e)),
     "softplus": lambda x, e, v: xp.fmin(e, _relative(v, e)),
-    "relu": lambda x, e, v: e,
     "erf": lambda x, e, v: 1.1283791670955126 * e,  # 2/√π, the largest slope
     "erfc": _erfc_bound, "asin": _inside_one, "acos": _inside_one, "atanh": _atanh_bound,
     "acosh": _acosh_bound, "tan": _tan_bound,
@@ -696,7 +697,9 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         "mul": lambda a, b: _kept(a) * b, "div": lambda a, b: _kept(a) / b,
         "neg": lambda a: -_kept(a), "pow": lambda a, b: _kept(a) ** b,
         "sin": trig("sin", "cos", "sin"), "cos": trig("cos", "sin", "cos"),
+        # exact, and moving their result no farther than their argument
         "abs": lambda a: Bounded(m.abs(_bounded(a).v), _bounded(a).e),
+        "relu": lambda a: Bounded(m.relu(_bounded(a).v), _bounded(a).e),
         "min": binary_lipschitz("min", lambda a, b, v: xp.maximum(a.e, b.e)),
         "max": binary_lipschitz("max", lambda a, b, v: xp.maximum(a.e, b.e)),
         "hypot": binary_lipschitz("hypot", lambda a, b, v: a.e + b.e
@@ -722,8 +725,11 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
                  for name, value in CONSTANTS.items()}
     # a row with a definition: bounded through its definition's rows; a row with neither a
     # bound here nor a definition: its rows are not certified
-    return Namespace(lambda row: _uncertain(getattr(steps, row.name)), **own, **constants,
-                     where=_where)
+    bounded = Namespace(lambda row: _uncertain(getattr(steps, row.name)), **own, **constants,
+                        where=_where)
+    # sinc's rule: the quotient, bounded as it is computed (its series has no bound here)
+    bounded.sinc_slope = lambda a: (bounded.cos(a) - bounded.sinc(a)) / a
+    return bounded
 
 
 def _library_trig(f, other):
@@ -1283,12 +1289,13 @@ def exact_input(spec) -> Bounded | None:
         return Bounded(spec)
     if isinstance(spec, str):
         text = spec.strip()
-        if text.isdigit() and len(text) < 16:
-            return Bounded(float(text))
         try:
             x = float(text)  # a decimal: float() rounds it correctly
         except ValueError:
             return None
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit() and len(digits) < 16:
+            return Bounded(x)  # a whole number below 10^15: its double is exact
         return Bounded(x, math.ulp(x)) if math.isfinite(x) else None
     return None
 
