@@ -186,7 +186,7 @@ def test_a_kink_met_exactly_uses_the_convention_and_says_so(gradcli_script):
     ("floor(x)", "x=1", True), ("ceil(x)", "x=-2", True), ("trunc(x)", "x=3", True),
     ("round(x)", "x=2.5", True), ("mod(x, 0.5)", "x=1.5", True), ("floor(x)", "x=1.2", False),
     ("round(x)", "x=2", False), ("mod(x, 0.5)", "x=1.25", False)])
-@pytest.mark.parametrize("digits", ["13", "30"])  # the quick interval proof, and the balls
+@pytest.mark.parametrize("digits", ["13", "30"])  # the quick proof, and the balls
 def test_a_jump_met_exactly_says_so_as_a_kink_does(gradcli_script, expression, at, jump, digits):
     done = subprocess.run([gradcli_script, "eval", expression, "--at", at, "--digits", digits],
                           capture_output=True, text=True, encoding="utf-8")

@@ -132,8 +132,9 @@ def _errstate(**options):
 
 class _Functions(SimpleNamespace):
     """The NumPy functions the bounds are written with (:data:`xp`): on a point's plain floats
-    computed by ``math`` (NaN and inf where NumPy gives them, or an ArithmeticError that refuses
-    the point), on columns and a chunk's numbers by NumPy; any other name is NumPy's."""
+    computed by ``math`` (where NumPy would give NaN or inf, math may raise instead: the point is
+    then left to the balls), on columns and a chunk's numbers by NumPy; any other name is
+    NumPy's."""
 
     def __getattr__(self, name: str):
         return getattr(_numpy(), name)
@@ -853,7 +854,7 @@ def _interval_pow(a: Interval, b: Interval) -> Interval:
         n = int(b.lo)
         if n < 0:
             return 1.0 / _interval_pow(a, Interval(-n, -n))
-        if n % 2 == 0 and a.lo < 0 < a.hi:
+        if n and n % 2 == 0 and a.lo < 0 < a.hi:
             raise Unbounded("an even power of an interval holding 0")
         result = Interval(1.0, 1.0)
         for _ in range(n):  # by products (|n| <= 64)

@@ -66,7 +66,7 @@ class Primitive:
     # a template over the arguments {0}, {1}. A language not named calls it by the row's name.
     code: Mapping[str, str] = field(default_factory=dict)
     # The primal written with other rows, ``definition(m, *args)`` (logit: ``m.log(a / (1 - a))``):
-    # a mode with no function of its own for the row (balls, intervals, bounded columns, NumPy,
+    # a mode with no function of its own for the row (balls, bounded numbers and columns, NumPy,
     # generated code) computes this with its own rows (:class:`Namespace`), and the float primal
     # is it on floats unless the row gives one. None: the row is a primitive of its own.
     definition: Callable | None = None
@@ -484,7 +484,7 @@ def constant_words(name: str) -> str:
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
 
 class Namespace(SimpleNamespace):
-    """The rules' ``m`` for one kind of number (floats, balls, intervals, columns, code): the
+    """The rules' ``m`` for one kind of number (floats, balls, bounded numbers, columns, code): the
     functions it is given, by row name, beside its constants and ``where``. A row it was not
     given is found when first asked: its ``definition`` computed with this namespace's own rows,
     else ``fallback(row)`` (the mode's "cannot", or its generic way), so a row added to
@@ -546,7 +546,7 @@ def remove(name: str) -> None:
 # and ``where`` (a rule's branch: NumPy's where on columns, a choice between two numbers here).
 FLOAT = Namespace(lambda row: row.primal, **{p.name: p.primal for p in TABLE.values()},
                   **CONSTANTS, where=where, greater=operator.gt,
-                  sinc_slope=special.sinc_derivative, polygamma=special.polygamma)
+                  polygamma=special.polygamma)
 
 
 def function_names() -> list[str]:
