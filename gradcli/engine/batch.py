@@ -76,12 +76,12 @@ def _on_columns(prim):
     return _elementwise(prim.primal, prim.arity)
 
 
-# (a row with a definition and no NumPy column: the definition on columns, see Namespace)
 def _polygamma(n: int, a):
     """ψ^(n) of a column, row by row (NaN outside its domain, as NumPy's functions give)."""
     return _elementwise(special.polygamma, 2)(n, a)
 
 
+# (a row with a definition and no NumPy column: the definition on columns, see Namespace)
 NUMPY = Namespace(_on_columns, **{name: _on_columns(p) for name, p in TABLE.items()
                                   if p.numpy is not None or p.definition is None},
                   **CONSTANTS, where=np.where, greater=np.greater, polygamma=_polygamma)
