@@ -302,3 +302,24 @@ def test_past_quick_nodes_the_sweep_is_not_tried_and_the_balls_prove_the_digits(
 @pytest.mark.parametrize("source, x", [("sin(x)-x", "1e-5"), ("exp(x)-1-x", "1e-4")])
 def test_cancelling_points_still_print_right_digits(source, x):
     check_digits(source, {"x": x})
+
+
+# -- every row on one point: the same bound formulas as the batch's columns ----------------------
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_every_row_has_a_point_bound_whose_value_is_the_float_primal(name):
+    """The point namespace (bounds.POINT) bounds every row of the table at an ordinary point of
+    its domain, with an inexact argument (the propagation formula's turn), and its value is the
+    float64 primal's, bit for bit; the exact value (mpmath) lies within the claimed ends."""
+    from gradcli.engine.bounds import POINT
+    from gradcli.engine.primitives import TABLE
+    prim, ref = TABLE[name], REFERENCES[name]
+    lo, hi = ref.span if prim.arity == 1 else (0.5, 3.0)
+    points = [lo + 0.37 * (hi - lo) + 0.01, 1.3][:prim.arity]
+    got = getattr(POINT, name)(*[Bounded(x, 1e-13) for x in points])
+    assert got.e < 1e-6 * (1 + abs(got.v)), (name, got)  # finite, near the argument's error
+    assert got.v == prim.primal(*points), name
+    with mpmath.workdps(40):
+        exact = ref.mp(*[mpmath.mpf(x) for x in points])
+    low, high = ends(got)
+    assert low <= exact <= high, (name, low, exact, high)
