@@ -62,7 +62,7 @@ class Result:
         """The certified sweep with every number of the trace proven (computed on first use)."""
         if getattr(self.certified, "values", None):  # the certificate's sweep recorded them
             return self.certified
-        if getattr(self.certified, "sweep", None):  # the interval sweep recorded them
+        if getattr(self.certified, "sweep", None):  # the quick sweep recorded them
             from .engine.traceproof import QuickTrace
             return QuickTrace(self.certified.sweep, self.digits, self._balls)
         return self._balls()
@@ -173,7 +173,7 @@ def _reverse(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None
                       records=records if record else None)
     exact = [_exact(at, name) for name in graph.inputs]
     if quick and values is not None:
-        from .engine.interval import certify_quickly
+        from .engine.bounds import certify_quickly
         found = certify_quickly(graph, exact, [slot[name] for name in wrt], seed, digits, active,
                                 floats=(values, adjoint), record=record)
         if found is not None:
@@ -225,13 +225,13 @@ def singular_gradient(graph: Graph, point: list[float], values: list[float], see
 
 @dataclass
 class QuickCertificate:
-    """What an interval sweep in doubles proved (:func:`gradcli.engine.interval.certify_quickly`):
+    """What the quick sweep proved (:func:`gradcli.engine.bounds.certify_quickly`):
     the digits shown are the float64 results', so float64 lost none of them."""
 
     kinks: list
     digits: int
     short: str | None = None
-    sweep: tuple | None = None  # recorded: the intervals' (values, adjoint, records)
+    sweep: tuple | None = None  # recorded: the Bounded (values, adjoint, records)
 
 
 def _quick_result(graph, point, wrt, slot, seed, digits, values, adjoint, exact, value_text,
@@ -626,7 +626,7 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     directional derivative. A program with several outputs: pick one with ``of``, or call
     :func:`jacobian`.
 
-    ``quick=True`` lets an interval sweep in doubles prove the printed digits without Arb (and
+    ``quick=True`` lets the quick sweep in doubles prove the printed digits without Arb (and
     without importing python-flint): ``value`` and ``gradient`` are then the float64 results,
     which round to the proven digits, not always the exact values correctly rounded to doubles.
     ``record=True``: the trace will be read; the reverse sweep that computes the gradient

@@ -186,7 +186,7 @@ def test_a_kink_met_exactly_uses_the_convention_and_says_so(gradcli_script):
     ("floor(x)", "x=1", True), ("ceil(x)", "x=-2", True), ("trunc(x)", "x=3", True),
     ("round(x)", "x=2.5", True), ("mod(x, 0.5)", "x=1.5", True), ("floor(x)", "x=1.2", False),
     ("round(x)", "x=2", False), ("mod(x, 0.5)", "x=1.25", False)])
-@pytest.mark.parametrize("digits", ["13", "30"])  # the quick interval proof, and the balls
+@pytest.mark.parametrize("digits", ["13", "30"])  # the quick proof, and the balls
 def test_a_jump_met_exactly_says_so_as_a_kink_does(gradcli_script, expression, at, jump, digits):
     done = subprocess.run([gradcli_script, "eval", expression, "--at", at, "--digits", digits],
                           capture_output=True, text=True, encoding="utf-8")
@@ -320,10 +320,10 @@ def test_every_printed_digit_is_right_on_generated_programs(case):
     ("sec(x)", {"x": "0.7"}), ("csc(x)", {"x": "-2.1"}), ("cot(x)", {"x": "0.4"}),
     ("atan2(x*y, y + 1) * sec(y) - cot(x)", {"x": "1.25", "y": "0.5"}),
 ])
-def test_the_quick_interval_sweep_proves_atan2_and_the_reciprocal_trig(source, point):
-    """The interval sweep (no Arb) now bounds atan2 right of the vertical axis and sec, csc,
+def test_the_quick_sweep_proves_atan2_and_the_reciprocal_trig(source, point):
+    """The quick sweep (no Arb) bounds atan2 and sec, csc,
     cot (the wide family's atan2 sent every wide sum to the balls); its digits are mpmath's."""
-    from gradcli.engine.interval import certify_quickly
+    from gradcli.engine.bounds import certify_quickly
     graph = gradcli.compile(source)
     exact = [point[name] for name in graph.inputs]  # decimal texts, as --at gives them
     found = certify_quickly(graph, exact, list(range(graph.n_const, graph.base)), 1.0, 13)

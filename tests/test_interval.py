@@ -1,4 +1,4 @@
-"""The quick proof: interval arithmetic in doubles (``engine/interval.py``) proves long sums.
+"""The quick proof of one point (``engine/bounds.py``, Bounded floats) proves long sums.
 
 A sum's rounding errors are carried exactly (TwoSum) and bounded once, so a long sum of accurate
 terms is proven without Arb; where float64 is not accurate (a cancelling sum) the sweep refuses
@@ -19,8 +19,8 @@ from hypothesis import given, settings, strategies as st
 
 import gradcli
 from gradcli.engine.forward import forward
-from gradcli.engine import interval
-from gradcli.engine.interval import Interval, Sum, certify_quickly, hopeless
+from gradcli.engine import bounds
+from gradcli.engine.bounds import Bounded, Interval, certify_quickly, ends, hopeless
 from gradcli.engine.reverse import reverse
 from gradcli.language.printer import to_source
 from strategies import cases
@@ -38,63 +38,66 @@ FLOATS = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_
 SPREAD = st.one_of(FLOATS, st.floats(-1.0, 1.0), st.sampled_from([1e16, -1e16, 1.0, 2.0 ** -60]))
 
 
-def _ends(x: Interval) -> tuple[Fraction, Fraction]:
-    """The tightest ends the interval claims: a Sum's exact unevaluated sums, else lo and hi."""
-    if type(x) is Sum:
-        return Fraction(x.slo) + Fraction(x.elo), Fraction(x.shi) + Fraction(x.ehi)
-    return Fraction(x.lo), Fraction(x.hi)
+def _holds(x: Bounded, low: Fraction, high: Fraction) -> bool:
+    """Whether every real in [low, high] (the exact results) lies within x's ends."""
+    try:
+        lo, hi = ends(x)
+    except ArithmeticError:  # an overflow: refused, as it must be
+        return True
+    return Fraction(lo) <= low and high <= Fraction(hi)
 
 
 @settings(max_examples=300, derandomize=True, database=None)
 @given(st.lists(st.tuples(SPREAD, SPREAD, st.booleans()), min_size=1, max_size=40))
 def test_a_chain_of_additions_holds_the_exact_sum(terms):
-    """Each term an interval, added or subtracted: the exact sum of the right ends is inside,
-    both as doubles (lo, hi) and as the Sum's unevaluated sums, which are within lo and hi."""
-    total, low, high = Interval.point(0.0), Fraction(0), Fraction(0)
-    try:
-        for a, b, minus in terms:
-            x = Interval(min(a, b), max(a, b))
-            if minus:
-                total, low, high = total - x, low - Fraction(x.hi), high - Fraction(x.lo)
-            else:
-                total, low, high = total + x, low + Fraction(x.lo), high + Fraction(x.hi)
-    except ArithmeticError:  # an overflow: refused, as it must be
-        return
-    tight_lo, tight_hi = _ends(total)
-    assert Fraction(total.lo) <= tight_lo <= low and high <= tight_hi <= Fraction(total.hi)
+    """Each term an uncertain number (its midpoint, and half the distance as its bound), added
+    or subtracted: every exact sum of numbers within the terms' bounds is within the result's
+    ends (the carried rounding error and the bound, rounded outward)."""
+    total, low, high = Bounded(0.0), Fraction(0), Fraction(0)
+    for a, b, minus in terms:
+        lo, hi = min(a, b), max(a, b)
+        mid = lo / 2 + hi / 2
+        e = max(mid - lo, hi - mid)  # (rounded up below: an exact bound of the term)
+        e = math.nextafter(e, math.inf) if e else 0.0
+        x = Bounded(mid, e)
+        if minus:
+            total, low, high = total - x, low - Fraction(hi), high - Fraction(lo)
+        else:
+            total, low, high = total + x, low + Fraction(lo), high + Fraction(hi)
+    assert _holds(total, low, high)
 
 
 @settings(max_examples=200, derandomize=True, database=None)
 @given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=300))
 def test_a_long_sum_of_points_is_bounded_once(xs):
-    """Points added in a chain: the width is a few ulps of the result (each end's double sum
-    and error term rounded outward once), not one per term."""
-    total = Interval.point(0.0)
+    """Points added in a chain: the width is a few ulps of the result (the double sum and its
+    carried error rounded outward once), not one per term."""
+    total = Bounded(0.0)
     for x in xs:
         total = total + x
     exact = sum(map(Fraction, xs))
-    assert Fraction(total.lo) <= exact <= Fraction(total.hi)
-    assert total.hi - total.lo <= 4 * math.ulp(max(abs(total.lo), abs(total.hi)))
+    lo, hi = ends(total)
+    assert Fraction(lo) <= exact <= Fraction(hi)
+    assert hi - lo <= 4 * math.ulp(max(abs(lo), abs(hi)))
 
 
 @settings(max_examples=200, derandomize=True, database=None)
 @given(st.lists(st.tuples(SPREAD, SPREAD), min_size=1, max_size=20))
 def test_sums_of_sums_and_negations_hold_the_exact_sum(pairs):
-    """Two running sums combined by subtraction and negation (the reverse sweep adds Sums to
-    Sums): the exact difference of the ends is inside."""
-    s, t = Interval.point(0.0), Interval.point(0.0)
-    sl = sh = tl = th = Fraction(0)
-    try:
-        for a, b in pairs:
-            s, sl, sh = s + a, sl + Fraction(a), sh + Fraction(a)
-            t, tl, th = t - b, tl - Fraction(b), th - Fraction(b)
-        d = -(s - t)
-    except ArithmeticError:
-        return
-    assert Fraction(d.lo) <= tl - sh and th - sl <= Fraction(d.hi)
+    """Two running sums combined by subtraction and negation (the reverse sweep adds sums to
+    sums): the exact difference is inside."""
+    s, t = Bounded(0.0), Bounded(0.0)
+    exact_s = exact_t = Fraction(0)
+    for a, b in pairs:
+        s, exact_s = s + a, exact_s + Fraction(a)
+        t, exact_t = t - b, exact_t - Fraction(b)
+    d = -(s - t)
+    assert _holds(d, exact_t - exact_s, exact_t - exact_s)
 
 
 def test_products_by_the_signs_hold_the_exact_product():
+    """The quick test's chunk summaries (Interval): a product rounded outward holds every
+    product of the ends."""
     values = [-3.5, -1.0, -0.1, 0.0, 0.1, 0.3, 2.0, 1e300, -1e-300]
     for a in values:
         for b in values:
@@ -154,7 +157,7 @@ def test_a_long_sum_of_accurate_terms_is_proven_quickly_and_right(monkeypatch):
     """10,000 terms: the chain's rounding (20,000 ulps of the partial sum, once) no longer hides
     the 13th digit; the digits are mpmath's. (The API leaves a program this large to the
     balls, past QUICK_NODES: the sweep itself is tested here.)"""
-    monkeypatch.setattr(interval, "QUICK_NODES", 1 << 20)
+    monkeypatch.setattr(bounds, "QUICK_NODES", 1 << 20)
     source, terms = long_sum(10_000)
     graph, found = quickly(source, POINT)
     assert found is not None
@@ -165,7 +168,7 @@ def test_a_long_sum_of_accurate_terms_is_proven_quickly_and_right(monkeypatch):
 
 
 def test_a_long_sum_is_proven_without_importing_flint(tmp_path):
-    """The console script, counting imports: the text is proven by the interval sweep alone."""
+    """The console script, counting imports: the text is proven by the quick sweep alone."""
     source, terms = long_sum(800)  # 3,999 nodes: at most QUICK_NODES
     path = tmp_path / "sum.gc"
     path.write_text(source, encoding="utf-8")
@@ -175,7 +178,7 @@ def test_a_long_sum_is_proven_without_importing_flint(tmp_path):
 
 def test_a_cancelling_long_sum_is_refused_and_the_balls_print_it_right():
     """The same sum minus its value to 16 digits: float64 keeps no digit of the difference, the
-    interval sweep refuses (quickly), and the balls' digits are mpmath's."""
+    quick sweep refuses (quickly), and the balls' digits are mpmath's."""
     source, terms = long_sum(2_000)
     with mpmath.workdps(50):
         near = mpmath.nstr(long_sum_truth(terms)[0], 16)
@@ -270,7 +273,7 @@ def _wide_truth(n: int, dps: int = 30):
 
 
 def test_wide_500_at_10_digits_is_proven_quickly_and_right(tmp_path):
-    """With fewer digits asked the interval sweep proves the wide family, without flint."""
+    """With fewer digits asked the quick sweep proves the wide family, without flint."""
     source = families.wide(500)  # 3,424 nodes: at most QUICK_NODES
     path = tmp_path / "wide.gc"
     path.write_text(source, encoding="utf-8")
@@ -285,10 +288,10 @@ def test_wide_500_at_10_digits_is_proven_quickly_and_right(tmp_path):
 
 def test_past_quick_nodes_the_sweep_is_not_tried_and_the_balls_prove_the_digits(tmp_path):
     """A program larger than QUICK_NODES goes to the balls at once, which prove it sooner than
-    the interval sweep in Python would; its digits are mpmath's all the same."""
+    the quick sweep in Python would; its digits are mpmath's all the same."""
     source, terms = long_sum(900)  # 4,499 nodes
     graph, found = quickly(source, POINT)
-    assert len(graph.ops) > interval.QUICK_NODES and found is None
+    assert len(graph.ops) > bounds.QUICK_NODES and found is None
     result = gradcli.evaluate(source, at=POINT)
     assert type(result.certified).__name__ == "Certified"  # the balls', not the quick pass's
     for got, x in zip([result.value, result.gradient["x"], result.gradient["y"]],
@@ -299,3 +302,24 @@ def test_past_quick_nodes_the_sweep_is_not_tried_and_the_balls_prove_the_digits(
 @pytest.mark.parametrize("source, x", [("sin(x)-x", "1e-5"), ("exp(x)-1-x", "1e-4")])
 def test_cancelling_points_still_print_right_digits(source, x):
     check_digits(source, {"x": x})
+
+
+# -- every row on one point: the same bound formulas as the batch's columns ----------------------
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_every_row_has_a_point_bound_whose_value_is_the_float_primal(name):
+    """The point namespace (bounds.POINT) bounds every row of the table at an ordinary point of
+    its domain, with an inexact argument (the propagation formula's turn), and its value is the
+    float64 primal's, bit for bit; the exact value (mpmath) lies within the claimed ends."""
+    from gradcli.engine.bounds import POINT
+    from gradcli.engine.primitives import TABLE
+    prim, ref = TABLE[name], REFERENCES[name]
+    lo, hi = ref.span if prim.arity == 1 else (0.5, 3.0)
+    points = [lo + 0.37 * (hi - lo) + 0.01, 1.3][:prim.arity]
+    got = getattr(POINT, name)(*[Bounded(x, 1e-13) for x in points])
+    assert got.e < 1e-6 * (1 + abs(got.v)), (name, got)  # finite, near the argument's error
+    assert got.v == prim.primal(*points), name
+    with mpmath.workdps(40):
+        exact = ref.mp(*[mpmath.mpf(x) for x in points])
+    low, high = ends(got)
+    assert low <= exact <= high, (name, low, exact, high)

@@ -45,7 +45,7 @@ def imported(args) -> set[str]:
     return names
 
 
-# The printed digits are proven by an interval sweep in doubles when it can (the seed's can);
+# The printed digits are proven by the quick sweep in doubles when it can (the seed's can);
 # Arb (python-flint) is imported only where that fails, or for --json's correctly rounded doubles.
 PROVEN_QUICKLY = ("flint", "gradcli.engine.ball", "gradcli.engine.certify")
 

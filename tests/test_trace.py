@@ -307,7 +307,7 @@ def test_a_certified_trace_reuses_the_values_forward_sweep(monkeypatch):
     precision): only its reverse sweep runs again, and its numbers are the value's."""
     import gradcli.engine.certify as certify
     from gradcli.api import evaluate
-    graph = gradcli_compile("(1-cos(x))/x^2 + x*y")  # cancels: the interval sweep cannot prove it
+    graph = gradcli_compile("(1-cos(x))/x^2 + x*y")  # cancels: the quick sweep cannot prove it
     r = evaluate(graph, {"x": "1e-8", "y": 3}, digits=20)
     assert getattr(r.certified, "reals", None)
     calls = []
@@ -329,9 +329,9 @@ SUM = " + ".join(f"{i % 7 + 1}*exp(x*{i % 5 + 1}/10)*cos(y + {i % 3})" for i in 
 
 
 SWEEPS = {"float64": (["--float64"], ["float"]),
-          # the interval sweep proves this sum, and the numbers its trace shows
-          "intervals": ([], ["float", "interval"]),
-          # 17 digits are more than intervals in doubles prove (their sweep is skipped as
+          # the quick sweep proves this sum, and the numbers its trace shows
+          "quick": ([], ["float", "quick"]),
+          # 17 digits are more than the quick sweep in doubles proves (it is skipped as
           # hopeless): the balls, bare
           "balls": (["--digits", "17"], ["bare balls", "float"])}
 
@@ -339,17 +339,17 @@ SWEEPS = {"float64": (["--float64"], ["float"]),
 @pytest.mark.parametrize("flags, sweeps", SWEEPS.values(), ids=SWEEPS)
 def test_a_trace_runs_no_sweep_of_its_own(monkeypatch, flags, sweeps):
     """--trace reads the reverse sweep that computed the gradient (float64's, or the sweep that
-    certified the digits, on intervals or on balls): the rules run in each namespace exactly as
+    certified the digits, quick or on balls): the rules run in each namespace exactly as
     often as for a plain eval, so the trace adds no second sweep."""
     import gradcli.engine.reverse as reverse
     from gradcli.engine.ball import BALL, BARE
-    from gradcli.engine.interval import INTERVAL
+    from gradcli.engine.bounds import POINT
     from gradcli.engine.primitives import FLOAT
     real = reverse.local_partials
     calls = []
 
     def counted(graph, values, m, *args, **kwargs):
-        names = {id(FLOAT): "float", id(INTERVAL): "interval", id(BALL): "ball",
+        names = {id(FLOAT): "float", id(POINT): "quick", id(BALL): "ball",
                  id(BARE): "bare balls"}
         calls.append(names.get(id(m), type(m).__name__))  # another namespace: named, not raised
         return real(graph, values, m, *args, **kwargs)
@@ -424,10 +424,10 @@ def test_a_trace_by_one_input_shows_only_its_edges(flags):
     assert float(sweep["contributions"][0]["contribution"]) == 12
 
 
-def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
-    """A value the interval sweep proved gets its trace proven by the same sweep's intervals:
+def test_a_quickly_proven_trace_prints_the_balls_digits(monkeypatch):
+    """A value the quick sweep proved gets its trace proven by the same sweep's bounds:
     no ball sweep runs for 40 rows a table, and every row, shown or all of them, reads as the
-    balls' trace (both give the exact numbers correctly rounded). A number whose interval is too
+    balls' trace (both give the exact numbers correctly rounded). A number whose bound is too
     wide for its digits is the balls' to prove: they run once."""
     import gradcli.engine.certify as certify
     from gradcli.api import QuickCertificate, evaluate
@@ -450,8 +450,8 @@ def test_an_interval_proven_trace_prints_the_balls_digits(monkeypatch):
     ("tanh(x)*erf(y) + atan(x*y) + cbrt(x + 2)", {"x": "1.25", "y": "2.5"}),
     ("expm1(x/3)*log1p(y*y) + sqrt(x*x + y*y) - cosh(y)", {"x": "3", "y": "0.3"}),
     ("x^3*y - asinh(x - y) + log10(x + y)*log2(x)", {"x": "2", "y": "1"})])
-def test_interval_and_ball_traces_agree_row_for_row(source, at):
-    """Every row of an interval-proven trace (all of them, --max-rows 0) is the ball-proven
+def test_quick_and_ball_traces_agree_row_for_row(source, at):
+    """Every row of a quickly proven trace (all of them, --max-rows 0) is the ball-proven
     trace's: each number's digits are the exact number's, correctly rounded, either way."""
     from gradcli.api import QuickCertificate, evaluate
     quick = evaluate(gradcli_compile(source), at, quick=True, record=True)

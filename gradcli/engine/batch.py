@@ -38,6 +38,7 @@ from .graph import Graph, describe_call, domain_error, overflow_error
 from .partials import local_partials
 from .primitives import CONSTANTS, TABLE, Namespace
 from .reverse import visit_order
+from . import special
 from .trig import sincos
 
 BLOCK_ROWS = 1 << 14  # rows per block: 128 KiB per column, so a block's columns stay in cache
@@ -75,10 +76,15 @@ def _on_columns(prim):
     return _elementwise(prim.primal, prim.arity)
 
 
+def _polygamma(n: int, a):
+    """ψ^(n) of a column, row by row (NaN outside its domain, as NumPy's functions give)."""
+    return _elementwise(special.polygamma, 2)(n, a)
+
+
 # (a row with a definition and no NumPy column: the definition on columns, see Namespace)
 NUMPY = Namespace(_on_columns, **{name: _on_columns(p) for name, p in TABLE.items()
                                   if p.numpy is not None or p.definition is None},
-                  **CONSTANTS, where=np.where)
+                  **CONSTANTS, where=np.where, greater=np.greater, polygamma=_polygamma)
 
 
 class _SinCos:
@@ -109,7 +115,7 @@ def block_namespace() -> SimpleNamespace:
     """:data:`NUMPY` with sin and cos shared through a fresh :class:`_SinCos` (one per block)."""
     trig = _SinCos()
     return Namespace(lambda row: getattr(NUMPY, row.name), **CONSTANTS, where=np.where,
-                     sin=trig.sin, cos=trig.cos)
+                     greater=np.greater, polygamma=_polygamma, sin=trig.sin, cos=trig.cos)
 
 
 # -- results ------------------------------------------------------------------------------------

@@ -1,27 +1,37 @@
-"""A proven bound on the error of every batch row: how many significant digits are certain.
+"""The quick proof: a proven bound on the error of float64 results, for one point or many rows.
 
-The batch engine computes in float64. Here the same tape is swept again, forward and reverse,
-with the same rules of the table (:mod:`gradcli.engine.primitives`), over a namespace whose
-values are :class:`Bounded` columns: the float64 value the batch engine computes (the same NumPy
-operations, so the same bits) and a bound ``err`` on its distance from the exact value of the
-expression at the row's point (the inputs are taken as the doubles read). Each operation adds
-the error it inherits, bounded over the whole interval ``[x - err, x + err]`` (not to first
-order), and its own rounding:
+The single-point engine and the batch engine compute in float64. Here the same tape is swept
+again, forward and reverse, with the same rules of the table (:mod:`gradcli.engine.primitives`),
+over a namespace whose values are :class:`Bounded`: the float64 value (for a point, a float; for
+a batch, a NumPy column computed by the batch engine's own operations, so the same bits) and a
+bound ``err`` on its distance from the exact value of the expression at the point. Each
+operation adds the error it inherits, bounded over the whole interval ``[x - err, x + err]``
+(not to first order), and its own rounding:
 
 - ``+ - * /``: the exact propagation formulas (``|x|·ey + |y|·ex + ex·ey`` for a product,
-  ``(ex + |x/y|·ey) / (|y| - ey)`` for a quotient) and half an ulp of rounding;
+  ``(ex + |x/y|·ey) / (|y| - ey)`` for a quotient) and half an ulp of rounding; on a point, a
+  sum's rounding error is carried exactly instead (TwoSum, in ``c``), so a long sum of accurate
+  terms keeps its digits;
 - a function: a rational bound of its change over the interval (:data:`BOUNDS`: ``e/(|x|-e)``
   for log, ``|v|·e·(1+e)`` for exp, ``|cos x|·e + e²/2`` for sin, ``e/sqrt(1-m²)`` for asin
   with m the interval's reach, ...), so that no function is evaluated again, plus its own error
-  (:data:`ULPS` ulps); sec, csc, cot and log(a, b) are bounded as the compositions the batch
-  engine computes (``1/cos(a)``); the gamma family on the positive axis, where the bounds of
+  (:data:`ULPS` ulps); sec, csc, cot and log(a, b) are bounded as the compositions the engines
+  compute (``1/cos(a)``); the gamma family on the positive axis, where the bounds of
   ψ and its derivatives hold (``ln t - 1/t <= ψ(t) <= ln t``); sign and step: exact where the
   interval does not reach the kink, unbounded where it does; floor, ceil, trunc, round and mod:
-  exact where the interval's ends fall on one piece (``np.nextafter`` outward), unbounded where
+  exact where the interval's ends fall on one piece (``nextafter`` outward), unbounded where
   they do not.
 
-A row's certain digits are ``floor(-log10(2·err/|value|))``, the least over its outputs (the
-factor 2 covers the rounding of the bound's own arithmetic); a bound below the smallest normal
+The formulas are written once over :data:`xp`, NumPy's functions that a point's floats get from
+``math`` (a plain ``eval`` never imports NumPy). The bound's own arithmetic rounds to nearest:
+the factor 2 below covers it.
+
+One point (:func:`certify_quickly`, tried before Arb by ``eval``): the output's value and
+gradient are proven to ``digits`` digits where the whole interval ``[v + c - 2·err,
+v + c + 2·err]`` rounds to the digits float64 printed; otherwise the balls prove them.
+
+Many rows (``eval --points/--grid --with-digits``): a row's certain digits are
+``floor(-log10(2·err/|value|))``, the least over its outputs; a bound below the smallest normal
 double (2.2e-308: an exact zero, say) counts as all 17. A row whose bound is not finite (a kink
 or a pole inside the interval) has none.
 
@@ -41,21 +51,24 @@ whichever rows share a block (tests/test_bounds_rules.py).
 >>> digits = certain_digits(compile("(1-cos(x))/x^2"), {"x": np.array([1.0, 1e-8])})
 >>> digits.tolist()  # at 1e-8, 1 - cos(x) cancels every digit
 [12, 0]
+>>> x = Bounded(2.0)  # an exact input
+>>> y = POINT.log(x) + x * 3.0
+>>> proven_text(y, 13), ends(y)[0] < 6.693147180559945 < ends(y)[1]
+('6.693147180560', True)
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from contextlib import nullcontext
 from types import SimpleNamespace
 from typing import Iterable, Mapping
 
-import numpy as np
-
-from ..errors import LimitError
-from .batch import NUMPY, as_columns, block_namespace, reverse_block
+from ..errors import GradcliError, LimitError
+from ..gcpause import gc_paused
 from .graph import Graph
-from .interval import INTERVAL, Interval, Unbounded
-from .primitives import CONSTANTS, TABLE, Namespace
+from .primitives import CONSTANTS, FLOAT, TABLE, Namespace, jumps
 from .reverse import visit_order
 
 U = 2.0 ** -53  # the unit roundoff: half an ulp, relative
@@ -73,6 +86,144 @@ DEFAULT_ULPS = 4.0
 ABSOLUTE = {"lgamma", "digamma"}
 
 
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _plain(*xs) -> bool:
+    """Whether these are one point's numbers (floats, bools), for math; else NumPy's."""
+    return all(type(x) is float or type(x) is bool or type(x) is int for x in xs)
+
+
+def _unary(name: str, plain):
+    def f(x, *more, **options):
+        return plain(x) if type(x) is float else getattr(_numpy(), name)(x, *more, **options)
+    return f
+
+
+def _nan_max(a, b):
+    return a if a >= b or a != a else b  # NaN wins, as in np.maximum
+
+
+def _nan_min(a, b):
+    return a if a <= b or a != a else b
+
+
+def _fmin(a, b):
+    return b if a != a else a if b != b or a <= b else b  # NaN loses, as in np.fmin
+
+
+def _binary(name: str, plain):
+    def f(a, b):
+        return plain(a, b) if _plain(a, b) else getattr(_numpy(), name)(a, b)
+    return f
+
+
+def _choose(condition, x, y):
+    return (x if condition else y) if type(condition) is bool else _numpy().where(condition, x, y)
+
+
+def _errstate(**options):
+    """NumPy's errstate, once NumPy is loaded (before, no NumPy operation can run)."""
+    numpy = sys.modules.get("numpy")
+    return nullcontext() if numpy is None else numpy.errstate(**options)
+
+
+class _Functions(SimpleNamespace):
+    """The NumPy functions the bounds are written with (:data:`xp`): on a point's plain floats
+    computed by ``math`` (where NumPy would give NaN or inf, math may raise instead: the point is
+    then left to the balls), on columns and a chunk's numbers by NumPy; any other name is
+    NumPy's."""
+
+    def __getattr__(self, name: str):
+        return getattr(_numpy(), name)
+
+
+xp = _Functions(
+    where=_choose, maximum=_binary("maximum", _nan_max), minimum=_binary("minimum", _nan_min),
+    fmin=_binary("fmin", _fmin), abs=_unary("abs", abs), sqrt=_unary("sqrt", math.sqrt),
+    cbrt=_unary("cbrt", TABLE["cbrt"].primal), log=_unary("log", math.log),
+    exp=_unary("exp", math.exp), expm1=_unary("expm1", math.expm1),
+    sinh=_unary("sinh", math.sinh), isnan=_unary("isnan", math.isnan),
+    asarray=_unary("asarray", float), ndim=lambda x: 0 if _plain(x) else _numpy().ndim(x),
+    nextafter=_binary("nextafter", math.nextafter), power=_binary("power", math.pow),
+    errstate=_errstate, inf=math.inf)
+
+
+class Unbounded(ArithmeticError):
+    """No bound here (a chunk's range the quick test cannot bound, a point the balls prove)."""
+
+
+def _down(x: float, ulps: int = 1) -> float:
+    for _ in range(ulps):
+        x = math.nextafter(x, -math.inf)
+    return x
+
+
+def _up(x: float, ulps: int = 1) -> float:
+    for _ in range(ulps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+class Interval:
+    """``[lo, hi]``, certainly holding the exact value: the quick test's summary of a chunk of
+    rows (every row's value lies in it). Sums and products are rounded outward."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: float, hi: float):
+        if not (lo <= hi) or lo == -math.inf or hi == math.inf:  # nan or overflow
+            raise Unbounded("not a finite interval")
+        self.lo, self.hi = lo, hi
+
+    @staticmethod
+    def of(x) -> "Interval":
+        return x if isinstance(x, Interval) else Interval(float(x), float(x))
+
+    def __add__(self, o):
+        o = Interval.of(o)
+        return Interval(_down(self.lo + o.lo), _up(self.hi + o.hi))
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self + -Interval.of(o)
+
+    def __rsub__(self, o):
+        return Interval.of(o) - self
+
+    def __mul__(self, o):
+        o = Interval.of(o)
+        ps = (self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
+        return Interval(_down(min(ps)), _up(max(ps)))  # a step out covers any rounding
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        o = Interval.of(o)
+        if o.lo <= 0 <= o.hi:
+            raise Unbounded("the divisor may be 0")
+        qs = (self.lo / o.lo, self.lo / o.hi, self.hi / o.lo, self.hi / o.hi)
+        return Interval(_down(min(qs)), _up(max(qs)))
+
+    def __rtruediv__(self, o):
+        return Interval.of(o) / self
+
+    def __neg__(self):
+        return Interval(-self.hi, -self.lo)
+
+    def __pow__(self, o):
+        return _interval_pow(self, Interval.of(o))
+
+    def __rpow__(self, o):
+        return _interval_pow(Interval.of(o), self)
+
+    def __repr__(self) -> str:
+        return f"Interval({self.lo!r}, {self.hi!r})"
+
+
 def _ulp_error(value, ulps: float):
     """``ulps`` ulps of ``value``, as an absolute error (an ulp is at most 2u·|value|)."""
     return (2 * U * ulps) * _mag(value) + ulps * TINY
@@ -81,22 +232,22 @@ def _ulp_error(value, ulps: float):
 def _mag(v):
     """|v|: a column's, or the largest over an Interval of many rows' values."""
     if isinstance(v, Interval):
-        return np.float64(max(-v.lo, v.hi))
-    return np.abs(v)
+        return _numpy().float64(max(-v.lo, v.hi))
+    return abs(v)
 
 
 def _low(v):
     """|v|: a column's, or the smallest over an Interval (0 if it holds 0). Used only where a
     bound shrinks as |v| grows (a divisor), so that a chunk's bound exceeds every row's."""
     if isinstance(v, Interval):
-        return np.float64(0.0 if v.lo <= 0.0 <= v.hi else min(-v.hi, v.lo) if v.hi < 0
-                          else v.lo)
-    return np.abs(v)
+        return _numpy().float64(0.0 if v.lo <= 0.0 <= v.hi else min(-v.hi, v.lo) if v.hi < 0
+                                else v.lo)
+    return abs(v)
 
 
 def _square(r: Interval) -> Interval:
     low, mag = float(_low(r)), float(_mag(r))
-    return Interval(math.nextafter(low * low, -math.inf), math.nextafter(mag * mag, math.inf))
+    return Interval(_down(low * low), _up(mag * mag))
 
 
 def _summary(*values) -> bool:
@@ -104,66 +255,91 @@ def _summary(*values) -> bool:
 
 
 class Bounded:
-    """A float64 value (a NumPy column or a float, or an Interval holding a chunk's values) and
-    a bound on its error, ``err >= 0``."""
+    """A float64 value (a float, a NumPy column, or an Interval holding a chunk's values) and a
+    bound on its error: the exact value is within ``e`` of ``v + c``, where ``c``, on a point
+    only, is the rounding error its sums made, carried exactly (0.0 elsewhere)."""
 
-    __slots__ = ("v", "e")
+    __slots__ = ("v", "e", "c")
     __array_priority__ = 100  # NumPy hands ``array * Bounded`` to Bounded.__rmul__
 
-    def __init__(self, v, e=0.0):
-        self.v, self.e = v, e
+    def __init__(self, v, e=0.0, c=0.0):
+        self.v, self.e, self.c = v, e, c
 
     # -- arithmetic: the exact propagation formulas plus half an ulp of rounding ---------------
     # An exact operand's bound is the float 0.0 (the inputs, the rules' own constants): the
     # terms it would add are skipped, not computed as a pass over zeros.
     def __add__(self, other):
-        o = _bounded(other)
-        v = self.v + o.v
-        if _exact_sum(self, o, v):
-            return Bounded(v, 0.0)
-        return Bounded(v, _rounded(_plus(self.e, o.e), v))
+        if type(other) is float and other == 0.0:  # the reverse sweep's first contribution
+            return self
+        return _add(self, other if type(other) is Bounded else Bounded(other), 1.0)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        o = _bounded(other)
-        v = self.v - o.v
-        if _exact_sum(self, o, v, -1.0):
-            return Bounded(v, 0.0)
-        return Bounded(v, _rounded(_plus(self.e, o.e), v))
+        return _add(self, other if type(other) is Bounded else Bounded(other), -1.0)
 
     def __rsub__(self, other):
         return _bounded(other) - self
 
     def __mul__(self, other):
-        o = _bounded(other)
+        if type(other) is float and (other == 1.0 or other == -1.0):  # + and -'s partials
+            return self if other == 1.0 else -self
+        a, o = _bounded(self), _bounded(other)
         # a square over a chunk: not the product of two independent ranges (a·a >= 0)
-        v = _square(self.v) if o is self and isinstance(self.v, Interval) else self.v * o.v
+        v = _square(a.v) if other is self and isinstance(a.v, Interval) else a.v * o.v
+        if type(v) is float and (a.v == 0 and a.e == 0 or o.v == 0 and o.e == 0):
+            return Bounded(v)  # a point's product by an exact 0 (a kink's slope): exact
         e = 0.0
         if _nonzero(o.e):
-            e = _mag(self.v) * o.e
-        if _nonzero(self.e):
-            e = _plus(e, _mag(o.v) * self.e)
+            e = _mag(a.v) * o.e
+        if _nonzero(a.e):
+            e = _plus(e, _mag(o.v) * a.e)
             if _nonzero(o.e):
-                e = _plus(e, self.e * o.e)
+                e = _plus(e, a.e * o.e)
         return Bounded(v, _rounded(e, v, TINY))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        return _divide(self, _bounded(other))
+        return _divide(_bounded(self), _bounded(other))
 
     def __rtruediv__(self, other):
-        return _divide(_bounded(other), self)
+        return _divide(_bounded(other), _bounded(self))
 
     def __neg__(self):
-        return Bounded(-self.v, self.e)
+        return Bounded(-self.v, self.e, -self.c)
 
     def __pow__(self, other):
-        return _pow(self, _bounded(other))
+        return _pow(_bounded(self), _bounded(other))
 
     def __rpow__(self, other):
-        return _pow(_bounded(other), self)
+        return _pow(_bounded(other), _bounded(self))
+
+    def __repr__(self) -> str:
+        return f"Bounded({self.v!r}, {self.e!r}, {self.c!r})"
+
+
+def _add(a: Bounded, b: Bounded, sign: float) -> Bounded:
+    """``a + sign·b``. On a point, the sum's rounding error is kept exactly (Knuth's TwoSum, exact
+    with round-to-nearest unless the sum overflows, and then the result is not finite) and
+    added to ``c``, so that a long sum's errors cancel as they do, instead of each adding half
+    an ulp; only the rounding of ``c``'s own additions goes into ``e``."""
+    x, y = a.v, (b.v if sign > 0 else -b.v)
+    v = x + y
+    if type(v) is float:
+        t = v - x
+        r = (x - (v - t)) + (y - t)  # x + y = v + r exactly
+        ac, bc = a.c, (b.c if sign > 0 else -b.c)
+        e = a.e + b.e
+        if ac or bc:
+            s = ac + bc
+            r = s + r
+            e = e + (U * (abs(s) + abs(r)) + TINY)
+        return Bounded(v, e, r)
+    a, b = _bounded(a), _bounded(b)
+    if _exact_sum(a, b, v, sign):
+        return Bounded(v, 0.0)
+    return Bounded(v, _rounded(_plus(a.e, b.e), v))
 
 
 def _nonzero(e) -> bool:
@@ -175,7 +351,7 @@ def _exact_sum(a: "Bounded", b: "Bounded", s, sign: float = 1.0) -> bool:
     TwoSum residual is 0. Only for single numbers, where it is decided once (a rule's own
     constants: pow's slope reads ``b - 1``, which must stay an exact integer exponent for a
     negative base); a column keeps its half-ulp."""
-    if _nonzero(a.e) or _nonzero(b.e) or type(s) not in (float, np.float64):
+    if _nonzero(a.e) or _nonzero(b.e) or not isinstance(s, float):
         return False
     x, y = float(a.v), sign * float(b.v)
     back = s - x
@@ -196,7 +372,7 @@ def _rounded(e, v, floor: float = 0.0):
     ``v``, computed with one temporary (the same operations, in the same order, on a column and
     on a chunk's one number)."""
     r = _mag(v)
-    if type(r) is np.ndarray:
+    if not isinstance(r, float):  # a column
         r *= U
         if floor:
             r += floor
@@ -210,13 +386,20 @@ def _rounded(e, v, floor: float = 0.0):
 
 
 def _bounded(x) -> Bounded:
-    """A Bounded, a float or an array (exact: the rules' own constants, 1 or 0.5 or 2)."""
-    return x if isinstance(x, Bounded) else Bounded(x, 0.0)
+    """A Bounded with no carried sum error (``c`` moved into ``e``), for the operations that are
+    not sums; a float or an array is exact (the rules' own constants, 1 or 0.5 or 2)."""
+    if type(x) is Bounded:
+        return Bounded(x.v, x.e + abs(x.c)) if x.c else x
+    return Bounded(x, 0.0)
+
+
+def _kept(x) -> Bounded:
+    return x if type(x) is Bounded else Bounded(x)
 
 
 def _not_finite_as_inf(e):
     """NaN bounds (an interval outside a domain) as infinite: nothing is certain there."""
-    return np.where(np.isnan(e), np.inf, e) if np.ndim(e) else (math.inf if e != e else e)
+    return xp.where(xp.isnan(e), xp.inf, e) if xp.ndim(e) else (math.inf if e != e else e)
 
 
 def _divide(a: Bounded, b: Bounded) -> Bounded:
@@ -225,9 +408,9 @@ def _divide(a: Bounded, b: Bounded) -> Bounded:
         e = a.e / _low(b.v) if _nonzero(a.e) else 0.0
         return Bounded(v, _rounded(e, v, TINY))
     room = _low(b.v) - b.e
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.where(room > 0, _plus(a.e, _mag(v) * b.e) / np.where(room > 0, room, 1.0),
-                     np.inf)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        e = xp.where(room > 0, _plus(a.e, _mag(v) * b.e) / xp.where(room > 0, room, 1.0),
+                     xp.inf)
     return Bounded(v, _rounded(e, v, TINY))
 
 
@@ -238,34 +421,34 @@ def _pow(a: Bounded, b: Bounded) -> Bounded:
     ``|A^B - a^b| <= |a^b|·expm1(bound on |B ln|A| - b ln|a||)``, for a != 0 with the interval of
     a clear of 0 (and, for a < 0, b exact: an integer power)."""
     if _summary(a.v, b.v):
-        v = RANGES.pow(a.v, b.v)  # widened: np.power's rounding is not the interval's
+        v = RANGES.pow(a.v, b.v)  # widened: xp.power's rounding is not the interval's
     else:
-        v = np.power(a.v, b.v)
+        v = xp.power(a.v, b.v)
     own = _ulp_error(v, DEFAULT_ULPS)
     if not _nonzero(a.e) and not _nonzero(b.e):  # exact arguments: only pow's own error
         return Bounded(v, own)
-    if not _nonzero(b.e) and type(b.v) is not Interval and np.ndim(b.v) == 0:  # a constant
+    if not _nonzero(b.e) and type(b.v) is not Interval and xp.ndim(b.v) == 0:  # a constant
         n = float(b.v)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if n >= 1 and n == int(n) and n <= 64:
                 e = n * (_mag(a.v) + a.e) ** (n - 1) * a.e
             else:
                 room = _low(a.v) - a.e
-                rel = np.where(room > 0, a.e / np.where(room > 0, room, 1.0), np.inf)
-                e = _mag(v) * np.expm1(abs(n) * rel)
+                rel = xp.where(room > 0, a.e / xp.where(room > 0, room, 1.0), xp.inf)
+                e = _mag(v) * xp.expm1(abs(n) * rel)
         return Bounded(v, _not_finite_as_inf(e) + own)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
         room = _low(a.v) - a.e
-        rel = np.where(room > 0, a.e / np.where(room > 0, room, 1.0), np.inf)  # bound on |dln a|
+        rel = xp.where(room > 0, a.e / xp.where(room > 0, room, 1.0), xp.inf)  # bound on |dln a|
         t = _log_size(a.v) * b.e + _mag(b.v) * rel + b.e * rel
-        e = _mag(v) * np.expm1(t)
+        e = _mag(v) * xp.expm1(t)
         if _summary(a.v, b.v):  # a base that may be negative with an inexact exponent: unbounded
             if Interval.of(a.v).lo < 0 and _nonzero(b.e):
                 raise Unbounded("a negative base")
             return Bounded(v, _not_finite_as_inf(e) + own)
-        e = np.where((np.asarray(a.v) < 0) & (np.asarray(b.e) > 0), np.inf, e)
-        exact_zero = (np.asarray(a.v) == 0) & (np.asarray(a.e) == 0) & (np.asarray(b.v) > 0)
-        e = np.where(exact_zero, 0.0, e)
+        e = xp.where((xp.asarray(a.v) < 0) & (xp.asarray(b.e) > 0), xp.inf, e)
+        exact_zero = (xp.asarray(a.v) == 0) & (xp.asarray(a.e) == 0) & (xp.asarray(b.v) > 0)
+        e = xp.where(exact_zero, 0.0, e)
     return Bounded(v, _not_finite_as_inf(e) + own)
 
 
@@ -273,8 +456,8 @@ def _log_size(v):
     """|ln|v||: a column's, or the largest over an Interval (at one of its ends in size)."""
     if isinstance(v, Interval):
         low, mag = _low(v), _mag(v)
-        return np.maximum(np.abs(np.log(low)), np.abs(np.log(mag))) if low > 0 else np.inf
-    return np.abs(np.log(np.abs(v)))
+        return xp.maximum(xp.abs(xp.log(low)), xp.abs(xp.log(mag))) if low > 0 else xp.inf
+    return xp.abs(xp.log(xp.abs(v)))
 
 
 # -- the functions: a bound of each one's change over [x - e, x + e] ---------------------------
@@ -285,7 +468,7 @@ def _log_size(v):
 def _relative(v, e, scale=1.0):
     """|v|·expm1(scale·e), bounded by |v|·t·(1+t) for t = scale·e <= 1/2 (exp, sigmoid)."""
     t = e * scale
-    return np.where(t <= 0.5, _mag(v) * (t * (1 + t)), np.inf)
+    return xp.where(t <= 0.5, _mag(v) * (t * (1 + t)), xp.inf)
 
 
 def _room(x, e):
@@ -295,27 +478,27 @@ def _room(x, e):
 def _log_bound(scale=1.0):
     def bound(x, e, v):  # |ln X - ln x| <= e/min(X, x) <= e/(x - e)
         room = _room(x, e)
-        return np.where(room > 0, e / np.where(room > 0, room, 1.0), np.inf) * scale
+        return xp.where(room > 0, e / xp.where(room > 0, room, 1.0), xp.inf) * scale
     return bound
 
 
 def _log1p_bound(x, e, v):
     room = _room(1.0 + x, e)
-    return np.where(room > 0, e / np.where(room > 0, room, 1.0), np.inf)
+    return xp.where(room > 0, e / xp.where(room > 0, room, 1.0), xp.inf)
 
 
 def _sqrt_bound(x, e, v):  # |√X - √x| <= min(e/√x, √e), for X >= 0
-    return np.where(_room(x, e) >= 0, np.fmin(e / _low(v), np.sqrt(e)), np.inf)
+    return xp.where(_room(x, e) >= 0, xp.fmin(e / _low(v), xp.sqrt(e)), xp.inf)
 
 
 def _cbrt_bound(x, e, v):  # A² + AB + B² >= 3B²/4; |∛X - ∛x| <= 2^(2/3)·∛|X - x|
-    return np.fmin(e / (0.75 * (_low(v) * _low(v))), 1.5874010519681996 * np.cbrt(e))
+    return xp.fmin(e / (0.75 * (_low(v) * _low(v))), 1.5874010519681996 * xp.cbrt(e))
 
 
 def _sinh_bound(x, e, v):  # |sinh x|·(cosh e - 1) + cosh x·sinh e, for e <= 1
     m = _mag(v)
-    return np.where(e <= 1, m * (0.55 * (e * e)) + np.sqrt(1 + m * m) * (e * (1 + 0.2 * (e * e))),
-                    np.inf)
+    return xp.where(e <= 1, m * (0.55 * (e * e)) + xp.sqrt(1 + m * m) * (e * (1 + 0.2 * (e * e))),
+                    xp.inf)
 
 
 def _reach(x, e):
@@ -326,69 +509,68 @@ def _reach(x, e):
 
 def _inside_one(x, e, v):  # asin, acos: 1/sqrt(1 - ξ²) at the farthest ξ, inside (-1, 1)
     m = _reach(x, e)
-    return np.where(m < 1, e / np.sqrt((1 - m) * (1 + m)), np.inf)
+    return xp.where(m < 1, e / xp.sqrt((1 - m) * (1 + m)), xp.inf)
 
 
 def _atanh_bound(x, e, v):  # 1/(1 - ξ²) at the farthest ξ
     m = _reach(x, e)
-    return np.where(m < 1, e / ((1 - m) * (1 + m)), np.inf)
+    return xp.where(m < 1, e / ((1 - m) * (1 + m)), xp.inf)
 
 
 def _acosh_bound(x, e, v):  # 1/sqrt(ξ² - 1) at the nearest ξ to 1, above 1
     lo = (_low(x) - e) * (1 - 2.0 ** -51)
-    return np.where(lo > 1, e / np.sqrt((lo - 1) * (lo + 1)), np.inf)
+    return xp.where(lo > 1, e / xp.sqrt((lo - 1) * (lo + 1)), xp.inf)
 
 
 def _tan_bound(x, e, v):
     """|tan X - tan x| = |sin(X - x)|/|cos X cos x| <= e/(|cos x|(|cos x| - e)) = e·s²/(1 - e·s),
     s = 1/|cos x| = sqrt(1 + tan² x); no pole inside while e·s < 1."""
-    s = np.sqrt(1 + _mag(v) * _mag(v))
+    s = xp.sqrt(1 + _mag(v) * _mag(v))
     room = 1 - e * s
-    return np.where(room > 0, e * (s * s) / np.where(room > 0, room, 1.0), np.inf)
+    return xp.where(room > 0, e * (s * s) / xp.where(room > 0, room, 1.0), xp.inf)
 
 
 def _erfc_bound(x, e, v):  # 2/√π·exp(-d²), d the interval's nearest distance to 0
-    d = np.maximum(_low(x) - e, 0.0)
-    return 1.1283791670955126 * e * np.exp(-(d * d))
+    d = xp.maximum(_low(x) - e, 0.0)
+    return 1.1283791670955126 * e * xp.exp(-(d * d))
 
 
 def _positive_axis(f_of_lo):
     """The gamma family: on [x - e, x + e] inside (0, inf) only (left of 0 the poles and the
     reflection formula: those rows go to the certified engine)."""
     def bound(x, e, v):
-        lo = np.asarray(x - e, dtype=float) if not _summary(x) else x.lo - e
+        lo = xp.asarray(x - e, dtype=float) if not _summary(x) else x.lo - e
         if _summary(x):
             if not lo > 0:
                 raise Unbounded("the gamma family left of 0")
             hi = x.hi + e
         else:
             hi = x + e
-        with np.errstate(divide="ignore", invalid="ignore"):
-            safe = np.where(lo > 0, lo, 1.0)
-            return np.where(lo > 0, f_of_lo(safe, hi, e, v), np.inf)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            safe = xp.where(lo > 0, lo, 1.0)
+            return xp.where(lo > 0, f_of_lo(safe, hi, e, v), xp.inf)
     return bound
 
 
 def _psi_size(lo, hi):
     """sup |ψ(t)| over [lo, hi], lo > 0: ln t - 1/t <= ψ(t) <= ln t."""
-    return np.maximum(np.abs(np.log(lo)), np.abs(np.log(hi))) + 1 / lo
+    return xp.maximum(xp.abs(xp.log(lo)), xp.abs(xp.log(hi))) + 1 / lo
 
 
 BOUNDS = {
     "exp": lambda x, e, v: _relative(v, e),
-    "expm1": lambda x, e, v: np.where(e <= 0.5, (1 + _mag(v)) * (e * (1 + e)), np.inf),
+    "expm1": lambda x, e, v: xp.where(e <= 0.5, (1 + _mag(v)) * (e * (1 + e)), xp.inf),
     "exp2": lambda x, e, v: _relative(v, e, 0.6931471805599453),
     "log": _log_bound(), "log2": _log_bound(1.4426950408889634),
     "log10": _log_bound(0.43429448190325176), "log1p": _log1p_bound,
     "sqrt": _sqrt_bound, "cbrt": _cbrt_bound,
-    "atan": lambda x, e, v: e / (1 + np.maximum(_room(x, e), 0) ** 2),
-    "asinh": lambda x, e, v: e / np.maximum(1.0, _room(x, e)),
+    "atan": lambda x, e, v: e / (1 + xp.maximum(_room(x, e), 0) ** 2),
+    "asinh": lambda x, e, v: e / xp.maximum(1.0, _room(x, e)),
     "sinh": _sinh_bound,
-    "cosh": lambda x, e, v: np.sinh(_mag(x) + e) * e,
-    "tanh": lambda x, e, v: np.minimum(e, 2.0),
-    "sigmoid": lambda x, e, v: np.fmin(0.25 * e, _relative(v, e)),
-    "softplus": lambda x, e, v: np.fmin(e, _relative(v, e)),
-    "relu": lambda x, e, v: e,
+    "cosh": lambda x, e, v: xp.sinh(_mag(x) + e) * e,
+    "tanh": lambda x, e, v: xp.minimum(e, 2.0),
+    "sigmoid": lambda x, e, v: xp.fmin(0.25 * e, _relative(v, e)),
+    "softplus": lambda x, e, v: xp.fmin(e, _relative(v, e)),
     "erf": lambda x, e, v: 1.1283791670955126 * e,  # 2/√π, the largest slope
     "erfc": _erfc_bound, "asin": _inside_one, "acos": _inside_one, "atanh": _atanh_bound,
     "acosh": _acosh_bound, "tan": _tan_bound,
@@ -421,10 +603,10 @@ def _bounded_function(name, f):
                 if not domain(a.v.lo):
                     raise Unbounded(f"{name} left of 0")
             else:
-                own = np.where(domain(a.v), own, np.inf)
+                own = xp.where(domain(a.v), own, xp.inf)
         if not _nonzero(a.e):  # an exact argument: only the function's own error
             return Bounded(v, own)
-        with np.errstate(all="ignore"):
+        with xp.errstate(all="ignore"):
             e = bound(a.v, a.e, v)
         return Bounded(v, _not_finite_as_inf(e) + own)
     return apply
@@ -437,7 +619,7 @@ def _kinked(f):
         v = f(a.v)
         if not _nonzero(a.e):  # an exact argument: exact, 0 included
             return Bounded(v, 0.0)
-        return Bounded(v, np.where(_low(a.v) > a.e, 0.0, np.inf))
+        return Bounded(v, xp.where(_low(a.v) > a.e, 0.0, xp.inf))
     return apply
 
 
@@ -447,48 +629,52 @@ def _piecewise_constant(f):
     def apply(a):
         a = _bounded(a)
         if _summary(a.v):  # one piece for every row of the chunk, or no bound from it
-            lo = f(np.nextafter(a.v.lo - a.e, -np.inf))
-            hi = f(np.nextafter(a.v.hi + a.e, np.inf))
+            lo = f(xp.nextafter(a.v.lo - a.e, -xp.inf))
+            hi = f(xp.nextafter(a.v.hi + a.e, xp.inf))
             if not lo == hi:
                 raise Unbounded("a step function")
-            # np.float64, not the float 0.0 of an exact value: the rows' bound is a column of
+            # xp.float64, not the float 0.0 of an exact value: the rows' bound is a column of
             # zeros, and the sweeps must take the same steps on both
-            return Bounded(Interval(float(lo), float(hi)), np.float64(0.0))
+            return Bounded(Interval(float(lo), float(hi)), xp.float64(0.0))
         v = f(a.v)
-        same = f(np.nextafter(a.v - a.e, -np.inf)) == f(np.nextafter(a.v + a.e, np.inf))
+        same = f(xp.nextafter(a.v - a.e, -xp.inf)) == f(xp.nextafter(a.v + a.e, xp.inf))
         if not _nonzero(a.e):
             same = f(a.v) == f(a.v)  # an exact argument: exact (NaN stays unbounded)
-        return Bounded(v, np.where(same, 0.0, np.inf) if np.ndim(same) else
+        return Bounded(v, xp.where(same, 0.0, xp.inf) if xp.ndim(same) else
                        (0.0 if same else math.inf))
     return apply
 
 
-def _mod(f):
+def _mod(f, floor):
     """a mod b = a - b·floor(a/b): where floor(a/b) is the same over the intervals (no jump),
-    ``ea + |floor(a/b)|·eb``, and the one rounding of NumPy's mod (fmod is exact)."""
-    floor = _piecewise_constant(np.floor)
+    ``ea + |floor(a/b)|·eb``, and the one rounding of the mod (fmod is exact)."""
+    floor = _piecewise_constant(floor)
 
     def apply(a, b):
         a, b = _bounded(a), _bounded(b)
         if _summary(a.v, b.v):
             raise Unbounded("mod")
         v = f(a.v, b.v)
-        with np.errstate(all="ignore"):
+        with xp.errstate(all="ignore"):
             k = floor(a / b)  # a bound on a/b, its rounding included
-            e = k.e + a.e + np.abs(k.v) * b.e
+            e = k.e + a.e + xp.abs(k.v) * b.e
         return Bounded(v, _rounded(_not_finite_as_inf(e), v, TINY))
     return apply
 
 
 def _namespace(m: SimpleNamespace) -> SimpleNamespace:
-    """The namespace of Bounded functions, whose values come from ``m``: a block's NumPy
-    namespace (so that sin and cos share one sincos call as in the batch engine), or
-    :data:`RANGES` for a chunk's Intervals (the quick test)."""
+    """The namespace of Bounded functions, whose values come from ``m``: :data:`FLOAT` for one
+    point (:data:`POINT`), a block's NumPy namespace (so that sin and cos share one sincos call
+    as in the batch engine), or :data:`RANGES` for a chunk's Intervals (the quick test)."""
+    if m is FLOAT:
+        steps = FLOAT
+    else:
+        from .batch import NUMPY as steps
     def trig(own, other, name):
         def apply(a):
             a = _bounded(a)
             v, c = getattr(m, own)(a.v), getattr(m, other)(a.v)
-            e = np.minimum(2.0, _mag(c) * a.e + 0.5 * a.e * a.e)
+            e = xp.minimum(2.0, _mag(c) * a.e + 0.5 * a.e * a.e)
             return Bounded(v, e + _ulp_error(v, ULPS[name]))
         return apply
 
@@ -502,51 +688,58 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     def atan2_error(a, b, v):
         r = _low(m.hypot(a.v, b.v))
         spread = a.e + b.e
-        with np.errstate(divide="ignore", invalid="ignore"):
-            e = np.where(r > spread, spread / np.where(r > spread, r - spread, 1.0), np.inf)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            e = xp.where(r > spread, spread / xp.where(r > spread, r - spread, 1.0), xp.inf)
         return e + _ulp_error(v, DEFAULT_ULPS)
 
     own = {
-        "add": lambda a, b: _bounded(a) + b, "sub": lambda a, b: _bounded(a) - b,
-        "mul": lambda a, b: _bounded(a) * b, "div": lambda a, b: _bounded(a) / b,
-        "neg": lambda a: -_bounded(a), "pow": lambda a, b: _bounded(a) ** b,
+        # (a sum keeps the carried error of its arguments: Bounded's own operators)
+        "add": lambda a, b: _kept(a) + b, "sub": lambda a, b: _kept(a) - b,
+        "mul": lambda a, b: _kept(a) * b, "div": lambda a, b: _kept(a) / b,
+        "neg": lambda a: -_kept(a), "pow": lambda a, b: _kept(a) ** b,
         "sin": trig("sin", "cos", "sin"), "cos": trig("cos", "sin", "cos"),
+        # exact, and moving their result no farther than their argument
         "abs": lambda a: Bounded(m.abs(_bounded(a).v), _bounded(a).e),
-        "min": binary_lipschitz("min", lambda a, b, v: np.maximum(a.e, b.e)),
-        "max": binary_lipschitz("max", lambda a, b, v: np.maximum(a.e, b.e)),
+        "relu": lambda a: Bounded(m.relu(_bounded(a).v), _bounded(a).e),
+        "min": binary_lipschitz("min", lambda a, b, v: xp.maximum(a.e, b.e)),
+        "max": binary_lipschitz("max", lambda a, b, v: xp.maximum(a.e, b.e)),
         "hypot": binary_lipschitz("hypot", lambda a, b, v: a.e + b.e
                                   + _ulp_error(v, DEFAULT_ULPS)),
         "atan2": binary_lipschitz("atan2", atan2_error),
         "sign": _kinked(m.sign), "step": _kinked(m.step),
-        "mod": _mod(NUMPY.mod),
-        **{name: _piecewise_constant(getattr(NUMPY, name))
+        "mod": _mod(steps.mod, steps.floor),
+        **{name: _piecewise_constant(getattr(steps, name))
            for name in ("floor", "ceil", "trunc", "round")},
         **{name: _bounded_function(name, getattr(m, name)) for name in BOUNDS},
     }
-    # sec, csc, cot, log(a, b): the compositions the batch engine computes (1/cos(a), ...),
-    # on Bounded values whose functions are NumPy's own (the batch engine's, bit for bit)
-    values = RANGES if m is RANGES else SimpleNamespace(cos=np.cos, sin=np.sin, tan=np.tan,
-                                                        log=np.log)
+    # sec, csc, cot, log(a, b): the compositions the engines compute (1/cos(a), ...), on
+    # Bounded values whose functions are the library's own (NumPy's or math's, bit for bit)
+    values = RANGES if m is RANGES else steps
     library = SimpleNamespace(cos=_library_trig(values.cos, values.sin),
                               sin=_library_trig(values.sin, values.cos),
                               tan=_bounded_function("tan", values.tan),
                               log=_bounded_function("log", values.log))
     for name in ("sec", "csc", "cot", "log_base"):
         own[name] = _composed(TABLE[name].numpy, library)
-    constants = {name: Bounded(value, U * abs(value)) for name, value in CONSTANTS.items()}
+    # np.float64 on columns, so that every operation on them is NumPy's, as in the batch engine
+    constants = {name: Bounded(value if m is FLOAT else _numpy().float64(value), U * abs(value))
+                 for name, value in CONSTANTS.items()}
     # a row with a definition: bounded through its definition's rows; a row with neither a
     # bound here nor a definition: its rows are not certified
-    return Namespace(lambda row: _uncertain(getattr(NUMPY, row.name)), **own, **constants,
-                     where=_where)
+    bounded = Namespace(lambda row: _uncertain(getattr(steps, row.name)), **own, **constants,
+                        where=_where)
+    # sinc's rule: the quotient, bounded as it is computed (its series has no bound here)
+    bounded.sinc_slope = lambda a: (bounded.cos(a) - bounded.sinc(a)) / a
+    return bounded
 
 
 def _library_trig(f, other):
-    """sin or cos as NumPy computes them (the C library's, not trig.sincos): for sec, csc and
-    cot, whose batch primal calls np.cos, np.sin."""
+    """sin or cos as the library computes them (the C library's, not trig.sincos): for sec, csc
+    and cot, whose primals call cos and sin."""
     def apply(a):
         a = _bounded(a)
         v = f(a.v)
-        e = np.minimum(2.0, _mag(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
+        e = xp.minimum(2.0, _mag(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
             else 0.0
         return Bounded(v, _plus(e, _ulp_error(v, DEFAULT_ULPS)))
     return apply
@@ -566,7 +759,7 @@ def _where(condition, x, y):
     x, y = _bounded(x), _bounded(y)
     if _summary(x.v, y.v):
         raise Unbounded("a branch")
-    return Bounded(np.where(condition, x.v, y.v), np.where(condition, x.e, y.e))
+    return Bounded(xp.where(condition, x.v, y.v), xp.where(condition, x.e, y.e))
 
 
 def _uncertain(f):
@@ -595,9 +788,26 @@ _FALLBACK = {"sin": _UNIT, "cos": _UNIT, "tanh": _UNIT, "erf": _UNIT,
 _X0, _GAMMA_X0, _LGAMMA_X0 = 1.4616321449683622, 0.8856031944108886, -0.1214862905358497
 
 
+def _monotone(f, increasing: bool = True, lo_bound: float = -math.inf,
+              hi_bound: float = math.inf):
+    """An elementary function increasing (or decreasing) on [lo_bound, hi_bound], over an
+    interval: its values at the ends, a few ulps outward (the library's error)."""
+    def g(a):
+        a = Interval.of(a)
+        if a.lo < lo_bound or a.hi > hi_bound:
+            raise Unbounded("at the edge of the domain")
+        x, y = f(a.lo), f(a.hi)
+        if not increasing:
+            x, y = y, x
+        if not (math.isfinite(x) and math.isfinite(y)) or x == 0 and a.lo != a.hi:
+            raise Unbounded("not finite, or a result near 0")
+        return Interval(_down(x, 4), _up(y, 4))
+    return g
+
+
 def _turning(f, least):
-    down = _monotone_enclosure(f, increasing=False, hi_bound=_X0)
-    up = _monotone_enclosure(f, lo_bound=_X0)
+    down = _monotone(f, increasing=False, hi_bound=_X0)
+    up = _monotone(f, lo_bound=_X0)
 
     def apply(a):
         a = Interval.of(a)
@@ -609,11 +819,6 @@ def _turning(f, least):
             raise Unbounded("left of 0")
         return Interval(least, max(f(a.lo), f(a.hi)))
     return apply
-
-
-def _monotone_enclosure(f, increasing=True, lo_bound=-math.inf, hi_bound=math.inf):
-    from .interval import _monotone
-    return _monotone(f, increasing, lo_bound, hi_bound)
 
 
 def _wave(f, top):
@@ -644,24 +849,106 @@ def _tangent(a):
     return Interval(math.tan(a.lo), math.tan(a.hi))
 
 
-# What the interval sweep has no enclosure for (its values only: the bounds are this module's)
-_MORE = {
+def _interval_pow(a: Interval, b: Interval) -> Interval:
+    if b.lo == b.hi and b.lo == int(b.lo) and abs(b.lo) <= 64:
+        n = int(b.lo)
+        if n < 0:
+            return 1.0 / _interval_pow(a, Interval(-n, -n))
+        if n and n % 2 == 0 and a.lo < 0 < a.hi:
+            raise Unbounded("an even power of an interval holding 0")
+        result = Interval(1.0, 1.0)
+        for _ in range(n):  # by products (|n| <= 64)
+            result = result * a
+        return result
+    if a.lo <= 0:
+        raise Unbounded("a base that may not be positive")
+    return _ENCLOSURES["exp"](b * _ENCLOSURES["log"](a))
+
+
+def _sign(a):
+    a = Interval.of(a)
+    if a.lo > 0 or a.hi < 0 or a.lo == a.hi == 0:
+        s = 1.0 if a.lo > 0 else -1.0 if a.hi < 0 else 0.0
+        return Interval(s, s)
+    raise Unbounded("the sign is not certain")
+
+
+def _abs(a):
+    a = Interval.of(a)
+    return a if a.lo >= 0 else -a if a.hi <= 0 else Interval(0.0, max(-a.lo, a.hi))
+
+
+def _ends(f):
+    """min or max: of the ends, end by end (both are increasing in each argument)."""
+    def apply(a, b):
+        a, b = Interval.of(a), Interval.of(b)
+        return Interval(f(a.lo, b.lo), f(a.hi, b.hi))
+    return apply
+
+
+def _cosh(a):
+    a = Interval.of(a)
+    if a.lo >= 0:
+        return _monotone(math.cosh)(a)
+    if a.hi <= 0:
+        return _monotone(math.cosh, increasing=False)(a)
+    raise Unbounded("cosh around its minimum")
+
+
+def _hypot(a, b):
+    a, b = _abs(a), _abs(b)
+    return Interval(_down(math.hypot(a.lo, b.lo), 4), _up(math.hypot(a.hi, b.hi), 4))
+
+
+def _atan2(a, b):
+    """atan2(a, b) right of the vertical axis: atan(a/b) there; elsewhere not bounded here."""
+    a, b = Interval.of(a), Interval.of(b)
+    if b.lo <= 0:
+        raise Unbounded("atan2 left of, or on, the vertical axis")
+    return _ENCLOSURES["atan"](a / b)
+
+
+def _reciprocal(f):
+    return lambda a: 1.0 / f(a)
+
+
+_log = _monotone(math.log, lo_bound=0.0)
+_ENCLOSURES = {
+    "add": lambda a, b: Interval.of(a) + b, "sub": lambda a, b: Interval.of(a) - b,
+    "mul": lambda a, b: Interval.of(a) * b, "div": lambda a, b: Interval.of(a) / b,
+    "neg": lambda a: -Interval.of(a), "pow": lambda a, b: Interval.of(a) ** b,
+    "exp": _monotone(math.exp), "expm1": _monotone(math.expm1), "log": _log,
+    "log1p": _monotone(math.log1p, lo_bound=-1.0), "log2": _monotone(math.log2, lo_bound=0.0),
+    "log10": _monotone(math.log10, lo_bound=0.0), "sqrt": _monotone(math.sqrt, lo_bound=0.0),
+    "cbrt": _monotone(TABLE["cbrt"].primal),
     "sin": _wave(math.sin, math.pi / 2), "cos": _wave(math.cos, 0.0), "tan": _tangent,
-    "erfc": _monotone_enclosure(math.erfc, increasing=False),
-    "exp2": _monotone_enclosure(TABLE["exp2"].primal),
-    "digamma": _monotone_enclosure(TABLE["digamma"].primal, lo_bound=2.0 ** -1000),
-    "trigamma": _monotone_enclosure(TABLE["trigamma"].primal, increasing=False,
-                                    lo_bound=2.0 ** -1000),
+    "asin": _monotone(math.asin, lo_bound=-1.0, hi_bound=1.0),
+    "acos": _monotone(math.acos, increasing=False, lo_bound=-1.0, hi_bound=1.0),
+    "atan": _monotone(math.atan), "sinh": _monotone(math.sinh), "cosh": _cosh,
+    "tanh": _monotone(math.tanh), "asinh": _monotone(math.asinh),
+    "acosh": _monotone(math.acosh, lo_bound=1.0),
+    "atanh": _monotone(math.atanh, lo_bound=-1.0, hi_bound=1.0),
+    "sigmoid": _monotone(TABLE["sigmoid"].primal), "softplus": _monotone(TABLE["softplus"].primal),
+    "erf": _monotone(math.erf), "erfc": _monotone(math.erfc, increasing=False),
+    "exp2": _monotone(TABLE["exp2"].primal), "hypot": _hypot, "abs": _abs, "sign": _sign,
+    "step": lambda a: Interval(1.0, 1.0) if _sign(a).lo > 0 else Interval(0.0, 0.0),
+    "relu": lambda a: _ends(max)(a, 0.0), "min": _ends(min), "max": _ends(max),
+    "atan2": _atan2, "sec": _reciprocal(_wave(math.cos, 0.0)),
+    "csc": _reciprocal(_wave(math.sin, math.pi / 2)), "cot": _reciprocal(_tangent),
+    "digamma": _monotone(TABLE["digamma"].primal, lo_bound=2.0 ** -1000),
+    "trigamma": _monotone(TABLE["trigamma"].primal, increasing=False, lo_bound=2.0 ** -1000),
     "gamma": _turning(math.gamma, _GAMMA_X0), "lgamma": _turning(math.lgamma, _LGAMMA_X0),
 }
 
 
 def _enclosure(name):
-    f = _MORE.get(name) or getattr(INTERVAL, name)
+    f = _ENCLOSURES.get(name)
     fallback = _FALLBACK.get(name)
 
     def apply(*args):
         try:
+            if f is None:
+                raise Unbounded(f"no enclosure of {name}")
             r = f(*args)
         except (Unbounded, OverflowError, ValueError, ZeroDivisionError):
             if fallback is None:
@@ -708,8 +995,8 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
             args = [Bounded(constants[a], errors[a])]
             if b >= 0:
                 args.append(Bounded(constants[b], errors[b]))
-            with np.errstate(all="ignore"):
-                got = f(*args)
+            with xp.errstate(all="ignore"):
+                got = _bounded(f(*args))
                 e = float(got.e) + abs(float(got.v) - constants[slot])
             if not e <= errors[slot]:  # larger, or nan
                 errors[slot] = e if e == e else math.inf
@@ -725,21 +1012,23 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
 def relative_error(value, err):
     """``err / |value|``; 0 where ``err`` is below the smallest normal double (an exact 0 and
     the floor of float64 itself count as exact), inf where nothing is known."""
+    import numpy as np
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.asarray(err / np.abs(value), dtype=float)
     rel = np.where(np.asarray(err) < SMALLEST_NORMAL, 0.0, rel)
     return np.where(np.isnan(rel), np.inf, rel)
 
 
-def digits_from_relative(rel) -> np.ndarray:
+def digits_from_relative(rel):
     """Certain significant digits for a relative error bound (0 to 17)."""
+    import numpy as np
     with np.errstate(divide="ignore", invalid="ignore"):
         digits = np.floor(-np.log10(2 * rel))
     digits = np.where(np.isnan(digits), 0, digits)
     return np.clip(digits, 0, 17).astype(np.int64)
 
 
-def digits_of(value, err) -> np.ndarray:
+def digits_of(value, err):
     """Certain significant digits of ``value`` given the bound ``err`` (0 to 17)."""
     return digits_from_relative(relative_error(value, err))
 
@@ -750,9 +1039,13 @@ def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None =
     ``errors``: the constants' (:func:`constant_errors`), when already known."""
     if errors is None:
         errors = constant_errors(graph, m)
-    slots = [Bounded(c, e) for c, e in zip(graph.constants, errors)]
+    if m is POINT:
+        slots = [Bounded(c, e) for c, e in zip(graph.constants, errors)]
+    else:  # np.float64, as the namespace's constants
+        import numpy as np
+        slots = [Bounded(np.float64(c), e) for c, e in zip(graph.constants, errors)]
     slots += [x if type(x) is Bounded else Bounded(np.asarray(x, dtype=float), 0.0)
-              for x in block]  # a chunk's inputs come as Bounded Intervals
+              for x in block]  # a point's and a chunk's inputs come as Bounded
     append, arg0, arg1 = slots.append, graph.arg0, graph.arg1
     for k, prim in enumerate(graph.ops):
         f, b = getattr(m, prim.name), arg1[k]
@@ -763,6 +1056,7 @@ def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None =
 def _result_bounds(graph: Graph, slots: list, wrt: list[str], order, outputs, m):
     """(value, bound) of every result, in batchio's order (each output, then its gradient by
     ``wrt``); a bound None for a result that is exact (nothing flows into it, or no error)."""
+    from .batch import reverse_block
     found = []
     singles = outputs or [graph]
     for one in singles:
@@ -781,9 +1075,11 @@ def _result_bounds(graph: Graph, slots: list, wrt: list[str], order, outputs, m)
 
 
 def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
-                 outputs: list[Graph] | None = None, errors: list | None = None) -> np.ndarray:
+                 outputs: list[Graph] | None = None, errors: list | None = None):
     """Certain digits of each row of one block (``block``: the inputs in graph order): the least
     over every output's value and its gradient by ``wrt``."""
+    import numpy as np
+    from .batch import block_namespace
     n = len(block[0]) if block else 1
     m = _namespace(block_namespace())
     slots = forward(graph, block, m, errors)
@@ -825,6 +1121,8 @@ class QuickTest:
     def __init__(self, graph: Graph, columns: Mapping[str, object], *,
                  wrt: Iterable[str] | None = None, gradient: bool = True,
                  enough: int = MIN_DIGITS):
+        import numpy as np
+        from .batch import as_columns, block_namespace
         from .graph import wrt_names
         self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
         self.n, self.arrays = as_columns(graph, columns)
@@ -841,6 +1139,7 @@ class QuickTest:
     def _thresholds(self, ranges: list) -> list:
         """[(result, t)]: a row whose inputs lie in ``ranges`` and whose |result| >= t has
         enough digits by its own bound (results that are exact are left out)."""
+        import numpy as np
         block = [Bounded(Interval(lo, hi), 0.0) for lo, hi in ranges]
         with np.errstate(all="ignore"):
             slots = forward(self.graph, block, self.m, self.errors)
@@ -886,7 +1185,7 @@ class QuickTest:
             return
         _mark_small([(results[k], t) for k, t in thresholds], part)
 
-    def suspects(self) -> np.ndarray:
+    def suspects(self):
         """The rows left (a boolean mask)."""
         return self.suspect
 
@@ -904,13 +1203,15 @@ def _widened_ranges(ranges: list) -> list:
 
 def _extent(column) -> tuple[float, float]:
     """The least and greatest value of a column, NaN skipped ((inf, -inf): every value NaN)."""
+    import numpy as np
     lo, hi = float(np.fmin.reduce(column)), float(np.fmax.reduce(column))
     return (lo, hi) if lo == lo else (math.inf, -math.inf)
 
 
-def _mark_small(thresholds: list, part: np.ndarray) -> int:
+def _mark_small(thresholds: list, part) -> int:
     """``part[i] = True`` where some ``|column[i]| < threshold`` (NaN: not marked), for the
     (column, threshold) pairs, by NumPy in cache-sized pieces. How many rows are marked."""
+    import numpy as np
     n, step = len(part), MARK_ROWS
     size = np.empty(min(step, n))
     small = np.empty(len(size), dtype=bool)
@@ -932,7 +1233,7 @@ MARK_ROWS = 1 << 15  # rows a pass at a time: 256 KiB, in the processor's cache
 def certain_digits(graph: Graph, columns: Mapping[str, object], *,
                    wrt: Iterable[str] | None = None, gradient: bool = True,
                    block_rows: int = 1 << 14, enough: int | None = None,
-                   results: list | None = None, rows: np.ndarray | None = None) -> np.ndarray:
+                   results: list | None = None, rows=None):
     """For every row of ``columns``, how many significant digits of the batch engine's value
     and gradient (all of ``graph``'s outputs) are proven correct: an int array.
 
@@ -941,6 +1242,8 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
     ``enough``, found by the quick test (:class:`QuickTest`) without its own sweep. The rows
     given fewer are the same, with the same digits, as without it. ``rows`` (an index array):
     the digits of these rows only, one per index."""
+    import numpy as np
+    from .batch import as_columns, block_namespace
     if enough is not None and results is not None:
         quick = QuickTest(graph, columns, wrt=wrt, gradient=gradient, enough=enough)
         for start in range(0, quick.n, block_rows):
@@ -969,4 +1272,151 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
     return digits
 
 
-__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "digits_of"]
+# -- one point: the quick certificate --------------------------------------------------------
+
+POINT = _namespace(FLOAT)  # the Bounded functions of one point's floats
+# Past this many nodes the balls prove a program sooner than
+# this sweep in Python, even counting python-flint's import: the sweep is not tried there.
+QUICK_NODES = 4096
+
+
+def exact_input(spec) -> Bounded | None:
+    """What the user gave as a Bounded (a decimal's double within an ulp of it), or None if
+    only the balls can read it (a constant expression such as pi/4)."""
+    if isinstance(spec, (bool, int)):
+        x = float(spec)
+        return Bounded(x) if x == spec else Bounded(x, math.ulp(x))
+    if isinstance(spec, float):
+        return Bounded(spec)
+    if isinstance(spec, str):
+        text = spec.strip()
+        try:
+            x = float(text)  # a decimal: float() rounds it correctly
+        except ValueError:
+            return None
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit() and len(digits) < 16:
+            return Bounded(x)  # a whole number below 10^15: its double is exact
+        return Bounded(x, math.ulp(x)) if math.isfinite(x) else None
+    return None
+
+
+# How a row's node adds to the first-order error of the output (:func:`hopeless`): exact, a
+# rounded product or quotient (half an ulp), or a function (its ULPS, at least 1.5 ulps).
+_EXACT = frozenset(("add", "sub", "neg", "abs", "min", "max", "relu", "sign", "step"))
+_ROUNDED = frozenset(("mul", "div"))
+
+
+def hopeless(graph, values, adjoint, digits: int) -> bool:
+    """Whether the point's sweep certainly cannot prove ``digits`` digits of the value, judged
+    from the float64 sweeps (``values``, and ``adjoint`` of every slot) before running it.
+
+    A rounded product or quotient adds at least ``u·|v|`` to its node's bound, a function
+    ``3u·|v|``, and the output's bound grows by that times |∂output/∂node|, to first order; the
+    proof reads an interval of twice the bound on either side. When that width already exceeds
+    a unit in the last digit asked, its two ends cannot round alike. Only a shortcut: skipping
+    the sweep sends the numbers to the balls, which prove them anyway."""
+    from itertools import compress
+    from operator import mul
+    y = values[graph.output]
+    if not y or not math.isfinite(y):
+        return False
+    base = graph.base
+    sizes = list(map(abs, map(mul, adjoint[base:], values[base:])))
+    names = [p.name for p in graph.ops]
+    rounded = sum(compress(sizes, [n in _ROUNDED for n in names]))
+    functions = sum(compress(sizes, [n not in _ROUNDED and n not in _EXACT for n in names]))
+    floor = 4.0 * U * (rounded + 3.0 * functions)
+    return floor > 10.0 ** (math.floor(math.log10(abs(y))) - digits + 1)
+
+
+def ends(x) -> tuple[float, float]:
+    """Doubles ``lo <= hi`` between which the exact value of ``x`` (a Bounded, or an exact
+    float) certainly lies: ``v + c`` rounded outward, then twice the bound (which covers the
+    rounding of the bound's own arithmetic) either side, rounded outward."""
+    if type(x) is not Bounded:
+        x = float(x)
+        return x, x
+    lo = hi = x.v
+    if x.c:
+        lo = hi = x.v + x.c
+        lo, hi = _down(lo), _up(hi)
+    if x.e:
+        lo, hi = _down(lo - 2.0 * x.e), _up(hi + 2.0 * x.e)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise Unbounded("not finite")
+    return lo, hi
+
+
+def proven_text(x, digits: int, rounded=None) -> str | None:
+    """The ``digits`` digits every number within ``x``'s bound rounds to, or None; with
+    ``rounded`` (the float64 result), only if that double rounds to them too."""
+    from .rounding import float_text
+    lo, hi = ends(x)
+    if lo == hi == 0:
+        return "0" if rounded is None or rounded == 0 else None
+    if not (lo > 0 or hi < 0):
+        return None
+    text = float_text(lo, digits)
+    if float_text(hi, digits) != text:
+        return None
+    if rounded is not None and float_text(rounded, digits) != text:
+        return None  # the balls say how many digits float64 got
+    return text
+
+
+def _exact(x) -> bool:
+    return type(x) is not Bounded or not (x.e or x.c)
+
+
+@gc_paused()  # a sweep of Bounded numbers makes no reference cycle
+def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=None,
+                    floats=None, record: bool = False):
+    """The output's value and gradient as proven decimal texts, by one sweep of :data:`POINT`,
+    with the kinks met exactly; None when the bounds are too wide to prove ``digits`` digits (or
+    cannot be computed here): then only the balls can. With ``floats``, the float64 sweeps'
+    ``(values, adjoint)`` at the point: the digits are given only where those float64 results
+    round to them too (the result reports them as float64's), and the sweep is not run where
+    :func:`hopeless` says it cannot succeed, nor past :data:`QUICK_NODES` nodes. With
+    ``record``, a fourth item: the sweep's ``(values, adjoint, records)``, from which a trace
+    proves its numbers."""
+    from .reverse import reverse
+    if len(graph.ops) > QUICK_NODES:
+        return None
+    inputs = [exact_input(p) for p in point]
+    if any(x is None for x in inputs):
+        return None
+    if floats is not None and hopeless(graph, floats[0], floats[1], digits):
+        return None
+    y64 = grads64 = None
+    if floats is not None:
+        y64, grads64 = floats[0][graph.output], [floats[1][s] for s in wrt_slots]
+    try:
+        values = forward(graph, inputs, POINT)
+        value = proven_text(values[graph.output], digits, y64)
+        if value is None:  # before the reverse sweep, which costs twice the forward one
+            return None
+        adjoint, records = reverse(graph, values, seed, m=POINT, active=active, record=record)
+        texts = [value]
+        for i, s in enumerate(wrt_slots):
+            text = proven_text(adjoint[s], digits, None if grads64 is None else grads64[i])
+            if text is None:
+                return None
+            texts.append(text)
+    except (ArithmeticError, ValueError, TypeError, GradcliError):
+        return None
+    kinks = []
+    for k, prim in enumerate(graph.ops):
+        args = [values[a] for a in graph.args(k)]
+        if prim.kink is None or not all(map(_exact, args)):
+            continue  # an inexact argument: a kink inside its bound leaves it unproven
+        xs = [a.v for a in args]
+        if prim.kink(*xs) == 0 if jumps(prim) else (xs[0] - xs[1] if len(xs) == 2 else xs[0]) == 0:
+            kinks.append(graph.base + k)
+    if record:
+        return texts[0], texts[1:], kinks, (values, adjoint, records)
+    return texts[0], texts[1:], kinks
+
+
+__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "certify_quickly",
+           "digits_of"]

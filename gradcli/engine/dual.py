@@ -83,8 +83,22 @@ def lift(prim: Primitive, base=FLOAT, kind: type = Dual) -> Callable:
     return dual
 
 
+def _greater(a, b) -> bool:
+    """A rule's comparison of duals (sinc's series near 0): by their values."""
+    return (a.value if isinstance(a, Dual) else a) > (b.value if isinstance(b, Dual) else b)
+
+
+def _lifted_polygamma(base, kind):
+    """ψ^(n) of a dual: its value and ψ^(n+1)·tangent (``base``'s polygamma, or its error)."""
+    def polygamma(n, a):
+        if type(a) is not kind:
+            return base.polygamma(n, a)
+        return kind(base.polygamma(n, a.value), base.polygamma(n + 1, a.value) * a.tangent)
+    return polygamma
+
+
 DUAL = Namespace(lift, **{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where,
-                 Dual=Dual)
+                 greater=_greater, polygamma=_lifted_polygamma(FLOAT, Dual), Dual=Dual)
 Dual.ops = DUAL
 _DUALS = {id(FLOAT): DUAL}
 
@@ -100,15 +114,10 @@ def dual_namespace(base) -> SimpleNamespace:
             "pi": property(lambda self: base.pi), "e": property(lambda self: base.e)})
         found = _DUALS[id(base)] = namespace(
             lambda p, base=base, kind=kind: lift(p, base, kind),
-            **{name: lift(p, base, kind) for name, p in TABLE.items()}, where=where, Dual=kind)
+            **{name: lift(p, base, kind) for name, p in TABLE.items()}, where=where,
+            greater=_greater, polygamma=_lifted_polygamma(base, kind), Dual=kind)
         kind.ops = found
-        if hasattr(base, "polygamma"):  # ψ^(n) of a dual: its value and ψ^(n+1)·tangent
-            def polygamma(n, a, base=base):
-                if type(a) is not kind:
-                    return base.polygamma(n, a)
-                return kind(base.polygamma(n, a.value), base.polygamma(n + 1, a.value) * a.tangent)
-            found.polygamma = polygamma
-        if hasattr(base, "sinc_slope"):  # sinc's rule of a dual: sinc' and sinc''·tangent
+        if hasattr(base, "sinc_curvature"):  # sinc's rule of a dual: sinc' and sinc''·tangent
             def sinc_slope(a, base=base):
                 if type(a) is not kind:
                     return base.sinc_slope(a)

@@ -66,7 +66,7 @@ class Primitive:
     # a template over the arguments {0}, {1}. A language not named calls it by the row's name.
     code: Mapping[str, str] = field(default_factory=dict)
     # The primal written with other rows, ``definition(m, *args)`` (logit: ``m.log(a / (1 - a))``):
-    # a mode with no function of its own for the row (balls, intervals, bounded columns, NumPy,
+    # a mode with no function of its own for the row (balls, bounded numbers and columns, NumPy,
     # generated code) computes this with its own rows (:class:`Namespace`), and the float primal
     # is it on floats unless the row gives one. None: the row is a primitive of its own.
     definition: Callable | None = None
@@ -130,51 +130,27 @@ def _integer_valued(f):
 
 
 def _sinc_slope(m, a, y):
-    """d sinc(a)/da = (cos a - sinc a)/a, by its series near 0, where that cancels (0/0 at 0);
-    balls (and dual numbers over them) have it as one function of their own."""
-    if hasattr(m, "sinc_slope"):
-        return m.sinc_slope(a)
-    if type(a) is float:
-        return special.sinc_derivative(a)
-    if hasattr(a, "tangent"):  # a dual number (sinc's Hessian): the series near 0 too
-        return special.sinc_slope_series(a) if abs(a.value) < 1.0 else (m.cos(a) - y) / a
-    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
-        import numpy as np
-        near = np.abs(a) < 1.0
-        safe = np.where(near, 1.0, a)
-        return np.where(near, special.sinc_slope_series(np.where(near, a, 0.0)),
-                        (m.cos(safe) - m.sinc(safe)) / safe)
-    if getattr(m, "builds_code", False):  # gradcli codegen: the series chosen as the code runs
-        near = m.greater(1.0, m.abs(a))
-        safe = m.where(near, 1.0, a)
-        return m.where(near, special.sinc_slope_series(m.where(near, a, 0.0)),
-                       (m.cos(safe) - m.sinc(safe)) / safe)
-    return (m.cos(a) - y) / a
+    """d sinc(a)/da = (cos a - sinc a)/a, which cancels near 0 (0/0 at 0): the namespace's own
+    ``sinc_slope`` (:meth:`Namespace.sinc_slope`, the series near 0; Arb's on balls). Symbolic
+    values, which have no such function, take the quotient: exact there."""
+    slope = getattr(m, "sinc_slope", None)
+    return (m.cos(a) - y) / a if slope is None else slope(a)
 
 
 def _trigamma_slope(m, a, y):
-    """d trigamma(a)/da = ψ''(a), computed numerically on floats and NumPy columns, and with
-    its own derivative ψ''' on dual numbers (trigamma's Hessian). No row of the table is ψ''
-    (it has no closed form), so a symbolic derivative of trigamma is a LimitError saying so."""
-    if type(a) is float:
-        return special.polygamma(2, a)
-    if hasattr(m, "polygamma"):  # balls (Arb's polygamma), and dual numbers over them
-        return m.polygamma(2, a)
-    if hasattr(a, "shape"):  # NumPy columns (the batch engine)
-        import numpy as np
-        return np.vectorize(lambda x: _nan_outside(special.polygamma, 2, x), otypes=[float])(a)
-    if hasattr(a, "tangent"):  # a dual number (trigamma's Hessian): ψ''(a) and ψ'''(a)·tangent
-        return type(a)(special.polygamma(2, a.value), special.polygamma(3, a.value) * a.tangent)
+    """d trigamma(a)/da = ψ''(a), by the namespace's ``polygamma`` (:meth:`Namespace.polygamma`).
+    No row of the table is ψ'' (it has no closed form), so where the namespace has none (a
+    symbolic derivative, generated code) it is a LimitError saying so."""
+    polygamma = getattr(m, "polygamma", None)
+    if polygamma is None:
+        raise _no_trigamma_slope()
+    return polygamma(2, a)
+
+
+def _no_trigamma_slope():
     from ..errors import LimitError
-    raise LimitError("the derivative of trigamma (ψ'', the third derivative of lgamma) has no "
-                     "formula in gradcli's functions", hint="eval computes its value at a point")
-
-
-def _nan_outside(f, *args):
-    try:
-        return f(*args)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return math.nan
+    return LimitError("the derivative of trigamma (ψ'', the third derivative of lgamma) has no "
+                      "formula in gradcli's functions", hint="eval computes its value at a point")
 
 
 def _cbrt(x: float) -> float:
@@ -508,7 +484,7 @@ def constant_words(name: str) -> str:
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
 
 class Namespace(SimpleNamespace):
-    """The rules' ``m`` for one kind of number (floats, balls, intervals, columns, code): the
+    """The rules' ``m`` for one kind of number (floats, balls, bounded numbers, columns, code): the
     functions it is given, by row name, beside its constants and ``where``. A row it was not
     given is found when first asked: its ``definition`` computed with this namespace's own rows,
     else ``fallback(row)`` (the mode's "cannot", or its generic way), so a row added to
@@ -521,6 +497,20 @@ class Namespace(SimpleNamespace):
         _NAMESPACES.add(self)
 
     __eq__, __hash__ = object.__eq__, object.__hash__  # one namespace is one object
+
+    # Operations the rules ask for besides the rows: the namespace's own where it has better.
+    def sinc_slope(self, a):
+        """sinc'(a) = (cos a - sinc a)/a, by its series where |a| < 1 (the quotient cancels
+        there), the case chosen by the namespace's own ``greater`` and ``where`` (NumPy's on
+        columns; generated code chooses as it runs)."""
+        near = self.greater(1.0, self.abs(a))
+        safe = self.where(near, 1.0, a)
+        return self.where(near, special.sinc_slope_series(self.where(near, a, 0.0)),
+                          (self.cos(safe) - self.sinc(safe)) / safe)
+
+    def polygamma(self, n: int, a):
+        """ψ^(n)(a), for trigamma's rule (ψ''): none here (a namespace that has it gives it)."""
+        raise _no_trigamma_slope()
 
     def __getattr__(self, name: str):
         row = TABLE.get(name)
@@ -555,7 +545,8 @@ def remove(name: str) -> None:
 # The float namespace the rules compute with: every primitive's primal, by name, the constants,
 # and ``where`` (a rule's branch: NumPy's where on columns, a choice between two numbers here).
 FLOAT = Namespace(lambda row: row.primal, **{p.name: p.primal for p in TABLE.values()},
-                  **CONSTANTS, where=where)
+                  **CONSTANTS, where=where, greater=operator.gt,
+                  polygamma=special.polygamma)
 
 
 def function_names() -> list[str]:

@@ -82,14 +82,6 @@ def sinc(x: float) -> float:
     return math.sin(x) / x
 
 
-def sinc_derivative(x: float) -> float:
-    """d/dx sinc(x) = (cos x - sinc x)/x, by its series for |x| < 1, where that cancels (0/0
-    at 0)."""
-    if abs(x) >= 1.0:  # (cos x - sinc x)/x: (x cos x - sin x)/x² would overflow from 1.3e154
-        return (math.cos(x) - math.sin(x) / x) / x
-    return sinc_slope_series(x)
-
-
 def sinc_slope_series(x):
     """Σ (-1)^k 2k x^(2k-1)/(2k+1)!, the derivative of sinc for |x| < 1 (where the 12th term is
     below 1e-26): arithmetic only, so it runs on floats and on NumPy columns alike."""

@@ -4,14 +4,14 @@ A trace table of a large program shows 40 rows of its tens of thousands, and pro
 digits costs more than computing it, so a recorded sweep's numbers are proven one at a time, when
 read. Two provers serve the same sequences (:class:`Numbers`, :class:`Contributions`): the
 balls of a certified sweep (:class:`gradcli.engine.certify._Trace`), and :class:`QuickTrace`, the
-intervals of the sweep in doubles that proved the value
-(:func:`~gradcli.engine.interval.certify_quickly`), which hands a number its intervals cannot
-prove to the balls. Both give a number's digits correctly rounded, so they print alike.
+bounds of the quick sweep in doubles that proved the value
+(:func:`~gradcli.engine.bounds.certify_quickly`), which hands a number its bound cannot prove
+to the balls. Both give a number's digits correctly rounded, so they print alike.
 
->>> from gradcli.engine.interval import Interval
->>> interval_proven(Interval(0.69314718055994, 0.69314718055995), 13).text
+>>> from gradcli.engine.bounds import Bounded
+>>> bound_proven(Bounded(0.693147180559945, 2e-15), 13).text
 '0.6931471805599'
->>> interval_proven(Interval(-1e-20, 1e-20), 13) is None  # its sign is not known
+>>> bound_proven(Bounded(0.0, 1e-20), 13) is None  # its sign is not known
 True
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .interval import Interval, _proven_text
+from .bounds import ends, proven_text
 from .reverse import Contribution
 from .rounding import Proven
 
@@ -83,24 +83,24 @@ def at(sweep, where: tuple):
     return records.contribution(i) if where[2] == 4 else records[i][where[2]]
 
 
-def interval_proven(x, digits: int) -> Proven | None:
-    """``x``'s ``digits`` significant digits when both ends of its interval round to them (then
+def bound_proven(x, digits: int) -> Proven | None:
+    """``x``'s ``digits`` significant digits when both ends of its bound round to them (then
     so does the exact number inside), else None."""
-    text = _proven_text(x, digits)
+    text = proven_text(x, digits)
     if text is None:
         return None
-    x = Interval.of(x)
-    return Proven(x.lo / 2 + x.hi / 2, text, digits, exact=text == "0")
+    lo, hi = ends(x)
+    return Proven(lo / 2 + hi / 2, text, digits, exact=text == "0")
 
 
 class QuickTrace:
-    """The trace of an evaluation the interval sweep proved: ``values``, ``adjoint`` and
-    ``records`` as a certified sweep gives them, each number proven by the sweep's own interval
+    """The trace of an evaluation the quick sweep proved: ``values``, ``adjoint`` and
+    ``records`` as a certified sweep gives them, each number proven by the sweep's own bound
     when it can be, and otherwise by the balls: ``balls()`` (a recorded
     :func:`~gradcli.engine.certify.certify`) runs the first time a number needs it, once."""
 
     def __init__(self, sweep, digits: int, balls):
-        self.balls, self.digits = list(sweep), digits  # the intervals (a ball too)
+        self.balls, self.digits = list(sweep), digits  # the Bounded numbers (a ball too)
         self._balls, self._certified = balls, None
         self.proven: dict = {}
         self.values, self.adjoint = Numbers(self, 0), Numbers(self, 1)
@@ -111,8 +111,8 @@ class QuickTrace:
         got = self.proven.get(where)
         if got is None:
             try:
-                got = interval_proven(at(self.balls, where), self.digits)
-            except ArithmeticError:  # not a finite interval
+                got = bound_proven(at(self.balls, where), self.digits)
+            except ArithmeticError:  # not a finite bound
                 got = None
             if got is None:  # too wide here: the balls prove it
                 if self._certified is None:
