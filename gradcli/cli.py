@@ -261,6 +261,12 @@ def _warn_unread(point, graph, prefix: str = "") -> None:
     from .errors import name_list
     read = set(graph.inputs)
     unread = [name for name in point if name not in read]
+    shapes = getattr(point, "shapes", None)
+    if shapes and unread:  # an array not read is named once, not element by element
+        from .engine.arrays import element_names
+        whole = {element: name for name, shape in shapes.items()
+                 if name not in graph.arrays for element in element_names(name, shape)}
+        unread = list(dict.fromkeys(whole.get(name, name) for name in unread))
     if unread:
         one = len(unread) == 1
         _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
@@ -518,7 +524,7 @@ def eval_command(**options):
     request.source = _read_source(request.expression, request.file)
     request.at = _merged(request.at)
     if request.batch:
-        graph = select_outputs(compile(request.source), request.of)
+        graph = select_outputs(compile(request.source, request.at.shapes), request.of)
         _warn_unread(request.at, graph)
         _refuse("batch", request.facts(),
                 many="--points" if request.points_path is not None else "--grid")
@@ -527,7 +533,7 @@ def eval_command(**options):
     # reference cycle, which the cyclic collector would only walk again and again. Reference
     # counting frees them as before.
     with gc_paused():
-        graph = select_outputs(compile(request.source), request.of)
+        graph = select_outputs(compile(request.source, request.at.shapes), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
         seed = request.seed
@@ -1001,7 +1007,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
                          hint="use a name ending in .tex")
     _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
-    graph = select_outputs(compile(source), of)
+    graph = select_outputs(compile(source, point.shapes), of)
     _warn_unread(point, graph)
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
@@ -1289,7 +1295,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
     point = merge_points(list(at))
-    graph = compile(source)
+    graph = compile(source, point.shapes)
     if at:
         _warn_unread(point, graph)
         values, adjoint, partials = annotations(graph, point)

@@ -970,6 +970,10 @@ def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     if wrt is None:
         return list(graph.inputs)
     wrt, read = list(wrt), set(graph.inputs)
+    if graph.arrays:  # an array's name stands for its elements
+        wrt = [element for name in wrt for element in
+               (arrays.element_names(name, graph.arrays[name]) if name in graph.arrays
+                else [name])]
     unknown = [name for name in wrt if name not in read]
     if unknown:
         constant = next((constant_words(n) for n in unknown if n in CONSTANTS), "")
