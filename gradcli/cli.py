@@ -902,12 +902,17 @@ def _summary(result, digits: int, screen=None) -> str:
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits, output)
-    show = None
-    if screen is not None and screen.ascii:
-        from .views.notation import to_ascii
-        encoding = getattr(screen.stream, "encoding", None) or "ascii"
-        show = lambda text: to_ascii(text, encoding)  # noqa: E731
-    return result_text(result.value, result.gradient, result.seed, digits, show, output)
+    return result_text(result.value, result.gradient, result.seed, digits, _show(screen), output)
+
+
+def _show(screen):
+    """How ``screen`` prints a label: as it is, or in ASCII (a name's character can be a
+    six-cell escape), so the alignment counts what is printed."""
+    if screen is None or not screen.ascii:
+        return None
+    from .views.notation import to_ascii
+    encoding = getattr(screen.stream, "encoding", None) or "ascii"
+    return lambda text: to_ascii(text, encoding)
 
 
 def _check(result, request: EvalRequest):
@@ -942,8 +947,15 @@ def _check_export_suffix(path: str, as_json: bool) -> None:
 
 
 def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
-    """What eval shows: the result, (with --trace) the trace tables, (with --check) the check."""
-    items: list = [_summary(result, digits, screen)]
+    """What eval shows: the result (an array input's gradient in its shape), (with --trace)
+    the trace tables, (with --check) the check."""
+    if result.graph.arrays and not (result.mode == "forward" and result.directional is not None):
+        from .views.arrays import gradient_blocks
+        items: list = gradient_blocks(output_name(result.graph), result.value, result.gradient,
+                                      result.graph.arrays, digits, max_rows, result.seed,
+                                      _show(screen))
+    else:
+        items = [_summary(result, digits, screen)]
     if not trace and check is None:
         return items
     from .views.tables import check_table, tangent_table, trace_tables
