@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Iterable, Mapping
 
-from .errors import InputError, NumericalError
+from .errors import InputError, NumericalError, ShapeError
 from .engine.forward import forward
-from .engine.graph import Graph, compile, point_vector, select_outputs, wrt_names
+from .engine.graph import (Graph, compile, missing_inputs, point_vector, select_outputs,
+                           wrt_names)
 from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
 
@@ -680,7 +681,7 @@ def _graph(source: str | Graph, of: Iterable[str] | None = None, at=None) -> Gra
     values in ``at``, or a graph already), with the outputs named in ``of`` (None: all)."""
     shapes = getattr(at, "shapes", None) or {}
     if isinstance(source, str):
-        return select_outputs(compile(source, shapes), of)
+        return select_outputs(compile_at(source, at), of)
     for name, shape in source.arrays.items():
         if shapes.get(name, shape) != shape:
             from .engine.arrays import shape_text
@@ -688,6 +689,20 @@ def _graph(source: str | Graph, of: Iterable[str] | None = None, at=None) -> Gra
                              f"and the point gives {shape_text(shapes[name])}", names=(name,),
                              option="at", hint="compile it again with the new shapes")
     return select_outputs(source, of)
+
+
+def compile_at(source: str, at: Mapping[str, object] | None) -> Graph:
+    """:func:`compile` for the point ``at`` (its arrays' shapes, ``at.shapes``). A shape error
+    that involves an input ``at`` gives no value at all is reported as that missing value."""
+    try:
+        return compile(source, getattr(at, "shapes", None))
+    except ShapeError as exc:
+        at = at or {}
+        missing = [(name, span) for name, span in getattr(exc, "inputs_read", ())
+                   if name not in at]
+        if missing:
+            raise missing_inputs([name for name, _ in missing], missing[0][1]) from None
+        raise
 
 
 def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], list | None, Partials]:

@@ -511,7 +511,7 @@ def eval_command(**options):
     --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
     name, missing value, outside a domain).
     """
-    from .api import compile, select_outputs
+    from .api import compile_at, select_outputs
 
     ctx = click.get_current_context()
     request = EvalRequest(**options, given=frozenset(
@@ -524,7 +524,7 @@ def eval_command(**options):
     request.source = _read_source(request.expression, request.file)
     request.at = _merged(request.at)
     if request.batch:
-        graph = select_outputs(compile(request.source, request.at.shapes), request.of)
+        graph = select_outputs(compile_at(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
         _refuse("batch", request.facts(),
                 many="--points" if request.points_path is not None else "--grid")
@@ -533,7 +533,7 @@ def eval_command(**options):
     # reference cycle, which the cyclic collector would only walk again and again. Reference
     # counting frees them as before.
     with gc_paused():
-        graph = select_outputs(compile(request.source, request.at.shapes), request.of)
+        graph = select_outputs(compile_at(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
         seed = request.seed
@@ -1010,7 +1010,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
-    from .api import compile, hessians, select_outputs
+    from .api import compile_at, hessians, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
@@ -1019,7 +1019,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
                          hint="use a name ending in .tex")
     _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
-    graph = select_outputs(compile(source, point.shapes), of)
+    graph = select_outputs(compile_at(source, point), of)
     _warn_unread(point, graph)
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
@@ -1299,7 +1299,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
     an image type when Graphviz's dot is not installed).
     """
-    from .api import annotations, compile
+    from .api import annotations, compile_at
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
     from .points import merge_points
@@ -1307,7 +1307,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
     point = merge_points(list(at))
-    graph = compile(source, point.shapes)
+    graph = compile_at(source, point)
     if at:
         _warn_unread(point, graph)
         values, adjoint, partials = annotations(graph, point)

@@ -414,3 +414,12 @@ def test_installed_console_script_with_arrays(gradcli_script, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 2 and "(2,) and (3,)" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_an_input_without_a_value_is_missing_not_a_scalar(run, reported):
+    """X given no value reads as a scalar at lowering; the message is the missing value."""
+    result = run("eval", "sum(X @ w)", "--at", "w=[1,2]")
+    reported(result, 2, ["no value for input X"])
+    assert "  sum(X @ w)\n      ^\n" in result.stderr
+    with pytest.raises(Exception, match="no value for input X"):
+        api.evaluate("X[0] + sum(w)", {"w": [1.0, 2.0]})

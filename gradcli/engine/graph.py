@@ -26,7 +26,7 @@ from operator import itemgetter
 from collections.abc import Iterable, Mapping
 
 from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
-                      NameLookupError, NumericalError, ParseError, Span, name_list)
+                      NameLookupError, NumericalError, ParseError, ShapeError, Span, name_list)
 from ..gcpause import gc_paused
 from ..limits import NODES_VARIABLE, check_nodes, max_nodes
 from ..language.ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
@@ -294,10 +294,16 @@ def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None
     builder = _Builder(source, shapes)
     result = -1
     bare: list = []  # the bare expression statements: the outputs
-    for stmt in program.statements:
-        result = builder.statement(stmt)
-        if type(stmt) is not Assign:
-            bare.append(result)
+    try:
+        for stmt in program.statements:
+            result = builder.statement(stmt)
+            if type(stmt) is not Assign:
+                bare.append(result)
+    except ShapeError as exc:
+        # the inputs read up to the mistake, with where: an input given no value at all reads
+        # as a scalar, and "no value for X" is the better message (gradcli.api.compile_at)
+        exc.inputs_read = list(zip(builder.input_ids, builder.input_spans))
+        raise
     return builder.finish(source, bare or [result])
 
 
@@ -948,9 +954,7 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
                              names=(name,), hint=f"rename the input, e.g. {name}1 or {name}_")
     missing = [name for name in graph.inputs if name not in at]
     if missing:
-        span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
-                                f"{name_list(missing)}", span, names=tuple(missing))
+        raise missing_inputs(missing, graph.input_spans[graph.inputs.index(missing[0])])
     point = []
     for name, span in zip(graph.inputs, graph.input_spans):
         try:
@@ -963,6 +967,12 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
                              names=(name,), values=(value,))
         point.append(value)
     return point
+
+
+def missing_inputs(missing: list[str], span: Span) -> MissingInputError:
+    """``no value for input y``: the inputs ``missing`` (the first read at ``span``)."""
+    return MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
+                             f"{name_list(missing)}", span, names=tuple(missing))
 
 
 def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
