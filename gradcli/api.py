@@ -78,6 +78,15 @@ class Result:
                        again=earlier)  # the value's forward balls, reused
 
     @property
+    def shaped_gradient(self) -> dict:
+        """The gradient keyed by input name, an array input's as nested lists in its shape
+        (``{"w": [g0, g1], "b": g}``, as ``--json`` gives it)."""
+        if not self.graph.arrays:
+            return dict(self.gradient)
+        from .views.arrays import nest_entries
+        return nest_entries(self.gradient, self.graph.arrays)
+
+    @property
     def trace_values(self) -> list:
         """Every slot's value as the trace shows it (proven, when certified)."""
         return self.recorded.values if self.certified is not None else self.values
@@ -356,7 +365,7 @@ def _forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None
             raise InputError("cannot be combined with direction", option="wrt",
                              hint="direction gives one directional derivative; leave out wrt")
         from .points import check_direction
-        check_direction(direction, graph.inputs)
+        check_direction(direction, graph.inputs, graph.arrays)
         direction = {name: float(direction.get(name, 0.0)) for name in graph.inputs}
         wrt = list(graph.inputs)  # the trace shows every input's tangent, zeros too
     else:

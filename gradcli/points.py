@@ -186,6 +186,7 @@ def parse_point(text: str, option: str = "at") -> Point:
             shape, elements = array_value(value.strip(), f"{name}: the value", option, text,
                                           value_at)
             point.shapes[name] = shape
+            point.places[name] = (text, (here, here + len(name)))
             from .engine.arrays import element_names
             for element, (number, typed) in zip(element_names(name, shape), elements):
                 point[element] = number
@@ -265,10 +266,15 @@ def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
     """Several points (repeated ``at`` options) into one; a name given twice is an error."""
     merged = Point()
     for part in parts:
-        merged.shapes.update(getattr(part, "shapes", {}))
         places = getattr(part, "places", {})
+        for name, shape in getattr(part, "shapes", {}).items():
+            if name in merged.shapes or name in merged:
+                raise part.error(name, f"gives {name} twice", option)
+            merged.shapes[name] = shape
+            if name in places:
+                merged.places[name] = places[name]
         for name, value in part.items():
-            if name in merged:
+            if name in merged or name in merged.shapes:
                 message = f"gives {name} twice"
                 raise (part.error(name, message, option) if name in places
                        else InputError(message, option=option, names=(name,)))
@@ -280,9 +286,17 @@ def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
     return merged
 
 
-def check_direction(direction, inputs) -> None:
-    """A direction names only inputs the source reads and is not zero everywhere
-    (:class:`InputError` otherwise, pointing at the name when ``direction`` is a :class:`Point`)."""
+def check_direction(direction, inputs, arrays=None) -> None:
+    """A direction names only inputs the source reads, gives an array input (``arrays``: name
+    -> shape) an array of its shape, and is not zero everywhere (:class:`InputError` otherwise,
+    pointing at the name when ``direction`` is a :class:`Point`)."""
+    for name, shape in getattr(direction, "shapes", {}).items():
+        if arrays and name in arrays and arrays[name] != shape:
+            from .engine.arrays import shape_text
+            message = (f"gives {name} the shape {shape_text(shape)}, and the input {name} is "
+                       f"{shape_text(arrays[name])}")
+            raise (direction.error(name, message, "direction") if isinstance(direction, Point)
+                   else InputError(message, option="direction", names=(name,)))
     read = set(inputs)
     for name in direction:
         if name not in read:

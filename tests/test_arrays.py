@@ -423,3 +423,23 @@ def test_an_input_without_a_value_is_missing_not_a_scalar(run, reported):
     assert "  sum(X @ w)\n      ^\n" in result.stderr
     with pytest.raises(Exception, match="no value for input X"):
         api.evaluate("X[0] + sum(w)", {"w": [1.0, 2.0]})
+
+
+def test_a_direction_of_another_shape(run, reported):
+    result = run("eval", "sum(w^2)", "--at", "w=[1,2]", "--direction", "w=[1,0,3]")
+    reported(result, 2, ["--direction gives w the shape (3,), and the input w is (2,)"])
+    result = run("eval", "sum(w^2)", "--at", "w=[1,2]", "--direction", "w=[1,0.5]")
+    assert result.exit_code == 0
+    assert "∇f·d = 4.000000000000" in result.output  # 2·1·1 + 2·2·0.5
+
+
+def test_shaped_gradient():
+    r = api.evaluate("sum(A @ x) + c", {"A": [[1.0, 2.0], [3.0, 4.0]], "x": [1.0, 1.0], "c": 2.0})
+    assert r.shaped_gradient == {"A": [[1.0, 1.0], [1.0, 1.0]], "x": [4.0, 6.0], "c": 1.0}
+
+
+@pytest.mark.parametrize("ats", [["w=[1,2]", "w=[1,2]"], ["w=[1,2]", "w=3"], ["w=3,w=[1,2]"],
+                                 ["w=[1],w=2"]])
+def test_an_array_given_twice(run, reported, ats):
+    args = [item for at in ats for item in ("--at", at)]
+    reported(run("eval", "sum(w^2)", *args), 2, ["--at gives w twice"])
