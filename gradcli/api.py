@@ -511,7 +511,7 @@ def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: in
     from .limits import check_order
     from .symbolic.diff import derivatives_of
     check_order(order)
-    graph = _graph(source)
+    graph = _scalar_inputs(_graph(source), "derivatives")
     one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
 
@@ -526,7 +526,7 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
     from .symbolic.diff import derivatives_of, mixed_partial
     mixed = None if mixed is None else list(mixed)
     check_order(order if mixed is None else len(mixed))
-    graph = _graph(source, of)
+    graph = _scalar_inputs(_graph(source, of), "all_derivatives")
     result = {}
     if mixed is not None:
         mixed = wrt_names(graph, mixed)
@@ -698,6 +698,16 @@ def _graph(source: str | Graph, of: Iterable[str] | None = None, at=None) -> Gra
                              f"and the point gives {shape_text(shapes[name])}", names=(name,),
                              option="at", hint="compile it again with the new shapes")
     return select_outputs(source, of)
+
+
+def _scalar_inputs(graph: Graph, what: str) -> Graph:
+    """``graph``, whose inputs must be scalars for ``what`` (symbolic derivatives and generated
+    code name each input; array inputs are not there yet: docs/arrays.md)."""
+    if graph.arrays:
+        raise InputError(f"{what} does not take array inputs yet (the graph was compiled with "
+                         f"{', '.join(graph.arrays)} as arrays)",
+                         names=tuple(graph.arrays), hint="docs/arrays.md lists what takes them")
+    return graph
 
 
 def compile_at(source: str, at: Mapping[str, object] | None) -> Graph:
@@ -999,7 +1009,8 @@ def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
     from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    generated = generate(_graph(source), lang, mode, name=name, hvp_only=hvp,
+    generated = generate(_scalar_inputs(_graph(source), "codegen"), lang, mode, name=name,
+                         hvp_only=hvp,
                          inputs=None if inputs is None else list(inputs),
                          wrt=None if wrt is None else list(wrt), returns=returns)
     return generated.header if header else generated.code

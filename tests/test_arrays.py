@@ -443,3 +443,11 @@ def test_shaped_gradient():
 def test_an_array_given_twice(run, reported, ats):
     args = [item for at in ats for item in ("--at", at)]
     reported(run("eval", "sum(w^2)", *args), 2, ["--at gives w twice"])
+
+
+@pytest.mark.parametrize("call", [lambda g: api.codegen(g), lambda g: api.derivatives(g),
+                                  lambda g: api.all_derivatives(g)])
+def test_what_does_not_take_arrays_yet_says_so(call):
+    graph = api.compile("sum(w^2)", {"w": (2,)})
+    with pytest.raises(Exception, match="does not take array inputs yet"):
+        call(graph)
