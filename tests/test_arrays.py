@@ -451,3 +451,56 @@ def test_what_does_not_take_arrays_yet_says_so(call):
     graph = api.compile("sum(w^2)", {"w": (2,)})
     with pytest.raises(Exception, match="does not take array inputs yet"):
         call(graph)
+
+
+# -- every row of the catalogue, element by element -------------------------------------------
+
+def _rows(arity):
+    from gradcli.engine.primitives import TABLE
+    return [name for name, row in TABLE.items()
+            if row.arity == arity and (not row.is_operator or name == "pow")]
+
+
+@pytest.mark.parametrize("name", _rows(1))
+def test_every_one_argument_row_applies_element_by_element(name):
+    """sum(f(w)) at three points of the row's domain: its gradient is f' at each element,
+    against mpmath (tests/references.py) at 50 digits."""
+    from gradcli.engine.primitives import CALLED
+    from references import REFERENCES
+    ref = REFERENCES[name]
+    lo, hi = ref.span
+    values = [f"{lo + (hi - lo) * q:.3f}" for q in (0.2307, 0.5113, 0.7717)]
+    r = api.evaluate(f"sum({CALLED.get(name, name)}(w))", {"w": values})
+    with mpmath.workdps(50):
+        points = [mpmath.mpf(v) for v in values]
+        value = sum(ref.mp(t) for t in points)
+        slopes = [ref.slope(t) if ref.slope else mpmath.diff(ref.mp, t) for t in points]
+    assert float(r.value) == pytest.approx(float(value), rel=1e-13)
+    for i, slope in enumerate(slopes):
+        assert float(r.gradient[f"w[{i}]"]) == pytest.approx(float(slope), rel=1e-12,
+                                                            abs=1e-300), (name, values[i])
+
+
+@pytest.mark.parametrize("name", _rows(2))
+def test_every_two_argument_row_broadcasts(name):
+    """sum(f(w, s)) with a vector w and a scalar s (broadcast), and sum(f(s, w))."""
+    from gradcli.engine.primitives import CALLED
+    from references import REFERENCES
+    ref = REFERENCES[name]
+    w, s = ["1.3", "2.7", "0.4"], "0.9"
+    called = CALLED.get(name, name)
+    for source, first_is_w in ((f"sum({called}(w, s))", True), (f"sum({called}(s, w))", False)):
+        r = api.evaluate(source, {"w": w, "s": s})
+        with mpmath.workdps(50):
+            sm = mpmath.mpf(s)
+            pairs = [(mpmath.mpf(v), sm) if first_is_w else (sm, mpmath.mpf(v)) for v in w]
+            d_first = [mpmath.diff(lambda t: ref.mp(t, b), a) for a, b in pairs]
+            d_second = [mpmath.diff(lambda t: ref.mp(a, t), b) for a, b in pairs]
+            by_w = d_first if first_is_w else d_second
+            by_s = sum(d_second if first_is_w else d_first)
+            value = sum(ref.mp(a, b) for a, b in pairs)
+        assert float(r.value) == pytest.approx(float(value), rel=1e-13), source
+        for i in range(3):
+            assert float(r.gradient[f"w[{i}]"]) == pytest.approx(float(by_w[i]), rel=1e-12,
+                                                                abs=1e-300), source
+        assert float(r.gradient["s"]) == pytest.approx(float(by_s), rel=1e-12, abs=1e-300)
