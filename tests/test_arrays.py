@@ -504,3 +504,11 @@ def test_every_two_argument_row_broadcasts(name):
             assert float(r.gradient[f"w[{i}]"]) == pytest.approx(float(by_w[i]), rel=1e-12,
                                                                 abs=1e-300), source
         assert float(r.gradient["s"]) == pytest.approx(float(by_s), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("source", ["[1, [2, x]]", "x[0]^2", "(a + b)[1, -1]", "2*X @ w + b",
+                                    "X @ (w + b)", "A @ (B @ c)", "-x[0]"])
+def test_printed_source_reads_back(source):
+    from gradcli.language.printer import to_source
+    assert to_source(parse(source)) == source
+    assert parse(to_source(parse(source))) == parse(source)
