@@ -83,7 +83,7 @@ class Result:
         (``{"w": [g0, g1], "b": g}``, as ``--json`` gives it)."""
         if not self.graph.arrays:
             return dict(self.gradient)
-        from .views.arrays import nest_entries
+        from .engine.arrays import nest_entries
         return nest_entries(self.gradient, self.graph.arrays)
 
     @property

@@ -512,3 +512,12 @@ def test_printed_source_reads_back(source):
     from gradcli.language.printer import to_source
     assert to_source(parse(source)) == source
     assert parse(to_source(parse(source))) == parse(source)
+
+
+def test_some_elements_of_an_array_stay_elements(run):
+    """--wrt w[2]: the one component, under its own name, not a vector of one."""
+    result = run("eval", "sum(w^2)", "--at", "w=[1,2,3]", "--wrt", "w[2]")
+    assert result.output.splitlines()[1].split() == ["∂f/∂w[2]", "=", "6.000000000000"]
+    data = json.loads(run("eval", "sum(w^2)", "--at", "w=[1,2,3]", "--wrt", "w[2]",
+                          "--json").output)
+    assert data["gradient"] == {"w[2]": 6.0}

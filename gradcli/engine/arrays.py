@@ -270,3 +270,49 @@ def index(value, indices, span: Span, what: str):
     rest = shape[len(indices):]
     step = size(rest)
     return _wrap(rest, ids[flat * step:(flat + 1) * step])
+
+
+# -- array inputs put back together, for the views and the API -------------------------------
+
+def grouped(entries: dict, arrays: dict[str, tuple]) -> list[tuple[str, tuple, list]]:
+    """``entries`` (input or element name -> number, in input order) as ``(name, shape,
+    values)``: a scalar input with the shape ``()`` and one value, an array's elements gathered
+    under its name, row-major, where its first element stood. An array of which only some
+    elements are there (``wrt=["w[2]"]``) stays those elements, each a scalar entry."""
+    owner = {element: name for name, shape in arrays.items()
+             for element in element_names(name, shape)}
+    present: dict[str, int] = {}
+    for key in entries:
+        if key in owner:
+            present[owner[key]] = present.get(owner[key], 0) + 1
+    owner = {element: name for element, name in owner.items()
+             if present.get(name) == size(arrays[name])}
+    out: list[tuple[str, tuple, list]] = []
+    where: dict[str, list] = {}
+    for key, value in entries.items():
+        name = owner.get(key)
+        if name is None:
+            out.append((key, (), [value]))
+        elif name in where:
+            where[name].append(value)
+        else:
+            where[name] = [value]
+            out.append((name, arrays[name], where[name]))
+    return out
+
+
+def nested(values: list, shape: tuple):
+    """Row-major ``values`` as nested lists of ``shape`` (a scalar for ``()``)."""
+    if not shape:
+        return values[0]
+    for n in reversed(shape[1:]):
+        values = [values[i:i + n] for i in range(0, len(values), n)]
+    return values
+
+
+def nest_entries(entries: dict | None, arrays: dict[str, tuple]) -> dict | None:
+    """``entries`` (element name -> number) keyed by input name, an array's elements as one
+    nested list of its shape (the JSON's and :attr:`gradcli.api.Result.shaped_gradient`'s)."""
+    if entries is None:
+        return None
+    return {name: nested(values, shape) for name, shape, values in grouped(entries, arrays)}

@@ -1,53 +1,16 @@
 """Array inputs as a person and a program read them: a gradient by an array in that array's
 shape. The engine's inputs are the elements (``w[0]``, ``X[1,2]``, :mod:`gradcli.engine.arrays`);
-here they are put back together: a vector as a column of numbers with its indices, a matrix as a
-table, long ones elided in the middle with a count; for JSON, nested lists.
+here they are put back together (:func:`gradcli.engine.arrays.grouped`): a vector as a column of
+numbers with its indices, a matrix as a table, long ones elided in the middle with a count.
 """
 
 from __future__ import annotations
 
-from ..engine.arrays import element_names, shape_text
+from ..engine.arrays import element_names, grouped, shape_text
 from .layout import Sheet
 from .text import _aligned, _value
 
 ARRAY_MAX_COLUMNS = 8  # a matrix wider than this shows its first and last columns
-
-
-def grouped(entries: dict, arrays: dict[str, tuple]) -> list[tuple[str, tuple, list]]:
-    """``entries`` (input or element name -> number, in input order) as ``(name, shape,
-    values)``: a scalar input with the shape ``()`` and one value, an array's elements gathered
-    under its name, row-major, where its first element stood."""
-    owner = {element: name for name, shape in arrays.items()
-             for element in element_names(name, shape)}
-    out: list[tuple[str, tuple, list]] = []
-    where: dict[str, list] = {}
-    for key, value in entries.items():
-        name = owner.get(key)
-        if name is None:
-            out.append((key, (), [value]))
-        elif name in where:
-            where[name].append(value)
-        else:
-            where[name] = [value]
-            out.append((name, arrays[name], where[name]))
-    return out
-
-
-def nested(values: list, shape: tuple):
-    """Row-major ``values`` as nested lists of ``shape`` (a scalar for ``()``)."""
-    if not shape:
-        return values[0]
-    for n in reversed(shape[1:]):
-        values = [values[i:i + n] for i in range(0, len(values), n)]
-    return values
-
-
-def nest_entries(entries: dict | None, arrays: dict[str, tuple], number=lambda x: x):
-    """``entries`` keyed by input name, an array's elements as one nested list (for JSON)."""
-    if entries is None:
-        return None
-    return {name: nested([number(v) for v in values], shape)
-            for name, shape, values in grouped(entries, arrays)}
 
 
 def _kept(n: int, most: int) -> tuple[list[int], int]:
@@ -55,9 +18,13 @@ def _kept(n: int, most: int) -> tuple[list[int], int]:
     and how many are left out between them."""
     if not most or n <= most:
         return list(range(n)), 0
-    head = (most + 1) // 2
-    tail = most - head
-    return list(range(head)) + list(range(n - tail, n)), n - most
+    head = _head(most)
+    return list(range(head)) + list(range(n - (most - head), n)), n - most
+
+
+def _head(shown: int) -> int:
+    """How many of the ``shown`` indices come before the gap (the rest after it)."""
+    return (shown + 1) // 2
 
 
 def gradient_blocks(output: str, value, gradient: dict, arrays: dict[str, tuple],
@@ -95,12 +62,14 @@ def _vector_text(label: str, values: list, digits: int, max_rows: int,
     texts = {i: _value(values[i], digits) for i in shown}
     point = max(_integer_width(texts[i]) for i in shown)
     lines = [label]
+    gap = f"  {'…'.rjust(width)}  ({hidden:,} more, not shown; --max-rows 0 shows all)"
     for k, i in enumerate(shown):
-        if hidden and k == len(shown) - (len(shown) // 2):
-            lines.append(f"  {'…'.rjust(width)}  ({hidden:,} more, not shown; --max-rows 0 "
-                         "shows all)")
+        if hidden and k == _head(len(shown)):
+            lines.append(gap)
         text = texts[i]
         lines.append(f"  {indices[i].rjust(width)}  {' ' * (point - _integer_width(text))}{text}")
+    if hidden and _head(len(shown)) == len(shown):  # --max-rows 1: the gap comes last
+        lines.append(gap)
     return "\n".join(lines)
 
 
@@ -121,16 +90,18 @@ def _matrix_sheet(label: str, shape: tuple, values: list, digits: int, max_rows:
         label += f" ({hidden_cols:,} middle columns not shown)"
     sheet = Sheet(label)
     sheet.add_column("", "left")
-    half = len(cols) - len(cols) // 2
+    half = _head(len(cols))
     for k, j in enumerate(cols):
         if hidden_cols and k == half:
             sheet.add_column("…", "left")
         sheet.add_column(f"[:,{j}]", "right")
     for k, i in enumerate(rows):
-        if hidden_rows and k == len(rows) - len(rows) // 2:
+        if hidden_rows and k == _head(len(rows)):
             sheet.add_gap(hidden_rows, "--max-rows 0 shows all")
         cells = [_value(values[i * m + j], digits) for j in cols]
         if hidden_cols:
             cells.insert(half, "…")
         sheet.add_row((f"[{i},:]", "cyan"), *cells)
+    if hidden_rows and _head(len(rows)) == len(rows):  # --max-rows 1: the gap comes last
+        sheet.add_gap(hidden_rows, "--max-rows 0 shows all")
     return sheet

@@ -79,7 +79,7 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
         data["check"] = check_json(check)
     arrays = result.graph.arrays
     if arrays:  # array inputs: their values and gradients as nested lists, and their shapes
-        from .arrays import nest_entries
+        from ..engine.arrays import nest_entries
         data["inputs"] = nest_entries(data["inputs"], arrays)
         if "gradient" in data:
             data["gradient"] = nest_entries(data["gradient"], arrays)
