@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Iterable, Mapping
 
-from .errors import InputError, NumericalError
+from .errors import InputError, NumericalError, ShapeError
 from .engine.forward import forward
-from .engine.graph import Graph, compile, point_vector, select_outputs, wrt_names
+from .engine.graph import (Graph, compile, missing_inputs, point_vector, select_outputs,
+                           wrt_names)
 from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
 
@@ -75,6 +76,15 @@ class Result:
         return certify(self.graph, self.exact_point, wrt_slots=[slot[n] for n in self.gradient],
                        seed=self.seed, digits=self.digits, record=True, active=self.active,
                        again=earlier)  # the value's forward balls, reused
+
+    @property
+    def shaped_gradient(self) -> dict:
+        """The gradient keyed by input name, an array input's as nested lists in its shape
+        (``{"w": [g0, g1], "b": g}``, as ``--json`` gives it)."""
+        if not self.graph.arrays:
+            return dict(self.gradient)
+        from .engine.arrays import nest_entries
+        return nest_entries(self.gradient, self.graph.arrays)
 
     @property
     def trace_values(self) -> list:
@@ -355,7 +365,7 @@ def _forward(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None
             raise InputError("cannot be combined with direction", option="wrt",
                              hint="direction gives one directional derivative; leave out wrt")
         from .points import check_direction
-        check_direction(direction, graph.inputs)
+        check_direction(direction, graph.inputs, graph.arrays)
         direction = {name: float(direction.get(name, 0.0)) for name in graph.inputs}
         wrt = list(graph.inputs)  # the trace shows every input's tangent, zeros too
     else:
@@ -478,7 +488,8 @@ def hessian(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """The value, gradient and Hessian of ``source`` (a program's text, or a graph from
     :func:`compile`) at ``at``, of the output ``of`` when the program has several; certified
     unless ``float64``."""
-    return _hessian(_graph(source, None if of is None else [of]), _point(at), wrt=wrt,
+    at = _point(at)
+    return _hessian(_graph(source, None if of is None else [of], at), at, wrt=wrt,
                     digits=digits, float64=float64)
 
 
@@ -487,8 +498,8 @@ def hessians(source: str | Graph, at: Mapping[str, float] | None = None, *,
              of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
              float64: bool = False) -> dict[str, HessianResult]:
     """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
-    graph = _graph(source, of)
     at = _point(at)
+    graph = _graph(source, of, at)
     return {name: _hessian(graph.only(i), at, wrt=wrt, digits=digits, float64=float64)
             for i, name in enumerate(graph.output_names)}
 
@@ -500,7 +511,7 @@ def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: in
     from .limits import check_order
     from .symbolic.diff import derivatives_of
     check_order(order)
-    graph = _graph(source)
+    graph = _scalar_inputs(_graph(source), "derivatives")
     one_output(graph, "all_derivatives")
     return derivatives_of(graph, wrt_names(graph, wrt), order)
 
@@ -515,7 +526,7 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
     from .symbolic.diff import derivatives_of, mixed_partial
     mixed = None if mixed is None else list(mixed)
     check_order(order if mixed is None else len(mixed))
-    graph = _graph(source, of)
+    graph = _scalar_inputs(_graph(source, of), "all_derivatives")
     result = {}
     if mixed is not None:
         mixed = wrt_names(graph, mixed)
@@ -638,26 +649,35 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
-    graph = _graph(source, None if of is None else [of])
+    at = _point(at)
+    graph = _graph(source, None if of is None else [of], at)
     if mode == "forward" or direction is not None:
-        return _forward(graph, _point(at), wrt=wrt, direction=direction, seed=seed,
+        return _forward(graph, at, wrt=wrt, direction=direction, seed=seed,
                         digits=digits, float64=float64)
-    return _reverse(graph, _point(at), wrt=wrt, seed=seed, digits=digits, float64=float64,
+    return _reverse(graph, at, wrt=wrt, seed=seed, digits=digits, float64=float64,
                     quick=quick, record=record)
 
 
 def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
     """``at`` with each string value read as ``--at`` reads it (``"0.1"``, ``"pi/4"``,
-    ``"sqrt(2)"``): a number, its text kept so the certified engine reads the exact value."""
+    ``"sqrt(2)"``): a number, its text kept so the certified engine reads the exact value.
+    An array value (a list, nested lists, a NumPy array) gives an entry per element (``w[0]``)
+    and its shape in the point's ``shapes``."""
     if not at:
         return {}
-    if not any(isinstance(value, str) for value in at.values()):
+    if not any(isinstance(value, (str, list, tuple)) or hasattr(value, "tolist")
+               for value in at.values()):
         return at
-    from .points import Point, constant_value
+    from .points import Point, array_entries, constant_value
     point = Point()
     point.texts.update(getattr(at, "texts", {}))
+    point.shapes.update(getattr(at, "shapes", {}))
     for name, value in at.items():
-        if isinstance(value, str):
+        if hasattr(value, "tolist"):  # a NumPy array or scalar, without importing NumPy
+            value = value.tolist()
+        if isinstance(value, (list, tuple)):
+            array_entries(point, name, value)
+        elif isinstance(value, str):
             point[name] = constant_value(value, f"the value of {name}")
             point.texts[name] = value.strip()
         else:
@@ -665,10 +685,43 @@ def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
     return point
 
 
-def _graph(source: str | Graph, of: Iterable[str] | None = None) -> Graph:
-    """The graph of ``source`` (a program's text, compiled here, or a graph already), with the
-    outputs named in ``of`` (None: all)."""
-    return select_outputs(compile(source) if isinstance(source, str) else source, of)
+def _graph(source: str | Graph, of: Iterable[str] | None = None, at=None) -> Graph:
+    """The graph of ``source`` (a program's text, compiled here with the shapes of the array
+    values in ``at``, or a graph already), with the outputs named in ``of`` (None: all)."""
+    shapes = getattr(at, "shapes", None) or {}
+    if isinstance(source, str):
+        return select_outputs(compile_at(source, at), of)
+    for name, shape in source.arrays.items():
+        if shapes.get(name, shape) != shape:
+            from .engine.arrays import shape_text
+            raise InputError(f"the graph was compiled with {name} of shape {shape_text(shape)}, "
+                             f"and the point gives {shape_text(shapes[name])}", names=(name,),
+                             option="at", hint="compile it again with the new shapes")
+    return select_outputs(source, of)
+
+
+def _scalar_inputs(graph: Graph, what: str) -> Graph:
+    """``graph``, whose inputs must be scalars for ``what`` (symbolic derivatives and generated
+    code name each input; array inputs are not there yet: docs/arrays.md)."""
+    if graph.arrays:
+        raise InputError(f"{what} does not take array inputs yet (the graph was compiled with "
+                         f"{', '.join(graph.arrays)} as arrays)",
+                         names=tuple(graph.arrays), hint="docs/arrays.md lists what takes them")
+    return graph
+
+
+def compile_at(source: str, at: Mapping[str, object] | None) -> Graph:
+    """:func:`compile` for the point ``at`` (its arrays' shapes, ``at.shapes``). A shape error
+    that involves an input ``at`` gives no value at all is reported as that missing value."""
+    try:
+        return compile(source, getattr(at, "shapes", None))
+    except ShapeError as exc:
+        at = at or {}
+        missing = [(name, span) for name, span in getattr(exc, "inputs_read", ())
+                   if name not in at]
+        if missing:
+            raise missing_inputs([name for name, _ in missing], missing[0][1]) from None
+        raise
 
 
 def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], list | None, Partials]:
@@ -791,7 +844,8 @@ def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
     >>> r.values, r.jacobian["f1"], r.mode
     ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
     """
-    return _jacobian(_graph(source, of), _point(at), wrt=wrt, mode=mode, digits=digits,
+    at = _point(at)
+    return _jacobian(_graph(source, of, at), at, wrt=wrt, mode=mode, digits=digits,
                      float64=float64, record=record)
 
 
@@ -920,7 +974,8 @@ def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, fl
     (output name -> weight; outputs left out weigh 0), in one reverse sweep seeded on every
     output (``record=True``: the sweep keeps what ``trace`` shows); certified unless
     ``float64``."""
-    return _vjp(_graph(source, of), _point(at), cotangent, wrt=wrt, record=record,
+    at = _point(at)
+    return _vjp(_graph(source, of, at), at, cotangent, wrt=wrt, record=record,
                 digits=digits, float64=float64)
 
 
@@ -930,7 +985,8 @@ def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, fl
     """``J·d`` of ``source`` (text, or a compiled graph) at ``at`` for the direction ``d``
     (input name -> tangent; inputs left out are 0, names it does not read are ignored), in one
     tangent sweep read at every output; certified unless ``float64``."""
-    return _jvp(_graph(source, of), _point(at), direction, digits=digits, float64=float64)
+    at = _point(at)
+    return _jvp(_graph(source, of, at), at, direction, digits=digits, float64=float64)
 
 
 def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
@@ -953,7 +1009,8 @@ def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
     from .code import generate
     if header and lang != "c":
         raise InputError("is C's", option="header", hint="--lang c")
-    generated = generate(_graph(source), lang, mode, name=name, hvp_only=hvp,
+    generated = generate(_scalar_inputs(_graph(source), "codegen"), lang, mode, name=name,
+                         hvp_only=hvp,
                          inputs=None if inputs is None else list(inputs),
                          wrt=None if wrt is None else list(wrt), returns=returns)
     return generated.header if header else generated.code

@@ -262,6 +262,12 @@ def _warn_unread(point, graph, prefix: str = "") -> None:
     from .errors import name_list
     read = set(graph.inputs)
     unread = [name for name in point if name not in read]
+    shapes = getattr(point, "shapes", None)
+    if shapes and unread:  # an array not read is named once, not element by element
+        from .engine.arrays import element_names
+        whole = {element: name for name, shape in shapes.items()
+                 if name not in graph.arrays for element in element_names(name, shape)}
+        unread = list(dict.fromkeys(whole.get(name, name) for name in unread))
     if unread:
         one = len(unread) == 1
         _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
@@ -506,7 +512,7 @@ def eval_command(**options):
     --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
     name, missing value, outside a domain).
     """
-    from .api import compile, select_outputs
+    from .api import compile_at, select_outputs
 
     ctx = click.get_current_context()
     request = EvalRequest(**options, given=frozenset(
@@ -519,7 +525,7 @@ def eval_command(**options):
     request.source = _read_source(request.expression, request.file)
     request.at = _merged(request.at)
     if request.batch:
-        graph = select_outputs(compile(request.source), request.of)
+        graph = select_outputs(compile_at(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
         _refuse("batch", request.facts(),
                 many="--points" if request.points_path is not None else "--grid")
@@ -528,7 +534,7 @@ def eval_command(**options):
     # reference cycle, which the cyclic collector would only walk again and again. Reference
     # counting frees them as before.
     with gc_paused():
-        graph = select_outputs(compile(request.source), request.of)
+        graph = select_outputs(compile_at(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
         seed = request.seed
@@ -897,12 +903,17 @@ def _summary(result, digits: int, screen=None) -> str:
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits, output)
-    show = None
-    if screen is not None and screen.ascii:
-        from .views.notation import to_ascii
-        encoding = getattr(screen.stream, "encoding", None) or "ascii"
-        show = lambda text: to_ascii(text, encoding)  # noqa: E731
-    return result_text(result.value, result.gradient, result.seed, digits, show, output)
+    return result_text(result.value, result.gradient, result.seed, digits, _show(screen), output)
+
+
+def _show(screen):
+    """How ``screen`` prints a label: as it is, or in ASCII (a name's character can be a
+    six-cell escape), so the alignment counts what is printed."""
+    if screen is None or not screen.ascii:
+        return None
+    from .views.notation import to_ascii
+    encoding = getattr(screen.stream, "encoding", None) or "ascii"
+    return lambda text: to_ascii(text, encoding)
 
 
 def _check(result, request: EvalRequest):
@@ -937,8 +948,15 @@ def _check_export_suffix(path: str, as_json: bool) -> None:
 
 
 def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
-    """What eval shows: the result, (with --trace) the trace tables, (with --check) the check."""
-    items: list = [_summary(result, digits, screen)]
+    """What eval shows: the result (an array input's gradient in its shape), (with --trace)
+    the trace tables, (with --check) the check."""
+    if result.graph.arrays and not (result.mode == "forward" and result.directional is not None):
+        from .views.arrays import gradient_blocks
+        items: list = gradient_blocks(output_name(result.graph), result.value, result.gradient,
+                                      result.graph.arrays, digits, max_rows, result.seed,
+                                      _show(screen))
+    else:
+        items = [_summary(result, digits, screen)]
     if not trace and check is None:
         return items
     from .views.tables import check_table, tangent_table, trace_tables
@@ -993,7 +1011,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
-    from .api import compile, hessians, select_outputs
+    from .api import compile_at, hessians, select_outputs
     from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
@@ -1002,7 +1020,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
                          hint="use a name ending in .tex")
     _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
-    graph = select_outputs(compile(source), of)
+    graph = select_outputs(compile_at(source, point), of)
     _warn_unread(point, graph)
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
@@ -1282,7 +1300,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
     an image type when Graphviz's dot is not installed).
     """
-    from .api import annotations, compile
+    from .api import annotations, compile_at
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
     from .points import merge_points
@@ -1290,7 +1308,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
     point = merge_points(list(at))
-    graph = compile(source)
+    graph = compile_at(source, point)
     if at:
         _warn_unread(point, graph)
         values, adjoint, partials = annotations(graph, point)

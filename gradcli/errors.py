@@ -88,6 +88,15 @@ class MissingInputError(InputError):
     """The point gives no value for the inputs ``names`` (``span``: the first one's first read)."""
 
 
+class ShapeError(InputError):
+    """Array shapes that do not fit: operands that do not broadcast, an index out of range, a
+    ragged literal. ``shapes`` holds the shapes involved (tuples), in the source's order."""
+
+    def __init__(self, message: str, span: Span | None = None, *, shapes: tuple = (), **fields):
+        super().__init__(message, span, **fields)
+        self.shapes = tuple(shapes)
+
+
 class DomainError(GradcliError):
     """A function was evaluated outside its domain (``log(-1)``, ``1/0``)."""
 

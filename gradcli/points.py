@@ -1,5 +1,9 @@
 """Points: ``x=2,y=pi/4`` -> {name: float}, for ``at``, ``direction``, ``grid`` and the Python API.
 
+An array value (``w=[0.5,-1,2]``, ``X=[[1,2],[3,4]]``) gives one entry per element, named as the
+lowering names the array's element inputs (``w[0]``, ``X[1,0]``), and its shape in
+:attr:`Point.shapes`.
+
 A value is a number or exactly one constant expression in the language itself (``pi/4``,
 ``atan2(1, 2)``), evaluated by the same parser and lowering, never by Python's ``eval``. A
 statement, an assignment, a ``;`` or an input name in a value is an :class:`InputError` about
@@ -18,12 +22,12 @@ _RULE = "a value is a number or one constant expression (pi/4, atan2(1, 2)), not
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split on ``sep`` outside parentheses: ``x=atan2(1,2),y=3`` -> two parts."""
+    """Split on ``sep`` outside parentheses and brackets: ``x=atan2(1,2),w=[1,2]`` -> two parts."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
-        if ch == "(":
+        if ch == "(" or ch == "[":
             depth += 1
-        elif ch == ")":
+        elif ch == ")" or ch == "]":
             depth -= 1
         elif ch == sep and depth == 0:
             parts.append(text[start:i])
@@ -122,6 +126,8 @@ class Point(dict):
         # What was typed for each value (``0.1``, ``pi/4``): the certified engine reads the
         # exact number, not its nearest double.
         self.texts: dict[str, str] = {}
+        # The array values' shapes (name -> shape); their elements are entries w[0], X[1,0].
+        self.shapes: dict[str, tuple[int, ...]] = {}
 
     def exact(self, name: str):
         """The value of ``name`` as typed (a string), or its float when not typed."""
@@ -170,11 +176,23 @@ def parse_point(text: str, option: str = "at") -> Point:
         if not re.match(_NAME, name):
             raise error(f"{part}: {name!r} is not a valid name",
                         (here, here + len(part.partition("=")[0].rstrip())))
-        if name in point:
+        if name in point or name in point.shapes:
             raise error(f"gives {name} twice", (here, here + len(name)), names=(name,))
         constant_name(name, lambda message, hint: error(message, (here, here + len(name)), hint,
                                                         (name,)))
         value_at = here + len(part) - len(value)
+        if value.lstrip().startswith("["):
+            value_at += len(value) - len(value.lstrip())
+            shape, elements = array_value(value.strip(), f"{name}: the value", option, text,
+                                          value_at)
+            point.shapes[name] = shape
+            point.places[name] = (text, (here, here + len(name)))
+            from .engine.arrays import element_names
+            for element, (number, typed) in zip(element_names(name, shape), elements):
+                point[element] = number
+                point.texts[element] = typed
+                point.places[element] = (text, (here, here + len(name)))
+            continue
         point[name] = constant_value(value, f"{name}: the value", option, shown=text,
                                      offset=value_at)
         point.places[name] = (text, (here, here + len(name)))
@@ -182,13 +200,81 @@ def parse_point(text: str, option: str = "at") -> Point:
     return point
 
 
+def array_value(text: str, what: str, option: str | None, shown: str,
+                offset: int) -> tuple[tuple[int, ...], list[tuple[float, str]]]:
+    """``[1, 2]``, ``[[1, pi], [3, 4]]``: the shape and each element's (value, typed text),
+    row-major. An element is a number or a constant expression, as a scalar value; a ragged
+    array is an InputError with the caret under the row that differs."""
+    def fail(message, span, hint=None):
+        return InputError(message, (offset + span[0], offset + span[1]), hint=hint,
+                          source=shown, option=option)
+    from .language.ast import ArrayLit
+    program = one_expression(text, what, lambda m, s, h=None, cls=None: fail(m, s, h))
+    top = program.statements[0]
+    if type(top) is not ArrayLit:
+        raise fail(f"{what} is not an array: write [1, 2, 3] or [[1, 2], [3, 4]]",
+                   (0, len(text)))
+    # Breadth first, one level of nesting at a time: the shape is each level's common length.
+    shape, level = [], [top]
+    while all(type(item) is ArrayLit for item in level):
+        n = len(level[0].items)
+        for item in level:
+            if len(item.items) != n:
+                raise fail(f"{what} is a ragged array: a row of {len(item.items)} where the "
+                           f"first has {n}", item.span, "every row has the same length")
+        shape.append(n)
+        level = [child for item in level for child in item.items]
+    nested = next((item for item in level if type(item) is ArrayLit), None)
+    if nested is not None:
+        raise fail(f"{what} is a ragged array: an array where a number stands beside it",
+                   nested.span, "every row has the same length")
+    elements = []
+    for item in level:
+        start, end = item.span
+        elements.append((constant_value(text[start:end], f"{what}: an element", option,
+                                        shown=shown, offset=offset + start),
+                         text[start:end].strip()))
+    return tuple(shape), elements
+
+
+def array_entries(point: Point, name: str, nested) -> None:
+    """Put the array ``nested`` (lists of lists of numbers or strings, as the Python API is given
+    them) into ``point``: an entry per element, its shape in ``point.shapes``."""
+    shape, level = [], [nested]
+    while all(isinstance(item, (list, tuple)) for item in level):
+        n = len(level[0])
+        if n == 0 or any(len(item) != n for item in level):
+            raise InputError(f"the value of {name} is " + ("an empty array" if n == 0 else
+                             "a ragged array: its rows differ in length"), option="at",
+                             names=(name,), hint="give every row the same length, at least 1")
+        shape.append(n)
+        level = [child for item in level for child in item]
+    if any(isinstance(item, (list, tuple)) for item in level):
+        raise InputError(f"the value of {name} is a ragged array: lists beside numbers",
+                         option="at", names=(name,))
+    from .engine.arrays import element_names
+    point.shapes[name] = tuple(shape)
+    for element, value in zip(element_names(name, tuple(shape)), level):
+        if isinstance(value, str):
+            point[element] = constant_value(value, f"the value of {element}")
+            point.texts[element] = value.strip()
+        else:
+            point[element] = value
+
+
 def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
     """Several points (repeated ``at`` options) into one; a name given twice is an error."""
     merged = Point()
     for part in parts:
         places = getattr(part, "places", {})
+        for name, shape in getattr(part, "shapes", {}).items():
+            if name in merged.shapes or name in merged:
+                raise part.error(name, f"gives {name} twice", option)
+            merged.shapes[name] = shape
+            if name in places:
+                merged.places[name] = places[name]
         for name, value in part.items():
-            if name in merged:
+            if name in merged or name in merged.shapes:
                 message = f"gives {name} twice"
                 raise (part.error(name, message, option) if name in places
                        else InputError(message, option=option, names=(name,)))
@@ -200,9 +286,17 @@ def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
     return merged
 
 
-def check_direction(direction, inputs) -> None:
-    """A direction names only inputs the source reads and is not zero everywhere
-    (:class:`InputError` otherwise, pointing at the name when ``direction`` is a :class:`Point`)."""
+def check_direction(direction, inputs, arrays=None) -> None:
+    """A direction names only inputs the source reads, gives an array input (``arrays``: name
+    -> shape) an array of its shape, and is not zero everywhere (:class:`InputError` otherwise,
+    pointing at the name when ``direction`` is a :class:`Point`)."""
+    for name, shape in getattr(direction, "shapes", {}).items():
+        if arrays and name in arrays and arrays[name] != shape:
+            from .engine.arrays import shape_text
+            message = (f"gives {name} the shape {shape_text(shape)}, and the input {name} is "
+                       f"{shape_text(arrays[name])}")
+            raise (direction.error(name, message, "direction") if isinstance(direction, Point)
+                   else InputError(message, option="direction", names=(name,)))
     read = set(inputs)
     for name in direction:
         if name not in read:

@@ -26,12 +26,14 @@ from operator import itemgetter
 from collections.abc import Iterable, Mapping
 
 from ..errors import (DomainError, GradcliError, InputError, LimitError, MissingInputError,
-                      NameLookupError, NumericalError, ParseError, Span, name_list)
+                      NameLookupError, NumericalError, ParseError, ShapeError, Span, name_list)
 from ..gcpause import gc_paused
 from ..limits import NODES_VARIABLE, check_nodes, max_nodes
-from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from ..language.ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
 from ..language.parser import check_length, parse, read_name, reduce
 from ..language.printer import format_constant
+from . import arrays
+from .arrays import Tensor
 from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, Primitive,
                          constant_words, function_names, lookup)
 
@@ -39,6 +41,9 @@ from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, 
 _NEG = TABLE["neg"]
 _BINARY = {op: TABLE[name] for op, name in BINARY_OPERATORS.items()}
 _IDENTITY = object()  # what unary plus lowers to: its operand itself
+_MATMUL = object()  # a post-visit mark: ``@``, lowered by engine.arrays
+_LITERAL = object()  # a post-visit mark: ``[a, b, ...]``
+_INDEX = object()  # a post-visit mark: ``x[i, j]``
 
 
 @dataclass(slots=True)
@@ -68,6 +73,12 @@ class Graph:
     # every constant folded at lowering, in order: (its slot, primitive name, argument slots; -1
     # for none), so a bound on its rounding can be replayed (gradcli.engine.bounds)
     folds: list[tuple[int, str, int, int]] = field(default_factory=list)
+    # Array inputs: name -> shape. Their elements are scalar inputs named w[0], X[1,2], in
+    # ``inputs`` consecutively, row-major (engine.arrays).
+    arrays: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Array outputs: an output statement's name (f, f2) -> shape; its elements are outputs
+    # named f[0], f2[1,0], row-major.
+    output_arrays: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def output_slots(self) -> list[int]:
@@ -269,22 +280,30 @@ class Labels(Mapping):
 
 def _suggest(name: str) -> str | None:
     import difflib  # only for the hint of an unknown name: not at start-up
-    close = difflib.get_close_matches(name, function_names(), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(name, function_names() + list(arrays.FUNCTIONS), n=3,
+                                      cutoff=0.6)
     if not close:
         return None
     return "did you mean " + " or ".join(close) + "?"
 
 
 @gc_paused()
-def lower(program: Program, source: str = "") -> Graph:
-    """Lower a parsed program to a :class:`Graph` (a tape in textbook order)."""
-    builder = _Builder(source)
+def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None = None) -> Graph:
+    """Lower a parsed program to a :class:`Graph` (a tape in textbook order). ``shapes`` gives
+    the array inputs' shapes (name -> shape; the others are scalars)."""
+    builder = _Builder(source, shapes)
     result = -1
-    bare: list[int] = []  # the bare expression statements: the outputs
-    for stmt in program.statements:
-        result = builder.statement(stmt)
-        if type(stmt) is not Assign:
-            bare.append(result)
+    bare: list = []  # the bare expression statements: the outputs
+    try:
+        for stmt in program.statements:
+            result = builder.statement(stmt)
+            if type(stmt) is not Assign:
+                bare.append(result)
+    except ShapeError as exc:
+        # the inputs read up to the mistake, with where: an input given no value at all reads
+        # as a scalar, and "no value for X" is the better message (gradcli.api.compile_at)
+        exc.inputs_read = list(zip(builder.input_ids, builder.input_spans))
+        raise
     return builder.finish(source, bare or [result])
 
 
@@ -299,10 +318,13 @@ class _Builder:
 
     __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
                  "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
-                 "recipes", "folds")
+                 "recipes", "folds", "shapes", "arrays")
 
-    def __init__(self, source: str = ""):
+    def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None):
         self.source = source
+        # the array inputs' shapes, and each one's Tensor of element inputs once read
+        self.shapes = {name: tuple(shape) for name, shape in (shapes or {}).items() if shape}
+        self.arrays: dict[str, Tensor] = {}
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         # Lists, not arrays: an array's append parses its argument (PyArg_Parse, 5% of compile).
         # A large source's integer columns are arrays: 8 bytes a node where a list holds a
@@ -377,12 +399,28 @@ class _Builder:
             return self.constant(CONSTANTS[name], (name,))
         tid = self.input_ids.get(name)
         if tid is None:
-            if lookup(name) is not None:
+            if lookup(name) is not None or name in arrays.FUNCTIONS:
                 raise NameLookupError(f"{name} is a function, not a variable", span,
                                       hint=f"call it: {name}(...)")
+            if name in self.shapes:
+                return self.array_input(name, span)
             tid = self.input_ids[name] = self._new(0, None, -1, -1, span)
             self.input_spans.append(span)
         return tid
+
+    def array_input(self, name: str, span: Span) -> Tensor:
+        """The Tensor of the array input ``name``: a scalar input per element, made on its
+        first read, all read at ``span``."""
+        tensor = self.arrays.get(name)
+        if tensor is None:
+            shape = self.shapes[name]
+            ids = []
+            for element in arrays.element_names(name, shape):
+                ids.append(self._new(0, None, -1, -1, span))
+                self.input_ids[element] = ids[-1]
+                self.input_spans.append(span)
+            tensor = self.arrays[name] = Tensor(shape, ids)
+        return tensor
 
     def emit(self, prim: Primitive, a: int, b: int, span: Span) -> int:
         """The operation ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
@@ -424,9 +462,16 @@ class _Builder:
         while stack:
             node, prim = pop()
             if prim is not None:
-                if prim is not _IDENTITY:  # unary plus makes no node
+                if prim.__class__ is Primitive:
                     b = pop_result() if prim.arity == 2 else -1
-                    result(emit(prim, pop_result(), b, node.span))
+                    a = pop_result()
+                    if a.__class__ is int and b.__class__ is int:
+                        result(emit(prim, a, b, node.span))
+                    else:  # an array operand: element by element
+                        result(arrays.elementwise(emit, prim, a, b, node.span,
+                                                  _operation_text(node, prim)))
+                elif prim is not _IDENTITY:  # unary plus makes no node
+                    result(self.array_operation(node, prim, results))
                 continue
             t = type(node)
             if t is Var:
@@ -436,18 +481,47 @@ class _Builder:
                     tid = input_get(name)  # never pi or e: those are read as constants
                 result(tid if tid is not None else self.read(name, node.span))
             elif t is Binary:
-                push((node, _BINARY[node.op])); push((node.right, None)); push((node.left, None))
+                push((node, _BINARY.get(node.op, _MATMUL)))
+                push((node.right, None)); push((node.left, None))
             elif t is Num:
                 result(self.number(node))
             elif t is Call:
-                push((node, _check_call(node)))
+                if node.name in arrays.FUNCTIONS:
+                    arrays.check_arguments(node.name, len(node.args), node.span)
+                    push((node, arrays.FUNCTIONS[node.name][1]))
+                else:
+                    push((node, _check_call(node)))
                 for arg in reversed(node.args):
                     push((arg, None))
+            elif t is ArrayLit:
+                push((node, _LITERAL))
+                for item in reversed(node.items):
+                    push((item, None))
+            elif t is Index:
+                push((node, _INDEX)); push((node.target, None))
             elif t is Unary:
                 push((node, _NEG if node.op == "-" else _IDENTITY)); push((node.operand, None))
             else:
                 raise TypeError(f"not an expression: {node!r}")
         return results[0]
+
+    def array_operation(self, node, mark, results: list):
+        """An array operation whose operands are the last values on ``results`` (taken off):
+        ``@``, a literal, an index, or a call of an array function (``mark`` its lowering)."""
+        span = node.span
+        if mark is _MATMUL:
+            b = results.pop()
+            return arrays.matmul(self.emit, results.pop(), b, span)
+        if mark is _INDEX:
+            target = node.target
+            what = target.name if type(target) is Var else "the value"
+            return arrays.index(results.pop(), node.indices, span, what)
+        n = len(node.items) if mark is _LITERAL else len(node.args)
+        args = results[len(results) - n:]
+        del results[len(results) - n:]
+        if mark is _LITERAL:
+            return arrays.literal(args, [item.span for item in node.items], span)
+        return mark(self.emit, self.constant, args, span)
 
     def statement(self, stmt) -> int:
         """Lower one statement (an expression, or an assignment that binds a name); its id."""
@@ -467,7 +541,7 @@ class _Builder:
         if op != "=" and name not in self.env:
             raise NameLookupError(f"{name} {op} ... updates {name}, which has no value yet",
                                   name_span, hint=f"assign it first: {name} = ...")
-        if lookup(name) is not None:
+        if lookup(name) is not None or name in arrays.FUNCTIONS:
             raise NameLookupError(f"{name} is a function and cannot be assigned", name_span)
 
     def assign(self, name: str, op: str, name_span: Span, value: int, end: int) -> int:
@@ -480,21 +554,39 @@ class _Builder:
 
     def bind(self, name: str, op: str, name_span: Span, result: int) -> int:
         """Bind ``name`` to the id ``result`` (the value of ``name op ...``, lowered); the id."""
-        if name in self.input_ids:
+        if name in self.input_ids or name in self.arrays:
             raise NameLookupError(
                 f"{name} is an input (it is read before any assignment), so it cannot be assigned",
                 name_span, hint=f"assign to a new name, e.g. {name}2 {op} ...")
         self.env[name] = result
         version = self.versions[name] = self.versions.get(name, 0) + 1
+        if result.__class__ is Tensor:  # each element is labelled z[0], z[1], ...
+            for tid, element in zip(result.ids, arrays.element_names(name, result.shape)):
+                self.versions[element] = version
+                self.bindings.append((tid, element, version))
+            return result
         self.bindings.append((result, name, version))
         return result
 
-    def finish(self, source: str, outputs: list[int]) -> Graph:
+    def finish(self, source: str, outputs: list) -> Graph:
         """The graph: final slots (constants, inputs, nodes by depth), arguments remapped.
 
-        ``outputs`` are the ids of the program's outputs, in order (its bare expression
-        statements, or else its last value).
+        ``outputs`` are the values of the program's outputs, in order (its bare expression
+        statements, or else its last value): ids, or Tensors whose elements are outputs each.
         """
+        names = output_names(len(outputs))
+        output_arrays: dict[str, tuple] = {}
+        if any(value.__class__ is Tensor for value in outputs):
+            flat, flat_names = [], []
+            for value, name in zip(outputs, names):
+                if value.__class__ is Tensor:
+                    output_arrays[name] = value.shape
+                    flat += value.ids
+                    flat_names += arrays.element_names(name, value.shape)
+                else:
+                    flat.append(value)
+                    flat_names.append(name)
+            outputs, names = flat, flat_names
         depth, const_values = self.depth, self.const_values
         constants = list(const_values.values())
         n_in = len(self.input_ids)
@@ -532,12 +624,28 @@ class _Builder:
             labels=labels,
             input_spans=self.input_spans,
             outputs=[slot[t] for t in outputs],
-            output_names=output_names(len(outputs)),
-            names=dict(zip(self.env, map(slot.__getitem__, self.env.values()))),
+            output_names=names,
+            names=self.named_slots(slot),
             exact=exact,
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
+            arrays={name: tensor.shape for name, tensor in self.arrays.items()},
+            output_arrays=output_arrays,
         )
+
+    def named_slots(self, slot: list[int]) -> dict[str, int]:
+        """Each assigned name's slot (an array's elements by their names, z[0], z[1], ...)."""
+        env = self.env
+        if not any(value.__class__ is Tensor for value in env.values()):
+            return dict(zip(env, map(slot.__getitem__, env.values())))
+        named = {}
+        for name, value in env.items():
+            if value.__class__ is Tensor:
+                for tid, element in zip(value.ids, arrays.element_names(name, value.shape)):
+                    named[element] = slot[tid]
+            else:
+                named[name] = slot[value]
+        return named
 
 
 # From this many characters of source, the builder's integer columns are arrays
@@ -558,6 +666,11 @@ def _spells(text: str, v: float) -> bool:
         return float(text) == v
     except ValueError:
         return False
+
+
+def _operation_text(node, prim: Primitive) -> str:
+    """How an elementwise operation is named in a shape error: ``'+'``, ``atan2``."""
+    return f"'{node.op}'" if type(node) is Binary else CALLED.get(prim.name, prim.name)
 
 
 def _check_call(node: Call) -> Primitive:
@@ -739,8 +852,15 @@ class _Reductions:
 
     def binary(self, children):
         (x, start, _), op, (y, _, end) = children
-        return self.builder.emit(_BINARY["^" if op.value == "**" else op.value], x, y,
-                                 (start, end)), start, end
+        prim = _BINARY.get("^" if op.value == "**" else op.value)
+        if prim is None:
+            raise _GiveUp  # @: arrays are lowered from the AST
+        return self.builder.emit(prim, x, y, (start, end)), start, end
+
+    def array(self, children):
+        raise _GiveUp  # arrays are lowered from the AST
+
+    index = array
 
     def call(self, children):
         tok, rpar = children[0], children[-1]
@@ -777,14 +897,17 @@ _INF = float("inf")
 
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
-def compile(source: str) -> Graph:  # noqa: A001 - the natural name, as re.compile
+def compile(source: str, shapes: Mapping[str, tuple] | None = None) -> Graph:  # noqa: A001
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
+    ``shapes`` gives the array inputs' shapes (name -> shape such as ``(3,)`` or ``(2, 3)``).
 
-    A valid program is read in one pass: the parser's driver with callbacks that make the
-    tape's nodes (:class:`_Reductions`); anything wrong with it is said by parse and lower, from
-    the start."""
+    A valid program of scalar inputs is read in one pass: the parser's driver with callbacks
+    that make the tape's nodes (:class:`_Reductions`); anything wrong with it, and any array,
+    is lowered by parse and lower, from the start."""
     check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
     check_length(source)
+    if shapes and any(shapes.values()):
+        return lower(parse_source(source), source, shapes)
     graph = one_pass(source)
     return lower(parse_source(source), source) if graph is None else graph
 
@@ -831,9 +954,7 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
                              names=(name,), hint=f"rename the input, e.g. {name}1 or {name}_")
     missing = [name for name in graph.inputs if name not in at]
     if missing:
-        span = graph.input_spans[graph.inputs.index(missing[0])]
-        raise MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
-                                f"{name_list(missing)}", span, names=tuple(missing))
+        raise missing_inputs(missing, graph.input_spans[graph.inputs.index(missing[0])])
     point = []
     for name, span in zip(graph.inputs, graph.input_spans):
         try:
@@ -848,11 +969,21 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
     return point
 
 
+def missing_inputs(missing: list[str], span: Span) -> MissingInputError:
+    """``no value for input y``: the inputs ``missing`` (the first read at ``span``)."""
+    return MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
+                             f"{name_list(missing)}", span, names=tuple(missing))
+
+
 def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:
     """The inputs to differentiate by (default: all, in graph order); an unknown name is an error."""
     if wrt is None:
         return list(graph.inputs)
     wrt, read = list(wrt), set(graph.inputs)
+    if graph.arrays:  # an array's name stands for its elements
+        wrt = [element for name in wrt for element in
+               (arrays.element_names(name, graph.arrays[name]) if name in graph.arrays
+                else [name])]
     unknown = [name for name in wrt if name not in read]
     if unknown:
         constant = next((constant_words(n) for n in unknown if n in CONSTANTS), "")

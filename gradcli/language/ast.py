@@ -40,7 +40,7 @@ class Unary:
 
 @dataclass(frozen=True, slots=True)
 class Binary:
-    op: str  # "+", "-", "*", "/", "^"  ("**" is read as "^")
+    op: str  # "+", "-", "*", "/", "@", "^"  ("**" is read as "^")
     left: "Expr"
     right: "Expr"
     span: Span = _span()
@@ -52,6 +52,24 @@ class Call:
     args: tuple["Expr", ...]
     span: Span = _span()
     name_span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayLit:
+    """``[a, b, c]``: a vector of its items (a matrix when the items are vectors)."""
+
+    items: tuple["Expr", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """``x[0]``, ``A[i, j]``: one element (or row) of an array; the indices are integer
+    constants, read at lowering."""
+
+    target: "Expr"
+    indices: tuple["Expr", ...]
+    span: Span = _span()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,4 +86,4 @@ class Program:
     span: Span = _span()
 
 
-Expr = Union[Num, Var, Unary, Binary, Call]
+Expr = Union[Num, Var, Unary, Binary, Call, ArrayLit, Index]

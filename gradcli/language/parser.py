@@ -23,7 +23,7 @@ import re
 from sys import intern
 from typing import Callable, NamedTuple
 
-from .ast import Assign, Binary, Call, Num, Program, Unary, Var
+from .ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
 from ..errors import LimitError, ParseError
 from ..gcpause import gc_paused
 from ..limits import SOURCE_VARIABLE, max_source
@@ -33,10 +33,11 @@ from ..limits import SOURCE_VARIABLE, max_source
 _FRIENDLY = {
     "NUMBER": "a number", "NAME": "a name", "LPAR": "'('", "RPAR": "')'", "COMMA": "','",
     "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "POW": "'^'",
+    "MATMUL": "'@'", "LSQB": "'['", "RSQB": "']'",
     "ASSIGN_OP": "'='", "_SEP": "';' or a new line", "$END": "the end of the input",
 }
-_OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW")
-_OPERAND_START = ("NUMBER", "NAME", "LPAR")
+_OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW", "MATMUL")
+_OPERAND_START = ("NUMBER", "NAME", "LPAR", "LSQB")
 
 
 class _Token(NamedTuple):
@@ -90,6 +91,13 @@ class _ToAst:
 
     def group(self, children):
         return children[1]
+
+    def array(self, children):
+        return ArrayLit(tuple(children[1:-1:2]), (children[0].start_pos, children[-1].end_pos))
+
+    def index(self, children):
+        target, rsqb = children[0], children[-1]
+        return Index(target, tuple(children[2:-1:2]), (target.span[0], rsqb.end_pos))
 
     def assign(self, children):
         name, op, value = children
@@ -156,7 +164,8 @@ def _no_superscript(tok) -> None:
 
 
 class _NewlinesInParentheses:
-    """Post-lexer: a newline inside parentheses continues the expression instead of ending it."""
+    """Post-lexer: a newline inside parentheses or brackets continues the expression instead of
+    ending it."""
 
     always_accept = ()
 
@@ -164,9 +173,9 @@ class _NewlinesInParentheses:
         depth = 0
         for tok in stream:
             kind = tok.type
-            if kind == "LPAR":
+            if kind == "LPAR" or kind == "LSQB":
                 depth += 1
-            elif kind == "RPAR":
+            elif kind == "RPAR" or kind == "RSQB":
                 depth -= 1
             elif depth > 0 and kind == "_SEP" and tok.value != ";":
                 continue
@@ -452,7 +461,7 @@ def _expected(names) -> str:
         names -= set(_OPERATORS)
     if names & set(_OPERAND_START):
         lead.append("an expression")
-        names -= {"NUMBER", "NAME", "LPAR", "PLUS", "MINUS"}
+        names -= {"NUMBER", "NAME", "LPAR", "LSQB", "PLUS", "MINUS"}
     words = lead + sorted({_FRIENDLY[n] for n in names if n in _FRIENDLY})
     if not words:
         return ""
@@ -482,7 +491,7 @@ def _translate(fault: SyntaxFault, source: str) -> ParseError:
     if fault.token_type is None:
         pos = fault.pos
         return ParseError(f"unexpected character {source[pos]!r}", (pos, pos + 1),
-                          hint="expressions are made of numbers, names, + - * / ^ ** ( ) , "
+                          hint="expressions are made of numbers, names, + - * / @ ^ ** ( ) [ ] , "
                                "and programs of = += -= *= /= ; and # comments")
     kind, value, expected = fault.token_type, fault.token_value, fault.expected
     at_end = kind == "$END"

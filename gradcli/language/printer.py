@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 
-from .ast import Assign, Binary, Call, Num, Program, Unary, Var
+from .ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
 
 # Precedence levels of the grammar's rule layers.
 _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
-_BINARY = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "^": _POWER}
-_SPACED = {"+": " + ", "-": " - ", "*": "*", "/": "/", "^": "^"}
+_BINARY = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "@": _PRODUCT, "^": _POWER}
+_SPACED = {"+": " + ", "-": " - ", "*": "*", "/": "/", "@": " @ ", "^": "^"}
 
 
 def format_constant(value: float, named: bool = True) -> str:
@@ -69,6 +69,10 @@ class Spelling:
             return self.binary(expr)
         if t is Call:
             return self.call(expr)
+        if t is ArrayLit:
+            return ["[", *self.arguments(expr.items), "]"]
+        if t is Index:  # the target is an atom: x[0], (a + b)[1]
+            return [(expr.target, _ATOM), "[", *self.arguments(expr.indices), "]"]
         raise TypeError(f"cannot print {expr!r}")
 
     def binary(self, expr) -> list:

@@ -36,6 +36,10 @@ def error_object(error: GradcliError, source: str | None = None, *, message: str
     if span is not None and text is not None:
         line, col, _ = locate(text, span[0])
         column = col + 1
-    return {"error": {"kind": kind_of(error), "message": message or str(error), "line": line,
-                      "column": column, "span": list(span) if span is not None else None,
-                      "hint": hint if hint is not None else getattr(error, "hint", None)}}
+    data = {"kind": kind_of(error), "message": message or str(error), "line": line,
+            "column": column, "span": list(span) if span is not None else None,
+            "hint": hint if hint is not None else getattr(error, "hint", None)}
+    shapes = getattr(error, "shapes", None)
+    if shapes:  # a shape error: the shapes involved, as lists
+        data["shapes"] = [list(shape) for shape in shapes]
+    return {"error": data}

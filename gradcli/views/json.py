@@ -77,6 +77,19 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
         data["trace"] = trace_json(trace)
     if check is not None:
         data["check"] = check_json(check)
+    arrays = result.graph.arrays
+    if arrays:  # array inputs: their values and gradients as nested lists, and their shapes
+        from ..engine.arrays import nest_entries
+        data["inputs"] = nest_entries(data["inputs"], arrays)
+        if "gradient" in data:
+            data["gradient"] = nest_entries(data["gradient"], arrays)
+        if data.get("certified"):
+            data["decimal"]["gradient"] = nest_entries(data["decimal"]["gradient"], arrays)
+            if "float64" in data:
+                data["float64"]["gradient"] = nest_entries(data["float64"]["gradient"], arrays)
+                data["float64_digits"]["gradient"] = nest_entries(
+                    data["float64_digits"]["gradient"], arrays)
+        data["shapes"] = {name: list(shape) for name, shape in arrays.items()}
     return data
 
 

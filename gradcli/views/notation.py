@@ -22,14 +22,22 @@ NODE_ID = r"v\d+\Z"  # patterns compiled on first use (re caches them), not at s
 
 
 def adjoint(name: str) -> str:
-    """``v̄5``, ``x̄``, ``r̅a̅t̅e̅``: the adjoint of a node or a named input."""
+    """``v̄5``, ``x̄``, ``r̅a̅t̅e̅``: the adjoint of a node or a named input; ``w̄[0]``: of an
+    array input's element (element 0 of w̄)."""
+    base, bracket, index = name.partition("[")
+    if bracket and base:
+        return adjoint(base) + bracket + index
     if len(name) == 1 or re.match(NODE_ID, name):
         return name[0] + MACRON + name[1:]
     return "".join(ch + OVERLINE for ch in name)
 
 
 def tangent(name: str) -> str:
-    """``v̇5``, ``ẋ``, ``(rate)˙``: the tangent of a node or a named input."""
+    """``v̇5``, ``ẋ``, ``(rate)˙``: the tangent of a node or a named input; ``ẇ[0]``: of an
+    array input's element."""
+    base, bracket, index = name.partition("[")
+    if bracket and base:
+        return tangent(base) + bracket + index
     if len(name) == 1 or re.match(NODE_ID, name):
         return name[0] + DOT_ABOVE + name[1:]
     return f"({name})\u02d9"
