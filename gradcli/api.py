@@ -530,6 +530,20 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
     return result
 
 
+def derivation_steps(source: str | Graph, wrt: Iterable[str] | None = None, *,
+                     of: Iterable[str] | None = None) -> list:
+    """The derivation of each first partial derivative of ``source`` (of its one output, or
+    the one named in ``of``), rule by rule, as :class:`gradcli.symbolic.steps.Derivation`
+    records (``gradcli diff --steps``)."""
+    from .symbolic.steps import derivation
+    graph = _graph(source, of)
+    if graph.n_outputs > 1:
+        raise InputError(f"a derivation is of one output, and the program has "
+                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
+                         hint="pick one with of= (--of on the command line)")
+    return [derivation(graph, name) for name in wrt_names(graph, wrt)]
+
+
 def one_output(graph: Graph, instead: str = "jacobian") -> None:
     """An :class:`InputError` when ``graph`` has several outputs: name them and what to call."""
     if graph.n_outputs > 1:

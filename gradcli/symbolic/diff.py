@@ -36,6 +36,7 @@ from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add,
                    constant_nodes, context_memo, fresh_context, local_derivatives, multiply,
                    node_count, number, reachable, sealed, symbol)
 from .printer import flatten, name_rope, rope
+from .rational import reduced
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: several times
@@ -518,7 +519,7 @@ def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, st
         for name in wrt:
             d = f
             for _ in range(order):
-                d = derivative(d, name)
+                d = reduced(derivative(d, name))
             result[name] = programs([d], graph.inputs)[0]
     return result
 
@@ -529,5 +530,5 @@ def mixed_partial(graph: Graph, names: list[str]) -> str:
     with fresh_context():
         d = graph_expression(graph)
         for name in names:
-            d = derivative(d, name)
+            d = reduced(derivative(d, name))
         return programs([d], graph.inputs)[0]
