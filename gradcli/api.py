@@ -506,15 +506,20 @@ def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: in
 
 
 def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: int = 1, *,
-                    of: Iterable[str] | None = None,
-                    mixed: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+                    of: Iterable[str] | None = None, mixed: Iterable[str] | None = None,
+                    simplify: bool = False) -> dict[str, dict[str, str]]:
     """For each output (or each name in ``of``): its derivatives as source text, keyed by what
     they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
-    differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    differentiated by in turn) the one mixed partial, keyed by the names joined with commas.
+    ``simplify``: each also through SymPy's ``simplify`` where that prints shorter (needs
+    ``pip install "gradcli[sympy]"``)."""
     from .limits import check_order
     from .symbolic.diff import derivatives_of, mixed_partial
     mixed = None if mixed is None else list(mixed)
     check_order(order if mixed is None else len(mixed))
+    if simplify:
+        from .symbolic.sympy_bridge import sympy
+        sympy()  # not installed: say so before any work
     graph = _graph(source, of)
     result = {}
     if mixed is not None:
@@ -522,11 +527,11 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
         if not mixed:
             raise InputError("--mixed needs at least one input")
         for i, name in enumerate(graph.output_names):
-            result[name] = {",".join(mixed): mixed_partial(graph.only(i), mixed)}
+            result[name] = {",".join(mixed): mixed_partial(graph.only(i), mixed, simplify)}
         return result
     wrt = wrt_names(graph, wrt)
     for i, name in enumerate(graph.output_names):
-        result[name] = derivatives_of(graph.only(i), wrt, order)
+        result[name] = derivatives_of(graph.only(i), wrt, order, simplify)
     return result
 
 

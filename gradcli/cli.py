@@ -1064,12 +1064,15 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
+@click.option("--simplify", is_flag=True,
+              help="Also hand each derivative to SymPy's simplify, kept where it prints "
+                   "shorter (slower; needs pip install \"gradcli[sympy]\").")
 @click.option("--steps", is_flag=True,
               help="Show the derivation rule by rule (sum, constant multiple, product, "
                    "quotient, power, chain, each function's row), ending in the derivative.")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex, steps,
-                 width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex,
+                 simplify, steps, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1091,10 +1094,11 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
       gradcli diff "x/(1+x)" --order 2 --latex
       gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "x^2*sin(x)" --steps
+      gradcli diff "sin(x)^2 + cos(x)^2*x" --simplify
     """
-    if steps and (order != 1 or mixed is not None or at):
+    if steps and (order != 1 or mixed is not None or at or simplify):
         raise InputError("--steps derives first derivatives, one input at a time",
-                         hint="drop --order, --mixed and --at")
+                         hint="drop --order, --mixed, --at and --simplify")
     if mixed is not None and (order != 1 or wrt is not None):
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
@@ -1104,7 +1108,7 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
         return
     with gc_paused():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
-                           _merged(at) if at else None, digits)
+                           _merged(at) if at else None, digits, simplify)
 
 
 def _print_steps(source, wrt, of, as_json, as_latex, width, ascii_):
@@ -1128,11 +1132,14 @@ def _print_steps(source, wrt, of, as_json, as_latex, width, ascii_):
 
 
 def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
-                       point=None, digits=13):
+                       point=None, digits=13, simplify=False):
     from .api import all_derivatives
     from .views.text import derivative_label
 
-    result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
+    result = all_derivatives(source, wrt, order, of=of, mixed=mixed, simplify=simplify)
+    if simplify:
+        _notes(None, ["note: --simplify: each derivative also went through SymPy's simplify, "
+                      "kept where it prints shorter"])
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     values = None
