@@ -1109,6 +1109,9 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
     with gc_paused():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
                            _merged(at) if at else None, digits, simplify)
+    if simplify:
+        _notes(_screen(width, ascii_), ["note: --simplify: each derivative also went through "
+                                        "SymPy's simplify, kept where it prints shorter"])
 
 
 def _print_steps(source, wrt, of, as_json, as_latex, width, ascii_):
@@ -1137,9 +1140,6 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
     from .views.text import derivative_label
 
     result = all_derivatives(source, wrt, order, of=of, mixed=mixed, simplify=simplify)
-    if simplify:
-        _notes(None, ["note: --simplify: each derivative also went through SymPy's simplify, "
-                      "kept where it prints shorter"])
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     values = None

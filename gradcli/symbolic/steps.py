@@ -18,7 +18,7 @@ result into ``gradcli diff``'s own form.
 >>> from gradcli.api import compile
 >>> d = derivation(compile("x^2*sin(x)"), "x")
 >>> [(s.rule, s.before, s.after) for s in d.steps]
-[('product', 'D1', 'x^2*D3 + sin(x)*D2'), ('power', 'D2', '2*x'), ('function', 'D3', 'cos(x)')]
+[('product', 'D1', 'D2*sin(x) + D3*x^2'), ('power', 'D2', '2*x'), ('function', 'D3', 'cos(x)')]
 >>> d.result
 'x^2*cos(x) + 2*x*sin(x)'
 """
