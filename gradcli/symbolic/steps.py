@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..engine.primitives import TABLE
 from ..errors import LimitError
 from .diff import derivative, graph_expression
-from .expr import (SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add, apply,
+from .expr import (SYMBOLIC, Apply, Number, Product, Sum, Sym, add, apply,
                    fresh_context, local_derivatives, multiply, number, reachable, symbol)
 from .printer import text
 from .rational import reduced
@@ -40,8 +40,7 @@ MAX_STEPS = 200  # a derivation longer than this is no longer one a person reads
 # rule -> how a person names it (the views print it; --json gives both)
 TITLES = {"sum": "sum rule", "constant multiple": "constant multiple rule",
           "product": "product rule", "quotient": "quotient rule", "power": "power rule",
-          "exponential": "exponential rule", "function": "the function's rule",
-          "simplify": "simplify"}
+          "exponential": "exponential rule", "simplify": "simplify"}  # (a function: its row's)
 
 
 @dataclass(frozen=True)

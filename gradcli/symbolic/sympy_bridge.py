@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from ..engine.primitives import TABLE
 from ..errors import InputError
-from .expr import Apply, Number, Product, Sum, Symbol, add, apply, multiply, number, \
+from .expr import Number, Product, Sum, Symbol, add, apply, multiply, number, \
     reachable, symbol
 from .printer import text
 
