@@ -1094,7 +1094,7 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
       gradcli diff "x/(1+x)" --order 2 --latex
       gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "x^2*sin(x)" --steps
-      gradcli diff "sin(x)^2 + cos(x)^2*x" --simplify
+      gradcli diff "x*sin(x)^2 + x*cos(x)^2" --simplify
     """
     if steps and (order != 1 or mixed is not None or at or simplify):
         raise InputError("--steps derives first derivatives, one input at a time",
