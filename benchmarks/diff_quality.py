@@ -21,6 +21,7 @@ takes longer than ``--timeout`` seconds is left out and counted.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import pathlib
@@ -131,6 +132,7 @@ def measure(case, timeout: int, simplify: bool = False) -> list[dict] | None:
     source = to_source(case.program)
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
+    gc.disable()  # the alarm raised inside a collector's callback would be swallowed
     try:
         expr, symbols = to_sympy(case.program, case.point)
         rows = []
@@ -148,6 +150,7 @@ def measure(case, timeout: int, simplify: bool = False) -> list[dict] | None:
         return []
     finally:
         signal.alarm(0)
+        gc.enable()
         signal.signal(signal.SIGALRM, previous)
 
 
