@@ -517,15 +517,20 @@ def derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: in
 
 
 def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order: int = 1, *,
-                    of: Iterable[str] | None = None,
-                    mixed: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+                    of: Iterable[str] | None = None, mixed: Iterable[str] | None = None,
+                    simplify: bool = False) -> dict[str, dict[str, str]]:
     """For each output (or each name in ``of``): its derivatives as source text, keyed by what
     they differentiate by: an input (``order`` times), or with ``mixed`` (a list of inputs,
-    differentiated by in turn) the one mixed partial, keyed by the names joined with commas."""
+    differentiated by in turn) the one mixed partial, keyed by the names joined with commas.
+    ``simplify``: each also through SymPy's ``simplify`` where that prints shorter (needs
+    ``pip install "gradcli[sympy]"``)."""
     from .limits import check_order
     from .symbolic.diff import derivatives_of, mixed_partial
     mixed = None if mixed is None else list(mixed)
     check_order(order if mixed is None else len(mixed))
+    if simplify:
+        from .symbolic.sympy_bridge import sympy
+        sympy()  # not installed: say so before any work
     graph = _scalar_inputs(_graph(source, of), "all_derivatives")
     result = {}
     if mixed is not None:
@@ -533,12 +538,26 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
         if not mixed:
             raise InputError("--mixed needs at least one input")
         for i, name in enumerate(graph.output_names):
-            result[name] = {",".join(mixed): mixed_partial(graph.only(i), mixed)}
+            result[name] = {",".join(mixed): mixed_partial(graph.only(i), mixed, simplify)}
         return result
     wrt = wrt_names(graph, wrt)
     for i, name in enumerate(graph.output_names):
-        result[name] = derivatives_of(graph.only(i), wrt, order)
+        result[name] = derivatives_of(graph.only(i), wrt, order, simplify)
     return result
+
+
+def derivation_steps(source: str | Graph, wrt: Iterable[str] | None = None, *,
+                     of: Iterable[str] | None = None) -> list:
+    """The derivation of each first partial derivative of ``source`` (of its one output, or
+    the one named in ``of``), rule by rule, as :class:`gradcli.symbolic.steps.Derivation`
+    records (``gradcli diff --steps``)."""
+    from .symbolic.steps import derivation
+    graph = _graph(source, of)
+    if graph.n_outputs > 1:
+        raise InputError(f"a derivation is of one output, and the program has "
+                         f"{graph.n_outputs} ({', '.join(graph.output_names)})",
+                         hint="pick one with of= (--of on the command line)")
+    return [derivation(graph, name) for name in wrt_names(graph, wrt)]
 
 
 def one_output(graph: Graph, instead: str = "jacobian") -> None:

@@ -1083,9 +1083,15 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
+@click.option("--simplify", is_flag=True,
+              help="Also hand each derivative to SymPy's simplify, kept where it prints "
+                   "shorter (slower; needs pip install \"gradcli[sympy]\").")
+@click.option("--steps", is_flag=True,
+              help="Show the derivation rule by rule (sum, constant multiple, product, "
+                   "quotient, power, chain, each function's row), ending in the derivative.")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex, width,
-                 ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex,
+                 simplify, steps, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1106,22 +1112,53 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
       gradcli diff "exp(x*y)" --json
       gradcli diff "x/(1+x)" --order 2 --latex
       gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
+      gradcli diff "x^2*sin(x)" --steps
+      gradcli diff "x*sin(x)^2 + x*cos(x)^2" --simplify
     """
+    if steps and (order != 1 or mixed is not None or at or simplify):
+        raise InputError("--steps derives first derivatives, one input at a time",
+                         hint="drop --order, --mixed, --at and --simplify")
     if mixed is not None and (order != 1 or wrt is not None):
         raise InputError("--mixed names the inputs to differentiate by, one per order",
                          hint="drop --order and --wrt")
     source = _read_source(expression, file, example='gradcli diff "x^2*y"')
+    if steps:
+        _print_steps(source, wrt, of, as_json, as_latex, width, ascii_)
+        return
     with gc_paused():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
-                           _merged(at) if at else None, digits)
+                           _merged(at) if at else None, digits, simplify)
+    if simplify:
+        _notes(_screen(width, ascii_), ["note: --simplify: each derivative also went through "
+                                        "SymPy's simplify, kept where it prints shorter"])
+
+
+def _print_steps(source, wrt, of, as_json, as_latex, width, ascii_):
+    from .api import compile, derivation_steps
+    derivations = derivation_steps(source, wrt, of=of)
+    partial = len(compile(source).inputs) > 1  # ∂/∂w when the expression reads several inputs
+    screen = _screen(width, ascii_)
+    if as_json:
+        from .views.json import steps_json
+        screen.json(steps_json(source, derivations, partial))
+    elif as_latex:
+        from .views.latex import steps as latex_steps
+        screen.echo(latex_steps(derivations, partial))
+    elif not derivations:
+        _warn("the expression reads no inputs, so it has no partial derivatives")
+    else:
+        from .views.steps import steps_sheet
+        from .views.text import derivative_label
+        screen.show(*[steps_sheet(d, partial, derivative_label("f", [d.wrt]) + " step by step")
+                      for d in derivations])
 
 
 def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
-                       point=None, digits=13):
+                       point=None, digits=13, simplify=False):
     from .api import all_derivatives
     from .views.text import derivative_label
 
-    result = all_derivatives(source, wrt, order, of=of, mixed=mixed)
+    result = all_derivatives(source, wrt, order, of=of, mixed=mixed, simplify=simplify)
     several = len(result) > 1
     screen = _screen(width, ascii_)  # the derivatives are programs: never wrapped
     values = None

@@ -36,6 +36,7 @@ from .expr import (ONE, SYMBOLIC, Apply, Number, Product, Sum, Sym, Symbol, add,
                    constant_nodes, context_memo, fresh_context, local_derivatives, multiply,
                    node_count, number, reachable, sealed, symbol)
 from .printer import flatten, name_rope, rope
+from .rational import reduced
 
 MIN_NAMED_SIZE = 4  # a repeated subexpression of at least this many nodes gets a name (t1 = ...)
 # An expression of at least this many nodes has its gradient by one adjoint sweep: several times
@@ -502,32 +503,43 @@ def _fresh_names(taken: set):
 
 
 @gc_paused()  # a derivative is a large acyclic structure: the cyclic collector would rescan it
-def derivatives_of(graph: Graph, wrt: list[str], order: int = 1) -> dict[str, str]:
+def derivatives_of(graph: Graph, wrt: list[str], order: int = 1,
+                   simplify: bool = False) -> dict[str, str]:
     """Each ``∂^order f/∂name^order`` as source text (a program when it has assignments).
 
     The first derivatives of a large expression by several inputs come from one adjoint sweep
     (:func:`gradient`) and are printed named together (:func:`programs`): the work is linear
-    in the expression, however many inputs. Otherwise each comes from its own tangent sweeps."""
+    in the expression, however many inputs. Otherwise each comes from its own tangent sweeps,
+    a rational function of one input reduced at each order (:mod:`.rational`). ``simplify``:
+    each derivative is then handed to SymPy's ``simplify`` (:mod:`.sympy_bridge`)."""
     with fresh_context():
         f = graph_expression(graph)
         nodes = reachable(f) if order == 1 and len(wrt) > 1 else ()
         if len(nodes) >= REVERSE_MIN:
             grad = gradient(f, wrt, nodes)
-            return dict(zip(wrt, programs([grad[name] for name in wrt], graph.inputs)))
+            roots = [_simplified(grad[name], simplify) for name in wrt]
+            return dict(zip(wrt, programs(roots, graph.inputs)))
         result = {}
         for name in wrt:
             d = f
             for _ in range(order):
-                d = derivative(d, name)
-            result[name] = programs([d], graph.inputs)[0]
+                d = reduced(derivative(d, name))
+            result[name] = programs([_simplified(d, simplify)], graph.inputs)[0]
     return result
 
 
+def _simplified(node, simplify: bool):
+    if not simplify:
+        return node
+    from .sympy_bridge import simplified  # (SymPy: only when asked)
+    return simplified(sealed(node))
+
+
 @gc_paused()
-def mixed_partial(graph: Graph, names: list[str]) -> str:
+def mixed_partial(graph: Graph, names: list[str], simplify: bool = False) -> str:
     """``∂ⁿf/∂names[0]…∂names[-1]`` as source text: differentiated by each name in turn."""
     with fresh_context():
         d = graph_expression(graph)
         for name in names:
-            d = derivative(d, name)
-        return programs([d], graph.inputs)[0]
+            d = reduced(derivative(d, name))
+        return programs([_simplified(d, simplify)], graph.inputs)[0]

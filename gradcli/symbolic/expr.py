@@ -243,6 +243,8 @@ def apply(name: str, args: tuple) -> Node:
     inner, row = args[0], TABLE[name]
     if type(inner) is Apply and row.undoes == inner.name:  # cosh(acosh(a)) is a
         return inner.args[0]
+    if row.undoes == "exp" and type(inner) is Symbol and inner.name == "e":
+        return number(ONE)  # log(e) is 1: e is exp(1), so e^x differentiates to e^x
     if row.parity and _negative(args[0]):  # sin(-y) is -sin(y), cos(-y) is cos(y)
         inner = apply(name, (multiply([(args[0], ONE_NODE())], -ONE),))
         return inner if row.parity == "even" else multiply([(inner, ONE_NODE())], -ONE)

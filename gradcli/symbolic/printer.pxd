@@ -23,7 +23,13 @@ cpdef _product_rope(coeff, factors, list out)
 
 cpdef _term_rope(Node node, c, list out, named)
 
-@cython.locals(t=Node, pieces=list, negative=list)
+@cython.locals(b=Node, e=Node)
+cpdef Py_ssize_t _degree(Node node, Node x)
+
+@cython.locals(terms=tuple, degrees=list, entries=list, ordered=list, first=Node, x=Node)
+cpdef _textbook_order(Node node)
+
+@cython.locals(t=Node, pieces=list, negative=list, ordered=list)
 cpdef _sum_rope(Node node, list out, named)
 
 @cython.locals(a=Node, i=Py_ssize_t)

@@ -23,7 +23,7 @@ from fractions import Fraction
 from ..engine.primitives import CALLED, TABLE
 from ..errors import LimitError
 from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY
-from .expr import (ONE_NODE, SYMBOLIC, Apply, Number, Product, Sym, Symbol, _node,
+from .expr import (FLAT, ONE_NODE, SYMBOLIC, Apply, Number, Product, Sym, Symbol, _node,
                    constant_nodes, fresh_context, number, reachable, symbol)
 
 _SHORT = 200  # a rope of strings only and at most this long is joined at once
@@ -202,8 +202,68 @@ def _term_rope(node, c: Fraction, out: list, named: set) -> tuple:
     return _product_rope(c, ((node, ONE_NODE()),), out)
 
 
+def _degree(node, x) -> int:
+    """A monomial's degree in the one symbol ``x`` (``x`` 1, ``3*x^2`` 2), or -1 for any other
+    term (``x*y``, ``sin(x)``)."""
+    if node is x:
+        return 1
+    if type(node) is not Product or len(node.factors) != 1:
+        return -1
+    b, e = node.factors[0]
+    if b is not x or type(e) is not Number or type(e.value) is not int \
+            or not 0 < e.value < 4096:
+        return -1
+    return e.value
+
+
+def _textbook_order(node) -> list | None:
+    """A polynomial in one symbol by descending degree, the constant last (``3*x^2 - 6*x +
+    2``), as a textbook and SymPy write it; None for any other sum, or when that order would
+    lead with a minus sign (``1 - x`` stays)."""
+    terms = node.terms
+    if len(terms) > FLAT:
+        return None
+    first = terms[0][0]
+    x = first if type(first) is Symbol else \
+        first.factors[0][0] if type(first) is Product and first.factors else None
+    if type(x) is not Symbol:
+        return None
+    degrees = []
+    for t, c in terms:
+        d = _degree(t, x)
+        if d < 0:
+            return None
+        degrees.append(d)
+    if len(set(degrees)) + (1 if node.const else 0) < 2:
+        return None  # one degree: the usual order (positive terms first) says it
+    entries = sorted(zip(terms, degrees), key=_by_degree)
+    if entries[0][0][1] < 0:
+        return None
+    ordered = [pair for pair, _ in entries]
+    if node.const:
+        ordered.append((None, node.const))
+    return ordered
+
+
+def _by_degree(entry) -> int:
+    return -entry[1]
+
+
 def _sum_rope(node, out: list, named: set) -> tuple:
-    """Positive terms first, the constant last among them, then the negative ones: ``b - a``."""
+    """Positive terms first, the constant last among them, then the negative ones: ``b - a``;
+    a polynomial by descending degree (:func:`_textbook_order`)."""
+    ordered = _textbook_order(node)
+    if ordered is not None:
+        pieces = []
+        for t, c in ordered:
+            if pieces:
+                text, layer = out[t.serial] if t is not None and c == 1 else \
+                    _term_rope(t, abs(c), out, named)
+                pieces += (" - " if c < 0 else " + ",
+                           text if layer >= _PRODUCT else _parenthesized(text))
+            else:
+                pieces.append(_term_rope(t, c, out, named)[0])
+        return _joined(pieces, _SUM)
     pieces, negative = [], []  # (the first piece is never in parentheses: a sum is the lowest)
     for t, c in node.terms:  # (a loop: most sums have two terms; no coefficient is 0)
         if c < 0:

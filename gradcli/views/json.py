@@ -296,6 +296,26 @@ def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | N
     return data
 
 
+def steps_json(source: str, derivations: list, partial: bool) -> dict:
+    """``diff --steps --json``: for each input differentiated by, the derivation's steps (the
+    rule's key and name, the table row it comes from, whether the chain rule joins it, the
+    expression it differentiates, its rewrite before and after, and the whole derivative
+    after it) and the result, every text in gradcli's syntax with ``d/dx(u)`` for a pending
+    derivative."""
+    from .steps import local, rule_title, written
+    out = []
+    for d in derivations:
+        steps = []
+        for step in d.steps:
+            before, after = local(step, d, partial)
+            steps.append({"rule": step.rule, "title": rule_title(step), "row": step.row,
+                          "chain": step.chain, "of": step.of, "before": before, "after": after,
+                          "line": written(step.line, d, partial)})
+        out.append({"wrt": d.wrt, "start": written(d.start, d, partial), "steps": steps,
+                    "result": d.result})
+    return {"source": source, "derivations": out}
+
+
 def graph_json(picture, source: str, point: dict | None = None) -> dict:
     """``graph --json``: the nodes (in tape order, with their values and adjoints at a point)
     and the edges (argument -> operation, with the local derivative at a point), as drawn."""

@@ -429,3 +429,31 @@ def hessian_export(result, digits: int, check=None, standalone: bool = False) ->
                                                           f"numerical derivatives of df/d{n}"))
     fragment = "\n\n".join(parts) + "\n"
     return document(fragment) if standalone else fragment
+
+
+def steps(derivations: list, partial: bool) -> str:
+    """``gradcli diff --steps --latex``: each derivation as ``align*`` lines, the rule of each
+    step beside it (``&& \\text{product rule}``), a pending derivative written
+    ``\\frac{d}{dx}\\left(u\\right)``."""
+    from .steps import rule_title
+    blocks = []
+    for d in derivations:
+        frac = (rf"\frac{{\partial}}{{\partial {name(d.wrt)}}}" if partial else
+                rf"\frac{{d}}{{d{name(d.wrt)}}}")
+        pending = {name(marker): frac + r"\left(" + expression(parse(inner).statements[-1],
+                                                                inner) + r"\right)"
+                   for marker, inner in d.pending.items()}
+
+        def math(source: str) -> str:
+            out = expression(parse(source).statements[-1], source)
+            for marker in sorted(pending, key=len, reverse=True):
+                out = out.replace(marker, pending[marker])
+            return out
+        lines = [math(d.start)]
+        for step in d.steps:
+            lines.append(f"&= {math(step.line)} && \\text{{{text(rule_title(step))}}}")
+        if not d.steps:  # a constant: d/dx(5) = 0
+            lines.append("&= 0")
+        lines[:2] = [" ".join(lines[:2])]  # the first line: d/dx(f) &= ...
+        blocks.append("\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}")
+    return "\n".join(blocks)
