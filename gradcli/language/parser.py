@@ -273,8 +273,20 @@ def lexer(tables: dict) -> re.Pattern:
     """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
     token's trailing blanks part of its match (no step of its own for a space), the end of the
     text one more, empty, match (``_END_``), and any other character a match of its own
-    (``_BAD_``, tried last), so each match starts where the one before ended."""
-    regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)|(?P<_BAD_>(?s:.))){BLANKS}")
+    (``_BAD_``, tried last), so each match starts where the one before ended.
+
+    Each terminal's group is an empty one after its pattern, ``(?:+)(?P<PLUS>)``, where the
+    tables have ``(?P<PLUS>+)``: the same alternatives in the same order, so the same matches,
+    but a branch that starts with its first character is skipped by the regular expression
+    engine at a glance (a fifth of the lexer's time). The match's last group is still the
+    terminal's, and where that group is is where the token ends."""
+    parts = re.split(r"\(\?P<(\w+)>", tables["pattern"])  # "", name, body + ")|", name, ...
+    names, bodies = parts[1::2], [body[:-2] for body in parts[2::2]]
+    bodies[-1] = parts[-1][:-1]
+    if parts[0] or "|".join(f"(?P<{n}>{b})" for n, b in zip(names, bodies)) != tables["pattern"]:
+        raise ValueError("the lexer's pattern is not one group per terminal")
+    terminals = "|".join(f"(?:{body})(?P<{name}>)" for name, body in zip(names, bodies))
+    regex = re.compile(f"(?:{terminals}|\\Z(?P<_END_>)|(?s:.)(?P<_BAD_>)){BLANKS}")
     for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
         found = regex.match(blank)
         if found is None or found.lastgroup not in tables["ignore"]:
@@ -326,8 +338,8 @@ def driver(tables: dict) -> Callable[[str, object], object]:
     for row, rule, gotos in settled:
         row[rule] = gotos
     regex = lexer(tables)
-    # Per group of the lexer: the terminal a match whose last group it is gives (the group's
-    # own span is the token's); "" for the terminals the grammar ignores, None for no terminal.
+    # Per group of the lexer: the terminal a match whose last group it is gives (the token
+    # ends where that group is); "" for the terminals the grammar ignores, None for no terminal.
     kinds: list = [None] * (regex.groups + 1)
     for name, index in regex.groupindex.items():
         kinds[index] = "" if name in tables["ignore"] else _END if name == "_END_" else \
@@ -355,7 +367,8 @@ def _drive(source: str, builder, machine):
             if kind is None:  # no terminal matches here
                 return SyntaxFault(match.start())
             continue  # a comment, blanks
-        begin, stop = match.span(index)
+        begin = match.start()
+        stop = match.end(index)
         text = source[begin:stop]
         if newlines:
             after = _nesting(kind, text, depth)

@@ -1,0 +1,16 @@
+# What Cython knows of graph.py when setup.py compiles it (see language/parser.pxd): the builder
+# and the parser's callbacks that drive it as extension types, so a reduction's callback reads
+# its builder's columns as fields and calls emit directly. graph.py stays the one source;
+# without Cython it runs as written.
+import cython
+
+cdef class _Builder:
+    cdef public object depth, op, a0, a1, starts, ends, const_ids, const_values, input_ids
+    cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
+
+    @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
+    cpdef object emit(self, prim, Py_ssize_t a, Py_ssize_t b, tuple span)
+
+cdef class _Reductions:
+    cdef public _Builder builder
+    cdef public dict numbers, functions
