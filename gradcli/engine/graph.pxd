@@ -11,6 +11,9 @@ cdef class _Builder:
     @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
     cpdef object emit(self, prim, Py_ssize_t a, Py_ssize_t b, tuple span)
 
+    @cython.locals(k=Py_ssize_t, tid=Py_ssize_t, order=list, slot=list)
+    cpdef object finish(self, str source, list outputs)
+
 cdef class _Reductions:
     cdef public _Builder builder
     cdef public dict numbers, functions
