@@ -4,6 +4,8 @@
 # without Cython it runs as written.
 import cython
 
+from gradcli.language.parser cimport _Token
+
 cdef class _Builder:
     cdef public object depth, op, a0, a1, starts, ends, const_ids, const_values, input_ids
     cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
@@ -17,3 +19,18 @@ cdef class _Builder:
 cdef class _Reductions:
     cdef public _Builder builder
     cdef public dict numbers, functions
+
+    # the parser's callbacks, called by the driver with the rule's children; its tokens are
+    # parser._Token's, read as fields
+    @cython.locals(tok=_Token)
+    cpdef object num(self, list children)
+    @cython.locals(tok=_Token, name=str)
+    cpdef object var(self, list children)
+    @cython.locals(op=_Token)
+    cpdef object unary(self, list children)
+    @cython.locals(op=_Token)
+    cpdef object binary(self, list children)
+    @cython.locals(tok=_Token, rpar=_Token, name=str)
+    cpdef object call(self, list children)
+    @cython.locals(tok=_Token, op=_Token, name=str)
+    cpdef object assign(self, list children)
