@@ -6,7 +6,7 @@ import cython
 
 cpdef object _nesting(str kind, str text, Py_ssize_t depth)
 
-@cython.locals(index=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t, n=Py_ssize_t,
+@cython.locals(index=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t, top=Py_ssize_t,
                size=Py_ssize_t, call=Py_ssize_t, depth=Py_ssize_t, states=list, values=list,
                callbacks=list, kinds=list, row=dict, newlines=bint, text=str, tok=_Token)
 cpdef object _drive(str source, builder, tuple machine)

@@ -355,8 +355,9 @@ def _drive(source: str, builder, machine):
     finditer, kinds, calls, start, end = machine
     callbacks = [_bind(method and getattr(builder, method), child_filter)
                  for method, child_filter in calls]
-    states = [start]  # the LR stack: a state, then per value the state it led to
-    values = []
+    # The LR stack: states[i] is the state after values[i] (values[0] is no value), i <= top.
+    # Entries above top are left in place and overwritten: no list shrinks or grows per step.
+    states, values, top = [start] * 64, [None] * 64, 0
     row = start
     newlines = "\n" in source  # the post-lexer only ever drops newline tokens
     depth = 0
@@ -384,19 +385,21 @@ def _drive(source: str, builder, machine):
             action = row.get(kind)
             if action is None:
                 return SyntaxFault(begin, kind, text, _terminals(row))
+            if top + 1 == len(values):  # a deeper nesting than ever: twice the room
+                states.extend(states)
+                values.extend(values)
             if type(action) is dict:  # shift
-                states.append(action)
-                values.append(tok)
-                row = action
+                top += 1
+                states[top] = row = action
+                values[top] = tok
                 break
             size, name, call = action
-            n = len(values) - size
-            value = callbacks[call](values[n:])
-            del values[n:]
-            del states[n + 1:]
-            row = states[n][name][kind]
-            states.append(row)
-            values.append(value)
+            top -= size  # the state below the rule's children goes to the rule's
+            value = callbacks[call](values[top + 1:top + 1 + size])
+            row = states[top][name][kind]
+            top += 1
+            states[top] = row
+            values[top] = value
             if row is end and kind is _END:
                 return value
     raise AssertionError("the scan ends with $END or a stop")  # pragma: no cover
