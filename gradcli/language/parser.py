@@ -277,9 +277,9 @@ def lexer(tables: dict) -> re.Pattern:
 
     Each terminal's group is an empty one after its pattern, ``(?:+)(?P<PLUS>)``, where the
     tables have ``(?P<PLUS>+)``: the same alternatives in the same order, so the same matches,
-    but a branch that starts with its first character is skipped by the regular expression
-    engine at a glance (a fifth of the lexer's time). The match's last group is still the
-    terminal's, and where that group is is where the token ends."""
+    but the regular expression engine skips a branch by its first character (a group opening
+    the branch hides that character from it). The match's last group is the terminal's, and
+    where that group is is where the token ends."""
     parts = re.split(r"\(\?P<(\w+)>", tables["pattern"])  # "", name, body + ")|", name, ...
     names, bodies = parts[1::2], [body[:-2] for body in parts[2::2]]
     bodies[-1] = parts[-1][:-1]
