@@ -1,6 +1,11 @@
 """The build's one part that pyproject.toml cannot declare: the modules of gradcli/compiled.py
 compiled by Cython, from the same Python source, as optional extension modules.
 
+language/parser.py holds the one parser driver: parser.pxd types its loop's positions and
+stacks and makes its token an extension type of four fields, so reading a program is the
+lexer's matches and the builder's callbacks, not the interpreter's steps between them;
+engine/graph.pxd makes the builder those callbacks drive an extension type (emit called directly).
+
 engine/forward.py and partials.py hold the loop of every sweep: forward.pxd and partials.pxd
 type their indices as C integers and the tape's argument columns as int32 memoryviews, so the
 loop's bookkeeping is C and only the rule-table calls are Python's.
@@ -16,8 +21,9 @@ a C compiler is missing, the install goes on and the .py files run
 
 from setuptools import setup
 
-COMPILED = ["gradcli/engine/forward.py", "gradcli/engine/partials.py", "gradcli/symbolic/expr.py",
-            "gradcli/symbolic/printer.py", "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
+COMPILED = ["gradcli/language/parser.py", "gradcli/engine/graph.py", "gradcli/engine/forward.py",
+            "gradcli/engine/partials.py", "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
+            "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
 
 
 def compiled_modules() -> list:

@@ -430,7 +430,7 @@ class _Builder:
         if da < 0 and db < 0:  # every argument is a constant: fold
             values, recipes = self.const_values, self.recipes
             args = [values[a]] if b < 0 else [values[a], values[b]]
-            exact = [recipes.get(t, values[t]) for t in ((a,) if b < 0 else (a, b))]
+            exact = [recipes.get(t, values[t]) for t in ([a] if b < 0 else [a, b])]
             tid = self.constant(_fold(prim, args, span), (prim.name, *exact), (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid

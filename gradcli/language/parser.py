@@ -21,6 +21,7 @@ import json
 import os
 import re
 from sys import intern
+from functools import partial
 from typing import Callable, NamedTuple
 
 from .ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
@@ -40,13 +41,14 @@ _OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW", "MATMUL")
 _OPERAND_START = ("NUMBER", "NAME", "LPAR", "LSQB")
 
 
-class _Token(NamedTuple):
-    """A token of the driver: the part of Lark's ``Token`` that the callbacks read."""
+class _Token:
+    """A token of the driver: the part of Lark's ``Token`` that the callbacks read (compiled,
+    an extension type of four fields: parser.pxd)."""
 
-    type: str | None
-    value: str
-    start_pos: int
-    end_pos: int
+    __slots__ = ("type", "value", "start_pos", "end_pos")
+
+    def __init__(self, type: str | None, value: str, start_pos: int, end_pos: int):
+        self.type, self.value, self.start_pos, self.end_pos = type, value, start_pos, end_pos
 
 
 class _ToAst:
@@ -163,23 +165,32 @@ def _no_superscript(tok) -> None:
                      hint=f"write {plain}")
 
 
+def _nesting(kind: str | None, text: str, depth: int) -> int | None:
+    """The post-lexer's rule, token by token: the depth of parentheses and brackets after a token of type
+    ``kind``, or None for a newline inside parentheses, which continues the expression (the
+    token is dropped)."""
+    if kind == "LPAR" or kind == "LSQB":
+        return depth + 1
+    if kind == "RPAR" or kind == "RSQB":
+        return depth - 1
+    if depth > 0 and kind == "_SEP" and text != ";":
+        return None
+    return depth
+
+
 class _NewlinesInParentheses:
-    """Post-lexer: a newline inside parentheses or brackets continues the expression instead of
-    ending it."""
+    """Post-lexer: a newline inside parentheses or brackets continues the expression instead of ending it
+    (:func:`_nesting`, which the driver applies as it reads the tokens)."""
 
     always_accept = ()
 
     def process(self, stream):
         depth = 0
         for tok in stream:
-            kind = tok.type
-            if kind == "LPAR" or kind == "LSQB":
-                depth += 1
-            elif kind == "RPAR" or kind == "RSQB":
-                depth -= 1
-            elif depth > 0 and kind == "_SEP" and tok.value != ";":
-                continue
-            yield tok
+            after = _nesting(tok.type, tok.value, depth)
+            if after is not None:
+                depth = after
+                yield tok
 
 
 _TRANSFORMER = _ToAst()
@@ -268,9 +279,22 @@ BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
 
 def lexer(tables: dict) -> re.Pattern:
     """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
-    token's trailing blanks part of its match (no step of its own for a space), and the end of
-    the text one more, empty, match (``_END_``)."""
-    regex = re.compile(f"(?:{tables['pattern']}|(?P<_END_>\\Z)){BLANKS}")
+    token's trailing blanks part of its match (no step of its own for a space), the end of the
+    text one more, empty, match (``_END_``), and any other character a match of its own
+    (``_BAD_``, tried last), so each match starts where the one before ended.
+
+    Each terminal's group is an empty one after its pattern, ``(?:+)(?P<PLUS>)``, where the
+    tables have ``(?P<PLUS>+)``: the same alternatives in the same order, so the same matches,
+    but the regular expression engine skips a branch by its first character (a group opening
+    the branch hides that character from it). The match's last group is the terminal's, and
+    where that group is is where the token ends."""
+    parts = re.split(r"\(\?P<(\w+)>", tables["pattern"])  # "", name, body + ")|", name, ...
+    names, bodies = parts[1::2], [body[:-2] for body in parts[2::2]]
+    bodies[-1] = parts[-1][:-1]
+    if parts[0] or "|".join(f"(?P<{n}>{b})" for n, b in zip(names, bodies)) != tables["pattern"]:
+        raise ValueError("the lexer's pattern is not one group per terminal")
+    terminals = "|".join(f"(?:{body})(?P<{name}>)" for name, body in zip(names, bodies))
+    regex = re.compile(f"(?:{terminals}|\\Z(?P<_END_>)|(?s:.)(?P<_BAD_>)){BLANKS}")
     for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
         found = regex.match(blank)
         if found is None or found.lastgroup not in tables["ignore"]:
@@ -288,8 +312,8 @@ def driver(tables: dict) -> Callable[[str, object], object]:
     (``engine/graph.py``) passes one that makes the tape's nodes as the rules are reduced."""
     names = [intern(name) for name in tables["symbols"]]
     # A shift becomes the target state's own dict, so the stack holds dicts and no index is
-    # looked up; a reduction becomes (twice its size, rule name, index of its callback); a unit
-    # rule (``?sum: product``, the same value in a new state) has the index -1.
+    # looked up; a reduction becomes (its size, rule name, index of its callback); a unit rule
+    # (``?sum: product``, the same value in a new state) has the index -1.
     reductions, calls = [], []
     for entry in tables["reductions"]:
         size, rule = entry[0], names[entry[1]]
@@ -299,7 +323,7 @@ def driver(tables: dict) -> Callable[[str, object], object]:
         method, kept = entry[2], entry[3]
         if method is not None and method not in _METHODS:
             raise ValueError(f"no callback {method!r}")
-        reductions.append((2 * size, rule, len(calls)))
+        reductions.append((size, rule, len(calls)))
         pairs = tuple((kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2))
         calls.append((method, _child_filter(size, pairs)))
     rows: list[dict] = [{} for _ in tables["states"]]
@@ -321,61 +345,77 @@ def driver(tables: dict) -> Callable[[str, object], object]:
                                             for kind in terminals}))
     for row, rule, gotos in settled:
         row[rule] = gotos
-    finditer = lexer(tables).finditer
-    ignore = frozenset(tables["ignore"])
-    new_token = tuple.__new__  # a _Token without its __new__'s call in Python
+    regex = lexer(tables)
+    # Per group of the lexer: the terminal a match whose last group it is gives (the token
+    # ends where that group is); "" for the terminals the grammar ignores, None for no terminal.
+    kinds: list = [None] * (regex.groups + 1)
+    for name, index in regex.groupindex.items():
+        kinds[index] = "" if name in tables["ignore"] else _END if name == "_END_" else \
+            None if name == "_BAD_" else intern(name)
+    return partial(_drive, machine=(regex.finditer, kinds, calls, start, end))
 
-    def scan(source):
-        """The tokens, then an ``$END`` token; a token of type None where no terminal matches."""
-        pos = 0
-        for match in finditer(source):
-            begin, pos_end = match.span()
-            if begin != pos:
-                break
-            pos = pos_end
-            kind = match.lastgroup
-            if kind in ignore:
+
+_END = "$END"
+
+
+def _drive(source: str, builder, machine):
+    """:func:`driver`'s ``run``: ``source`` read by the machine with ``builder``'s callbacks."""
+    finditer, kinds, calls, start, end = machine
+    callbacks = [_bind(method and getattr(builder, method), child_filter)
+                 for method, child_filter in calls]
+    # The LR stack: states[i] is the state after values[i] (values[0] is no value), i <= top.
+    # Entries above top are left in place and overwritten: no list shrinks or grows per step.
+    states, values, top = [start] * 64, [None] * 64, 0
+    row = start
+    newlines = "\n" in source  # the post-lexer only ever drops newline tokens
+    depth = 0
+    for match in finditer(source):
+        index = match.lastindex
+        kind = kinds[index]
+        if not kind:
+            if kind is None:  # no terminal matches here
+                return SyntaxFault(match.start())
+            continue  # a comment, blanks
+        begin = match.start()
+        stop = match.end(index)
+        text = source[begin:stop]
+        if newlines:
+            after = _nesting(kind, text, depth)
+            if after is None:
                 continue
-            if kind == "_END_":
+            depth = after
+        tok = _Token.__new__(_Token)  # no __init__ call: compiled, four stores
+        tok.type = kind
+        tok.value = text
+        tok.start_pos = begin
+        tok.end_pos = stop
+        while True:
+            action = row.get(kind)
+            if action is None:
+                return SyntaxFault(begin, kind, text, _terminals(row))
+            if top + 1 == len(values):  # a deeper nesting than ever: twice the room
+                states.extend(states)
+                values.extend(values)
+            if type(action) is dict:  # shift
+                top += 1
+                states[top] = row = action
+                values[top] = tok
                 break
-            group = match.lastindex
-            yield new_token(_Token, (kind, match[group], begin, match.end(group)))
-        yield _Token("$END" if pos == len(source) else None, "", pos, pos)
+            size, name, call = action
+            top -= size  # the state below the rule's children goes to the rule's
+            value = callbacks[call](values[top + 1:top + 1 + size])
+            row = states[top][name][kind]
+            top += 1
+            states[top] = row
+            values[top] = value
+            if row is end and kind is _END:
+                return value
+    raise AssertionError("the scan ends with $END or a stop")  # pragma: no cover
 
-    def run(source, builder):
-        callbacks = [_bind(method and getattr(builder, method), child_filter)
-                     for method, child_filter in calls]
-        stack = [start]  # states and values, interleaved: [state, value, state, ..., state]
-        row = start
-        # The post-lexer only ever drops newline tokens: text without one skips it.
-        tokens = _POSTLEX.process(scan(source)) if "\n" in source else scan(source)
-        for tok in tokens:
-            kind = tok.type
-            while True:
-                action = row.get(kind)
-                if action is None:
-                    if kind is None:
-                        return SyntaxFault(tok.start_pos)
-                    return SyntaxFault(tok.start_pos, kind, tok.value,
-                                       frozenset(s for s in row if s.isupper()))
-                if action.__class__ is dict:  # shift
-                    stack += (tok, action)
-                    row = action
-                    break
-                k, name, call = action  # k: twice the rule's size, its stack entries
-                if k:  # its value and the state the one below goes to replace them
-                    value = callbacks[call](stack[-k::2])
-                    row = stack[-k - 1][name][kind]
-                    stack[-k:] = value, row
-                else:
-                    value = callbacks[call]([])
-                    row = stack[-1][name][kind]
-                    stack += (value, row)
-                if row is end and kind == "$END":
-                    return value
-        raise AssertionError("the scan ends with $END or a stop")  # pragma: no cover
 
-    return run
+def _terminals(row: dict) -> frozenset:
+    """The terminals a state can shift or reduce on (what a syntax error there expected)."""
+    return frozenset(s for s in row if s.isupper())
 
 
 def _settle(below: dict, state: dict, kind: str | None) -> dict:

@@ -1,0 +1,36 @@
+# What Cython knows of graph.py when setup.py compiles it (see language/parser.pxd): the builder
+# and the parser's callbacks that drive it as extension types, so a reduction's callback reads
+# its builder's columns as fields and calls emit directly. graph.py stays the one source;
+# without Cython it runs as written.
+import cython
+
+from gradcli.language.parser cimport _Token
+
+cdef class _Builder:
+    cdef public object depth, op, a0, a1, starts, ends, const_ids, const_values, input_ids
+    cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
+
+    @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
+    cpdef object emit(self, prim, Py_ssize_t a, Py_ssize_t b, tuple span)
+
+    @cython.locals(k=Py_ssize_t, tid=Py_ssize_t, order=list, slot=list)
+    cpdef object finish(self, str source, list outputs)
+
+cdef class _Reductions:
+    cdef public _Builder builder
+    cdef public dict numbers, functions
+
+    # the parser's callbacks, called by the driver with the rule's children; its tokens are
+    # parser._Token's, read as fields
+    @cython.locals(tok=_Token)
+    cpdef object num(self, list children)
+    @cython.locals(tok=_Token, name=str)
+    cpdef object var(self, list children)
+    @cython.locals(op=_Token)
+    cpdef object unary(self, list children)
+    @cython.locals(op=_Token)
+    cpdef object binary(self, list children)
+    @cython.locals(tok=_Token, rpar=_Token, name=str)
+    cpdef object call(self, list children)
+    @cython.locals(tok=_Token, op=_Token, name=str)
+    cpdef object assign(self, list children)

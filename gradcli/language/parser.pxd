@@ -1,0 +1,16 @@
+# What Cython knows of parser.py when setup.py compiles it (see engine/forward.pxd): the driver's
+# loop with its positions and stack indices as C integers and its containers typed, so the
+# loop's bookkeeping is C and only the lexer's matches and the builder's callbacks are Python's.
+# parser.py stays the one source; without Cython it runs as written.
+import cython
+
+cpdef object _nesting(str kind, str text, Py_ssize_t depth)
+
+@cython.locals(index=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t, top=Py_ssize_t,
+               size=Py_ssize_t, call=Py_ssize_t, depth=Py_ssize_t, states=list, values=list,
+               callbacks=list, kinds=list, row=dict, newlines=bint, text=str, tok=_Token)
+cpdef object _drive(str source, builder, tuple machine)
+
+cdef class _Token:
+    cdef public object type, value
+    cdef public Py_ssize_t start_pos, end_pos
