@@ -307,6 +307,19 @@ def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None
     return builder.finish(source, bare or [result])
 
 
+def _has_tensor(values) -> bool:
+    """Whether an array value is among ``values`` (a function: a generator inside a method
+    Cython compiles is a closure, which it does not compile)."""
+    for value in values:
+        if value.__class__ is Tensor:
+            return True
+    return False
+
+
+def _shapes(tensors: dict) -> dict:
+    return {name: tensor.shape for name, tensor in tensors.items()}
+
+
 class _Builder:
     """The tape under construction. Every constant, input and operation gets a temporary id in
     creation order (left to right in the source); :meth:`finish` gives the final slots.
@@ -576,7 +589,7 @@ class _Builder:
         """
         names = output_names(len(outputs))
         output_arrays: dict[str, tuple] = {}
-        if any(value.__class__ is Tensor for value in outputs):
+        if _has_tensor(outputs):
             flat, flat_names = [], []
             for value, name in zip(outputs, names):
                 if value.__class__ is Tensor:
@@ -629,14 +642,14 @@ class _Builder:
             exact=exact,
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
-            arrays={name: tensor.shape for name, tensor in self.arrays.items()},
+            arrays=_shapes(self.arrays),
             output_arrays=output_arrays,
         )
 
     def named_slots(self, slot: list[int]) -> dict[str, int]:
         """Each assigned name's slot (an array's elements by their names, z[0], z[1], ...)."""
         env = self.env
-        if not any(value.__class__ is Tensor for value in env.values()):
+        if not _has_tensor(env.values()):
             return dict(zip(env, map(slot.__getitem__, env.values())))
         named = {}
         for name, value in env.items():
