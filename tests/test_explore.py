@@ -303,9 +303,14 @@ def test_the_footer_at_80_by_24_names_keys_and_steps():
     shown = {}
 
     async def checks(app, pilot):
-        await pilot.pause()
-        svg = app.export_screenshot()
-        shown["text"] = html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+        # Textual mounts the footer's keys after the first frames: on a busy machine one pause
+        # is not enough, so wait (up to 20 s) until a frame shows them, then read that frame.
+        for _ in range(200):
+            await pilot.pause(0.1)
+            svg = app.export_screenshot()
+            shown["text"] = html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+            if "Home" in shown["text"]:
+                break
     drive(SEED, {"x": 2, "y": 3}, checks)
     assert "Home first step" in shown["text"] and "End last step" in shown["text"]
     assert "end end" not in shown["text"]
