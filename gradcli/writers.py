@@ -195,7 +195,7 @@ def _stem(path: str) -> str:
 def open_sink(path: str | None, as_json: bool, names: list[str], texts: Iterable[str] = ()):
     """The writer for ``-o path`` (by suffix) or standard output (CSV, or JSON lines)."""
     if path is None:
-        if sys.stdout is None:
+        if getattr(sys.stdout, "buffer", None) is None:  # closed when gradcli started
             raise OutputError("standard output is closed",
                               hint="run gradcli with its output going to a terminal, a pipe or "
                                    "a file, or write a file with -o FILE")
