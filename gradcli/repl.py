@@ -111,8 +111,8 @@ class Session:
 
     def _statements(self, text: str) -> int:
         from .language.ast import Assign
-        from .language.parser import parse
-        program = parse(text)
+        from .engine.graph import parse_source
+        program = parse_source(text)
         if all(isinstance(s, Assign) for s in program.statements):
             # A statement's text runs to the next one's start: its span leaves out a ')' closing
             # a group at its end.
@@ -370,8 +370,8 @@ def _reads(text: str) -> list[str]:
     """The names an expression reads (not the functions it calls, nor pi and e), in order."""
     from .engine.primitives import CONSTANTS
     from .language.ast import Assign, Binary, Call, Unary, Var
-    from .language.parser import parse
-    names, stack = [], list(reversed(parse(text).statements))
+    from .engine.graph import parse_source
+    names, stack = [], list(reversed(parse_source(text).statements))
     while stack:
         node = stack.pop()
         if isinstance(node, Var):
@@ -396,7 +396,7 @@ def _inputs(source: str) -> list[str]:
 def _split_target(rest: str) -> tuple[str, list[str]]:
     """``f x y`` -> (``f``, [x, y]); ``f x="1/x+y"`` -> (``f``, [``x=1/x+y``]): the longest
     head that is an expression, and the words after it (quotes as in a shell)."""
-    from .language.parser import parse
+    from .engine.graph import parse_source as parse
     try:
         words = shlex.split(rest)
     except ValueError as exc:
