@@ -143,8 +143,9 @@ def parse_point(text: str, option: str = "at") -> Point:
     point = Point()
     start = 0  # where the current part starts in ``text``
 
-    def error(message, span, hint=None, names=()):
-        return InputError(message, span, hint=hint, source=text, option=option, names=names)
+    def error(message, span, hint=None, names=(), fix=()):
+        return InputError(message, span, hint=hint, source=text, option=option, names=names,
+                          fix=fix)
     parts = split_top_level(text)
     for index, raw in enumerate(parts):
         lead = len(raw) - len(raw.lstrip())
@@ -164,12 +165,16 @@ def parse_point(text: str, option: str = "at") -> Point:
         if not eq:
             left, colon, right = part.partition(":")
             if colon and re.match(_NAME, left.strip()) and right.strip():
+                written = f"{left.strip()}={right.strip()}"
                 raise error(f"{part}: a name and its value are joined by '='", span,
-                            hint=f"write {left.strip()}={right.strip()}")
+                            hint=f"write {written}", fix=((span, written),))
+            written = f"{part}=2" if re.match(_NAME, part) else None
             raise error(f"{part}: no value for {part}", span,
-                        hint=f"write {part}=2" if re.match(_NAME, part) else "write x=2")
+                        hint=f"write {written}" if written else "write NAME=VALUE, e.g. x=2",
+                        fix=((span, written),) if written else ())
         if not name:
-            raise error(f"{part}: a value without a name", span, hint="write x=2")
+            raise error(f"{part}: a value without a name", span,
+                        hint="write NAME=VALUE, e.g. x=2")
         if not re.match(_NAME, name):
             raise error(f"{part}: {name!r} is not a valid name",
                         (here, here + len(part.partition("=")[0].rstrip())))

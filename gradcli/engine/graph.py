@@ -19,6 +19,7 @@ The traversal uses an explicit stack: a 100,000-deep nesting lowers without recu
 from __future__ import annotations
 
 import math
+import os
 import re
 from array import array
 from dataclasses import dataclass, field, replace
@@ -273,8 +274,11 @@ def _close_functions(name: str, n_args: int) -> list[str]:
     """The functions a typo away from ``name`` (:func:`is_close`) that take ``n_args``
     arguments, for ``did you mean``: ``dot(w, x)`` suggests no ``cot`` (it takes one),
     ``softmax(a)`` no ``max``."""
-    return [f for f in function_names()
-            if is_close(name, f) and (p := lookup(f, n_args)) is not None and p.arity == n_args]
+    close = [f for f in function_names()
+             if is_close(name, f) and (p := lookup(f, n_args)) is not None and p.arity == n_args]
+    # the nearest first, then the one that shares the longest start with the name (sinn: sin)
+    return sorted(close, key=lambda f: (edit_distance(name, f), -len(os.path.commonprefix(
+        [name, f])), f))
 
 
 def is_close(typed: str, name: str) -> bool:

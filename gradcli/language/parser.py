@@ -70,6 +70,11 @@ class _ToAst:
         self.source = source
         self.functions = functions
         self.notes = notes
+        # x(x+1) read as x*(x+1) (a CALL token holds the x): each such product, by id, with its
+        # two factors, until a sign, a power or a product takes its first factor alone, as it
+        # would have without the call: -x(x+1) is -x*(x+1), x(x+1)² is x*(x+1)^2. The nodes are
+        # kept alive here, so an id is never reused.
+        self.loose: dict[int, tuple] = {}
 
     def num(self, children):
         tok = children[0]
@@ -91,15 +96,59 @@ class _ToAst:
 
     def unary(self, children):
         op, operand = children
-        return Unary("-" if op.value == "\u2212" else op.value, operand,
-                     (op.start_pos, operand.span[1]))
+        sign = "-" if op.value == "\u2212" else op.value
+        parts = self.loose and self._factors(operand)
+        if parts:  # -x(x+1): -x*(x+1)
+            head, tail = parts
+            head = Unary(sign, head, (op.start_pos, head.span[1]))
+            return self._loosen(Binary("*", head, tail, (op.start_pos, operand.span[1])),
+                                head, tail)
+        return Unary(sign, operand, (op.start_pos, operand.span[1]))
 
     def binary(self, children):
         left, op, right = children
         op = op.value
         if op not in "+-*/^":  # ** and the typeset signs (· × ÷ −)
             op = READ_AS[op]
+        if self.loose:
+            if op == "^":
+                return self._power(left, right)
+            parts = (op == "*" or op == "/") and self._factors(right)
+            if parts:  # 2/x(x+1): (2/x)*(x+1)
+                head, tail = parts
+                return Binary("*", Binary(op, left, head, (left.span[0], head.span[1])), tail,
+                              (left.span[0], right.span[1]))
         return Binary(op, left, right, (left.span[0], right.span[1]))
+
+    def _loosen(self, node, head, tail):
+        """``node``, a product ``head*tail`` whose ``head`` a sign, a power or a product before
+        it would take alone (see ``loose``)."""
+        self.loose[id(node)] = (node, head, tail)
+        return node
+
+    def _factors(self, node):
+        """The two factors of a loose product, or None."""
+        entry = self.loose.get(id(node))
+        return None if entry is None else entry[1:]
+
+    def _power(self, base, exponent):
+        """``base^exponent`` where either may be a loose product: 2^x(x+1) is 2^x*(x+1), and
+        x(x+1)^2 is x*(x+1)^2."""
+        tail = self._factors(exponent)
+        if tail is not None:
+            exponent, tail = tail
+        parts = self._factors(base)
+        end = exponent.span[1]
+        if parts is not None:
+            head, factor = parts
+            power = Binary("^", factor, exponent, (factor.span[0], end))
+            node, loose = Binary("*", head, power, (base.span[0], end)), (head, power)
+        else:
+            node, loose = Binary("^", base, exponent, (base.span[0], end)), None
+        if tail is not None:
+            node = Binary("*", node, tail, (base.span[0], tail.span[1]))
+            loose = (node.left, tail)
+        return node if loose is None else self._loosen(node, *loose)
 
     def implicit(self, children):
         left, right = children
@@ -111,6 +160,10 @@ class _ToAst:
         if self.notes is not None and left.__class__ is Binary and left.op == "/" \
                 and not self._grouped(left):
             self.notes.append(_ambiguous_division(left, right, self.source))
+        parts = self.loose and self._factors(right)
+        if parts:  # 2x(x+1): (2*x)*(x+1)
+            head, tail = parts
+            return Binary("*", Binary("*", left, head, (left.span[0], head.span[1])), tail, span)
         return Binary("*", left, right, span)
 
     def _applied(self, left, right, span):
@@ -122,9 +175,15 @@ class _ToAst:
             raise self._bare_function(right, self._next(right.span[1]))
         if left.__class__ is Var and left.name in functions:  # sin x
             raise self._bare_function(left, (self._text(right), right.span[1]))
-        if not (left.__class__ is Binary and left.op == "^" and left.left.__class__ is Var
-                and left.left.name in functions):
+        before = None  # 2 sin^2(x), x/sin^2(x): what the function's power is a factor of
+        if left.__class__ is Binary and (left.op == "*" or left.op == "/") \
+                and _function_power(left.right, functions):
+            before, left = left, left.right
+        if not _function_power(left, functions):
             return None
+        if before is not None:
+            read = self._applied(left, right, (left.span[0], span[1]))
+            return Binary(before.op, before.left, read, span)
         f, exponent = left.left, left.right
         if not self._is_group(right):
             written = f"{f.name}({self._text(right)})^{self._text(exponent)}"
@@ -184,6 +243,8 @@ class _ToAst:
         exponent = Num(value, span)
         if len(digits) < len(tok.value):  # x⁻¹ is x^-1
             exponent = Unary("-", exponent, span)
+        if self.loose:
+            return self._power(base, exponent)
         return Binary("^", base, exponent, (base.span[0], tok.end_pos))
 
     def degrees(self, children):
@@ -193,8 +254,15 @@ class _ToAst:
 
     def root(self, children):
         tok, operand = children
-        return Call("sqrt" if tok.value == "√" else "cbrt", (operand,),
-                    (tok.start_pos, operand.span[1]), (tok.start_pos, tok.end_pos))
+        name = "sqrt" if tok.value == "√" else "cbrt"
+        parts = self.loose and self._factors(operand)
+        if parts:  # √x(x+1): √x*(x+1)
+            head, tail = parts
+            head = Call(name, (head,), (tok.start_pos, head.span[1]), (tok.start_pos, tok.end_pos))
+            return self._loosen(Binary("*", head, tail, (tok.start_pos, operand.span[1])),
+                                head, tail)
+        return Call(name, (operand,), (tok.start_pos, operand.span[1]),
+                    (tok.start_pos, tok.end_pos))
 
     def bars(self, children):
         bar, operand, close = children
@@ -215,10 +283,13 @@ class _ToAst:
         if functions is not None and len(args) == 1 and len(name) == 1 \
                 and name not in functions:
             # x(x+1): a one-letter name that is no function, before parentheses, multiplies
-            return Binary("*", Var(name, name_span), args[0], span)
+            factor = Var(name, name_span)
+            return self._loosen(Binary("*", factor, args[0], span), factor, args[0])
         return Call(name, args, span, name_span)
 
     def group(self, children):
+        if self.loose:  # (x(x+1)) is one factor
+            self.loose.pop(id(children[1]), None)
         return children[1]
 
     def assign(self, children):
@@ -251,6 +322,13 @@ def call_name(text: str) -> str:
 def _degree(span) -> Binary:
     """``deg``, one degree in radians: ``pi/180``."""
     return Binary("/", Var("pi", span), Num(180.0, span), span)
+
+
+def _function_power(node, functions) -> bool:
+    """Whether ``node`` is a function's name to a power: ``sin^2``, read with the argument
+    after it as ``sin(x)^2``."""
+    return (node.__class__ is Binary and node.op == "^" and node.left.__class__ is Var
+            and node.left.name in functions)
 
 
 def _raise(error):
