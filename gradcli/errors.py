@@ -6,8 +6,8 @@ offsets into the source; ``node``: the tape id such as ``v3``), what it is about
 inputs, ``values`` involved, the ``option`` — the parameter at fault, spelled as the Python API
 spells it: ``at``, ``wrt``, ``direction``, ``expect``, ``seed``, ``mode``) and, where we can
 tell, what would fix it (``hint``; where the fix is a rewrite of the text, also ``fix``: the
-``(span, replacement)`` pairs that make it, for a program or a test to apply). Nothing here mentions command-line flags: the CLI turns the
-fields into its own text (:func:`describe` with ``option_prefix="--"``) and adds flag hints.
+``(span, replacement)`` pairs that make it, for a program or a test to apply). Nothing here
+mentions command-line flags: the CLI turns the fields into its own text (:func:`describe` with ``option_prefix="--"``) and adds flag hints.
 
 >>> e = InputError("names q, which the expression does not read", option="wrt", names=("q",))
 >>> str(e), e.kind

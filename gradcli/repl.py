@@ -418,7 +418,8 @@ def _split_target(rest: str) -> tuple[str, list[str]]:
 def _joined(word: str, after: str) -> bool:
     """Whether two words are parts of one expression: an operator, a comma or a bracket at the
     end of the first or the start of the second."""
-    return word[-1] in "+-−*/÷·×^(,=|√∛" or after[0] in "+-−*/÷·×^),|²³¹⁰⁴⁵⁶⁷⁸⁹⁻°"
+    return (word[-1] in "+-−*/÷·×^(,=|√∛"
+            or after[0] in "+-−*/÷·×^),|²³¹⁰⁴⁵⁶⁷⁸⁹⁻°")
 
 
 # -- the terminal: prompt_toolkit around a Session -------------------------------------------------

@@ -604,7 +604,7 @@ def _check_call(node: Call) -> Primitive:
         want = " or ".join(map(str, counts)) + (" argument" if counts == [1] else " arguments")
         forms = [f"{node.name}({', '.join('ab'[:n])})" for n in counts]
         raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span,
-                              hint=f"write {' or '.join(forms)}" if len(counts) > 1 else None)
+                              hint=f"call it as {' or '.join(forms)}" if len(counts) > 1 else None)
     return prim
 
 
@@ -883,7 +883,7 @@ def parse_source(source: str, notes: list | None = None) -> Program:
         if getattr(exc, "control_flow", False):
             branches = [name for name in ("abs", "max", "min", "step", "where")
                         if lookup(name) is not None]
-            exc.hint = (f"write a branch with {name_list(branches)}: max(x, 0) is 'if x > 0 "
+            exc.hint = (f"a branch is written with {name_list(branches)}: max(x, 0) is 'if x > 0 "
                         "then x else 0', step(x)*a + (1 - step(x))*b picks a or b")
         raise
 

@@ -695,7 +695,7 @@ def parse(source: str, functions=None, notes: list | None = None) -> Program:
     if program.__class__ is SyntaxFault:
         raise _translate(program, source)
     if not program.statements:
-        raise ParseError("the expression is empty", hint='write an expression such as "x^2 + 1"')
+        raise ParseError("the expression is empty", hint='give an expression, such as "x^2 + 1"')
     return Program(program.statements, (0, len(source)))
 
 
@@ -743,7 +743,7 @@ def _translate(fault: SyntaxFault, source: str) -> ParseError:
         # if x > 0 ...: no fault's place says it better than the word that starts the branch
         error = ParseError(f"gradcli has no {'comparisons' if flow.group(2) else 'control flow'}"
                            " (if/else, <, >): an expression is one formula", flow.span(),
-                           hint="write a branch with a function, e.g. max(x, 0) for "
+                           hint="a branch is written with a function, e.g. max(x, 0) for "
                                 "'if x > 0 then x else 0'")
         error.control_flow = True  # engine.graph.parse_source names the table's functions
         return error
