@@ -184,6 +184,8 @@ def _driver_outcome(source):
 DRIVER_CASES = [src for src, _ in CASES] + [src for src, _, _ in ERRORS] + [
     "a = x; b += a\n\n# comment\nc = b*2;\n b", "f(x,\n y)\n", "x\r\ny", "((x)\n)", "x;;;y;",
     "  ", "\n\n", "x # c\n # d", "1e999 + x", "x + 1e999 $", "x $ 1e999", "(x\n", "x\\\n+ y",
+    "2x^2 sin(x)", "(x+1)(x-1)", "|x|y", "2|x|", "√x²", "30°", "x·y÷z", "−x", "sin^2(x)",
+    "f(x,\n y) (z\n)", "x⁻¹",
 ]
 
 
@@ -193,7 +195,9 @@ def test_the_driver_builds_what_lark_builds(source):
 
 
 TOKENS = ["x", "y2", "θ", "sin", "atan2", "1", "2.5", ".5", "1e-3", "+", "-", "*", "/", "^", "**",
-          "(", ")", ",", "=", "+=", "*=", ";", "\n", " ", "\t", "# note\n", "\\\n", "$", "1e999"]
+          "(", ")", ",", "=", "+=", "*=", ";", "\n", " ", "\t", "# note\n", "\\\n", "$", "1e999",
+          # the natural spellings' terminals (docs/language.md, "Writing math naturally")
+          "|", "√", "∛", "²", "⁻¹", "°", "·", "×", "÷", "−", "deg", "sin(", "x ("]
 
 
 @given(st.lists(st.sampled_from(TOKENS), max_size=30))
