@@ -271,12 +271,12 @@ class _ToAst:
 
     def call(self, children):
         tok, rpar = children[0], children[-1]
-        text = call_name(tok.value)
+        text = tok.value[:-1]
+        if text[-1] in " \t\f":
+            text = text.rstrip(" \t\f")
         name_span = (tok.start_pos, tok.start_pos + len(text))
-        name_tok = _Token("NAME", text, *name_span)
-        if not text.isascii():
-            _no_superscript(name_tok)
-        name = intern(_name(name_tok))
+        name = read_name(text, tok.start_pos) if not text.isascii() or "\\" in text \
+            else intern(text)
         args = tuple(children[1:-1:2])
         span = (tok.start_pos, rpar.end_pos)
         functions = self.functions
