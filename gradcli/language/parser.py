@@ -173,8 +173,10 @@ class _ToAst:
         functions = self.functions
         if right.__class__ is Var and right.name in functions:  # 2 sin x
             raise self._bare_function(right, self._next(right.span[1]))
-        if left.__class__ is Var and left.name in functions:  # sin x
-            raise self._bare_function(left, (self._text(right), right.span[1]))
+        if left.__class__ is Var and left.name in functions:
+            if self._is_group(right):  # sin\<new line>(x), or inside ( ): sin<new line>(x)
+                return Call(left.name, (right,), (left.span[0], right.span[1] + 1), left.span)
+            raise self._bare_function(left, (self._text(right), right.span[1]))  # sin x
         before = None  # 2 sin^2(x), x/sin^2(x): what the function's power is a factor of
         if left.__class__ is Binary and (left.op == "*" or left.op == "/") \
                 and _function_power(left.right, functions):
