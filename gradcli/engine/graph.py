@@ -284,8 +284,12 @@ def _close_functions(name: str, n_args: int) -> list[str]:
 def is_close(typed: str, name: str) -> bool:
     """Whether ``typed`` is a typo of ``name``: an edit distance (a letter added, dropped,
     changed, or two swapped) of 1, or 2 where both have six letters or more."""
-    return typed != name and edit_distance(typed, name) <= (2 if min(len(typed), len(name))
-                                                               >= 6 else 1)
+    if typed == name or max(len(typed), len(name)) > _TYPO_LENGTH:
+        return False  # a long name is no typo, and its distance would take quadratic time
+    return edit_distance(typed, name) <= (2 if min(len(typed), len(name)) >= 6 else 1)
+
+
+_TYPO_LENGTH = 64  # the longest name checked for a typo or split into names
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -947,9 +951,12 @@ def _missing_hint(graph: Graph, name: str, at: Mapping[str, float]) -> dict:
 
 def _split_name(name: str, names: set[str]) -> list[str] | None:
     """``name`` as two or more of ``names`` written together (``xy`` -> ``[x, y]``), or None."""
+    if len(name) > _TYPO_LENGTH or not names:
+        return None  # a long name is no typo: not searched (a megabyte name would take hours)
     ways: dict[int, list[str]] = {0: []}  # ways[i]: name[:i] split into names
+    lengths = sorted({len(n) for n in names})
     for end in range(1, len(name) + 1):
-        for start in range(end):
+        for start in (end - k for k in lengths if k <= end):
             if start in ways and name[start:end] in names:
                 ways[end] = ways[start] + [name[start:end]]
                 break
