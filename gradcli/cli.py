@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -208,7 +209,30 @@ def _read_source(expression: str | None, file,
     # A byte-order mark (Windows Notepad saves one) is not part of the text.
     source = source.removeprefix("\ufeff")
     click.get_current_context().meta["gradcli.source"] = source
+    _warn_readings(source)
     return source
+
+
+def _warn_readings(source: str) -> None:
+    """A warning for each reading of the source that may not be what was meant (``1/2x`` is
+    ``(1/2)*x``). Checked where a division is followed by a factor written without ``*`` (or
+    in any short source): a long program is not parsed twice for nothing."""
+    if "/" not in source and "÷" not in source:
+        return
+    if len(source) > 10_000 and not re.search(_DIVIDED_FACTOR, source):
+        return
+    from .engine.graph import read_back
+    try:
+        notes = read_back(source)[1]
+    except GradcliError:
+        return  # the command says what is wrong with it
+    for _, text in notes:
+        _warn(text)
+
+
+# "/", an operand, then a factor with no operator between: 1/2x, a/b c, 1/(2)(x)
+_DIVIDED_FACTOR = (r"[/÷]\s*(?:\d[\d.]*(?:[eE][+-]?\d+)?|[^\W\d]\w*+(?!\s*\()|\([^()]*\))"
+                   r"\s*(?:[^\W\d]|\(|√|∛)")
 
 
 def _read_file(path: str) -> str:
@@ -959,6 +983,9 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
         items = [_summary(result, digits, screen)]
     if not trace and check is None:
         return items
+    if trace:  # what the trace is the trace of: the source as gradcli read it
+        from .engine.graph import read_back
+        items.insert(0, f"read as: {read_back(result.source)[0]}")
     from .views.tables import check_table, tangent_table, trace_tables
     if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))

@@ -5,8 +5,9 @@ An error knows its ``kind`` (one word, for programs: ``"syntax"``, ``"name"``, `
 offsets into the source; ``node``: the tape id such as ``v3``), what it is about (``names`` of
 inputs, ``values`` involved, the ``option`` — the parameter at fault, spelled as the Python API
 spells it: ``at``, ``wrt``, ``direction``, ``expect``, ``seed``, ``mode``) and, where we can
-tell, what would fix it (``hint``). Nothing here mentions command-line flags: the CLI turns the
-fields into its own text (:func:`describe` with ``option_prefix="--"``) and adds flag hints.
+tell, what would fix it (``hint``; where the fix is a rewrite of the text, also ``fix``: the
+``(span, replacement)`` pairs that make it, for a program or a test to apply). Nothing here
+mentions command-line flags: the CLI turns the fields into its own text (:func:`describe` with ``option_prefix="--"``) and adds flag hints.
 
 >>> e = InputError("names q, which the expression does not read", option="wrt", names=("q",))
 >>> str(e), e.kind
@@ -38,7 +39,7 @@ class GradcliError(Exception):
     def __init__(self, message: str, span: Span | None = None, *, hint: str | None = None,
                  label: str | None = None, source: str | None = None, node: str | None = None,
                  names: tuple[str, ...] = (), values: tuple[float, ...] = (),
-                 option: str | None = None):
+                 option: str | None = None, fix: tuple[tuple[Span, str], ...] = ()):
         super().__init__(message)
         self.sentence = message  # without the option
         self.span = span
@@ -49,6 +50,8 @@ class GradcliError(Exception):
         self.names = tuple(names)  # the inputs (or assigned names) the error is about
         self.values = tuple(values)  # the numbers involved: a call's arguments, a bad value
         self.option = option  # the parameter at fault, as the Python API names it
+        # the hint as a rewrite: (span, replacement) pairs in the text the spans point into
+        self.fix = tuple(fix)
 
     def text(self, option_prefix: str = "") -> str:
         """The sentence, with the option (if any) written ``option_prefix + option`` in front."""

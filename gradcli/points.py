@@ -149,9 +149,11 @@ def parse_point(text: str, option: str = "at") -> Point:
     point = Point()
     start = 0  # where the current part starts in ``text``
 
-    def error(message, span, hint=None, names=()):
-        return InputError(message, span, hint=hint, source=text, option=option, names=names)
-    for raw in split_top_level(text):
+    def error(message, span, hint=None, names=(), fix=()):
+        return InputError(message, span, hint=hint, source=text, option=option, names=names,
+                          fix=fix)
+    parts = split_top_level(text)
+    for index, raw in enumerate(parts):
         lead = len(raw) - len(raw.lstrip())
         part = raw.strip()
         here = start + lead
@@ -164,15 +166,21 @@ def parse_point(text: str, option: str = "at") -> Point:
         span = (here, here + len(part))
         name, eq, value = part.partition("=")
         name = _unescape(name.strip())  # --at \u03b8=1 is θ, as in the expression
+        if not eq and point and _is_number(part):
+            raise _several_values(text, parts, index, here, option, list(point)[-1])
         if not eq:
             left, colon, right = part.partition(":")
             if colon and re.match(_NAME, left.strip()) and right.strip():
+                written = f"{left.strip()}={right.strip()}"
                 raise error(f"{part}: a name and its value are joined by '='", span,
-                            hint=f"write {left.strip()}={right.strip()}")
+                            hint=f"write {written}", fix=((span, written),))
+            written = f"{part}=2" if re.match(_NAME, part) else None
             raise error(f"{part}: no value for {part}", span,
-                        hint=f"write {part}=2" if re.match(_NAME, part) else "write x=2")
+                        hint=f"write {written}" if written else "write NAME=VALUE, e.g. x=2",
+                        fix=((span, written),) if written else ())
         if not name:
-            raise error(f"{part}: a value without a name", span, hint="write x=2")
+            raise error(f"{part}: a value without a name", span,
+                        hint="write NAME=VALUE, e.g. x=2")
         if not re.match(_NAME, name):
             raise error(f"{part}: {name!r} is not a valid name",
                         (here, here + len(part.partition("=")[0].rstrip())))
@@ -260,6 +268,37 @@ def array_entries(point: Point, name: str, nested) -> None:
             point.texts[element] = value.strip()
         else:
             point[element] = value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _several_values(text: str, parts: list[str], index: int, here: int, option: str,
+                    name: str) -> InputError:
+    """``x=1,2,3``: values without names after ``x=1``, meant as several points. A point has
+    one value per name; the hint says how to ask for several points."""
+    values = [parts[index - 1].partition("=")[2].strip()]
+    for part in parts[index:]:
+        if "=" in part or not _is_number(part.strip()):
+            break
+        values.append(part.strip())
+    numbers = [float(v) for v in values]
+    steps = {round(b - a, 12) for a, b in zip(numbers, numbers[1:])}
+    many = (f"--grid {name}={values[0]}:{values[-1]}:{len(values)}"
+            if len(steps) == 1 and steps != {0} else "--points FILE (a CSV with a column "
+                                                        f"{name})")
+    shown = ",".join(values)
+    end = here + len(parts[index].strip())
+    return InputError(f"gives {name}={shown}: a point has one value per name, and "
+                      f"{parts[index].strip()} has no name", (here, end), source=text,
+                      option=option, names=(name,),
+                      hint=f"for a value of {name} at each of {shown}, use {many}"
+                      if option == "at" else f"write one value: {name}={values[0]}")
 
 
 def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:

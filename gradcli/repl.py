@@ -111,8 +111,8 @@ class Session:
 
     def _statements(self, text: str) -> int:
         from .language.ast import Assign
-        from .language.parser import parse
-        program = parse(text)
+        from .engine.graph import parse_source
+        program = parse_source(text)
         if all(isinstance(s, Assign) for s in program.statements):
             # A statement's text runs to the next one's start: its span leaves out a ')' closing
             # a group at its end.
@@ -370,8 +370,8 @@ def _reads(text: str) -> list[str]:
     """The names an expression reads (not the functions it calls, nor pi and e), in order."""
     from .engine.primitives import CONSTANTS
     from .language.ast import Assign, Binary, Call, Unary, Var
-    from .language.parser import parse
-    names, stack = [], list(reversed(parse(text).statements))
+    from .engine.graph import parse_source
+    names, stack = [], list(reversed(parse_source(text).statements))
     while stack:
         node = stack.pop()
         if isinstance(node, Var):
@@ -395,13 +395,17 @@ def _inputs(source: str) -> list[str]:
 
 def _split_target(rest: str) -> tuple[str, list[str]]:
     """``f x y`` -> (``f``, [x, y]); ``f x="1/x+y"`` -> (``f``, [``x=1/x+y``]): the longest
-    head that is an expression, and the words after it (quotes as in a shell)."""
-    from .language.parser import parse
+    head that is an expression, and the words after it (quotes as in a shell). The head's words
+    are joined by operators (``x^2 + y x``): ``f x``, a product written without ``*``, is the
+    target ``f`` and the name ``x``; a product in a head is written in quotes or with ``*``."""
+    from .engine.graph import parse_source as parse
     try:
         words = shlex.split(rest)
     except ValueError as exc:
         raise InputError(f"{rest}: {exc}", hint="close the quote") from None
     for k in range(len(words), 0, -1):
+        if not all(_joined(a, b) for a, b in zip(words[:k - 1], words[1:k])):
+            continue
         head = " ".join(words[:k])
         try:
             parse(head)
@@ -409,6 +413,13 @@ def _split_target(rest: str) -> tuple[str, list[str]]:
             continue
         return head, words[k:]
     return "", words
+
+
+def _joined(word: str, after: str) -> bool:
+    """Whether two words are parts of one expression: an operator, a comma or a bracket at the
+    end of the first or the start of the second."""
+    return (word[-1] in "+-−*/÷·×^(,=|√∛"
+            or after[0] in "+-−*/÷·×^),|²³¹⁰⁴⁵⁶⁷⁸⁹⁻°")
 
 
 # -- the terminal: prompt_toolkit around a Session -------------------------------------------------
@@ -568,6 +579,16 @@ def token_styles(text: str, first: bool, session: Session, functions, pattern) -
         if match.start() != pos:
             break
         kind, token = match.lastgroup, match.group()
+        if kind == "CALL":  # "sin(" is one token of the grammar: a name, then its "("
+            from .language.parser import call_name
+            name = call_name(token)
+            command = first and not text[:match.start()].strip() and name in COMMANDS
+            runs.append(("class:command" if command else "class:function" if name in functions
+                         else "class:defined" if name in session.definitions else "class:name",
+                         name))
+            runs.append(("class:lpar", token[len(name):]))
+            pos = match.end()
+            continue
         if kind == "NAME":
             after = text[match.end():].lstrip()
             kind = ("command" if first and not text[:match.start()].strip()

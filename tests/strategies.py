@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from hypothesis import settings, strategies as st
 
 from gradcli.language.ast import Assign, Binary, Call, Num, Program, Unary, Var
+from gradcli.language.printer import format_constant
 from gradcli.engine.primitives import BINARY_OPERATORS, CONSTANTS, TABLE, Primitive, function_names, lookup
 
 THOROUGH = 500  # the "thorough" profile's examples a property (tests/conftest.py)
@@ -257,9 +258,11 @@ def cases(draw, max_statements: int = 3, max_depth: int = 4) -> Case:
 def _names():
     # Superscript digits are word characters to Python but a power to a reader: the parser
     # refuses x² (write x^2), so a generated name never holds one.
+    # deg is the constant pi/180: the parser reads it as that, never as a name.
     return st.one_of(st.sampled_from(INPUT_NAMES + ASSIGNED_NAMES + CALLABLE),
                      st.from_regex(r"[^\W\d]\w{0,6}", fullmatch=True).filter(
-                         lambda name: not any(c in "⁰¹²³⁴⁵⁶⁷⁸⁹" for c in name)))
+                         lambda name: not any(c in "⁰¹²³⁴⁵⁶⁷⁸⁹" for c in name)
+                         and name != "deg"))
 
 
 def _extend(children):
@@ -312,3 +315,90 @@ def outputs_of(program: Program) -> list[Program]:
         else:
             singles.append(Program(tuple(assignments) + (stmt,)))
     return singles
+
+
+# -- natural spellings: the same program as a person writes it -----------------------------------
+
+_SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+# an inverse function and the function whose ^-1 it is (sin^-1(x) is asin(x))
+_INVERSE_OF = {prim.undoes: name for name, prim in TABLE.items() if prim.undoes}
+
+
+@st.composite
+def natural_spellings(draw, program: Program) -> str:
+    """``program`` written as a person writes math (docs/language.md, "Writing math
+    naturally"), each choice drawn: ``2 x`` or ``2·x`` for ``2*x``, ``x²`` for ``x^2``,
+    ``|x|`` for ``abs(x)``, ``√(x)`` for ``sqrt(x)``, ``sin^2(x)`` for ``sin(x)^2``,
+    ``sin⁻¹(x)`` for ``asin(x)``, ``−`` for ``-``. Operands that are not a name or a number
+    are put in parentheses, so every choice is a valid text whose reading is ``program``."""
+    lines = []
+    for stmt in program.statements:
+        if type(stmt) is Assign:
+            lines.append(f"{stmt.name} {stmt.op} {_natural(draw, stmt.value)}")
+        else:
+            lines.append(_natural(draw, stmt))
+    return draw(st.sampled_from(["\n", "; "])).join(lines)
+
+
+def _superscript(value: float) -> str | None:
+    if value.is_integer() and 0 <= value < 100:
+        return "".join(_SUPERSCRIPT_DIGITS[int(d)] for d in str(int(value)))
+    return None
+
+
+def _natural(draw, node) -> str:
+    """One expression, spelled naturally (recursive: generated expressions are shallow)."""
+    t = type(node)
+    if t is Num:
+        return format_constant(node.value, named=False)
+    if t is Var:
+        return node.name
+    if t is Unary:
+        sign = node.op if node.op == "+" else draw(st.sampled_from(["-", "−"]))
+        return f"{sign}{_operand(draw, node.operand)}"
+    if t is Call:
+        return _natural_call(draw, node)
+    left, right = node.left, node.right
+    if node.op == "*":
+        sep = draw(st.sampled_from(["*", "·", "×", "⋅", " ", ""]))
+        a, b = _operand(draw, left), _operand(draw, right)
+        if sep == "" and not (a.endswith(")") or b.startswith("(")):
+            sep = " "  # 2e5 would be a number, xy a name: juxtaposed leaves keep a space
+        return f"{a}{sep}{b}"
+    if node.op == "^":
+        power = _superscript(right.value) if type(right) is Num else None
+        if (type(right) is Unary and right.op == "-" and type(right.operand) is Num
+                and _superscript(right.operand.value)):
+            power = "⁻" + _superscript(right.operand.value)
+        if (type(left) is Call and len(left.args) == 1 and left.name not in ("abs", "sqrt", "cbrt")
+                and type(right) is Num and right.value >= 1 and right.value.is_integer()
+                and draw(st.booleans())):  # sin^2(x)
+            written = power if power and draw(st.booleans()) else f"^{int(right.value)}"
+            return f"{left.name}{written}({_natural(draw, left.args[0])})"
+        if power and draw(st.booleans()):
+            return f"{_operand(draw, left)}{power}"
+        return f"{_operand(draw, left)}{draw(st.sampled_from(['^', '**']))}{_operand(draw, right)}"
+    op = {"/": ["/", "÷"], "-": ["-", "−"]}.get(node.op, [node.op])
+    return f"{_operand(draw, left)} {draw(st.sampled_from(op))} {_operand(draw, right)}"
+
+
+def _natural_call(draw, node: Call) -> str:
+    if len(node.args) == 1 and draw(st.booleans()):
+        arg = node.args[0]
+        if node.name == "abs":
+            return f"|{_natural(draw, arg)}|"
+        if node.name in ("sqrt", "cbrt"):
+            return f"{'√' if node.name == 'sqrt' else '∛'}{_operand(draw, arg)}"
+        if node.name in _INVERSE_OF:
+            inverse = draw(st.sampled_from(["^-1", "⁻¹"]))
+            return f"{_INVERSE_OF[node.name]}{inverse}({_natural(draw, arg)})"
+    args = ", ".join(_natural(draw, arg) for arg in node.args)
+    return f"{node.name}{draw(st.sampled_from(['', ' ']))}({args})"
+
+
+def _operand(draw, node) -> str:
+    """An operand: a name or a number as it is, anything else in parentheses."""
+    text = _natural(draw, node)
+    if type(node) is Var or (type(node) is Num and not text.startswith("-")):
+        return text
+    return f"({text})"

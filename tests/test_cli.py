@@ -79,7 +79,7 @@ def test_unknown_name_in_at_is_a_warning(run):
 # (arguments, exit code, words the message must contain)
 ERRORS = [
     (["eval", "log(x", "--at", "x=1"], 2, ["expected ')'", "log(x", "     ^"]),
-    (["eval", "2x", "--at", "x=1"], 2, ["write 2*x"]),
+    (["eval", "2|x|", "--at", "x=1"], 2, ["write 2*|x|"]),
     (["eval", "sinn(x)", "--at", "x=1"], 2, ["unknown function sinn", "did you mean sin"]),
     (["eval", "x*y", "--at", "x=1"], 2, ["no value for input y", "--at y=1"]),
     (["eval", "x", "--at", "x=abc"], 2, ["abc", "not a number"]),

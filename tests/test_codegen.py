@@ -661,7 +661,7 @@ def test_json_gives_the_code_and_how_to_call_it(run, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data == {
-        "source": "log(x)*ｖ１", "lang": "c", "mode": "reverse", "functions": ["f", "f_points"],
+        "source": "log(x)*ｖ１", "source_read": "log(x)*ｖ１", "lang": "c", "mode": "reverse", "functions": ["f", "f_points"],
         "parameters": {"ｖ１": "u0_v1", "x": "x"}, "wrt": ["x"], "outputs": ["f"],
         "returns": "tuple", "code": gradcli.codegen("log(x)*ｖ１", "c", inputs=["ｖ１", "x"],
                                                     wrt=["x"]),

@@ -343,7 +343,8 @@ def test_cli_several_derivatives_are_commented_programs(run):
 
 def test_cli_json_stdin_and_file(run, tmp_path):
     data = json.loads(run("diff", "-", "--json", input=SEED).output)
-    assert data == {"source": SEED, "derivatives": {"x": "1/x + y", "y": "x - cos(y)"}, "order": 1}
+    assert data == {"source": SEED, "source_read": "log(x) + x*y - sin(y)",
+                    "derivatives": {"x": "1/x + y", "y": "x - cos(y)"}, "order": 1}
     program = tmp_path / "f.grad"
     program.write_text("a = x*x\nb = a*x\nb\n")
     data = json.loads(run("diff", "-f", str(program), "--order", "2", "--json").output)

@@ -80,7 +80,7 @@ def test_a_failed_second_derivative_says_second():
 
 
 def test_syntax_and_name_errors_have_their_kinds():
-    assert _raised("2x", {"x": 1}).kind == "syntax"
+    assert _raised("2|x|", {"x": 1}).kind == "syntax"
     assert _raised("sinn(x)", {"x": 1}).kind == "name"
 
 

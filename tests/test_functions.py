@@ -159,7 +159,7 @@ def test_log_with_a_base_is_written_back_as_log(run):
 
 def test_log_takes_one_or_two_arguments(run, reported):
     result = run("eval", "log(x, 2, 3)", "--at", "x=1")
-    reported(result, 2, ["log takes 1 or 2 arguments, got 3", "hint: write log(a) or log(a, b)"])
+    reported(result, 2, ["log takes 1 or 2 arguments, got 3", "hint: call it as log(a) or log(a, b)"])
     result = run("eval", "sin(x, 2)", "--at", "x=1")
     reported(result, 2, ["sin takes 1 argument, got 2"])
     assert "hint" not in result.stderr

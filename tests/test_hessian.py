@@ -210,7 +210,7 @@ def test_cli_json_from_stdin_and_file(run, tmp_path):
     proven = {"certified": True, "decimal": {"value": "12.00000000000", "gradient": {
         "x": "12.00000000000", "y": "4.000000000000"}, "hessian": [
         ["6.000000000000", "4.000000000000"], ["4.000000000000", "0"]]}, "digits": 13}
-    assert data == {"source": "x^2*y", "inputs": {"x": 2.0, "y": 3.0}, "wrt": ["x", "y"],
+    assert data == {"source": "x^2*y", "source_read": "x^2*y", "inputs": {"x": 2.0, "y": 3.0}, "wrt": ["x", "y"],
                     "value": 12.0,
                     "gradient": {"x": 12.0, "y": 4.0}, "hessian": [[6.0, 4.0], [4.0, 0.0]],
                     **proven}

@@ -214,7 +214,7 @@ def test_one_output_keeps_todays_output(run):
     assert run("eval", "x*y", "--at", "x=2,y=3", "--seed", "2").output.endswith(
         "(the gradient is scaled by the seed 2)\n")
     data = json.loads(run("eval", "x*y", "--at", "x=2,y=3", "--json").output)
-    assert set(data) == {"source", "inputs", "value", "gradient", "seed", "mode", "certified",
+    assert set(data) == {"source", "source_read", "inputs", "value", "gradient", "seed", "mode", "certified",
                          "decimal", "digits", "float64", "float64_digits"}
 
 
@@ -233,7 +233,7 @@ def test_modes_give_the_same_numbers(run, mode):
 
 def test_json_schema_with_several_outputs(run):
     data = json.loads(run("eval", "x*y; x+y", "--at", "x=2,y=3", "--json").output)
-    assert data == {"source": "x*y; x+y", "inputs": {"x": 2.0, "y": 3.0},
+    assert data == {"source": "x*y; x+y", "source_read": "x*y\nx + y", "inputs": {"x": 2.0, "y": 3.0},
                     "outputs": ["f1", "f2"], "values": {"f1": 6.0, "f2": 5.0},
                     "jacobian": {"f1": {"x": 3.0, "y": 2.0}, "f2": {"x": 1.0, "y": 1.0}},
                     "mode": "reverse", "sweeps": 2, "certified": True,
@@ -366,7 +366,7 @@ def test_diff_mixed_partials(run):
 
 def test_diff_mixed_json_and_errors(run, reported):
     data = json.loads(run("diff", "x*y^2", "--mixed", "y,x", "--json").output)
-    assert data == {"source": "x*y^2", "derivatives": {"y,x": "2*y"}, "mixed": ["y", "x"]}
+    assert data == {"source": "x*y^2", "source_read": "x*y^2", "derivatives": {"y,x": "2*y"}, "mixed": ["y", "x"]}
     reported(run("diff", "x*y", "--mixed", "x,y", "--order", "2"), 2, ["--mixed"])
     reported(run("diff", "x*y", "--mixed", "x,q"), 2, ["--wrt names q"])
 
@@ -407,7 +407,7 @@ def test_a_hessian_per_output(run):
                  [pytest.approx(c - s * x * y, rel=1e-14), pytest.approx(-s * x * x, rel=1e-14)]]
     one = json.loads(run("hessian", "x^2*y; sin(x*y)", "--at", "x=1,y=2", "--of", "f1",
                          "--json").output)
-    assert set(one) == {"source", "inputs", "wrt", "value", "gradient", "hessian", "certified",
+    assert set(one) == {"source", "source_read", "inputs", "wrt", "value", "gradient", "hessian", "certified",
                         "decimal", "digits"}
     assert one["hessian"] == [[4.0, 2.0], [2.0, 0.0]]
     out = run("hessian", "x^2*y; sin(x*y)", "--at", "x=1,y=2").output

@@ -159,9 +159,9 @@ def test_a_one_megabyte_program(tmp_path, one_mebibyte):
 def test_a_syntax_error_at_the_end_of_a_megabyte_is_explained(tmp_path):
     # The hint for a missing operator reads the text before the error; it once searched all of
     # it with a regular expression that is quadratic here (hours for 1 MB: the hang guard fails).
-    out = run_script("eval", "-", input=b"a" * 1_000_000 + b" + 2 3", cwd=tmp_path)
+    out = run_script("eval", "-", input=b"a" * 1_000_000 + b" + 2|3|", cwd=tmp_path)
     assert out.returncode == 2
-    assert b"write 2*3" in out.stderr
+    assert b"write 2*|3|" in out.stderr
 
 
 # -- nesting depth ---------------------------------------------------------------------------

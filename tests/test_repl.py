@@ -130,7 +130,7 @@ def test_the_toolbar_fits_the_terminal():
     (["f = f + 1"], "reads f itself"),
     (["at x=1", "x -= 0.1*(1/x+y)"], "needs a value for y"),
     (["f = x*y", "f"], "no value for x, y"),
-    (["foo bar"], "write foo*bar"),
+    (["foo bar"], "no value for foo, bar"),
     (["at x=1, y"], "at"),
     (["clear nothing"], "nothing is not defined"),
     (["digits many"], "whole number"),
@@ -330,7 +330,7 @@ def test_a_session_in_a_terminal(tmp_path):
     t.line("at x=2, y=3")
     shown = t.line("f", "∂f/∂y = ")
     assert agree(numbers(shown.rpartition(">>> f")[2]), {"f": F, "∂f/∂x": DFDX, "∂f/∂y": DFDY})
-    t.line("foo bar", "  foo bar\n      ^^^")  # the caret under the input; the session goes on
+    t.line("foo $", "  foo $\n      ^")  # the caret under the input; the session goes on
     t.child.send("(3 +\r")  # a bracket left open continues the line
     t.until("\n...")
     t.line("4)", "f = 7.000")

@@ -86,7 +86,7 @@ def test_an_export_that_fails_prints_one_json_document(gradcli_script, command, 
 
 
 FAILURES = [
-    ["eval", "2x", "--at", "x=1"],  # syntax
+    ["eval", "2|x|", "--at", "x=1"],  # syntax
     ["eval", "sinn(x)", "--at", "x=1"],  # name
     ["eval", "x*y", "--at", "x=1"],  # input
     ["eval", "log(x)", "--at", "x=-1"],  # domain

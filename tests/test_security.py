@@ -53,9 +53,9 @@ def test_a_pickle_planted_at_larks_cache_name_never_runs(empty_dirs, tmp_path, g
     planted = lark_cache.read_bytes()
 
     for _ in range(2):
-        done = subprocess.run([gradcli_script, "eval", "2x", "--at", "x=1"], capture_output=True,
-                              text=True, timeout=120)
-        assert done.returncode == 2 and "write 2*x" in done.stderr, done.stderr
+        done = subprocess.run([gradcli_script, "eval", "2|x|", "--at", "x=1"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "write 2*|x|" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
         assert not marker.exists(), "the planted pickle ran"
     ok = subprocess.run([gradcli_script, "eval", "x*y", "--at", "x=2,y=3"], capture_output=True,
@@ -90,11 +90,11 @@ def test_a_run_reads_the_shipped_tables_needs_no_lark_and_writes_nothing(empty_d
             "ParseError\nfor s in sys.argv[1:]:\n    try:\n        print(repr(parse(s).statements))\n"
             "    except ParseError as exc:\n        print(exc.message, '|', exc.hint)\n"
             "print('lark' in sys.modules)")
-    done = _python(code, PROBE, "2x", env={"HOME": str(home), "XDG_CACHE_HOME": ""}, cwd=work)
+    done = _python(code, PROBE, "2|x|", env={"HOME": str(home), "XDG_CACHE_HOME": ""}, cwd=work)
     assert done.returncode == 0 and not done.stderr, done.stderr
     assert done.stdout.splitlines() == [
-        PROBE_AST, "unexpected 'x': expected an operator | gradcli has no implicit "
-                   "multiplication: write 2*x", "False"]
+        PROBE_AST, "unexpected '|': a bar after an operand needs an operator | write 2*|x|",
+        "False"]
     for folder in (home, work, empty_dirs.tmp):
         assert list(folder.iterdir()) == [], folder
 

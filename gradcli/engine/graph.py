@@ -19,6 +19,8 @@ The traversal uses an explicit stack: a 100,000-deep nesting lowers without recu
 from __future__ import annotations
 
 import math
+import os
+import re
 from array import array
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
@@ -30,7 +32,7 @@ from ..errors import (DomainError, GradcliError, InputError, LimitError, Missing
 from ..gcpause import gc_paused
 from ..limits import NODES_VARIABLE, check_nodes, max_nodes
 from ..language.ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
-from ..language.parser import check_length, parse, read_name, reduce
+from ..language.parser import DEGREE, READ_AS, call_name, check_length, parse, read_name, reduce
 from ..language.printer import format_constant
 from . import arrays
 from .arrays import Tensor
@@ -39,6 +41,7 @@ from .primitives import (BINARY_OPERATORS, CALLED, CONSTANTS, OVERLOADS, TABLE, 
 
 
 _NEG = TABLE["neg"]
+_MUL = TABLE["mul"]
 _BINARY = {op: TABLE[name] for op, name in BINARY_OPERATORS.items()}
 _IDENTITY = object()  # what unary plus lowers to: its operand itself
 _MATMUL = object()  # a post-visit mark: ``@``, lowered by engine.arrays
@@ -278,13 +281,45 @@ class Labels(Mapping):
         return repr(self._labels())
 
 
-def _suggest(name: str) -> str | None:
-    import difflib  # only for the hint of an unknown name: not at start-up
-    close = difflib.get_close_matches(name, function_names() + list(arrays.FUNCTIONS), n=3,
-                                      cutoff=0.6)
-    if not close:
-        return None
-    return "did you mean " + " or ".join(close) + "?"
+def _close_functions(name: str, n_args: int) -> list[str]:
+    """The functions a typo away from ``name`` (:func:`is_close`) that take ``n_args``
+    arguments, for ``did you mean``: ``dot(w, x)`` suggests no ``cot`` (it takes one),
+    ``softmax(a)`` no ``max``."""
+    close = [f for f in function_names()
+             if is_close(name, f) and (p := lookup(f, n_args)) is not None and p.arity == n_args]
+    close += [f for f, (arity, _, _) in arrays.FUNCTIONS.items()
+              if arity == n_args and is_close(name, f)]
+    # the nearest first, then the one that shares the longest start with the name (sinn: sin)
+    return sorted(close, key=lambda f: (edit_distance(name, f), -len(os.path.commonprefix(
+        [name, f])), f))
+
+
+def is_close(typed: str, name: str) -> bool:
+    """Whether ``typed`` is a typo of ``name``: an edit distance (a letter added, dropped,
+    changed, or two swapped) of 1, or 2 where both have six letters or more."""
+    if typed == name or max(len(typed), len(name)) > _TYPO_LENGTH:
+        return False  # a long name is no typo, and its distance would take quadratic time
+    return edit_distance(typed, name) <= (2 if min(len(typed), len(name)) >= 6 else 1)
+
+
+_TYPO_LENGTH = 64  # the longest name checked for a typo or split into names
+
+
+def edit_distance(a: str, b: str) -> int:
+    """The optimal string alignment distance: insertions, deletions, substitutions and swaps of
+    two neighbouring letters, each counting 1."""
+    if abs(len(a) - len(b)) > 2:
+        return 3  # more than any typo is_close accepts
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 @gc_paused()
@@ -690,14 +725,17 @@ def _check_call(node: Call) -> Primitive:
     """The primitive ``node`` calls, after checking its name and its number of arguments."""
     prim = lookup(node.name, len(node.args))
     if prim is None:
+        close = _close_functions(node.name, len(node.args))[:3]
         raise NameLookupError(f"unknown function {node.name}", node.name_span,
-                              hint=_suggest(node.name) or "`gradcli functions` lists them all")
+                              hint=f"did you mean {' or '.join(close)}?" if close
+                              else "`gradcli functions` lists them all",
+                              fix=((node.name_span, close[0]),) if close else ())
     if len(node.args) != prim.arity:
         counts = sorted({prim.arity} | {n for (name, n) in OVERLOADS if name == node.name})
         want = " or ".join(map(str, counts)) + (" argument" if counts == [1] else " arguments")
         forms = [f"{node.name}({', '.join('ab'[:n])})" for n in counts]
         raise NameLookupError(f"{node.name} takes {want}, got {len(node.args)}", node.span,
-                              hint=f"write {' or '.join(forms)}" if len(counts) > 1 else None)
+                              hint=f"call it as {' or '.join(forms)}" if len(counts) > 1 else None)
     return prim
 
 
@@ -853,35 +891,48 @@ class _Reductions:
         if tid is None:
             tid = builder.input_ids.get(name)
             if tid is None:
+                if name == DEGREE:
+                    raise _GiveUp  # pi/180, which parse and lower read
                 tid = builder.read(name, (tok.start_pos, tok.end_pos))
         return tid, tok.start_pos, tok.end_pos
 
     def unary(self, children):
         op, (x, _, end) = children
         start = op.start_pos
-        if op.value == "-":
+        if op.value != "+":  # - or −
             x = self.builder.emit(_NEG, x, -1, (start, end))
         return x, start, end
 
     def binary(self, children):
         (x, start, _), op, (y, _, end) = children
-        prim = _BINARY.get("^" if op.value == "**" else op.value)
-        if prim is None:
-            raise _GiveUp  # @: arrays are lowered from the AST
-        return self.builder.emit(prim, x, y, (start, end)), start, end
+        text = op.value
+        if text == "@":
+            raise _GiveUp  # arrays are lowered from the AST
+        if text not in "+-*/^":  # ** and the typeset signs (· × ÷ −)
+            text = READ_AS[text]
+        return self.builder.emit(_BINARY[text], x, y, (start, end)), start, end
 
     def array(self, children):
         raise _GiveUp  # arrays are lowered from the AST
 
     index = array
 
+    def implicit(self, children):
+        (x, start, _), (y, _, end) = children
+        return self.builder.emit(_MUL, x, y, (start, end)), start, end
+
+    def _natural(self, children):
+        raise _GiveUp  # x², 30°, √x, |x|: rare in a program large enough to matter
+
+    superscript = degrees = root = bars = _natural
+
     def call(self, children):
         tok, rpar = children[0], children[-1]
-        args = children[2:-1:2]
+        args = children[1:-1:2]
         key = tok.value, len(args)
         prim = self.functions.get(key)
         if prim is None:
-            name = tok.value
+            name = call_name(tok.value)
             if not name.isascii() or "\\" in name:
                 name = read_name(name, tok.start_pos)
             prim = lookup(name, len(args))
@@ -900,6 +951,8 @@ class _Reductions:
         name = tok.value
         if not name.isascii() or "\\" in name:
             name = read_name(name, tok.start_pos)
+        if name == DEGREE:
+            raise _GiveUp  # the parser says deg cannot be assigned
         return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x, end)
 
     def program(self, children):
@@ -945,17 +998,44 @@ def one_pass(source: str) -> Graph | None:
     return builder.finish(source, bare or [result])
 
 
-def parse_source(source: str) -> Program:
-    """:func:`~gradcli.language.parser.parse`, with hints that need the function table: two
-    names side by side whose first is a function (``sin x``) -> ``write sin(x)``."""
+class _Functions:
+    """What the parser asks of the rule table (``language.parser.parse``'s ``functions``):
+    whether a name is a function, and the name of its inverse function."""
+
+    def __contains__(self, name: str) -> bool:
+        return lookup(name) is not None
+
+    @staticmethod
+    def inverse(name: str) -> str | None:
+        prim = lookup(name)
+        return None if prim is None else prim.undoes
+
+
+FUNCTIONS = _Functions()
+
+
+def parse_source(source: str, notes: list | None = None) -> Program:
+    """:func:`~gradcli.language.parser.parse` with the rule table's functions (``sin^2(x)`` is
+    ``sin(x)^2``), and hints that need the table: which functions write a branch."""
     check_nodes(source, tuple(CONSTANTS))  # a source too large for the node limit, unparsed
     try:
-        return parse(source)
+        return parse(source, FUNCTIONS, notes)
     except ParseError as exc:
-        left, right = getattr(exc, "juxtaposed", (None, None))
-        if left is not None and lookup(left) is not None:
-            exc.hint = f"a function's argument goes in parentheses: write {left}({right})"
+        if getattr(exc, "control_flow", False):
+            branches = [name for name in ("abs", "max", "min", "step", "where")
+                        if lookup(name) is not None]
+            exc.hint = (f"a branch is written with {name_list(branches)}: max(x, 0) is 'if x > 0 "
+                        "then x else 0', step(x)*a + (1 - step(x))*b picks a or b")
         raise
+
+
+def read_back(source: str) -> tuple[str, list]:
+    """The source as gradcli read it, in the explicit spelling (``2x^2`` -> ``2*x^2``,
+    ``|x|`` -> ``abs(x)``), and the notes on readings worth a warning (``1/2x``): ``(span,
+    text)`` pairs."""
+    from ..language.printer import to_source
+    notes: list = []
+    return to_source(parse_source(source, notes)), notes
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
@@ -967,7 +1047,8 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
                              names=(name,), hint=f"rename the input, e.g. {name}1 or {name}_")
     missing = [name for name in graph.inputs if name not in at]
     if missing:
-        raise missing_inputs(missing, graph.input_spans[graph.inputs.index(missing[0])])
+        raise missing_inputs(missing, graph.input_spans[graph.inputs.index(missing[0])],
+                             **_missing_hint(graph, missing[0], at))
     point = []
     for name, span in zip(graph.inputs, graph.input_spans):
         try:
@@ -982,10 +1063,46 @@ def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:
     return point
 
 
-def missing_inputs(missing: list[str], span: Span) -> MissingInputError:
+def missing_inputs(missing: list[str], span: Span, **hint) -> MissingInputError:
     """``no value for input y``: the inputs ``missing`` (the first read at ``span``)."""
     return MissingInputError(f"no value for {'input' if len(missing) == 1 else 'inputs'} "
-                             f"{name_list(missing)}", span, names=tuple(missing))
+                             f"{name_list(missing)}", span, names=tuple(missing), **hint)
+
+
+def _missing_hint(graph: Graph, name: str, at: Mapping[str, float]) -> dict:
+    """The hint (and fix) for an input without a value, where the point suggests one: ``xy``
+    when ``x`` and ``y`` have values is meant as ``x*y`` (a name of several letters is one
+    name); a name the point gives but the expression does not read, a typo away, is the one
+    meant."""
+    given = [n for n in at if n not in graph.inputs]
+    parts = _split_name(name, set(at))
+    if parts:
+        product = "*".join(parts)
+        return {"hint": f"{name} is one name (letters written together make one name); for "
+                        f"the product write {product}",
+                "fix": tuple(((m.start(), m.end()), product)
+                             for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)",
+                                                  graph.source))}
+    close = [n for n in given if is_close(name, n)]
+    if close:
+        return {"hint": f"the point gives {name_list(close[:3])}, which the expression does "
+                        f"not read: did you mean {name}?"}
+    return {}
+
+
+def _split_name(name: str, names: set[str]) -> list[str] | None:
+    """``name`` as two or more of ``names`` written together (``xy`` -> ``[x, y]``), or None."""
+    if len(name) > _TYPO_LENGTH or not names:
+        return None  # a long name is no typo: not searched (a megabyte name would take hours)
+    ways: dict[int, list[str]] = {0: []}  # ways[i]: name[:i] split into names
+    lengths = sorted({len(n) for n in names})
+    for end in range(1, len(name) + 1):
+        for start in (end - k for k in lengths if k <= end):
+            if start in ways and name[start:end] in names:
+                ways[end] = ways[start] + [name[start:end]]
+                break
+    found = ways.get(len(name))
+    return found if found and len(found) > 1 else None
 
 
 def wrt_names(graph: Graph, wrt: Iterable[str] | None) -> list[str]:

@@ -33,12 +33,14 @@ from ..limits import SOURCE_VARIABLE, max_source
 # How each terminal is named in "expected ..." messages.
 _FRIENDLY = {
     "NUMBER": "a number", "NAME": "a name", "LPAR": "'('", "RPAR": "')'", "COMMA": "','",
+    "CALL": "a call", "BAR": "'|'", "ROOT": "'√'", "SUPERSCRIPT": "a superscript",
+    "DEGREE": "'°'",
     "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "POW": "'^'",
     "MATMUL": "'@'", "LSQB": "'['", "RSQB": "']'",
     "ASSIGN_OP": "'='", "_SEP": "';' or a new line", "$END": "the end of the input",
 }
-_OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW", "MATMUL")
-_OPERAND_START = ("NUMBER", "NAME", "LPAR", "LSQB")
+_OPERATORS = ("PLUS", "MINUS", "STAR", "SLASH", "POW", "SUPERSCRIPT", "DEGREE", "MATMUL")
+_OPERAND_START = ("NUMBER", "NAME", "LPAR", "CALL", "ROOT", "BAR", "LSQB")
 
 
 class _Token:
@@ -58,7 +60,24 @@ class _ToAst:
     tests compare it with). They take the children as one list, Lark's plain callback
     convention, so neither adds a wrapper. A token is a :class:`_Token` or Lark's ``Token``;
     only ``value``, ``start_pos`` and ``end_pos`` are read.
+
+    The natural spellings build the explicit spelling's AST: ``2x`` is ``2*x``, ``x²`` is
+    ``x^2``, ``|x|`` is ``abs(x)``, ``√x`` is ``sqrt(x)``, ``30°`` is ``30*deg`` and ``deg`` is
+    ``pi/180``. Readings that depend on which names are functions (``sin^2(x)`` is
+    ``sin(x)^2``, ``x(x+1)`` is ``x*(x+1)``) need ``functions`` (see :func:`parse`); without
+    it a builder reads the text as the grammar alone does. ``notes`` collects the readings
+    worth a warning (``1/2x``).
     """
+
+    def __init__(self, source: str = "", functions=None, notes: list | None = None):
+        self.source = source
+        self.functions = functions
+        self.notes = notes
+        # x(x+1) read as x*(x+1) (a CALL token holds the x): each such product, by id, with its
+        # two factors, until a sign, a power or a product takes its first factor alone, as it
+        # would have without the call: -x(x+1) is -x*(x+1), x(x+1)² is x*(x+1)^2. The nodes are
+        # kept alive here, so an id is never reused.
+        self.loose: dict[int, tuple] = {}
 
     def num(self, children):
         tok = children[0]
@@ -73,25 +92,209 @@ class _ToAst:
         if not tok.value.isascii():
             _no_superscript(tok)
         # Interned: a name read 10,000 times is one string, hashed once by the lowering's dicts.
-        return Var(intern(_name(tok)), (tok.start_pos, tok.end_pos))
+        name = intern(_name(tok))
+        if name == DEGREE:
+            return _degree((tok.start_pos, tok.end_pos))
+        return Var(name, (tok.start_pos, tok.end_pos))
 
     def unary(self, children):
         op, operand = children
-        return Unary(op.value, operand, (op.start_pos, operand.span[1]))
+        sign = "-" if op.value == "\u2212" else op.value
+        parts = self.loose and self._factors(operand)
+        if parts:  # -x(x+1): -x*(x+1)
+            head, tail = parts
+            head = Unary(sign, head, (op.start_pos, head.span[1]))
+            return self._loosen(Binary("*", head, tail, (op.start_pos, operand.span[1])),
+                                head, tail)
+        return Unary(sign, operand, (op.start_pos, operand.span[1]))
 
     def binary(self, children):
         left, op, right = children
-        return Binary("^" if op.value == "**" else op.value, left, right,
-                      (left.span[0], right.span[1]))
+        op = op.value
+        if op not in "+-*/^@":  # ** and the typeset signs (· × ÷ −)
+            op = READ_AS[op]
+        if self.loose:
+            if op == "^":
+                return self._power(left, right)
+            parts = (op == "*" or op == "/") and self._factors(right)
+            if parts:  # 2/x(x+1): (2/x)*(x+1)
+                head, tail = parts
+                return Binary("*", Binary(op, left, head, (left.span[0], head.span[1])), tail,
+                              (left.span[0], right.span[1]))
+        return Binary(op, left, right, (left.span[0], right.span[1]))
+
+    def _loosen(self, node, head, tail):
+        """``node``, a product ``head*tail`` whose ``head`` a sign, a power or a product before
+        it would take alone (see ``loose``)."""
+        self.loose[id(node)] = (node, head, tail)
+        return node
+
+    def _factors(self, node):
+        """The two factors of a loose product, or None."""
+        entry = self.loose.get(id(node))
+        return None if entry is None else entry[1:]
+
+    def _power(self, base, exponent):
+        """``base^exponent`` where either may be a loose product: 2^x(x+1) is 2^x*(x+1), and
+        x(x+1)^2 is x*(x+1)^2."""
+        tail = self._factors(exponent)
+        if tail is not None:
+            exponent, tail = tail
+        parts = self._factors(base)
+        end = exponent.span[1]
+        if parts is not None:
+            head, factor = parts
+            power = Binary("^", factor, exponent, (factor.span[0], end))
+            node, loose = Binary("*", head, power, (base.span[0], end)), (head, power)
+        else:
+            node, loose = Binary("^", base, exponent, (base.span[0], end)), None
+        if tail is not None:
+            node = Binary("*", node, tail, (base.span[0], tail.span[1]))
+            loose = (node.left, tail)
+        return node if loose is None else self._loosen(node, *loose)
+
+    def implicit(self, children):
+        left, right = children
+        span = (left.span[0], right.span[1])
+        if self.functions is not None:
+            read = self._applied(left, right, span)
+            if read is not None:
+                return read
+        if self.notes is not None and left.__class__ is Binary and left.op == "/" \
+                and not self._grouped(left):
+            self.notes.append(_ambiguous_division(left, right, self.source))
+        parts = self.loose and self._factors(right)
+        if parts:  # 2x(x+1): (2*x)*(x+1)
+            head, tail = parts
+            return Binary("*", Binary("*", left, head, (left.span[0], head.span[1])), tail, span)
+        return Binary("*", left, right, span)
+
+    def _applied(self, left, right, span):
+        """``sin^2(x)`` as ``sin(x)^2`` and ``sin^-1(x)`` as ``asin(x)``; a function written
+        before its argument without parentheses (``sin x``) is a ParseError saying how to
+        write it. None where ``left right`` is a plain product."""
+        functions = self.functions
+        if right.__class__ is Var and right.name in functions:  # 2 sin x
+            raise self._bare_function(right, self._next(right.span[1]))
+        if left.__class__ is Var and left.name in functions:
+            if self._is_group(right):  # sin\<new line>(x), or inside ( ): sin<new line>(x)
+                return Call(left.name, (right,), (left.span[0], right.span[1] + 1), left.span)
+            raise self._bare_function(left, (self._text(right), right.span[1]))  # sin x
+        before = None  # 2 sin^2(x), x/sin^2(x): what the function's power is a factor of
+        if left.__class__ is Binary and (left.op == "*" or left.op == "/") \
+                and _function_power(left.right, functions):
+            before, left = left, left.right
+        if not _function_power(left, functions):
+            return None
+        if before is not None:
+            read = self._applied(left, right, (left.span[0], span[1]))
+            return Binary(before.op, before.left, read, span)
+        f, exponent = left.left, left.right
+        if not self._is_group(right):
+            written = f"{f.name}({self._text(right)})^{self._text(exponent)}"
+            return _raise(ParseError(
+                f"{f.name} is a function: its argument goes in parentheses", f.span,
+                hint=f"write {written}", fix=(((f.span[0], right.span[1]), written),)))
+        call = (f.span[0], right.span[1] + 1)
+        if exponent == _MINUS_ONE:  # sin^-1(x): the inverse function, as on a calculator
+            inverse = functions.inverse(f.name)
+            if inverse is None:
+                written = f"{f.name}({self._text(right)})^-1"
+                return _raise(ParseError(
+                    f"{f.name}^-1 reads as the inverse function of {f.name}, which gradcli "
+                    "does not have", f.span, hint=f"for its reciprocal write {written}",
+                    fix=(((f.span[0], call[1]), written),)))
+            return Call(inverse, (right,), call, f.span)
+        return Binary("^", Call(f.name, (right,), call, f.span), exponent, span)
+
+    def _text(self, node) -> str:
+        """The source text of ``node`` (its explicit spelling when there is no source)."""
+        if self.source:
+            return self.source[node.span[0]:node.span[1]]
+        from .printer import to_source
+        return to_source(node)
+
+    def _next(self, end: int) -> tuple[str, int]:
+        """The operand written after ``end`` in the source (for a hint: ``x``, or what a ``(``
+        holds) and where it ends; ``x`` and ``end`` where there is none."""
+        found = re.match(r"\s*(\w+|\([^()]*\))", self.source[end:end + 100])
+        if found is None:
+            return "x", end
+        text = found.group(1)
+        return (text[1:-1] if text.startswith("(") else text), end + found.end()
+
+    def _bare_function(self, f: Var, argument: tuple[str, int]) -> ParseError:
+        """``sin x``: the error, whose fix writes ``sin(x)`` (``argument``: the text of the
+        operand and where it ends)."""
+        text, end = argument
+        return ParseError(f"{f.name} is a function: its argument goes in parentheses", f.span,
+                          hint=f"write {f.name}({text})",
+                          fix=(((f.span[0], end), f"{f.name}({text})"),))
+
+    def _is_group(self, node) -> bool:
+        """Whether ``node`` was written in parentheses: ``(x)``, not ``x`` or ``(x)^2``."""
+        source, (start, end) = self.source, node.span
+        return source[:start].rstrip().endswith("(") and source[end:].lstrip().startswith(")")
+
+    def _grouped(self, node) -> bool:
+        """Whether ``node`` is followed by the ')' of parentheses around it."""
+        return self.source[node.span[1]:].lstrip().startswith(")")
+
+    def superscript(self, children):
+        base, tok = children
+        digits = tok.value.lstrip("\u207b")
+        value = float("".join(str(_SUPERSCRIPTS.index(c)) for c in digits))
+        span = (tok.start_pos, tok.end_pos)
+        exponent = Num(value, span)
+        if len(digits) < len(tok.value):  # x⁻¹ is x^-1
+            exponent = Unary("-", exponent, span)
+        if self.loose:
+            return self._power(base, exponent)
+        return Binary("^", base, exponent, (base.span[0], tok.end_pos))
+
+    def degrees(self, children):
+        value, tok = children
+        return Binary("*", value, _degree((tok.start_pos, tok.end_pos)),
+                      (value.span[0], tok.end_pos))
+
+    def root(self, children):
+        tok, operand = children
+        name = "sqrt" if tok.value == "√" else "cbrt"
+        parts = self.loose and self._factors(operand)
+        if parts:  # √x(x+1): √x*(x+1)
+            head, tail = parts
+            head = Call(name, (head,), (tok.start_pos, head.span[1]), (tok.start_pos, tok.end_pos))
+            return self._loosen(Binary("*", head, tail, (tok.start_pos, operand.span[1])),
+                                head, tail)
+        return Call(name, (operand,), (tok.start_pos, operand.span[1]),
+                    (tok.start_pos, tok.end_pos))
+
+    def bars(self, children):
+        bar, operand, close = children
+        return Call("abs", (operand,), (bar.start_pos, close.end_pos),
+                    (bar.start_pos, bar.end_pos))
 
     def call(self, children):
-        name, rpar = children[0], children[-1]
-        if not name.value.isascii():
-            _no_superscript(name)
-        return Call(intern(_name(name)), tuple(children[2:-1:2]), (name.start_pos, rpar.end_pos),
-                    (name.start_pos, name.end_pos))
+        tok, rpar = children[0], children[-1]
+        text = tok.value[:-1]
+        if text[-1] in " \t\f":
+            text = text.rstrip(" \t\f")
+        name_span = (tok.start_pos, tok.start_pos + len(text))
+        name = read_name(text, tok.start_pos) if not text.isascii() or "\\" in text \
+            else intern(text)
+        args = tuple(children[1:-1:2])
+        span = (tok.start_pos, rpar.end_pos)
+        functions = self.functions
+        if functions is not None and len(args) == 1 and len(name) == 1 \
+                and name not in functions:
+            # x(x+1): a one-letter name that is no function, before parentheses, multiplies
+            factor = Var(name, name_span)
+            return self._loosen(Binary("*", factor, args[0], span), factor, args[0])
+        return Call(name, args, span, name_span)
 
     def group(self, children):
+        if self.loose:  # (x(x+1)) is one factor
+            self.loose.pop(id(children[1]), None)
         return children[1]
 
     def array(self, children):
@@ -105,10 +308,56 @@ class _ToAst:
         name, op, value = children
         if not name.value.isascii():
             _no_superscript(name)
-        return Assign(intern(_name(name)), op.value, value, (name.start_pos, value.span[1]))
+        text = intern(_name(name))
+        if text == DEGREE:
+            span = (name.start_pos, name.end_pos)
+            raise ParseError("deg is the constant pi/180 (one degree), so it cannot be assigned",
+                             span, hint="assign another name, e.g. deg_",
+                             fix=((span, "deg_"),))
+        return Assign(text, op.value, value, (name.start_pos, value.span[1]))
 
     def program(self, children):
         return Program(tuple(children))
+
+
+DEGREE = "deg"  # a name for pi/180, so 30° and 30 deg are 30*(pi/180)
+# The operators' other spellings, as the AST writes them
+READ_AS = {"**": "^", "·": "*", "⋅": "*", "×": "*", "÷": "/", "\u2212": "-"}
+_MINUS_ONE = Unary("-", Num(1.0))
+
+
+def call_name(text: str) -> str:
+    """The name a CALL token (``sin(`` or ``sin (``) calls."""
+    return text[:-1].rstrip(" \t\f")
+
+
+def _degree(span) -> Binary:
+    """``deg``, one degree in radians: ``pi/180``."""
+    return Binary("/", Var("pi", span), Num(180.0, span), span)
+
+
+def _function_power(node, functions) -> bool:
+    """Whether ``node`` is a function's name to a power: ``sin^2``, read with the argument
+    after it as ``sin(x)^2``."""
+    return (node.__class__ is Binary and node.op == "^" and node.left.__class__ is Var
+            and node.left.name in functions)
+
+
+def _raise(error):
+    raise error
+
+
+def _ambiguous_division(left: Binary, right, source: str) -> tuple:
+    """The note for ``1/2x`` (a product written without ``*`` right after a division): the
+    span it is about and what it says."""
+    start, end = left.span[0], right.span[1]
+    if not source:
+        return (start, end), "a/b c is read as (a/b)*c"
+    dividend = source[start:left.right.span[0]].rstrip()[:-1].rstrip()
+    divisor = source[left.right.span[0]:end]
+    return ((start, end), f"{source[start:end]} is read as ({source[start:left.span[1]]})*"
+            f"{source[right.span[0]:end]}, left to right as with *; to divide by {divisor}, "
+            f"write {dividend}/({divisor})")
 
 
 # Patterns compiled on first use (re caches them): most programs never need them, and compiling
@@ -162,14 +411,14 @@ def _no_superscript(tok) -> None:
                        tok.value)
     raise ParseError(f"{tok.value!r} holds the superscript {found.group()!r}; gradcli writes "
                      "powers with ^", (tok.start_pos + found.start(), tok.start_pos + found.end()),
-                     hint=f"write {plain}")
+                     hint=f"write {plain}", fix=(((tok.start_pos, tok.end_pos), plain),))
 
 
 def _nesting(kind: str | None, text: str, depth: int) -> int | None:
     """The post-lexer's rule, token by token: the depth of parentheses and brackets after a token of type
     ``kind``, or None for a newline inside parentheses, which continues the expression (the
     token is dropped)."""
-    if kind == "LPAR" or kind == "LSQB":
+    if kind == "LPAR" or kind == "CALL" or kind == "LSQB":  # a CALL token ends with its '('
         return depth + 1
     if kind == "RPAR" or kind == "RSQB":
         return depth - 1
@@ -482,15 +731,27 @@ def check_length(source: str) -> None:
 
 
 @gc_paused()
-def parse(source: str) -> Program:
-    """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`."""
+def parse(source: str, functions=None, notes: list | None = None) -> Program:
+    """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`.
+
+    ``functions`` says which names are functions (``name in functions``) and their inverses
+    (``functions.inverse(name)``: a name or None); the rule table's is
+    ``engine.graph.FUNCTIONS``, which ``engine.graph.parse_source`` passes. With it,
+    ``sin^2(x)`` is ``sin(x)^2``, ``sin^-1(x)`` is ``asin(x)`` and ``x(x+1)`` is ``x*(x+1)``.
+    ``notes`` (a list) receives ``(span, text)`` for each reading worth a warning (``1/2x``)."""
     check_length(source)
-    program = reduce(source, _TRANSFORMER)
+    builder = _TRANSFORMER if functions is None and notes is None else \
+        _ToAst(source, functions, notes)
+    program = reduce(source, builder)
     if program.__class__ is SyntaxFault:
         raise _translate(program, source)
     if not program.statements:
-        raise ParseError("the expression is empty", hint='write an expression such as "x^2 + 1"')
+        raise ParseError("the expression is empty", hint='give an expression, such as "x^2 + 1"')
     return Program(program.statements, (0, len(source)))
+
+
+# A word that starts a branch or a loop, or a comparison: what gradcli's language has none of
+_CONTROL_FLOW = r"\b(if|else|elif|then|while|for|return)\b|([<>]=?|==|!=|&&|\?)"
 
 
 def _expected(names) -> str:
@@ -528,11 +789,20 @@ def _where(source: str, offset: int) -> str:
 
 def _translate(fault: SyntaxFault, source: str) -> ParseError:
     """The ParseError for a fault: what was found, what would have fitted, and a hint."""
+    flow = re.search(_CONTROL_FLOW, source)
+    if flow is not None:
+        # if x > 0 ...: no fault's place says it better than the word that starts the branch
+        error = ParseError(f"gradcli has no {'comparisons' if flow.group(2) else 'control flow'}"
+                           " (if/else, <, >): an expression is one formula", flow.span(),
+                           hint="a branch is written with a function, e.g. max(x, 0) for "
+                                "'if x > 0 then x else 0'")
+        error.control_flow = True  # engine.graph.parse_source names the table's functions
+        return error
     if fault.token_type is None:
         pos = fault.pos
         return ParseError(f"unexpected character {source[pos]!r}", (pos, pos + 1),
                           hint="expressions are made of numbers, names, + - * / @ ^ ** ( ) [ ] , "
-                               "and programs of = += -= *= /= ; and # comments")
+                               "| √ ∛ ² °, and programs of = += -= *= /= ; and # comments")
     kind, value, expected = fault.token_type, fault.token_value, fault.expected
     at_end = kind == "$END"
     pos = len(source.rstrip()) if at_end else fault.pos
@@ -556,19 +826,16 @@ def _translate(fault: SyntaxFault, source: str) -> ParseError:
                                "expression)", label="never closed")
     if kind == "RPAR" and _unclosed_paren(source, pos) is None:
         return ParseError("unmatched ')'", span, hint="remove it or add the '(' it closes")
-    if kind in _OPERAND_START and "STAR" in expected:
+    if kind == "BAR":  # 2|x|: a bar after an operand could close or open, so it needs a *
         tail = source[max(0, pos - 100):pos]  # not all of it: this search is quadratic
-        before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\))\s*$", tail)
-        after = re.match(r"\w+|\([^()]*\)|\(", source[pos:])
-        left = before.group(1) if before else "…"
-        right = after.group(0) if after else value
-        error = ParseError(f"unexpected {what}: expected an operator", span,
-                           hint=f"gradcli has no implicit multiplication: write {left}*{right}")
-        # Two names side by side: if the first is a function (sin x), the lowering, which knows
-        # the functions, says "write sin(x)" instead (engine.graph.parse_source).
-        if before and re.fullmatch(r"[^\W\d]\w*", left) and re.fullmatch(r"\w+", right):
-            error.juxtaposed = (left, right)
-        return error
+        before = re.search(r"(\w+(\([^()]*\))?|\([^()]*\)|\)|\|[^|]*\|)\s*$", tail)
+        after = re.match(r"\|[^|]*\|", source[pos:])
+        if before and after:
+            start = pos - len(tail) + before.start(1)
+            written = f"{before.group(1)}*{after.group(0)}"
+            return ParseError(f"unexpected {what}: a bar after an operand needs an operator",
+                              span, hint=f"write {written}",
+                              fix=(((start, pos + after.end()), written),))
     if kind == "ASSIGN_OP":
         if value == "=" and source[:pos].rstrip().endswith("="):
             return ParseError(f"unexpected {what}", span,

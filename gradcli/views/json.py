@@ -8,7 +8,7 @@ one of these and prints ``dumps(...)``.
 >>> from gradcli.api import evaluate
 >>> data = eval_json(evaluate("x*y", {"x": 2, "y": 3}))
 >>> list(data), data["gradient"], data["mode"]
-(['source', 'inputs', 'value', 'gradient', 'seed', 'mode', 'certified', 'decimal', 'digits', 'float64', 'float64_digits'], {'x': 3.0, 'y': 2.0}, 'reverse')
+(['source', 'source_read', 'inputs', 'value', 'gradient', 'seed', 'mode', 'certified', 'decimal', 'digits', 'float64', 'float64_digits'], {'x': 3.0, 'y': 2.0}, 'reverse')
 """
 
 from __future__ import annotations
@@ -35,6 +35,13 @@ def _number(x: float) -> float | None:
     """A number as JSON: a plain float (a proven one is the exact value correctly rounded to a
     double), ``null`` beyond the double range."""
     return float(x) if math.isfinite(x) else None
+
+
+def _source(source: str) -> dict:
+    """``source``, the text as given, and ``source_read``, the same program as gradcli read it,
+    in the explicit spelling (``2x^2`` -> ``2*x^2``, ``|x|`` -> ``abs(x)``)."""
+    from ..engine.graph import read_back
+    return {"source": source, "source_read": read_back(source)[0]}
 
 
 def precision_json(result) -> dict:
@@ -65,7 +72,7 @@ def precision_json(result) -> dict:
 def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> dict:
     """``eval --json``: the result (:class:`gradcli.api.Result` or ``ForwardResult``), with its
     trace (``--trace``) and its check (``--check``/``--expect``) when given."""
-    data = {"source": result.source, "inputs": result.inputs, "value": _number(result.value),
+    data = {**_source(result.source), "inputs": result.inputs, "value": _number(result.value),
             "gradient": {name: _number(g) for name, g in result.gradient.items()},
             "seed": result.seed, "mode": result.mode}
     data.update(precision_json(result))
@@ -179,7 +186,7 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     """``eval --json`` of a program with several outputs: a :class:`gradcli.api.JacobianResult`
     (``values``, ``jacobian`` output -> input -> number, ``outputs``, ``mode``, ``sweeps``) or a
     ``ProductResult`` (``cotangent`` and ``vjp``, or ``direction`` and ``jvp``)."""
-    data = {"source": result.source, "inputs": result.point, "outputs": list(result.outputs),
+    data = {**_source(result.source), "inputs": result.point, "outputs": list(result.outputs),
             "values": {o: _number(v) for o, v in result.values.items()}}
     if result.kind == "jacobian":
         data["jacobian"] = {o: {i: _number(x) for i, x in r.items()}
@@ -239,7 +246,7 @@ def jacobian_check_json(check) -> dict:
 
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
-    data = {"source": result.source, "inputs": result.point, "wrt": result.inputs,
+    data = {**_source(result.source), "inputs": result.point, "wrt": result.inputs,
             "value": _number(result.value),
             "gradient": {name: _number(g) for name, g in result.gradient.items()},
             "hessian": [[_number(x) for x in row] for row in result.hessian],
@@ -262,9 +269,9 @@ def hessians_json(results: dict, checks: dict) -> dict:
     hessians = {}
     for name, result in results.items():
         one = hessian_json(result, checks.get(name))
-        del one["source"], one["inputs"], one["wrt"]
+        del one["source"], one["source_read"], one["inputs"], one["wrt"]
         hessians[name] = one
-    return {"source": first.source, "inputs": first.point, "wrt": first.inputs,
+    return {**_source(first.source), "inputs": first.point, "wrt": first.inputs,
             "outputs": list(results), "hessians": hessians}
 
 
@@ -287,7 +294,7 @@ def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | N
     order (``mixed``: the list of names differentiated by, in turn). With several outputs,
     ``derivatives`` is output -> input -> text, and ``outputs`` their order. With ``--at``,
     ``values``: each derivative's value there, keyed as ``derivatives``."""
-    data: dict = {"source": source, "derivatives": derivatives}
+    data: dict = {**_source(source), "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
@@ -319,7 +326,7 @@ def steps_json(source: str, derivations: list, partial: bool) -> dict:
 def graph_json(picture, source: str, point: dict | None = None) -> dict:
     """``graph --json``: the nodes (in tape order, with their values and adjoints at a point)
     and the edges (argument -> operation, with the local derivative at a point), as drawn."""
-    data: dict = {"source": source}
+    data: dict = _source(source)
     if point is not None:
         data["inputs"] = {name: _number(value) for name, value in point.items()}
     data["nodes"] = [{
@@ -338,14 +345,14 @@ def graph_json(picture, source: str, point: dict | None = None) -> dict:
 def plot_json(source: str, at: dict, columns: dict) -> dict:
     """``plot --json``: the samples, a list per column as ``--format csv`` names them (``x``,
     ``f``, ``df/dx``, …), an undefined sample ``null``; ``inputs``: the values --at fixes."""
-    return {"source": source, "inputs": {name: _number(v) for name, v in at.items()},
+    return {**_source(source), "inputs": {name: _number(v) for name, v in at.items()},
             "samples": {name: [_finite(float(v)) for v in values]
                         for name, values in columns.items()}}
 
 
 def codegen_json(generated, files: list[str]) -> dict:
     """``codegen --json``: a :class:`gradcli.code.Generated`, and the ``files`` written (-o)."""
-    data = {"source": generated.source, "lang": generated.lang, "mode": generated.mode,
+    data = {**_source(generated.source), "lang": generated.lang, "mode": generated.mode,
             "functions": generated.functions, "parameters": generated.parameters,
             "wrt": generated.wrt, "outputs": generated.outputs, "returns": generated.returns,
             "code": generated.code}

@@ -292,8 +292,9 @@ def result_math(value: float, gradient: dict[str, float], digits: int,
 
 def formula_lines(source: str, inputs) -> list[str]:
     """``t &= ...`` for each assignment of a program, then ``f(x, y) &= ...``."""
+    from ..engine.graph import parse_source  # the user's text: sin^2(x) is sin(x)^2
     try:
-        program: Program = parse(source)
+        program: Program = parse_source(source)
     except Exception:  # the source evaluated, so it parses; a formula is a courtesy, not a must
         return []
     lines = [f"{name(stmt.name)} &= " + expression(

@@ -1,0 +1,276 @@
+"""Math as it is written (docs/language.md, "Writing math naturally"): each natural form is read
+as one explicit form, the same syntax tree, in every command, the repl and the option values;
+gradcli says how it read the text (``source_read``, the first line of ``--trace``).
+
+Expected values come from mpmath, evaluated on the formula as a person means it, never from
+gradcli's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import mpmath
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradcli.cli import main
+from gradcli.engine.graph import parse_source
+from gradcli.errors import GradcliError, ParseError
+from gradcli.language.ast import Program
+from gradcli.language.parser import parse
+from strategies import cases, examples, natural_spellings
+
+# (written, read as): both must parse to the same syntax tree
+READINGS = [
+    # implicit multiplication: a number, a name, a call and a group written side by side
+    ("2x", "2*x"), ("2 x", "2*x"), ("x sin(x)", "x*sin(x)"), ("(x+1)(x-1)", "(x+1)*(x-1)"),
+    ("2(x+1)", "2*(x+1)"), ("x^2 sin(x)", "(x^2)*sin(x)"), ("2x y", "(2*x)*y"),
+    ("sin(x) cos(x)", "sin(x)*cos(x)"), ("x(x+1)", "x*(x+1)"), ("2x(x+1)", "2*x*(x+1)"),
+    ("x (x+1)", "x*(x+1)"), ("-x(x+1)", "-x*(x+1)"), ("x(x+1)²", "x*(x+1)^2"),
+    ("x(x+1)^2", "x*(x+1)^2"), ("2^x(x+1)", "2^x*(x+1)"), ("2/x(x+1)", "2/x*(x+1)"),
+    ("√x(x+1)", "sqrt(x)*(x+1)"), ("2^-x(x+1)^2", "2^(-x)*(x+1)^2"), ("(x(x+1))^2", "(x*(x+1))^2"),
+    ("2 (x(x+1))", "2*(x*(x+1))"), ("2 3", "2*3"), ("(x)(y)(z)", "x*y*z"), ("2e", "2*e"),
+    ("2pi x", "2*pi*x"), ("2e3x", "2e3*x"),
+    # a multi-letter name stays one name
+    ("xy", "xy"), ("x2", "x2"),
+    # textbook precedence
+    ("2x^2", "2*(x^2)"), ("-x^2", "-(x^2)"), ("-2x", "(-2)*x"), ("1/2x", "(1/2)*x"),
+    ("x/2y", "(x/2)*y"), ("2^-x y", "(2^(-x))*y"), ("x^2y", "x^2*y"),
+    # function powers and inverses
+    ("sin^2(x)", "sin(x)^2"), ("sin²(x)", "sin(x)^2"), ("cos^3(2x)", "cos(2*x)^3"),
+    ("sin^-1(x)", "asin(x)"), ("sin⁻¹(x)", "asin(x)"), ("tanh^-1(x)", "atanh(x)"),
+    ("ln^2(x)", "ln(x)^2"), ("exp^-1(x)", "log(x)"), ("2sin^2(x)", "2*sin(x)^2"),
+    ("sin^2((x))", "sin(x)^2"),
+    # bars, roots, typeset operators, superscripts
+    ("|x|", "abs(x)"), ("|x - 1| + |y|", "abs(x-1) + abs(y)"), ("||x|-1|", "abs(abs(x)-1)"),
+    ("|x| y", "abs(x)*y"), ("|x|^2", "abs(x)^2"), ("√x", "sqrt(x)"), ("∛x", "cbrt(x)"),
+    ("√(x+1)", "sqrt(x+1)"), ("√x^2", "sqrt(x^2)"), ("2√x", "2*sqrt(x)"), ("√-x", "sqrt(-x)"),
+    ("x·y", "x*y"), ("x⋅y", "x*y"), ("x×y", "x*y"), ("x÷2", "x/2"), ("x−1", "x-1"),
+    ("−x", "-x"), ("x²", "x^2"), ("x³", "x^3"), ("x⁻¹", "x^-1"), ("x¹⁰", "x^10"),
+    ("(x+1)²", "(x+1)^2"), ("2x²", "2*(x^2)"), ("e^x²", "e^(x^2)"),
+    # ln, degrees
+    ("ln(x)", "ln(x)"), ("30°", "30*(pi/180)"), ("30 deg", "30*(pi/180)"),
+    ("30deg", "30*deg"), ("sin(45°)", "sin(45*(pi/180))"), ("(x+1)°", "(x+1)*(pi/180)"),
+    ("x/sin^2(x)", "x/sin(x)^2"), ("2 sin^2(x) cos(x)", "2*sin(x)^2*cos(x)"),
+    # programs
+    ("a = 2x\n3a²", "a = 2*x\n3*a^2"), ("t = |x|; t√t", "t = abs(x); t*sqrt(t)"),
+]
+
+
+@pytest.mark.parametrize("written, explicit", READINGS)
+def test_each_natural_form_reads_as_its_explicit_form(written, explicit):
+    assert parse_source(written) == parse_source(explicit)
+
+
+@given(st.data())
+@settings(max_examples=examples(300), deadline=None)
+def test_natural_and_explicit_spellings_parse_to_the_same_tree(data):
+    case = data.draw(cases())
+    text = data.draw(natural_spellings(case.program))
+    assert parse_source(text) == case.program, text
+
+
+def test_without_the_function_table_the_grammar_alone_reads_the_text():
+    # language.parser.parse knows no functions: sin^2(x) is then a product, x(y) a call
+    assert parse("sin^2(x)") == parse("sin^2*(x)")
+    assert parse("x(y)").statements[0].__class__.__name__ == "Call"
+
+
+def test_deep_natural_forms_parse_without_recursion():
+    depth = 100_000
+    assert parse("√" * depth + "x").statements[0].args[0].__class__.__name__ == "Call"
+    node = parse("|" * depth + "x" + "|" * depth).statements[0]
+    for _ in range(depth):
+        node = node.args[0]
+    assert node == parse("x").statements[0]
+    assert len(parse(" ".join(["x"] * depth)).statements) == 1
+
+
+# -- what a person sees: values, warnings, the reading printed back ------------------------------
+
+def _script() -> str:
+    return shutil.which("gradcli", path=os.path.dirname(sys.executable)) or "gradcli"
+
+
+def _f(x):
+    """The issue's rows as a person means them, at x (mpmath)."""
+    return {
+        "2x^2 sin(x)": 2 * x**2 * mpmath.sin(x),
+        "(x+1)(x-1)": (x + 1) * (x - 1),
+        "2(x+1)": 2 * (x + 1),
+        "sin^2(x)": mpmath.sin(x) ** 2,
+        "sin^-1(x)": mpmath.asin(x),
+        "|x| + √x + x·2 + x÷2 + x²": abs(x) + mpmath.sqrt(x) + 2 * x + x / 2 + x**2,
+        "−x^2 + ∛x": -(x**2) + mpmath.cbrt(x),
+        "ln(x) + x⁻¹": mpmath.log(x) + 1 / x,
+        "sin(30°) + x deg": mpmath.sin(mpmath.pi / 6) + x * mpmath.pi / 180,
+    }
+
+
+ROWS = list(_f(mpmath.mpf(1)))
+READ = {"2x^2 sin(x)": "2*x^2*sin(x)", "(x+1)(x-1)": "(x + 1)*(x - 1)",
+        "2(x+1)": "2*(x + 1)", "sin^2(x)": "sin(x)^2", "sin^-1(x)": "asin(x)",
+        "|x| + √x + x·2 + x÷2 + x²": "abs(x) + sqrt(x) + x*2 + x/2 + x^2",
+        "−x^2 + ∛x": "-x^2 + cbrt(x)", "ln(x) + x⁻¹": "ln(x) + x^-1",
+        "sin(30°) + x deg": "sin(30*(pi/180)) + x*(pi/180)"}
+
+
+@pytest.mark.parametrize("source", ROWS)
+def test_the_issues_rows_from_the_installed_console_script(source):
+    x = mpmath.mpf("0.5")
+    with mpmath.workdps(40):
+        want = _f(x)[source]
+        slope = mpmath.diff(lambda t: _f(t)[source], x)
+    proc = subprocess.run([_script(), "eval", source, "--at", "x=0.5", "--json"],
+                          capture_output=True, text=True, timeout=60, encoding="utf-8")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["source"] == source and data["source_read"] == READ[source]
+    assert abs(mpmath.mpf(data["decimal"]["value"]) - want) <= 1e-12 * max(1, abs(want))
+    assert abs(mpmath.mpf(data["decimal"]["gradient"]["x"]) - slope) <= 1e-10 * max(1, abs(slope))
+    # the reading printed back reads as the source itself
+    assert parse_source(data["source_read"]) == parse_source(source)
+
+
+def test_the_trace_starts_with_the_reading():
+    result = CliRunner().invoke(main, ["eval", "2x² + |x|", "--at", "x=-3", "--trace"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "read as: 2*x^2 + abs(x)"
+    assert "f     = 21.00000000000" in result.stdout  # 2*9 + 3
+
+
+@pytest.mark.parametrize("command", [
+    ["hessian", "x²y", "--at", "x=2,y=3"], ["diff", "x²y"], ["graph", "x²y", "--at", "x=2,y=3"],
+    ["codegen", "x²y", "--lang", "c"], ["plot", "x²y", "--over", "x=1:2:3", "--at", "y=1"],
+])
+def test_every_command_reads_natural_input_and_says_how(command):
+    result = CliRunner().invoke(main, [*command, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["source"] == "x²y" and data["source_read"] == "x^2*y"
+
+
+def test_option_values_read_natural_input():
+    runner = CliRunner()
+    for value in ("30°", "30deg", "30 deg", "π/6".replace("π", "pi"), "|−30|°"):
+        result = runner.invoke(main, ["eval", "sin(x)", "--at", f"x={value}", "--json"])
+        assert result.exit_code == 0, (value, result.output)
+        assert abs(mpmath.mpf(json.loads(result.stdout)["decimal"]["value"]) - 0.5) < 1e-12
+    result = runner.invoke(main, ["eval", "x^2", "--at", "x=3", "--check", "--expect", "x=2x"])
+    assert result.exit_code == 0, result.output
+
+
+def test_one_over_two_x_is_read_left_to_right_with_a_warning():
+    runner = CliRunner()
+    result = runner.invoke(main, ["eval", "1/2x", "--at", "x=4"])
+    assert result.exit_code == 0
+    assert "f     = 2.000000000000" in result.stdout  # (1/2)*4
+    assert "warning: 1/2x is read as (1/2)*x" in result.stderr
+    assert "write 1/(2x)" in result.stderr
+    for unambiguous in ("(1/2)x", "1/(2x)", "x/2", "1/2*x", "a/bc"):
+        result = runner.invoke(main, ["eval", unambiguous, "--at", "x=4,a=1,bc=2"])
+        assert "warning: " + unambiguous not in result.stderr, result.stderr
+    # the console script says it too
+    proc = subprocess.run([_script(), "eval", "x/2y", "--at", "x=1,y=2"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "x/2y is read as (x/2)*y" in proc.stderr
+
+
+def test_several_values_for_one_name_is_a_clear_message():
+    result = CliRunner().invoke(main, ["eval", "x^2", "--at", "x=1,2,3"])
+    assert result.exit_code == 2
+    assert "a point has one value per name, and 2 has no name" in result.stderr
+    assert "use --grid x=1:3:3" in result.stderr
+    proc = subprocess.run([_script(), "eval", "x^2", "--at", "x=1,2,5"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "--points FILE" in proc.stderr
+
+
+def test_there_is_no_control_flow_and_the_message_names_the_branch_functions():
+    result = CliRunner().invoke(main, ["eval", "if x > 0 then x else -x", "--at", "x=1"])
+    assert result.exit_code == 2
+    assert "no control flow" in result.stderr
+    for name in ("abs", "max", "min", "step"):
+        assert name in result.stderr
+    assert "where" not in result.stderr.split("hint:")[1]  # not a function of the table
+
+
+@pytest.mark.parametrize("source, suggested, not_suggested", [
+    ("sni(x)", "sin", None), ("cso(x)", "cos", None), ("sqr(x)", "sqrt", None),
+    ("cott(w, x)", None, "cot"), ("smax(a)", None, "max"), ("maxx(a, b)", "max", None),
+    ("sinn(x)", "sin", "max"),
+])
+def test_did_you_mean_only_a_function_that_fits_the_call(source, suggested, not_suggested):
+    with pytest.raises(GradcliError) as info:
+        parse_and_lower(source)
+    hint = info.value.hint or ""
+    if suggested:
+        assert hint.startswith("did you mean ") and suggested in hint.replace("?", "").split()
+    else:
+        assert "did you mean" not in hint
+    if not_suggested:
+        assert not_suggested not in hint.replace("`gradcli functions`", "")
+
+
+def parse_and_lower(source: str):
+    from gradcli.engine.graph import lower
+    return lower(parse_source(source), source)
+
+
+def test_xy_when_x_and_y_have_values_hints_the_product():
+    import gradcli
+    with pytest.raises(GradcliError) as info:
+        gradcli.evaluate("xy + 1", {"x": 2, "y": 3})
+    assert "xy is one name" in info.value.hint and "x*y" in info.value.hint
+    with pytest.raises(GradcliError) as info:
+        gradcli.evaluate("xy + 1", {"x": 2})
+    assert "x*y" not in (info.value.hint or "")
+
+
+@pytest.mark.parametrize("source, hint", [
+    ("sin x", "write sin(x)"), ("sin^2 x", "write sin(x)^2"), ("2 sin x", "write sin(x)"),
+    ("sqrt^-1(x)", "sqrt(x)^-1"), ("deg = 1", "deg_"),
+])
+def test_a_function_written_without_parentheses_says_how(source, hint):
+    with pytest.raises(ParseError) as info:
+        parse_source(source)
+    assert hint in info.value.hint
+
+
+def test_the_repl_reads_natural_input():
+    from gradcli.repl import Session
+    calls: list = []
+    session = Session(run=lambda args: calls.append(args) or 0, out=calls.append,
+                      err=calls.append)
+    session.execute("f = 2x²")
+    session.execute("at x=30°")
+    session.execute("diff f x")  # a target and a name, not the product f*x
+    assert calls[-1][0] == "diff" and calls[-1][-2:] == ["--wrt", "x"], calls
+    assert parse_source(calls[-1][1]) == parse_source("f = 2*x^2")
+    session.execute("f")
+    at = calls[-1][calls[-1].index("--at") + 1]
+    assert at.startswith("x=") and abs(float(at[2:]) - mpmath.pi / 6) < 1e-15, calls[-1]
+
+
+def test_a_program_reads_the_same_from_a_file(tmp_path):
+    path = tmp_path / "model.grad"
+    path.write_text("a = 2x\nb = |a|√a\nb + 30°\n", encoding="utf-8")
+    proc = subprocess.run([_script(), "eval", "-f", str(path), "--at", "x=2", "--json"],
+                          capture_output=True, text=True, timeout=60, encoding="utf-8")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    with mpmath.workdps(30):
+        want = 4 * mpmath.sqrt(4) + mpmath.pi / 6
+    assert abs(mpmath.mpf(data["decimal"]["value"]) - want) < 1e-12
+    assert data["source_read"] == "a = 2*x\nb = abs(a)*sqrt(a)\nb + 30*(pi/180)"
+
+
+def test_the_program_as_read_is_a_program():
+    assert isinstance(parse_source("2x"), Program)
