@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 
 from .errors import FileError, InputError, MissingInputError
 from .engine.graph import Graph
+from .points import is_number
 from .files import refuse_overwriting
 from .readers import Rows, _arrow, float_array, float_values
 from .writers import open_sink
@@ -218,7 +219,7 @@ def _check_inputs(graph: Graph, rows: Rows, at: dict[str, float]) -> None:
         raise InputError(f"gives {both[0]}, which is also {where}",
                          option="at", names=(both[0],), hint="give each input one way")
     missing = [name for name in graph.inputs if name not in rows.columns and name not in at]
-    if missing and not rows.grid and all(_number_text(c) for c in rows.columns):
+    if missing and not rows.grid and all(is_number(c) for c in rows.columns):
         # no header: the first row was read as the column names
         raise InputError(f"the first line of the points is a row of numbers "
                          f"({', '.join(rows.columns[:4])}{', ...' if len(rows.columns) > 4 else ''}"
@@ -233,14 +234,6 @@ def _check_inputs(graph: Graph, rows: Rows, at: dict[str, float]) -> None:
                 "without them" if spaced else None)
         raise MissingInputError(f"{holder} for {', '.join(missing)}", span,
                                 names=tuple(missing), hint=hint)
-
-
-def _number_text(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def output_columns(rows: Rows, at: dict[str, float], wrt: list[str], graph: Graph,

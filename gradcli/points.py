@@ -166,7 +166,7 @@ def parse_point(text: str, option: str = "at") -> Point:
         span = (here, here + len(part))
         name, eq, value = part.partition("=")
         name = _unescape(name.strip())  # --at \u03b8=1 is θ, as in the expression
-        if not eq and point and _is_number(part):
+        if not eq and point and is_number(part):
             raise _several_values(text, parts, index, here, option, list(point)[-1])
         if not eq:
             left, colon, right = part.partition(":")
@@ -270,7 +270,8 @@ def array_entries(point: Point, name: str, nested) -> None:
             point[element] = value
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (a header cell, a value without a name)."""
     try:
         float(text)
     except ValueError:
@@ -284,7 +285,7 @@ def _several_values(text: str, parts: list[str], index: int, here: int, option: 
     one value per name; the hint says how to ask for several points."""
     values = [parts[index - 1].partition("=")[2].strip()]
     for part in parts[index:]:
-        if "=" in part or not _is_number(part.strip()):
+        if "=" in part or not is_number(part.strip()):
             break
         values.append(part.strip())
     numbers = [float(v) for v in values]
