@@ -24,11 +24,6 @@ from .printer import text
 
 MAX_NODES = 400
 INSTALL = 'pip install "gradcli[sympy]"'
-# rows whose function SymPy has under another name (the rest: the same name, or opaque)
-_RENAMED = {"abs": "Abs", "ceil": "ceiling"}
-_KNOWN = {"sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "atan2", "sinh",
-          "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "log", "erf", "erfc", "gamma",
-          "sign", "floor", "ceil", "abs"}
 
 
 def sympy():
@@ -84,14 +79,15 @@ def _rational(sp, v):
 
 
 def _function(sp, name: str):
-    if name in _KNOWN:
-        return getattr(sp, _RENAMED.get(name, name))
+    row = TABLE.get(name)
+    if row is not None and row.sympy is not None:  # the row's own column
+        return getattr(sp, row.sympy)
     return sp.Function(name)  # opaque: simplify leaves it as it is
 
 
 def _from_sympy(sp, expr):
     """A SymPy expression as a canonical node, or None where gradcli has no way to write it."""
-    names = {_RENAMED.get(k, k): k for k in _KNOWN}
+    names = {row.sympy: row.name for row in TABLE.values() if row.sympy is not None}
     out: dict = {}
     half = sp.Rational(1, 2)
     for e in sp.postorder_traversal(expr):
