@@ -351,10 +351,6 @@ def _has_tensor(values) -> bool:
     return False
 
 
-def _shapes(tensors: dict) -> dict:
-    return {name: tensor.shape for name, tensor in tensors.items()}
-
-
 class _Builder:
     """The tape under construction. Every constant, input and operation gets a temporary id in
     creation order (left to right in the source); :meth:`finish` gives the final slots.
@@ -677,7 +673,7 @@ class _Builder:
             exact=exact,
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
-            arrays=_shapes(self.arrays),
+            arrays={name: tensor.shape for name, tensor in self.arrays.items()},
             output_arrays=output_arrays,
         )
 
