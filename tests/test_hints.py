@@ -90,7 +90,7 @@ def test_the_corpus_has_hints_to_follow():
 
 def test_a_hint_that_is_not_a_rewrite_says_where_to_look():
     # no fix to apply: the message says what to use instead
-    for source, at, words in [("smax(a)", "a=1", "`gradcli functions`"),
+    for source, at, words in [("blorp(a)", "a=1", "`gradcli functions`"),
                               ("if x > 0 then x else 0", "x=1", "max(x, 0)"),
                               ("x^2", "x=1,2,3", "--grid x=1:3:3")]:
         error, _ = first_error(source, at)

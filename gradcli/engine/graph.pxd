@@ -9,7 +9,7 @@ from gradcli.language.parser cimport _Token
 cdef class _Builder:
     cdef public object depth, op, a0, a1, starts, ends, const_ids, const_values, input_ids
     cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
-    cdef public object shapes, arrays
+    cdef public object shapes, arrays, tape
 
     @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
     cpdef object emit(self, prim, Py_ssize_t a, Py_ssize_t b, tuple span)

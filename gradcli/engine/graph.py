@@ -82,6 +82,9 @@ class Graph:
     # Array outputs: an output statement's name (f, f2) -> shape; its elements are outputs
     # named f[0], f2[1,0], row-major.
     output_arrays: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Each array base operation the lowering called (engine.arrays): (kind, shape, the slots of
+    # its elements, row-major, span), in the order called
+    array_calls: list = field(default_factory=list)
 
     @property
     def output_slots(self) -> list[int]:
@@ -287,8 +290,9 @@ def _close_functions(name: str, n_args: int) -> list[str]:
     ``softmax(a)`` no ``max``."""
     close = [f for f in function_names()
              if is_close(name, f) and (p := lookup(f, n_args)) is not None and p.arity == n_args]
-    close += [f for f, (arity, _, _) in arrays.FUNCTIONS.items()
-              if arity == n_args and is_close(name, f)]
+    close += [f for f, function in arrays.FUNCTIONS.items()
+              if function.least <= n_args <= function.most + len(function.statics)
+              and is_close(name, f)]
     # the nearest first, then the one that shares the longest start with the name (sinn: sin)
     return sorted(close, key=lambda f: (edit_distance(name, f), -len(os.path.commonprefix(
         [name, f])), f))
@@ -362,13 +366,17 @@ class _Builder:
 
     __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
                  "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
-                 "recipes", "folds", "shapes", "arrays")
+                 "recipes", "folds", "shapes", "arrays", "tape")
 
-    def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None):
+    def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None,
+                 tape=None):
         self.source = source
-        # the array inputs' shapes, and each one's Tensor of element inputs once read
+        # the array inputs' shapes, and each one's value once read (a Tensor of element inputs)
         self.shapes = {name: tuple(shape) for name, shape in (shapes or {}).items() if shape}
-        self.arrays: dict[str, Tensor] = {}
+        self.arrays: dict[str, object] = {}
+        # the realization of the array base operations (engine.arrays): the scalar tape's, or
+        # array nodes (engine.arraynodes)
+        self.tape = (tape or arrays.ScalarTape)(self)
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
         # Lists, not arrays: an array's append parses its argument (PyArg_Parse, 5% of compile).
         # A large source's integer columns are arrays: 8 bytes a node where a list holds a
@@ -446,25 +454,18 @@ class _Builder:
             if lookup(name) is not None or name in arrays.FUNCTIONS:
                 raise NameLookupError(f"{name} is a function, not a variable", span,
                                       hint=f"call it: {name}(...)")
-            if name in self.shapes:
+            if name in self.shapes or self.tape.every_input_array:
                 return self.array_input(name, span)
             tid = self.input_ids[name] = self._new(0, None, -1, -1, span)
             self.input_spans.append(span)
         return tid
 
-    def array_input(self, name: str, span: Span) -> Tensor:
-        """The Tensor of the array input ``name``: a scalar input per element, made on its
-        first read, all read at ``span``."""
-        tensor = self.arrays.get(name)
-        if tensor is None:
-            shape = self.shapes[name]
-            ids = []
-            for element in arrays.element_names(name, shape):
-                ids.append(self._new(0, None, -1, -1, span))
-                self.input_ids[element] = ids[-1]
-                self.input_spans.append(span)
-            tensor = self.arrays[name] = Tensor(shape, ids)
-        return tensor
+    def array_input(self, name: str, span: Span):
+        """The value of the array input ``name`` (the realization's), made on its first read."""
+        value = self.arrays.get(name)
+        if value is None:
+            value = self.arrays[name] = self.tape.input(name, self.shapes.get(name, ()), span)
+        return value
 
     def emit(self, prim: Primitive, a: int, b: int, span: Span) -> int:
         """The operation ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
@@ -512,8 +513,8 @@ class _Builder:
                     if a.__class__ is int and b.__class__ is int:
                         result(emit(prim, a, b, node.span))
                     else:  # an array operand: element by element
-                        result(arrays.elementwise(emit, prim, a, b, node.span,
-                                                  _operation_text(node, prim)))
+                        result(self.tape.elementwise(prim, a, b if prim.arity == 2 else None,
+                                                     node.span, _operation_text(node, prim)))
                 elif prim is not _IDENTITY:  # unary plus makes no node
                     result(self.array_operation(node, prim, results))
                 continue
@@ -530,12 +531,13 @@ class _Builder:
             elif t is Num:
                 result(self.number(node))
             elif t is Call:
+                args = node.args
                 if node.name in arrays.FUNCTIONS:
-                    arrays.check_arguments(node.name, len(node.args), node.span)
-                    push((node, arrays.FUNCTIONS[node.name][1]))
+                    args, options = arrays.call_arguments(node.name, args, node.span)
+                    push((node, (arrays.FUNCTIONS[node.name], options, len(args))))
                 else:
                     push((node, _check_call(node)))
-                for arg in reversed(node.args):
+                for arg in reversed(args):
                     push((arg, None))
             elif t is ArrayLit:
                 push((node, _LITERAL))
@@ -552,20 +554,21 @@ class _Builder:
     def array_operation(self, node, mark, results: list):
         """An array operation whose operands are the last values on ``results`` (taken off):
         ``@``, a literal, an index, or a call of an array function (``mark`` its lowering)."""
-        span = node.span
+        span, tape = node.span, self.tape
         if mark is _MATMUL:
             b = results.pop()
-            return arrays.matmul(self.emit, results.pop(), b, span)
+            return arrays.matmul(tape, results.pop(), b, span)
         if mark is _INDEX:
             target = node.target
             what = target.name if type(target) is Var else "the value"
-            return arrays.index(results.pop(), node.indices, span, what)
-        n = len(node.items) if mark is _LITERAL else len(node.args)
+            return arrays.index(tape, results.pop(), node.indices, span, what)
+        n = len(node.items) if mark is _LITERAL else mark[2]
         args = results[len(results) - n:]
         del results[len(results) - n:]
         if mark is _LITERAL:
-            return arrays.literal(args, [item.span for item in node.items], span)
-        return mark(self.emit, self.constant, args, span)
+            return arrays.literal(tape, args, [item.span for item in node.items], span)
+        function, options = mark[0], mark[1]
+        return function.lower(tape, args, options, span)
 
     def statement(self, stmt) -> int:
         """Lower one statement (an expression, or an assignment that binds a name); its id."""
@@ -604,6 +607,8 @@ class _Builder:
                 name_span, hint=f"assign to a new name, e.g. {name}2 {op} ...")
         self.env[name] = result
         version = self.versions[name] = self.versions.get(name, 0) + 1
+        if result.__class__ is not int and result.__class__ is not Tensor:
+            return result  # an array node: the realization names it
         if result.__class__ is Tensor:  # each element is labelled z[0], z[1], ...
             for tid, element in zip(result.ids, arrays.element_names(name, result.shape)):
                 self.versions[element] = version
@@ -675,6 +680,8 @@ class _Builder:
                    for t, name, a, b in self.folds],
             arrays={name: tensor.shape for name, tensor in self.arrays.items()},
             output_arrays=output_arrays,
+            array_calls=[(kind, shape, list(map(remap, ids)), where)
+                         for kind, shape, ids, where in self.tape.calls],
         )
 
     def named_slots(self, slot: list[int]) -> dict[str, int]:
@@ -911,7 +918,7 @@ class _Reductions:
     def array(self, children):
         raise _GiveUp  # arrays are lowered from the AST
 
-    index = array
+    index = slice = keyword = transpose = array
 
     def implicit(self, children):
         (x, start, _), (y, _, end) = children

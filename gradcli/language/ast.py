@@ -73,6 +73,25 @@ class Index:
 
 
 @dataclass(frozen=True, slots=True)
+class Slice:
+    """``1:3``, ``:``, ``2:`` in an index: the elements of an axis from ``start`` up to
+    ``stop`` (either None: that end of the axis); both integer constants, read at lowering."""
+
+    start: "Expr | None"
+    stop: "Expr | None"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """``axis=0`` among a call's arguments: an array function's option, read at lowering."""
+
+    name: str
+    value: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Assign:
     name: str
     op: str  # "=", "+=", "-=", "*=", "/="

@@ -24,7 +24,8 @@ from sys import intern
 from functools import partial
 from typing import Callable, NamedTuple
 
-from .ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
+from .ast import (ArrayLit, Assign, Binary, Call, Index, Keyword, Num, Program, Slice, Unary,
+                  Var)
 from ..errors import LimitError, ParseError
 from ..gcpause import gc_paused
 from ..limits import SOURCE_VARIABLE, max_source
@@ -286,7 +287,7 @@ class _ToAst:
         span = (tok.start_pos, rpar.end_pos)
         functions = self.functions
         if functions is not None and len(args) == 1 and len(name) == 1 \
-                and name not in functions:
+                and name not in functions and type(args[0]) is not Keyword:
             # x(x+1): a one-letter name that is no function, before parentheses, multiplies
             factor = Var(name, name_span)
             return self._loosen(Binary("*", factor, args[0], span), factor, args[0])
@@ -303,6 +304,29 @@ class _ToAst:
     def index(self, children):
         target, rsqb = children[0], children[-1]
         return Index(target, tuple(children[2:-1:2]), (target.span[0], rsqb.end_pos))
+
+    def slice(self, children):
+        k = next(i for i, c in enumerate(children) if not hasattr(c, "span"))  # the colon
+        colon = children[k]
+        start = children[0] if k == 1 else None
+        stop = children[k + 1] if k + 1 < len(children) else None
+        first = start.span[0] if start is not None else colon.start_pos
+        last = stop.span[1] if stop is not None else colon.end_pos
+        return Slice(start, stop, (first, last))
+
+    def keyword(self, children):
+        name, op, value = children
+        span = (name.start_pos, name.end_pos)
+        if op.value != "=":
+            raise ParseError(f"{name.value}{op.value} inside a call: an option is written "
+                             f"{name.value}=value", (op.start_pos, op.end_pos),
+                             label="not =", fix=(((op.start_pos, op.end_pos), "="),))
+        return Keyword(intern(_name(name)), value, (span[0], value.span[1]))
+
+    def transpose(self, children):
+        target, tick = children
+        span = (target.span[0], tick.end_pos)
+        return Call("transpose", (target,), span, (tick.start_pos, tick.end_pos))
 
     def assign(self, children):
         name, op, value = children

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
+from .ast import ArrayLit, Assign, Binary, Call, Index, Keyword, Num, Program, Slice, Unary, Var
 
 # Precedence levels of the grammar's rule layers.
 _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
@@ -73,6 +73,11 @@ class Spelling:
             return ["[", *self.arguments(expr.items), "]"]
         if t is Index:  # the target is an atom: x[0], (a + b)[1]
             return [(expr.target, _ATOM), "[", *self.arguments(expr.indices), "]"]
+        if t is Slice:
+            return [*([] if expr.start is None else [(expr.start, 0)]), ":",
+                    *([] if expr.stop is None else [(expr.stop, 0)])]
+        if t is Keyword:
+            return [expr.name, "=", (expr.value, 0)]
         raise TypeError(f"cannot print {expr!r}")
 
     def binary(self, expr) -> list:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..engine.arrays import FUNCTIONS as ARRAY_FUNCTIONS
 from ..engine.primitives import ALIASES, OVERLOADS, TABLE
 from ..symbolic.printer import rule_text
 
@@ -26,4 +27,11 @@ def catalogue() -> list[dict]:
         rows.append({"name": name, "aliases": aliases.get(name, []), "arity": prim.arity,
                      "syntax": syntax, "derivatives": rules, "domain": prim.domain,
                      "note": prim.note})
+    # the array functions (docs/arrays.md): their derivatives are those of the rows and base
+    # operations they are written with; max and min of several values are the rows above
+    for name, function in ARRAY_FUNCTIONS.items():
+        rows.append({"name": name, "aliases": [], "arity": function.least,
+                     "syntax": function.syntax, "derivatives": {},
+                     "domain": "arrays (docs/arrays.md); derivatives by the rows it is "
+                               "written with", "note": function.gives})
     return rows
