@@ -668,6 +668,11 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
+    if float64 and isinstance(source, str) and mode != "forward" and direction is None \
+            and of is None and not record and _has_arrays(at):
+        result = on_array_nodes(source, at, wrt, seed, digits)
+        if result is not None:
+            return result
     at = _point(at)
     graph = _graph(source, None if of is None else [of], at)
     if mode == "forward" or direction is not None:
@@ -675,6 +680,32 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
                         digits=digits, float64=float64)
     return _reverse(graph, at, wrt=wrt, seed=seed, digits=digits, float64=float64,
                     quick=quick, record=record)
+
+
+def _has_arrays(at: Mapping[str, object] | None) -> bool:
+    """Whether ``at`` gives an array value (a list, nested lists, a NumPy array)."""
+    return bool(at) and any(isinstance(value, (list, tuple)) or getattr(value, "ndim", 0)
+                            for value in at.values())
+
+
+def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | None,
+                   seed: float, digits: int = DEFAULT_DIGITS) -> Result | None:
+    """:func:`evaluate` with ``float64=True`` on array nodes (:mod:`gradcli.engine.arraynodes`:
+    memory proportional to the arrays' sizes), or None where the scalar tape computes it (and
+    words its errors): several outputs, an array output, a value that is not finite."""
+    from .engine import arraynodes
+    from .points import constant_value
+    numbers = {name: constant_value(value, f"the value of {name}") if isinstance(value, str)
+               else value for name, value in at.items()}
+    found = arraynodes.evaluate(source, numbers, wrt, seed)
+    if found is None:
+        return None
+    graph, value, gradient, point = found
+    if not graph.arrays:
+        return None  # no array input read: a scalar program, the scalar tape's
+    return Result(source=source, value=value, gradient=dict(arraynodes.Elements(gradient)),
+                  inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
+                  digits=digits)
 
 
 def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:

@@ -558,6 +558,11 @@ def eval_command(**options):
     # reference cycle, which the cyclic collector would only walk again and again. Reference
     # counting frees them as before.
     with gc_paused():
+        nodes = _on_array_nodes(request)
+        if nodes is not None:  # --float64 of array inputs: array nodes, no scalar tape
+            _warn_unread(request.at, nodes.graph)
+            _refuse("point", request.facts())
+            return _eval_point(nodes.graph, request, nodes)
         graph = select_outputs(compile_at(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
@@ -711,17 +716,36 @@ def _refuse(mode: str, facts: set[str], **words) -> None:
             raise InputError(message.format(**words), hint=hint and hint.format(**words))
 
 
-def _eval_point(graph, request: EvalRequest):
+def _on_array_nodes(request: EvalRequest):
+    """``eval --float64`` of array inputs, asked plainly (one output, no --trace, --check,
+    --expect, --export, --direction, --of or weights), on array nodes (:func:`gradcli.api.
+    on_array_nodes`); None otherwise, or where the scalar tape computes it."""
+    r = request
+    shapes = getattr(r.at, "shapes", None)
+    if not (r.float64 and shapes) or r.trace or r.checks or r.export_path or r.of \
+            or r.direction is not None or r.mode == "forward" or isinstance(r.seed, dict):
+        return None
+    from .api import on_array_nodes
+    from .engine.arrays import element_names, nested
+    owned = {element for name, shape in shapes.items() for element in element_names(name, shape)}
+    at = {name: value for name, value in r.at.items() if name not in owned}
+    for name, shape in shapes.items():
+        at[name] = nested([r.at[element] for element in element_names(name, shape)], shape)
+    return on_array_nodes(r.source, at, r.wrt, r.seed, r.digits)
+
+
+def _eval_point(graph, request: EvalRequest, result=None):
     """eval of one output at one point: the value and the gradient (or a directional
-    derivative), with --trace, --check, --expect, --export."""
+    derivative), with --trace, --check, --expect, --export (``result``: computed already)."""
     from .api import evaluate
     r = request
     forward = r.mode == "forward" or r.direction is not None
     try:
-        result = evaluate(graph, r.at, wrt=r.wrt, seed=r.seed, digits=r.digits,
-                          float64=r.float64, mode="forward" if forward else "reverse",
-                          direction=r.direction, quick=not (r.as_json or r.export_path),
-                          record=r.trace)
+        if result is None:
+            result = evaluate(graph, r.at, wrt=r.wrt, seed=r.seed, digits=r.digits,
+                              float64=r.float64, mode="forward" if forward else "reverse",
+                              direction=r.direction, quick=not (r.as_json or r.export_path),
+                              record=r.trace)
     except SingularGradientError as exc:  # f exists, a component does not: show both
         if forward:
             raise

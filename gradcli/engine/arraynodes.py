@@ -1,0 +1,474 @@
+"""Array nodes: the base operations of :mod:`gradcli.engine.arrays` realized one node per call,
+swept in NumPy float64 (``--float64``).
+
+:class:`ArrayTape` is the realization the lowering runs for them (``graph.lower(..., tape=
+ArrayTape)``): each base operation's call is one node holding its shape, so memory is
+proportional to the arrays' sizes, not to elements × operations as on the scalar tape. The
+array functions (``sum``, ``softmax``, ``@``, indexing, ...) are the same code as on the scalar
+tape: only their base operations differ.
+
+:func:`sweep` runs the forward sweep in float64 (each node's :data:`FORWARD` rule) and the
+reverse sweep with the vector-Jacobian rules of :data:`VJP`, one per base operation, written
+over a namespace ``m`` as the table's rows are (a symbolic or code-printing namespace can read
+them): an elementwise node's rule is its row's own partials on NumPy arrays (the batch engine's
+namespace) followed by ``m.unbroadcast`` (the adjoint summed over the broadcast axes, as
+autograd's ``unbroadcast``); a reduction's broadcasts the adjoint back (max and min: the weights
+of their rows' chain, the scalar tape's tie convention); matmul's are products with transposes;
+take's a scatter-add; stack's a split.
+
+Where a value or a gradient is not finite, :func:`evaluate` gives None: the scalar tape then
+computes the same program and words the error for the element where it happens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..errors import GradcliError
+from ..language.ast import Assign
+from .arrays import (REDUCTIONS, broadcast_shape, element_names, matmul_shape, reduced_shape,
+                     shape_of)
+
+Shape = tuple[int, ...]
+
+
+class Node:
+    """An array node's handle under lowering: its index on the tape and its shape."""
+
+    __slots__ = ("index", "shape")
+
+    def __init__(self, index: int, shape: Shape):
+        self.index, self.shape = index, shape
+
+    def __repr__(self) -> str:
+        return f"Node({self.index}, {self.shape})"
+
+
+@dataclass
+class ArrayGraph:
+    """A program lowered to array nodes. Node k: ``kinds[k]`` (``input``, ``constant`` or a base
+    operation), its argument nodes ``args[k]``, the operation's parameters ``params[k]`` (a row,
+    ``(kind, axis)``, ``(positions, shape)``; an input's name, a constant's value), ``shapes[k]``
+    and ``spans[k]``. Nodes are in creation order: arguments before their users."""
+
+    source: str
+    kinds: list[str]
+    args: list[tuple[int, ...]]
+    params: list
+    shapes: list[Shape]
+    spans: list
+    inputs_by_name: dict[str, int]  # input name -> its node, in order of first read
+    output: int
+    names: dict[str, int] = field(default_factory=dict)  # assigned name -> its node
+    output_names: list[str] = field(default_factory=lambda: ["f"])
+    output_arrays: dict = field(default_factory=dict)
+
+    @property
+    def arrays(self) -> dict[str, Shape]:
+        """The array inputs' shapes (the scalar inputs left out), as :class:`Graph`'s."""
+        return {name: self.shapes[k] for name, k in self.inputs_by_name.items() if self.shapes[k]}
+
+    @property
+    def inputs(self) -> list[str]:
+        """Every input's elements' names, in order (``w[0]``, ``w[1]``, ``b``)."""
+        names: list[str] = []
+        for name, k in self.inputs_by_name.items():
+            names += element_names(name, self.shapes[k]) if self.shapes[k] else [name]
+        return names
+
+    @property
+    def n_outputs(self) -> int:
+        return 1
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+
+class ArrayTape:
+    """The base operations as array nodes (see the module's docstring). Scalar constants stay
+    the builder's (an int id, folded there); every input is a node, a scalar one of shape ()."""
+
+    every_input_array = True
+
+    def __init__(self, builder):
+        self.builder = builder
+        self.kinds: list[str] = []
+        self.args: list[tuple[int, ...]] = []
+        self.params: list = []
+        self.shapes: list[Shape] = []
+        self.spans: list = []
+        self.inputs: dict[str, int] = {}
+        self.constants: dict[int, int] = {}  # the builder's constant id -> its node
+        self.calls: list = []  # the scalar tape's record; each node is its own here
+
+    def _node(self, kind: str, args: tuple, params, shape: Shape, span) -> Node:
+        self.kinds.append(kind)
+        self.args.append(args)
+        self.params.append(params)
+        self.shapes.append(shape)
+        self.spans.append(span)
+        return Node(len(self.kinds) - 1, shape)
+
+    def _index(self, value) -> int:
+        """The node of a value: a builder's constant (an int) becomes a constant node, once."""
+        if value.__class__ is not int:
+            return value.index
+        k = self.constants.get(value)
+        if k is None:
+            k = self.constants[value] = self._node(
+                "constant", (), self.builder.const_values[value], (), None).index
+        return k
+
+    def constant(self, v: float) -> int:
+        return self.builder.constant(v)
+
+    def input(self, name: str, shape: Shape, span) -> Node:
+        node = self._node("input", (), name, shape, span)
+        self.inputs[name] = node.index
+        return node
+
+    def elementwise(self, prim, a, b, span, what: str):
+        if a.__class__ is int and (b is None or b.__class__ is int):
+            return self.builder.emit(prim, a, -1 if b is None else b, span)  # folded
+        if b is None:
+            return self._node("elementwise", (self._index(a),), prim, shape_of(a), span)
+        shape = broadcast_shape(shape_of(a), shape_of(b), span, what)
+        return self._node("elementwise", (self._index(a), self._index(b)), prim, shape, span)
+
+    def reduce(self, kind: str, x, axis, span):
+        if not shape_of(x):
+            return x  # the reduction of one number is itself
+        return self._node("reduce", (self._index(x),), (kind, axis),
+                          reduced_shape(shape_of(x), axis), span)
+
+    def matmul(self, a, b, span, what: str = "@"):
+        shape = matmul_shape(shape_of(a), shape_of(b), span, what)
+        return self._node("matmul", (self._index(a), self._index(b)), None, shape, span)
+
+    def take(self, x, positions: list[int], shape: Shape, span):
+        if not shape and not shape_of(x):
+            return x
+        return self._node("take", (self._index(x),), (positions, shape), shape, span)
+
+    def stack(self, items: list, span):
+        shape = (len(items), *shape_of(items[0]))
+        if all(item.__class__ is int for item in items):  # a literal of constants: one node
+            values = [self.builder.const_values[item] for item in items]
+            return self._node("constant", (), values, shape, span)
+        return self._node("stack", tuple(self._index(item) for item in items), None, shape,
+                          span)
+
+    def graph(self, source: str, outputs: list) -> ArrayGraph | None:
+        """The array graph of a program with one output (None for several: the scalar tape's
+        Jacobian computes those)."""
+        if len(outputs) != 1:
+            return None
+        output = self._index(outputs[0])
+        names = {name: value.index for name, value in self.builder.env.items()
+                 if value.__class__ is Node}
+        return ArrayGraph(source, self.kinds, self.args, self.params, self.shapes, self.spans,
+                          self.inputs, output, names)
+
+
+def lower(source: str, shapes: Mapping[str, Shape]) -> ArrayGraph | None:
+    """``source`` lowered to array nodes, the array inputs of ``shapes``; None for a program
+    the scalar tape handles alone (several outputs). A mistake is the same error as on the
+    scalar tape (the same lowering)."""
+    from .graph import _Builder, parse_source
+    builder = _Builder(source, shapes, ArrayTape)
+    result, bare = -1, []
+    for stmt in parse_source(source).statements:
+        result = builder.statement(stmt)
+        if type(stmt) is not Assign:
+            bare.append(result)
+    return builder.tape.graph(source, bare or [result])
+
+
+# -- the rules, over a namespace m ---------------------------------------------------------------
+
+# Forward: a node's value from its parameters and its arguments' values.
+FORWARD = {
+    "elementwise": lambda m, row, *xs: m.row(row)(*xs),
+    "reduce": lambda m, p, x: m.reduce(p[0], x, p[1]),
+    "matmul": lambda m, p, a, b: m.matmul(a, b),
+    "take": lambda m, p, x: m.take(x, p[0], p[1]),
+    "stack": lambda m, p, *xs: m.stack(xs),
+}
+
+
+def _elementwise_vjp(m, g, row, xs, ans, k):
+    """The row's own partial by argument k, times the adjoint, summed over broadcast axes."""
+    local = row.partials[k](m.rows, *xs, ans)
+    return m.unbroadcast(m.times(g, local), m.shape(xs[k]))
+
+
+def _reduce_vjp(m, g, p, xs, ans, k):
+    kind, axis = p
+    x = xs[0]
+    g = m.expand(g, axis, m.shape(x))  # the adjoint back on every element reduced
+    if kind == "add":
+        return g
+    if kind == "mul":
+        return g * m.others_product(x, axis)
+    return g * m.chain_weights(REDUCTIONS[kind], kind, x, axis)
+
+
+def _matmul_vjp(m, g, p, xs, ans, k):
+    a, b = xs
+    a2, b2 = m.as_matrix(a, True), m.as_matrix(b, False)
+    g2 = m.reshape(g, (m.shape(a2)[0], m.shape(b2)[1]))
+    if k == 0:
+        return m.reshape(m.matmul(g2, m.transpose(b2)), m.shape(a))
+    return m.reshape(m.matmul(m.transpose(a2), g2), m.shape(b))
+
+
+# Reverse: the adjoint of argument k from the node's adjoint g, parameters, arguments' values
+# and value.
+VJP = {
+    "elementwise": _elementwise_vjp,
+    "reduce": _reduce_vjp,
+    "matmul": _matmul_vjp,
+    "take": lambda m, g, p, xs, ans, k: m.scatter(g, p[0], p[1], m.shape(xs[0])),
+    "stack": lambda m, g, p, xs, ans, k: g[k],
+}
+
+
+class NumpyArrays:
+    """The namespace of the rules on NumPy float64 arrays: the rows' primals and partials on
+    arrays (``rows``: the batch engine's namespace, :data:`gradcli.engine.batch.NUMPY`), and the
+    array operations the base operations' rules are written with."""
+
+    def __init__(self):
+        import numpy as np
+        from .batch import NUMPY
+        self.np, self.rows = np, NUMPY
+        self._positions: dict[int, object] = {}  # id(list) -> its index array, per sweep
+
+    def row(self, row):
+        return getattr(self.rows, row.name)
+
+    def shape(self, x) -> Shape:
+        return self.np.shape(x)
+
+    def times(self, g, local):
+        return g * local
+
+    def reshape(self, x, shape):
+        return self.np.reshape(x, shape)
+
+    def transpose(self, x):
+        return self.np.transpose(x)
+
+    def matmul(self, a, b):
+        return self.np.matmul(a, b)
+
+    def as_matrix(self, x, left: bool):
+        """A vector as a row (the left operand of @) or a column (the right one)."""
+        if self.np.ndim(x) == 2:
+            return x
+        return self.np.reshape(x, (1, -1) if left else (-1, 1))
+
+    def reduce(self, kind: str, x, axis):
+        np = self.np
+        f = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}[kind]
+        return f(x, axis=axis)
+
+    def _index(self, positions):
+        hit = self._positions.get(id(positions))
+        if hit is None or hit[0] is not positions:
+            hit = self._positions[id(positions)] = (positions, self.np.asarray(positions,
+                                                                               dtype=self.np.intp))
+        return hit[1]
+
+    def take(self, x, positions, shape):
+        return self.np.reshape(self.np.ravel(x)[self._index(positions)], shape)
+
+    def scatter(self, g, positions, taken, shape):
+        """The adjoint of a gather of ``positions`` (of shape ``taken``) from an array of
+        ``shape``: each element's adjoints summed where it was taken."""
+        np = self.np
+        size = int(np.prod(shape)) if shape else 1
+        flat = np.bincount(self._index(positions), weights=np.ravel(np.broadcast_to(g, taken)),
+                           minlength=size)
+        return np.reshape(flat, shape)
+
+    def stack(self, xs):
+        np = self.np
+        return np.stack([np.asarray(x, dtype=np.float64) for x in xs])
+
+    def unbroadcast(self, g, shape):
+        """``g`` summed over the axes ``shape`` was broadcast along (autograd's unbroadcast)."""
+        np = self.np
+        g = np.asarray(g)
+        if g.shape == tuple(shape):
+            return g
+        while g.ndim > len(shape):
+            g = g.sum(axis=0)
+        for axis, n in enumerate(shape):
+            if n == 1 and g.shape[axis] != 1:
+                g = g.sum(axis=axis, keepdims=True)
+        return np.broadcast_to(g, shape) if g.shape != tuple(shape) else g
+
+    def expand(self, g, axis, shape):
+        """A reduction's adjoint (reduced over ``axis``, None: all) on every element of
+        ``shape``."""
+        np = self.np
+        if axis is not None:
+            g = np.expand_dims(g, axis)
+        return np.broadcast_to(g, shape)
+
+    def others_product(self, x, axis):
+        """For each element, the product of the others along ``axis`` (no division: a zero
+        element is no trouble)."""
+        np = self.np
+        moved = np.moveaxis(x, -1 if axis is None else axis, -1) if axis is not None \
+            else np.ravel(x)
+        ones = np.ones(moved.shape[:-1] + (1,))
+        before = np.concatenate([ones, np.cumprod(moved, axis=-1)[..., :-1]], axis=-1)
+        after = np.concatenate([np.cumprod(moved[..., ::-1], axis=-1)[..., ::-1][..., 1:],
+                                ones], axis=-1)
+        out = before * after
+        return np.reshape(out, np.shape(x)) if axis is None else np.moveaxis(out, -1, axis)
+
+    def chain_weights(self, row, kind: str, x, axis):
+        """For max and min: each element's share of the result, as the scalar tape's chain
+        ``row(row(x0, x1), x2) ...`` gives it, from the row's own partials (at a tie, its
+        convention)."""
+        np = self.np
+        moved = np.ravel(x) if axis is None else np.moveaxis(x, axis, -1)
+        if moved.shape[-1] == 1:
+            weights = np.ones(moved.shape)
+        else:
+            running = (np.maximum if kind == "max" else np.minimum).accumulate(moved, axis=-1)
+            prev, cur, ans = running[..., :-1], moved[..., 1:], running[..., 1:]
+            keep = np.broadcast_to(row.partials[0](self.rows, prev, cur, ans), cur.shape)
+            new = np.broadcast_to(row.partials[1](self.rows, prev, cur, ans), cur.shape)
+            # through[t]: the share of step t's result that reaches the end, Π of later keeps
+            suffix = np.cumprod(keep[..., ::-1], axis=-1)[..., ::-1]
+            ones = np.ones(keep.shape[:-1] + (1,))
+            through = np.concatenate([suffix[..., 1:], ones], axis=-1)
+            weights = np.concatenate([suffix[..., :1], new * through], axis=-1)
+        return np.reshape(weights, np.shape(x)) if axis is None else \
+            np.moveaxis(weights, -1, axis)
+
+
+def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: float = 1.0,
+          m: NumpyArrays | None = None):
+    """The output's value and its gradient by the inputs named in ``wrt`` (name -> array of the
+    input's shape), in float64; None where a value or a gradient is not finite."""
+    m = m or NumpyArrays()
+    np = m.np
+    kinds, args, params = graph.kinds, graph.args, graph.params
+    values: list = [None] * len(kinds)
+    with np.errstate(all="ignore"):
+        for k, kind in enumerate(kinds):
+            if kind == "input":
+                values[k] = point[params[k]]
+            elif kind == "constant":
+                values[k] = np.asarray(params[k], dtype=np.float64) if graph.shapes[k] \
+                    else params[k]
+            else:
+                values[k] = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
+        value = values[graph.output]
+        if not np.all(np.isfinite(value)):
+            return None
+        # the nodes that depend on a differentiated input: the others pass no adjoint
+        active = bytearray(len(kinds))
+        for name in wrt:
+            active[graph.inputs_by_name[name]] = 1
+        for k, kind in enumerate(kinds):
+            if kind not in ("input", "constant") and any(active[a] for a in args[k]):
+                active[k] = 1
+        adjoint: list = [None] * len(kinds)
+        adjoint[graph.output] = np.float64(seed)
+        for k in range(graph.output, -1, -1):
+            g = adjoint[k]
+            if g is None or kinds[k] in ("input", "constant"):
+                continue
+            adjoint[k] = None
+            xs = [values[a] for a in args[k]]
+            for i, a in enumerate(args[k]):
+                if not active[a]:
+                    continue
+                c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
+                adjoint[a] = c if adjoint[a] is None else adjoint[a] + c
+        gradient = {}
+        for name in wrt:
+            k = graph.inputs_by_name[name]
+            g = adjoint[k]
+            g = np.zeros(graph.shapes[k]) if g is None else np.broadcast_to(g, graph.shapes[k])
+            if not np.all(np.isfinite(g)):
+                return None
+            gradient[name] = g
+    return float(value), gradient
+
+
+class Elements(Mapping):
+    """Arrays by name seen as their elements' numbers (``w[0]`` -> float), made when read: a
+    result's inputs and gradient, without a dict entry per element up front."""
+
+    def __init__(self, arrays: Mapping[str, object]):
+        self._arrays = arrays
+        self._made: dict | None = None
+
+    def _items(self) -> dict:
+        if self._made is None:
+            made = {}
+            for name, value in self._arrays.items():
+                shape = getattr(value, "shape", ())
+                if shape:
+                    made.update(zip(element_names(name, shape),
+                                    map(float, value.ravel().tolist())))
+                else:
+                    made[name] = float(value)
+            self._made = made
+        return self._made
+
+    def __getitem__(self, key):
+        return self._items()[key]
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+
+def evaluate(source: str, at: Mapping[str, object], wrt=None, seed: float = 1.0):
+    """``(graph, value, gradient by name, point as arrays)`` of ``source`` at ``at`` (name ->
+    number, list or NumPy array) on array nodes in float64; None where the
+    scalar tape should compute it instead: several outputs, an input without a value, a ``wrt``
+    that names single elements, a value or gradient that is not finite (its error is worded
+    there)."""
+    import numpy as np
+    point, shapes = {}, {}
+    for name, value in at.items():
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None  # a ragged or non-numeric value: the scalar tape's reading words it
+        point[name] = array if array.ndim else float(array)
+        if array.ndim:
+            shapes[name] = array.shape
+            if not np.all(np.isfinite(array)):
+                return None
+        elif not math.isfinite(float(array)):
+            return None
+    try:
+        graph = lower(source, shapes)
+    except GradcliError:
+        return None  # the scalar tape's lowering says it with its context
+    if graph is None or any(name not in point for name in graph.inputs_by_name):
+        return None
+    names = list(graph.inputs_by_name) if wrt is None else list(wrt)
+    if any(name not in graph.inputs_by_name for name in names):
+        return None
+    if graph.shapes[graph.output]:
+        return None  # an array's elements are outputs: the Jacobian
+    found = sweep(graph, {name: point[name] for name in graph.inputs_by_name}, names, seed)
+    if found is None:
+        return None
+    value, gradient = found
+    return graph, value, gradient, {name: point[name] for name in graph.inputs_by_name}
