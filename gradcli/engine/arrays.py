@@ -642,6 +642,10 @@ def grouped(entries: dict, arrays: dict[str, tuple]) -> list[tuple[str, tuple, l
     values)``: a scalar input with the shape ``()`` and one value, an array's elements gathered
     under its name, row-major, where its first element stood. An array of which only some
     elements are there (``wrt=["w[2]"]``) stays those elements, each a scalar entry."""
+    # only the arrays whose first element is there (naming every element of a large array
+    # that is not, X beside a gradient by w, costs seconds)
+    arrays = {name: shape for name, shape in arrays.items()
+              if element_names(name, (1,) * len(shape))[0] in entries}
     owner = {element: name for name, shape in arrays.items()
              for element in element_names(name, shape)}
     present: dict[str, int] = {}

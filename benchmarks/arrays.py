@@ -1,0 +1,206 @@
+"""Arrays (docs/arrays.md, issue 41): the gradient of two losses by their weights, gradcli's
+--float64 (array nodes) and certified (the scalar tape, proven) against autograd, JAX and
+PyTorch fed the same computation, side by side in one run; a Markdown table.
+
+    python benchmarks/arrays.py                     # logistic 10^5 x 20, MLP 10^4 rows
+    python benchmarks/arrays.py --rows 1000 --mlp-rows 1000 --repeat 1
+    python benchmarks/arrays.py --certified-rows 10000 --certified-mlp-rows 300
+
+1. The logistic loss  p = sigmoid(X @ w + b); -sum(y*log(p) + (1-y)*log(1-p)),  X of --rows x 20,
+   the gradient by w and b.
+2. A two-layer MLP  mean((tanh(X @ W1 + b1) @ w2 - y)^2),  X of --mlp-rows x 20, 32 hidden
+   units, the gradient by W1, b1 and w2.
+
+Every tool gets the same NumPy float64 arrays and computes the value and the gradient in
+float64; the gradients are checked against gradcli's --float64 ones (the largest relative
+difference is printed). gradcli goes through its Python API (``gradcli.evaluate(source, arrays,
+wrt=..., float64=True)``: parse, lower to array nodes, sweep), as a program's text each time.
+Certified (``evaluate(..., quick=True)``, every printed digit proven, as the command line) runs
+on the scalar tape: a node per element per operation, so it is measured on --certified-rows
+(and --certified-mlp-rows) rows, and its time per row is shown beside.
+
+JAX: ``jit(grad(...))`` with float64 enabled; its first call (tracing and XLA compilation) is
+shown apart, the table has the calls after it. Times are CPU time (user + system, every thread:
+JAX and PyTorch use several), best of --repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+
+import numpy as np
+
+LOGISTIC = "p = sigmoid(X @ w + b); -sum(y*log(p) + (1-y)*log(1-p))"
+MLP = "mean((tanh(X @ W1 + b1) @ w2 - y)^2)"
+
+
+def best(fn, repeat: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return min(times), out
+
+
+def interleaved(runs: dict, repeat: int) -> dict:
+    """name -> (best CPU time, last result) of each of ``runs`` (name -> function), run in
+    turns, one call of each per round: a spell of load on the shared machine falls on all."""
+    times = {name: [] for name in runs}
+    out = {}
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            t0 = time.process_time()
+            out[name] = fn()
+            times[name].append(time.process_time() - t0)
+    return {name: (min(times[name]), out[name]) for name in runs}
+
+
+def logistic_data(n: int, k: int = 20, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, k))
+    w = rng.normal(size=k) * 0.3
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w)))) * 1.0
+    return {"X": X, "w": w, "b": 0.1, "y": y}
+
+
+def mlp_data(n: int, k: int = 20, hidden: int = 32, seed: int = 1) -> dict:
+    rng = np.random.default_rng(seed)
+    return {"X": rng.normal(size=(n, k)), "W1": rng.normal(size=(k, hidden)) / np.sqrt(k),
+            "b1": rng.normal(size=hidden) * 0.1, "w2": rng.normal(size=hidden) / np.sqrt(hidden),
+            "y": rng.normal(size=n)}
+
+
+# -- the peers: the same computation in each ---------------------------------------------------
+
+def logistic_in(np_):
+    def loss(w, b, X, y):
+        p = 1 / (1 + np_.exp(-(X @ w + b)))
+        return -np_.sum(y * np_.log(p) + (1 - y) * np_.log(1 - p))
+    return loss
+
+
+def mlp_in(np_):
+    def loss(W1, b1, w2, X, y):
+        return np_.mean((np_.tanh(X @ W1 + b1) @ w2 - y) ** 2)
+    return loss
+
+
+def peers(case: str, data: dict, wrt: list[str]) -> dict:
+    """name -> (function giving the gradient as a list of arrays in wrt's order, note)."""
+    out = {}
+    others = [k for k in data if k not in wrt]
+    try:
+        import autograd
+        import autograd.numpy as anp
+        loss_a = (logistic_in if case == "logistic" else mlp_in)(anp)
+        g = autograd.grad(lambda ws: loss_a(*ws, *[data[k] for k in others]))
+        weights = [np.asarray(data[k], dtype=float) for k in wrt]
+        out["autograd"] = (lambda: g(weights), "")
+    except ImportError:
+        pass
+    try:
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+        loss_j = (logistic_in if case == "logistic" else mlp_in)(jnp)
+        f = jax.jit(jax.grad(lambda ws, *rest: loss_j(*ws, *rest)))
+        args = ([jnp.asarray(data[k], dtype=jnp.float64) for k in wrt],
+                *[jnp.asarray(data[k]) for k in others])
+        t0 = time.process_time()
+        jax.block_until_ready(f(*args))
+        compile_time = time.process_time() - t0
+        out["JAX (jit)"] = (lambda: [np.asarray(v) for v in jax.block_until_ready(f(*args))],
+                            f"first call (trace + compile) {compile_time * 1000:.0f} ms")
+    except ImportError:
+        pass
+    try:
+        import torch
+        loss_t = (logistic_in if case == "logistic" else mlp_in)(torch)
+        fixed = [torch.as_tensor(data[k], dtype=torch.float64) for k in others]
+
+        def run():
+            ws = [torch.tensor(data[k], dtype=torch.float64, requires_grad=True) for k in wrt]
+            loss_t(*ws, *fixed).backward()
+            return [w.grad.numpy() for w in ws]
+        out["PyTorch"] = (run, "")
+    except ImportError:
+        pass
+    return out
+
+
+def gradcli_run(source: str, data: dict, wrt: list[str], certified: bool):
+    """A function giving gradcli's gradient (a list of arrays in wrt's order) and its result."""
+    from gradcli import evaluate
+
+    def run():
+        r = evaluate(source, data, wrt=wrt, float64=not certified, quick=certified)
+        shaped = r.shaped_gradient
+        return [np.asarray(shaped[k], dtype=float) for k in wrt], r
+    return run
+
+
+def largest_difference(grads: list, reference: list) -> float:
+    return max(float(np.max(np.abs(np.asarray(g) - r) / np.maximum(np.abs(r), 1e-300)))
+               for g, r in zip(grads, reference))
+
+
+def case_rows(case: str, source: str, data: dict, small: dict, wrt: list[str], repeat: int):
+    runs = {"gradcli --float64": gradcli_run(source, data, wrt, certified=False)}
+    notes = {}
+    for name, (fn, note) in peers(case, data, wrt).items():
+        runs[name], notes[name] = fn, note
+    timed = interleaved(runs, repeat)
+    t64, (g64, r) = timed.pop("gradcli --float64")
+    rows = [("gradcli --float64", t64, 0.0, f"{type(r.graph).__name__}: {len(r.graph)} nodes")]
+    n, n_small = len(data["X"]), len(small["X"])
+    tc, (gc, rc) = best(gradcli_run(source, small, wrt, certified=True), 1)
+    g64_small, _ = gradcli_run(source, small, wrt, certified=False)()
+    scaled = tc * n / n_small
+    rows.append((f"gradcli certified ({n_small:,} rows)", tc, largest_difference(gc, g64_small),
+                 f"scalar tape, {len(rc.graph.ops):,} nodes; x{n // n_small} rows: "
+                 f"~{scaled:.0f} s, {scaled / t64:.0f}x --float64"))
+    for name, (t, grads) in timed.items():
+        rows.append((name, t, largest_difference(grads, g64), notes[name]))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--mlp-rows", type=int, default=10_000)
+    parser.add_argument("--certified-rows", type=int, default=2_000)
+    parser.add_argument("--certified-mlp-rows", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    cases = [
+        ("logistic", LOGISTIC, logistic_data(args.rows), logistic_data(args.certified_rows),
+         ["w", "b"], f"logistic loss, X {args.rows:,} x 20, gradient by w, b"),
+        ("mlp", MLP, mlp_data(args.mlp_rows), mlp_data(args.certified_mlp_rows),
+         ["W1", "b1", "w2"], f"MLP loss, X {args.mlp_rows:,} x 20, 32 hidden, gradient by "
+                             "W1, b1, w2"),
+    ]
+    print(f"CPU time, best of {args.repeat}; Python {sys.version.split()[0]}, NumPy "
+          f"{np.__version__}\n")
+    for case, source, data, small, wrt, title in cases:
+        rows = case_rows(case, source, data, small, wrt, args.repeat)
+        base = rows[0][1]
+        autograd_time = next((t for name, t, _, _ in rows if name == "autograd"), None)
+        print(f"**{title}**: `{source}`\n")
+        print("| tool | time | vs gradcli --float64 | largest rel. difference of the gradient "
+              "| note |")
+        print("|---|---|---|---|---|")
+        for name, t, diff, note in rows:
+            print(f"| {name} | {t * 1000:.1f} ms | {t / base:.2f}x | {diff:.1e} | {note} |")
+        if autograd_time:
+            print(f"\ngradcli --float64 / autograd: {base / autograd_time:.2f}x")
+        print()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of the whole run: {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
