@@ -21,12 +21,21 @@ on the scalar tape: a node per element per operation, so it is measured on --cer
 
 JAX: ``jit(grad(...))`` with float64 enabled; its first call (tracing and XLA compilation) is
 shown apart, the table has the calls after it. Times are CPU time (user + system, every thread:
-JAX and PyTorch use several), best of --repeat.
+JAX and PyTorch use several), best of --repeat, every tool called once per round, in turns.
+
+The allocator: glibc gives each new array of more than 128 kB fresh pages from the kernel
+(mmap) and returns them when it is freed, so an elementwise operation on 10^5 numbers costs
+more in page faults than in arithmetic (``np.exp`` of a new 2.5 MB array: 2.3 ms, of one in
+reused memory: 0.3 ms), and which tool pays more depends on the order of its allocations more
+than on its work. The benchmark runs itself with ``MALLOC_MMAP_THRESHOLD_`` and
+``MALLOC_TRIM_THRESHOLD_`` set so that freed memory is reused, for every tool alike;
+``--system-malloc`` keeps the defaults.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -174,8 +183,16 @@ def main() -> None:
     parser.add_argument("--mlp-rows", type=int, default=10_000)
     parser.add_argument("--certified-rows", type=int, default=2_000)
     parser.add_argument("--certified-mlp-rows", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--system-malloc", action="store_true",
+                        help="keep glibc's default thresholds (see the module's docstring)")
     args = parser.parse_args()
+    if not args.system_malloc and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(32 << 20),
+                   MALLOC_TRIM_THRESHOLD_=str(1 << 30))
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    malloc = ("glibc defaults" if args.system_malloc
+              else "MALLOC_MMAP_THRESHOLD_=32 MiB, MALLOC_TRIM_THRESHOLD_=1 GiB")
     cases = [
         ("logistic", LOGISTIC, logistic_data(args.rows), logistic_data(args.certified_rows),
          ["w", "b"], f"logistic loss, X {args.rows:,} x 20, gradient by w, b"),
@@ -184,7 +201,7 @@ def main() -> None:
                              "W1, b1, w2"),
     ]
     print(f"CPU time, best of {args.repeat}; Python {sys.version.split()[0]}, NumPy "
-          f"{np.__version__}\n")
+          f"{np.__version__}; {malloc}\n")
     for case, source, data, small, wrt, title in cases:
         rows = case_rows(case, source, data, small, wrt, args.repeat)
         base = rows[0][1]
