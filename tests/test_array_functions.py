@@ -1,6 +1,6 @@
 """The array functions written on base operations (docs/arrays.md): reductions along an axis,
 max/min, slicing, transpose, outer, log_softmax, the shifted logsumexp, norm(x, 1), zeros, ones,
-arange, len, shape; their errors.
+arange; their errors.
 
 References are independent of gradcli: closed forms in NumPy, and mpmath at 50 digits where
 float64 cannot say (logsumexp of 1000).
@@ -101,8 +101,8 @@ CASES = [
                 {"X": X / np.linalg.norm(X, axis=1, keepdims=True)})),
     ("sum((zeros(3) + ones(3) + arange(3)) * x)", dict(x=[1.0, 2.0, 3.0]),
      lambda x: (14.0, {"x": np.array([1.0, 2.0, 3.0])})),
-    ("sum(ones(2, 3) * Z) + len(x) * x[0] + shape(Z) @ [1, 10]", dict(Z=Z, x=[2.0, 1.0]),
-     lambda Z, x: (Z.sum() + 4.0 + 32.0, {"Z": np.ones((2, 3)), "x": np.array([2.0, 0.0])})),
+    ("sum(ones(2, 3) * Z) + 2 * x[0]", dict(Z=Z, x=[2.0, 1.0]),
+     lambda Z, x: (Z.sum() + 4.0, {"Z": np.ones((2, 3)), "x": np.array([2.0, 0.0])})),
 ]
 
 
@@ -148,7 +148,6 @@ def test_logsumexp_is_shifted_and_its_gradient_is_proven():
     ("outer(X, u)", {"X": (2, 2), "u": (2,)}, ["two vectors", "(2, 2) and (2,)"], (0, 11)),
     ("norm(x, 3)", {"x": (2,)}, ["1-norm"], (8, 9)),
     ("zeros(0)", {}, ["positive integer"], (6, 7)),
-    ("len(s)", {}, ["len of a scalar"], (0, 6)),
     ("max(x, y, axis=0)", {"x": (2,), "y": (2,)}, ["element by element"], (15, 16)),
     ("X' @ v", {"X": (3, 2), "v": (2,)}, ["(2, 3) and (2,)", "do not fit"], (0, 6)),
 ])

@@ -421,22 +421,6 @@ def _constant_array(ops, numbers: list[float], shape: Shape, span: Span):
     return items[0]
 
 
-def _len(ops, args, options, span):
-    shape = shape_of(args[0])
-    if not shape:
-        raise ShapeError("len of a scalar: len gives the length of the first axis of an array",
-                         span, shapes=((),), label="not an array")
-    return ops.constant(float(shape[0]))
-
-
-def _shape(ops, args, options, span):
-    shape = shape_of(args[0])
-    if not shape:
-        raise ShapeError("shape of a scalar, which has no axes", span, shapes=((),),
-                         label="not an array")
-    return _constant_array(ops, [float(n) for n in shape], (len(shape),), span)
-
-
 class ArrayFunction:
     """An array function of the catalogue: its lowering ``(ops, args, options, span)``, how
     many values it takes, the integer constants it reads at lowering (``options``: positional
@@ -493,8 +477,6 @@ FUNCTIONS: dict[str, ArrayFunction] = {
                           statics=("size",)),
     "arange": ArrayFunction(_filled(None), 0, 0, "arange(n)", "[0, 1, ..., n-1]",
                             statics=("size",)),
-    "len": ArrayFunction(_len, 1, 1, "len(x)", "the length of the first axis, a constant"),
-    "shape": ArrayFunction(_shape, 1, 1, "shape(x)", "the shape, a vector of constants"),
 }
 _SIZES = {"zeros": 2, "ones": 2, "arange": 1}  # how many sizes each takes
 
