@@ -1018,9 +1018,14 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
               help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
                    "FILE.tex.")
 @_STANDALONE
+@click.option("--direction", type=PointType("direction"), default=None,
+              metavar="NAME=VALUE[,...]",
+              help="Only the Hessian-vector product H·v along this direction (an array input's "
+                   "as an array, w=[1,0,0]; inputs left out are 0), for any number of inputs: "
+                   "one forward-over-reverse sweep instead of one per input.")
 @_output_options
 def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, check_, strict,
-                    max_rows, rtol, atol, export_path, standalone, width, ascii_):
+                    max_rows, rtol, atol, export_path, standalone, direction, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -1035,6 +1040,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
       gradcli hessian "x^2*y; sin(x*y)" --at x=1,y=2 --of f2
       gradcli hessian "x^2*y" --at x=2,y=3 --export hessian.tex --standalone
+      gradcli hessian "sum(w^3)" --at "w=[1,2,3]" --direction "w=[1,0,0]"
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
@@ -1052,6 +1058,10 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
+    if direction is not None:
+        return _hessian_product(graph, point, direction, wrt, digits, float64, as_json,
+                                check_ or export_path, max_rows, width, ascii_)
+    _check_hessian_size(graph, wrt)
     results = hessians(graph, point, wrt=wrt, digits=digits, float64=float64)
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
@@ -1074,7 +1084,12 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
         items: list = []
         for name, result in results.items():
             label = name if several else "f"
-            items.append(gradient_text(label, result.value, result.gradient, digits))
+            if graph.arrays:  # the gradient in the inputs' shapes; the Hessian by element
+                from .views.arrays import gradient_blocks
+                items += gradient_blocks(label, result.value, result.gradient, graph.arrays,
+                                         digits, max_rows)
+            else:
+                items.append(gradient_text(label, result.value, result.gradient, digits))
             if result.inputs:
                 items.append(hessian_table(result.inputs, result.hessian, digits,
                                            max_rows, title=f"Hessian of {name}" if several else "Hessian"))
@@ -1090,6 +1105,54 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
             _notes(screen, [f"note: {short_digits(digits)}"])
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _check_hessian_size(graph, wrt) -> None:
+    """The whole Hessian of more than MAX_HESSIAN_INPUTS inputs is refused before any sweep
+    (one per input): the product along a direction has any size."""
+    from .engine.graph import wrt_names
+    from .limits import MAX_HESSIAN_INPUTS
+    n = len(wrt_names(graph, wrt))
+    if n > MAX_HESSIAN_INPUTS:
+        example = next(iter(graph.arrays.items()), None)
+        along = (f"{example[0]}=[1,0,…]" if example and len(example[1]) == 1 else
+                 f"{graph.inputs[0]}=1")
+        raise LimitError(f"the Hessian by {n:,} inputs has {n * n:,} entries, more than gradcli "
+                         f"computes: at most {MAX_HESSIAN_INPUTS:,} inputs (one sweep each)",
+                         hint=f"--direction {along} gives the Hessian-vector product H·v for any "
+                              "number of inputs; or name fewer inputs with --wrt")
+
+
+def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, refused, max_rows,
+                     width, ascii_) -> None:
+    """hessian --direction: the value, the gradient and H·v, an array input's in its shape."""
+    from .api import hvp
+    if refused:
+        raise InputError("--check and --export go with the whole Hessian, and --direction gives "
+                         "one product", hint="drop --direction to check or export the Hessian")
+    if graph.n_outputs > 1:
+        raise InputError("--direction gives the product of one output's Hessian",
+                         hint=f"pick one with --of {graph.output_names[0]}")
+    _warn_unread(direction, graph, "--direction: ")
+    result = hvp(graph, point, direction, wrt=wrt, digits=digits, float64=float64)
+    screen = _screen(width, ascii_)
+    if as_json:
+        from .views.json import hvp_json
+        screen.json(hvp_json(result))
+        return
+    from .views.arrays import gradient_blocks
+    items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
+    items.append("Hessian-vector product H·v = ∂(∇f·v)/∂x, v the --direction:")
+    items += gradient_blocks("f", None, result.product, graph.arrays, digits, max_rows,
+                             label="∂(∇{output}·v)/∂{name}")
+    screen.show(*items)
+    if float64:
+        _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
+                        "certified"])
+    elif any(x.digits < digits for x in [result.value, *result.gradient.values(),
+                                         *result.product.values()]):
+        from .engine.certify import short_digits
+        _notes(screen, [f"note: {short_digits(digits)}"])
 
 
 @main.command("diff", **EXPRESSION_COMMAND)

@@ -35,6 +35,9 @@ ELEMENTS_VARIABLE = "GRADCLI_MAX_ELEMENTS"
 
 
 MAX_ORDER = 1000  # the highest derivative order gradcli diff builds (docs/limits.md)
+# The most inputs of a whole Hessian (one sweep and one row each); a Hessian-vector product
+# (hessian --direction) has no such limit (docs/limits.md)
+MAX_HESSIAN_INPUTS = 500
 
 
 def check_order(order: int) -> None:
