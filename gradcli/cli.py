@@ -505,6 +505,10 @@ def _screen(width, ascii_):
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: "
                    "Dask's threads in this process).")
+@click.option("--elementwise", is_flag=True,
+              help="For an expression whose value is an array: the gradient of the sum of its "
+                   "elements (autograd's elementwise_grad; for an elementwise f, each element's "
+                   "own derivative), one reverse sweep, in the inputs' shapes.")
 @click.option("--with-digits", is_flag=True,
               help="With --points/--grid: add a digits column, the significant digits proven "
                    "correct in each row (with --digits N, every row has at least N).")
@@ -610,6 +614,7 @@ class EvalRequest:
     engine: str
     scheduler: str | None
     with_digits: bool
+    elementwise: bool
     width: int | None
     ascii_: bool
     given: frozenset = frozenset()
@@ -645,6 +650,7 @@ class EvalRequest:
             "--wrt": self.wrt is not None, "--check or --expect": self.checks,
             "--seed WEIGHT": not cotangent and seed != 1.0, "--seed NAME=WEIGHT": cotangent,
             "--direction or --mode forward": self.direction is not None or mode == "forward",
+            "--elementwise": self.elementwise,
         }
         return {name for name, holds in facts.items() if holds}
 
@@ -667,6 +673,7 @@ EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
     ("--standalone", _ONE, _DETAILS, None),
     ("--check", _ONE, _DETAILS, None),
     ("--expect", _ONE, _DETAILS, None),
+    ("--elementwise", _ONE, _DETAILS, None),
     ("--max-rows", _ONE, _SHAPES, _IN_FULL),
     ("--with-digits", ("batch",), "{flag} adds a column to the rows of --points or --grid", None),
     ("-o", ("batch",), "{flag} goes with --points or --grid", None),
@@ -693,6 +700,15 @@ EVAL_CONFLICTS = (  # (modes, facts that do not go together there, message, hint
     (("outputs",), ("--seed NAME=WEIGHT", "--direction or --mode forward"),
      "--seed NAME=WEIGHT gives a vector-Jacobian product, by one reverse sweep",
      "drop --direction and --mode forward"),
+    (("outputs",), ("--elementwise", "--seed NAME=WEIGHT"),
+     "--elementwise weighs every output 1, and --seed NAME=WEIGHT weighs them as it says",
+     "drop one of them"),
+    (("outputs",), ("--elementwise", "--direction or --mode forward"),
+     "--elementwise is one reverse sweep seeded on every output",
+     "drop --direction and --mode forward"),
+    (("outputs",), ("--elementwise", "--check or --expect"),
+     "--check and --expect compare the Jacobian's entries, and --elementwise gives only their "
+     "sums", "drop --elementwise to check the Jacobian"),
     (("outputs",), ("--seed NAME=WEIGHT", "--check or --expect"),
      "--check and --expect compare the Jacobian's entries, and --seed NAME=WEIGHT gives only "
      "their weighted sum", "drop --seed to check the Jacobian"),
@@ -824,8 +840,9 @@ def _eval_outputs(graph, request: EvalRequest):
     if r.direction is not None:
         _warn_unread(r.direction, graph, "--direction: ")
         result = jvp(graph, r.at, r.direction, digits=digits, float64=float64)
-    elif isinstance(r.seed, dict):
-        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace, digits=digits,
+    elif isinstance(r.seed, dict) or r.elementwise:  # --elementwise: every weight 1
+        weights = r.seed if isinstance(r.seed, dict) else dict.fromkeys(graph.output_names, 1.0)
+        result = vjp(graph, r.at, weights, wrt=r.wrt, record=trace, digits=digits,
                      float64=float64)
     else:
         result = jacobian(graph, r.at, wrt=r.wrt, mode=r.mode or "auto", digits=digits,
@@ -843,6 +860,8 @@ def _eval_outputs(graph, request: EvalRequest):
     if result.kind == "jacobian":
         summary = values_text(result.values, digits) + "\n" + mode_line(
             result.mode, len(result.outputs), len(result.inputs), result.auto)
+    elif r.elementwise:
+        summary = _elementwise_text(result, graph, digits, r.max_rows)
     elif result.kind == "vjp":
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
@@ -864,11 +883,21 @@ def _eval_outputs(graph, request: EvalRequest):
     return result
 
 
+def _elementwise_text(result, graph, digits: int, max_rows: int) -> list:
+    """--elementwise: the outputs' values, then ∂sum(f)/∂x in each input's shape."""
+    from .views.arrays import gradient_blocks
+    from .views.text import values_text
+    total = "sum(f)" if graph.output_arrays else "(" + "+".join(graph.output_names) + ")"
+    return [values_text(result.values, digits),
+            *gradient_blocks(total, None, result.product, graph.arrays, digits, max_rows,
+                             label="∂{output}/∂{name}")]
+
+
 def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
     """Several outputs: the values, the Jacobian table, (--trace) every sweep's tables,
     (--check) a check table per output."""
     from .views import tables as t
-    items: list = [summary]
+    items: list = summary if isinstance(summary, list) else [summary]
     if result.kind == "jacobian":
         if result.inputs:
             items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits))

@@ -214,6 +214,12 @@ def jacobian_json(result, trace=None, check=None) -> dict:
         data["trace"] = outputs_trace_json(trace)
     if check is not None:
         data["check"] = jacobian_check_json(check)
+    graph = result.graph
+    if graph is not None and graph.output_arrays:  # an array output: its elements' shape
+        data["output_shapes"] = {name: list(shape) for name, shape in graph.output_arrays.items()}
+    if graph is not None and graph.arrays:  # what is keyed by input is nested, as eval's
+        keys = ("inputs", "vjp") if result.kind == "vjp" else ("inputs",)
+        data = _nested(data, graph.arrays, keys, ("vjp",) if result.kind == "vjp" else ())
     return data
 
 
