@@ -858,8 +858,8 @@ def _eval_outputs(graph, request: EvalRequest):
         from .views.json import jacobian_json
         data = jacobian_json(result, result.trace if trace else None, report)
     if result.kind == "jacobian":
-        summary = values_text(result.values, digits) + "\n" + mode_line(
-            result.mode, len(result.outputs), len(result.inputs), result.auto)
+        summary = [*_values_blocks(result.values, graph, digits, r.max_rows), mode_line(
+            result.mode, len(result.outputs), len(result.inputs), result.auto)]
     elif r.elementwise:
         summary = _elementwise_text(result, graph, digits, r.max_rows)
     elif result.kind == "vjp":
@@ -886,11 +886,20 @@ def _eval_outputs(graph, request: EvalRequest):
 def _elementwise_text(result, graph, digits: int, max_rows: int) -> list:
     """--elementwise: the outputs' values, then ∂sum(f)/∂x in each input's shape."""
     from .views.arrays import gradient_blocks
-    from .views.text import values_text
     total = "sum(f)" if graph.output_arrays else "(" + "+".join(graph.output_names) + ")"
-    return [values_text(result.values, digits),
+    return [*_values_blocks(result.values, graph, digits, max_rows),
             *gradient_blocks(total, None, result.product, graph.arrays, digits, max_rows,
                              label="∂{output}/∂{name}")]
+
+
+def _values_blocks(values: dict, graph, digits: int, max_rows: int) -> list:
+    """The outputs' values: an array output in its shape (``f, shape (3,)``), as a gradient."""
+    if not graph.output_arrays:
+        from .views.text import values_text
+        return [values_text(values, digits)]
+    from .views.arrays import gradient_blocks
+    return gradient_blocks("", None, values, graph.output_arrays, digits, max_rows,
+                           label="{name}")
 
 
 def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
@@ -900,7 +909,8 @@ def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
     items: list = summary if isinstance(summary, list) else [summary]
     if result.kind == "jacobian":
         if result.inputs:
-            items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits))
+            items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits,
+                                          max_rows))
         if trace:
             items += t.jacobian_trace_tables(result.trace, digits, max_rows)
     elif trace:
