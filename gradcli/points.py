@@ -207,7 +207,11 @@ def parse_point(text: str, option: str = "at") -> Point:
             value_at += len(value) - len(value.lstrip())
             shape, elements = array_value(value.strip(), f"{name}: the value", option, text,
                                           value_at)
-            check_elements(len(elements), f"{name}: the value", name)
+            try:
+                check_elements(len(elements), "the value", name)
+            except GradcliError as exc:
+                raise placed(exc, name, (value_at, value_at + len(value.strip())), text,
+                             option) from None
             from .engine.arrays import element_names
             point.shapes[name] = shape
             point.places[name] = (text, (here, here + len(name)))
@@ -294,8 +298,14 @@ def file_value(text: str, name: str, option: str | None, shown: str, offset: int
     except GradcliError as exc:
         if exc.span is not None:
             raise
-        raise type(exc)(f"{name}: {exc.sentence}", (offset, offset + len(text)), hint=exc.hint,
-                        source=shown, option=option, names=(name,)) from None
+        raise placed(exc, name, (offset, offset + len(text)), shown, option) from None
+
+
+def placed(error: GradcliError, name: str, span: Span, shown: str, option: str | None):
+    """``error`` (of the same class) about ``name``'s value, which stands at ``span`` in the
+    option's text ``shown``: the message says ``{option} {name}: ...``, the caret points there."""
+    return type(error)(f"{name}: {error.sentence}", span, hint=error.hint, source=shown,
+                       option=option, names=(name,))
 
 
 def _column_names(inside: str, start: int, fail) -> tuple[list[str], list[Span]]:
