@@ -537,7 +537,10 @@ def hvp(source: str | Graph, at: Mapping[str, object] | None, direction: Mapping
     from .points import check_direction
     at, direction = _point(at), _point(direction)
     graph = _graph(source, None if of is None else [of], at)
-    one_output(graph, "hvp for each output, with of=")
+    if graph.n_outputs > 1:
+        raise InputError(f"the program has {graph.n_outputs} outputs "
+                         f"({', '.join(graph.output_names)}); a Hessian-vector product is of one",
+                         hint=f"pick one with of={graph.output_names[0]!r}")
     _check_digits(digits)
     point = point_vector(graph, at)
     names = wrt_names(graph, wrt)
