@@ -1181,7 +1181,7 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
         return
     from .views.arrays import gradient_blocks
     items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
-    items.append("Hessian-vector product H·v = ∂(∇f·v)/∂x, v the --direction:")
+    items.append("Hessian-vector product H·v along the --direction v:")
     items += gradient_blocks("f", None, result.product, graph.arrays, digits, max_rows,
                              label="∂(∇{output}·v)/∂{name}")
     screen.show(*items)
