@@ -476,6 +476,26 @@ def test_vector_output_values_in_shape_and_a_limited_jacobian(run):
     assert data["output_shapes"] == {"f": [3]} and data["inputs"] == {"w": [1.0, 2.0, 3.0]}
 
 
+class _Planted:
+    """Unpickled, it creates the file ``marker``: the proof that a pickle ran."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_pickle_in_a_npy_file_never_runs(gradcli_script, tmp_path):
+    marker = tmp_path / "ran"
+    np.save(tmp_path / "evil.npy", np.array([_Planted(str(marker))], dtype=object),
+            allow_pickle=True)
+    out = subprocess.run([gradcli_script, "eval", "sum(X)", "--at", f"X=@{tmp_path}/evil.npy"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "holds Python objects, which gradcli never loads" in out.stderr
+    assert not marker.exists()
+
+
 # -- the installed console script ----------------------------------------------------------------
 
 def test_installed_console_script_reads_files(gradcli_script, files):
