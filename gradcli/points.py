@@ -154,7 +154,7 @@ def parse_point(text: str, option: str = "at") -> Point:
     def error(message, span, hint=None, names=(), fix=()):
         return InputError(message, span, hint=hint, source=text, option=option, names=names,
                           fix=fix)
-    parts = split_top_level(text)
+    parts = _with_file_names(split_top_level(text))
     for index, raw in enumerate(parts):
         lead = len(raw) - len(raw.lstrip())
         part = raw.strip()
@@ -225,6 +225,18 @@ def parse_point(text: str, option: str = "at") -> Point:
         point.places[name] = (text, (here, here + len(name)))
         point.texts[name] = value.strip()
     return point
+
+
+def _with_file_names(parts: list[str]) -> list[str]:
+    """``X=@a,b.csv,y=2`` split on its commas, a file name's own commas put back: after an
+    ``@`` value, a part without ``=`` is more of the file's name, not a pair."""
+    joined: list[str] = []
+    for part in parts:
+        if joined and "=" not in part and joined[-1].partition("=")[2].lstrip().startswith("@"):
+            joined[-1] += "," + part
+        else:
+            joined.append(part)
+    return joined
 
 
 def array_value(text: str, what: str, option: str | None, shown: str,

@@ -131,6 +131,14 @@ def test_file_arrays_beside_literals_and_scalars(run, files):
     assert data["gradient"]["w"] == pytest.approx(list(Y[:3]), rel=1e-15)
 
 
+def test_a_file_name_may_hold_commas_and_a_tilde(run, files, monkeypatch):
+    (files / "a,b.npy").write_bytes((files / "w.npy").read_bytes())
+    monkeypatch.setenv("HOME", str(files))
+    for text in (f"w=@{files}/a,b.npy,c=2", "w=@~/a,b.npy,c=2"):
+        data = json.loads(run("eval", "sum(w)*c", "--at", text, "--json", "--float64").output)
+        assert data["inputs"] == {"w": list(W), "c": 2.0}
+
+
 def _caret(stderr: str, shown: str, start: int, end: int) -> None:
     """The caret line under ``shown`` marks [start, end)."""
     lines = stderr.splitlines()
