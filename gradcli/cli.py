@@ -943,6 +943,13 @@ def _eval_batch(graph, request: EvalRequest) -> None:
                 if name in ranges:
                     raise InputError(f"--grid gives {name} twice")
                 ranges[name] = value
+        arrays = getattr(r.at, "shapes", {})
+        both = next((name for name in ranges if name in arrays), None)
+        if both is not None:  # a grid ranges scalars: an array given by --at stays fixed
+            from .engine.arrays import shape_text
+            raise InputError(f"--grid gives {both}, which --at gives as an array of shape "
+                             f"{shape_text(arrays[both])}", names=(both,),
+                             hint="a grid ranges over scalar inputs; give each input one way")
         _warn_unread(ranges, graph, "--grid: ")
         from .views.tables import DelayedProgress
         progress = DelayedProgress()

@@ -306,6 +306,11 @@ def test_grid_over_a_scalar_beside_fixed_array_inputs(run, files):
         assert [float(r[f"x[{i}]"]) for i in range(3)] == list(x)
 
 
+def test_a_grid_over_an_array_given_by_at_is_an_input_error(run, reported):
+    reported(run("eval", "sum(w)*b", "--at", "w=[1,2]", "--grid", "w=0:1:3,b=0:1:2"), 2,
+             ["--grid gives w, which --at gives as an array of shape (2,)"])
+
+
 def test_points_beside_fixed_array_inputs(run, tmp_path):
     points = _write_csv(tmp_path / "pts.csv", ["b"], [[1.5], [-2]])
     result = run("eval", "dot(w, w) * b", "--at", "w=[3,4]", "--points", points, "--wrt", "b")
