@@ -760,9 +760,9 @@ def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
     point.texts.update(getattr(at, "texts", {}))
     point.shapes.update(getattr(at, "shapes", {}))
     for name, value in at.items():
-        if hasattr(value, "tolist"):  # a NumPy array or scalar, without importing NumPy
+        if hasattr(value, "tolist") and not getattr(value, "ndim", 0):  # a NumPy scalar
             value = value.tolist()
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):  # (or NumPy array)
             array_entries(point, name, value)
         elif isinstance(value, str):
             point[name] = constant_value(value, f"the value of {name}")

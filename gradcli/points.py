@@ -359,7 +359,8 @@ def array_entries(point: Point, name: str, nested, option: str = "at") -> None:
             raise InputError(f"the value of {name} is an empty array", option=option,
                              names=(name,), hint="give every row the same length, at least 1")
         check_elements(nested.size, f"the value of {name}", name)
-        values = nested.ravel().tolist()  # (a NaN is refused with the point, by element)
+        # booleans as numbers; a NaN is refused with the point, by element
+        values = (nested.astype(float) if nested.dtype.kind == "b" else nested).ravel().tolist()
         point.shapes[name] = tuple(nested.shape)
         from .engine.arrays import element_names
         point.update(zip(element_names(name, point.shapes[name]), values))
