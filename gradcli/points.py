@@ -198,10 +198,8 @@ def parse_point(text: str, option: str = "at") -> Point:
             if values.ndim == 0:  # a .npy file of one number: a scalar input
                 point[name] = float(values)
             else:
-                array_entries(point, name, values, option)
-                from .engine.arrays import element_names
-                for element in element_names(name, values.shape):
-                    point.places[element] = point.places[name]
+                elements = array_entries(point, name, values, option)
+                point.places.update(dict.fromkeys(elements, point.places[name]))
             continue
         if value.lstrip().startswith("["):
             value_at += len(value) - len(value.lstrip())
@@ -350,10 +348,10 @@ def _column_names(inside: str, start: int, fail) -> tuple[list[str], list[Span]]
         i = k + 1
 
 
-def array_entries(point: Point, name: str, nested, option: str = "at") -> None:
+def array_entries(point: Point, name: str, nested, option: str = "at") -> list[str]:
     """Put the array ``nested`` (lists of lists of numbers or strings, as the Python API is given
     them, or a NumPy array of numbers) into ``point``: an entry per element, its shape in
-    ``point.shapes``."""
+    ``point.shapes``. Gives the elements' names."""
     if getattr(nested, "dtype", None) is not None and nested.dtype.kind in "biuf":
         if not nested.size:
             raise InputError(f"the value of {name} is an empty array", option=option,
@@ -363,8 +361,9 @@ def array_entries(point: Point, name: str, nested, option: str = "at") -> None:
         values = (nested.astype(float) if nested.dtype.kind == "b" else nested).ravel().tolist()
         point.shapes[name] = tuple(nested.shape)
         from .engine.arrays import element_names
-        point.update(zip(element_names(name, point.shapes[name]), values))
-        return
+        elements = element_names(name, point.shapes[name])
+        point.update(zip(elements, values))
+        return elements
     if hasattr(nested, "tolist"):  # a NumPy array of strings or objects: as lists
         nested = nested.tolist()
     shape, level = [], [nested]
@@ -382,12 +381,14 @@ def array_entries(point: Point, name: str, nested, option: str = "at") -> None:
     check_elements(len(level), f"the value of {name}", name)
     from .engine.arrays import element_names
     point.shapes[name] = tuple(shape)
-    for element, value in zip(element_names(name, tuple(shape)), level):
+    elements = element_names(name, tuple(shape))
+    for element, value in zip(elements, level):
         if isinstance(value, str):
             point[element] = constant_value(value, f"the value of {element}")
             point.texts[element] = value.strip()
         else:
             point[element] = value
+    return elements
 
 
 def is_number(text: str) -> bool:
