@@ -590,7 +590,7 @@ def read_array(path: str, name: str, columns: list[str] | None = None, missing=N
             raise InputError(f"{path} has no columns")
         parts, count = [], 0
         from .limits import check_elements
-        for batch in rows.chunks:
+        for batch in _ragged_named(rows.chunks, path, kind, len(rows.columns)):
             block = np.empty((batch.num_rows, len(wanted)))
             for j, column in enumerate(wanted):
                 cells = batch.column(column)
@@ -618,6 +618,27 @@ def read_array(path: str, name: str, columns: list[str] | None = None, missing=N
         raise InputError(f"{path} has a header and no rows of numbers")
     table = np.concatenate(parts) if len(parts) > 1 else parts[0]
     return table[:, 0] if columns is not None and len(columns) == 1 else table
+
+
+def _ragged_named(chunks, path: str, kind: str, width: int):
+    """``chunks``, with pyarrow's complaint about a CSV row of another length (``Expected 3
+    columns, got 2``) said with the row's number: the file is read again up to that row."""
+    try:
+        yield from chunks
+    except InputError as exc:
+        if kind != "csv" or "columns, got" not in exc.sentence:
+            raise
+        with open(path, "rb") as raw:
+            _, _, delimiter = csv_header(raw, path)
+            lines = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+            reader = csv.reader(lines, delimiter=delimiter)
+            cells = (row for row in reader if row)  # (pyarrow skips blank lines too)
+            for row, found in enumerate(cells, 1):
+                if len(found) != width:
+                    raise InputError(f"{path}: row {row:,} (line {reader.line_num + 1:,}) has "
+                                     f"{len(found)} cell{'s' * (len(found) != 1)} where the header has {width}",
+                                     hint="every row has a cell for each column") from None
+        raise
 
 
 def _cell(kind: str, row: int, column: str) -> str:
