@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import GradcliError
 from ..language.ast import Assign
+from ..limits import check_elements
 from .arrays import (REDUCTIONS, broadcast_shape, element_names, matmul_shape, reduced_shape,
                      shape_of)
 
@@ -448,6 +449,10 @@ def evaluate(source: str, at: Mapping[str, object], wrt=None, seed: float = 1.0)
             array = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
             return None  # a ragged or non-numeric value: the scalar tape's reading words it
+        if array.ndim and not array.size:
+            return None  # an empty array: the point's reading says so
+        if array.ndim:
+            check_elements(array.size, f"the value of {name}", name)
         point[name] = array if array.ndim else float(array)
         if array.ndim:
             shapes[name] = array.shape
