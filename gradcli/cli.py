@@ -734,12 +734,13 @@ def _refuse(mode: str, facts: set[str], **words) -> None:
 
 def _on_array_nodes(request: EvalRequest):
     """``eval --float64`` of array inputs, asked plainly (one output, no --trace, --check,
-    --expect, --export, --direction, --of or weights), on array nodes (:func:`gradcli.api.
+    --expect, --export, --direction, --elementwise, --of or weights), on array nodes (:func:`gradcli.api.
     on_array_nodes`); None otherwise, or where the scalar tape computes it."""
     r = request
     shapes = getattr(r.at, "shapes", None)
     if not (r.float64 and shapes) or r.trace or r.checks or r.export_path or r.of \
-            or r.direction is not None or r.mode == "forward" or isinstance(r.seed, dict):
+            or r.elementwise or r.direction is not None or r.mode == "forward" \
+            or isinstance(r.seed, dict):
         return None
     from .api import on_array_nodes
     from .engine.arrays import element_names, nested

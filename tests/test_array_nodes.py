@@ -172,3 +172,14 @@ def test_console_script_float64_on_array_nodes(gradcli_script, tmp_path):
     z = np.array([1000.0, 1001.0, 999.0])
     expected = _softmax(z) - [0, 1, 0]
     assert json.loads(out.stdout)["gradient"]["z"] == pytest.approx(expected, rel=1e-14)
+
+
+def test_array_nodes_keep_the_points_limits(monkeypatch):
+    """An array input past GRADCLI_MAX_ELEMENTS is the LimitError the scalar tape's point gives;
+    an empty one, the point's InputError."""
+    from gradcli.errors import InputError, LimitError
+    monkeypatch.setenv("GRADCLI_MAX_ELEMENTS", "10")
+    with pytest.raises(LimitError, match="20 elements"):
+        api.evaluate("sum(w)", {"w": np.ones(20)}, float64=True)
+    with pytest.raises(InputError, match="empty array"):
+        api.evaluate("sum(w)", {"w": []}, float64=True)
