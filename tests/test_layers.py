@@ -23,7 +23,7 @@ LAYERS = [
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic", "gradcli.code"),  # code: the adjoint program as source code
-    ("gradcli.records",),
+    ("gradcli.records", "gradcli.arraytrace"),
     ("gradcli.points",),
     ("gradcli.check", "gradcli.sampling"),
     ("gradcli.readers",),

@@ -1,0 +1,537 @@
+"""The trace of a program with array values, one row per array operation, as plain records.
+
+The scalar tape computes an array program element by element (a node per element per
+operation), and records each base operation's call (:attr:`gradcli.engine.graph.Graph.
+array_calls`, and what it was called on, :attr:`~gradcli.engine.graph.Graph.array_operands`).
+:func:`build_array_trace` groups the scalar trace's nodes by those calls: a row per input, per
+call and per scalar node made outside any call (``mean``'s ``/ 3``), each with its shape and
+its elements' values; then a rule row per operation and argument, autograd's vector-Jacobian
+rule acting on arrays (``Xᵀ ḡ``; for a broadcast operand, the sum over the broadcast axes), with
+its upstream adjoint ḡ and its contribution as arrays.
+
+Every number is one the scalar trace proves: a value or an adjoint is a slot's; a contribution
+element is the sum of the scalar edges from the operation's nodes into that element, proven as
+one sum of balls (:meth:`gradcli.engine.traceproof.Contributions.total`). ``take`` and ``stack``
+(indexing, transpose, literals) make no node: their rows are views of their argument's elements,
+and their ḡ is what their users' rules give them.
+
+>>> from gradcli import api
+>>> result = api.evaluate(api.compile("sum(w^2)", {"w": (2,)}), {"w[0]": 1, "w[1]": 2},
+...                       record=True)
+>>> t = build_array_trace(result.graph, result.trace_values, *result.sweep)
+>>> [(row.id, row.expr, row.shape) for row in t.forward]
+[('w', 'input', (2,)), ('a1', 'w ^ 2', (2,)), ('a2', 'sum(a1)', ())]
+>>> [(rule.target, rule.rule) for rule in t.rules]
+[('a1', 'ḡ broadcast to (2,)'), ('w', 'ḡ·(2*w)')]
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .engine.arrays import element_names
+from .engine.graph import Graph, spell
+from .engine.primitives import TABLE
+
+BAR = "ḡ"  # the upstream adjoint of an array operation, as autograd's ``g``
+REDUCED = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
+
+
+class Elements(Sequence):
+    """An array's numbers, row-major, each read (and proven) when first read: ``read(i)``."""
+
+    __slots__ = ("_read", "_n")
+
+    def __init__(self, n: int, read):
+        self._n, self._read = n, read
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._read(j) for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("element index out of range")
+        return self._read(i)
+
+
+@dataclass(slots=True)
+class ArrayRow:
+    """One array operation (or input): ``id`` (``a3``, or an input's name), ``kind``
+    (``input``, ``constant``, a base operation, or ``scalar`` for a node made outside any
+    call), ``expr`` in the other rows' ids (``a1 - y``), ``source`` (the text it was read
+    from), its ``shape`` and its elements' ``slots`` and ``values``."""
+
+    id: str
+    kind: str
+    expr: str
+    source: str
+    shape: tuple
+    slots: tuple
+    values: Sequence = ()
+    args: tuple = ()  # the argument rows' ids (a constant's: its text)
+    names: tuple = ()  # names the program assigned to it
+    is_output: bool = False
+    members: tuple = ()  # the scalar nodes it made (outputs and intermediates), by slot
+    parameter: object = None  # an elementwise call's row name, a reduction's (kind, axis)
+    arg_shapes: tuple = ()
+
+
+@dataclass(slots=True)
+class RuleRow:
+    """One local rule acting on arrays: operation ``source`` (``equation``: ``a1 = X @ w``) to
+    its argument ``target``; ``upstream`` is ḡ (of the operation's shape), ``contribution`` of
+    the argument's shape, None where it cannot be told apart by element (an argument whose
+    elements repeat: ``--elements`` shows the scalar edges)."""
+
+    source: str
+    target: str
+    equation: str
+    rule: str
+    upstream: Sequence | None
+    upstream_shape: tuple
+    contribution: Sequence | None
+    shape: tuple
+    edges: tuple = ()  # the scalar edges (positions in the sweep's records) it groups
+
+
+@dataclass(slots=True)
+class AdjointArray:
+    id: str
+    shape: tuple
+    adjoint: Sequence | None
+    terms: tuple  # the operations whose rules gave it (or "seed")
+    names: tuple = ()
+
+
+@dataclass(slots=True)
+class ArrayTrace:
+    forward: list  # of ArrayRow, in an order that evaluates them
+    rules: list  # of RuleRow, in reverse order
+    adjoints: list  # of AdjointArray, the output first, the inputs last
+    output: str
+    by_id: dict = field(default_factory=dict)  # row id -> ArrayRow (and its names)
+
+
+def _members(graph: Graph, outputs, stop: set[int]) -> list[int]:
+    """The nodes an operation made: its outputs and the nodes behind them, back to its
+    arguments' elements (``stop``), constants and inputs. Iterative."""
+    base, seen, order = graph.base, set(), []
+    todo = [s for s in outputs if s >= base and s not in stop]
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        order.append(s)
+        for a in graph.args(s - base):
+            if a >= base and a not in stop and a not in seen:
+                todo.append(a)
+    return sorted(order)
+
+
+def _span_text(source: str, span) -> str:
+    return source[span[0]:span[1]] if span else ""
+
+
+def _number(total, records):
+    """The sum of scalar edges' contributions: proven in one (a certified sweep), else the
+    float64 sweep's sum."""
+    prove = getattr(records, "total", None)
+    if prove is not None:
+        return lambda edges: prove(edges) if edges else 0.0
+    return lambda edges: sum(records.contribution(i) for i in edges) if edges else 0.0
+
+
+def build_array_trace(graph: Graph, values, adjoint, records, seed: float = 1.0,
+                      node_id=None) -> ArrayTrace:
+    """The array trace's rows (see the module's docstring) from the scalar trace's numbers:
+    ``values`` and ``adjoint`` of every slot and the recorded sweep's ``records``."""
+    from .records import node_ids
+    node_id = node_id or node_ids(graph)
+    n_const, base, source = graph.n_const, graph.base, graph.source
+    total = _number(None, records)
+
+    # -- the rows: inputs, the calls, the scalar nodes made outside any call ----------------
+    rows: list[ArrayRow] = []
+    keyed: dict[tuple, int] = {}  # the slots of an array value -> its row
+
+    def add(row: ArrayRow) -> int:
+        rows.append(row)
+        keyed[row.slots] = len(rows) - 1
+        return len(rows) - 1
+    position = {name: n_const + i for i, name in enumerate(graph.inputs)}
+    owned: set[str] = set()
+    for name, shape in graph.arrays.items():
+        elements = element_names(name, shape)
+        owned.update(elements)
+        add(ArrayRow(name, "input", "input", name, shape, tuple(position[e] for e in elements)))
+    for name in graph.inputs:
+        if name not in owned:
+            add(ArrayRow(name, "input", "input", name, (), (position[name],)))
+    calls = []  # (kind, shape, slots, span, parameter, args, members)
+    member_of: dict[int, int] = {}
+    for (kind, shape, slots, span), (parameter, args) in zip(graph.array_calls,
+                                                              graph.array_operands):
+        made: list[int] = []
+        if kind in ("elementwise", "reduce", "matmul"):
+            made = _members(graph, slots, {s for a in args for s in a})
+            for s in made:
+                member_of[s] = len(calls)
+        calls.append((kind, shape, tuple(slots), span, parameter, args, tuple(made)))
+    # a row per scalar node made outside any call, then per call; a view (take, stack) of
+    # elements a row already holds is that row
+    outside = [s for s in range(base, graph.n_slots) if s not in member_of]
+    order_key: list[tuple] = [(0, i) for i in range(len(rows))]
+    for s in outside:
+        k = s - base
+        add(ArrayRow("", "scalar", "", _span_text(source, graph.spans[k]), (), (s,),
+                     args=tuple(graph.args(k)), members=(s,)))
+        order_key.append((graph.depth[k], s))
+    call_row: list[int | None] = []
+    for kind, shape, slots, span, parameter, args, made in calls:
+        if kind in ("take", "stack") and slots in keyed:
+            call_row.append(None)
+            continue
+        if kind != "stack" and made == () and all(s < n_const for s in slots):
+            kind_shown = "constant"
+        else:
+            kind_shown = kind
+        row = ArrayRow("", kind_shown, "", _span_text(source, span), shape, slots,
+                       members=made, parameter=parameter)
+        row.args = (kind, parameter, tuple(tuple(a) for a in args))
+        call_row.append(add(row))
+        depth = max((graph.depth[s - base] if s >= base else 0 for s in slots), default=0)
+        order_key.append((depth, base + len(call_row)))
+
+    # -- their arguments, each an earlier row (or a constant), and an order that evaluates --
+    def argument(slots: tuple):
+        r = keyed.get(slots)
+        if r is not None:
+            return r
+        if len(slots) == 1 and slots[0] < n_const:
+            return node_id(slots[0])  # a constant, as the tables write it
+        return None
+    arg_rows: list[list] = []
+    for row in rows:
+        if row.kind == "input":
+            arg_rows.append([])
+        elif row.kind == "scalar":
+            arg_rows.append([argument((a,)) for a in row.args])
+        else:
+            arg_rows.append([argument(a) for a in row.args[2]])
+    users: list[list[int]] = [[] for _ in rows]
+    needs = [0] * len(rows)
+    for i, args in enumerate(arg_rows):
+        for a in set(a for a in args if isinstance(a, int) and a != i):
+            users[a].append(i)
+            needs[i] += 1
+    heap = [(order_key[i], i) for i in range(len(rows)) if needs[i] == 0]
+    heapq.heapify(heap)
+    order: list[int] = []
+    while heap:
+        _, i = heapq.heappop(heap)
+        order.append(i)
+        for u in users[i]:
+            needs[u] -= 1
+            if needs[u] == 0:
+                heapq.heappush(heap, (order_key[u], u))
+    k = 0
+    for i in order:
+        if rows[i].kind != "input":
+            k += 1
+            rows[i].id = f"a{k}"
+
+    def name(a) -> str:
+        return rows[a].id if isinstance(a, int) else (a or "…")
+
+    output_slots = set(graph.output_slots)
+    labels = graph.labels
+    for i in order:
+        row = rows[i]
+        args = arg_rows[i]
+        row.values = Elements(len(row.slots), lambda j, slots=row.slots: values[slots[j]])
+        row.is_output = bool(output_slots.intersection(row.slots)) and (
+            len(row.slots) == 1 or row.kind != "input")
+        row.names = tuple(dict.fromkeys(n.partition("[")[0] for s in row.slots[:1]
+                                        for n in labels.get(s, ())))
+        if row.kind == "input":
+            continue
+        if row.kind == "scalar":
+            prim = graph.ops[row.slots[0] - base]
+            row.expr = spell(prim, [_operand(name(a), prim) for a in args])
+            row.args = tuple(name(a) for a in args)
+            row.arg_shapes = tuple(() for a in args)
+            continue
+        kind, parameter, _ = row.args
+        row.args = tuple(name(a) for a in args)
+        row.arg_shapes = tuple(rows[a].shape if isinstance(a, int) else () for a in args)
+        row.expr = _call_text(kind, parameter, row.args, row.source)
+
+    # -- the reverse sweep: each rule's edges, per argument element -------------------------
+    edges = getattr(records, "raw", records)
+    sources, targets, which = edges.edges() if len(edges) else ((), (), ())
+    row_of = {s: keyed[(s,)] for s in outside}
+    for i, c in enumerate(calls):
+        if call_row[i] is not None:
+            for s in c[6]:
+                row_of[s] = call_row[i]
+    from_row: dict[int, list[int]] = {}
+    for e, s in enumerate(sources):
+        r = row_of.get(s)
+        if r is not None:
+            from_row.setdefault(r, []).append(e)
+
+    # ḡ of each row, element by element: a slot's adjoint (a node's or an input's: every use
+    # of its elements goes through it), or for a view, the edges its users' rules give it
+    upstream_edges: dict[int, list[list[int]] | None] = {}
+    rules: list[RuleRow] = []
+    given: dict[int, list[str]] = {}  # row -> the operations whose rules feed its adjoint
+    for i in reversed(order):
+        row = rows[i]
+        if row.kind in ("input", "constant"):
+            continue
+        args = arg_rows[i]
+        view = row.kind in ("take", "stack")
+        if view:
+            grads = upstream_edges.get(i)
+            if grads is None and i not in upstream_edges:
+                continue  # nothing reads it: no adjoint flows
+        for p, a in enumerate(args):
+            if not isinstance(a, int) or rows[a].kind == "constant":
+                continue
+            target = rows[a]
+            if view:
+                contribution = _view_edges(row, target, p, args, upstream_edges.get(i))
+            else:
+                contribution = _rule_edges(row, target, p, args, from_row.get(i, ()), sources,
+                                           targets, which)
+            if contribution is None and not _active_any(target, adjoint):
+                continue
+            if contribution is not None and not any(contribution):
+                continue  # no edge: the argument does not depend on a differentiated input
+            given.setdefault(a, []).append(row.id)
+            if rows[a].kind in ("take", "stack") and a in keyed.values():
+                mine = upstream_edges.setdefault(a, [[] for _ in target.slots])
+                if mine is not None and contribution is not None:
+                    for j, es in enumerate(contribution):
+                        mine[j].extend(es)
+                else:
+                    upstream_edges[a] = None
+            rules.append(RuleRow(
+                row.id, target.id, f"{row.id} = {row.expr}",
+                _rule_text(row, target, p, graph),
+                _upstream(row, i, view, upstream_edges, adjoint, total), row.shape,
+                None if contribution is None else Elements(
+                    len(contribution), lambda j, es=contribution: total(es[j])),
+                target.shape, tuple(e for es in (contribution or ()) for e in es)))
+
+    adjoints = []
+    for i in reversed(order):
+        row = rows[i]
+        if row.kind == "constant":
+            continue
+        if row.is_output:
+            terms = ("seed",)
+        elif i in given:
+            terms = tuple(given[i])
+        else:
+            continue  # no adjoint flows to it
+        g = _upstream(row, i, row.kind in ("take", "stack"), upstream_edges, adjoint, total)
+        adjoints.append(AdjointArray(row.id, row.shape, g, terms, row.names))
+    rank = {row.id: i for i, row in enumerate(rows)}  # the inputs last, in input order
+    inputs = [a for a in adjoints if rows[rank[a.id]].kind == "input"]
+    adjoints = [a for a in adjoints if rows[rank[a.id]].kind != "input"] + sorted(
+        inputs, key=lambda a: rank[a.id])
+    forward = [rows[i] for i in order]
+    out = next((r.id for r in forward if r.is_output), node_id(graph.output))
+    by_id = {r.id: r for r in forward}
+    for r in forward:
+        for n in r.names:
+            by_id.setdefault(n, r)
+    return ArrayTrace(forward, rules, adjoints, out, by_id)
+
+
+def _active_any(row: ArrayRow, adjoint) -> bool:
+    return any(adjoint[s] is not None for s in row.slots[:1])
+
+
+def _operand(text: str, prim) -> str:
+    """An operand as an operator's argument: a negative constant in parentheses."""
+    return f"({text})" if prim.symbol and text.startswith("-") else text
+
+
+def _call_text(kind: str, parameter, args: tuple, source: str) -> str:
+    """A call written with its arguments' ids: ``a1 - y``, ``X @ w``, ``sum(a3, axis=0)``; a
+    view (indexing, transpose, a literal) as the source wrote it."""
+    if kind == "elementwise":
+        prim = TABLE[parameter]
+        return spell(prim, [_operand(a, prim) for a in args])
+    if kind == "reduce":
+        what, axis = parameter
+        return f"{REDUCED[what]}({args[0]}" + ("" if axis is None else f", axis={axis}") + ")"
+    if kind == "matmul":
+        return f"{args[0]} @ {args[1]}"
+    if kind == "constant":
+        return source
+    return source  # take, stack: as written
+
+
+def _positions(slots: tuple) -> dict[int, int] | None:
+    """slot -> its position in an argument, or None when an element repeats."""
+    where = {}
+    for j, s in enumerate(slots):
+        if s in where:
+            return None
+        where[s] = j
+    return where
+
+
+def _rule_edges(row, target, p, args, mine, sources, targets, which):
+    """For each element of argument ``p``, the scalar edges from the operation's nodes into it
+    (None when the argument's elements repeat)."""
+    where = _positions(target.slots)
+    if where is None:
+        return None
+    # both arguments the same array (x * x): an edge's argument position tells them apart
+    by_which = row.kind in ("elementwise", "matmul", "scalar") and sum(
+        1 for a in args if a == args[p]) > 1
+    out: list[list[int]] = [[] for _ in target.slots]
+    for e in mine:
+        j = where.get(targets[e])
+        if j is not None and (not by_which or which[e] == p):
+            out[j].append(e)
+    return out
+
+
+def _view_edges(row, target, p, args, grads):
+    """A view's contribution to its argument: its ḡ put back where each element came from
+    (take: a scatter-add; stack: item ``p``'s part)."""
+    if grads is None:
+        return None
+    out: list[list[int]] = [[] for _ in target.slots]
+    if row.kind == "stack":
+        n = len(target.slots)  # every item has the first one's shape
+        offset = p * n
+        for j in range(n):
+            out[j].extend(grads[offset + j])
+        return out
+    where = _positions(target.slots)
+    if where is None:
+        return None
+    for i, s in enumerate(row.slots):
+        out[where[s]].extend(grads[i])
+    return out
+
+
+def _upstream(row, i, view, upstream_edges, adjoint, total):
+    if view:
+        grads = upstream_edges.get(i)
+        if grads is None:
+            return None
+        return Elements(len(grads), lambda j: total(grads[j]))
+    return Elements(len(row.slots), lambda j, slots=row.slots: adjoint[slots[j]])
+
+
+# -- the rules, written out ----------------------------------------------------------------------
+
+def _times(formula: str) -> str:
+    """``ḡ·formula``: the upstream times a local derivative (in parentheses when it has an
+    operator)."""
+    if formula == "1":
+        return f"{BAR}·1"
+    plain = formula.replace("_", "").replace(".", "").replace("[", "").replace("]", "")
+    return f"{BAR}·{formula}" if plain.isalnum() else f"{BAR}·({formula})"
+
+
+def broadcast_axes(own: tuple, shape: tuple) -> list[int]:
+    """The axes of ``shape`` an operand of shape ``own`` was stretched along (NumPy's rule)."""
+    lead = len(shape) - len(own)
+    return list(range(lead)) + [lead + k for k, d in enumerate(own)
+                                if d == 1 and shape[lead + k] != 1]
+
+
+def _summed(text: str, own: tuple, shape: tuple) -> str:
+    """autograd's ``unbroadcast``: the rule summed over the axes the operand was stretched
+    along, written out."""
+    axes = broadcast_axes(own, shape)
+    if not axes:
+        return text
+    if not own or len(axes) == len(shape):
+        return f"sum of {text}"
+    which = " and ".join(map(str, axes))
+    return f"sum over axis{'es' if len(axes) > 1 else ''} {which} of {text}"
+
+
+def _rule_text(row, target, p, graph) -> str:
+    """The rule of ``row`` by its argument ``p`` (``target``), written out on arrays."""
+    kind = row.kind
+    if kind in ("elementwise", "scalar"):
+        slot = row.slots[0] if kind == "scalar" else next(
+            (s for s in row.members if s in set(row.slots)), None)
+        formula = _local_formula(graph, slot, row.args, p) if slot is not None else "?"
+        return _summed(_times(formula), target.shape, row.shape)
+    if kind == "reduce":
+        what, axis = row.parameter
+        if what == "add":
+            return f"{BAR} broadcast to {_shape(target.shape)}"
+        if what == "mul":
+            return f"{BAR}·(product of the other elements), broadcast"
+        return (f"{BAR} to the {'largest' if what == 'max' else 'smallest'} element "
+                "(a tie: shared), 0 elsewhere")
+    if kind == "matmul":
+        a, b = row.args
+        return _matmul_rule(p, a, b, *row.arg_shapes)
+    if kind == "take":
+        if len(row.slots) == 1:
+            return f"{BAR} at its element, 0 elsewhere"
+        if _is_transpose(row.slots, target.slots, target.shape):
+            return f"{BAR}ᵀ"
+        return f"{BAR} put back where each element was taken (a scatter-add)"
+    if kind == "stack":
+        return f"{BAR}[{p}]"
+    return "?"
+
+
+def _shape(shape: tuple) -> str:
+    if not shape:
+        return "a scalar"
+    return f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(map(str, shape)) + ")"
+
+
+def _matmul_rule(p: int, a: str, b: str, sa: tuple, sb: tuple) -> str:
+    """``a @ b``'s rule by ``a`` (p 0) or ``b``: products with the other operand, transposed
+    where NumPy's shapes need it (autograd's ``matmul`` rules)."""
+    if len(sa) == 1 and len(sb) == 1:  # the inner product
+        return f"{BAR}·{b}" if p == 0 else f"{BAR}·{a}"
+    if len(sa) == 1:  # vector @ matrix: ḡ is a vector of sb[1]
+        return f"{b} {BAR}" if p == 0 else f"outer({a}, {BAR})"
+    if len(sb) == 1:  # matrix @ vector: ḡ is a vector of sa[0]
+        return f"outer({BAR}, {b})" if p == 0 else f"{a}ᵀ {BAR}"
+    return f"{BAR} {b}ᵀ" if p == 0 else f"{a}ᵀ {BAR}"
+
+
+def _is_transpose(slots: tuple, of: tuple, shape: tuple) -> bool:
+    if len(shape) != 2:
+        return False
+    n, m = shape
+    return list(slots) == [of[i * m + j] for j in range(m) for i in range(n)]
+
+
+def _local_formula(graph: Graph, slot: int, names: tuple, p: int) -> str:
+    """The node's local derivative by argument ``p`` as a formula in the argument rows' ids
+    (``2*a2``, ``1/a4``): the rule table's rule on symbols."""
+    from .symbolic.expr import constant_nodes, fresh_context, local_derivatives, symbol
+    from .symbolic.printer import text
+    k = slot - graph.base
+    slots = graph.args(k)
+    with fresh_context():
+        constants = constant_nodes(graph) if min(slots) < graph.n_const else ()
+        args = [constants[s] if s < graph.n_const else symbol(n)
+                for s, n in zip(slots, names)]
+        return text(local_derivatives(graph.ops[k], args)[p])
