@@ -109,6 +109,25 @@ class AdjointArray:
     names: tuple = ()
 
 
+class ScalarRows:
+    """The scalar trace's rows of an array operation (``--elements``): its forward rows by
+    slot, the contributions from its nodes or into its elements."""
+
+    def __init__(self, trace, graph: Graph, records):
+        self.trace, self.n_const = trace, graph.n_const
+        self.forward = trace.forward
+        edges = getattr(records, "raw", records)
+        self._sources, self._targets, _ = edges.edges() if len(edges) else ((), (), ())
+
+    def edges_from(self, slots) -> list[int]:
+        mine = set(slots)
+        return [e for e, s in enumerate(self._sources) if s in mine]
+
+    def edges_into(self, slots) -> list[int]:
+        mine = set(slots)
+        return [e for e, s in enumerate(self._targets) if s in mine]
+
+
 @dataclass(slots=True)
 class ArrayTrace:
     forward: list  # of ArrayRow, in an order that evaluates them
@@ -116,6 +135,39 @@ class ArrayTrace:
     adjoints: list  # of AdjointArray, the output first, the inputs last
     output: str
     by_id: dict = field(default_factory=dict)  # row id -> ArrayRow (and its names)
+    scalar: ScalarRows | None = None  # the scalar trace's rows, for --elements
+
+
+ELEMENTS_ALL = 200  # --elements all expands at most this many scalar nodes
+
+
+def chosen(trace: ArrayTrace, names) -> list[ArrayRow]:
+    """The rows ``--elements`` names (a row's id, an input's or an assigned name, or
+    ``all``); an unknown name is an InputError with the names it may have meant, and ``all``
+    past :data:`ELEMENTS_ALL` scalar nodes is refused."""
+    from difflib import get_close_matches
+
+    from .errors import InputError
+    out: list[ArrayRow] = []
+    for name in names:
+        if name == "all":
+            n = sum(len(r.members or r.slots) for r in trace.forward)
+            if n > ELEMENTS_ALL:
+                raise InputError(f"--elements all would show {n:,} scalar rows, past the "
+                                 f"{ELEMENTS_ALL} it expands",
+                                 hint="name one array operation of the trace: --elements "
+                                      f"{trace.forward[-1].id}")
+            out += trace.forward
+            continue
+        row = trace.by_id.get(name)
+        if row is None:
+            close = get_close_matches(name, list(trace.by_id), n=3, cutoff=0.5)
+            raise InputError(f"--elements {name}: the trace has no array operation or input "
+                             f"{name}", hint=f"did you mean {' or '.join(close)}?" if close else
+                             "the trace's node column names them (a1, a2, ..., the inputs), or "
+                             "--elements all")
+        out.append(row)
+    return list({id(r): r for r in out}.values())
 
 
 def _members(graph: Graph, outputs, stop: set[int]) -> list[int]:
@@ -139,7 +191,7 @@ def _span_text(source: str, span) -> str:
     return source[span[0]:span[1]] if span else ""
 
 
-def _number(total, records):
+def _number(records):
     """The sum of scalar edges' contributions: proven in one (a certified sweep), else the
     float64 sweep's sum."""
     prove = getattr(records, "total", None)
@@ -148,14 +200,15 @@ def _number(total, records):
     return lambda edges: sum(records.contribution(i) for i in edges) if edges else 0.0
 
 
-def build_array_trace(graph: Graph, values, adjoint, records, seed: float = 1.0,
+def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                       node_id=None) -> ArrayTrace:
     """The array trace's rows (see the module's docstring) from the scalar trace's numbers:
-    ``values`` and ``adjoint`` of every slot and the recorded sweep's ``records``."""
+    ``values`` and ``adjoint`` of every slot and the recorded sweep's ``records``; ``scalar``,
+    the scalar trace (:func:`gradcli.records.build_trace`) whose rows ``--elements`` shows."""
     from .records import node_ids
     node_id = node_id or node_ids(graph)
     n_const, base, source = graph.n_const, graph.base, graph.source
-    total = _number(None, records)
+    total = _number(records)
 
     # -- the rows: inputs, the calls, the scalar nodes made outside any call ----------------
     rows: list[ArrayRow] = []
@@ -354,7 +407,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, seed: float = 1.0,
     for r in forward:
         for n in r.names:
             by_id.setdefault(n, r)
-    return ArrayTrace(forward, rules, adjoints, out, by_id)
+    return ArrayTrace(forward, rules, adjoints, out, by_id,
+                      None if scalar is None else ScalarRows(scalar, graph, records))
 
 
 def _active_any(row: ArrayRow, adjoint) -> bool:
