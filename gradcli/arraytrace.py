@@ -142,8 +142,8 @@ ELEMENTS_ALL = 200  # --elements all expands at most this many scalar nodes
 
 
 def chosen(trace: ArrayTrace, names) -> list[ArrayRow]:
-    """The rows ``--elements`` names (a row's id, an input's or an assigned name, or
-    ``all``); an unknown name is an InputError with the names it may have meant, and ``all``
+    """The rows ``--elements`` names (a row's id, an input's or an assigned name, a scalar
+    node's id such as ``v7``: the operation that made it, or ``all``); an unknown name is an InputError with the names it may have meant, and ``all``
     past :data:`ELEMENTS_ALL` scalar nodes is refused."""
     from difflib import get_close_matches
 
@@ -161,7 +161,7 @@ def chosen(trace: ArrayTrace, names) -> list[ArrayRow]:
             continue
         row = trace.by_id.get(name)
         if row is None:
-            close = get_close_matches(name, list(trace.by_id), n=3, cutoff=0.5)
+            close = get_close_matches(name, [r.id for r in trace.forward], n=3, cutoff=0.5)
             raise InputError(f"--elements {name}: the trace has no array operation or input "
                              f"{name}", hint=f"did you mean {' or '.join(close)}?" if close else
                              "the trace's node column names them (a1, a2, ..., the inputs), or "
@@ -216,7 +216,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
 
     def add(row: ArrayRow) -> int:
         rows.append(row)
-        keyed[row.slots] = len(rows) - 1
+        keyed[row.slots, row.shape] = len(rows) - 1
         return len(rows) - 1
     position = {name: n_const + i for i, name in enumerate(graph.inputs)}
     owned: set[str] = set()
@@ -227,16 +227,17 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     for name in graph.inputs:
         if name not in owned:
             add(ArrayRow(name, "input", "input", name, (), (position[name],)))
-    calls = []  # (kind, shape, slots, span, parameter, args, members)
+    calls = []  # (kind, shape, slots, span, parameter, args, members, the args' shapes)
     member_of: dict[int, int] = {}
-    for (kind, shape, slots, span), (parameter, args) in zip(graph.array_calls,
-                                                              graph.array_operands):
+    for (kind, shape, slots, span), (parameter, args, shapes) in zip(graph.array_calls,
+                                                                      graph.array_operands):
         made: list[int] = []
         if kind in ("elementwise", "reduce", "matmul"):
             made = _members(graph, slots, {s for a in args for s in a})
             for s in made:
                 member_of[s] = len(calls)
-        calls.append((kind, shape, tuple(slots), span, parameter, args, tuple(made)))
+        calls.append((kind, shape, tuple(slots), span, parameter, args, tuple(made),
+                      tuple(map(tuple, shapes))))
     # a row per scalar node made outside any call, then per call; a view (take, stack) of
     # elements a row already holds is that row
     outside = [s for s in range(base, graph.n_slots) if s not in member_of]
@@ -247,8 +248,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                      args=tuple(graph.args(k)), members=(s,)))
         order_key.append((graph.depth[k], s))
     call_row: list[int | None] = []
-    for kind, shape, slots, span, parameter, args, made in calls:
-        if kind in ("take", "stack") and slots in keyed:
+    for kind, shape, slots, span, parameter, args, made, shapes in calls:
+        if kind in ("take", "stack") and (slots, shape) in keyed:
             call_row.append(None)
             continue
         if kind != "stack" and made == () and all(s < n_const for s in slots):
@@ -257,14 +258,14 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
             kind_shown = kind
         row = ArrayRow("", kind_shown, "", _span_text(source, span), shape, slots,
                        members=made, parameter=parameter)
-        row.args = (kind, parameter, tuple(tuple(a) for a in args))
+        row.args = (kind, parameter, tuple(zip(map(tuple, args), shapes)))
         call_row.append(add(row))
         depth = max((graph.depth[s - base] if s >= base else 0 for s in slots), default=0)
         order_key.append((depth, base + len(call_row)))
 
     # -- their arguments, each an earlier row (or a constant), and an order that evaluates --
-    def argument(slots: tuple):
-        r = keyed.get(slots)
+    def argument(slots: tuple, shape: tuple):
+        r = keyed.get((slots, shape))
         if r is not None:
             return r
         if len(slots) == 1 and slots[0] < n_const:
@@ -275,9 +276,9 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
         if row.kind == "input":
             arg_rows.append([])
         elif row.kind == "scalar":
-            arg_rows.append([argument((a,)) for a in row.args])
+            arg_rows.append([argument((a,), ()) for a in row.args])
         else:
-            arg_rows.append([argument(a) for a in row.args[2]])
+            arg_rows.append([argument(*a) for a in row.args[2]])
     users: list[list[int]] = [[] for _ in rows]
     needs = [0] * len(rows)
     for i, args in enumerate(arg_rows):
@@ -323,13 +324,17 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
             continue
         kind, parameter, _ = row.args
         row.args = tuple(name(a) for a in args)
+        if kind == "take" and isinstance(args[0], int) and rows[args[0]].slots == row.slots:
+            row.expr = f"{row.args[0]} as {_shape(row.shape)}"  # NumPy's keepdims, a reshape
+            row.arg_shapes = (rows[args[0]].shape,)
+            continue
         row.arg_shapes = tuple(rows[a].shape if isinstance(a, int) else () for a in args)
         row.expr = _call_text(kind, parameter, row.args, row.source)
 
     # -- the reverse sweep: each rule's edges, per argument element -------------------------
     edges = getattr(records, "raw", records)
     sources, targets, which = edges.edges() if len(edges) else ((), (), ())
-    row_of = {s: keyed[(s,)] for s in outside}
+    row_of = {s: keyed[(s,), ()] for s in outside}
     for i, c in enumerate(calls):
         if call_row[i] is not None:
             for s in c[6]:
@@ -368,8 +373,9 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                 continue
             if contribution is not None and not any(contribution):
                 continue  # no edge: the argument does not depend on a differentiated input
-            given.setdefault(a, []).append(row.id)
-            if rows[a].kind in ("take", "stack") and a in keyed.values():
+            if row.id not in given.setdefault(a, []):
+                given[a].append(row.id)
+            if rows[a].kind in ("take", "stack"):
                 mine = upstream_edges.setdefault(a, [[] for _ in target.slots])
                 if mine is not None and contribution is not None:
                     for j, es in enumerate(contribution):
@@ -407,6 +413,9 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     for r in forward:
         for n in r.names:
             by_id.setdefault(n, r)
+    for r in forward:  # a scalar node's id (v7) names the operation that made it
+        for s in r.members:
+            by_id.setdefault(graph.node_id(s), r)
     return ArrayTrace(forward, rules, adjoints, out, by_id,
                       None if scalar is None else ScalarRows(scalar, graph, records))
 
@@ -431,9 +440,18 @@ def _call_text(kind: str, parameter, args: tuple, source: str) -> str:
         return f"{REDUCED[what]}({args[0]}" + ("" if axis is None else f", axis={axis}") + ")"
     if kind == "matmul":
         return f"{args[0]} @ {args[1]}"
-    if kind == "constant":
-        return source
-    return source  # take, stack: as written
+    if kind == "take" and args:  # indexing and transpose on the argument's id
+        if source.endswith("]"):
+            depth = 0
+            for k in range(len(source) - 1, -1, -1):
+                depth += (source[k] == "]") - (source[k] == "[")
+                if depth == 0:
+                    return args[0] + source[k:]
+        if source.endswith("'"):
+            return f"{args[0]}'"
+        if source.startswith("transpose("):
+            return f"transpose({args[0]})"
+    return source  # a literal, a constant, or a reshaping inside a function: as written
 
 
 def _positions(slots: tuple) -> dict[int, int] | None:
@@ -532,8 +550,9 @@ def _rule_text(row, target, p, graph) -> str:
         return _summed(_times(formula), target.shape, row.shape)
     if kind == "reduce":
         what, axis = row.parameter
+        along = "" if axis is None else f" along axis {axis}"
         if what == "add":
-            return f"{BAR} broadcast to {_shape(target.shape)}"
+            return f"{BAR} broadcast{along} to {_shape(target.shape)}"
         if what == "mul":
             return f"{BAR}·(product of the other elements), broadcast"
         return (f"{BAR} to the {'largest' if what == 'max' else 'smallest'} element "
@@ -542,6 +561,8 @@ def _rule_text(row, target, p, graph) -> str:
         a, b = row.args
         return _matmul_rule(p, a, b, *row.arg_shapes)
     if kind == "take":
+        if row.slots == target.slots:
+            return f"{BAR} as {_shape(target.shape)}"
         if len(row.slots) == 1:
             return f"{BAR} at its element, 0 elsewhere"
         if _is_transpose(row.slots, target.slots, target.shape):

@@ -188,7 +188,7 @@ class ScalarTape:
     """The base operations on the scalar tape: an array is a :class:`Tensor` of the builder's
     node ids, each operation a node per element (``builder.emit``, which folds constants).
     ``calls`` records each call: ``(kind, shape, ids, span)``; ``operands`` beside it, what it
-    was called on: ``(parameter, [each argument's ids])`` (the parameter: an elementwise row's
+    was called on: ``(parameter, [each argument's ids], [their shapes])`` (the parameter: an elementwise row's
     name, a reduction's ``(kind, axis)``, else None), which the array trace reads."""
 
     every_input_array = False  # scalar inputs stay the builder's own
@@ -197,11 +197,11 @@ class ScalarTape:
         self.builder = builder
         self.emit = builder.emit
         self.calls: list[tuple[str, Shape, list[int], Span]] = []
-        self.operands: list[tuple[object, list[list[int]]]] = []
+        self.operands: list[tuple[object, list[list[int]], list[Shape]]] = []
 
     def _record(self, kind: str, value, span: Span, args=(), parameter=None):
         self.calls.append((kind, shape_of(value), _ids(value), span))
-        self.operands.append((parameter, [_ids(a) for a in args]))
+        self.operands.append((parameter, [_ids(a) for a in args], [shape_of(a) for a in args]))
         return value
 
     def constant(self, v: float) -> int:
