@@ -113,7 +113,8 @@ PREVIEW = 6  # a vector of up to this many elements is shown whole; a longer one
 
 
 def preview(values, shape: tuple, most: int = PREVIEW) -> str:
-    """An array's numbers in a line: ``[-1.5, -2.5, -3.5]``, ``[[1, 2], [3, 4]]``; a long axis
+    """An array's numbers: ``[-1.5, -2.5, -3.5]``, a matrix a row a line (``[[1, 2],`` then
+    `` [3, 4]]``); a long axis
     shows its first and last numbers and says how many are left out (``… 94 more``). Only the
     numbers shown are read (a proven trace proves each when read). None: ``—`` (no adjoint
     flows)."""
@@ -123,7 +124,8 @@ def preview(values, shape: tuple, most: int = PREVIEW) -> str:
     if not shape:
         return compact(values[0])
 
-    def line(start: int, n: int, step: int, what: str, inner, most: int = most) -> str:
+    def line(start: int, n: int, step: int, what: str, inner, most: int = most,
+             between: str = ", ") -> str:
         if n <= most:
             picks, hidden = list(range(n)), 0
         else:
@@ -131,12 +133,13 @@ def preview(values, shape: tuple, most: int = PREVIEW) -> str:
         parts = [inner(start + i * step) for i in picks]
         if hidden:
             parts.insert(most - 2, f"… {hidden:,} more{what}")
-        return "[" + ", ".join(parts) + "]"
+        return "[" + between.join(parts) + "]"
     if len(shape) == 1:
         return line(0, shape[0], 1, "", lambda k: compact(values[k]))
     if len(shape) == 2:
         n, m = shape
+        # a row a line, as NumPy prints a matrix
         return line(0, n, m, " rows", lambda k: line(k, m, 1, "", lambda q: compact(values[q]),
-                                                     max(most - 2, 3)), max(most - 3, 3))
+                                                     max(most - 2, 3)), max(most - 3, 3), ",\n ")
     flat = line(0, len(values), 1, "", lambda k: compact(values[k]))
     return f"{flat} (row-major)"
