@@ -776,6 +776,9 @@ def _eval_point(graph, request: EvalRequest, result=None):
     if r.as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if r.trace else None, report)
+        if r.trace and result.mode != "forward" and result.graph.array_calls:
+            from .views.json import array_trace_json
+            data["trace"]["arrays"] = array_trace_json(_array_trace(result))
     screen = _emit(lambda screen: _blocks(result, r.digits, r.max_rows, r.trace, report, screen,
                                           r.elements),
                    data, r.as_json, saved, r.width, r.ascii_)

@@ -233,3 +233,26 @@ def test_installed_console_script(gradcli_script, tmp_path):
     out = subprocess.run([gradcli_script, "eval", LOSS, "--at", AT, "--elements", "a7"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 2 and "did you mean" in out.stderr
+
+
+def test_json_has_the_array_rows_in_full(run):
+    import json
+    result = run("eval", LOSS, "--at", AT, "--trace", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    arrays = data["trace"]["arrays"]
+    ref = reference_loss()
+    rows = {r["id"]: r for r in arrays["forward"]}
+    assert rows["X"]["shape"] == [3, 2] and rows["X"]["value"] == X
+    assert rows["a1"]["expr"] == "X @ w" and rows["a1"]["shape"] == [3]
+    assert rows["a1"]["value"] == pytest.approx([float(v) for v in ref["a1"]], rel=1e-15)
+    assert rows["a5"]["output"] is True
+    (into_w,) = [r for r in arrays["rules"] if r["to"] == "w"]
+    assert into_w["rule"] == "Xᵀ ḡ"
+    assert into_w["contribution"] == pytest.approx([float(v) for v in ref["gw"]], rel=1e-15)
+    (into_X,) = [r for r in arrays["rules"] if r["to"] == "X"]
+    assert np.shape(into_X["contribution"]) == (3, 2)
+    assert [a["id"] for a in arrays["adjoints"]][-3:] == ["X", "w", "y"]
+    assert "forward" in data["trace"] and "contributions" in data["trace"]  # the scalar rows too
+    scalar = run("eval", "x*y", "--at", "x=2,y=3", "--trace", "--json")
+    assert "arrays" not in json.loads(scalar.output)["trace"]

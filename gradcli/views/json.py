@@ -135,6 +135,37 @@ def trace_json(trace: Trace | TangentTrace) -> dict:
             "output": trace.output}
 
 
+def array_trace_json(trace) -> dict:
+    """``trace.arrays`` of ``eval --json --trace`` for a program with array values
+    (:class:`gradcli.arraytrace.ArrayTrace`): every row's and rule's arrays in full, as nested
+    lists of their shapes, beside the preview the table shows."""
+    from ..engine.arrays import nested
+    from .arrays import preview
+
+    def full(values, shape):
+        if values is None:
+            return None
+        return nested([_number(v) for v in values], shape)
+    forward = []
+    for row in trace.forward:
+        item = {"id": row.id, "kind": row.kind, "expr": row.expr, "source": row.source,
+                "args": list(row.args) if row.kind != "input" else [],
+                "shape": list(row.shape), "value": full(row.values, row.shape),
+                "preview": preview(row.values, row.shape)}
+        if row.names:
+            item["names"] = list(row.names)
+        if row.is_output:
+            item["output"] = True
+        forward.append(item)
+    rules = [{"from": r.source, "to": r.target, "equation": r.equation, "rule": r.rule,
+              "upstream": full(r.upstream, r.upstream_shape),
+              "contribution": full(r.contribution, r.shape), "shape": list(r.shape)}
+             for r in trace.rules]
+    adjoints = [{"id": a.id, "shape": list(a.shape), "adjoint": full(a.adjoint, a.shape),
+                 "from": list(a.terms)} for a in trace.adjoints]
+    return {"forward": forward, "rules": rules, "adjoints": adjoints, "output": trace.output}
+
+
 def _row_json(row: ForwardRow) -> dict:
     item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
             "value": row.value}
