@@ -170,6 +170,13 @@ def chosen(trace: ArrayTrace, names) -> list[ArrayRow]:
     return list({id(r): r for r in out}.values())
 
 
+def has_array_values(graph: Graph) -> bool:
+    """Whether the program computes with arrays (an array input, literal or result): its
+    trace is by array operation. ``sum(x)`` of a scalar is a scalar program."""
+    return bool(graph.arrays) or any(shape for _, shape, _, _ in graph.array_calls) or any(
+        any(shapes) for _, _, shapes in graph.array_operands)
+
+
 def _members(graph: Graph, outputs, stop: set[int]) -> list[int]:
     """The nodes an operation made: its outputs and the nodes behind them, back to its
     arguments' elements (``stop``), constants and inputs. Iterative."""
@@ -203,7 +210,8 @@ def _number(records):
 def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                       node_id=None) -> ArrayTrace:
     """The array trace's rows (see the module's docstring) from the scalar trace's numbers:
-    ``values`` and ``adjoint`` of every slot and the recorded sweep's ``records``; ``scalar``,
+    ``values`` and ``adjoint`` of every slot and the recorded sweep's ``records`` (all None: the
+    rows alone, without numbers or rules); ``scalar``,
     the scalar trace (:func:`gradcli.records.build_trace`) whose rows ``--elements`` shows."""
     from .records import node_ids
     node_id = node_id or node_ids(graph)
@@ -238,8 +246,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                 member_of[s] = len(calls)
         calls.append((kind, shape, tuple(slots), span, parameter, args, tuple(made),
                       tuple(map(tuple, shapes))))
-    # a row per scalar node made outside any call, then per call; a view (take, stack) of
-    # elements a row already holds is that row
+    # a row per scalar node made outside any call, then per call
     outside = [s for s in range(base, graph.n_slots) if s not in member_of]
     order_key: list[tuple] = [(0, i) for i in range(len(rows))]
     for s in outside:
@@ -249,7 +256,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
         order_key.append((graph.depth[k], s))
     call_row: list[int | None] = []
     for kind, shape, slots, span, parameter, args, made, shapes in calls:
-        if kind in ("take", "stack") and (slots, shape) in keyed:
+        if not made and (slots, shape) in keyed:  # no new number: the same array (a
+            # view of the elements a row holds, the sum of one number)
             call_row.append(None)
             continue
         if kind != "stack" and made == () and all(s < n_const for s in slots):
@@ -309,7 +317,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     for i in order:
         row = rows[i]
         args = arg_rows[i]
-        row.values = Elements(len(row.slots), lambda j, slots=row.slots: values[slots[j]])
+        row.values = None if values is None else Elements(
+            len(row.slots), lambda j, slots=row.slots: values[slots[j]])
         row.is_output = bool(output_slots.intersection(row.slots)) and (
             len(row.slots) == 1 or row.kind != "input")
         row.names = tuple(dict.fromkeys(n.partition("[")[0] for s in row.slots[:1]
@@ -330,6 +339,11 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
             continue
         row.arg_shapes = tuple(rows[a].shape if isinstance(a, int) else () for a in args)
         row.expr = _call_text(kind, parameter, row.args, row.source)
+
+    forward = [rows[i] for i in order]
+    if records is None:  # the structure alone (gradcli graph without a point)
+        return ArrayTrace(forward, [], [], next((r.id for r in forward if r.is_output), ""),
+                          {r.id: r for r in forward})
 
     # -- the reverse sweep: each rule's edges, per argument element -------------------------
     edges = getattr(records, "raw", records)

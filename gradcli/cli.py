@@ -749,7 +749,8 @@ def _eval_point(graph, request: EvalRequest, result=None):
     from .api import evaluate
     r = request
     forward = r.mode == "forward" or r.direction is not None
-    if r.elements and not getattr(graph, "array_calls", None):
+    from .arraytrace import has_array_values
+    if r.elements and not (hasattr(graph, "array_calls") and has_array_values(graph)):
         raise InputError("--elements expands an array operation of the trace, and this program "
                          "has no array values", hint="--trace shows its scalar rows")
     if r.elements and forward:
@@ -776,7 +777,7 @@ def _eval_point(graph, request: EvalRequest, result=None):
     if r.as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if r.trace else None, report)
-        if r.trace and result.mode != "forward" and result.graph.array_calls:
+        if r.trace and result.mode != "forward" and has_array_values(result.graph):
             from .views.json import array_trace_json
             data["trace"]["arrays"] = array_trace_json(_array_trace(result))
     screen = _emit(lambda screen: _blocks(result, r.digits, r.max_rows, r.trace, report, screen,
@@ -1033,7 +1034,7 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=(
     from .views.tables import check_table, tangent_table, trace_tables
     if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
-    elif trace and result.graph.array_calls:
+    elif trace and _has_arrays(result.graph):
         from .arraytrace import chosen
         from .views.tables import array_trace_tables, elements_tables
         arrays = _array_trace(result)
@@ -1045,6 +1046,11 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=(
     if check is not None:
         items.append(check_table(check, digits, max_rows=max_rows))
     return items
+
+
+def _has_arrays(graph) -> bool:
+    from .arraytrace import has_array_values
+    return has_array_values(graph)
 
 
 def _array_trace(result):
@@ -1434,6 +1440,9 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     graph = compile_at(source, point)
     if at:
         _warn_unread(point, graph)
+    if _has_arrays(graph) and graph.n_outputs == 1:  # a node per array operation
+        picture = _array_picture(graph, point if at else None)
+    elif at:
         values, adjoint, partials = annotations(graph, point)
         picture = build_picture(graph, values, max_nodes, adjoint=adjoint, partials=partials)
     else:
@@ -1465,6 +1474,19 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         screen.write(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits))
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
+
+
+def _array_picture(graph, point):
+    """graph of a program with array values: a node per array operation, with its shape (at a
+    point, float64's values and adjoints, as the scalar graph's)."""
+    from .arraytrace import build_array_trace
+    from .views.picture import array_picture
+    if point is None:
+        return array_picture(build_array_trace(graph, None, None, None))
+    from .api import evaluate
+    result = evaluate(graph, point, float64=True, record=True)
+    adjoint, records = result.sweep
+    return array_picture(build_array_trace(graph, result.values, adjoint, records))
 
 
 @main.command("plot", **EXPRESSION_COMMAND)

@@ -256,3 +256,28 @@ def test_json_has_the_array_rows_in_full(run):
     assert "forward" in data["trace"] and "contributions" in data["trace"]  # the scalar rows too
     scalar = run("eval", "x*y", "--at", "x=2,y=3", "--trace", "--json")
     assert "arrays" not in json.loads(scalar.output)["trace"]
+
+
+# -- the graph: a node per array operation, with its shape ---------------------------------------
+
+def test_graph_draws_a_node_per_array_operation_with_its_shape(run):
+    import json
+    result = run("graph", LOSS, "--at", AT, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert list(nodes) == ["X", "w", "y", "a1", "a2", "a3", "a4", "a5"]
+    assert nodes["a1"]["label"] == "X @ w" and nodes["a1"]["shape"] == [3]
+    ref = reference_loss()
+    assert nodes["a1"]["value"] == pytest.approx([float(v) for v in ref["a1"]], rel=1e-15)
+    assert nodes["w"]["adjoint"] == pytest.approx([float(v) for v in ref["gw"]], rel=1e-15)
+    assert nodes["a5"]["output"] and nodes["a5"]["shape"] == []
+    assert {(e["source"], e["target"]) for e in data["edges"]} == {
+        ("X", "a1"), ("w", "a1"), ("a1", "a2"), ("y", "a2"), ("a2", "a3"), ("a3", "a4"),
+        ("a4", "a5")}
+    text = run("graph", LOSS, "--at", AT, "--layout", "tb")
+    assert text.exit_code == 0 and "shape (3, 2)" in text.output and "v7" not in text.output
+    mermaid = run("graph", LOSS, "--format", "mermaid", "--at", AT)
+    assert "X @ w<br/>shape (3,)" in mermaid.output
+    plain = run("graph", "x*y + sin(x)")  # a scalar program: the scalar nodes, as ever
+    assert "v1" in plain.output and "shape" not in plain.output

@@ -112,13 +112,14 @@ def _matrix_sheet(label: str, shape: tuple, values: list, digits: int, max_rows:
 PREVIEW = 6  # a vector of up to this many elements is shown whole; a longer one, its ends
 
 
-def preview(values, shape: tuple, most: int = PREVIEW) -> str:
+def preview(values, shape: tuple, most: int = PREVIEW, number=None) -> str:
     """An array's numbers: ``[-1.5, -2.5, -3.5]``, a matrix a row a line (``[[1, 2],`` then
     `` [3, 4]]``); a long axis
     shows its first and last numbers and says how many are left out (``… 94 more``). Only the
     numbers shown are read (a proven trace proves each when read). None: ``—`` (no adjoint
-    flows)."""
+    flows). ``number`` writes a number (default: its proven digits, trailing zeros dropped)."""
     from ..engine.rounding import compact
+    compact = number or compact  # the graph's boxes: short numbers
     if values is None:
         return "—"
     if not shape:

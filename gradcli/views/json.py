@@ -360,10 +360,17 @@ def graph_json(picture, source: str, point: dict | None = None) -> dict:
     data: dict = _source(source)
     if point is not None:
         data["inputs"] = {name: _number(value) for name, value in point.items()}
+    from ..engine.arrays import nested
+
+    def number(x, shape):  # an array operation's node: its elements, nested in its shape
+        if shape is None or x is None:
+            return _finite(x)
+        return nested([_finite(v) for v in x], shape)
     data["nodes"] = [{
         "id": node.id, "kind": node.kind, "label": node.label, "names": list(node.names),
         "output": node.is_output,
-        **({"value": _finite(node.value), "adjoint": _finite(node.adjoint)}
+        **({"shape": list(node.shape)} if node.shape is not None else {}),
+        **({"value": number(node.value, node.shape), "adjoint": number(node.adjoint, node.shape)}
            if picture.annotated else {})} for node in picture.nodes]
     data["edges"] = [{
         "source": picture.nodes[edge.source].id, "target": picture.nodes[edge.target].id,
