@@ -233,6 +233,7 @@ def array_trace_tables(trace, max_rows: int) -> list:
     arrays and the adjoints, one row per array operation, each array previewed
     (:func:`gradcli.views.arrays.preview`); ``--elements`` shows their scalar rows."""
     from .arrays import preview
+    from .notation import operation_adjoint
     forward = trace.forward
     named = any(row.names for row in forward)
     marked = any(row.is_output for row in forward)
@@ -268,8 +269,7 @@ def array_trace_tables(trace, max_rows: int) -> list:
                       ("adjoint", "left"), ("sum of the rules of", "left"))
 
     def add_adjoint(a):
-        mark = a.id[0] + "\u0304" + a.id[1:] if a.id[1:].isdigit() else _adjoint_mark(a.id)
-        adjoints.add_row((mark, "cyan"), _shape(a.shape),
+        adjoints.add_row((operation_adjoint(a.id), "cyan"), _shape(a.shape),
                          preview(a.adjoint, a.shape), ", ".join(a.terms))
     keep = [i for i, a in enumerate(trace.adjoints) if a.id in inputs or a.terms == ("seed",)]
     tables.append(_limited(adjoints, trace.adjoints, max_rows, add_adjoint, keep))
