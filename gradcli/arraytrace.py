@@ -98,6 +98,7 @@ class RuleRow:
     contribution: Sequence | None
     shape: tuple
     edges: tuple = ()  # the scalar edges (positions in the sweep's records) it groups
+    parts: tuple = ()  # the rule as parts (see rule_text), for views that write it otherwise
 
 
 @dataclass(slots=True)
@@ -398,11 +399,12 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                     upstream_edges[a] = None
             rules.append(RuleRow(
                 row.id, target.id, f"{row.id} = {row.expr}",
-                _rule_text(row, target, p, graph),
+                rule_text(parts := _rule_parts(row, target, p, graph)),
                 _upstream(row, i, view, upstream_edges, adjoint, total), row.shape,
                 None if contribution is None else Elements(
                     len(contribution), lambda j, es=contribution: total(es[j])),
-                target.shape, tuple(e for es in (contribution or ()) for e in es)))
+                target.shape, tuple(e for es in (contribution or ()) for e in es),
+                tuple(parts)))
 
     adjoints = []
     for i in reversed(order):
@@ -526,13 +528,38 @@ def _upstream(row, i, view, upstream_edges, adjoint, total):
 
 # -- the rules, written out ----------------------------------------------------------------------
 
-def _times(formula: str) -> str:
-    """``ḡ·formula``: the upstream times a local derivative (in parentheses when it has an
-    operator)."""
-    if formula == "1":
-        return f"{BAR}·1"
-    plain = formula.replace("_", "").replace(".", "").replace("[", "").replace("]", "")
-    return f"{BAR}·{formula}" if plain.isalnum() else f"{BAR}·({formula})"
+# A rule is a list of parts, so that each view writes it its way (text: ``Xᵀ ḡ``; LaTeX:
+# ``X^{\top} \bar{g}``): ("g",) the upstream adjoint, ("T",) a transpose, ("dot",) a product,
+# ("name", id) a row's id, ("formula", f) a local derivative in gradcli's syntax, ("text", s).
+G, TRANSPOSED, TIMES = ("g",), ("T",), ("dot",)
+
+
+def _words(s: str) -> tuple:
+    return ("text", s)
+
+
+def rule_text(parts) -> str:
+    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``."""
+    out = []
+    for part in parts:
+        kind = part[0]
+        if kind == "formula":
+            out.append(f"({part[1]})" if bracketed(part[1]) else part[1])
+        else:
+            out.append({"g": BAR, "T": "ᵀ", "dot": "·"}.get(kind) or part[1])
+    return "".join(out)
+
+
+def bracketed(formula: str) -> bool:
+    """Whether a local derivative is written in parentheses after ``ḡ·``: one with an
+    operator (``ḡ·(2*a2)``), not a name or a number (``ḡ·w``, ``ḡ·1``)."""
+    bare = formula.replace("_", "").replace(".", "").replace("[", "").replace("]", "")
+    return not bare.isalnum()
+
+
+def _times(formula: str) -> list:
+    """``ḡ·formula``: the upstream times a local derivative."""
+    return [G, TIMES, ("formula", formula)]
 
 
 def broadcast_axes(own: tuple, shape: tuple) -> list[int]:
@@ -542,19 +569,19 @@ def broadcast_axes(own: tuple, shape: tuple) -> list[int]:
                                 if d == 1 and shape[lead + k] != 1]
 
 
-def _summed(text: str, own: tuple, shape: tuple) -> str:
+def _summed(parts: list, own: tuple, shape: tuple) -> list:
     """autograd's ``unbroadcast``: the rule summed over the axes the operand was stretched
     along, written out."""
     axes = broadcast_axes(own, shape)
     if not axes:
-        return text
+        return parts
     if not own or len(axes) == len(shape):
-        return f"sum of {text}"
+        return [_words("sum of ")] + parts
     which = " and ".join(map(str, axes))
-    return f"sum over axis{'es' if len(axes) > 1 else ''} {which} of {text}"
+    return [_words(f"sum over axis{'es' if len(axes) > 1 else ''} {which} of ")] + parts
 
 
-def _rule_text(row, target, p, graph) -> str:
+def _rule_parts(row, target, p, graph) -> list:
     """The rule of ``row`` by its argument ``p`` (``target``), written out on arrays."""
     kind = row.kind
     if kind in ("elementwise", "scalar"):
@@ -566,25 +593,25 @@ def _rule_text(row, target, p, graph) -> str:
         what, axis = row.parameter
         along = "" if axis is None else f" along axis {axis}"
         if what == "add":
-            return f"{BAR} broadcast{along} to {_shape(target.shape)}"
+            return [G, _words(f" broadcast{along} to {_shape(target.shape)}")]
         if what == "mul":
-            return f"{BAR}·(product of the other elements), broadcast"
-        return (f"{BAR} to the {'largest' if what == 'max' else 'smallest'} element "
-                "(a tie: shared), 0 elsewhere")
+            return [G, TIMES, _words("(product of the other elements), broadcast")]
+        return [G, _words(f" to the {'largest' if what == 'max' else 'smallest'} element "
+                          "(a tie: shared), 0 elsewhere")]
     if kind == "matmul":
         a, b = row.args
         return _matmul_rule(p, a, b, *row.arg_shapes)
     if kind == "take":
         if row.slots == target.slots:
-            return f"{BAR} as {_shape(target.shape)}"
+            return [G, _words(f" as {_shape(target.shape)}")]
         if len(row.slots) == 1:
-            return f"{BAR} at its element, 0 elsewhere"
+            return [G, _words(" at its element, 0 elsewhere")]
         if _is_transpose(row.slots, target.slots, target.shape):
-            return f"{BAR}ᵀ"
-        return f"{BAR} put back where each element was taken (a scatter-add)"
+            return [G, TRANSPOSED]
+        return [G, _words(" put back where each element was taken (a scatter-add)")]
     if kind == "stack":
-        return f"{BAR}[{p}]"
-    return "?"
+        return [G, _words(f"[{p}]")]
+    return [_words("?")]
 
 
 def _shape(shape: tuple) -> str:
@@ -593,16 +620,18 @@ def _shape(shape: tuple) -> str:
     return f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(map(str, shape)) + ")"
 
 
-def _matmul_rule(p: int, a: str, b: str, sa: tuple, sb: tuple) -> str:
+def _matmul_rule(p: int, a: str, b: str, sa: tuple, sb: tuple) -> list:
     """``a @ b``'s rule by ``a`` (p 0) or ``b``: products with the other operand, transposed
     where NumPy's shapes need it (autograd's ``matmul`` rules)."""
+    A, B, space = ("name", a), ("name", b), _words(" ")
     if len(sa) == 1 and len(sb) == 1:  # the inner product
-        return f"{BAR}·{b}" if p == 0 else f"{BAR}·{a}"
+        return [G, TIMES, B] if p == 0 else [G, TIMES, A]
     if len(sa) == 1:  # vector @ matrix: ḡ is a vector of sb[1]
-        return f"{b} {BAR}" if p == 0 else f"outer({a}, {BAR})"
+        return [B, space, G] if p == 0 else [_words("outer("), A, _words(", "), G, _words(")")]
     if len(sb) == 1:  # matrix @ vector: ḡ is a vector of sa[0]
-        return f"outer({BAR}, {b})" if p == 0 else f"{a}ᵀ {BAR}"
-    return f"{BAR} {b}ᵀ" if p == 0 else f"{a}ᵀ {BAR}"
+        return ([_words("outer("), G, _words(", "), B, _words(")")] if p == 0
+                else [A, TRANSPOSED, space, G])
+    return [G, space, B, TRANSPOSED] if p == 0 else [A, TRANSPOSED, space, G]
 
 
 def _is_transpose(slots: tuple, of: tuple, shape: tuple) -> bool:

@@ -771,7 +771,10 @@ def _eval_point(graph, request: EvalRequest, result=None):
     if tex:  # the file first: one that cannot be written is all stdout gets (--json)
         from .views.latex import eval_export
         from .views.screen import write_text
-        write_text(r.export_path, eval_export(result, r.digits, r.trace, report, r.standalone))
+        arrays = (_array_trace(result) if r.trace and not forward and _has_arrays(result.graph)
+                  else None)
+        write_text(r.export_path, eval_export(result, r.digits, r.trace, report, r.standalone,
+                                              arrays))
     saved = None if tex else r.export_path
     data = None
     if r.as_json or (saved and saved.lower().endswith(".json")):

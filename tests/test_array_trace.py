@@ -281,3 +281,22 @@ def test_graph_draws_a_node_per_array_operation_with_its_shape(run):
     assert "X @ w<br/>shape (3,)" in mermaid.output
     plain = run("graph", "x*y + sin(x)")  # a scalar program: the scalar nodes, as ever
     assert "v1" in plain.output and "shape" not in plain.output
+
+
+def test_latex_export_has_the_array_tables(run, tmp_path):
+    import shutil
+    path = tmp_path / "trace.tex"
+    result = run("eval", "mean((X @ w - y)^2) + sum((X + b)^2)", "--at", AT + ",b=[1,2]",
+                 "--trace", "--export", str(path), "--standalone", "--digits", "4")
+    assert result.exit_code == 0, result.output
+    tex = path.read_text(encoding="utf-8")
+    assert "Reverse sweep (rules on arrays)" in tex
+    assert r"X^{\top}\text{ }\bar{g}" in tex
+    gw = reference_loss()["gw"]  # plus nothing: (X + b)^2 does not read w
+    assert f"[{float(gw[0]):.2f},\\ {float(gw[1]):.2f}]" in tex  # 4 digits: -25.00, -32.00
+    assert r"\text{sum over axis 0 of }\bar{g} \cdot 1" in tex
+    assert "v1 = " not in tex and "ḡ" not in tex  # no scalar rows; no character LaTeX lacks
+    if shutil.which("pdflatex"):
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                               path.name], cwd=tmp_path, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]

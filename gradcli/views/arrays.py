@@ -112,6 +112,14 @@ def _matrix_sheet(label: str, shape: tuple, values: list, digits: int, max_rows:
 PREVIEW = 6  # a vector of up to this many elements is shown whole; a longer one, its ends
 
 
+def shown(n: int, most: int) -> tuple[list[int], int]:
+    """The positions a preview shows of an axis of ``n`` (all, or the first ``most`` - 2 and
+    the last) and how many it leaves out, said where they would be (after the first ones)."""
+    if n <= most:
+        return list(range(n)), 0
+    return list(range(most - 2)) + [n - 1], n - (most - 1)
+
+
 def preview(values, shape: tuple, most: int = PREVIEW, number=None) -> str:
     """An array's numbers: ``[-1.5, -2.5, -3.5]``, a matrix a row a line (``[[1, 2],`` then
     `` [3, 4]]``); a long axis
@@ -127,10 +135,7 @@ def preview(values, shape: tuple, most: int = PREVIEW, number=None) -> str:
 
     def line(start: int, n: int, step: int, what: str, inner, most: int = most,
              between: str = ", ") -> str:
-        if n <= most:
-            picks, hidden = list(range(n)), 0
-        else:
-            picks, hidden = list(range(most - 2)) + [n - 1], n - (most - 1)
+        picks, hidden = shown(n, most)
         parts = [inner(start + i * step) for i in picks]
         if hidden:
             parts.insert(most - 2, f"… {hidden:,} more{what}")
