@@ -376,8 +376,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
             if grads is None and i not in upstream_edges:
                 continue  # nothing reads it: no adjoint flows
         for p, a in enumerate(args):
-            if not isinstance(a, int) or rows[a].kind == "constant":
-                continue
+            if not isinstance(a, int) or all(s < n_const for s in rows[a].slots):
+                continue  # a constant (a literal of constants too): no adjoint flows to it
             target = rows[a]
             if view:
                 contribution = _view_edges(row, target, p, args, upstream_edges.get(i))

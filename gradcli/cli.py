@@ -749,8 +749,7 @@ def _eval_point(graph, request: EvalRequest, result=None):
     from .api import evaluate
     r = request
     forward = r.mode == "forward" or r.direction is not None
-    from .arraytrace import has_array_values
-    if r.elements and not (hasattr(graph, "array_calls") and has_array_values(graph)):
+    if r.elements and not (hasattr(graph, "array_calls") and _has_arrays(graph)):
         raise InputError("--elements expands an array operation of the trace, and this program "
                          "has no array values", hint="--trace shows its scalar rows")
     if r.elements and forward:
@@ -780,7 +779,7 @@ def _eval_point(graph, request: EvalRequest, result=None):
     if r.as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if r.trace else None, report)
-        if r.trace and result.mode != "forward" and has_array_values(result.graph):
+        if r.trace and result.mode != "forward" and _has_arrays(result.graph):
             from .views.json import array_trace_json
             data["trace"]["arrays"] = array_trace_json(_array_trace(result))
     screen = _emit(lambda screen: _blocks(result, r.digits, r.max_rows, r.trace, report, screen,
@@ -1052,6 +1051,8 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=(
 
 
 def _has_arrays(graph) -> bool:
+    """Whether the program computes with arrays: its trace, graph and export are by array
+    operation (gradcli.arraytrace)."""
     from .arraytrace import has_array_values
     return has_array_values(graph)
 

@@ -300,3 +300,12 @@ def test_latex_export_has_the_array_tables(run, tmp_path):
         done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
                                path.name], cwd=tmp_path, capture_output=True, timeout=120)
         assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_no_rule_flows_into_a_constant_array():
+    t = trace_of("sum(ones(2, 2) @ w) + len(w)", w=[1.0, -2.0])
+    constants = {r.id for r in t.forward if r.kind in ("stack", "constant")}  # ones(2, 2)
+    assert constants and not [r for r in t.rules if r.target in constants]
+    (into_w,) = [r for r in t.rules if r.target == "w"]
+    assert into_w.rule.endswith("ᵀ ḡ")
+    proven_close(into_w.contribution, [2, 2])  # column sums of ones(2, 2)
