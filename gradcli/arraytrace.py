@@ -6,14 +6,14 @@ array_calls`, and what it was called on, :attr:`~gradcli.engine.graph.Graph.arra
 :func:`build_array_trace` groups the scalar trace's nodes by those calls: a row per input, per
 call and per scalar node made outside any call (``mean``'s ``/ 3``), each with its shape and
 its elements' values; then a rule row per operation and argument, autograd's vector-Jacobian
-rule acting on arrays (``Xᵀ ḡ``; for a broadcast operand, the sum over the broadcast axes), with
-its upstream adjoint ḡ and its contribution as arrays.
+rule acting on arrays (``Xᵀ ḡ``; for a broadcast operand, the sum over the broadcast axes), with
+its upstream adjoint ḡ and its contribution as arrays.
 
 Every number is one the scalar trace proves: a value or an adjoint is a slot's; a contribution
 element is the sum of the scalar edges from the operation's nodes into that element, proven as
 one sum of balls (:meth:`gradcli.engine.traceproof.Contributions.total`). ``take`` and ``stack``
 (indexing, transpose, literals) make no node: their rows are views of their argument's elements,
-and their ḡ is what their users' rules give them.
+and their ḡ is what their users' rules give them.
 
 >>> from gradcli import api
 >>> result = api.evaluate(api.compile("sum(w^2)", {"w": (2,)}), {"w[0]": 1, "w[1]": 2},
@@ -22,7 +22,7 @@ and their ḡ is what their users' rules give them.
 >>> [(row.id, row.expr, row.shape) for row in t.forward]
 [('w', 'input', (2,)), ('a1', 'w ^ 2', (2,)), ('a2', 'sum(a1)', ())]
 >>> [(rule.target, rule.rule) for rule in t.rules]
-[('a1', 'ḡ broadcast to (2,)'), ('w', 'ḡ·(2*w)')]
+[('a1', 'ḡ broadcast to (2,)'), ('w', 'ḡ·(2*w)')]
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from .engine.arrays import element_names
 from .engine.graph import Graph, spell
 from .engine.primitives import TABLE
 
-BAR = "ḡ"  # the upstream adjoint of an array operation, as autograd's ``g``
+BAR = "g\u0304"  # ḡ, the upstream adjoint of an array operation (autograd's ``g``), with the
+# combining macron the tables' v̄5 has (ASCII output: bar(g))
 REDUCED = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
 
 
@@ -85,7 +86,7 @@ class ArrayRow:
 @dataclass(slots=True)
 class RuleRow:
     """One local rule acting on arrays: operation ``source`` (``equation``: ``a1 = X @ w``) to
-    its argument ``target``; ``upstream`` is ḡ (of the operation's shape), ``contribution`` of
+    its argument ``target``; ``upstream`` is ḡ (of the operation's shape), ``contribution`` of
     the argument's shape, None where it cannot be told apart by element (an argument whose
     elements repeat: ``--elements`` shows the scalar edges)."""
 
@@ -360,7 +361,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
         if r is not None:
             from_row.setdefault(r, []).append(e)
 
-    # ḡ of each row, element by element: a slot's adjoint (a node's or an input's: every use
+    # ḡ of each row, element by element: a slot's adjoint (a node's or an input's: every use
     # of its elements goes through it), or for a view, the edges its users' rules give it
     upstream_edges: dict[int, list[list[int]] | None] = {}
     rules: list[RuleRow] = []
@@ -498,7 +499,7 @@ def _rule_edges(row, target, p, args, mine, sources, targets, which):
 
 
 def _view_edges(row, target, p, args, grads):
-    """A view's contribution to its argument: its ḡ put back where each element came from
+    """A view's contribution to its argument: its ḡ put back where each element came from
     (take: a scatter-add; stack: item ``p``'s part)."""
     if grads is None:
         return None
@@ -528,7 +529,7 @@ def _upstream(row, i, view, upstream_edges, adjoint, total):
 
 # -- the rules, written out ----------------------------------------------------------------------
 
-# A rule is a list of parts, so that each view writes it its way (text: ``Xᵀ ḡ``; LaTeX:
+# A rule is a list of parts, so that each view writes it its way (text: ``Xᵀ ḡ``; LaTeX:
 # ``X^{\top} \bar{g}``): ("g",) the upstream adjoint, ("T",) a transpose, ("dot",) a product,
 # ("name", id) a row's id, ("formula", f) a local derivative in gradcli's syntax, ("text", s).
 G, TRANSPOSED, TIMES = ("g",), ("T",), ("dot",)
@@ -539,7 +540,7 @@ def _words(s: str) -> tuple:
 
 
 def rule_text(parts) -> str:
-    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``."""
+    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``."""
     out = []
     for part in parts:
         kind = part[0]
@@ -551,14 +552,14 @@ def rule_text(parts) -> str:
 
 
 def bracketed(formula: str) -> bool:
-    """Whether a local derivative is written in parentheses after ``ḡ·``: one with an
-    operator (``ḡ·(2*a2)``), not a name or a number (``ḡ·w``, ``ḡ·1``)."""
+    """Whether a local derivative is written in parentheses after ``ḡ·``: one with an
+    operator (``ḡ·(2*a2)``), not a name or a number (``ḡ·w``, ``ḡ·1``)."""
     bare = formula.replace("_", "").replace(".", "").replace("[", "").replace("]", "")
     return not bare.isalnum()
 
 
 def _times(formula: str) -> list:
-    """``ḡ·formula``: the upstream times a local derivative."""
+    """``ḡ·formula``: the upstream times a local derivative."""
     return [G, TIMES, ("formula", formula)]
 
 
@@ -626,9 +627,9 @@ def _matmul_rule(p: int, a: str, b: str, sa: tuple, sb: tuple) -> list:
     A, B, space = ("name", a), ("name", b), _words(" ")
     if len(sa) == 1 and len(sb) == 1:  # the inner product
         return [G, TIMES, B] if p == 0 else [G, TIMES, A]
-    if len(sa) == 1:  # vector @ matrix: ḡ is a vector of sb[1]
+    if len(sa) == 1:  # vector @ matrix: ḡ is a vector of sb[1]
         return [B, space, G] if p == 0 else [_words("outer("), A, _words(", "), G, _words(")")]
-    if len(sb) == 1:  # matrix @ vector: ḡ is a vector of sa[0]
+    if len(sb) == 1:  # matrix @ vector: ḡ is a vector of sa[0]
         return ([_words("outer("), G, _words(", "), B, _words(")")] if p == 0
                 else [A, TRANSPOSED, space, G])
     return [G, space, B, TRANSPOSED] if p == 0 else [A, TRANSPOSED, space, G]

@@ -674,9 +674,10 @@ EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
     ("--seed", _ONE, _DETAILS, None),
     ("--mode", _ONE, _DETAILS, None),
     ("--direction", _ONE, _DETAILS, None),
-    ("--trace", _ONE, _DETAILS, None),
+    # before --trace, which it implies: the message names the option given
     ("--elements", ("point",), "{flag} expands an array operation of the trace of one output",
      "pick one output with --of"),
+    ("--trace", _ONE, _DETAILS, None),
     ("--export", _ONE, _DETAILS, None),
     ("--standalone", _ONE, _DETAILS, None),
     ("--check", _ONE, _DETAILS, None),

@@ -150,7 +150,7 @@ class Walk:
         if step.sweep == "reverse" and self.arrays is not None:  # a rule acting on arrays
             c = self.trace.contributions[step.index]
             return self.fix(f"{adjoint(c.target)} += {c.local} = {c.contribution} "
-                            f"(ḡ = {adjoint(c.source)} = {c.upstream})")
+                            f"(ḡ = {adjoint(c.source)} = {c.upstream})")
         if step.sweep == "reverse":
             c = self.trace.contributions[step.index]
             return self.fix(f"{adjoint(c.target)} += {adjoint(c.source)} · ∂{c.source}/∂"

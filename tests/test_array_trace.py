@@ -70,7 +70,7 @@ def reference_loss():
         a4 = sum(a3)
         a5 = a4 / 3
         g4 = mpmath.mpf(1) / 3
-        g2 = [2 * v * g4 for v in a2]  # ḡ of a2 = ḡ of a3 · 2 a2
+        g2 = [2 * v * g4 for v in a2]  # ḡ of a2 = ḡ of a3 · 2 a2
         gX = [[g2[i] * W[j] for j in range(2)] for i in range(3)]
         gw = [sum(X[i][j] * g2[i] for i in range(3)) for j in range(2)]
         return dict(a1=list(a1), a2=list(a2), a3=a3, a4=a4, a5=a5, g4=g4, g2=g2, gX=gX, gw=gw,
@@ -96,11 +96,11 @@ def test_the_rules_act_on_arrays_and_their_contributions_are_proven():
     t = trace_of(LOSS, X=X, w=W, y=Y)
     ref = reference_loss()
     rules = {(r.source, r.target): r for r in t.rules}
-    assert rules["a1", "w"].rule == "Xᵀ ḡ"
-    assert rules["a1", "X"].rule == "outer(ḡ, w)"
-    assert rules["a4", "a3"].rule == "ḡ broadcast to (3,)"
-    assert rules["a3", "a2"].rule == "ḡ·(2*a2)"
-    assert rules["a2", "y"].rule == "ḡ·(-1)"
+    assert rules["a1", "w"].rule == "Xᵀ ḡ"
+    assert rules["a1", "X"].rule == "outer(ḡ, w)"
+    assert rules["a4", "a3"].rule == "ḡ broadcast to (3,)"
+    assert rules["a3", "a2"].rule == "ḡ·(2*a2)"
+    assert rules["a2", "y"].rule == "ḡ·(-1)"
     proven_close(rules["a1", "w"].upstream, ref["g2"])
     proven_close(rules["a1", "w"].contribution, ref["gw"])
     proven_close(rules["a1", "X"].contribution, ref["gX"])
@@ -120,15 +120,15 @@ def test_a_broadcast_operand_sums_its_rule_over_the_broadcast_axes():
     t = trace_of("sum((X + b)^2) * c", X=X, b=b.tolist(), c=3.0)
     rules = {(r.source, r.target): r for r in t.rules}
     (add,) = [r for r in t.rules if r.target == "b"]
-    assert add.rule == "sum over axis 0 of ḡ·1"
+    assert add.rule == "sum over axis 0 of ḡ·1"
     proven_close(add.contribution, 3 * 2 * (Xa + b).sum(axis=0))
     (scale,) = [r for r in t.rules if r.target == "c"]
-    assert scale.rule.startswith("ḡ·")  # a scalar times a scalar: no sum
+    assert scale.rule.startswith("ḡ·")  # a scalar times a scalar: no sum
     (into_c,) = [r for k, r in rules.items() if k[1] == "c"]
     proven_close(into_c.contribution, [((Xa + b) ** 2).sum()])
     t = trace_of("sum(w * c)", w=[1.0, 2.0, 4.0], c=0.5)
     (into_c,) = [r for r in t.rules if r.target == "c"]
-    assert into_c.rule == "sum of ḡ·w"
+    assert into_c.rule == "sum of ḡ·w"
     proven_close(into_c.contribution, [7.0])
 
 
@@ -148,25 +148,25 @@ def test_softmax_along_an_axis_keeps_the_axis_and_sums_over_it():
 
 
 def test_a_view_gets_only_its_own_users_adjoint():
-    """x[0] + sum(x): the view x[0] is read once (ḡ 1); x's adjoint counts both paths."""
+    """x[0] + sum(x): the view x[0] is read once (ḡ 1); x's adjoint counts both paths."""
     t = trace_of("x[0] * 3 + sum(x)", x=[1.0, 2.0])
     take = next(r for r in t.forward if r.expr == "x[0]")
     (rule,) = [r for r in t.rules if r.source == take.id]
     proven_close(rule.upstream, [3])
     proven_close(rule.contribution, [3, 0])
-    assert rule.rule == "ḡ at its element, 0 elsewhere"
+    assert rule.rule == "ḡ at its element, 0 elsewhere"
     (x,) = [a for a in t.adjoints if a.id == "x"]
     proven_close(x.adjoint, [4, 1])
     t = trace_of("sum(X' @ v)", X=X, v=[1.0, -1.0, 2.0])
     (transpose,) = [r for r in t.rules if r.target == "X"]
-    assert transpose.rule == "ḡᵀ"
+    assert transpose.rule == "ḡᵀ"
     proven_close(transpose.contribution, [[1, 1], [-1, -1], [2, 2]])
 
 
 def test_the_same_array_on_both_sides():
     t = trace_of("sum(x * x)", x=[1.0, -3.0])
     into = [r for r in t.rules if r.target == "x"]
-    assert [r.rule for r in into] == ["ḡ·x", "ḡ·x"]
+    assert [r.rule for r in into] == ["ḡ·x", "ḡ·x"]
     for r in into:
         proven_close(r.contribution, [1, -3])
 
@@ -179,7 +179,7 @@ def test_eval_trace_prints_the_array_tables(run):
     out = result.output
     assert "Forward evaluation trace (array operations)" in out
     assert "Reverse sweep (rules on arrays)" in out
-    row = next(line for line in out.splitlines() if "a1 = X @ w" in line and "Xᵀ ḡ" in line)
+    row = next(line for line in out.splitlines() if "a1 = X @ w" in line and "Xᵀ ḡ" in line)
     with mpmath.workdps(30):
         gw = reference_loss()["gw"]
     assert f"[{mpmath.nstr(gw[0], 13)}, {mpmath.nstr(gw[1], 13)}]".replace(".0,", ",") \
@@ -229,7 +229,7 @@ def test_installed_console_script(gradcli_script, tmp_path):
     out = subprocess.run([gradcli_script, "eval", LOSS, "--at", AT, "--trace", "--width", "200"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "Xᵀ ḡ" in out.stdout and "(3, 2)" in out.stdout
+    assert "Xᵀ ḡ" in out.stdout and "(3, 2)" in out.stdout
     out = subprocess.run([gradcli_script, "eval", LOSS, "--at", AT, "--elements", "a7"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.returncode == 2 and "did you mean" in out.stderr
@@ -248,7 +248,7 @@ def test_json_has_the_array_rows_in_full(run):
     assert rows["a1"]["value"] == pytest.approx([float(v) for v in ref["a1"]], rel=1e-15)
     assert rows["a5"]["output"] is True
     (into_w,) = [r for r in arrays["rules"] if r["to"] == "w"]
-    assert into_w["rule"] == "Xᵀ ḡ"
+    assert into_w["rule"] == "Xᵀ ḡ"
     assert into_w["contribution"] == pytest.approx([float(v) for v in ref["gw"]], rel=1e-15)
     (into_X,) = [r for r in arrays["rules"] if r["to"] == "X"]
     assert np.shape(into_X["contribution"]) == (3, 2)
@@ -295,7 +295,7 @@ def test_latex_export_has_the_array_tables(run, tmp_path):
     gw = reference_loss()["gw"]  # plus nothing: (X + b)^2 does not read w
     assert f"[{float(gw[0]):.2f},\\ {float(gw[1]):.2f}]" in tex  # 4 digits: -25.00, -32.00
     assert r"\text{sum over axis 0 of }\bar{g} \cdot 1" in tex
-    assert "v1 = " not in tex and "ḡ" not in tex  # no scalar rows; no character LaTeX lacks
+    assert "v1 = " not in tex and "ḡ" not in tex  # no scalar rows; no character LaTeX lacks
     if shutil.which("pdflatex"):
         done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
                                path.name], cwd=tmp_path, capture_output=True, timeout=120)
@@ -307,5 +307,5 @@ def test_no_rule_flows_into_a_constant_array():
     constants = {r.id for r in t.forward if r.kind in ("stack", "constant")}  # ones(2, 2)
     assert constants and not [r for r in t.rules if r.target in constants]
     (into_w,) = [r for r in t.rules if r.target == "w"]
-    assert into_w.rule.endswith("ᵀ ḡ")
+    assert into_w.rule.endswith("ᵀ ḡ")
     proven_close(into_w.contribution, [2, 2])  # column sums of ones(2, 2)

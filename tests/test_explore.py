@@ -334,11 +334,11 @@ def test_arrays_step_by_array_operation_and_rule():
     assert w.sentence() == "a1 = X @ w = [-1.5, -2.5, -3.5]"  # X @ w by hand: 1*.5-2, ...
     assert lit(w.picture_lines()[0]) == {"a1": "reverse bold"}
     w.end()
-    w.end()  # the last rule: into w, Xᵀ ḡ with ḡ = 2(Xw - y)/3
+    w.end()  # the last rule: into w, Xᵀ ḡ with ḡ = 2(Xw - y)/3
     with mpmath.workdps(30):
         g = [2 * (mpmath.mpf(a) - b) / 3 for a, b in ((-1.5, 1), (-2.5, 0), (-3.5, 2))]
         gw = [sum(x * gi for x, gi in zip(col, g)) for col in ((1, 3, 5), (2, 4, 6))]
-    assert w.sentence().startswith(f"w̄ += Xᵀ ḡ = [{g12(gw[0])}, {g12(gw[1])}]")
+    assert w.sentence().startswith(f"w̄ += Xᵀ ḡ = [{g12(gw[0])}, {g12(gw[1])}]")
     assert w.adjoints_so_far()["w"] == f"[{g12(gw[0])}, {g12(gw[1])}]"
     assert lit(w.picture_lines()[0]) == {"a1": LIT_FROM, "w": LIT_TO}
     w.set_mode("forward")  # no tangent sweeps of arrays: the walk stays in reverse mode
@@ -362,7 +362,7 @@ def test_the_app_steps_through_an_array_program():
         assert forward.get_row_at(3)[1:] == ["a1 = X @ w", "[-1.5, -2.5, -3.5]"]
         await pilot.press("end", "right")  # the first rule: a5 = a4 / 3 into a4
         assert sweep.get_row_at(0)[:2] == ["a5 = a4 / 3", "a\u03044"]
-        assert sweep.get_row_at(0)[3] == "ḡ·(1/3)"
+        assert sweep.get_row_at(0)[3] == "ḡ·(1/3)"
         await pilot.press("q")
     app = drive(ARRAYS, at, checks, size=(120, 30))
     assert app.return_code == 0

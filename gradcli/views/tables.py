@@ -229,9 +229,11 @@ def trace_tables(trace, digits: int, max_rows: int) -> list:
 
 
 def array_trace_tables(trace, max_rows: int) -> list:
-    """A program with array values (:mod:`gradcli.arraytrace`): the forward trace, the rules on
-    arrays and the adjoints, one row per array operation, each array previewed
-    (:func:`gradcli.views.arrays.preview`); ``--elements`` shows their scalar rows."""
+    """A program with array values (:mod:`gradcli.arraytrace`): the forward trace and the rules
+    on arrays, one row per array operation, each array previewed (:func:`gradcli.views.arrays.
+    preview`); the adjoints too where one sums several rules (an array read twice: else each
+    adjoint is already the ḡ of its rules, an input's the gradient). ``--elements`` shows the
+    scalar rows."""
     from .arrays import preview
     from .notation import operation_adjoint
     forward = trace.forward
@@ -253,7 +255,7 @@ def array_trace_tables(trace, max_rows: int) -> list:
     tables = [_limited(table, forward, max_rows, add, keep)]
 
     rules = _table("Reverse sweep (rules on arrays)", ("from", "left"), ("to", "left"),
-                   ("upstream adjoint ḡ", "left"), ("local rule", "left", "formula"),
+                   ("upstream adjoint ḡ", "left"), ("local rule", "left", "formula"),
                    ("contribution", "left"))
 
     def add_rule(rule):
@@ -272,7 +274,8 @@ def array_trace_tables(trace, max_rows: int) -> list:
         adjoints.add_row((operation_adjoint(a.id), "cyan"), _shape(a.shape),
                          preview(a.adjoint, a.shape), ", ".join(a.terms))
     keep = [i for i, a in enumerate(trace.adjoints) if a.id in inputs or a.terms == ("seed",)]
-    tables.append(_limited(adjoints, trace.adjoints, max_rows, add_adjoint, keep))
+    if any(len(a.terms) > 1 for a in trace.adjoints):  # else each is a ḡ column's already
+        tables.append(_limited(adjoints, trace.adjoints, max_rows, add_adjoint, keep))
     return tables
 
 
