@@ -223,6 +223,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     # -- the rows: inputs, the calls, the scalar nodes made outside any call ----------------
     rows: list[ArrayRow] = []
     keyed: dict[tuple, int] = {}  # the slots of an array value -> its row
+    operands: dict[int, list] = {}  # a row -> its arguments, each (slots, shape)
 
     def add(row: ArrayRow) -> int:
         rows.append(row)
@@ -253,8 +254,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     order_key: list[tuple] = [(0, i) for i in range(len(rows))]
     for s in outside:
         k = s - base
-        add(ArrayRow("", "scalar", "", _span_text(source, graph.spans[k]), (), (s,),
-                     args=tuple(graph.args(k)), members=(s,)))
+        operands[add(ArrayRow("", "scalar", "", _span_text(source, graph.spans[k]), (), (s,),
+                              members=(s,)))] = [((a,), ()) for a in graph.args(k)]
         order_key.append((graph.depth[k], s))
     call_row: list[int | None] = []
     for kind, shape, slots, span, parameter, args, made, shapes in calls:
@@ -268,8 +269,8 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
             kind_shown = kind
         row = ArrayRow("", kind_shown, "", _span_text(source, span), shape, slots,
                        members=made, parameter=parameter)
-        row.args = (kind, parameter, tuple(zip(map(tuple, args), shapes)))
         call_row.append(add(row))
+        operands[call_row[-1]] = list(zip(map(tuple, args), shapes))
         depth = max((graph.depth[s - base] if s >= base else 0 for s in slots), default=0)
         order_key.append((depth, base + len(call_row)))
 
@@ -281,14 +282,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
         if len(slots) == 1 and slots[0] < n_const:
             return node_id(slots[0])  # a constant, as the tables write it
         return None
-    arg_rows: list[list] = []
-    for row in rows:
-        if row.kind == "input":
-            arg_rows.append([])
-        elif row.kind == "scalar":
-            arg_rows.append([argument((a,), ()) for a in row.args])
-        else:
-            arg_rows.append([argument(*a) for a in row.args[2]])
+    arg_rows = [[argument(*a) for a in operands.get(i, ())] for i in range(len(rows))]
     users: list[list[int]] = [[] for _ in rows]
     needs = [0] * len(rows)
     for i, args in enumerate(arg_rows):
@@ -333,7 +327,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
             row.args = tuple(name(a) for a in args)
             row.arg_shapes = tuple(() for a in args)
             continue
-        kind, parameter, _ = row.args
+        kind, parameter = row.kind, row.parameter
         row.args = tuple(name(a) for a in args)
         if kind == "take" and isinstance(args[0], int) and rows[args[0]].slots == row.slots:
             row.expr = f"{row.args[0]} as {_shape(row.shape)}"  # NumPy's keepdims, a reshape
