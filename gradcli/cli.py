@@ -464,6 +464,10 @@ def _screen(width, ascii_):
 @click.option("--trace", is_flag=True,
               help="Also print the forward trace, the reverse-sweep contributions and the "
                    "adjoints (a sweep per output).")
+@click.option("--elements", multiple=True, metavar="NODE",
+              help="With array values: also show the scalar rows of the trace's array "
+                   "operation NODE (a1, an input's name; repeatable), or of all of them "
+                   "(--elements all, for small arrays). Implies --trace.")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
               help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
@@ -552,6 +556,7 @@ def eval_command(**options):
                                                 "-f FILE, and pipe the points to --points -")
     request.source = _read_source(request.expression, request.file)
     request.at = _merged(request.at)
+    request.trace = request.trace or bool(request.elements)  # --elements shows a trace
     if request.batch:
         graph = select_outputs(compile_at(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
@@ -605,6 +610,7 @@ class EvalRequest:
     float64: bool
     as_json: bool
     trace: bool
+    elements: tuple
     max_rows: int
     export_path: str | None
     standalone: bool
@@ -642,6 +648,7 @@ class EvalRequest:
         facts = {
             "--seed": cotangent or seed != 1.0, "--mode": mode is not None,
             "--direction": self.direction is not None, "--trace": self.trace,
+            "--elements": bool(self.elements),
             "--export": bool(export_path), "--standalone": self.standalone,
             "--check": self.check_, "--expect": bool(self.expect),
             "--max-rows": "max_rows" in self.given, "--with-digits": self.with_digits,
@@ -673,6 +680,9 @@ EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
     ("--seed", _ONE, _DETAILS, None),
     ("--mode", _ONE, _DETAILS, None),
     ("--direction", _ONE, _DETAILS, None),
+    # before --trace, which it implies: the message names the option given
+    ("--elements", ("point",), "{flag} expands an array operation of the trace of one output",
+     "pick one output with --of"),
     ("--trace", _ONE, _DETAILS, None),
     ("--export", _ONE, _DETAILS, None),
     ("--standalone", _ONE, _DETAILS, None),
@@ -757,6 +767,12 @@ def _eval_point(graph, request: EvalRequest, result=None):
     from .api import evaluate
     r = request
     forward = r.mode == "forward" or r.direction is not None
+    if r.elements and not (hasattr(graph, "array_calls") and _has_arrays(graph)):
+        raise InputError("--elements expands an array operation of the trace, and this program "
+                         "has no array values", hint="--trace shows its scalar rows")
+    if r.elements and forward:
+        raise InputError("--elements expands an array operation of the reverse trace",
+                         hint="drop --direction and --mode forward")
     try:
         if result is None:
             result = evaluate(graph, r.at, wrt=r.wrt, seed=r.seed, digits=r.digits,
@@ -772,13 +788,20 @@ def _eval_point(graph, request: EvalRequest, result=None):
     if tex:  # the file first: one that cannot be written is all stdout gets (--json)
         from .views.latex import eval_export
         from .views.screen import write_text
-        write_text(r.export_path, eval_export(result, r.digits, r.trace, report, r.standalone))
+        arrays = (_array_trace(result) if r.trace and not forward and _has_arrays(result.graph)
+                  else None)
+        write_text(r.export_path, eval_export(result, r.digits, r.trace, report, r.standalone,
+                                              arrays))
     saved = None if tex else r.export_path
     data = None
     if r.as_json or (saved and saved.lower().endswith(".json")):
         from .views.json import eval_json
         data = eval_json(result, result.trace if r.trace else None, report)
-    screen = _emit(lambda screen: _blocks(result, r.digits, r.max_rows, r.trace, report, screen),
+        if r.trace and result.mode != "forward" and _has_arrays(result.graph):
+            from .views.json import array_trace_json
+            data["trace"]["arrays"] = array_trace_json(_array_trace(result))
+    screen = _emit(lambda screen: _blocks(result, r.digits, r.max_rows, r.trace, report, screen,
+                                          r.elements),
                    data, r.as_json, saved, r.width, r.ascii_)
     if not r.as_json:
         from .views.text import precision_notes
@@ -1042,9 +1065,10 @@ def _check_export_suffix(path: str, as_json: bool) -> None:
                          hint="use --export FILE.json, or drop --json to save the tables")
 
 
-def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
+def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=()) -> list:
     """What eval shows: the result (an array input's gradient in its shape), (with --trace)
-    the trace tables, (with --check) the check."""
+    the trace tables (a program with array values: by array operation, and with --elements
+    the scalar rows of those named), (with --check) the check."""
     if result.graph.arrays and not (result.mode == "forward" and result.directional is not None):
         from .views.arrays import gradient_blocks
         items: list = gradient_blocks(output_name(result.graph), result.value, result.gradient,
@@ -1060,11 +1084,33 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
     from .views.tables import check_table, tangent_table, trace_tables
     if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
+    elif trace and _has_arrays(result.graph):
+        from .arraytrace import chosen
+        from .views.tables import array_trace_tables, elements_tables
+        arrays = _array_trace(result)
+        items += array_trace_tables(arrays, max_rows)
+        items += elements_tables(arrays, arrays.scalar, chosen(arrays, elements), digits,
+                                 max_rows)
     elif trace:
         items += trace_tables(result.trace, digits, max_rows)
     if check is not None:
         items.append(check_table(check, digits, max_rows=max_rows))
     return items
+
+
+def _has_arrays(graph) -> bool:
+    """Whether the program computes with arrays: its trace, graph and export are by array
+    operation (gradcli.arraytrace)."""
+    from .arraytrace import has_array_values
+    return has_array_values(graph)
+
+
+def _array_trace(result):
+    """The trace of a program with array values, by array operation (gradcli.arraytrace)."""
+    from .arraytrace import build_array_trace
+    adjoint, records = result.sweep
+    return build_array_trace(result.graph, result.trace_values, adjoint, records,
+                             scalar=result.trace)
 
 
 @main.command("hessian", **EXPRESSION_COMMAND)
@@ -1509,6 +1555,9 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     graph = compile_at(source, point)
     if at:
         _warn_unread(point, graph)
+    if _has_arrays(graph) and graph.n_outputs == 1:  # a node per array operation
+        picture = _array_picture(graph, point if at else None)
+    elif at:
         values, adjoint, partials = annotations(graph, point)
         picture = build_picture(graph, values, max_nodes, adjoint=adjoint, partials=partials)
     else:
@@ -1540,6 +1589,19 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         screen.write(to_dot(picture, digits) if fmt == "dot" else to_mermaid(picture, digits))
     if note:  # stdout holds DOT or Mermaid (or nothing): the note goes to stderr
         _warn(note)
+
+
+def _array_picture(graph, point):
+    """graph of a program with array values: a node per array operation, with its shape (at a
+    point, float64's values and adjoints, as the scalar graph's)."""
+    from .arraytrace import build_array_trace
+    from .views.picture import array_picture
+    if point is None:
+        return array_picture(build_array_trace(graph, None, None, None))
+    from .api import evaluate
+    result = evaluate(graph, point, float64=True, record=True)
+    adjoint, records = result.sweep
+    return array_picture(build_array_trace(graph, result.values, adjoint, records))
 
 
 @main.command("plot", **EXPRESSION_COMMAND)

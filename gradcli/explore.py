@@ -38,6 +38,8 @@ def short(x: float | None) -> str:
     (``—`` where the output does not depend on the node)."""
     if x is None:
         return "—"
+    if isinstance(x, str):  # an array, previewed already
+        return x
     return f"{x:.12g}" if abs(x) < 1e15 else f"{x:.6e}"
 
 
@@ -51,13 +53,22 @@ class Walk:
     """The sweeps of ``source`` at ``at`` as steps, in ``mode`` "reverse" or "forward"."""
 
     def __init__(self, source: str, at: dict, mode: str = "reverse", ascii: bool = False):
-        from .api import compile, evaluate
+        from .api import compile_at, evaluate
+        from .arraytrace import has_array_values
         self.source, self.at, self.ascii = source, dict(at), ascii
-        graph = compile(source)
+        graph = compile_at(source, at)
         if graph.n_outputs > 1:
             raise InputError(f"explore steps through one output; the program has "
                              f"{graph.n_outputs} ({', '.join(graph.output_names)})",
                              hint="keep one bare expression, or assign the others to names")
+        self.graph, self.arrays = graph, None
+        if has_array_values(graph):  # a step per array operation, and per rule on arrays
+            self.result = evaluate(graph, at, float64=True, record=True)
+            self.arrays = _ArraySteps(graph, self.result)
+            self.trace, self.tangents = self.arrays, None
+            self.position, self.mode = 0, "reverse"
+            self.set_mode(mode)
+            return
         size = graph.n_slots - graph.n_const
         if size > MAX_NODES or not size:
             raise InputError(f"explore steps through 1 to {MAX_NODES} inputs and operations; "
@@ -125,14 +136,21 @@ class Walk:
 
     def sentence(self) -> str:
         """The step in one line, numbers substituted."""
-        from .views.notation import adjoint, tangent
+        from .views.notation import tangent
+        adjoint = self.bar
         step = self.current
         if step.sweep == "forward":
             row = self.trace.forward[step.index]
+            if self.arrays is not None and row.op != "input":
+                return self.fix(f"{row.id} = {_dotted(row.expr)} = {row.value}")
             if row.op == "input":
                 return self.fix(f"{row.id} = {short(row.value)} (input)")
             return self.fix(f"{row.id} = {_dotted(row.expr)} = {_dotted(row.step)} = "
                              f"{short(row.value)}")
+        if step.sweep == "reverse" and self.arrays is not None:  # a rule acting on arrays
+            c = self.trace.contributions[step.index]
+            return self.fix(f"{adjoint(c.target)} += {c.local} = {c.contribution} "
+                            f"(ḡ = {adjoint(c.source)} = {c.upstream})")
         if step.sweep == "reverse":
             c = self.trace.contributions[step.index]
             return self.fix(f"{adjoint(c.target)} += {adjoint(c.source)} · ∂{c.source}/∂"
@@ -146,6 +164,12 @@ class Walk:
                              f"{tangent(name)} = 1)")
         from .views.tables import _tangent_rule
         return self.fix(_tangent_rule(r, DIGITS) + f" = {short(r.tangents[k])}")
+
+    def bar(self, node_id: str) -> str:
+        """A node's adjoint as the tables write it: ``v̄5``, ``x̄``; an array operation's
+        ``ā3``."""
+        from .views.notation import adjoint, operation_adjoint
+        return (adjoint if self.arrays is None else operation_adjoint)(node_id)
 
     def title(self) -> str:
         step = self.current
@@ -177,6 +201,8 @@ class Walk:
         step = self.current
         if step.sweep != "reverse":
             return {}
+        if self.arrays is not None:  # arrays, summed element by element, previewed
+            return self.arrays.adjoints_after(step.index)
         for c in self.trace.contributions[:step.index + 1]:
             sums[c.target] = sums.get(c.target, 0.0) + c.contribution
         return sums
@@ -188,12 +214,18 @@ class Walk:
         from .views.picture import build_picture
         from .views.layout import styled_text
         graph, result = self.graph, self.result
-        slot = {graph.node_id(s): s for s in range(graph.n_const, graph.n_slots)}
-        adjoint = None
-        if self.current.sweep == "reverse":
-            sums = self.adjoints_so_far()
-            adjoint = [sums.get(graph.node_id(s), 0.0) for s in range(graph.n_slots)]
-        picture = build_picture(graph, result.values, adjoint=adjoint, partials=result.partials)
+        if self.arrays is not None:
+            picture = self.arrays.picture(self.current.index if self.current.sweep == "reverse"
+                                          else None)
+            slot = {node.id: k for k, node in enumerate(picture.nodes)}
+        else:
+            slot = {graph.node_id(s): s for s in range(graph.n_const, graph.n_slots)}
+            adjoint = None
+            if self.current.sweep == "reverse":
+                sums = self.adjoints_so_far()
+                adjoint = [sums.get(graph.node_id(s), 0.0) for s in range(graph.n_slots)]
+            picture = build_picture(graph, result.values, adjoint=adjoint,
+                                    partials=result.partials)
         lines, boxes = draw_with_boxes(picture, 4, self.ascii)
         cells = [[(ch, style) for chunk, style in line for ch in chunk] for line in lines]
         lit, region = self.lit(), None
@@ -253,6 +285,76 @@ class Walk:
             x -= 1
 
 
+@dataclass(frozen=True)
+class _ArrayRow:
+    """A row of an array program's forward table, as the scalar trace's rows read: the value
+    previewed."""
+    id: str
+    op: str
+    expr: str
+    step: str
+    value: str
+
+
+@dataclass(frozen=True)
+class _ArrayRule:
+    """A rule on arrays as a row of the sweep's table: ``local`` is the rule written out."""
+    source: str
+    target: str
+    equation: str
+    upstream: str
+    local: str
+    local_expr: str
+    contribution: str
+
+
+class _ArraySteps:
+    """An array program's trace (gradcli.arraytrace) as the walk steps through it: a step per
+    array operation, then per rule; the adjoints summed so far as arrays."""
+
+    def __init__(self, graph, result):
+        from .arraytrace import build_array_trace
+        from .views.arrays import preview
+        adjoint, records = result.sweep
+        self.array_trace = t = build_array_trace(graph, result.values, adjoint, records)
+        self.preview = lambda values, shape: preview(values, shape, 3, short).replace("\n", "")
+        self.forward = [_ArrayRow(r.id, "input" if r.kind == "input" else r.kind, r.expr,
+                                  "", self.preview(r.values, r.shape)) for r in t.forward]
+        self.contributions = [_ArrayRule(r.source, r.target, r.equation,
+                                         self.preview(r.upstream, r.upstream_shape), r.rule, "",
+                                         self.preview(r.contribution, r.shape))
+                              for r in t.rules]
+        self.adjoints = t.adjoints
+        self.output, self.seed = t.output, result.seed
+        self.shapes = {r.id: r.shape for r in t.forward}
+
+    def _sums(self, index: int) -> dict[str, list]:
+        """Each array's adjoint after rule ``index``, element by element (floats)."""
+        sums: dict[str, list] = {self.output: [float(self.seed)]}
+        for rule in self.array_trace.rules[:index + 1]:
+            if rule.contribution is None:
+                continue
+            got = sums.setdefault(rule.target, [0.0] * len(rule.contribution))
+            for j, c in enumerate(rule.contribution):
+                got[j] += float(c)
+        return sums
+
+    def adjoints_after(self, index: int) -> dict[str, str]:
+        return {k: self.preview(v, self.shapes[k]) for k, v in self._sums(index).items()}
+
+    def picture(self, index: int | None):
+        """The array graph, each node's adjoint as summed after rule ``index`` (None: the
+        forward sweep, no adjoints)."""
+        from dataclasses import replace
+
+        from .views.picture import array_picture
+        picture = array_picture(self.array_trace)
+        sums = self._sums(index) if index is not None else {}
+        picture.nodes = [replace(n, adjoint=sums.get(n.id) if index is not None else None)
+                         for n in picture.nodes]
+        return picture
+
+
 def _dotted(text: str) -> str:
     """``x * y`` -> ``x · y``: the textbook's product dot in the sentence."""
     return text.replace(" * ", " · ")
@@ -281,7 +383,7 @@ def make_app(walk: Walk):
     from textual.message import Message
     from textual.widgets import DataTable, Footer, Input, Static
 
-    from .views.notation import adjoint as bar, tangent as dot
+    from .views.notation import tangent as dot
 
     class StepTable(DataTable):
         """A table whose rows are steps: a click on one goes there (the app is told)."""
@@ -400,7 +502,7 @@ def make_app(walk: Walk):
             else:
                 done = step.index + 1 if step.sweep == "reverse" else 0
                 for c in w.trace.contributions[:done]:
-                    sweep.add_row(fix(c.equation), fix(bar(c.target)), short(c.upstream),
+                    sweep.add_row(fix(c.equation), fix(w.bar(c.target)), short(c.upstream),
                                   fix(f"{c.local_expr} = {short(c.local)}" if c.local_expr and
                                       c.local_expr != short(c.local) else short(c.local)),
                                   short(c.contribution))
@@ -414,7 +516,8 @@ def make_app(walk: Walk):
                     if row.id in sums:
                         how = ("seed" if row.id == w.trace.output else
                                " + ".join(short(t) for t in terms.get(row.id, [])))
-                        adjoints.add_row(fix(bar(row.id)), short(sums[row.id]), how, key=row.id)
+                        adjoints.add_row(fix(w.bar(row.id)), short(sums[row.id]), how,
+                                         key=row.id)
                 if step.sweep == "reverse":
                     c = w.trace.contributions[step.index]
                     sweep.move_cursor(row=step.index, animate=False)

@@ -208,6 +208,7 @@ OPTION_ARGS = {
     "--max-rows": ["--max-rows", "3"], "-o": ["-o", "out.csv"],
     "--scheduler": ["--scheduler", "tcp://127.0.0.1:1"], "--engine": ["--engine", "dask"],
     "--export FILE.tex": ["--export", "t.tex"], "--elementwise": ["--elementwise"],
+    "--elements": ["--elements", "a1"],
 }
 
 

@@ -169,7 +169,8 @@ LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 def test_the_readme_is_a_front_door():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert len(readme.encode("utf-8")) < 15_000
+    # 17,000 since the tour shows the trace of arrays too (issue 41): 16.4 kB then
+    assert len(readme.encode("utf-8")) < 17_000
     linked = set(LINK.findall(readme))
     assert {f"docs/{page.name}" for page in PAGES[1:]} <= linked, "a docs page the README omits"
 

@@ -314,3 +314,72 @@ def test_the_footer_at_80_by_24_names_keys_and_steps():
     drive(SEED, {"x": 2, "y": 3}, checks)
     assert "Home first step" in shown["text"] and "End last step" in shown["text"]
     assert "end end" not in shown["text"]
+
+
+# -- a program with array values: a step per array operation and per rule on arrays ------------
+
+ARRAYS = "mean((X @ w - y)^2)"
+
+
+def test_arrays_step_by_array_operation_and_rule():
+    from gradcli.cli import PointType
+    from gradcli.points import merge_points
+    at = merge_points([PointType().convert("X=[[1,2],[3,4],[5,6]],w=[0.5,-1],y=[1,0,2]",
+                                           None, None)])
+    w = Walk(ARRAYS, at)
+    forward = [s for s in w.steps if s.sweep == "forward"]
+    reverse = [s for s in w.steps if s.sweep == "reverse"]
+    assert len(forward) == 8 and len(reverse) == 7  # X, w, y, a1..a5; a rule per argument
+    w.step(3)
+    assert w.sentence() == "a1 = X @ w = [-1.5, -2.5, -3.5]"  # X @ w by hand: 1*.5-2, ...
+    assert lit(w.picture_lines()[0]) == {"a1": "reverse bold"}
+    w.end()
+    w.end()  # the last rule: into w, Xᵀ ḡ with ḡ = 2(Xw - y)/3
+    with mpmath.workdps(30):
+        g = [2 * (mpmath.mpf(a) - b) / 3 for a, b in ((-1.5, 1), (-2.5, 0), (-3.5, 2))]
+        gw = [sum(x * gi for x, gi in zip(col, g)) for col in ((1, 3, 5), (2, 4, 6))]
+    assert w.sentence().startswith(f"w̄ += Xᵀ ḡ = [{g12(gw[0])}, {g12(gw[1])}]")
+    assert w.adjoints_so_far()["w"] == f"[{g12(gw[0])}, {g12(gw[1])}]"
+    assert lit(w.picture_lines()[0]) == {"a1": LIT_FROM, "w": LIT_TO}
+    w.set_mode("forward")  # no tangent sweeps of arrays: the walk stays in reverse mode
+    assert w.mode == "reverse"
+
+
+@with_textual
+def test_the_app_steps_through_an_array_program():
+    from textual.widgets import DataTable
+
+    from gradcli.cli import PointType
+    from gradcli.points import merge_points
+    at = merge_points([PointType().convert("X=[[1,2],[3,4],[5,6]],w=[0.5,-1],y=[1,0,2]",
+                                           None, None)])
+
+    async def checks(app, pilot):
+        forward, sweep = (app.query_one(f"#{n}", DataTable) for n in ("forward", "sweep"))
+        assert [forward.get_row_at(i)[0] for i in range(forward.row_count)] == [
+            "X", "w", "y", "a1", "a2", "a3", "a4", "a5"]
+        await pilot.press("right", "right", "right")
+        assert forward.get_row_at(3)[1:] == ["a1 = X @ w", "[-1.5, -2.5, -3.5]"]
+        await pilot.press("end", "right")  # the first rule: a5 = a4 / 3 into a4
+        assert sweep.get_row_at(0)[:2] == ["a5 = a4 / 3", "a\u03044"]
+        assert sweep.get_row_at(0)[3] == "ḡ·(1/3)"
+        await pilot.press("q")
+    app = drive(ARRAYS, at, checks, size=(120, 30))
+    assert app.return_code == 0
+
+
+def test_the_console_script_steps_through_arrays_in_a_real_terminal():
+    pexpect = pytest.importorskip("pexpect")
+    import os
+    gradcli = os.path.join(os.path.dirname(sys.executable), "gradcli")
+    child = pexpect.spawn(gradcli, ["explore", ARRAYS, "--at",
+                                    "X=[[1,2],[3,4],[5,6]],w=[0.5,-1],y=[1,0,2]"],
+                          dimensions=(30, 120), env=dict(os.environ, TERM="xterm-256color"),
+                          encoding="utf-8", timeout=30)
+    child.expect("node 1 of 8")
+    child.send("\x1b[C")  # →
+    child.expect("node 2 of 8")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -23,7 +23,7 @@ LAYERS = [
     ("gradcli.language",),
     ("gradcli.engine",),
     ("gradcli.symbolic", "gradcli.code"),  # code: the adjoint program as source code
-    ("gradcli.records",),
+    ("gradcli.records", "gradcli.arraytrace"),
     ("gradcli.readers",),  # files of numbers: --points's rows, and --at X=@FILE for points
     ("gradcli.points",),
     ("gradcli.check", "gradcli.sampling"),

@@ -187,7 +187,9 @@ def _chain(emit, prim, ids: list[int], span: Span) -> int:
 class ScalarTape:
     """The base operations on the scalar tape: an array is a :class:`Tensor` of the builder's
     node ids, each operation a node per element (``builder.emit``, which folds constants).
-    ``calls`` records each call: ``(kind, shape, ids, span)``."""
+    ``calls`` records each call: ``(kind, shape, ids, span)``; ``operands`` beside it, what it
+    was called on: ``(parameter, [each argument's ids], [their shapes])`` (the parameter: an elementwise row's
+    name, a reduction's ``(kind, axis)``, else None), which the array trace reads."""
 
     every_input_array = False  # scalar inputs stay the builder's own
 
@@ -195,9 +197,11 @@ class ScalarTape:
         self.builder = builder
         self.emit = builder.emit
         self.calls: list[tuple[str, Shape, list[int], Span]] = []
+        self.operands: list[tuple[object, list[list[int]], list[Shape]]] = []
 
-    def _record(self, kind: str, value, span: Span):
+    def _record(self, kind: str, value, span: Span, args=(), parameter=None):
         self.calls.append((kind, shape_of(value), _ids(value), span))
+        self.operands.append((parameter, [_ids(a) for a in args], [shape_of(a) for a in args]))
         return value
 
     def constant(self, v: float) -> int:
@@ -226,7 +230,7 @@ class ScalarTape:
             out = _wrap(shape, [emit(prim, x, y, span)
                                 for x, y in zip(self._stretched(a, shape),
                                                 self._stretched(b, shape))])
-        return self._record("elementwise", out, span)
+        return self._record("elementwise", out, span, (a,) if b is None else (a, b), prim.name)
 
     @staticmethod
     def _stretched(value, shape: Shape) -> list[int]:
@@ -239,7 +243,8 @@ class ScalarTape:
         ids, prim, emit = _ids(x), REDUCTIONS[kind], self.emit
         out = [_chain(emit, prim, [ids[p] for p in group], span)
                for group in reduction_groups(shape_of(x), axis)]
-        return self._record("reduce", _wrap(reduced_shape(shape_of(x), axis), out), span)
+        return self._record("reduce", _wrap(reduced_shape(shape_of(x), axis), out), span, (x,),
+                            (kind, axis))
 
     def matmul(self, a, b, span: Span, what: str = "@"):
         sa, sb = shape_of(a), shape_of(b)
@@ -249,17 +254,17 @@ class ScalarTape:
         cols = [b.ids[j::sb[1]] for j in range(sb[1])] if len(sb) == 2 else [b.ids]
         ids = [_chain(emit, _ADD, [emit(_MUL, x, y, span) for x, y in zip(r, c)], span)
                for r in rows for c in cols]
-        return self._record("matmul", _wrap(shape, ids), span)
+        return self._record("matmul", _wrap(shape, ids), span, (a, b))
 
     def take(self, x, positions: list[int], shape: Shape, span: Span):
         ids = _ids(x)
-        return self._record("take", _wrap(shape, [ids[p] for p in positions]), span)
+        return self._record("take", _wrap(shape, [ids[p] for p in positions]), span, (x,))
 
     def stack(self, items: list, span: Span):
         ids: list[int] = []
         for item in items:
             ids.extend(_ids(item))
-        return self._record("stack", Tensor((len(items), *shape_of(items[0])), ids), span)
+        return self._record("stack", Tensor((len(items), *shape_of(items[0])), ids), span, items)
 
 
 # -- the array functions, once, over any realization ``ops`` ----------------------------------

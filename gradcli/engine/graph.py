@@ -85,6 +85,9 @@ class Graph:
     # Each array base operation the lowering called (engine.arrays): (kind, shape, the slots of
     # its elements, row-major, span), in the order called
     array_calls: list = field(default_factory=list)
+    # beside each call, what it was called on: (its parameter, the slots of each argument's
+    # elements, their shapes) (engine.arrays.ScalarTape.operands), for the array trace
+    array_operands: list = field(default_factory=list)
 
     @property
     def output_slots(self) -> list[int]:
@@ -682,6 +685,8 @@ class _Builder:
             output_arrays=output_arrays,
             array_calls=[(kind, shape, list(map(remap, ids)), where)
                          for kind, shape, ids, where in self.tape.calls],
+            array_operands=[(parameter, [list(map(remap, ids)) for ids in args], shapes)
+                            for parameter, args, shapes in getattr(self.tape, "operands", ())],
         )
 
     def named_slots(self, slot: list[int]) -> dict[str, int]:

@@ -72,11 +72,23 @@ class Contributions(Sequence):
         """Edge ``i``'s contribution alone, proven."""
         return self.trace.number((2, i if i >= 0 else i + len(self), 4))
 
+    def total(self, edges) -> object:
+        """The sum of the edges' contributions (an array operation's into one element),
+        proven as one number: the balls are added, not the rounded digits."""
+        return self.trace.number((3, tuple(edges)))
+
 
 def at(sweep, where: tuple):
     """The number at ``where`` in a recorded sweep's ``(values, adjoint, records)``: (0, slot) a
     value, (1, slot) an adjoint, (2, i, field) a contribution's upstream (2), local (3) or
-    contribution (4), multiplied out of the kept upstream and local as the sweep did."""
+    contribution (4), multiplied out of the kept upstream and local as the sweep did; (3, edges)
+    the sum of those edges' contributions."""
+    if where[0] == 3:
+        records, total = sweep[2], None
+        for i in where[1]:
+            c = records.contribution(i)
+            total = c if total is None else total + c
+        return total
     if len(where) == 2:
         return sweep[where[0]][where[1]]
     records, i = sweep[2], where[1]
@@ -118,7 +130,8 @@ class QuickTrace:
                 if self._certified is None:
                     self._certified = self._balls()
                 c = self._certified
-                got = (c.values, c.adjoint)[where[0]][where[1]] if len(where) == 2 else (
+                got = c.records.total(where[1]) if where[0] == 3 else (
+                    c.values, c.adjoint)[where[0]][where[1]] if len(where) == 2 else (
                     c.records.contribution(where[1]) if where[2] == 4
                     else c.records[where[1]][where[2]])
             self.proven[where] = got

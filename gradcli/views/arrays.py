@@ -109,3 +109,47 @@ def _matrix_sheet(label: str, shape: tuple, values: list, digits: int, max_rows:
     if hidden_rows and _head(len(rows)) == len(rows):  # --max-rows 1: the gap comes last
         sheet.add_gap(hidden_rows, "--max-rows 0 shows all")
     return sheet
+
+
+# -- the array trace: a preview of each array, its numbers elided with a count -----------------
+
+PREVIEW = 6  # a vector of up to this many elements is shown whole; a longer one, its ends
+
+
+def shown(n: int, most: int) -> tuple[list[int], int]:
+    """The positions a preview shows of an axis of ``n`` (all, or the first ``most`` - 2 and
+    the last) and how many it leaves out, said where they would be (after the first ones)."""
+    if n <= most:
+        return list(range(n)), 0
+    return list(range(most - 2)) + [n - 1], n - (most - 1)
+
+
+def preview(values, shape: tuple, most: int = PREVIEW, number=None) -> str:
+    """An array's numbers: ``[-1.5, -2.5, -3.5]``, a matrix a row a line (``[[1, 2],`` then
+    `` [3, 4]]``); a long axis
+    shows its first and last numbers and says how many are left out (``… 94 more``). Only the
+    numbers shown are read (a proven trace proves each when read). None: ``—`` (no adjoint
+    flows). ``number`` writes a number (default: its proven digits, trailing zeros dropped)."""
+    from ..engine.rounding import compact
+    compact = number or compact  # the graph's boxes: short numbers
+    if values is None:
+        return "—"
+    if not shape:
+        return compact(values[0])
+
+    def line(start: int, n: int, step: int, what: str, inner, most: int = most,
+             between: str = ", ") -> str:
+        picks, hidden = shown(n, most)
+        parts = [inner(start + i * step) for i in picks]
+        if hidden:
+            parts.insert(most - 2, f"… {hidden:,} more{what}")
+        return "[" + between.join(parts) + "]"
+    if len(shape) == 1:
+        return line(0, shape[0], 1, "", lambda k: compact(values[k]))
+    if len(shape) == 2:
+        n, m = shape
+        # a row a line, as NumPy prints a matrix
+        return line(0, n, m, " rows", lambda k: line(k, m, 1, "", lambda q: compact(values[q]),
+                                                     max(most - 2, 3)), max(most - 3, 3), ",\n ")
+    flat = line(0, len(values), 1, "", lambda k: compact(values[k]))
+    return f"{flat} (row-major)"

@@ -135,6 +135,37 @@ def trace_json(trace: Trace | TangentTrace) -> dict:
             "output": trace.output}
 
 
+def array_trace_json(trace) -> dict:
+    """``trace.arrays`` of ``eval --json --trace`` for a program with array values
+    (:class:`gradcli.arraytrace.ArrayTrace`): every row's and rule's arrays in full, as nested
+    lists of their shapes, beside the preview the table shows."""
+    from ..engine.arrays import nested
+    from .arrays import preview
+
+    def full(values, shape):
+        if values is None:
+            return None
+        return nested([_number(v) for v in values], shape)
+    forward = []
+    for row in trace.forward:
+        item = {"id": row.id, "kind": row.kind, "expr": row.expr, "source": row.source,
+                "args": list(row.args) if row.kind != "input" else [],
+                "shape": list(row.shape), "value": full(row.values, row.shape),
+                "preview": preview(row.values, row.shape)}
+        if row.names:
+            item["names"] = list(row.names)
+        if row.is_output:
+            item["output"] = True
+        forward.append(item)
+    rules = [{"from": r.source, "to": r.target, "equation": r.equation, "rule": r.rule,
+              "upstream": full(r.upstream, r.upstream_shape),
+              "contribution": full(r.contribution, r.shape), "shape": list(r.shape)}
+             for r in trace.rules]
+    adjoints = [{"id": a.id, "shape": list(a.shape), "adjoint": full(a.adjoint, a.shape),
+                 "from": list(a.terms)} for a in trace.adjoints]
+    return {"forward": forward, "rules": rules, "adjoints": adjoints, "output": trace.output}
+
+
 def _row_json(row: ForwardRow) -> dict:
     item = {"id": row.id, "op": row.op, "args": list(row.args), "expr": row.expr,
             "value": row.value}
@@ -370,10 +401,17 @@ def graph_json(picture, source: str, point: dict | None = None) -> dict:
     data: dict = _source(source)
     if point is not None:
         data["inputs"] = {name: _number(value) for name, value in point.items()}
+    from ..engine.arrays import nested
+
+    def number(x, shape):  # an array operation's node: its elements, nested in its shape
+        if shape is None or x is None:
+            return _finite(x)
+        return nested([_finite(v) for v in x], shape)
     data["nodes"] = [{
         "id": node.id, "kind": node.kind, "label": node.label, "names": list(node.names),
         "output": node.is_output,
-        **({"value": _finite(node.value), "adjoint": _finite(node.adjoint)}
+        **({"shape": list(node.shape)} if node.shape is not None else {}),
+        **({"value": number(node.value, node.shape), "adjoint": number(node.adjoint, node.shape)}
            if picture.annotated else {})} for node in picture.nodes]
     data["edges"] = [{
         "source": picture.nodes[edge.source].id, "target": picture.nodes[edge.target].id,

@@ -342,6 +342,90 @@ def trace_tables(trace, digits: int) -> list[str]:
     ]
 
 
+def array_trace_tables(trace, digits: int) -> list[str]:
+    """A program with array values (:mod:`gradcli.arraytrace`): the forward trace, the rules
+    on arrays and the adjoints, one row per array operation, each array previewed as the
+    terminal's tables do (a long axis elided with the count)."""
+    def ids(expr: str) -> str:
+        try:
+            return _math(expr)
+        except Exception:  # a view written as the source wrote it (a8[:, 0]): as text
+            return r"\text{" + text(expr) + "}"
+    forward = [[name(r.id), r"\text{input}" if r.kind == "input" else
+                f"{name(r.id)} = {ids(r.expr)}", _shape(r.shape), _array(r.values, r.shape, digits)]
+               for r in trace.forward]
+    rules = [[f"{name(r.source)} = {ids(r.equation.partition(' = ')[2])}", name(r.target),
+              _array(r.upstream, r.upstream_shape, digits), _rule(r.parts),
+              _array(r.contribution, r.shape, digits) if r.contribution is not None
+              else r"\text{its elements repeat}"] for r in trace.rules]
+    adjoints = [[_bar(a.id), _shape(a.shape), _array(a.adjoint, a.shape, digits),
+                 r"\text{" + text(", ".join(a.terms)) + "}"] for a in trace.adjoints]
+    return [
+        table("Forward evaluation trace (array operations)", ["node", "operation", "shape",
+                                                              "value"], forward, "llll",
+              {0, 1, 3}),
+        table("Reverse sweep (rules on arrays)", ["from", "to", "upstream adjoint",
+                                                  "local rule", "contribution"],
+              rules, "lllll", {0, 1, 2, 3, 4}),
+        table("Adjoints (arrays)", ["node", "shape", "adjoint", "sum of the rules of"],
+              adjoints, "llll", {0, 2, 3}),
+    ]
+
+
+def _shape(shape: tuple) -> str:
+    from ..engine.arrays import shape_text
+    return shape_text(shape) if shape else "scalar"
+
+
+def _array(values, shape: tuple, digits: int) -> str:
+    """An array as math: a scalar, a vector ``[a, b, c]``, a matrix ``bmatrix``; a long axis
+    shows its ends and ``\\ldots`` with the count left out (:func:`gradcli.views.arrays.shown`)."""
+    from .arrays import PREVIEW, shown
+    if values is None:
+        return "-"
+    if not shape:
+        return _num(values[0], digits)
+
+    def row(start: int, m: int, most: int, between: str) -> str:
+        picks, hidden = shown(m, most)
+        cells = [_num(values[start + j], digits) for j in picks]
+        if hidden:
+            cells.insert(most - 2, rf"\ldots\text{{ {hidden:,} more }}\ldots")
+        return between.join(cells)
+    if len(shape) == 1:
+        return "[" + row(0, shape[0], PREVIEW, r",\ ") + "]"
+    if len(shape) == 2:
+        n, m = shape
+        picks, hidden = shown(n, max(PREVIEW - 3, 3))
+        lines = [row(i * m, m, max(PREVIEW - 2, 3), " & ") for i in picks]
+        if hidden:
+            lines.insert(len(picks) - 1, rf"\text{{{hidden:,} more rows}}")
+        return r"\begin{bmatrix}" + r" \\ ".join(lines) + r"\end{bmatrix}"
+    return r"\text{" + str(len(values)) + " numbers, shape " + text(_shape(shape)) + "}"
+
+
+def _rule(parts) -> str:
+    """A rule on arrays (:func:`gradcli.arraytrace.rule_text`'s parts) as math."""
+    out = []
+    for part in parts:
+        kind = part[0]
+        if kind == "g":
+            out.append(r"\bar{g}")
+        elif kind == "T":
+            out.append(r"^{\top}")
+        elif kind == "dot":
+            out.append(r" \cdot ")
+        elif kind == "name":
+            out.append(name(part[1]))
+        elif kind == "formula":
+            from ..arraytrace import bracketed
+            f = _math(part[1])
+            out.append(r"\left(" + f + r"\right)" if bracketed(part[1]) else f)
+        else:
+            out.append(r"\text{" + text(part[1]) + "}")
+    return "".join(out)
+
+
 def _bar(node: str) -> str:
     """An adjoint's name: ``\\bar{v}_{5}``, the bar over the letter, not the subscript."""
     head, brace, digits = name(node).partition("_{")
@@ -394,9 +478,11 @@ def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> s
                  "l" + "r" * len(names), set(range(len(names) + 1)), math_headers=True)
 
 
-def eval_export(result, digits: int, trace: bool, check=None, standalone: bool = False) -> str:
-    """What ``eval --export FILE.tex`` writes: the result, (``--trace``) the trace tables and
-    (``--check``) the check table, as a fragment or (``standalone``) a whole document."""
+def eval_export(result, digits: int, trace: bool, check=None, standalone: bool = False,
+                arrays=None) -> str:
+    """What ``eval --export FILE.tex`` writes: the result, (``--trace``) the trace tables (of a
+    program with array values, ``arrays``: by array operation) and (``--check``) the check
+    table, as a fragment or (``standalone``) a whole document."""
     directional = getattr(result, "directional", None)
     if directional is not None:
         parts = [result_directional(result.value, directional, digits)]
@@ -405,6 +491,8 @@ def eval_export(result, digits: int, trace: bool, check=None, standalone: bool =
                              getattr(result, "source", None), getattr(result, "inputs", ()))]
     if trace and getattr(result, "mode", "reverse") == "forward":
         parts.append(tangent_table(result.trace, digits))
+    elif trace and arrays is not None:
+        parts += array_trace_tables(arrays, digits)
     elif trace:
         parts += trace_tables(result.trace, digits)
     if check is not None:

@@ -32,6 +32,14 @@ def adjoint(name: str) -> str:
     return "".join(ch + OVERLINE for ch in name)
 
 
+def operation_adjoint(node_id: str) -> str:
+    """``ā3``: the adjoint of an array operation of the trace (``a1``, ``a2``, ...), marked
+    as ``v̄5`` is; an input's as :func:`adjoint` marks it."""
+    if node_id[:1] == "a" and node_id[1:].isdigit():
+        return node_id[0] + MACRON + node_id[1:]
+    return adjoint(node_id)
+
+
 def tangent(name: str) -> str:
     """``v̇5``, ``ẋ``, ``(rate)˙``: the tangent of a node or a named input; ``ẇ[0]``: of an
     array input's element."""

@@ -34,6 +34,7 @@ class Node:
     value: float | None = None  # with a point: the node's value ...
     adjoint: float | None = None  # ... and its adjoint (∂output/∂node)
     outputs: tuple[str, ...] = ()  # with several outputs: the names of those this node is
+    shape: tuple | None = None  # an array operation's (value and adjoint: its elements)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +169,47 @@ def node_lines(node: Node, digits: int) -> list[str]:
     if node.outputs:
         title += " → " + ", ".join(node.outputs)
     lines = [title, node.label]
+    if node.shape is not None:  # an array operation: its shape, its arrays previewed
+        from ..engine.arrays import shape_text
+        from .arrays import preview
+        lines.append(f"shape {shape_text(node.shape) if node.shape else 'scalar'}")
+
+        def short(x):
+            return short_number(x, digits)
+        if node.value is not None:
+            lines.append(f"data {preview(node.value, node.shape, 3, short)}".replace("\n", ""))
+        if node.adjoint is not None:
+            lines.append(f"grad {preview(node.adjoint, node.shape, 3, short)}".replace("\n", ""))
+        return lines
     if node.value is not None:
         lines.append(f"data {short_number(node.value, digits)}")
     if node.adjoint is not None:
         lines.append(f"grad {short_number(node.adjoint, digits)}")
     return lines
+
+
+def array_picture(trace) -> Picture:
+    """The graph of a program with array values (:class:`gradcli.arraytrace.ArrayTrace`): a
+    node per input and array operation, with its shape (at a point, its value and adjoint as
+    arrays), an edge per argument; the edges carry no number (a rule on arrays is a row of
+    the --trace tables, not one derivative)."""
+    index = {row.id: i for i, row in enumerate(trace.forward)}
+    adjoints = {a.id: a.adjoint for a in trace.adjoints}
+    layer: dict[str, int] = {}
+    nodes, edges = [], []
+    for i, row in enumerate(trace.forward):
+        args = [a for a in row.args if a in layer] if row.kind != "input" else []
+        layer[row.id] = 1 + max((layer[a] for a in args), default=-1)
+        nodes.append(Node(row.id, "input" if row.kind == "input" else "operation",
+                          "input" if row.kind == "input" else row.expr, layer[row.id],
+                          row.names, row.is_output, True, row.values, adjoints.get(row.id),
+                          shape=row.shape))
+        edges += [Edge(index[a], i, p) for p, a in enumerate(row.args)
+                  if row.kind != "input" and a in layer and a != row.id]
+    output = next((i for i, row in enumerate(trace.forward) if row.is_output),
+                  len(nodes) - 1)
+    return Picture(nodes, edges, output, trace.forward[0].values is not None if nodes else False,
+                   len(nodes))
 
 
 def edge_text(edge: Edge, digits: int) -> str:

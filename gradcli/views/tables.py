@@ -228,6 +228,95 @@ def trace_tables(trace, digits: int, max_rows: int) -> list:
             adjoints_table(trace, digits, max_rows)]
 
 
+def array_trace_tables(trace, max_rows: int) -> list:
+    """A program with array values (:mod:`gradcli.arraytrace`): the forward trace and the rules
+    on arrays, one row per array operation, each array previewed (:func:`gradcli.views.arrays.
+    preview`); the adjoints too where one sums several rules (an array read twice: else each
+    adjoint is already the ḡ of its rules, an input's the gradient). ``--elements`` shows the
+    scalar rows."""
+    from .arrays import preview
+    from .notation import operation_adjoint
+    forward = trace.forward
+    named = any(row.names for row in forward)
+    marked = any(row.is_output for row in forward)
+    columns = [("node", "left")] + ([("name", "left")] if named else [])
+    columns += [("operation", "left"), ("shape", "left"), ("value", "left")]
+    columns += [("", "left", "label")] if marked else []
+    table = _table("Forward evaluation trace (array operations)", *columns)
+
+    def add(row):
+        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
+        cells += ["input" if row.kind == "input" else f"{row.id} = {row.expr}",
+                  _shape(row.shape), preview(row.values, row.shape)]
+        if marked:
+            cells.append(("← output", "bold green") if row.is_output else "")
+        table.add_row(*cells)
+    keep = [i for i, row in enumerate(forward) if row.kind == "input" or row.is_output]
+    tables = [_limited(table, forward, max_rows, add, keep)]
+
+    rules = _table("Reverse sweep (rules on arrays)", ("from", "left"), ("to", "left"),
+                   ("upstream adjoint ḡ", "left"), ("local rule", "left", "formula"),
+                   ("contribution", "left"))
+
+    def add_rule(rule):
+        rules.add_row(rule.equation, (rule.target, "cyan"),
+                      preview(rule.upstream, rule.upstream_shape), rule.rule,
+                      preview(rule.contribution, rule.shape) if rule.contribution is not None
+                      else "its elements repeat: --elements shows them")
+    inputs = {row.id for row in forward if row.kind == "input"}
+    keep = [i for i, rule in enumerate(trace.rules) if rule.target in inputs]
+    tables.append(_limited(rules, trace.rules, max_rows, add_rule, keep))
+
+    adjoints = _table("Adjoints (arrays)", ("node", "left"), ("shape", "left"),
+                      ("adjoint", "left"), ("sum of the rules of", "left"))
+
+    def add_adjoint(a):
+        adjoints.add_row((operation_adjoint(a.id), "cyan"), _shape(a.shape),
+                         preview(a.adjoint, a.shape), ", ".join(a.terms))
+    keep = [i for i, a in enumerate(trace.adjoints) if a.id in inputs or a.terms == ("seed",)]
+    if any(len(a.terms) > 1 for a in trace.adjoints):  # else each is a ḡ column's already
+        tables.append(_limited(adjoints, trace.adjoints, max_rows, add_adjoint, keep))
+    return tables
+
+
+def _shape(shape: tuple) -> str:
+    """A row's shape: ``(3, 2)``, ``(3,)``, or ``scalar``."""
+    from ..engine.arrays import shape_text
+    return shape_text(shape) if shape else "scalar"
+
+
+def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
+    """``--elements``: each array operation of ``rows`` as the scalar trace's rows of its
+    elements: the forward rows of the nodes it made (of an input or a view: its elements),
+    and the contributions from them (into an input: the contributions into it)."""
+    items: list = []
+    n_const = scalar.n_const
+    for row in rows:
+        made = row.members or row.slots
+        forward = [scalar.forward[s - n_const] for s in dict.fromkeys(made) if s >= n_const]
+        title = f"Elements of {row.id}" + ("" if row.kind == "input" else f" = {row.expr}")
+        f_table = _table(f"{title}: forward", ("node", "left"), ("operation", "left"),
+                         ("value", "right"))
+        for r in forward:
+            f_table.add_row((r.id, "cyan"), "input" if r.op == "input"
+                            else f"{r.id} = {r.expr} = {r.step}", format_number(r.value, digits))
+        items.append(f_table)
+        edges = scalar.edges_from(made) if row.members else scalar.edges_into(row.slots)
+        c_table = _table(f"{title}: reverse sweep (contributions)", ("from", "left"),
+                         ("to", "left"), ("upstream adjoint", "right"),
+                         ("local derivative", "right", "text"), ("contribution", "right"))
+        contributions = scalar.trace.contributions
+
+        def add(e, c_table=c_table):
+            r = contributions[e]
+            c_table.add_row(r.equation, (r.target, "cyan"), format_number(r.upstream, digits),
+                            _formula(r.local_expr, format_number(r.local, digits)),
+                            format_number(r.contribution, digits))
+        if edges:
+            items.append(_limited(c_table, edges, max_rows, add))
+    return items
+
+
 def jacobian_trace_tables(trace, digits: int, max_rows: int) -> list:
     """A Jacobian's sweeps: the forward trace once, then each output's reverse sweep (titled
     with the output), or the tangent trace with one column per input's sweep."""
