@@ -60,6 +60,27 @@ class SeedType(click.ParamType):
         return parse_point(value, "seed")  # an error is reported by GradcliGroup
 
 
+class ShapeType(click.ParamType):
+    """``--shape w=3,X=4x2``: array inputs' shapes (name -> a vector's length, or rows x
+    columns)."""
+
+    name = "NAME=N[xM][,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, dict):
+            return value
+        shapes = {}
+        for item in value.split(","):
+            name, eq, text = item.partition("=")
+            sizes = text.strip().lower().split("x")
+            if not eq or not name.strip() or not all(n.strip().isdigit() and int(n) > 0
+                                                      for n in sizes) or len(sizes) > 2:
+                raise InputError(f"{item.strip()!r} is not NAME=N or NAME=NxM", option="shape",
+                                 hint="e.g. --shape w=3,X=4x3 (a vector of 3, a 4 × 3 matrix)")
+            shapes[name.strip()] = tuple(int(n) for n in sizes)
+        return shapes
+
+
 class NameListType(click.ParamType):
     """``--wrt x,y``: a comma-separated list of names."""
 
@@ -1131,6 +1152,10 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
                    "--at), to --digits significant digits, every one proven.")
 @click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
               help="With --at: significant digits of the values.")
+@click.option("--shape", "shapes", type=ShapeType(), multiple=True,
+              help="Array inputs' shapes (w=3: a vector of 3, X=4x2: a 4 × 2 matrix); an "
+                   "array value in --at gives its shape too. The gradient is then printed "
+                   "as array formulas (docs/arrays.md).")
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
@@ -1141,8 +1166,8 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
               help="Show the derivation rule by rule (sum, constant multiple, product, "
                    "quotient, power, chain, each function's row), ending in the derivative.")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex,
-                 simplify, steps, width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, shapes, as_json,
+                 as_latex, simplify, steps, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1165,7 +1190,15 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
       gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "x^2*sin(x)" --steps
       gradcli diff "x*sin(x)^2 + x*cos(x)^2" --simplify
+      gradcli diff "mean((X @ w - y)^2)" --shape X=3x2,w=2,y=3
     """
+    shapes = _array_shapes(shapes, at)
+    if shapes:
+        _print_array_derivatives(read_source := _read_source(
+            expression, file, example='gradcli diff "sum(w^2)" --shape w=3'), shapes, wrt, of,
+            order, mixed, at, digits, as_json, as_latex, simplify, steps, width, ascii_)
+        del read_source
+        return
     if steps and (order != 1 or mixed is not None or at or simplify):
         raise InputError("--steps derives first derivatives, one input at a time",
                          hint="drop --order, --mixed, --at and --simplify")
@@ -1182,6 +1215,82 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
     if simplify:
         _notes(_screen(width, ascii_), ["note: --simplify: each derivative also went through "
                                         "SymPy's simplify, kept where it prints shorter"])
+
+
+def _array_shapes(shapes, at) -> dict:
+    """The array inputs' shapes of diff: --shape's, and those of --at's array values."""
+    found: dict = {}
+    for given in shapes:
+        found.update(given)
+    if at:
+        for name, shape in _merged(at).shapes.items():
+            if found.get(name, shape) != shape:
+                from .engine.arrays import shape_text
+                raise InputError(f"gives {name} the shape {shape_text(found[name])}, "
+                                 f"and --at a value of shape {shape_text(shape)}",
+                                 option="shape", names=(name,), hint="give one of them")
+            found[name] = shape
+    return found
+
+
+def _print_array_derivatives(source, shapes, wrt, of, order, mixed, at, digits, as_json,
+                             as_latex, simplify, steps, width, ascii_):
+    """diff of a program with array inputs: the gradient as array formulas (first order)."""
+    from .api import array_derivatives
+    from .views.text import derivative_label
+    for flag, given in (("--steps", steps), ("--order", order != 1), ("--mixed", mixed),
+                        ("--of", of), ("--simplify", simplify)):
+        if given:
+            raise InputError("is not there for array inputs: diff prints their first "
+                             "derivatives, the gradient, as array formulas",
+                             option=flag[2:], hint=f"drop {flag}, or use gradcli eval --at")
+    result = array_derivatives(source, shapes, wrt)
+    screen = _screen(width, ascii_)
+    values = None
+    if at:
+        from .api import jacobian
+        point = _merged(at)
+        values = {name: jacobian(text, point, digits=digits) for name, text in result.items()}
+    if as_json:
+        from .engine.arrays import nested
+        from .views.json import diff_json
+        data = diff_json(source, result, 1, values=None if values is None else {
+            name: nested([float(r.values[o]) for o in r.outputs], shapes.get(name, ()))
+            for name, r in values.items()})
+        data["shapes"] = {name: list(shape) for name, shape in shapes.items()}
+        screen.json(data)
+        return
+    if as_latex:
+        from .views.latex import derivatives as latex_derivatives
+        screen.echo(latex_derivatives(result, 1))
+        return
+    if len(result) == 1:
+        screen.echo(next(iter(result.values())))
+    else:
+        screen.echo("\n\n".join(f"# {derivative_label('f', [name])}\n{text}"
+                                 for name, text in result.items()))
+    if values:
+        from .views.text import values_text
+        lines = {}
+        for name, r in values.items():
+            for output in r.outputs:
+                label = derivative_label("f", [name])
+                lines[label + output[1:] if output.startswith("f[") else label] = \
+                    r.values[output]
+        point = _merged(at)
+        screen.write("\nat " + ", ".join(f"{n} = {_point_text(point, n)}" for n in
+                                          {n.partition("[")[0]: 0 for n in point}) + ":\n"
+                     + values_text(lines, digits) + "\n")
+
+
+def _point_text(point, name: str) -> str:
+    """An input's value as --at gave it: a number, or an array as a literal."""
+    if name not in point.shapes:
+        return str(point.exact(name))
+    from .engine.arrays import element_names, nested
+    shape = point.shapes[name]
+    values = nested([str(point.exact(e)) for e in element_names(name, shape)], shape)
+    return str(values).replace("'", "")
 
 
 def _print_steps(source, wrt, of, as_json, as_latex, width, ascii_):

@@ -369,10 +369,11 @@ class SymbolicArrays:
         self.refuse("a reduction along an inner axis", f"axis={axis} of {shape_text(shape)}")
 
     def others_product(self, x, axis):
-        self.refuse("prod", "its adjoint is the product of the other elements")
+        self.refuse("prod over an array", "its adjoint is the product of the other elements")
 
     def chain_weights(self, row, kind, x, axis):
-        self.refuse(f"{kind}(x)", "its adjoint picks the largest or smallest element")
+        self.refuse(f"{kind} over an array", "its adjoint picks the "
+                    f"{'largest' if kind == 'max' else 'smallest'} element")
 
     def take(self, x, positions, shape):
         """An indexing, a slice, a transpose or a row/column view, by the gather's positions."""
@@ -581,8 +582,8 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
         raise InputError("diff of a program with several outputs and array inputs: pick one "
                          "output with --of", hint="or leave out the array shapes")
     if graph.shapes[graph.output]:
-        raise InputError(f"diff of an array value ({shape_text(graph.shapes[graph.output])}): "
-                         "its gradient is a Jacobian", hint="reduce it to a number, e.g. "
+        raise InputError(f"diff of an array value, of shape "
+                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian", hint="reduce it to a number, e.g. "
                          "sum(...), or use gradcli eval for its Jacobian")
     m = _CURRENT[0] = SymbolicArrays(source)
     kinds, args, params, spans = graph.kinds, graph.args, graph.params, graph.spans
