@@ -1385,12 +1385,15 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
               show_default=True,
               help="dict: the gradient (Jacobian, Hessian) keyed by input name, several "
                    "outputs by output name (python, numpy, jax).")
+@click.option("--shape", "shapes", type=ShapeType(), multiple=True,
+              help="Array inputs' shapes (w=3, X=4x2): NumPy or JAX array code, one "
+                   "statement per array node (docs/codegen.md).")
 @_JSON
 @click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
               help="Write the code to FILE (C: also its header, FILE with .h) instead of "
                    "printing it.")
-def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, returns, as_json,
-                    output_path):
+def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, returns, shapes,
+                    as_json, output_path):
     """Print the gradient of EXPRESSION as code: straight-line adjoint code to paste.
 
     One statement per tape node (the forward sweep), then one per contribution of the
@@ -1403,13 +1406,23 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
       gradcli codegen -f model.grad --lang numpy --mode forward
       gradcli codegen "x^2*y" --lang jax --mode hessian
       gradcli codegen "w*x + b" --inputs w,b,x --wrt w,b --returns dict
+      gradcli codegen "mean((X @ w - y)^2)" --shape X=3x2,w=2,y=3 --lang numpy
     """
     from .api import compile
     from .code import generate
     source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
     mode = mode or ("hessian" if hvp else "reverse")
-    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp, inputs=inputs,
-                         wrt=wrt, returns=returns)
+    shapes = _array_shapes(shapes, ())
+    if shapes:  # array inputs: array code
+        from .code.arrays import generate_arrays
+        if mode != "reverse":
+            raise InputError(f"array code is the gradient (reverse mode), not --mode {mode}",
+                             option="mode", hint="drop --mode and --hvp")
+        generated = generate_arrays(source, shapes, lang, name=name, inputs=inputs, wrt=wrt,
+                                    returns=returns)
+    else:
+        generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+                             inputs=inputs, wrt=wrt, returns=returns)
     files = []
     if output_path is not None:
         files.append(output_path)

@@ -80,9 +80,6 @@ class Array:
     def __neg__(self): return Array(-self.sym, self.shape)
     def __pos__(self): return self
 
-    def __getitem__(self, k: int):  # a stack's adjoint: its item k (the namespace's pick)
-        return _CURRENT[0].pick(self, k)
-
 
 def _node(x):
     """A canonical node of a Sym, a node or a Python number (a float exactly as it prints)."""
@@ -133,7 +130,7 @@ class SymbolicArrays:
         self.views: dict[str, tuple] = {}  # a literal atom's name -> its items (Arrays)
         self.flats: dict[str, Array] = {}  # a row or column atom's name -> its vector
         self.span = None
-        self.construct = ""
+        self.zero: set[int] = set()  # the nodes whose adjoint is 0 exactly
         self._true: dict[int, Shape] = {}
 
     # -- atoms and shapes ----------------------------------------------------------------------
@@ -450,7 +447,7 @@ class SymbolicArrays:
         self.views[literal.sym.node.name] = tuple(xs)
         return literal
 
-    def pick(self, g, k: int) -> Array:
+    def item(self, g, k: int) -> Array:
         """``g[k]`` along the first axis (the adjoint of a stack's item)."""
         node = g.sym.node
         shape = g.shape[1:]
@@ -585,7 +582,7 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
         raise InputError(f"diff of an array value, of shape "
                          f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian", hint="reduce it to a number, e.g. "
                          "sum(...), or use gradcli eval for its Jacobian")
-    m = _CURRENT[0] = SymbolicArrays(source)
+    m = SymbolicArrays(source)
     kinds, args, params, spans = graph.kinds, graph.args, graph.params, graph.spans
     values: list = [None] * len(kinds)
     for k, kind in enumerate(kinds):
@@ -620,6 +617,7 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
             continue
         node = g.sym.node
         if type(node) is Number and node.value == 0:
+            m.zero.add(k)
             continue  # (the shift of logsumexp and softmax: its adjoint cancels to 0)
         m.span = spans[k]
         xs = [values[a] for a in args[k]]
@@ -660,7 +658,6 @@ def _named(graph, m: SymbolicArrays, values: list) -> dict:
     return out
 
 
-_CURRENT: list = [None]  # the namespace of the sweep running (Array.__getitem__ reads it)
 
 
 def _tidy_matmul(source: str, atoms) -> str:
@@ -692,6 +689,15 @@ def array_derivatives(source: str, shapes: Mapping[str, Shape],
             out[name] = text(g.sym.node)
         matmuls = [n for n in m.shapes if n.startswith("(") and " @ " in n]
         return {name: _strip(_tidy_matmul(t, matmuls)) for name, t in out.items()}
+
+
+def zero_adjoints(source: str, shapes: Mapping[str, Shape]) -> set[int]:
+    """The array nodes of ``source`` whose adjoint is 0 exactly (the max that shifts
+    ``logsumexp`` and ``softmax``), for generated code; a construct without an array formula
+    raises as :func:`array_derivatives` does."""
+    with fresh_context():
+        _, m, _, _ = _sweep(source, shapes, None)
+        return set(m.zero)
 
 
 def _strip(t: str) -> str:

@@ -1,0 +1,344 @@
+"""Generated code for programs with array inputs: NumPy or JAX, one statement per array node.
+
+The program is lowered to array nodes (:mod:`gradcli.engine.arraynodes`, the shapes given) and
+both sweeps are printed, not run: the forward sweep one statement per node (``v3 = np.matmul(X,
+w)``), the reverse sweep one statement per contribution, each written by the node's own
+vector-Jacobian rule (:data:`~gradcli.engine.arraynodes.VJP`) run on :class:`CodeArrays`, a
+namespace whose values are code (:class:`~gradcli.symbolic.adjoint.Code`) and whose array
+operations print NumPy's (or ``jax.numpy``'s) calls: an elementwise node's partials are its row's
+rules, printed as ``gradcli codegen`` prints them for scalars.
+
+The shift of ``logsumexp`` and ``softmax`` (their ``max``) carries an adjoint that is 0
+exactly, as the symbolic sweep of :mod:`gradcli.symbolic.arrays` shows: its statements are left
+out (they would add a rounding error times the max's weights). A ``max``, ``min`` or ``prod``
+reduction whose adjoint is not 0 is refused, as ``gradcli diff`` refuses it.
+"""
+
+from __future__ import annotations
+
+from ..engine.arraynodes import FORWARD, VJP, lower
+from ..engine.arrays import shape_text, size, transposed
+from ..errors import InputError
+from ..symbolic.adjoint import CODE, Code, var
+from . import names
+from .printer import Printer, comment_lines
+from .python import _ARRAY_HELPERS
+
+Shape = tuple[int, ...]
+
+
+def _Value(op: str, args: tuple) -> Code:
+    """A variable of the generated code (an array node's value or adjoint)."""
+    return Code(op, args)
+
+
+class CodeArrays:
+    """The namespace of the array rules on code: each array operation a statement of its own
+    (a new variable ``t1``, ``t2``, ...), so every value the rules pass on is a variable with
+    a known shape."""
+
+    def __init__(self, lang: str, printer: Printer):
+        self.np = "jnp" if lang == "jax" else "np"
+        self.lang = lang
+        self.rows = CODE
+        self.printer = printer
+        self.lines: list[str] = []
+        self.shapes: dict[str, Shape] = {}
+        self._count = 0
+        self.next_name: str | None = None  # the name the next statement defines
+
+    def let(self, text: str, shape: Shape, name: str | None = None) -> _Value:
+        """A statement ``name = text`` (a fresh name unless given), its variable."""
+        if name is None and self.next_name is not None:
+            name, self.next_name = self.next_name, None  # the node's own statement
+        if name is None:
+            self._count += 1
+            name = f"t{self._count}"
+        self.lines.append(f"{name} = {text}")
+        self.shapes[name] = tuple(shape)
+        return _Value("var", (name,))
+
+    def text(self, e) -> str:
+        return self.printer.expr(e)
+
+    def shape(self, e) -> Shape:
+        """The shape of code: its variables' shapes broadcast."""
+        out: Shape = ()
+        stack = [e]
+        while stack:
+            c = stack.pop()
+            if type(c) is Code:
+                if c.op == "var":
+                    base, _, item = c.args[0].partition("[")
+                    s = self.shapes.get(base, ())
+                    out = _broadcast(out, s[1:] if item else s)
+                else:
+                    stack.extend(c.args)
+        return out
+
+    def row(self, row):
+        return getattr(CODE, row.name)
+
+    def item(self, g, k: int):
+        """``g[k]`` (a stack's adjoint): item k along the first axis."""
+        return self.let(f"{self.text(g)}[{k}]", self.shape(g)[1:])
+
+    def times(self, g, local):
+        return g * local
+
+    def full(self, e, shape: Shape) -> str:
+        text = self.text(e)
+        return text if self.shape(e) == tuple(shape) else \
+            f"{self.np}.broadcast_to({text}, {tuple(shape)})"
+
+    def reshape(self, x, shape):
+        return self.let(f"{self.np}.reshape({self.full(x, self._size_shape(x))}, "
+                        f"{tuple(shape)})", shape)
+
+    def _size_shape(self, x) -> Shape:
+        return self.shapes.get(x.args[0], self.shape(x)) if x.op == "var" else self.shape(x)
+
+    def transpose(self, x):
+        s = self.shape(x)
+        return self.let(f"{self.np}.transpose({self.text(x)})", s[::-1])
+
+    def matmul(self, a, b):
+        sa, sb = self.shape(a), self.shape(b)
+        return self.let(f"{self.np}.matmul({self.text(a)}, {self.text(b)})", sa[:-1] + sb[1:])
+
+    def as_matrix(self, x, left: bool):
+        s = self.shape(x)
+        if len(s) == 2:
+            return x
+        n = size(s)
+        return self.let(f"{self.np}.reshape({self.text(x)}, {(1, n) if left else (n, 1)})",
+                        (1, n) if left else (n, 1))
+
+    def reduce(self, kind: str, x, axis):
+        s = self.shape(x)
+        f = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}[kind]
+        out = () if axis is None else s[:axis] + s[axis + 1:]
+        return self.let(f"{self.np}.{f}({self.text(x)}{'' if axis is None else f', axis={axis}'})",
+                        out)
+
+    def take(self, x, positions, shape):
+        own, shape = self.shape(x), tuple(shape)
+        if list(positions) == list(range(size(own))):
+            return self.let(f"{self.np}.reshape({self.text(x)}, {shape})", shape)
+        if len(own) == 2 and (shape, list(positions)) == transposed(own):
+            return self.transpose(x)
+        from ..symbolic.arrays import _index_text
+        index = _index_text(own, list(positions), shape)
+        if index is not None:
+            return self.let(f"{self.text(x)}[{index}]", shape)
+        return self.let(f"{self.np}.reshape({self.np}.ravel({self.text(x)})"
+                        f"[{self.np}.array({list(positions)})], {shape})", shape)
+
+    def scatter(self, g, positions, taken, shape):
+        np, shape = self.np, tuple(shape)
+        values = f"{np}.ravel({self.full(g, tuple(taken))})"
+        index = f"{np}.array({list(positions)})"
+        if self.lang == "jax":
+            flat = f"{np}.zeros({size(shape)}).at[{index}].add({values})"
+        else:
+            flat = f"{np}.bincount({index}, weights={values}, minlength={size(shape)})"
+        return self.let(f"{np}.reshape({flat}, {shape})", shape)
+
+    def stack(self, xs):
+        first = self.shape(xs[0])
+        return self.let(f"{self.np}.stack([{', '.join(self.text(x) for x in xs)}])",
+                        (len(xs), *first))
+
+    def unbroadcast(self, g, shape):
+        shape = tuple(shape)
+        s = self.shape(g)
+        text = self.text(g)
+        if s == shape:
+            return g
+        lead = len(s) - len(shape)
+        if lead > 0:
+            text = f"{self.np}.sum({text}, axis={tuple(range(lead))})"
+            s = s[lead:]
+        kept = tuple(i for i, n in enumerate(shape) if n == 1 and i - len(shape) + len(s) >= 0
+                     and s[i - len(shape) + len(s)] != 1)
+        if kept and len(s) == len(shape):
+            text = f"{self.np}.sum({text}, axis={kept}, keepdims=True)"
+            s = tuple(1 if i in kept else n for i, n in enumerate(s))
+        if s != shape:
+            text = f"{self.np}.broadcast_to({text}, {shape})"
+        return self.let(text, shape)
+
+    def expand(self, g, axis, shape):
+        text = self.text(g)
+        if axis is not None:
+            text = f"{self.np}.expand_dims({text}, {axis})"
+        return self.let(f"{self.np}.broadcast_to({text}, {tuple(shape)})", shape)
+
+    def others_product(self, x, axis):
+        raise InputError("codegen: the adjoint of prod over an array is not written as array "
+                         "code", hint="gradcli eval computes it")
+
+    def chain_weights(self, row, kind, x, axis):
+        raise InputError(f"codegen: the adjoint of {kind} over an array is not written as "
+                         "array code", hint="gradcli eval computes it")
+
+
+def _broadcast(a: Shape, b: Shape) -> Shape:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
+def _zero_adjoint(source: str, shapes) -> set[int]:
+    """The nodes whose adjoint is 0 exactly (the max of softmax's shift), by the symbolic
+    sweep; a max, min or prod that is not among them is the sweep's refusal."""
+    from ..symbolic.arrays import zero_adjoints
+    return zero_adjoints(source, shapes)
+
+
+def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
+                    inputs: list[str] | None = None, wrt: list[str] | None = None,
+                    returns: str = "tuple"):
+    """``source``'s value and gradient as NumPy (``lang`` python or numpy) or JAX code for
+    array inputs of ``shapes``: a :class:`gradcli.code.Generated`."""
+    from . import Generated, _distinct, _order
+    if lang == "c":
+        raise InputError("does not write array code in C yet", option="lang",
+                         hint="--lang numpy or --lang jax write array code")
+    lang = "numpy" if lang == "python" else lang
+    names.check_function(name, lang)
+    graph = lower(source, shapes)
+    if graph is None:
+        raise InputError("codegen of a program with several outputs and array inputs is not "
+                         "there yet", hint="one output (a number) per program")
+    if graph.shapes[graph.output]:
+        raise InputError(f"codegen of an array value, of shape "
+                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian",
+                         hint="reduce it to a number, e.g. sum(...)")
+
+    class _Inputs:  # what _order reads of a graph
+        pass
+    g = _Inputs()
+    g.inputs = list(graph.inputs_by_name)
+    order = _order(g, inputs)
+    wrt = _distinct(list(order if wrt is None else wrt), "wrt")
+    for w in wrt:
+        if w not in graph.inputs_by_name:
+            raise InputError(f"names {w}, which the expression does not read", option="wrt",
+                             names=(w,), hint="its inputs are: " + ", ".join(order))
+    zero = _zero_adjoint(source, shapes) if any(
+        kind == "reduce" and p[0] != "add" for kind, p in zip(graph.kinds, graph.params)) \
+        else set()
+    variables = names.variables(order, lang, name)
+    printer = Printer(lang)
+    m = CodeArrays(lang, printer)
+    kinds, args, params = graph.kinds, graph.args, graph.params
+    values: list = [None] * len(kinds)
+    m.lines.append("# forward sweep")
+    for k, kind in enumerate(kinds):
+        shape = graph.shapes[k]
+        if kind == "input":
+            v = variables[params[k]]
+            m.shapes[v] = shape
+            values[k] = _Value("var", (v,))
+        elif kind == "constant":
+            if shape:
+                values[k] = m.let(f"{m.np}.array({params[k]!r}, dtype={m.np}.float64)", shape,
+                                  f"v{k}")
+            else:
+                values[k] = float(params[k])
+        else:
+            m.next_name = f"v{k}"
+            e = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
+            if m.next_name is None and type(e) is Code and e.op == "var" and e.args[0] == f"v{k}":
+                values[k] = e  # an array operation: its statement defined v{k}
+            else:
+                m.next_name = None
+                values[k] = m.let(m.text(e), shape, f"v{k}")
+    active = bytearray(len(kinds))
+    for n in wrt:
+        active[graph.inputs_by_name[n]] = 1
+    for k, kind in enumerate(kinds):
+        if kind not in ("input", "constant") and any(active[a] for a in args[k]):
+            active[k] = 1
+    m.lines.append("# reverse sweep")
+    adjoint: list = [None] * len(kinds)
+    adjoint[graph.output] = m.let("1.0", (), f"vb{graph.output}")
+    for k in range(graph.output, -1, -1):
+        g = adjoint[k]
+        if g is None or kinds[k] in ("input", "constant") or k in zero:
+            continue
+        xs = [values[a] for a in args[k]]
+        for i, a in enumerate(args[k]):
+            if not active[a]:
+                continue
+            c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
+            target = f"vb{a}" if kinds[a] != "input" else f"vb_{variables[params[a]]}"
+            text = m.text(c)
+            if adjoint[a] is None:
+                adjoint[a] = m.let(text, graph.shapes[a], target)
+            else:
+                adjoint[a] = m.let(f"{target} + {_wrapped(c, text)}", graph.shapes[a], target)
+    results = []
+    for n in wrt:
+        a = adjoint[graph.inputs_by_name[n]]
+        shape = graph.shapes[graph.inputs_by_name[n]]
+        if a is None:
+            results.append(f"{m.np}.zeros({shape})")
+        else:
+            results.append(m.full(a, shape))
+    code = _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, results,
+                 returns)
+    return Generated(source, lang, "reverse", [name], {n: variables[n] for n in order}, wrt,
+                     ["f"], returns, code, None)
+
+
+def _wrapped(c, text: str) -> str:
+    from .printer import operand
+    return operand(c, text) if type(c) is Code else text
+
+
+def _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, results,
+          returns) -> str:
+    np = m.np
+    head = comment_lines(f"{name}: the gradient of", "#")
+    head += ["#     " + line for line in source.strip().splitlines()]
+    head += comment_lines(f"generated by gradcli codegen --lang {lang}: array code, one "
+                          "statement per array node (the forward sweep) and per contribution "
+                          "of the reverse sweep, each by the node's vector-Jacobian rule.", "#")
+    head.append("# the inputs' shapes:")
+    for n in order:
+        s = graph.shapes[graph.inputs_by_name[n]]
+        head.append(f"#     {variables[n]}: {shape_text(s) if s else 'a scalar'}")
+    lines = head + [""]
+    if lang == "jax":
+        lines += ["import jax", "import jax.numpy as jnp", "", 'jax.config.update("jax_enable_x64", True)']
+    else:
+        lines += ["import numpy as np"]
+    if any("math." in h for h in m.printer.helpers) or "math" in m.printer.modules:
+        lines.insert(len(head) + 1, "import math")
+    lines += ["", f"INPUTS = {tuple(order)!r}", f"WRT = {tuple(wrt)!r}"]
+    for helper in sorted(m.printer.helpers):
+        lines += ["", "", _ARRAY_HELPERS[helper].replace("{np}", np)]
+    params = [variables[n] for n in order]
+    lines += ["", "", f"def {name}({', '.join(params)}):",
+              f'    """(value, gradient) at ({", ".join(params)}): the gradient has an entry '
+              f'per input of WRT, in its shape."""']
+    for n in order:
+        v = variables[n]
+        s = graph.shapes[graph.inputs_by_name[n]]
+        lines.append(f"    {v} = {np}.asarray({v}, dtype={np}.float64)" + (
+            f"  # shape {s}" if s else ""))
+    body = m.lines
+    if lang == "numpy":
+        lines.append('    with np.errstate(all="ignore"):  # NaN or inf where a value fails')
+        indent = "        "
+    else:
+        indent = "    "
+    lines += [indent + line for line in body]
+    value = m.text(values[graph.output])
+    gradient = f"({', '.join(results)}{',' if len(results) == 1 else ''})"
+    if returns == "dict":
+        gradient = f"dict(zip(WRT, {gradient}))"
+    lines.append(f"{indent}return {value}, {gradient}")
+    return "\n".join(lines) + "\n"
