@@ -16,6 +16,8 @@ reduction whose adjoint is not 0 is refused, as ``gradcli diff`` refuses it.
 
 from __future__ import annotations
 
+import re
+
 from ..engine.arraynodes import FORWARD, VJP, lower
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
@@ -293,6 +295,43 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
                      ["f"], returns, code, None)
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _pruned(lines: list[str], returned: str) -> list[str]:
+    """The statements without those whose value is never read (an operand made as a matrix
+    for the other argument's rule, the adjoint of softmax's shift), and a temporary that is
+    only copied (``vb_w = t3``) defined under its copy's name."""
+    defs = [line.split(" = ", 1) if not line.startswith("#") else None for line in lines]
+    reads: dict[str, int] = {}
+    for d in defs:
+        if d:
+            for n in _NAME.findall(d[1]):
+                reads[n] = reads.get(n, 0) + 1
+    for n in _NAME.findall(returned):
+        reads[n] = reads.get(n, 0) + 1
+    where = {}
+    for i, d in enumerate(defs):
+        if d:
+            where.setdefault(d[0], []).append(i)
+    for i, d in enumerate(defs):  # vb_w = t3: t3 defined once, read only here
+        if d and re.fullmatch(r"t\d+", d[1]) and len(where.get(d[1], ())) == 1 and \
+                reads.get(d[1]) == 1 and d[0] not in _NAME.findall(
+                    " ".join(x[1] for x in defs[where[d[1]][0]:i] if x)):
+            defs[where[d[1]][0]][0] = d[0]
+            defs[i] = False
+    needed = set(_NAME.findall(returned))
+    kept = []
+    for line, d in zip(reversed(lines), reversed(defs)):
+        if d is None:
+            kept.append(line)
+        elif d and d[0] in needed:
+            needed.discard(d[0])
+            needed.update(_NAME.findall(d[1]))
+            kept.append(f"{d[0]} = {d[1]}")
+    return kept[::-1]
+
+
 def _wrapped(c, text: str) -> str:
     from .printer import operand
     return operand(c, text) if type(c) is Code else text
@@ -329,14 +368,14 @@ def _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, r
         s = graph.shapes[graph.inputs_by_name[n]]
         lines.append(f"    {v} = {np}.asarray({v}, dtype={np}.float64)" + (
             f"  # shape {s}" if s else ""))
-    body = m.lines
+    value = m.text(values[graph.output])
+    body = _pruned(m.lines, value + " " + " ".join(results))
     if lang == "numpy":
         lines.append('    with np.errstate(all="ignore"):  # NaN or inf where a value fails')
         indent = "        "
     else:
         indent = "    "
     lines += [indent + line for line in body]
-    value = m.text(values[graph.output])
     gradient = f"({', '.join(results)}{',' if len(results) == 1 else ''})"
     if returns == "dict":
         gradient = f"dict(zip(WRT, {gradient}))"
