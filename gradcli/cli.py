@@ -9,6 +9,7 @@ a traceback.
 from __future__ import annotations
 
 import io
+from contextlib import contextmanager
 import os
 import re
 import sys
@@ -1209,7 +1210,7 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, shapes, as
     if steps:
         _print_steps(source, wrt, of, as_json, as_latex, width, ascii_)
         return
-    with gc_paused():
+    with gc_paused(), _shape_hint():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
                            _merged(at) if at else None, digits, simplify)
     if simplify:
@@ -1231,6 +1232,18 @@ def _array_shapes(shapes, at) -> dict:
                                  option="shape", names=(name,), hint="give one of them")
             found[name] = shape
     return found
+
+
+@contextmanager
+def _shape_hint():
+    """An input read as an array (``w[0]``) with no shape given: say how to give one."""
+    try:
+        yield
+    except MissingInputError as exc:
+        if exc.hint is None and exc.names:
+            exc.hint = (f"an array input needs its shape: --shape {exc.names[0]}=3 (a vector "
+                        f"of 3), or an array value in --at")
+        raise
 
 
 def _print_array_derivatives(source, shapes, wrt, of, order, mixed, at, digits, as_json,
@@ -1421,8 +1434,9 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
         generated = generate_arrays(source, shapes, lang, name=name, inputs=inputs, wrt=wrt,
                                     returns=returns)
     else:
-        generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
-                             inputs=inputs, wrt=wrt, returns=returns)
+        with _shape_hint():
+            generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+                                 inputs=inputs, wrt=wrt, returns=returns)
     files = []
     if output_path is not None:
         files.append(output_path)

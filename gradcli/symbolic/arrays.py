@@ -176,7 +176,8 @@ class SymbolicArrays:
         return Array(x.sym * ones.sym, x.shape)
 
     def refuse(self, what: str, why: str):
-        raise NoArrayFormula(f"diff: {what} has no array formula here ({why})", self.span,
+        raise NoArrayFormula(f"{what} has no array formula in diff and codegen ({why})",
+                             self.span,
                              label="no array formula",
                              hint="gradcli eval prints its gradient at a point (--at)")
 
