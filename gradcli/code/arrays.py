@@ -21,7 +21,7 @@ import re
 from ..engine.arraynodes import FORWARD, VJP, lower
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
-from ..symbolic.adjoint import CODE, Code, var
+from ..symbolic.adjoint import CODE, Code
 from . import names
 from .printer import Printer, comment_lines
 from .python import _ARRAY_HELPERS

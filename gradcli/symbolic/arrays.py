@@ -284,26 +284,18 @@ class SymbolicArrays:
         if a.flat is not None and b.flat is not None and sa[0] == 1 and sb[1] == 1:
             return self.view(self.matmul(a.flat, b.flat), shape)  # row @ column: u @ v
         if a.flat is not None and b.flat is not None and sa[1] == 1 and sb[0] == 1:
-            if sa == (1, 1):
+            if sa == (1, 1) or sb == (1, 1):  # a scalar times a row or a column
                 return self.view(a.flat * b.flat, shape)
-            if sb == (1, 1):
-                return self.view(a.flat * b.flat, shape)
-            n = shape_text(shape)
-            u, v = self.full(a.flat), self.full(b.flat)
-            ca, ra = self.split(u)
-            cb, rb = self.split(v)
+            ca, ra = self.split(self.full(a.flat))  # a column times a row
+            cb, rb = self.split(self.full(b.flat))
             outer = self.atom(f"outer({self.text(ra)}, {self.text(rb)})", shape)
-            del n
             return Array(ca * cb * outer.sym, shape)
         if b.flat is not None and sb[1] == 1 and len(sa) == 2 and a.flat is None:
             return self.view(self.matmul(a, b.flat), shape)
         if a.flat is not None and sa[0] == 1 and len(sb) == 2 and b.flat is None:
             return self.view(self.matmul(a.flat, b), shape)
-        ca, ra = self.split(self.full(a))
+        ca, ra = self.split(self.full(a))  # (operands of @ are arrays: neither is None)
         cb, rb = self.split(self.full(b))
-        if ra is None or rb is None:
-            return Array(ca * cb * Sym(number(sa[-1])), shape) if False else \
-                self.refuse("@ of a scalar", "unexpected")
         product = self.atom(f"({self.operand(ra)} @ {self.operand(rb)})", shape)
         return Array(ca * cb * product.sym, shape)
 
