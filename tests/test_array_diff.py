@@ -284,3 +284,74 @@ def test_codegen_cli_with_shape(tmp_path):
     out = subprocess.run([str(CONSOLE), "codegen", "sum(w^3)", "--shape", "w=3", "--lang", "jax"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and "jnp.sum" in out.stdout
+
+
+# -- generated array expressions -----------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SHAPES = {"u": (3,), "v": (3,), "A": (2, 3), "s": ()}
+_UNARY = ["sin({})", "exp({})", "tanh({})", "log(1 + ({})^2)", "sigmoid({})", "({})^2",
+          "sqrt(1 + ({})^2)", "-({})"]
+_BINARY = ["({}) + ({})", "({}) - ({})", "({}) * ({})", "({}) / (2 + sin({}))"]
+_VECTOR_LEAVES = ["u", "v", "s*u", "A' @ [s, 1]", "softmax(v)", "u[0]*v", "[u[2], v[1], s]",
+                  "(A @ u)[1] + v", "log_softmax(u)"]
+_REDUCE = ["sum({})", "logsumexp({})", "norm({})", "dot({}, v)", "mean({}) * s",
+           "sum(A @ ({}))", "[1, 2] @ A @ ({})"]
+
+
+@st.composite
+def vector_expressions(draw, depth=3):
+    if depth == 0 or draw(st.booleans()):
+        return draw(st.sampled_from(_VECTOR_LEAVES))
+    if draw(st.booleans()):
+        return draw(st.sampled_from(_UNARY)).format(draw(vector_expressions(depth - 1)))
+    template = draw(st.sampled_from(_BINARY))
+    a, b = draw(vector_expressions(depth - 1)), draw(vector_expressions(depth - 1))
+    return template.format(a, b, b) if template.count("{}") == 3 else template.format(a, b)
+
+
+@st.composite
+def losses(draw):
+    return draw(st.sampled_from(_REDUCE)).format(draw(vector_expressions()))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(losses())
+def test_generated_losses_print_formulas_that_give_the_gradient(source):
+    from gradcli.api import evaluate
+    from gradcli.symbolic.arrays import NoArrayFormula
+    shapes = {name: shape for name, shape in _SHAPES.items()
+              if name in source.replace("sum", "").replace("sin", "").replace("sigmoid", "")
+              .replace("sqrt", "")}
+    graph_inputs = arraynodes.lower(source, {n: s for n, s in shapes.items() if s})
+    shapes = {name: _SHAPES[name] for name in graph_inputs.inputs_by_name}
+    try:
+        formulas = array_derivatives(source, shapes)
+    except NoArrayFormula as exc:  # a refusal names the construct
+        assert "has no array formula" in str(exc)
+        return
+    at = _point(shapes, 11)
+    swept = arraynodes.evaluate(source, at)[2]
+    for name, text in formulas.items():
+        got = _evaluated(text, at, shapes[name])
+        np.testing.assert_allclose(got, swept[name], rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{source}: ∂/∂{name} = {text}")
+        # central differences of the value alone, an independent check of the derivative
+        h = 1e-6
+        numeric = np.zeros(shapes[name])
+        for index in (np.ndindex(shapes[name]) if shapes[name] else [()]):
+            moved = []
+            for step in (h, -h):
+                point = {n: np.array(v, dtype=float) if np.ndim(v) else float(v)
+                         for n, v in at.items()}
+                if shapes[name]:
+                    point[name][index] += step
+                else:
+                    point[name] += step
+                moved.append(evaluate(source, point, float64=True).value)
+            numeric[index] = (moved[0] - moved[1]) / (2 * h)
+        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{source}: ∂/∂{name} = {text}")

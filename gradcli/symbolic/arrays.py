@@ -129,6 +129,7 @@ class SymbolicArrays:
         self.shapes: dict[str, Shape] = {}  # a symbol's name (input or atom) -> its shape
         self.views: dict[str, tuple] = {}  # a literal atom's name -> its items (Arrays)
         self.flats: dict[str, Array] = {}  # a row or column atom's name -> its vector
+        self.products: set[str] = set()  # the names of the atoms (A @ B)
         self.span = None
         self.zero: set[int] = set()  # the nodes whose adjoint is 0 exactly
         self._true: dict[int, Shape] = {}
@@ -297,6 +298,7 @@ class SymbolicArrays:
         ca, ra = self.split(self.full(a))  # (operands of @ are arrays: neither is None)
         cb, rb = self.split(self.full(b))
         product = self.atom(f"({self.operand(ra)} @ {self.operand(rb)})", shape)
+        self.products.add(product.sym.node.name)
         return Array(ca * cb * product.sym, shape)
 
     def reduce(self, kind: str, x, axis):
@@ -654,8 +656,9 @@ def _named(graph, m: SymbolicArrays, values: list) -> dict:
 
 
 def _tidy_matmul(source: str, atoms) -> str:
-    """``(A @ B)`` without its parentheses where it stands as a term of a sum or a whole
-    argument (``y - X @ w``, ``sum(X @ w)``): ``@`` binds as ``*``, tighter than ``+``."""
+    """``(A @ B)`` without its parentheses where it stands as a term of a sum, a whole
+    argument or the whole text (``y - X @ w``, ``sum(X @ w)``): ``@`` binds as ``*``, tighter
+    than ``+``."""
     for name in sorted(atoms, key=len, reverse=True):
         inner = re.escape(name)
         source = re.sub(r"(^|\(|\[|, | \+ | - )" + inner + r"(?=$|\)|\]|,| \+ | - )",
@@ -680,8 +683,7 @@ def array_derivatives(source: str, shapes: Mapping[str, Shape],
                 continue
             g = m.full(Array(_substitute(g.sym.node, named), shape))
             out[name] = text(g.sym.node)
-        matmuls = [n for n in m.shapes if n.startswith("(") and " @ " in n]
-        return {name: _strip(_tidy_matmul(t, matmuls)) for name, t in out.items()}
+        return {name: _tidy_matmul(t, m.products) for name, t in out.items()}
 
 
 def zero_adjoints(source: str, shapes: Mapping[str, Shape]) -> set[int]:
@@ -691,16 +693,3 @@ def zero_adjoints(source: str, shapes: Mapping[str, Shape]) -> set[int]:
     with fresh_context():
         _, m, _, _ = _sweep(source, shapes, None)
         return set(m.zero)
-
-
-def _strip(t: str) -> str:
-    """A whole result that is one parenthesized product ``(A @ B)`` without the parentheses."""
-    if t.startswith("(") and t.endswith(")"):
-        depth = 0
-        for i, ch in enumerate(t):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0 and i < len(t) - 1:
-                return t
-        return t[1:-1]
-    return t
