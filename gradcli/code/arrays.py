@@ -36,7 +36,7 @@ def _Value(op: str, args: tuple) -> Code:
 
 class CodeArrays:
     """The namespace of the array rules on code: each array operation a statement of its own
-    (a new variable ``t1``, ``t2``, ...), so every value the rules pass on is a variable with
+    (a new variable ``v_t1``, ``v_t2``, ...), so every value the rules pass on is a variable with
     a known shape."""
 
     def __init__(self, lang: str, printer: Printer):
@@ -55,7 +55,7 @@ class CodeArrays:
             name, self.next_name = self.next_name, None  # the node's own statement
         if name is None:
             self._count += 1
-            name = f"t{self._count}"
+            name = f"v_t{self._count}"  # (v_...: a name no input keeps, code.names)
         self.lines.append(f"{name} = {text}")
         self.shapes[name] = tuple(shape)
         return _Value("var", (name,))
@@ -317,7 +317,7 @@ def _pruned(lines: list[str], returned: str) -> list[str]:
         if d:
             where.setdefault(d[0], []).append(i)
     for i, d in enumerate(defs):  # vb_w = t3: t3 defined once, read only here
-        if d and re.fullmatch(r"t\d+", d[1]) and len(where.get(d[1], ())) == 1 and \
+        if d and re.fullmatch(r"v_t\d+", d[1]) and len(where.get(d[1], ())) == 1 and \
                 reads.get(d[1]) == 1 and d[0] not in _NAME.findall(
                     " ".join(x[1] for x in defs[where[d[1]][0]:i] if x)):
             defs[where[d[1]][0]][0] = d[0]
