@@ -63,6 +63,23 @@ class CodeArrays:
     def text(self, e) -> str:
         return self.printer.expr(e)
 
+    # -- the statements the sweeps' driver asks for
+    def comment(self, text: str) -> None:
+        self.lines.append(f"# {text}")
+
+    def constant_array(self, values, shape: Shape, name: str):
+        return self.let(f"{self.np}.array({values!r}, dtype={self.np}.float64)", shape, name)
+
+    def assign(self, e, shape: Shape, name: str):
+        return self.let(self.text(e), shape, name)
+
+    def accumulate(self, target: str, c, shape: Shape):
+        # a new array, not +=: an adjoint may be a broadcast view, and JAX's are immutable
+        return self.let(f"{target} + {_wrapped(c, self.text(c))}", shape, target)
+
+    def result(self, a, shape: Shape) -> str:
+        return f"{self.np}.zeros({shape})" if a is None else self.full(a, shape)
+
     def shape(self, e) -> Shape:
         """The shape of code: its variables' shapes broadcast."""
         out: Shape = ()
@@ -187,6 +204,227 @@ class CodeArrays:
                          "array code", hint="gradcli eval computes it")
 
 
+class CArrays(CodeArrays):
+    """The namespace of the array rules on C: every value a flat row-major ``double`` array
+    (a scalar: an array of one), each operation a loop over its elements; a reshape is the
+    same elements (a pointer), a broadcast an index ``i % c`` or ``i / c``."""
+
+    def __init__(self, printer: Printer):
+        super().__init__("c", printer)
+        self.tables = 0
+        self.targets: list[str] = []  # the variable each line defines or writes
+
+    def emit(self, line: str, target: str) -> None:
+        self.lines.append(line)
+        self.targets.append(target)
+
+    def _name(self) -> str:
+        if self.next_name is not None:
+            name, self.next_name = self.next_name, None
+            return name
+        self._count += 1
+        return f"v_t{self._count}"
+
+    def _declare(self, name: str, shape: Shape) -> _Value:
+        self.emit(f"double {name}[{max(size(shape), 1)}];", name)
+        self.shapes[name] = tuple(shape)
+        return _Value("var", (name,))
+
+    def _alias(self, x, shape: Shape, offset: int = 0) -> _Value:
+        """The elements of the array ``x`` seen with ``shape`` (from element ``offset``)."""
+        name = self._name()
+        source = self.array(x)
+        self.emit(f"const double *{name} = {source}" + (f" + {offset};" if offset else ";"),
+                  name)
+        self.shapes[name] = tuple(shape)
+        return _Value("var", (name,))
+
+    @staticmethod
+    def index(own: Shape, out: Shape, i: str = "i") -> str:
+        """The position in an array of ``own`` of element ``i`` of its broadcast to ``out``."""
+        if size(own) == 1:
+            return "0"
+        own = (1,) * (len(out) - len(own)) + tuple(own)
+        if own == tuple(out):
+            return i
+        if len(out) != 2:
+            raise InputError(f"codegen --lang c: a broadcast of {shape_text(own)} to "
+                             f"{shape_text(out)} (C code has vectors and matrices)",
+                             option="lang", hint="--lang numpy or jax")
+        r, c = out
+        return f"{i} % {c}" if own == (1, c) else f"{i} / {c}"
+
+    def at(self, e, out: Shape, i: str = "i") -> str:
+        """The C expression of element ``i`` of ``e`` broadcast to ``out``."""
+        def indexed(c):
+            if type(c) is not Code:
+                return c
+            if c.op == "var":
+                name = c.args[0]
+                return Code("var", (f"{name}[{self.index(self.shapes[name], out, i)}]",))
+            return Code(c.op, tuple(indexed(a) for a in c.args))
+        return self.printer.expr(indexed(e))
+
+    def array(self, e) -> str:
+        """The name of an array holding ``e`` (``e`` itself when it is one)."""
+        if type(e) is Code and e.op == "var":
+            return e.args[0]
+        return self.assign(e, self.shape(e), self._name()).args[0]
+
+    def loop(self, n: int, body: str, target: str) -> None:
+        """``for i in 0..n: body``, a line that writes the array ``target``."""
+        self.emit(f"for (size_t i = 0; i < {max(n, 1)}; i++) {body}", target)
+
+    # -- the statements the sweeps' driver asks for
+    def comment(self, text: str) -> None:
+        self.emit(f"/* {text} */", "")
+
+    def constant_array(self, values, shape: Shape, name: str):
+        flat = _flat(values)
+        self.emit(f"const double {name}[{len(flat)}] = "
+                  f"{{{', '.join(repr(float(v)) for v in flat)}}};", name)
+        self.shapes[name] = tuple(shape)
+        return _Value("var", (name,))
+
+    def assign(self, e, shape: Shape, name: str):
+        shape = tuple(shape)
+        text = self.at(e, shape)  # (before the declaration: e may read an older name)
+        v = self._declare(name, shape)
+        self.loop(size(shape), f"{name}[i] = {text};", name)
+        return v
+
+    def accumulate(self, target: str, c, shape: Shape):
+        self.loop(size(shape), f"{target}[i] += {self.at(c, tuple(shape))};", target)
+        return _Value("var", (target,))
+
+    def result(self, a, shape: Shape):
+        return None if a is None else self.array(a) if self.shape(a) == tuple(shape) \
+            else self.assign(a, shape, self._name()).args[0]
+
+    # -- the array operations
+    def full(self, e, shape: Shape) -> str:
+        return self.array(e) if self.shape(e) == tuple(shape) else \
+            self.assign(e, shape, self._name()).args[0]
+
+    def reshape(self, x, shape):
+        return self._alias(x, tuple(shape))
+
+    def as_matrix(self, x, left: bool):
+        s = self.shape(x)
+        if len(s) == 2:
+            return x
+        n = size(s)
+        return self._alias(x, (1, n) if left else (n, 1))
+
+    def item(self, g, k: int):
+        s = self.shape(g)
+        return self._alias(g, s[1:], k * size(s[1:]))
+
+    def transpose(self, x):
+        r, c = self.shape(x)
+        a = self.array(x)
+        v = self._declare(self._name(), (c, r))
+        self.loop(r * c, f"{v.args[0]}[i] = {a}[(i % {r}) * {c} + i / {r}];", v.args[0])
+        return v
+
+    def matmul(self, a, b):
+        sa, sb = self.shape(a), self.shape(b)
+        x, y = self.array(a), self.array(b)
+        k = sa[-1]
+        rows = sa[0] if len(sa) == 2 else 1
+        cols = sb[1] if len(sb) == 2 else 1
+        v = self._declare(self._name(), sa[:-1] + sb[1:])
+        left = f"{x}[(i / {cols}) * {k} + gc_q]" if len(sa) == 2 else f"{x}[gc_q]"
+        right = f"{y}[gc_q * {cols} + i % {cols}]" if len(sb) == 2 else f"{y}[gc_q]"
+        self.loop(rows * cols, f"{{ double gc_acc = 0.0; for (size_t gc_q = 0; gc_q < {k}; "
+                  f"gc_q++) gc_acc += {left} * {right}; {v.args[0]}[i] = gc_acc; }}", v.args[0])
+        return v
+
+    def reduce(self, kind: str, x, axis):
+        s = self.shape(x)
+        if axis is not None and len(s) == 1:
+            axis = None
+        a = self.array(x)
+        out = () if axis is None else s[:axis] + s[axis + 1:]
+        if axis is None:
+            n, element = size(s), f"{a}[gc_q]"
+        elif axis == 0:
+            n, element = s[0], f"{a}[gc_q * {s[1]} + i]"
+        else:
+            n, element = s[1], f"{a}[i * {s[1]} + gc_q]"
+        step = {"add": "gc_acc += {e};", "mul": "gc_acc *= {e};",
+                "max": "if ({e} > gc_acc) gc_acc = {e};",
+                "min": "if ({e} < gc_acc) gc_acc = {e};"}[kind].format(e=element)
+        first = element.replace("gc_q", "0")
+        v = self._declare(self._name(), out)
+        self.loop(size(out), f"{{ double gc_acc = {first}; for (size_t gc_q = 1; gc_q < {n}; "
+                  f"gc_q++) {step} {v.args[0]}[i] = gc_acc; }}", v.args[0])
+        return v
+
+    def _table(self, positions) -> str:
+        self.tables += 1
+        name = f"gc_p{self.tables}"
+        self.emit(f"static const size_t {name}[{len(positions)}] = "
+                  f"{{{', '.join(map(str, positions))}}};", name)
+        return name
+
+    def take(self, x, positions, shape):
+        shape = tuple(shape)
+        if list(positions) == list(range(size(self.shape(x)))):
+            return self._alias(x, shape)
+        a, table = self.array(x), self._table(list(positions))
+        v = self._declare(self._name(), shape)
+        self.loop(len(positions), f"{v.args[0]}[i] = {a}[{table}[i]];", v.args[0])
+        return v
+
+    def scatter(self, g, positions, taken, shape):
+        table = self._table(list(positions))
+        element = self.at(g, tuple(taken))
+        v = self._declare(self._name(), tuple(shape))
+        self.loop(size(shape), f"{v.args[0]}[i] = 0.0;", v.args[0])
+        self.loop(len(positions), f"{v.args[0]}[{table}[i]] += {element};", v.args[0])
+        return v
+
+    def stack(self, xs):
+        inner = self.shape(xs[0])
+        n = size(inner)
+        v = self._declare(self._name(), (len(xs), *inner))
+        for k, x in enumerate(xs):
+            self.loop(n, f"{v.args[0]}[{k * n} + i] = {self.at(x, inner)};", v.args[0])
+        return v
+
+    def unbroadcast(self, g, shape):
+        shape, s = tuple(shape), self.shape(g)
+        if s == shape:
+            return g
+        joint = _broadcast(s, shape)
+        element = self.at(g, joint)
+        v = self._declare(self._name(), shape)
+        self.loop(size(shape), f"{v.args[0]}[i] = 0.0;", v.args[0])
+        self.loop(size(joint), f"{v.args[0]}[{self.index(shape, joint)}] += {element};", v.args[0])
+        return v
+
+    def expand(self, g, axis, shape):
+        shape = tuple(shape)
+        s = self.shape(g)
+        own = s if axis is None else s[:axis] + (1,) + s[axis:]
+        a = self.array(g)
+        v = self._declare(self._name(), shape)
+        self.loop(size(shape), f"{v.args[0]}[i] = {a}[{self.index(own, shape)}];", v.args[0])
+        return v
+
+
+def _flat(values) -> list:
+    out, stack = [], [values]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        else:
+            out.append(v)
+    return out
+
+
 def _broadcast(a: Shape, b: Shape) -> Shape:
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
@@ -206,9 +444,6 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
     """``source``'s value and gradient as NumPy (``lang`` python or numpy) or JAX code for
     array inputs of ``shapes``: a :class:`gradcli.code.Generated`."""
     from . import Generated, _distinct, _order
-    if lang == "c":
-        raise InputError("does not write array code in C yet", option="lang",
-                         hint="--lang numpy or --lang jax write array code")
     lang = "numpy" if lang == "python" else lang
     names.check_function(name, lang)
     graph = lower(source, shapes)
@@ -235,10 +470,10 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
         else set()
     variables = names.variables(order, lang, name)
     printer = Printer(lang)
-    m = CodeArrays(lang, printer)
+    m = CArrays(printer) if lang == "c" else CodeArrays(lang, printer)
     kinds, args, params = graph.kinds, graph.args, graph.params
     values: list = [None] * len(kinds)
-    m.lines.append("# forward sweep")
+    m.comment("forward sweep")
     for k, kind in enumerate(kinds):
         shape = graph.shapes[k]
         if kind == "input":
@@ -246,11 +481,8 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
             m.shapes[v] = shape
             values[k] = _Value("var", (v,))
         elif kind == "constant":
-            if shape:
-                values[k] = m.let(f"{m.np}.array({params[k]!r}, dtype={m.np}.float64)", shape,
-                                  f"v{k}")
-            else:
-                values[k] = float(params[k])
+            values[k] = m.constant_array(params[k], shape, f"v{k}") if shape \
+                else float(params[k])
         else:
             m.next_name = f"v{k}"
             e = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
@@ -258,16 +490,16 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
                 values[k] = e  # an array operation: its statement defined v{k}
             else:
                 m.next_name = None
-                values[k] = m.let(m.text(e), shape, f"v{k}")
+                values[k] = m.assign(e, shape, f"v{k}")
     active = bytearray(len(kinds))
     for n in wrt:
         active[graph.inputs_by_name[n]] = 1
     for k, kind in enumerate(kinds):
         if kind not in ("input", "constant") and any(active[a] for a in args[k]):
             active[k] = 1
-    m.lines.append("# reverse sweep")
+    m.comment("reverse sweep")
     adjoint: list = [None] * len(kinds)
-    adjoint[graph.output] = m.let("1.0", (), f"vb{graph.output}")
+    adjoint[graph.output] = m.assign(1.0, (), f"vb{graph.output}")
     for k in range(graph.output, -1, -1):
         g = adjoint[k]
         if g is None or kinds[k] in ("input", "constant") or k in zero:
@@ -278,23 +510,19 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
                 continue
             c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
             target = f"vb{a}" if kinds[a] != "input" else f"vb_{variables[params[a]]}"
-            text = m.text(c)
             if adjoint[a] is None:
-                adjoint[a] = m.let(text, graph.shapes[a], target)
+                adjoint[a] = m.assign(c, graph.shapes[a], target)
             else:
-                adjoint[a] = m.let(f"{target} + {_wrapped(c, text)}", graph.shapes[a], target)
-    results = []
-    for n in wrt:
-        a = adjoint[graph.inputs_by_name[n]]
-        shape = graph.shapes[graph.inputs_by_name[n]]
-        if a is None:
-            results.append(f"{m.np}.zeros({shape})")
-        else:
-            results.append(m.full(a, shape))
-    code = _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, results,
-                 returns)
+                adjoint[a] = m.accumulate(target, c, graph.shapes[a])
+    results = [m.result(adjoint[graph.inputs_by_name[n]], graph.shapes[graph.inputs_by_name[n]])
+               for n in wrt]
+    if lang == "c":
+        code, header = _c_text(source, name, graph, order, variables, wrt, m, values, results)
+    else:
+        code, header = _text(source, lang, name, shapes, graph, order, variables, wrt, m,
+                             values, results, returns), None
     return Generated(source, lang, "reverse", [name], {n: variables[n] for n in order}, wrt,
-                     ["f"], returns, code, None)
+                     ["f"], returns, code, header)
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -385,3 +613,59 @@ def _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, r
         gradient = f"dict(zip(WRT, {gradient}))"
     lines.append(f"{indent}return {value}, {gradient}")
     return "\n".join(lines) + "\n"
+
+
+def _c_text(source, name, graph, order, variables, wrt, m, values, results) -> tuple[str, str]:
+    """The C code and its header: ``int name(inputs..., double *value, double *grad_...)``,
+    every input and result a pointer to its elements, row-major (a scalar's: one)."""
+    from .c import _C_HELPERS
+    params = [f"const double *{variables[n]}" for n in order]
+    outs = ["double *value"] + [f"double *grad_{variables[n]}" for n in wrt]
+    signature = f"int {name}({', '.join(params + outs)})"
+    head = ["/* " + line for line in [f"{name}: the gradient of"]]
+    head += [" *     " + line for line in source.strip().splitlines()]
+    head += [" * generated by gradcli codegen --lang c: array code, a loop per array node (the",
+             " * forward sweep) and per contribution of the reverse sweep, each by the node's",
+             " * vector-Jacobian rule. Every array is flat, row-major; a scalar is one double.",
+             " * The inputs (pointers to their elements) and their shapes:"]
+    for n in order:
+        s = graph.shapes[graph.inputs_by_name[n]]
+        head.append(f" *     {variables[n]}: {shape_text(s) if s else 'a scalar'}")
+    head.append(" * Returns 0, or 1 when the value or a gradient's element is not finite.")
+    head.append(" * The temporaries are on the stack: for large arrays, use --lang numpy. */")
+    lines = head + ["", "#include <math.h>", "#include <stddef.h>", ""]
+    for helper in sorted(m.printer.helpers):
+        lines += [_C_HELPERS[helper], ""]
+    lines += [signature, "{"]
+    value = m.array(values[graph.output]) if type(values[graph.output]) is Code else None
+    # the lines whose array is read: from the results back (an operand made a matrix for the
+    # other argument's rule, the adjoint of softmax's shift, are not)
+    live = {"", value, *results}
+    grew = True
+    while grew:
+        grew = False
+        for line, target in zip(m.lines, m.targets):
+            if target in live:
+                for word in _NAME.findall(line):
+                    if word not in live:
+                        live.add(word)
+                        grew = True
+    lines += ["    " + line for line, target in zip(m.lines, m.targets) if target in live]
+    lines.append("    int status = 0;")
+    if value is None:
+        lines.append(f"    *value = {float(values[graph.output])!r};")
+    else:
+        lines.append(f"    *value = {value}[0];")
+    lines.append("    if (!isfinite(*value)) status = 1;")
+    for n, r in zip(wrt, results):
+        s = graph.shapes[graph.inputs_by_name[n]]
+        target = f"grad_{variables[n]}"
+        copy = "0.0" if r is None else f"{r}[i]"
+        lines.append(f"    for (size_t i = 0; i < {max(size(s), 1)}; i++) {{ {target}[i] = "
+                     f"{copy}; if (!isfinite({target}[i])) status = 1; }}")
+    lines += ["    return status;", "}"]
+    guard = f"GRADCLI_{name.upper()}_H"
+    header = "\n".join(head + ["", f"#ifndef {guard}", f"#define {guard}", "",
+                               "#include <stddef.h>", "", signature + ";", "",
+                               f"#endif /* {guard} */"]) + "\n"
+    return "\n".join(lines) + "\n", header
