@@ -1399,7 +1399,7 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
               help="dict: the gradient (Jacobian, Hessian) keyed by input name, several "
                    "outputs by output name (python, numpy, jax).")
 @click.option("--shape", "shapes", type=ShapeType(), multiple=True,
-              help="Array inputs' shapes (w=3, X=4x2): NumPy or JAX array code, one "
+              help="Array inputs' shapes (w=3, X=4x2): NumPy, JAX or C array code, one "
                    "statement per array node (docs/codegen.md).")
 @_JSON
 @click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),

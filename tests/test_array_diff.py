@@ -315,7 +315,7 @@ def test_codegen_cli_with_shape(tmp_path):
     r = CliRunner().invoke(main, ["codegen", "sum(w^2)", "--shape", "w=3", "--lang", "c",
                                   "-o", str(tmp_path / "g.c")])
     assert r.exit_code == 0, r.output
-    assert "int f(const double *w, double *value, double *grad_w);" in \
+    assert "int f(const double *w, double *out, double *grad_w);" in \
         (tmp_path / "g.h").read_text()
     r = CliRunner().invoke(main, ["codegen", "sum(w^2)", "--shape", "w=3", "--mode", "forward"])
     assert r.exit_code == 2 and "reverse" in r.output
