@@ -9,10 +9,10 @@ a traceback.
 from __future__ import annotations
 
 import io
-from contextlib import contextmanager
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import click
@@ -1194,11 +1194,10 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, shapes, as
       gradcli diff "mean((X @ w - y)^2)" --shape X=3x2,w=2,y=3
     """
     shapes = _array_shapes(shapes, at)
-    if shapes:
-        _print_array_derivatives(read_source := _read_source(
-            expression, file, example='gradcli diff "sum(w^2)" --shape w=3'), shapes, wrt, of,
-            order, mixed, at, digits, as_json, as_latex, simplify, steps, width, ascii_)
-        del read_source
+    if shapes:  # array inputs: the gradient as array formulas
+        source = _read_source(expression, file, example='gradcli diff "sum(w^2)" --shape w=3')
+        _print_array_derivatives(source, shapes, wrt, of, order, mixed, at, digits, as_json,
+                                 as_latex, simplify, steps, width, ascii_)
         return
     if steps and (order != 1 or mixed is not None or at or simplify):
         raise InputError("--steps derives first derivatives, one input at a time",
@@ -1267,11 +1266,9 @@ def _print_array_derivatives(source, shapes, wrt, of, order, mixed, at, digits, 
     if as_json:
         from .engine.arrays import nested
         from .views.json import diff_json
-        data = diff_json(source, result, 1, values=None if values is None else {
+        screen.json(diff_json(source, result, 1, values=None if values is None else {
             name: nested([float(r.values[o]) for o in r.outputs], shapes.get(name, ()))
-            for name, r in values.items()})
-        data["shapes"] = {name: list(shape) for name, shape in shapes.items()}
-        screen.json(data)
+            for name, r in values.items()}, shapes=shapes))
         return
     if as_latex:
         from .views.latex import derivatives as latex_derivatives
