@@ -76,6 +76,11 @@ CASES = [
      lambda A, u, v: sum(u[i] * A[i][j] * v[j] for i in range(2) for j in range(3))),
     ("norm(x, 1) + max(a, b)", {"x": (3,), "a": (), "b": ()},
      lambda x, a, b: sum(abs(v) for v in x) + max(a, b)),
+    # vectors of one element, rows and literals indexed
+    ("u @ v", {"u": (1,), "v": (1,)}, lambda u, v: u[0] * v[0]),
+    ("sum([u, u] * [v])", {"u": (2,), "v": (2,)}, lambda u, v: 2 * (u[0] * v[0] + u[1] * v[1])),
+    ("sum(A[0]) + u @ A @ [1, 2]", {"A": (2, 2), "u": (2,)},
+     lambda A, u: A[0][0] + A[0][1] + sum(u[i] * (A[i][0] + 2 * A[i][1]) for i in range(2))),
 ]
 
 

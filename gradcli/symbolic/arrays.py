@@ -165,8 +165,9 @@ class SymbolicArrays:
         a call or an atom."""
         node = x.sym.node
         t = text(node)
-        if type(node) in (Symbol, Apply) or (type(node) is Number and node.value >= 0):
-            return t
+        if (type(node) in (Symbol, Apply) and not t.startswith("[")) or \
+                (type(node) is Number and node.value >= 0):
+            return t  # (a literal is indexed in parentheses: [u][0] does not parse)
         return f"({t})"
 
     def full(self, x: Array) -> Array:
@@ -256,6 +257,11 @@ class SymbolicArrays:
             return self.reshape(x.flat, shape)
         if len(x.shape) == 2 and 1 in x.shape and len(shape) < 2:
             return self.unview(x, shape)
+        if size(shape) == 1 and len(shape) < 2 and len(x.shape) < 2:  # () and (1,)
+            if not shape:
+                return Array(x.sym, ()) if not self.true_shape(x.sym.node) else \
+                    self.atom(f"{self.operand(x)}[0]", ())
+            return self.atom(f"[{self.text(x)}]", (1,))
         return self.view(x, shape)
 
     def as_matrix(self, x, left: bool):
@@ -283,6 +289,8 @@ class SymbolicArrays:
         sa, sb = a.shape, b.shape
         shape = sa[:-1] + sb[1:]
         if a.flat is not None and b.flat is not None and sa[0] == 1 and sb[1] == 1:
+            if not a.flat.shape or not b.flat.shape:  # a scalar and a vector of 1
+                return self.view(self.sum(a.flat * b.flat, None), shape)
             return self.view(self.matmul(a.flat, b.flat), shape)  # row @ column: u @ v
         if a.flat is not None and b.flat is not None and sa[1] == 1 and sb[0] == 1:
             if sa == (1, 1) or sb == (1, 1):  # a scalar times a row or a column
@@ -449,6 +457,8 @@ class SymbolicArrays:
         t = self.true_shape(node)
         if len(t) < len(g.shape):  # broadcast along the first axis
             return Array(g.sym, shape)
+        if t[0] == 1 and g.shape[0] != 1:  # (1, n) stretched along it: every item is item 0
+            k = 0
         if type(node) is Symbol and node.name in self.views:
             return self.views[node.name][k]
         return self.atom(f"{self.operand(g)}[{k}]", shape)
