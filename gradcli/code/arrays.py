@@ -24,6 +24,7 @@ from ..engine.arraynodes import FORWARD, VJP, lower
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
+from ..symbolic.arrays import broadcast, index_text, flatten
 from . import names
 from .printer import Printer, comment_lines
 from .python import _ARRAY_HELPERS
@@ -92,7 +93,7 @@ class CodeArrays:
                 if c.op == "var":
                     base, _, item = c.args[0].partition("[")
                     s = self.shapes.get(base, ())
-                    out = _broadcast(out, s[1:] if item else s)
+                    out = broadcast(out, s[1:] if item else s)
                 else:
                     stack.extend(c.args)
         return out
@@ -150,8 +151,7 @@ class CodeArrays:
             return self.let(f"{self.np}.reshape({self.text(x)}, {shape})", shape)
         if len(own) == 2 and (shape, list(positions)) == transposed(own):
             return self.transpose(x)
-        from ..symbolic.arrays import _index_text
-        index = _index_text(own, list(positions), shape)
+        index = index_text(own, list(positions), shape)
         if index is not None:
             return self.let(f"{self.text(x)}[{index}]", shape)
         return self.let(f"{self.np}.reshape({self.np}.ravel({self.text(x)})"
@@ -282,7 +282,7 @@ class CArrays(CodeArrays):
         self.emit(f"/* {text} */", "")
 
     def constant_array(self, values, shape: Shape, name: str):
-        flat = _flat(values)
+        flat = flatten(values)
         self.emit(f"const double {name}[{len(flat)}] = "
                   f"{{{', '.join(repr(float(v)) for v in flat)}}};", name)
         self.shapes[name] = tuple(shape)
@@ -399,7 +399,7 @@ class CArrays(CodeArrays):
         shape, s = tuple(shape), self.shape(g)
         if s == shape:
             return g
-        joint = _broadcast(s, shape)
+        joint = broadcast(s, shape)
         element = self.at(g, joint)
         v = self._declare(self._name(), shape)
         self.loop(size(shape), f"{v.args[0]}[i] = 0.0;", v.args[0])
@@ -414,23 +414,6 @@ class CArrays(CodeArrays):
         v = self._declare(self._name(), shape)
         self.loop(size(shape), f"{v.args[0]}[i] = {a}[{self.index(own, shape)}];", v.args[0])
         return v
-
-
-def _flat(values) -> list:
-    out, stack = [], [values]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (list, tuple)):
-            stack.extend(reversed(v))
-        else:
-            out.append(v)
-    return out
-
-
-def _broadcast(a: Shape, b: Shape) -> Shape:
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
 def _zero_adjoint(source: str, shapes) -> set[int]:

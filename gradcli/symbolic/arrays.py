@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 
 from ..engine.arraynodes import FORWARD, VJP, lower
-from ..engine.arrays import FUNCTIONS, shape_text, size, transposed
+from ..engine.arrays import FUNCTIONS, broadcast_shape, shape_text, size, transposed
 from ..errors import InputError
 from .expr import (Apply, Number, Product, Sum, Sym, Symbol, SYMBOLIC, add, apply, exact,
                    fresh_context, multiply, number, reachable, symbol)
@@ -65,7 +65,7 @@ class Array:
 
     def _both(self, o, f):
         o = self._other(o)
-        return Array(f(self.sym, o.sym), _broadcast(self.shape, o.shape))
+        return Array(f(self.sym, o.sym), broadcast(self.shape, o.shape))
 
     def __add__(self, o): return self._both(o, lambda a, b: a + b)
     def __radd__(self, o): return self._both(o, lambda a, b: b + a)
@@ -90,11 +90,9 @@ def _node(x):
     return x
 
 
-def _broadcast(a: Shape, b: Shape) -> Shape:
-    """NumPy's broadcast of two shapes (the lowering has checked that they broadcast)."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    return tuple(y if x == 1 else x for x, y in zip(a, b))
+def broadcast(a: Shape, b: Shape) -> Shape:
+    """NumPy's broadcast of two shapes the lowering has checked (engine.arrays's rule)."""
+    return broadcast_shape(tuple(a), tuple(b), None, "")
 
 
 class _Rows:
@@ -113,7 +111,7 @@ class _Rows:
             args = [a if type(a) is Array else Array(a, ()) for a in args]
             shape: Shape = ()
             for a in args:
-                shape = _broadcast(shape, a.shape)
+                shape = broadcast(shape, a.shape)
             return Array(f(*[a.sym for a in args]), shape)
         return elementwise
 
@@ -153,7 +151,7 @@ class SymbolicArrays:
         shape: Shape = ()
         for part in reachable(node):
             if type(part) is Symbol:
-                shape = _broadcast(shape, self.shapes.get(part.name, ()))
+                shape = broadcast(shape, self.shapes.get(part.name, ()))
         self._true[node.serial] = shape
         return shape
 
@@ -383,7 +381,7 @@ class SymbolicArrays:
             return self.reshape(x, shape)
         if len(own) == 2 and (shape, list(positions)) == transposed(own):
             return self.transpose(x)
-        index = _index_text(own, list(positions), shape)
+        index = index_text(own, list(positions), shape)
         if index is not None:
             return self.atom(f"{self.operand(self.full(x))}[{index}]", shape)
         return self._literal([self._element(x, p) for p in positions], shape)
@@ -485,7 +483,7 @@ def _terms(node) -> list | None:
     return None
 
 
-def _index_text(own: Shape, positions: list[int], shape: Shape) -> str | None:
+def index_text(own: Shape, positions: list[int], shape: Shape) -> str | None:
     """The index ``i``, ``a:b``, ``i, j``, ``:, j`` ... whose gather reads ``positions`` from an
     array of ``own`` into ``shape``, or None."""
     axes = []
@@ -596,7 +594,7 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
             values[k] = m.input(params[k], graph.shapes[k])
         elif kind == "constant":
             if graph.shapes[k]:
-                flat = _flatten(params[k])
+                flat = flatten(params[k])
                 values[k] = m._literal([Array(v, ()) for v in flat], graph.shapes[k])
             else:
                 values[k] = Array(params[k], ())
@@ -635,7 +633,8 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
     return graph, m, values, {name: adjoint[graph.inputs_by_name[name]] for name in names}
 
 
-def _flatten(value) -> list:
+def flatten(value) -> list:
+    """Nested lists' numbers, row-major."""
     out, stack = [], [value]
     while stack:
         v = stack.pop()
