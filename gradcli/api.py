@@ -614,6 +614,21 @@ def all_derivatives(source: str | Graph, wrt: Iterable[str] | None = None, order
     return result
 
 
+def array_derivatives(source: str, shapes: Mapping[str, tuple], wrt: Iterable[str] | None = None
+                      ) -> dict[str, str]:
+    """The gradient of ``source`` with array inputs of ``shapes`` (name -> shape) as array
+    formulas in gradcli's syntax, keyed by input (``wrt``, or every input): ``gradcli eval``
+    reads each back with the same inputs and gives the gradient there (``gradcli diff`` with
+    ``--shape`` or array values in ``--at``).
+
+    >>> array_derivatives("sum(w^2)", {"w": (3,)})
+    {'w': '2*w'}
+    """
+    from .symbolic.arrays import array_derivatives as build
+    return build(source, {name: tuple(shape) for name, shape in shapes.items()},
+                 None if wrt is None else list(wrt))
+
+
 def derivation_steps(source: str | Graph, wrt: Iterable[str] | None = None, *,
                      of: Iterable[str] | None = None) -> list:
     """The derivation of each first partial derivative of ``source`` (of its one output, or

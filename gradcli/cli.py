@@ -12,6 +12,7 @@ import io
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import click
@@ -58,6 +59,27 @@ class SeedType(click.ParamType):
             pass
         from .points import parse_point
         return parse_point(value, "seed")  # an error is reported by GradcliGroup
+
+
+class ShapeType(click.ParamType):
+    """``--shape w=3,X=4x2``: array inputs' shapes (name -> a vector's length, or rows x
+    columns)."""
+
+    name = "NAME=N[xM][,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, dict):
+            return value
+        shapes = {}
+        for item in value.split(","):
+            name, eq, text = item.partition("=")
+            sizes = text.strip().lower().split("x")
+            if not eq or not name.strip() or not all(n.strip().isdigit() and int(n) > 0
+                                                      for n in sizes) or len(sizes) > 2:
+                raise InputError(f"{item.strip()!r} is not NAME=N or NAME=NxM", option="shape",
+                                 hint="e.g. --shape w=3,X=4x3 (a vector of 3, a 4 × 3 matrix)")
+            shapes[name.strip()] = tuple(int(n) for n in sizes)
+        return shapes
 
 
 class NameListType(click.ParamType):
@@ -1287,6 +1309,10 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
                    "--at), to --digits significant digits, every one proven.")
 @click.option("--digits", type=click.IntRange(1, 100_000), default=13, show_default=True,
               help="With --at: significant digits of the values.")
+@click.option("--shape", "shapes", type=ShapeType(), multiple=True,
+              help="Array inputs' shapes (w=3: a vector of 3, X=4x2: a 4 × 2 matrix); an "
+                   "array value in --at gives its shape too. The gradient is then printed "
+                   "as array formulas (docs/arrays.md).")
 @_JSON
 @click.option("--latex", "as_latex", is_flag=True,
               help="Print the derivatives as LaTeX (amsmath align*: \\frac, \\partial).")
@@ -1297,8 +1323,8 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
               help="Show the derivation rule by rule (sum, constant multiple, product, "
                    "quotient, power, chain, each function's row), ending in the derivative.")
 @_output_options
-def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, as_latex,
-                 simplify, steps, width, ascii_):
+def diff_command(expression, file, wrt, of, order, mixed, at, digits, shapes, as_json,
+                 as_latex, simplify, steps, width, ascii_):
     """Print the partial derivatives of EXPRESSION as expressions in gradcli's own syntax.
 
     Built from the same derivative rules as eval, applied to the expression instead of to
@@ -1321,7 +1347,14 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
       gradcli diff "log(x)+x*y-sin(y)" --at x=2,y=3
       gradcli diff "x^2*sin(x)" --steps
       gradcli diff "x*sin(x)^2 + x*cos(x)^2" --simplify
+      gradcli diff "mean((X @ w - y)^2)" --shape X=3x2,w=2,y=3
     """
+    shapes = _array_shapes(shapes, at)
+    if shapes:  # array inputs: the gradient as array formulas
+        source = _read_source(expression, file, example='gradcli diff "sum(w^2)" --shape w=3')
+        _print_array_derivatives(source, shapes, wrt, of, order, mixed, at, digits, as_json,
+                                 as_latex, simplify, steps, width, ascii_)
+        return
     if steps and (order != 1 or mixed is not None or at or simplify):
         raise InputError("--steps derives first derivatives, one input at a time",
                          hint="drop --order, --mixed, --at and --simplify")
@@ -1332,12 +1365,98 @@ def diff_command(expression, file, wrt, of, order, mixed, at, digits, as_json, a
     if steps:
         _print_steps(source, wrt, of, as_json, as_latex, width, ascii_)
         return
-    with gc_paused():
+    with gc_paused(), _shape_hint():
         _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, ascii_,
                            _merged(at) if at else None, digits, simplify)
     if simplify:
         _notes(_screen(width, ascii_), ["note: --simplify: each derivative also went through "
                                         "SymPy's simplify, kept where it prints shorter"])
+
+
+def _array_shapes(shapes, at) -> dict:
+    """The array inputs' shapes of diff: --shape's, and those of --at's array values."""
+    found: dict = {}
+    for given in shapes:
+        found.update(given)
+    if at:
+        for name, shape in _merged(at).shapes.items():
+            if found.get(name, shape) != shape:
+                from .engine.arrays import shape_text
+                raise InputError(f"gives {name} the shape {shape_text(found[name])}, "
+                                 f"and --at a value of shape {shape_text(shape)}",
+                                 option="shape", names=(name,), hint="give one of them")
+            found[name] = shape
+    return found
+
+
+@contextmanager
+def _shape_hint():
+    """An input read as an array (``w[0]``) with no shape given: say how to give one."""
+    try:
+        yield
+    except MissingInputError as exc:
+        if exc.hint is None and exc.names:
+            exc.hint = (f"an array input needs its shape: --shape {exc.names[0]}=3 (a vector "
+                        f"of 3), or an array value in --at")
+        raise
+
+
+def _print_array_derivatives(source, shapes, wrt, of, order, mixed, at, digits, as_json,
+                             as_latex, simplify, steps, width, ascii_):
+    """diff of a program with array inputs: the gradient as array formulas (first order)."""
+    from .api import array_derivatives
+    from .views.text import derivative_label
+    for flag, given in (("--steps", steps), ("--order", order != 1), ("--mixed", mixed),
+                        ("--of", of), ("--simplify", simplify)):
+        if given:
+            raise InputError("is not there for array inputs: diff prints their first "
+                             "derivatives, the gradient, as array formulas",
+                             option=flag[2:], hint=f"drop {flag}, or use gradcli eval --at")
+    result = array_derivatives(source, shapes, wrt)
+    screen = _screen(width, ascii_)
+    values = None
+    if at:
+        from .api import jacobian
+        point = _merged(at)
+        values = {name: jacobian(text, point, digits=digits) for name, text in result.items()}
+    if as_json:
+        from .engine.arrays import nested
+        from .views.json import diff_json
+        screen.json(diff_json(source, result, 1, values=None if values is None else {
+            name: nested([float(r.values[o]) for o in r.outputs], shapes.get(name, ()))
+            for name, r in values.items()}, shapes=shapes))
+        return
+    if as_latex:
+        from .views.latex import derivatives as latex_derivatives
+        screen.echo(latex_derivatives(result, 1))
+        return
+    if len(result) == 1:
+        screen.echo(next(iter(result.values())))
+    else:
+        screen.echo("\n\n".join(f"# {derivative_label('f', [name])}\n{text}"
+                                 for name, text in result.items()))
+    if values:
+        from .views.text import values_text
+        lines = {}
+        for name, r in values.items():
+            for output in r.outputs:
+                label = derivative_label("f", [name])
+                lines[label + output[1:] if output.startswith("f[") else label] = \
+                    r.values[output]
+        point = _merged(at)
+        screen.write("\nat " + ", ".join(f"{n} = {_point_text(point, n)}" for n in
+                                          {n.partition("[")[0]: 0 for n in point}) + ":\n"
+                     + values_text(lines, digits) + "\n")
+
+
+def _point_text(point, name: str) -> str:
+    """An input's value as --at gave it: a number, or an array as a literal."""
+    if name not in point.shapes:
+        return str(point.exact(name))
+    from .engine.arrays import element_names, nested
+    shape = point.shapes[name]
+    values = nested([str(point.exact(e)) for e in element_names(name, shape)], shape)
+    return str(values).replace("'", "")
 
 
 def _print_steps(source, wrt, of, as_json, as_latex, width, ascii_):
@@ -1432,12 +1551,15 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
               show_default=True,
               help="dict: the gradient (Jacobian, Hessian) keyed by input name, several "
                    "outputs by output name (python, numpy, jax).")
+@click.option("--shape", "shapes", type=ShapeType(), multiple=True,
+              help="Array inputs' shapes (w=3, X=4x2): NumPy, JAX or C array code, one "
+                   "statement per array node (docs/codegen.md).")
 @_JSON
 @click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False),
               help="Write the code to FILE (C: also its header, FILE with .h) instead of "
                    "printing it.")
-def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, returns, as_json,
-                    output_path):
+def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, returns, shapes,
+                    as_json, output_path):
     """Print the gradient of EXPRESSION as code: straight-line adjoint code to paste.
 
     One statement per tape node (the forward sweep), then one per contribution of the
@@ -1450,13 +1572,24 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
       gradcli codegen -f model.grad --lang numpy --mode forward
       gradcli codegen "x^2*y" --lang jax --mode hessian
       gradcli codegen "w*x + b" --inputs w,b,x --wrt w,b --returns dict
+      gradcli codegen "mean((X @ w - y)^2)" --shape X=3x2,w=2,y=3 --lang numpy
     """
     from .api import compile
     from .code import generate
     source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
     mode = mode or ("hessian" if hvp else "reverse")
-    generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp, inputs=inputs,
-                         wrt=wrt, returns=returns)
+    shapes = _array_shapes(shapes, ())
+    if shapes:  # array inputs: array code
+        from .code.arrays import generate_arrays
+        if mode != "reverse":
+            raise InputError(f"array code is the gradient (reverse mode), not --mode {mode}",
+                             option="mode", hint="drop --mode and --hvp")
+        generated = generate_arrays(source, shapes, lang, name=name, inputs=inputs, wrt=wrt,
+                                    returns=returns)
+    else:
+        with _shape_hint():
+            generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+                                 inputs=inputs, wrt=wrt, returns=returns)
     files = []
     if output_path is not None:
         files.append(output_path)

@@ -232,7 +232,7 @@ VJP = {
     "reduce": _reduce_vjp,
     "matmul": _matmul_vjp,
     "take": lambda m, g, p, xs, ans, k: m.scatter(g, p[0], p[1], m.shape(xs[0])),
-    "stack": lambda m, g, p, xs, ans, k: g[k],
+    "stack": lambda m, g, p, xs, ans, k: m.item(g, k),
 }
 
 
@@ -293,6 +293,10 @@ class NumpyArrays:
         flat = np.bincount(self._index(positions), weights=np.ravel(np.broadcast_to(g, taken)),
                            minlength=size)
         return np.reshape(flat, shape)
+
+    def item(self, g, k: int):
+        """``g[k]``: item k along the first axis (a stack's adjoint)."""
+        return g[k]
 
     def stack(self, xs):
         np = self.np

@@ -361,17 +361,21 @@ def hessian_check_json(check) -> dict:
 # -- gradcli diff, codegen, functions -------------------------------------------------------
 
 def diff_json(source: str, derivatives: dict, order: int, outputs: list[str] | None = None,
-              mixed: list[str] | None = None, values: dict | None = None) -> dict:
+              mixed: list[str] | None = None, values: dict | None = None,
+              shapes: dict | None = None) -> dict:
     """``diff --json``: the ``source``, input name -> the derivative as source text, and the
     order (``mixed``: the list of names differentiated by, in turn). With several outputs,
     ``derivatives`` is output -> input -> text, and ``outputs`` their order. With ``--at``,
-    ``values``: each derivative's value there, keyed as ``derivatives``."""
+    ``values``: each derivative's value there, keyed as ``derivatives`` (an array input's as
+    nested lists); with array inputs, ``shapes``: each one's shape."""
     data: dict = {**_source(source), "derivatives": derivatives}
     if outputs is not None:
         data["outputs"] = outputs
     data.update({"mixed": mixed} if mixed is not None else {"order": order})
     if values is not None:
         data["values"] = values
+    if shapes:
+        data["shapes"] = {name: list(shape) for name, shape in shapes.items()}
     return data
 
 
