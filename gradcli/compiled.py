@@ -6,7 +6,7 @@ import os
 import sys
 
 COMPILED = ("gradcli.language.parser", "gradcli.engine.graph", "gradcli.engine.forward",
-            "gradcli.engine.partials", "gradcli.symbolic.expr", "gradcli.symbolic.printer",
+            "gradcli.engine.partials", "gradcli.engine.certify", "gradcli.symbolic.expr", "gradcli.symbolic.printer",
             "gradcli.symbolic.diff")
 
 
