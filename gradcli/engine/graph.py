@@ -82,6 +82,9 @@ class Graph:
     # Array outputs: an output statement's name (f, f2) -> shape; its elements are outputs
     # named f[0], f2[1,0], row-major.
     output_arrays: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the source as gradcli read it and the notes on it (read_back's), where compile was asked
+    # to keep it: printed from the parse that was lowered, so no caller parses it again
+    reading: tuple[str, list] | None = field(default=None, repr=False, compare=False)
 
     @property
     def output_slots(self) -> list[int]:
@@ -959,19 +962,29 @@ _INF = float("inf")
 
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
-def compile(source: str, shapes: Mapping[str, tuple] | None = None) -> Graph:  # noqa: A001
+def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A001
+            read: bool = False) -> Graph:
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
     ``shapes`` gives the array inputs' shapes (name -> shape such as ``(3,)`` or ``(2, 3)``).
+    ``read``: the graph keeps the source as gradcli read it (:func:`read_back`, from the same
+    parse), for a caller that shows it.
 
     A valid program of scalar inputs is read in one pass: the parser's driver with callbacks
-    that make the tape's nodes (:class:`_Reductions`); anything wrong with it, and any array,
-    is lowered by parse and lower, from the start."""
+    that make the tape's nodes (:class:`_Reductions`); anything wrong with it, any array, and
+    a reading asked for, are lowered by parse and lower, from the start."""
     check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
     check_length(source)
-    if shapes and any(shapes.values()):
-        return lower(parse_source(source), source, shapes)
-    graph = one_pass(source)
-    return lower(parse_source(source), source) if graph is None else graph
+    if not read and not (shapes and any(shapes.values())):
+        graph = one_pass(source)
+        if graph is not None:
+            return graph
+    notes: list = []
+    program = parse_source(source, notes)
+    graph = lower(program, source, shapes)
+    if read:
+        from ..language.printer import to_source
+        graph.reading = (to_source(program), notes)
+    return graph
 
 
 def one_pass(source: str) -> Graph | None:
@@ -1025,10 +1038,15 @@ def parse_source(source: str, notes: list | None = None) -> Program:
         raise
 
 
-def read_back(source: str) -> tuple[str, list]:
+def read_back(source: str | Graph) -> tuple[str, list]:
     """The source as gradcli read it, in the explicit spelling (``2x^2`` -> ``2*x^2``,
     ``|x|`` -> ``abs(x)``), and the notes on readings worth a warning (``1/2x``): ``(span,
-    text)`` pairs."""
+    text)`` pairs. Of a graph, the reading it kept (``compile(..., read=True)``), else its
+    source's."""
+    if isinstance(source, Graph):
+        if source.reading is not None:
+            return source.reading
+        source = source.source
     from ..language.printer import to_source
     notes: list = []
     return to_source(parse_source(source, notes)), notes
