@@ -175,43 +175,57 @@ class Graph:
 
     def live_nodes(self) -> list[bool]:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
-        base, n = self.base, len(self.ops)
-        arg0, arg1 = self.arg0, self.arg1
-        # Every node is an output or has a user: then none is dead (the last dead node would have
-        # none). Checked with sets, in C; the common case needs no loop.
-        used = set(arg0)
-        used.update(arg1)
-        used.update(self.output_slots)
-        used.difference_update(range(-1, base))
-        if len(used) == n:
-            return [True] * n
-        live = [False] * n
-        for out in self.output_slots:
-            if out >= base:
-                live[out - base] = True
-        for k in range(n - 1, -1, -1):  # descending depth: every user is seen before its arguments
-            if live[k]:
-                a, b = arg0[k] - base, arg1[k] - base
-                if a >= 0:
-                    live[a] = True
-                if b >= 0:
-                    live[b] = True
-        return live
+        live = _live(self.arg0, self.arg1, self.output_slots, self.base, len(self.ops))
+        return [True] * len(live) if live.count(0) == 0 else [flag == 1 for flag in live]
 
     def visit_order(self) -> list[int]:
         """Slots of the nodes the output depends on, deepest level first, left to right within one:
         the reverse sweep's order (computed once per graph)."""
-        if self._visit is not None:
-            return self._visit
-        live, base, depth = self.live_nodes(), self.base, self.depth
-        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
-        # loop over the levels costs a Python step per level, and a deep graph has one per node).
-        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
-        visit = list(map(base.__add__, order))
-        if not all(live):
-            visit = [s for s in visit if live[s - base]]
-        self._visit = visit
+        if self._visit is None:
+            live = _live(self.arg0, self.arg1, self.output_slots, self.base, len(self.ops))
+            self._visit = _deepest_first(self.depth, live, self.base)
         return self._visit
+
+
+def _live(arg0, arg1, outputs: list, base: int, n: int) -> bytearray:
+    """For each of the ``n`` nodes, 1 where an output depends on it: the outputs, then every
+    argument of a live node, from the last node down (a node's users come after it on the tape)."""
+    live = bytearray(n)
+    for out in outputs:
+        if out >= base:
+            live[out - base] = 1
+    for k in range(n - 1, -1, -1):
+        if live[k]:
+            a, b = arg0[k] - base, arg1[k] - base
+            if a >= 0:
+                live[a] = 1
+            if b >= 0:
+                live[b] = 1
+    return live
+
+
+def _deepest_first(depth: list, live, base: int) -> list:
+    """The slots of the ``live`` nodes, deepest first, in tape order within a depth: a stable
+    counting sort by depth (linear in the nodes, where a comparison sort is n log n)."""
+    n = len(live)
+    top = max(depth) if n else 0
+    count = array("q", [0]) * (top + 1)  # live nodes per depth
+    for k in range(n):
+        if live[k]:
+            d = depth[k]
+            count[d] += 1
+    start = array("q", [0]) * (top + 1)  # where each depth's run begins in the order
+    at = 0
+    for d in range(top, -1, -1):
+        start[d] = at
+        at += count[d]
+    order = [0] * at
+    for k in range(n):
+        if live[k]:
+            d = depth[k]
+            order[start[d]] = base + k
+            start[d] += 1
+    return order
 
 
 class Spans:
