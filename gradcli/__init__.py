@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 _API = ("evaluate", "compile", "hessian", "derivatives", "Result", "HessianResult",
         "evaluate_batch", "jacobian", "JacobianResult", "vjp", "jvp", "ProductResult",
-        "hessians", "all_derivatives", "jacobian_batch", "codegen", "derivation_steps")
+        "hessians", "all_derivatives", "jacobian_batch", "codegen", "derivation_steps",
+        "hvp", "HvpResult")
 __all__ = [*_API, "GradcliError", "__version__"]
 
 

@@ -22,7 +22,7 @@ from .errors import FileError, InputError, MissingInputError
 from .engine.graph import Graph
 from .points import is_number
 from .files import refuse_overwriting
-from .readers import Rows, _arrow, float_array, float_values
+from .readers import Rows, _arrow, float_array, number_column
 from .writers import open_sink
 
 ERROR_COLUMN = "error"
@@ -66,39 +66,6 @@ def _utf8(column) -> bool:
         return False
     return True
 
-
-def _numbers(column, name: str):
-    """A column as float64 values, and the messages of the rows that hold no number."""
-    pa = _arrow()
-    import numpy as np
-    problems: dict[int, str] = {}
-    kind = column.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        import pyarrow.compute as pc
-        try:
-            column = pc.cast(column, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a cell is not a number
-            texts = column.to_pylist()
-            values = np.empty(len(texts))
-            for i, text in enumerate(texts):
-                try:
-                    values[i] = float(text)
-                except (TypeError, ValueError):
-                    values[i] = np.nan
-                    problems[i] = (f"the value of {name} is {text!r}, not a number"
-                                   if text is not None and text.strip()
-                                   else f"no value for input {name}")
-            return values, problems
-    elif not (pa.types.is_floating(kind) or pa.types.is_integer(kind)
-              or pa.types.is_boolean(kind) or pa.types.is_null(kind)):
-        raise InputError(f"the column {name} holds {kind} values, not numbers")
-    if pa.types.is_float64(kind) and not column.null_count:
-        return float_values(column), problems
-    for i, value in enumerate(column.to_pylist()) if column.null_count else ():
-        if value is None:
-            problems[i] = f"no value for input {name}"
-    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
-    return values, problems
 
 DIGITS_COLUMN = "digits"
 
@@ -160,7 +127,7 @@ def evaluate_chunk(graph: Graph, batch, wrt: list[str], at: dict[str, float],
         given[name] = column
     for name in graph.inputs:
         if name in present:
-            columns[name], found = _numbers(given[name], name)
+            columns[name], found = number_column(given[name], name)
             for i, message in found.items():
                 problems.setdefault(i, message)
         else:

@@ -569,7 +569,11 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     from .points import one_expression
     values = {}
     known = set(names)
+    shapes = getattr(at, "shapes", {})
     for name, formula in formulas.items():
+        if name not in known and name in shapes:  # an array input: a formula for each element
+            values.update(_array_expected(name, formula, at, shapes, known, digits))
+            continue
         if name not in known:
             raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
                              names=(name,),
@@ -589,6 +593,49 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
             exc.option, exc.source = "expect", formula
             raise
         values[name] = (formula.strip(), value)
+    return values
+
+
+def _array_expected(name: str, formula: str, at, shapes, known, digits: int | None):
+    """``--expect w="2*w"`` for the array input ``w``: the formula, an array of ``w``'s shape
+    (or a scalar, for every element), evaluated at ``at``; element name -> (formula, value)."""
+    from .engine.arrays import element_names, shape_text
+    from .engine.graph import lower
+    from .points import one_expression
+
+    def fail(message, span, hint=None, cls=InputError):
+        return cls(message, span, hint=hint, source=formula, option="expect", names=(name,))
+    program = one_expression(formula, f"{name}: the formula", fail)
+    try:
+        graph = lower(program, formula, shapes)
+    except GradcliError as exc:  # the formula's own error, said to be about expect
+        exc.sentence = f"{name}: {exc.text()}"
+        exc.option, exc.source = "expect", formula
+        raise
+    shape = next(iter(graph.output_arrays.values()), ())
+    if shape and shape != shapes[name]:
+        raise fail(f"{name}: the formula's value has the shape {shape_text(shape)}, and ∂f/∂{name} "
+                   f"has {shape_text(shapes[name])}", (0, len(formula)),
+                   "give an array of the input's shape, or a number for every element")
+    elements = element_names(name, shapes[name])
+    outputs = [graph.only(i) for i in range(graph.n_outputs)] if shape else [graph] * len(elements)
+    values = {}
+    for element, output in zip(elements, outputs):
+        if element not in known:  # (--wrt named some elements only)
+            continue
+        shown = formula.strip() if formula.strip().isidentifier() else f"({formula.strip()})"
+        text = f"{shown}[{element[len(name) + 1:]}" if shape else formula.strip()
+        try:
+            value = (_certified_value(output, at, digits) if digits is not None
+                     else forward(output, point_vector(output, at))[output.output])
+        except GradcliError as exc:
+            exc.sentence = f"{name}: {exc.text()}"
+            exc.option, exc.source = "expect", formula
+            raise
+        values[element] = (text, value)
+    if not values:
+        raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
+                         names=(name,), hint="the gradient has " + (name_list(sorted(known)) or "no inputs"))
     return values
 
 

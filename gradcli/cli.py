@@ -505,6 +505,10 @@ def _screen(width, ascii_):
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --engine dask: the address of a running Dask scheduler (default: "
                    "Dask's threads in this process).")
+@click.option("--elementwise", is_flag=True,
+              help="For an expression whose value is an array: the gradient of the sum of its "
+                   "elements (autograd's elementwise_grad; for an elementwise f, each element's "
+                   "own derivative), one reverse sweep, in the inputs' shapes.")
 @click.option("--with-digits", is_flag=True,
               help="With --points/--grid: add a digits column, the significant digits proven "
                    "correct in each row (with --digits N, every row has at least N).")
@@ -613,6 +617,7 @@ class EvalRequest:
     engine: str
     scheduler: str | None
     with_digits: bool
+    elementwise: bool
     width: int | None
     ascii_: bool
     given: frozenset = frozenset()
@@ -648,6 +653,7 @@ class EvalRequest:
             "--wrt": self.wrt is not None, "--check or --expect": self.checks,
             "--seed WEIGHT": not cotangent and seed != 1.0, "--seed NAME=WEIGHT": cotangent,
             "--direction or --mode forward": self.direction is not None or mode == "forward",
+            "--elementwise": self.elementwise,
         }
         return {name for name, holds in facts.items() if holds}
 
@@ -670,6 +676,7 @@ EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
     ("--standalone", _ONE, _DETAILS, None),
     ("--check", _ONE, _DETAILS, None),
     ("--expect", _ONE, _DETAILS, None),
+    ("--elementwise", _ONE, _DETAILS, None),
     ("--max-rows", _ONE, _SHAPES, _IN_FULL),
     ("--with-digits", ("batch",), "{flag} adds a column to the rows of --points or --grid", None),
     ("-o", ("batch",), "{flag} goes with --points or --grid", None),
@@ -696,6 +703,15 @@ EVAL_CONFLICTS = (  # (modes, facts that do not go together there, message, hint
     (("outputs",), ("--seed NAME=WEIGHT", "--direction or --mode forward"),
      "--seed NAME=WEIGHT gives a vector-Jacobian product, by one reverse sweep",
      "drop --direction and --mode forward"),
+    (("outputs",), ("--elementwise", "--seed NAME=WEIGHT"),
+     "--elementwise weighs every output 1, and --seed NAME=WEIGHT weighs them as it says",
+     "drop one of them"),
+    (("outputs",), ("--elementwise", "--direction or --mode forward"),
+     "--elementwise is one reverse sweep seeded on every output",
+     "drop --direction and --mode forward"),
+    (("outputs",), ("--elementwise", "--check or --expect"),
+     "--check and --expect compare the Jacobian's entries, and --elementwise gives only their "
+     "sums", "drop --elementwise to check the Jacobian"),
     (("outputs",), ("--seed NAME=WEIGHT", "--check or --expect"),
      "--check and --expect compare the Jacobian's entries, and --seed NAME=WEIGHT gives only "
      "their weighted sum", "drop --seed to check the Jacobian"),
@@ -827,8 +843,9 @@ def _eval_outputs(graph, request: EvalRequest):
     if r.direction is not None:
         _warn_unread(r.direction, graph, "--direction: ")
         result = jvp(graph, r.at, r.direction, digits=digits, float64=float64)
-    elif isinstance(r.seed, dict):
-        result = vjp(graph, r.at, r.seed, wrt=r.wrt, record=trace, digits=digits,
+    elif isinstance(r.seed, dict) or r.elementwise:  # --elementwise: every weight 1
+        weights = r.seed if isinstance(r.seed, dict) else dict.fromkeys(graph.output_names, 1.0)
+        result = vjp(graph, r.at, weights, wrt=r.wrt, record=trace, digits=digits,
                      float64=float64)
     else:
         result = jacobian(graph, r.at, wrt=r.wrt, mode=r.mode or "auto", digits=digits,
@@ -844,8 +861,10 @@ def _eval_outputs(graph, request: EvalRequest):
         from .views.json import jacobian_json
         data = jacobian_json(result, result.trace if trace else None, report)
     if result.kind == "jacobian":
-        summary = values_text(result.values, digits) + "\n" + mode_line(
-            result.mode, len(result.outputs), len(result.inputs), result.auto)
+        summary = [*_values_blocks(result.values, graph, digits, r.max_rows), mode_line(
+            result.mode, len(result.outputs), len(result.inputs), result.auto)]
+    elif r.elementwise:
+        summary = _elementwise_text(result, graph, digits, r.max_rows)
     elif result.kind == "vjp":
         summary = vjp_text(result.values, result.product, result.weights, digits)
     else:
@@ -867,14 +886,34 @@ def _eval_outputs(graph, request: EvalRequest):
     return result
 
 
+def _elementwise_text(result, graph, digits: int, max_rows: int) -> list:
+    """--elementwise: the outputs' values, then ∂sum(f)/∂x in each input's shape."""
+    from .views.arrays import gradient_blocks
+    total = "sum(f)" if graph.output_arrays else "(" + "+".join(graph.output_names) + ")"
+    return [*_values_blocks(result.values, graph, digits, max_rows),
+            *gradient_blocks(total, None, result.product, graph.arrays, digits, max_rows,
+                             label="∂{output}/∂{name}")]
+
+
+def _values_blocks(values: dict, graph, digits: int, max_rows: int) -> list:
+    """The outputs' values: an array output in its shape (``f, shape (3,)``), as a gradient."""
+    if not graph.output_arrays:
+        from .views.text import values_text
+        return [values_text(values, digits)]
+    from .views.arrays import gradient_blocks
+    return gradient_blocks("", None, values, graph.output_arrays, digits, max_rows,
+                           label="{name}")
+
+
 def _output_blocks(result, summary, digits, max_rows, trace, report) -> list:
     """Several outputs: the values, the Jacobian table, (--trace) every sweep's tables,
     (--check) a check table per output."""
     from .views import tables as t
-    items: list = [summary]
+    items: list = summary if isinstance(summary, list) else [summary]
     if result.kind == "jacobian":
         if result.inputs:
-            items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits))
+            items.append(t.jacobian_table(result.outputs, result.inputs, result.matrix, digits,
+                                          max_rows))
         if trace:
             items += t.jacobian_trace_tables(result.trace, digits, max_rows)
     elif trace:
@@ -907,6 +946,13 @@ def _eval_batch(graph, request: EvalRequest) -> None:
                 if name in ranges:
                     raise InputError(f"--grid gives {name} twice")
                 ranges[name] = value
+        arrays = getattr(r.at, "shapes", {})
+        both = next((name for name in ranges if name in arrays), None)
+        if both is not None:  # a grid ranges scalars: an array given by --at stays fixed
+            from .engine.arrays import shape_text
+            raise InputError(f"--grid gives {both}, which --at gives as an array of shape "
+                             f"{shape_text(arrays[both])}", names=(both,),
+                             hint="a grid ranges over scalar inputs; give each input one way")
         _warn_unread(ranges, graph, "--grid: ")
         from .views.tables import DelayedProgress
         progress = DelayedProgress()
@@ -1021,9 +1067,14 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None) -> list:
               help="Also save the Hessian (and the check tables) as LaTeX booktabs tables to "
                    "FILE.tex.")
 @_STANDALONE
+@click.option("--direction", type=PointType("direction"), default=None,
+              metavar="NAME=VALUE[,...]",
+              help="Only the Hessian-vector product H·v along this direction (an array input's "
+                   "as an array, w=[1,0,0]; inputs left out are 0), for any number of inputs: "
+                   "one forward-over-reverse sweep instead of one per input.")
 @_output_options
 def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, check_, strict,
-                    max_rows, rtol, atol, export_path, standalone, width, ascii_):
+                    max_rows, rtol, atol, export_path, standalone, direction, width, ascii_):
     """The Hessian of EXPRESSION at a point: every second partial derivative, exactly.
 
     Computed by automatic differentiation (forward-over-reverse: the reverse sweep run on
@@ -1038,6 +1089,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
       gradcli hessian "exp(x*y)" --at x=1,y=2 --check
       gradcli hessian "x^2*y; sin(x*y)" --at x=1,y=2 --of f2
       gradcli hessian "x^2*y" --at x=2,y=3 --export hessian.tex --standalone
+      gradcli hessian "sum(w^3)" --at "w=[1,2,3]" --direction "w=[1,0,0]"
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
@@ -1055,6 +1107,10 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
+    if direction is not None:
+        return _hessian_product(graph, point, direction, wrt, digits, float64, as_json,
+                                check_ or export_path, max_rows, width, ascii_)
+    _check_hessian_size(graph, wrt)
     results = hessians(graph, point, wrt=wrt, digits=digits, float64=float64)
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
     several = len(results) > 1
@@ -1077,7 +1133,12 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
         items: list = []
         for name, result in results.items():
             label = name if several else "f"
-            items.append(gradient_text(label, result.value, result.gradient, digits))
+            if graph.arrays:  # the gradient in the inputs' shapes; the Hessian by element
+                from .views.arrays import gradient_blocks
+                items += gradient_blocks(label, result.value, result.gradient, graph.arrays,
+                                         digits, max_rows)
+            else:
+                items.append(gradient_text(label, result.value, result.gradient, digits))
             if result.inputs:
                 items.append(hessian_table(result.inputs, result.hessian, digits,
                                            max_rows, title=f"Hessian of {name}" if several else "Hessian"))
@@ -1093,6 +1154,54 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
             _notes(screen, [f"note: {short_digits(digits)}"])
     if any(r is not None and not r.ok for r in reports.values()):
         click.get_current_context().exit(EXIT_NUMERICAL)
+
+
+def _check_hessian_size(graph, wrt) -> None:
+    """The whole Hessian of more than MAX_HESSIAN_INPUTS inputs is refused before any sweep
+    (one per input): the product along a direction has any size."""
+    from .engine.graph import wrt_names
+    from .limits import MAX_HESSIAN_INPUTS
+    n = len(wrt_names(graph, wrt))
+    if n > MAX_HESSIAN_INPUTS:
+        example = next(iter(graph.arrays.items()), None)
+        along = (f"{example[0]}=[1,0,…]" if example and len(example[1]) == 1 else
+                 f"{graph.inputs[0]}=1")
+        raise LimitError(f"the Hessian by {n:,} inputs has {n * n:,} entries, more than gradcli "
+                         f"computes: at most {MAX_HESSIAN_INPUTS:,} inputs (one sweep each)",
+                         hint=f"--direction {along} gives the Hessian-vector product H·v for any "
+                              "number of inputs; or name fewer inputs with --wrt")
+
+
+def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, refused, max_rows,
+                     width, ascii_) -> None:
+    """hessian --direction: the value, the gradient and H·v, an array input's in its shape."""
+    from .api import hvp
+    if refused:
+        raise InputError("--check and --export go with the whole Hessian, and --direction gives "
+                         "one product", hint="drop --direction to check or export the Hessian")
+    if graph.n_outputs > 1:
+        raise InputError("--direction gives the product of one output's Hessian",
+                         hint=f"pick one with --of {graph.output_names[0]}")
+    _warn_unread(direction, graph, "--direction: ")
+    result = hvp(graph, point, direction, wrt=wrt, digits=digits, float64=float64)
+    screen = _screen(width, ascii_)
+    if as_json:
+        from .views.json import hvp_json
+        screen.json(hvp_json(result))
+        return
+    from .views.arrays import gradient_blocks
+    items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
+    items.append("Hessian-vector product H·v along the --direction v:")
+    items += gradient_blocks("f", None, result.product, graph.arrays, digits, max_rows,
+                             label="∂(∇{output}·v)/∂{name}")
+    screen.show(*items)
+    if float64:
+        _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
+                        "certified"])
+    elif any(x.digits < digits for x in [result.value, *result.gradient.values(),
+                                         *result.product.values()]):
+        from .engine.certify import short_digits
+        _notes(screen, [f"note: {short_digits(digits)}"])
 
 
 @main.command("diff", **EXPRESSION_COMMAND)

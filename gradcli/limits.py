@@ -7,7 +7,8 @@ environment variable that overrides it for one run or one shell:
 - ``GRADCLI_MAX_SOURCE``: characters of source text read (default 67,108,864, 64 MiB);
 - ``GRADCLI_MAX_NODES``: operations in the lowered graph (default 20,000,000);
 - ``GRADCLI_MAX_LINE``: bytes in one line (one row) of a ``--points`` file (default 1,048,576);
-- ``GRADCLI_MAX_COLUMNS``: columns of a ``--points`` file (default 10,000).
+- ``GRADCLI_MAX_COLUMNS``: columns of a ``--points`` file (default 10,000);
+- ``GRADCLI_MAX_ELEMENTS``: elements of one array input (default 10,000,000).
 
 The values are read when they are needed, not at import, so a program (or a test) may set the
 variables at any time. A value that is not a whole number of at least 1, or more than the
@@ -29,9 +30,14 @@ DEFAULT_MAX_LINE = 1 << 20
 DEFAULT_MAX_COLUMNS = 10_000
 LINE_VARIABLE = "GRADCLI_MAX_LINE"
 COLUMNS_VARIABLE = "GRADCLI_MAX_COLUMNS"
+DEFAULT_MAX_ELEMENTS = 10_000_000
+ELEMENTS_VARIABLE = "GRADCLI_MAX_ELEMENTS"
 
 
 MAX_ORDER = 1000  # the highest derivative order gradcli diff builds (docs/limits.md)
+# The most inputs of a whole Hessian (one sweep and one row each); a Hessian-vector product
+# (hessian --direction) has no such limit (docs/limits.md)
+MAX_HESSIAN_INPUTS = 500
 
 
 def check_order(order: int) -> None:
@@ -47,7 +53,7 @@ def check_order(order: int) -> None:
 # The largest value each variable may take: what the readers and the engine can index (a pyarrow
 # block holds a whole line in an int32 size; the sweeps' node numbers are int32).
 CEILINGS = {SOURCE_VARIABLE: 1 << 31, NODES_VARIABLE: (1 << 31) - 1, LINE_VARIABLE: 1 << 30,
-            COLUMNS_VARIABLE: 1 << 24}
+            COLUMNS_VARIABLE: 1 << 24, ELEMENTS_VARIABLE: (1 << 31) - 1}
 
 
 def _read(variable: str, default: int) -> int:
@@ -90,6 +96,23 @@ def max_columns() -> int:
     """The most columns a points file may have (``GRADCLI_MAX_COLUMNS``), checked on its header."""
     return _read(COLUMNS_VARIABLE, DEFAULT_MAX_COLUMNS)
 
+
+def max_elements() -> int:
+    """The most elements one array input may have (``GRADCLI_MAX_ELEMENTS``)."""
+    return _read(ELEMENTS_VARIABLE, DEFAULT_MAX_ELEMENTS)
+
+
+def check_elements(count: int, subject: str, name: str, more: bool = False) -> None:
+    """Refuse an array input (``name``) of more than GRADCLI_MAX_ELEMENTS elements: ``count``
+    of them (at least ``count``, ``more``, when a file is refused before it is read to its
+    end); ``subject`` is what has them (``data.csv``, ``the value of w``)."""
+    limit = max_elements()
+    if count > limit:
+        from .errors import LimitError
+        raise LimitError(f"{subject} has {count:,}{' or more' if more else ''} elements, more "
+                         f"than the {limit:,} an array input may have ({ELEMENTS_VARIABLE})",
+                         names=(name,), hint=f"raise the limit for this run: {ELEMENTS_VARIABLE}="
+                                             f"{count * 2} gradcli ... (docs/limits.md)")
 
 
 # -- a source too large for the node limit, refused before parsing --------------------------------

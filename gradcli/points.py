@@ -13,9 +13,11 @@ the option, whose caret points into the option's text as the user typed it (``x=
 from __future__ import annotations
 
 import math
+import os
 import re
 
 from .errors import GradcliError, InputError, Span, name_list
+from .limits import check_elements
 
 _NAME = r"[^\W\d]\w*\Z"  # compiled on first use (re caches it)
 _RULE = "a value is a number or one constant expression (pi/4, atan2(1, 2)), nothing else"
@@ -152,7 +154,7 @@ def parse_point(text: str, option: str = "at") -> Point:
     def error(message, span, hint=None, names=(), fix=()):
         return InputError(message, span, hint=hint, source=text, option=option, names=names,
                           fix=fix)
-    parts = split_top_level(text)
+    parts = _with_file_names(split_top_level(text))
     for index, raw in enumerate(parts):
         lead = len(raw) - len(raw.lstrip())
         part = raw.strip()
@@ -189,13 +191,28 @@ def parse_point(text: str, option: str = "at") -> Point:
         constant_name(name, lambda message, hint: error(message, (here, here + len(name)), hint,
                                                         (name,)))
         value_at = here + len(part) - len(value)
+        if value.lstrip().startswith("@"):
+            value_at += len(value) - len(value.lstrip())
+            values = file_value(value.strip(), name, option, text, value_at)
+            point.places[name] = (text, (here, here + len(name)))
+            if values.ndim == 0:  # a .npy file of one number: a scalar input
+                point[name] = float(values)
+            else:
+                elements = array_entries(point, name, values, option)
+                point.places.update(dict.fromkeys(elements, point.places[name]))
+            continue
         if value.lstrip().startswith("["):
             value_at += len(value) - len(value.lstrip())
             shape, elements = array_value(value.strip(), f"{name}: the value", option, text,
                                           value_at)
+            try:
+                check_elements(len(elements), "the value", name)
+            except GradcliError as exc:
+                raise placed(exc, name, (value_at, value_at + len(value.strip())), text,
+                             option) from None
+            from .engine.arrays import element_names
             point.shapes[name] = shape
             point.places[name] = (text, (here, here + len(name)))
-            from .engine.arrays import element_names
             for element, (number, typed) in zip(element_names(name, shape), elements):
                 point[element] = number
                 point.texts[element] = typed
@@ -206,6 +223,18 @@ def parse_point(text: str, option: str = "at") -> Point:
         point.places[name] = (text, (here, here + len(name)))
         point.texts[name] = value.strip()
     return point
+
+
+def _with_file_names(parts: list[str]) -> list[str]:
+    """``X=@a,b.csv,y=2`` split on its commas, a file name's own commas put back: after an
+    ``@`` value, a part without ``=`` is more of the file's name, not a pair."""
+    joined: list[str] = []
+    for part in parts:
+        if joined and "=" not in part and joined[-1].partition("=")[2].lstrip().startswith("@"):
+            joined[-1] += "," + part
+        else:
+            joined.append(part)
+    return joined
 
 
 def array_value(text: str, what: str, option: str | None, shown: str,
@@ -245,9 +274,98 @@ def array_value(text: str, what: str, option: str | None, shown: str,
     return tuple(shape), elements
 
 
-def array_entries(point: Point, name: str, nested) -> None:
+def file_value(text: str, name: str, option: str | None, shown: str, offset: int):
+    """``@data.npy``, ``@data.csv``, ``@data.csv[price]``, ``@data.parquet[a, b]``: the numbers
+    of a file (:func:`gradcli.readers.read_array`) as a NumPy array. A ``[...]`` at the end
+    selects columns by name (quoted when a name holds a comma: ``["a, b"]``); any error points
+    into ``shown`` (``text`` starts at ``offset`` there): a missing column at its name, the
+    rest at the whole value."""
+    def fail(message, span, hint=None, fix=()):
+        return InputError(f"{name}: {message}", (offset + span[0], offset + span[1]), hint=hint,
+                          source=shown, option=option, names=(name,), fix=fix)
+    path, columns, spans = text[1:], None, []
+    if path.endswith("]") and "[" in path:
+        cut = path.rindex("[")
+        columns, spans = _column_names(path[cut + 1:-1], 1 + cut + 1, fail)
+        path = path[:cut]
+    if not path.strip():
+        raise fail("no file after '@'", (0, len(text)), "write @data.npy, @data.csv or "
+                                                         "@data.csv[column]")
+    path = os.path.expanduser(path.strip())
+
+    def missing(column, names):
+        span = spans[columns.index(column)]
+        close = sorted((c for c in names if c.lower() == column.lower() or is_close(column, c)),
+                       key=lambda c: (c.lower() != column.lower(), edit_distance(column, c)))
+        shown_names = ", ".join(map(repr, names[:12])) + (", …" if len(names) > 12 else "")
+        return fail(f"{path} has no column {column!r}", span,
+                    f"did you mean {close[0]!r}?" if close else f"its columns: {shown_names}",
+                    ((span, close[0]),) if close else ())
+    from .engine.graph import edit_distance, is_close
+    from .readers import read_array
+    try:
+        return read_array(path, name, columns, missing)
+    except GradcliError as exc:
+        if exc.span is not None:
+            raise
+        raise placed(exc, name, (offset, offset + len(text)), shown, option) from None
+
+
+def placed(error: GradcliError, name: str, span: Span, shown: str, option: str | None):
+    """``error`` (of the same class) about ``name``'s value, which stands at ``span`` in the
+    option's text ``shown``: the message says ``{option} {name}: ...``, the caret points there."""
+    return type(error)(f"{name}: {error.sentence}", span, hint=error.hint, source=shown,
+                       option=option, names=(name,))
+
+
+def _column_names(inside: str, start: int, fail) -> tuple[list[str], list[Span]]:
+    """The names in ``[a, "b, c"]`` (``inside``: the text between the brackets, at ``start`` in
+    the value) and their spans in the value."""
+    names, spans, i, n = [], [], 0, len(inside)
+    while True:
+        j = i + len(inside[i:]) - len(inside[i:].lstrip())
+        if j < n and inside[j] in "\"'":
+            end = inside.find(inside[j], j + 1)
+            if end < 0:
+                raise fail("a column name's quote is not closed", (start + j, start + n))
+            name, span = inside[j + 1:end], (start + j, start + end + 1)
+            k = end + 1 + len(inside[end + 1:]) - len(inside[end + 1:].lstrip())
+            if k < n and inside[k] != ",":
+                raise fail("a quoted column name is followed by a comma or ']'",
+                           (start + k, start + k + 1))
+        else:
+            k = inside.find(",", j)
+            k = n if k < 0 else k
+            name = inside[j:k].rstrip()
+            span = (start + j, start + j + max(1, len(name)))
+        if not name:
+            raise fail("a column name is empty", span,
+                       "name the columns between the brackets: @data.csv[x, y]")
+        names.append(name)
+        spans.append(span)
+        if k >= n:
+            return names, spans
+        i = k + 1
+
+
+def array_entries(point: Point, name: str, nested, option: str = "at") -> list[str]:
     """Put the array ``nested`` (lists of lists of numbers or strings, as the Python API is given
-    them) into ``point``: an entry per element, its shape in ``point.shapes``."""
+    them, or a NumPy array of numbers) into ``point``: an entry per element, its shape in
+    ``point.shapes``. Gives the elements' names."""
+    if getattr(nested, "dtype", None) is not None and nested.dtype.kind in "biuf":
+        if not nested.size:
+            raise InputError(f"the value of {name} is an empty array", option=option,
+                             names=(name,), hint="give every row the same length, at least 1")
+        check_elements(nested.size, f"the value of {name}", name)
+        # booleans as numbers; a NaN is refused with the point, by element
+        values = (nested.astype(float) if nested.dtype.kind == "b" else nested).ravel().tolist()
+        point.shapes[name] = tuple(nested.shape)
+        from .engine.arrays import element_names
+        elements = element_names(name, point.shapes[name])
+        point.update(zip(elements, values))
+        return elements
+    if hasattr(nested, "tolist"):  # a NumPy array of strings or objects: as lists
+        nested = nested.tolist()
     shape, level = [], [nested]
     while all(isinstance(item, (list, tuple)) for item in level):
         n = len(level[0])
@@ -260,14 +378,17 @@ def array_entries(point: Point, name: str, nested) -> None:
     if any(isinstance(item, (list, tuple)) for item in level):
         raise InputError(f"the value of {name} is a ragged array: lists beside numbers",
                          option="at", names=(name,))
+    check_elements(len(level), f"the value of {name}", name)
     from .engine.arrays import element_names
     point.shapes[name] = tuple(shape)
-    for element, value in zip(element_names(name, tuple(shape)), level):
+    elements = element_names(name, tuple(shape))
+    for element, value in zip(elements, level):
         if isinstance(value, str):
             point[element] = constant_value(value, f"the value of {element}")
             point.texts[element] = value.strip()
         else:
             point[element] = value
+    return elements
 
 
 def is_number(text: str) -> bool:

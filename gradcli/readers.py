@@ -208,11 +208,14 @@ def _csv_reader(source, names: list[str], numbers: set[str], skip: int = 0,
             null_values=[""], strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
-def read_csv(path: str, graph: Graph | None = None) -> Rows:
+def read_csv(path: str, graph: Graph | None = None,
+             numbers: Iterable[str] | None = ()) -> Rows:
     """CSV with a header line. The columns the expression reads are parsed as numbers by
     pyarrow; should a cell not be a number, the rest of the file is read with those columns
     as text and parsed row by row, so one odd cell fails its row, not the file (standard input,
     which cannot be read twice, is read as text from the start). Other columns stay text.
+    Without a graph, the columns in ``numbers`` (None: all) are parsed as numbers (``--at
+    X=@FILE``).
 
     Only the header is read here: pyarrow's reader (whose read-ahead thread reads through a
     Python stream) starts when the chunks are first asked for, and :meth:`Rows.close` ends it.
@@ -243,7 +246,9 @@ def read_csv(path: str, graph: Graph | None = None) -> Rows:
         raise
     # a stream that cannot be read twice is read as text from the start (see _text_from)
     reread = path != "-" and seekable
-    numbers = set(graph.inputs) & set(names) if reread and graph is not None else set()
+    wanted = (set(graph.inputs) if graph is not None else set(names) if numbers is None
+              else set(numbers))
+    numbers = wanted & set(names) if reread else set()
     chunks = _CsvChunks(path, raw, what, names, numbers, header_bytes, delimiter)
     return Rows(names, chunks, total if reread else None, lambda: chunks.stream.count,
                 chunks.close, path=None if path == "-" else path)
@@ -502,3 +507,198 @@ def float_array(values):
     import pyarrow as pa
     values = np.ascontiguousarray(values, dtype=np.float64)
     return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
+
+
+def number_column(column, name: str):
+    """A column as float64 values (a NumPy array), and the messages of the rows that hold no
+    number (row index -> message)."""
+    pa = _arrow()
+    import numpy as np
+    problems: dict[int, str] = {}
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        import pyarrow.compute as pc
+        try:
+            column = pc.cast(column, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a cell is not a number
+            texts = column.to_pylist()
+            values = np.empty(len(texts))
+            for i, text in enumerate(texts):
+                try:
+                    values[i] = float(text)
+                except (TypeError, ValueError):
+                    values[i] = np.nan
+                    problems[i] = (f"the value of {name} is {text!r}, not a number"
+                                   if text is not None and text.strip()
+                                   else f"no value for input {name}")
+            return values, problems
+    elif not (pa.types.is_floating(kind) or pa.types.is_integer(kind)
+              or pa.types.is_boolean(kind) or pa.types.is_null(kind)):
+        raise InputError(f"the column {name} holds {kind} values, not numbers")
+    if pa.types.is_float64(kind) and not column.null_count:
+        return float_values(column), problems
+    for i, value in enumerate(column.to_pylist()) if column.null_count else ():
+        if value is None:
+            problems[i] = f"no value for input {name}"
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return values, problems
+
+
+# -- an array input's numbers from a file: --at X=@data.npy, @data.csv, @data.csv[price] -----------
+
+ARRAY_FORMATS = {".npy": "npy", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
+                 ".pq": "parquet"}
+
+
+def read_array(path: str, name: str, columns: list[str] | None = None, missing=None):
+    """The numbers of ``path`` for the array input ``name`` as a float64 NumPy array: a ``.npy``
+    file as stored (0 to 2 dimensions); a CSV or Parquet table whole (rows x columns, in the
+    file's order), or its ``columns``: one is a vector, several a matrix. Every number is
+    finite and there are at most GRADCLI_MAX_ELEMENTS of them (checked before the data is
+    read, or as a CSV file is). ``missing(column, names)`` makes the error for a column the
+    table does not have. Anything else wrong is an :class:`InputError` naming the file (and
+    the row and column of a bad cell)."""
+    kind = ARRAY_FORMATS.get(os.path.splitext(path)[1].lower())
+    if kind is None:
+        raise InputError(f"cannot read {path}: gradcli reads arrays from .npy, .csv, .tsv and "
+                         ".parquet files (by the name's ending)",
+                         hint="save it with np.save(\"x.npy\", x), or as CSV with a header line")
+    if not os.path.exists(path):
+        raise InputError(f"cannot read {path}: no such file")
+    if os.path.isdir(path):
+        raise InputError(f"cannot read {path}: it is a directory")
+    try:
+        import numpy as np
+        if kind != "npy":
+            import pyarrow as pa
+    except ImportError:
+        raise InputError(f"reading {path} needs NumPy" + (" and pyarrow" if kind != "npy" else "")
+                         + ", which are not installed", hint='pip install "gradcli[batch]"'
+                         ) from None
+    if kind == "npy":
+        if columns is not None:
+            raise InputError(f"{path} is a .npy file: it is read whole, without a [column]",
+                             hint="index the array in the expression instead: X[:, 0]")
+        return _read_npy(path, name)
+    rows = read_parquet(path) if kind == "parquet" else read_csv(path, numbers=columns)
+    try:
+        wanted = list(rows.columns) if columns is None else columns
+        for column in wanted:
+            if column not in rows.columns:
+                raise missing(column, list(rows.columns))
+        if not wanted:
+            raise InputError(f"{path} has no columns")
+        parts, count = [], 0
+        from .limits import check_elements
+        for batch in _ragged_named(rows.chunks, path, kind, len(rows.columns)):
+            block = np.empty((batch.num_rows, len(wanted)))
+            for j, column in enumerate(wanted):
+                cells = batch.column(column)
+                if pa.types.is_binary(cells.type):  # CSV text, after a cell that is no number
+                    try:
+                        cells = cells.cast(pa.string())
+                    except pa.ArrowInvalid:
+                        raise InputError(f"{path}: the column {column!r} is not UTF-8 text",
+                                         hint="save it as UTF-8") from None
+                block[:, j], problems = number_column(cells, column)
+                if problems:
+                    i = min(problems)
+                    text = cells[i].as_py()
+                    raise InputError(f"{path}: {_cell(kind, count + i, column)} is "
+                                     + (f"{text!r}, not a number" if text not in (None, "")
+                                        else "empty"),
+                                     hint="every cell of an array is a number")
+            _finite(block, path, lambda i, j: _cell(kind, count + i, wanted[j]))
+            count += batch.num_rows
+            check_elements(count * len(wanted), path, name, more=kind == "csv")
+            parts.append(block)
+    finally:
+        rows.close()
+    if not count:
+        raise InputError(f"{path} has a header and no rows of numbers")
+    table = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return table[:, 0] if columns is not None and len(columns) == 1 else table
+
+
+def _ragged_named(chunks, path: str, kind: str, width: int):
+    """``chunks``, with pyarrow's complaint about a CSV row of another length (``Expected 3
+    columns, got 2``) said with the row's number: the file is read again up to that row."""
+    try:
+        yield from chunks
+    except InputError as exc:
+        if kind != "csv" or "columns, got" not in exc.sentence:
+            raise
+        with open(path, "rb") as raw:
+            _, _, delimiter = csv_header(raw, path)
+            lines = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+            reader = csv.reader(lines, delimiter=delimiter)
+            cells = (row for row in reader if row)  # (pyarrow skips blank lines too)
+            for row, found in enumerate(cells, 1):
+                if len(found) != width:
+                    raise InputError(f"{path}: row {row:,} (line {reader.line_num + 1:,}) has "
+                                     f"{len(found)} cell{'s' * (len(found) != 1)} where the header has {width}",
+                                     hint="every row has a cell for each column") from None
+        raise
+
+
+def _cell(kind: str, row: int, column: str) -> str:
+    """Where a cell is: ``row 3 (line 4), column 'price'`` (rows counted from 1 after the header,
+    as --points counts them)."""
+    line = f" (line {row + 2})" if kind == "csv" else ""
+    return f"row {row + 1:,}{line}, column {column!r}"
+
+
+def _finite(values, path: str, where) -> None:
+    """An InputError at the first NaN or infinity of ``values`` (``where(i, j)`` names it)."""
+    import numpy as np
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        index = np.unravel_index(bad[0], values.shape)
+        raise InputError(f"{path}: {where(*index)} is {float(values[index])!r}, not a finite "
+                         "number",
+                         hint="an input's every element is a finite number")
+
+
+def _read_npy(path: str, name: str):
+    """A .npy file's array (never a pickle): memory-mapped first, so its shape and type are
+    checked before its data is read."""
+    import numpy as np
+    from .limits import check_elements
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(len(np.lib.format.MAGIC_PREFIX))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if magic != np.lib.format.MAGIC_PREFIX:
+        zipped = magic.startswith(b"PK")
+        raise InputError(f"{path} is not a NumPy .npy file" + (" (a .npz archive?)" if zipped
+                                                                 else ""),
+                         hint="write one array with np.save(\"x.npy\", x)")
+    try:
+        stored = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        reason = str(exc).split("\n")[0]
+        if "Python objects" in reason or "allow_pickle" in reason:
+            raise InputError(f"{path} holds Python objects, which gradcli never loads (loading "
+                             "them runs pickle, which can run any code)",
+                             hint="save an array of numbers: np.save(path, x.astype(float))"
+                             ) from None
+        raise InputError(f"{path} cannot be read as a .npy file ({reason})",
+                         hint="the file is damaged or cut short: write it again") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    from .engine.arrays import shape_text
+    if stored.dtype.kind not in "biuf":
+        raise InputError(f"{path} holds {stored.dtype} values, not numbers",
+                         hint="save an array of numbers: np.save(path, x.astype(float))")
+    if stored.ndim > 2:
+        raise InputError(f"{path} holds an array of shape {shape_text(stored.shape)}: an input "
+                         "has at most 2 dimensions", hint="reshape it to a matrix before saving")
+    if stored.size == 0:
+        raise InputError(f"{path} holds an empty array, of shape {shape_text(stored.shape)}")
+    check_elements(stored.size, path, name)
+    values = np.array(stored, dtype=np.float64)  # a copy: the file is closed now
+    del stored
+    _finite(values, path, lambda *index: f"the element [{', '.join(map(str, index))}]"
+            if index else "the value")
+    return values

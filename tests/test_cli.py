@@ -207,7 +207,7 @@ OPTION_ARGS = {
     "--check": ["--check"], "--expect": ["--expect", "x=y"], "--with-digits": ["--with-digits"],
     "--max-rows": ["--max-rows", "3"], "-o": ["-o", "out.csv"],
     "--scheduler": ["--scheduler", "tcp://127.0.0.1:1"], "--engine": ["--engine", "dask"],
-    "--export FILE.tex": ["--export", "t.tex"],
+    "--export FILE.tex": ["--export", "t.tex"], "--elementwise": ["--elementwise"],
 }
 
 

@@ -24,9 +24,9 @@ LAYERS = [
     ("gradcli.engine",),
     ("gradcli.symbolic", "gradcli.code"),  # code: the adjoint program as source code
     ("gradcli.records",),
+    ("gradcli.readers",),  # files of numbers: --points's rows, and --at X=@FILE for points
     ("gradcli.points",),
     ("gradcli.check", "gradcli.sampling"),
-    ("gradcli.readers",),
     ("gradcli.writers",),
     ("gradcli.batchio",),
     ("gradcli.batchdask",),

@@ -775,3 +775,27 @@ def certify_product(graph: Graph, point: Sequence, *, cotangent: Sequence[float]
             return None
         return shown[:graph.n_outputs], shown[graph.n_outputs:]
     return rising(graph, digits, attempt)
+
+
+def certify_hvp(graph: Graph, point: Sequence, direction: Sequence[float],
+                columns: Sequence[int], *, digits: int = DEFAULT_DIGITS, active=None) -> tuple:
+    """The value, the gradient and the Hessian-vector product H·``direction`` (input tangents in
+    graph order), both read at the inputs at positions ``columns``, every number proven to
+    ``digits`` digits: one tangent sweep and one reverse sweep on dual balls, whatever the
+    number of inputs (forward-over-reverse, as :func:`certify_hessian` column by column)."""
+    from .dual import hessian_vector_product
+    from .partials import local_partials
+
+    def attempt(bits: int, final: bool):
+        values = _forward(graph, point)
+        partials = local_partials(graph, values, BALL, active=active)
+        gradient, product = hessian_vector_product(graph, values, partials, list(direction),
+                                                   active, base=BALL)
+        numbers = [values[graph.output], *(gradient[j] for j in columns),
+                   *(product[j] for j in columns)]
+        shown = [proven(Real.of(x), digits, final) for x in numbers]
+        if any(x is None for x in shown):
+            return None
+        k = len(columns)
+        return shown[0], shown[1:1 + k], shown[1 + k:]
+    return rising(graph, digits, attempt)

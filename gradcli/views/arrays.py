@@ -28,28 +28,32 @@ def _head(shown: int) -> int:
 
 
 def gradient_blocks(output: str, value, gradient: dict, arrays: dict[str, tuple],
-                    digits: int, max_rows: int, seed: float = 1.0, show=None) -> list:
+                    digits: int, max_rows: int, seed: float = 1.0, show=None,
+                    label: str = "∂{output}/∂{name}") -> list:
     """What eval prints for a program with array inputs: ``f = ...`` and the scalar inputs'
     components aligned as for scalars, then each array's gradient in its shape: a vector as
     lines ``[i]  value``, a matrix as a table (rows past ``max_rows`` and columns past
-    :data:`ARRAY_MAX_COLUMNS` elided in the middle, with the count)."""
+    :data:`ARRAY_MAX_COLUMNS` elided in the middle, with the count). ``label`` names each
+    component (a Hessian-vector product's are ``(∇²f·v)[w]``); with ``value`` None, there is no
+    ``f = ...`` line."""
     groups = grouped(gradient, arrays)
-    rows = [(output, value)] + [(f"∂{output}/∂{name}", values[0])
-                                for name, shape, values in groups if not shape]
-    lines = _aligned(rows, digits, show)
+    rows = [(output, value)] if value is not None else []
+    rows += [(label.format(output=output, name=name), values[0])
+             for name, shape, values in groups if not shape]
+    lines = _aligned(rows, digits, show) if rows else []
     if seed != 1.0:
         lines.append(f"(the gradient is scaled by the seed {seed:g})")
-    blocks: list = ["\n".join(lines)]
+    blocks: list = ["\n".join(lines)] if lines else []
     for name, shape, values in groups:
         if not shape:
             continue
-        label = f"∂{output}/∂{name}, shape {shape_text(shape)}"
+        title = f"{label.format(output=output, name=name)}, shape {shape_text(shape)}"
         if len(shape) == 1:
-            blocks.append(_vector_text(label, values, digits, max_rows))
+            blocks.append(_vector_text(title, values, digits, max_rows))
         elif len(shape) == 2:
-            blocks.append(_matrix_sheet(label, shape, values, digits, max_rows))
+            blocks.append(_matrix_sheet(title, shape, values, digits, max_rows))
         else:  # more axes: the elements by their full index
-            blocks.append(_vector_text(label, values, digits, max_rows,
+            blocks.append(_vector_text(title, values, digits, max_rows,
                                        [n[len(name):] for n in element_names(name, shape)]))
     return blocks
 

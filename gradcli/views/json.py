@@ -221,6 +221,12 @@ def jacobian_json(result, trace=None, check=None) -> dict:
         data["trace"] = outputs_trace_json(trace)
     if check is not None:
         data["check"] = jacobian_check_json(check)
+    graph = result.graph
+    if graph is not None and graph.output_arrays:  # an array output: its elements' shape
+        data["output_shapes"] = {name: list(shape) for name, shape in graph.output_arrays.items()}
+    if graph is not None and graph.arrays:  # what is keyed by input is nested, as eval's
+        keys = ("inputs", "vjp") if result.kind == "vjp" else ("inputs",)
+        data = _nested(data, graph.arrays, keys, ("vjp",) if result.kind == "vjp" else ())
     return data
 
 
@@ -266,6 +272,39 @@ def hessian_json(result, check=None) -> dict:
                                                *(x for row in result.hessian for x in row)])
     if check is not None:
         data["check"] = hessian_check_json(check)
+    return _nested(data, result.graph.arrays, ("inputs", "gradient"), ("gradient",))
+
+
+def hvp_json(result) -> dict:
+    """``hessian --direction --json``: a :class:`gradcli.api.HvpResult`: ``product`` is H·v by
+    input (an array input's in its shape, as ``gradient``)."""
+    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
+            "value": _number(result.value),
+            "gradient": {name: _number(g) for name, g in result.gradient.items()},
+            "direction": result.direction,
+            "product": {name: _number(p) for name, p in result.product.items()},
+            "certified": result.proven}
+    if result.proven:
+        data["decimal"] = {"value": result.value.text,
+                           "gradient": {n: g.text for n, g in result.gradient.items()},
+                           "product": {n: p.text for n, p in result.product.items()}}
+        data["digits"] = min(x.digits for x in [result.value, *result.gradient.values(),
+                                               *result.product.values()])
+    return _nested(data, result.graph.arrays, ("inputs", "gradient", "direction", "product"),
+                   ("gradient", "product"))
+
+
+def _nested(data: dict, arrays: dict, keys, decimal_keys) -> dict:
+    """``data`` with the entries under ``keys`` (and ``decimal``'s ``decimal_keys``) keyed by
+    input, an array input's as nested lists of its shape, and ``shapes``: as eval's JSON."""
+    if not arrays:
+        return data
+    from ..engine.arrays import nest_entries
+    for key in keys:
+        data[key] = nest_entries(data[key], arrays)
+    for key in decimal_keys if "decimal" in data else ():
+        data["decimal"][key] = nest_entries(data["decimal"][key], arrays)
+    data["shapes"] = {name: list(shape) for name, shape in arrays.items()}
     return data
 
 
@@ -277,9 +316,11 @@ def hessians_json(results: dict, checks: dict) -> dict:
     for name, result in results.items():
         one = hessian_json(result, checks.get(name))
         del one["source"], one["source_read"], one["inputs"], one["wrt"]
+        one.pop("shapes", None)
         hessians[name] = one
-    return {**_read(first), "inputs": first.point, "wrt": first.inputs,
+    data = {**_read(first), "inputs": first.point, "wrt": first.inputs,
             "outputs": list(results), "hessians": hessians}
+    return _nested(data, first.graph.arrays, ("inputs",), ())
 
 
 def hessian_check_json(check) -> dict:

@@ -244,12 +244,15 @@ def jacobian_trace_tables(trace, digits: int, max_rows: int) -> list:
 
 
 def jacobian_table(outputs: list[str], inputs: list[str], matrix: list[list[float]],
-                   digits: int) -> Sheet:
-    """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x."""
-    table = _table("Jacobian", ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs])
-    for name, row in zip(outputs, matrix):
-        table.add_row((name, "cyan"), *[format_number(v, digits) for v in row])
-    return table
+                   digits: int, max_rows: int = 0) -> Sheet:
+    """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x. At most
+    ``max_rows`` rows and as many columns (0 = all), as :func:`hessian_table`."""
+    shown = len(inputs) if not max_rows else min(max_rows, len(inputs))
+    title = "Jacobian" if shown == len(inputs) else (
+        f"Jacobian (the first {shown:,} of {len(inputs):,} columns; --max-rows 0 shows all)")
+    table = _table(title, ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs[:shown]])
+    return _limited(table, list(zip(outputs, matrix)), max_rows, lambda item: table.add_row(
+        (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
 
 
 def jacobian_check_tables(check, digits: int) -> list:
