@@ -8,7 +8,8 @@ engine/graph.pxd makes the builder those callbacks drive an extension type (emit
 
 engine/forward.py and partials.py hold the loop of every sweep: forward.pxd and partials.pxd
 type their indices as C integers and the tape's argument columns as int32 memoryviews, so the
-loop's bookkeeping is C and only the rule-table calls are Python's.
+loop's bookkeeping is C and only the rule-table calls are Python's. engine/certify.pxd does the
+same for the certified sweep's forward pass on bare balls (only Arb's operations are calls).
 
 The canonical form and the printer are Python object code (dicts, tuples, small classes): the
 interpreter's dispatch is a quarter of ``gradcli diff``'s instructions, and Cython removes it
@@ -21,8 +22,9 @@ a C compiler is missing, the install goes on and the .py files run
 
 from setuptools import setup
 
-COMPILED = ["gradcli/language/parser.py", "gradcli/engine/graph.py", "gradcli/engine/forward.py",
-            "gradcli/engine/partials.py", "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
+COMPILED = ["gradcli/language/parser.py", "gradcli/language/printer.py",
+            "gradcli/engine/graph.py", "gradcli/engine/forward.py", "gradcli/engine/partials.py",
+            "gradcli/engine/certify.py", "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
             "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
 
 

@@ -843,11 +843,12 @@ def _scalar_inputs(graph: Graph, what: str) -> Graph:
     return graph
 
 
-def compile_at(source: str, at: Mapping[str, object] | None) -> Graph:
-    """:func:`compile` for the point ``at`` (its arrays' shapes, ``at.shapes``). A shape error
-    that involves an input ``at`` gives no value at all is reported as that missing value."""
+def compile_at(source: str, at: Mapping[str, object] | None, read: bool = False) -> Graph:
+    """:func:`compile` for the point ``at`` (its arrays' shapes, ``at.shapes``), keeping the
+    reading with ``read``. A shape error that involves an input ``at`` gives no value at all is
+    reported as that missing value."""
     try:
-        return compile(source, getattr(at, "shapes", None))
+        return compile(source, getattr(at, "shapes", None), read)
     except ShapeError as exc:
         at = at or {}
         missing = [(name, span) for name, span in getattr(exc, "inputs_read", ())

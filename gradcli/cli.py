@@ -594,7 +594,10 @@ def eval_command(**options):
             _warn_unread(request.at, nodes.graph)
             _refuse("point", request.facts())
             return _eval_point(nodes.graph, request, nodes)
-        graph = select_outputs(compile_at(request.source, request.at), request.of)
+        # the source as read is shown by --json and --trace: kept from compile's parse
+        shown = (request.as_json or request.trace
+                 or (request.export_path or "").lower().endswith(".json"))
+        graph = select_outputs(compile_at(request.source, request.at, shown), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
         seed = request.seed
@@ -1102,7 +1105,7 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=(
         return items
     if trace:  # what the trace is the trace of: the source as gradcli read it
         from .engine.graph import read_back
-        items.insert(0, f"read as: {read_back(result.source)[0]}")
+        items.insert(0, f"read as: {read_back(result.graph)[0]}")
     from .views.tables import check_table, tangent_table, trace_tables
     if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
@@ -1192,7 +1195,7 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
                          hint="use a name ending in .tex")
     _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
-    graph = select_outputs(compile_at(source, point), of)
+    graph = select_outputs(compile_at(source, point, as_json), of)  # --json shows the reading
     _warn_unread(point, graph)
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",

@@ -81,6 +81,15 @@ def test_a_kink_inside_the_interval_is_not_certified():
     assert certain_digits(graph, {"x": np.array([5.551115123125783e-17])})[0] == 0
 
 
+@pytest.mark.parametrize("source", ["x; tgamma(0 - 2.3)", "x + lgamma(-2.5)", "x*digamma(-0.5)"])
+def test_a_gamma_family_constant_left_of_0_is_left_to_the_certified_engine(source):
+    """The gamma family's bound holds right of 0 only: a constant folded left of it (a float,
+    whose log of a negative end raises where NumPy's gives nan) certifies no digit, and the
+    row's numbers are still computed."""
+    graph = gradcli.compile(source)
+    assert certain_digits(graph, {"x": np.array([0.5])})[0] == 0
+
+
 def test_rows_without_rounding_error_claim_nearly_all_digits():
     # the bound allows half an ulp per operation: it cannot know that 3*4 + 2 is exact
     graph = gradcli.compile("x*y + 2")

@@ -175,7 +175,7 @@ def test_one_pass_reads_a_100000_deep_nesting_without_recursion():
 
 
 def test_the_one_pass_never_calls_the_parser_for_a_valid_program(monkeypatch):
-    def refuse(source):
+    def refuse(source, notes=None):
         raise AssertionError("parsed again")
     compile("x")  # the tables loaded
     monkeypatch.setattr(graph_module, "parse_source", refuse)
@@ -183,6 +183,38 @@ def test_the_one_pass_never_calls_the_parser_for_a_valid_program(monkeypatch):
     assert len(compile("a = x*y\n" + "a = a + sin(a)\n" * 30).ops) == 61
     with pytest.raises(AssertionError, match="parsed again"):
         compile("a = x*y; a + ")
+
+
+@pytest.mark.parametrize("source", ["2x^2 + |y|", "a = sin^2(x)\na*3y", "1/2x + y", "x*y"])
+def test_a_graph_compiled_to_be_read_keeps_the_reading_of_its_one_parse(source, monkeypatch):
+    """compile(read=True) lowers the parse it prints (the same graph as the one pass), and the
+    graph's reading is read_back's: --json's source_read and the trace's "read as" line parse
+    nothing again."""
+    want_text, want_notes = graph_module.read_back(source)
+    calls = []
+    real = graph_module.parse_source
+    monkeypatch.setattr(graph_module, "parse_source",
+                        lambda *args: calls.append(1) or real(*args))
+    graph = compile(source, read=True)
+    assert graph_module.read_back(graph) == (want_text, want_notes)
+    assert len(calls) == 1
+    assert_same_graph(graph, reference(source))
+    assert compile(source).reading is None  # not asked: no reading kept, one pass
+
+
+@pytest.mark.parametrize("options", [["--json"], ["--trace"]])
+def test_eval_parses_the_source_once_for_json_and_the_trace(options, monkeypatch):
+    from click.testing import CliRunner
+
+    from gradcli.cli import main
+    calls = []
+    real = graph_module.parse_source
+    monkeypatch.setattr(graph_module, "parse_source",
+                        lambda *args: calls.append(1) or real(*args))
+    result = CliRunner().invoke(main, ["eval", "2x^2 + |y|", "--at", "x=1,y=-2", *options])
+    assert result.exit_code == 0, result.output
+    assert "2*x^2 + abs(y)" in result.output
+    assert len(calls) == 1
 
 
 @pytest.mark.parametrize("source", [source for source, fast in SOURCES if fast] + [

@@ -41,6 +41,26 @@ def test_a_spent_sweep_leaves_the_inputs_adjoints(source):
                    if s not in visited)
 
 
+@pytest.mark.parametrize("source", [families.wide(300), families.deep(300), families.shared(300),
+                                    "a = sin(x)*y\nb = x*y + exp(a)\nc = cos(b)\nb*x + 1",
+                                    "f = x*y; g = exp(x); h = f - g; f + 1; h*2", "x", "2"])
+def test_the_reverse_order_is_a_stable_sort_by_depth_of_the_live_nodes(source):
+    """visit_order (a counting sort) is the definition: the nodes some output reads, deepest
+    first, in tape order within a depth; live_nodes marks exactly the nodes an output reaches."""
+    from gradcli.api import compile
+    graph = compile(source)
+    base, n = graph.base, len(graph.ops)
+    reached, stack = set(), [s for s in graph.output_slots if s >= base]
+    while stack:  # the nodes an output reaches, by following arguments
+        s = stack.pop()
+        if s not in reached:
+            reached.add(s)
+            stack += [a for a in graph.args(s - base) if a >= base]
+    assert graph.live_nodes() == [base + k in reached for k in range(n)]
+    by_depth = sorted(range(n), key=lambda k: -graph.depth[k])  # sorted() is stable
+    assert graph.visit_order() == [base + k for k in by_depth if base + k in reached]
+
+
 def test_an_exact_unit_keeps_the_ball_and_is_no_wider_than_arbs_product():
     """On bare balls (``exact_units``), ``adjoint += upstream · (±1)`` and a first contribution
     to the float 0.0 keep the ball itself (partials._accumulated): the same number, in a ball

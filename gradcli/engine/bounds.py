@@ -547,8 +547,9 @@ def _positive_axis(f_of_lo):
         else:
             hi = x + e
         with xp.errstate(divide="ignore", invalid="ignore"):
-            safe = xp.where(lo > 0, lo, 1.0)
-            return xp.where(lo > 0, f_of_lo(safe, hi, e, v), xp.inf)
+            # both ends made safe: a float's log of a negative end raises, where NumPy's is nan
+            safe, safe_hi = xp.where(lo > 0, lo, 1.0), xp.where(lo > 0, hi, 1.0)
+            return xp.where(lo > 0, f_of_lo(safe, safe_hi, e, v), xp.inf)
     return bound
 
 

@@ -381,21 +381,13 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     balls, exact = [r.b for r in reals], [r.q for r in reals]
     bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
-
-    def slow(k: int) -> None:  # the node's Real function: what a bare ball cannot know
-        a, b = arg0[k], arg1[k]
-        r = getattr(BALL, ops[k].name)(*((Real(balls[a], exact[a]),) if b < 0 else
-                                         (Real(balls[a], exact[a]), Real(balls[b], exact[b]))))
-        balls.append(r.b)
-        exact.append(r.q)
-
-    for k, prim in enumerate(ops):
-        name, a, b = prim.name, arg0[k], arg1[k]
+    for k in range(len(ops)):
+        name, a, b = ops[k].name, arg0[k], arg1[k]
         f = bare.get(name)
-        args = (balls[a],) if b < 0 else (balls[a], balls[b])
-        qa, qb = exact[a], (exact[b] if b >= 0 else _ZERO)  # (_ZERO: no second argument)
+        qa = exact[a]
+        qb = exact[b] if b >= 0 else _ZERO  # (_ZERO: no second argument)
         if f is not None and (qa is None or qb is None or name in never):
-            balls.append(f(*args))
+            balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
             exact.append(None)
             continue
         r = rational.get(name)
@@ -406,11 +398,21 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
                 exact.append(q)
                 continue
             if f is not None:
-                balls.append(f(*args))
+                balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
                 exact.append(None)
                 continue
-        slow(k)
+        _real_node(name, a, b, balls, exact)
     return balls, exact
+
+
+def _real_node(name: str, a: int, b: int, balls: list, exact: list) -> None:
+    """The node's Real function, appended to :func:`_bare_forward`'s columns: what a bare ball
+    cannot know."""
+    f = getattr(BALL, name)
+    r = f(Real(balls[a], exact[a])) if b < 0 else f(Real(balls[a], exact[a]),
+                                                     Real(balls[b], exact[b]))
+    balls.append(r.b)
+    exact.append(r.q)
 
 
 _UNSETTLED = object()  # what only the Real sweeps can settle

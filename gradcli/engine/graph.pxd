@@ -35,3 +35,12 @@ cdef class _Reductions:
     cpdef object call(self, list children)
     @cython.locals(tok=_Token, op=_Token, name=str)
     cpdef object assign(self, list children)
+
+# the reverse sweep's order: liveness and a counting sort by depth, loops over C integers
+@cython.locals(k=Py_ssize_t, a=Py_ssize_t, b=Py_ssize_t, live=bytearray)
+cpdef bytearray _live(const int[:] arg0, const int[:] arg1, list outputs, Py_ssize_t base,
+                      Py_ssize_t n)
+
+@cython.locals(n=Py_ssize_t, top=Py_ssize_t, k=Py_ssize_t, d=Py_ssize_t, at=Py_ssize_t,
+               count=cython.longlong[:], start=cython.longlong[:], order=list)
+cpdef list _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)

@@ -88,6 +88,9 @@ class Graph:
     # beside each call, what it was called on: (its parameter, the slots of each argument's
     # elements, their shapes) (engine.arrays.ScalarTape.operands), for the array trace
     array_operands: list = field(default_factory=list)
+    # the source as gradcli read it and the notes on it (read_back's), where compile was asked
+    # to keep it: printed from the parse that was lowered, so no caller parses it again
+    reading: tuple[str, list] | None = field(default=None, repr=False, compare=False)
 
     @property
     def output_slots(self) -> list[int]:
@@ -178,43 +181,57 @@ class Graph:
 
     def live_nodes(self) -> list[bool]:
         """For each node, whether an output depends on it (dead statements are skipped in reverse)."""
-        base, n = self.base, len(self.ops)
-        arg0, arg1 = self.arg0, self.arg1
-        # Every node is an output or has a user: then none is dead (the last dead node would have
-        # none). Checked with sets, in C; the common case needs no loop.
-        used = set(arg0)
-        used.update(arg1)
-        used.update(self.output_slots)
-        used.difference_update(range(-1, base))
-        if len(used) == n:
-            return [True] * n
-        live = [False] * n
-        for out in self.output_slots:
-            if out >= base:
-                live[out - base] = True
-        for k in range(n - 1, -1, -1):  # descending depth: every user is seen before its arguments
-            if live[k]:
-                a, b = arg0[k] - base, arg1[k] - base
-                if a >= 0:
-                    live[a] = True
-                if b >= 0:
-                    live[b] = True
-        return live
+        live = _live(self.arg0, self.arg1, self.output_slots, self.base, len(self.ops))
+        return [True] * len(live) if live.count(0) == 0 else [flag == 1 for flag in live]
 
     def visit_order(self) -> list[int]:
         """Slots of the nodes the output depends on, deepest level first, left to right within one:
         the reverse sweep's order (computed once per graph)."""
-        if self._visit is not None:
-            return self._visit
-        live, base, depth = self.live_nodes(), self.base, self.depth
-        # A stable sort by depth, deepest first, keeps each level left to right; it runs in C (a
-        # loop over the levels costs a Python step per level, and a deep graph has one per node).
-        order = sorted(range(len(depth)), key=depth.__getitem__, reverse=True)
-        visit = list(map(base.__add__, order))
-        if not all(live):
-            visit = [s for s in visit if live[s - base]]
-        self._visit = visit
+        if self._visit is None:
+            live = _live(self.arg0, self.arg1, self.output_slots, self.base, len(self.ops))
+            self._visit = _deepest_first(self.depth, live, self.base)
         return self._visit
+
+
+def _live(arg0, arg1, outputs: list, base: int, n: int) -> bytearray:
+    """For each of the ``n`` nodes, 1 where an output depends on it: the outputs, then every
+    argument of a live node, from the last node down (a node's users come after it on the tape)."""
+    live = bytearray(n)
+    for out in outputs:
+        if out >= base:
+            live[out - base] = 1
+    for k in range(n - 1, -1, -1):
+        if live[k]:
+            a, b = arg0[k] - base, arg1[k] - base
+            if a >= 0:
+                live[a] = 1
+            if b >= 0:
+                live[b] = 1
+    return live
+
+
+def _deepest_first(depth: list, live, base: int) -> list:
+    """The slots of the ``live`` nodes, deepest first, in tape order within a depth: a stable
+    counting sort by depth (linear in the nodes, where a comparison sort is n log n)."""
+    n = len(live)
+    top = max(depth) if n else 0
+    count = array("q", [0]) * (top + 1)  # live nodes per depth
+    for k in range(n):
+        if live[k]:
+            d = depth[k]
+            count[d] += 1
+    start = array("q", [0]) * (top + 1)  # where each depth's run begins in the order
+    at = 0
+    for d in range(top, -1, -1):
+        start[d] = at
+        at += count[d]
+    order = [0] * at
+    for k in range(n):
+        if live[k]:
+            d = depth[k]
+            order[start[d]] = base + k
+            start[d] += 1
+    return order
 
 
 class Spans:
@@ -971,19 +988,29 @@ _INF = float("inf")
 
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
-def compile(source: str, shapes: Mapping[str, tuple] | None = None) -> Graph:  # noqa: A001
+def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A001
+            read: bool = False) -> Graph:
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
     ``shapes`` gives the array inputs' shapes (name -> shape such as ``(3,)`` or ``(2, 3)``).
+    ``read``: the graph keeps the source as gradcli read it (:func:`read_back`, from the same
+    parse), for a caller that shows it.
 
     A valid program of scalar inputs is read in one pass: the parser's driver with callbacks
-    that make the tape's nodes (:class:`_Reductions`); anything wrong with it, and any array,
-    is lowered by parse and lower, from the start."""
+    that make the tape's nodes (:class:`_Reductions`); anything wrong with it, any array, and
+    a reading asked for, are lowered by parse and lower, from the start."""
     check_nodes(source, tuple(CONSTANTS))  # as parse_source: too large, refused unread
     check_length(source)
-    if shapes and any(shapes.values()):
-        return lower(parse_source(source), source, shapes)
-    graph = one_pass(source)
-    return lower(parse_source(source), source) if graph is None else graph
+    if not read and not (shapes and any(shapes.values())):
+        graph = one_pass(source)
+        if graph is not None:
+            return graph
+    notes: list = []
+    program = parse_source(source, notes)
+    graph = lower(program, source, shapes)
+    if read:
+        from ..language.printer import to_source
+        graph.reading = (to_source(program), notes)
+    return graph
 
 
 def one_pass(source: str) -> Graph | None:
@@ -1037,10 +1064,16 @@ def parse_source(source: str, notes: list | None = None) -> Program:
         raise
 
 
-def read_back(source: str) -> tuple[str, list]:
+def read_back(source) -> tuple[str, list]:
     """The source as gradcli read it, in the explicit spelling (``2x^2`` -> ``2*x^2``,
     ``|x|`` -> ``abs(x)``), and the notes on readings worth a warning (``1/2x``): ``(span,
-    text)`` pairs."""
+    text)`` pairs. Of a graph, the reading it kept (``compile(..., read=True)``), else its
+    source's (an array-node graph keeps none)."""
+    if not isinstance(source, str):
+        reading = getattr(source, "reading", None)
+        if reading is not None:
+            return reading
+        source = source.source
     from ..language.printer import to_source
     notes: list = []
     return to_source(parse_source(source, notes)), notes

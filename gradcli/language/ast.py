@@ -1,4 +1,7 @@
-"""The abstract syntax tree: immutable records that the parser builds and the lowering reads.
+"""The abstract syntax tree: records that the parser builds and the lowering reads, never changed
+once built. They compare and hash by their fields (``unsafe_hash``) as frozen records would, but
+are not frozen: a frozen record's ``__init__`` sets each field through ``object.__setattr__``,
+and a large program's parse makes millions of them.
 
 Each node carries ``span``, the (start, end) character offsets of its source text, for error
 messages; spans take no part in ``==``, ``hash`` or ``repr``, so two parses of the same
@@ -19,26 +22,26 @@ def _span():
     return field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Num:
     value: float
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Var:
     name: str
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Unary:
     op: str  # "-" or "+"
     operand: "Expr"
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Binary:
     op: str  # "+", "-", "*", "/", "@", "^"  ("**" is read as "^")
     left: "Expr"
@@ -46,7 +49,7 @@ class Binary:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Call:
     name: str
     args: tuple["Expr", ...]
@@ -54,7 +57,7 @@ class Call:
     name_span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ArrayLit:
     """``[a, b, c]``: a vector of its items (a matrix when the items are vectors)."""
 
@@ -62,7 +65,7 @@ class ArrayLit:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Index:
     """``x[0]``, ``A[i, j]``: one element (or row) of an array; the indices are integer
     constants, read at lowering."""
@@ -72,7 +75,7 @@ class Index:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Slice:
     """``1:3``, ``:``, ``2:`` in an index: the elements of an axis from ``start`` up to
     ``stop`` (either None: that end of the axis); both integer constants, read at lowering."""
@@ -82,7 +85,7 @@ class Slice:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Keyword:
     """``axis=0`` among a call's arguments: an array function's option, read at lowering."""
 
@@ -91,7 +94,7 @@ class Keyword:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Assign:
     name: str
     op: str  # "=", "+=", "-=", "*=", "/="
@@ -99,7 +102,7 @@ class Assign:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Program:
     statements: tuple[Union["Expr", Assign], ...]
     span: Span = _span()

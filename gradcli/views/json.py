@@ -37,11 +37,18 @@ def _number(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _source(source: str) -> dict:
+def _source(source) -> dict:
     """``source``, the text as given, and ``source_read``, the same program as gradcli read it,
-    in the explicit spelling (``2x^2`` -> ``2*x^2``, ``|x|`` -> ``abs(x)``)."""
+    in the explicit spelling (``2x^2`` -> ``2*x^2``, ``|x|`` -> ``abs(x)``). ``source`` may be
+    the graph compiled from it, which may hold that reading already."""
     from ..engine.graph import read_back
-    return {"source": source, "source_read": read_back(source)[0]}
+    return {"source": getattr(source, "source", source), "source_read": read_back(source)[0]}
+
+
+def _read(result) -> dict:
+    """:func:`_source` of a result: its graph's reading, when it has a graph."""
+    graph = getattr(result, "graph", None)
+    return _source(result.source if graph is None else graph)
 
 
 def precision_json(result) -> dict:
@@ -72,7 +79,7 @@ def precision_json(result) -> dict:
 def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> dict:
     """``eval --json``: the result (:class:`gradcli.api.Result` or ``ForwardResult``), with its
     trace (``--trace``) and its check (``--check``/``--expect``) when given."""
-    data = {**_source(result.source), "inputs": result.inputs, "value": _number(result.value),
+    data = {**_read(result), "inputs": result.inputs, "value": _number(result.value),
             "gradient": {name: _number(g) for name, g in result.gradient.items()},
             "seed": result.seed, "mode": result.mode}
     data.update(precision_json(result))
@@ -217,7 +224,7 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     """``eval --json`` of a program with several outputs: a :class:`gradcli.api.JacobianResult`
     (``values``, ``jacobian`` output -> input -> number, ``outputs``, ``mode``, ``sweeps``) or a
     ``ProductResult`` (``cotangent`` and ``vjp``, or ``direction`` and ``jvp``)."""
-    data = {**_source(result.source), "inputs": result.point, "outputs": list(result.outputs),
+    data = {**_read(result), "inputs": result.point, "outputs": list(result.outputs),
             "values": {o: _number(v) for o, v in result.values.items()}}
     if result.kind == "jacobian":
         data["jacobian"] = {o: {i: _number(x) for i, x in r.items()}
@@ -283,7 +290,7 @@ def jacobian_check_json(check) -> dict:
 
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
-    data = {**_source(result.source), "inputs": result.point, "wrt": result.inputs,
+    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
             "value": _number(result.value),
             "gradient": {name: _number(g) for name, g in result.gradient.items()},
             "hessian": [[_number(x) for x in row] for row in result.hessian],
@@ -302,7 +309,7 @@ def hessian_json(result, check=None) -> dict:
 def hvp_json(result) -> dict:
     """``hessian --direction --json``: a :class:`gradcli.api.HvpResult`: ``product`` is H·v by
     input (an array input's in its shape, as ``gradient``)."""
-    data = {**_source(result.source), "inputs": result.point, "wrt": result.inputs,
+    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
             "value": _number(result.value),
             "gradient": {name: _number(g) for name, g in result.gradient.items()},
             "direction": result.direction,
@@ -342,7 +349,7 @@ def hessians_json(results: dict, checks: dict) -> dict:
         del one["source"], one["source_read"], one["inputs"], one["wrt"]
         one.pop("shapes", None)
         hessians[name] = one
-    data = {**_source(first.source), "inputs": first.point, "wrt": first.inputs,
+    data = {**_read(first), "inputs": first.point, "wrt": first.inputs,
             "outputs": list(results), "hessians": hessians}
     return _nested(data, first.graph.arrays, ("inputs",), ())
 
