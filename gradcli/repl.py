@@ -571,8 +571,8 @@ def toolbar_text(session: Session, text: str, functions: dict[str, dict],
 
 
 _BLANKS = re.compile(r"\s*")
-# A longer line (a paste) is shown plain: prompt_toolkit's renderer spends about 10 µs on each
-# coloured run at every redraw, 25 s for a pasted megabyte against 4 s for one plain run.
+# A longer line (a paste) is shown plain: prompt_toolkit's renderer handles each coloured run
+# at every redraw, and a pasted megabyte is half a million runs (figures: docs/repl.md).
 MAX_COLOURED = 10_000
 
 
