@@ -442,9 +442,7 @@ def _escaped_superscript(tok) -> None:
         ch = unescape_name(m.group())
         return ch if ch in _SIGNED else m.group()
     first = next(m for m in re.finditer(_ESCAPE, tok.value) if superscript(m) != m.group())
-    plain = re.sub(f"[{_SIGNED}]+", lambda m: "^" + "".join(
-        "-" if c == "\u207b" else str(_SUPERSCRIPTS.index(c)) for c in m.group()),
-        re.sub(_ESCAPE, superscript, tok.value))
+    plain = _caret_powers(re.sub(_ESCAPE, superscript, tok.value))
     raise ParseError(f"{first.group()} is the superscript {superscript(first)!r} written as an "
                      "escape; an escape stands only for a letter of a name",
                      (tok.start_pos + first.start(), tok.start_pos + first.end()),
@@ -465,14 +463,20 @@ _POWER = f"[{_SUPERSCRIPTS}]+"  # compiled on first use
 _SIGNED = "\u207b" + _SUPERSCRIPTS  # and the superscript minus: x⁻¹
 
 
+def _caret_powers(text: str) -> str:
+    """``text`` with each run of superscripts written with ``^``: ``x²`` is ``x^2``, ``x⁻¹``
+    is ``x^-1``."""
+    return re.sub(f"[{_SIGNED}]+", lambda m: "^" + "".join(
+        "-" if c == "\u207b" else str(_SUPERSCRIPTS.index(c)) for c in m.group()), text)
+
+
 def _no_superscript(tok) -> None:
     """A name such as ``x²`` (Unicode counts ² as a letter-like character) is a power meant as
     ``x^2``: say so, with the caret under the superscript, instead of reading a variable x²."""
     found = re.search(_POWER, tok.value)
     if found is None:
         return
-    plain = re.sub(_POWER, lambda m: "^" + "".join(str(_SUPERSCRIPTS.index(c)) for c in m.group()),
-                       tok.value)
+    plain = _caret_powers(tok.value)
     raise ParseError(f"{tok.value!r} holds the superscript {found.group()!r}; gradcli writes "
                      "powers with ^", (tok.start_pos + found.start(), tok.start_pos + found.end()),
                      hint=f"write {plain}", fix=(((tok.start_pos, tok.end_pos), plain),))
