@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .expr import Apply, Number, Product, Sum, Symbol, add, multiply, number, reachable
+from .expr import Apply, Number, Product, Sum, Symbol, add, multiply, number
 from .printer import text
 
 MAX_NODES = 200  # larger expressions are left as built: the reduction is for what people read
@@ -50,8 +50,8 @@ def _by_symbol(root):
     """``root`` as Σ c_j·r_j(x), each c_j free of the symbol x and each r_j a rational
     function of x alone, with every r_j in lowest terms, for the symbol x that prints
     shortest; ``root`` itself when no symbol gives such a form or none prints shorter."""
-    nodes = reachable(root)
-    if len(nodes) > MAX_NODES:
+    nodes = _parts(root)
+    if nodes is None:
         return root
     best, length = root, len(text(root))
     for x in [n for n in nodes if type(n) is Symbol]:
@@ -61,6 +61,25 @@ def _by_symbol(root):
             if size < length:
                 best, length = candidate, size
     return best
+
+
+def _parts(root) -> list | None:
+    """``root`` and its parts, parts before wholes, or None past MAX_NODES (a large derivative
+    is not walked whole for nothing)."""
+    seen, stack = {root.serial: root}, [root]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        kids = [k for k, _ in n.terms] if t is Sum else \
+            [k for pair in n.factors for k in pair] if t is Product else \
+            list(n.args) if t is Apply else ()
+        for k in kids:
+            if k.serial not in seen:
+                seen[k.serial] = k
+                stack.append(k)
+        if len(seen) > MAX_NODES:
+            return None
+    return [seen[s] for s in sorted(seen)]
 
 
 def _grouped(root, x, nodes):
