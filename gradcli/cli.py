@@ -237,24 +237,30 @@ def _read_source(expression: str | None, file,
 
 def _warn_readings(source: str) -> None:
     """A warning for each reading of the source that may not be what was meant (``1/2x`` is
-    ``(1/2)*x``). Checked where a division is followed by a factor written without ``*`` (or
-    in any short source): a long program is not parsed twice for nothing."""
-    if "/" not in source and "÷" not in source:
+    ``(1/2)*x``, ``2^3x`` is ``(2^3)*x``). Checked where a division or a power's number is
+    followed by a factor written without ``*`` (or in any short source): a long program is not
+    parsed twice for nothing."""
+    if "/" not in source and "÷" not in source and "^" not in source and "**" not in source:
         return
-    if len(source) > 10_000 and not re.search(_DIVIDED_FACTOR, source):
+    if len(source) > 10_000 and not re.search(_DIVIDED_FACTOR, source) \
+            and not re.search(_POWERED_FACTOR, source):
         return
     from .engine.graph import read_back
     try:
         notes = read_back(source)[1]
     except GradcliError:
         return  # the command says what is wrong with it
-    for _, text in notes:
+    for _, text, _ in notes:
         _warn(text)
 
 
 # "/", an operand, then a factor with no operator between: 1/2x, a/b c, 1/(2)(x)
 _DIVIDED_FACTOR = (r"[/÷]\s*(?:\d[\d.]*(?:[eE][+-]?\d+)?|[^\W\d]\w*+(?!\s*\()|\([^()]*\))"
                    r"\s*(?:[^\W\d]|\(|√|∛)")
+
+
+# "^" or "**", a number, then a factor with no space between: 2^3x, e^-2x, 2^3(x+1)
+_POWERED_FACTOR = r"(?:\^|\*\*)\s*-?\s*\d[\d.]*(?:[eE][+-]?\d+)?[^\s\d.+\-*/^)\],;=]"
 
 
 def _read_file(path: str) -> str:

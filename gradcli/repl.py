@@ -570,11 +570,23 @@ def toolbar_text(session: Session, text: str, functions: dict[str, dict],
     return line if len(line) < width else line[:width - 2] + "…"
 
 
+_BLANKS = re.compile(r"\s*")
+# A longer line (a paste) is shown plain: prompt_toolkit's renderer handles each coloured run
+# at every redraw, and a pasted megabyte is half a million runs (figures: docs/repl.md).
+MAX_COLOURED = 10_000
+
+
 def token_styles(text: str, first: bool, session: Session, functions, pattern) -> list:
     """A line of input as ``(style class, text)`` runs, by the grammar's terminals: a number,
     an operator, a comment, and a name told apart as a command (first on the first line), a
-    function being called, a definition of the session, or another name."""
+    function being called, a definition of the session, or another name; a line longer than
+    :data:`MAX_COLOURED` is one plain run."""
+    if len(text) > MAX_COLOURED:
+        return [("", text)]
     runs, pos = [], 0
+    # where the line's first word starts; the text after a name is looked at from where it ends,
+    # never sliced off: a pasted line of a megabyte is coloured in linear time
+    lead = len(text) - len(text.lstrip()) if first else -1
     for match in pattern.finditer(text):
         if match.start() != pos:
             break
@@ -582,7 +594,7 @@ def token_styles(text: str, first: bool, session: Session, functions, pattern) -
         if kind == "CALL":  # "sin(" is one token of the grammar: a name, then its "("
             from .language.parser import call_name
             name = call_name(token)
-            command = first and not text[:match.start()].strip() and name in COMMANDS
+            command = match.start() == lead and name in COMMANDS
             runs.append(("class:command" if command else "class:function" if name in functions
                          else "class:defined" if name in session.definitions else "class:name",
                          name))
@@ -590,10 +602,10 @@ def token_styles(text: str, first: bool, session: Session, functions, pattern) -
             pos = match.end()
             continue
         if kind == "NAME":
-            after = text[match.end():].lstrip()
-            kind = ("command" if first and not text[:match.start()].strip()
-                    and token in COMMANDS and not after.startswith("=") else
-                    "function" if after.startswith("(") and token in functions else
+            after = _BLANKS.match(text, match.end()).end()
+            kind = ("command" if match.start() == lead
+                    and token in COMMANDS and not text.startswith("=", after) else
+                    "function" if text.startswith("(", after) and token in functions else
                     "defined" if token in session.definitions else "name")
         runs.append((f"class:{kind.lower()}", token))
         pos = match.end()

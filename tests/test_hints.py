@@ -117,3 +117,20 @@ def test_every_hint_on_a_mutated_program_leads_somewhere(data):
     cut = data.draw(st.integers(0, len(text)))
     inserted = data.draw(st.sampled_from(["", " ", "|", "x", "sin", "2", ")", "("]))
     follow(text[:cut] + inserted + text[cut + data.draw(st.integers(0, 3)):], at)
+
+
+# -- warnings: a reading worth a warning carries the rewrite for the other reading -----------------
+
+@pytest.mark.parametrize("source, other", [
+    ("1/2x", "1/(2*x)"), ("x/2y", "x/(2*y)"), ("(a+b)/2x", "(a+b)/(2*x)"),
+    ("1/2(x+1)", "1/(2*(x+1))"), ("1/(2)(x)", "1/(2*x)"), ("2^3x", "2^(3*x)"),
+    ("e^2x", "e^(2*x)"), ("2^-3x", "2^(-3*x)"), ("(x+1)^2x", "(x+1)^(2*x)"),
+    ("2^3(x+1)", "2^(3*(x+1))"), ("sin(2^3x)", "sin(2^(3*x))"), ("y + 2^3x^2", "y + 2^(3*x^2)"),
+])
+def test_a_warnings_fix_gives_the_other_reading_and_no_warning(source, other):
+    from gradcli.engine.graph import parse_source, read_back
+    (_, text, fix), = read_back(source)[1]
+    assert "write " in text
+    fixed = applied(source, fix)
+    assert read_back(fixed)[1] == [], fixed
+    assert parse_source(fixed) == parse_source(other), (fixed, other)

@@ -274,3 +274,87 @@ def test_a_program_reads_the_same_from_a_file(tmp_path):
 
 def test_the_program_as_read_is_a_program():
     assert isinstance(parse_source("2x"), Program)
+
+
+# -- a number after ^ with a factor right after it: 2^3x ------------------------------------------
+
+def _note(source: str) -> list:
+    from gradcli.engine.graph import read_back
+    return read_back(source)[1]
+
+
+@pytest.mark.parametrize("source, meant, base, exponent, at", [
+    ("2^3x", lambda x, y: 2 ** 3 * x, "2", "3x", 1.5),
+    ("e^2x", lambda x, y: mpmath.e ** 2 * x, "e", "2x", 0.5),
+    ("2^-3x", lambda x, y: mpmath.mpf(2) ** -3 * x, "2", "-3x", 2.0),
+    ("x^2y", lambda x, y: x ** 2 * y, "x", "2y", 1.5),
+    ("2**3x", lambda x, y: 2 ** 3 * x, "2", "3x", 1.5),
+    ("(x+1)^2x", lambda x, y: (x + 1) ** 2 * x, "(x+1)", "2x", 0.5),
+    ("2^3(x+1)", lambda x, y: 2 ** 3 * (x + 1), "2", "3(x+1)", 0.5),
+])
+def test_a_power_then_a_factor_is_read_as_their_product_with_a_warning(source, meant, base,
+                                                                       exponent, at):
+    result = CliRunner().invoke(main, ["eval", source, "--at", "x=%r,y=0.75" % at, "--json"])
+    assert result.exit_code == 0, result.output
+    want = meant(mpmath.mpf(at), mpmath.mpf("0.75"))  # as a person means the reading
+    assert abs(mpmath.mpf(json.loads(result.stdout)["decimal"]["value"]) - want) < 1e-11 * abs(want)
+    assert f"warning: {source} is read as (" in result.stderr
+    assert f"to raise {base} to {exponent}, write {base}^({exponent})" in result.stderr
+    (span, text, fix), = _note(source)
+    assert span == (0, len(source)) and fix  # the whole reading, and the other one's rewrite
+
+
+@pytest.mark.parametrize("source", ["2^3 x", "(2^3)x", "2³x", "x²y", "2^(3x)", "2x^3", "x^y z",
+                                    "2^3*x", "e^x(x+1)", "x^2 sin(x)"])
+def test_a_power_whose_reading_is_plain_is_not_warned_about(source):
+    assert _note(source) == []
+    result = CliRunner().invoke(main, ["eval", source, "--at", "x=1,y=2,z=3"])
+    assert result.exit_code == 0 and "warning: " + source not in result.stderr, result.output
+
+
+def test_the_console_script_warns_about_a_power_then_a_factor():
+    proc = subprocess.run([_script(), "eval", "e^2x", "--at", "x=1"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "e^2x is read as (e^2)*x" in proc.stderr and "write e^(2x)" in proc.stderr
+    assert f"f     = {mpmath.nstr(mpmath.e ** 2, 13)}" in proc.stdout
+
+
+# -- an escaped superscript: x\u00b2 ---------------------------------------------------------------
+
+@pytest.mark.parametrize("source, column, rewrite", [
+    ("x\\u00b2", 1, "x^2"), ("\\u03b8\\u00b2", 6, "\\u03b8^2"), ("x\\u207b\\u00b9", 1, "x^-1"),
+    ("x\\U000000b3 + 1", 1, "x^3"),
+])
+def test_an_escaped_superscript_is_an_error_whose_fix_writes_the_power(source, column, rewrite):
+    with pytest.raises(ParseError) as caught:
+        parse_source(source)
+    error = caught.value
+    assert error.span[0] == column and "superscript" in str(error.message)
+    assert error.hint == f"write {rewrite.split(' ')[0]}"
+    (start, end), text = error.fix[0]
+    fixed = source[:start] + text + source[end:]
+    # the fixed text means what the superscript means: x² is x^2 (SymPy's value at 1.5)
+    import sympy as sp
+    names = {"x": 1.5, "θ": 1.5}
+    plain = source.encode().decode("unicode_escape")  # the characters the escapes stand for
+    assert parse_source(fixed) == parse_source(plain)
+    want = sp.sympify(fixed.replace("\\u03b8", "t").replace("^", "**")).subs(
+        {"x": names["x"], "t": names["θ"]})
+    result = CliRunner().invoke(main, ["eval", fixed, "--at", "x=1.5,θ=1.5"])
+    assert f"f     = {mpmath.nstr(mpmath.mpf(float(want)), 13)}" in result.stdout, result.output
+
+
+def test_an_escaped_superscript_from_the_command_line():
+    result = CliRunner().invoke(main, ["eval", "x\\u00b2", "--at", "x=3"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "syntax error: \\u00b2 is the superscript '²' written as an escape; an escape stands "
+        "only for a letter of a name", "  x\\u00b2", "   ^^^^^^", "hint: write x^2"]
+    proc = subprocess.run([_script(), "eval", "x\\u00b2", "--at", "x=3", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "superscript" in json.loads(proc.stdout or proc.stderr)["error"]["message"]
+    # an escape of a letter is still a name: \u03b8 is θ
+    result = CliRunner().invoke(main, ["eval", "\\u03b8^2", "--at", "θ=3"])
+    assert result.exit_code == 0 and "9.000000000000" in result.stdout

@@ -400,3 +400,41 @@ def test_a_large_program_in_a_session_does_not_end_it(tmp_path):
                           "∂f/∂y = 25500.00000000"]
     assert lines[7:] == [">>> x - y", "f     = -2.500000000000", "∂f/∂x = 1.000000000000",
                          "∂f/∂y = -1.000000000000"]
+
+
+def test_a_line_is_coloured_in_one_pass_and_a_paste_is_shown_plain():
+    """Each name's neighbours are looked at where it ends (no slice of the rest of the line per
+    name: a pasted line was coloured in quadratic time), and a line longer than MAX_COLOURED
+    is one plain run (prompt_toolkit redraws every run at every key)."""
+    from gradcli.repl import MAX_COLOURED, _catalogue, _token_pattern, token_styles
+    s, functions, pattern = Session(run=lambda a: 0), _catalogue(), _token_pattern()
+    words = "  at x=1, y=2"
+    runs = token_styles(words, True, s, functions, pattern)
+    assert ("class:command", "at") in runs and ("class:name", "x") in runs
+    assert ("class:name", "at") in token_styles("at = 3", True, s, functions, pattern)
+    assert ("class:name", "at") in token_styles("x + at", True, s, functions, pattern)
+    assert ("class:function", "sin") in token_styles("x sin (x)", False, s, functions, pattern)
+    long = "sin(x) + " * (MAX_COLOURED // 9 + 1) + "x"
+    assert len(long) > MAX_COLOURED
+    short = token_styles(long[:MAX_COLOURED], False, s, functions, pattern)
+    assert short[0] == ("class:function", "sin") and "".join(t for _, t in short) == \
+        long[:MAX_COLOURED]
+    assert token_styles(long, True, s, functions, pattern) == [("", long)]
+
+
+@in_a_terminal
+def test_a_long_paste_is_taken_and_runs(tmp_path):
+    """A 200 kB expression pasted (bracketed, as a terminal sends a paste) runs, and so does a
+    line after it; a pasted line dropped with Ctrl-C leaves the session as it was."""
+    t = Terminal(tmp_path)
+    t.line("at x=1.5")
+    terms = 100_000
+    t.child.send("\x1b[200~" + "+".join(["x"] * terms) + "\r\n\x1b[201~")
+    shown = t.until("∂f/∂x = ", "\n>>>", timeout=180)
+    assert agree(numbers(shown), {"f": 1.5 * terms, "∂f/∂x": terms})  # x added 100,000 times
+    t.child.send("\x1b[200~" + "x*2+" * 50_000 + "\x1b[201~")  # no Enter: still being edited
+    t.child.sendcontrol("c")
+    t.until("\n>>>", timeout=180)
+    t.line("x^2", "∂f/∂x = 3.000")
+    assert "Traceback" not in t.seen
+    assert t.leave() == 0

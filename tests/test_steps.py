@@ -187,3 +187,56 @@ def test_the_steps_are_an_api_too():
     assert (d.wrt, [s.rule for s in d.steps], d.result) == ("x", ["power"], "2*x")
     with pytest.raises(GradcliError):
         derivation_steps("x; 2*x")
+
+
+# -- the order a textbook writes ------------------------------------------------------------------
+
+@pytest.mark.parametrize("source, rewrite", [
+    # (uv)' = v u' + u v' (the sum in gradcli's canonical order)
+    ("x^2*sin(x)", "sin(x)*d/dx(x^2) + x^2*d/dx(sin(x))"),
+    # f(g(x))' = f'(g(x)) g'(x)
+    ("sin(x^2)", "cos(x^2)*d/dx(x^2)"),
+    # (u/v)' = (v u' - u v')/v^2
+    ("sin(x)/(x+1)", "((x + 1)*d/dx(sin(x)) - sin(x)*d/dx(x + 1))/(x + 1)^2"),
+    # (c u)' = c u'
+    ("3*sin(x)", "3*d/dx(sin(x))"),
+])
+def test_the_first_rule_is_written_as_a_textbook_writes_it(source, rewrite, run):
+    from gradcli.views.steps import local
+    d, = derivation_steps(source)
+    assert local(d.steps[0], d, False)[1] == rewrite
+    assert rewrite in run("diff", source, "--steps").output
+
+
+def _pending_then_factor(text: str) -> list[str]:
+    """Each pending derivative in ``text`` that a factor follows (``d/dx(u)*v``)."""
+    found = []
+    for start in [i for i in range(len(text)) if text.startswith("d/dx(", i)]:
+        depth, i = 0, start + 4
+        while True:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        if text[i:i + 1] == "*":
+            found.append(text[start:i + 1])
+    return found
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_a_pending_derivative_ends_its_product(seed):
+    """In every line and rewrite, ``d/dx(u)`` is the last factor of its product: what it
+    multiplies comes first (``cos(x^2)*d/dx(x^2)``), never ``d/dx(x^2)*cos(x^2)``."""
+    from gradcli.views.steps import local, written
+    source, _ = generate(random.Random(seed), 3)
+    note(source)
+    if "x" not in compile(source).inputs:
+        return
+    try:
+        d, = derivation_steps(source, ["x"])
+    except GradcliError:
+        return  # (too many steps: refused)
+    for step in d.steps:
+        texts = [*local(step, d, False), written(step.line, d, False)]
+        assert not any(_pending_then_factor(t) for t in texts), texts

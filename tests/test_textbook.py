@@ -126,3 +126,25 @@ def test_simplify_without_sympy_names_the_install_command(run, reported, monkeyp
     reported(done, 2, ["SymPy is not installed", 'pip install "gradcli[sympy]"'])
     done = run("diff", "x^2", "--simplify", "--json")
     assert done.exit_code == 2 and "gradcli[sympy]" in json.loads(done.stdout)["error"]["hint"]
+
+
+# a rational function of one input times factors free of it: the terms that share such a factor
+# are reduced together (SymPy's simplify prints each row; two inputs are not one polynomial)
+SEVERAL = [("x*y/(x+1)", "x"), ("y*(x^2-1)/(x+1) + z*x", "x"), ("x*y/(x+1) + x*sin(y)", "x"),
+           ("x*y*z/(x+1)/(y+1)", "x"), ("x*y*z/(x+1)/(y+1)", "y")]
+XYZ = {name: sp.Symbol(name, real=True) for name in "xyz"}
+
+
+@pytest.mark.parametrize("source, wrt", SEVERAL)
+def test_a_rational_function_of_one_of_several_inputs_is_reduced(source, wrt):
+    want = sp.simplify(sp.diff(sp.sympify(source.replace("^", "**"), locals=XYZ), XYZ[wrt]))
+    assert derivatives(source)[wrt] == _gradcli(sp.sstr(want))
+
+
+def test_the_two_input_fraction_from_the_installed_script(gradcli_script, tmp_path):
+    f = XYZ["x"] * XYZ["y"] / (XYZ["x"] + 1)
+    done = subprocess.run([gradcli_script, "diff", "x*y/(x+1)"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    shown = "".join(f"# ∂f/∂{v}\n{_gradcli(sp.sstr(sp.simplify(sp.diff(f, XYZ[v]))))}\n"
+                    for v in "xy")
+    assert (done.returncode, done.stdout, done.stderr) == (0, shown, "")

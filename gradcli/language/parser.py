@@ -161,9 +161,11 @@ class _ToAst:
             read = self._applied(left, right, span)
             if read is not None:
                 return read
-        if self.notes is not None and left.__class__ is Binary and left.op == "/" \
-                and not self._grouped(left):
-            self.notes.append(_ambiguous_division(left, right, self.source))
+        if self.notes is not None and left.__class__ is Binary and not self._grouped(left):
+            if left.op == "/":
+                self.notes.append(_ambiguous_division(left, right, self.source))
+            elif left.op == "^" and _number_exponent(left, self.source):
+                self.notes.append(_ambiguous_power(left, right, self.source))
         parts = self.loose and self._factors(right)
         if parts:  # 2x(x+1): (2*x)*(x+1)
             head, tail = parts
@@ -238,8 +240,8 @@ class _ToAst:
         return source[:start].rstrip().endswith("(") and source[end:].lstrip().startswith(")")
 
     def _grouped(self, node) -> bool:
-        """Whether ``node`` is followed by the ')' of parentheses around it."""
-        return self.source[node.span[1]:].lstrip().startswith(")")
+        """Whether ``node`` is written in parentheses of its own: ``(1/2)x``, not ``1/(2)x``."""
+        return _written(node, self.source) != node.span
 
     def superscript(self, children):
         base, tok = children
@@ -371,17 +373,59 @@ def _raise(error):
     raise error
 
 
+def _written(node, source: str, floor: int = 0) -> tuple[int, int]:
+    """Where ``node`` is written in ``source``, with the parentheses around it (a node's span
+    leaves them out: ``(a+b)`` spans ``a+b``), none of them before ``floor``, none a call's."""
+    start, end = node.span
+    while True:
+        before = source[:start].rstrip()
+        after = source[end:].lstrip()
+        opening = len(before) - 1
+        if not (before.endswith("(") and after.startswith(")")) or opening < floor or (
+                opening > floor and (before[-2].isalnum() or before[-2] == "_")):
+            return start, end
+        start, end = opening, len(source) - len(after) + 1
+
+
 def _ambiguous_division(left: Binary, right, source: str) -> tuple:
     """The note for ``1/2x`` (a product written without ``*`` right after a division): the
-    span it is about and what it says."""
-    start, end = left.span[0], right.span[1]
+    span it is about, what it says, and the fix for the other reading."""
     if not source:
-        return (start, end), "a/b c is read as (a/b)*c"
-    dividend = source[start:left.right.span[0]].rstrip()[:-1].rstrip()
-    divisor = source[left.right.span[0]:end]
+        return (left.span[0], right.span[1]), "a/b c is read as (a/b)*c", ()
+    start = _written(left.left, source)[0]
+    middle, after = _written(left.right, source)
+    factor, end = _written(right, source, after)
+    dividend = source[start:middle].rstrip()[:-1].rstrip()
+    divisor = source[middle:end]
+    return ((start, end), f"{source[start:end]} is read as ({source[start:after]})*"
+            f"{source[factor:end]}, left to right as with *; to divide by "
+            f"{divisor}, write {dividend}/({divisor})", (((middle, end), f"({divisor})"),))
+
+
+def _number_exponent(power: Binary, source: str) -> bool:
+    """Whether ``power`` is written ``b^3`` or ``b^-3`` (a number after ``^`` or ``**``, not a
+    superscript) with a factor right after it, no space between: ``2^3x``, ``e^2x``."""
+    exponent = power.right
+    if exponent.__class__ is Unary and exponent.op == "-":
+        exponent = exponent.operand
+    if exponent.__class__ is not Num or not source:
+        return False
+    between = source[power.left.span[1]:power.right.span[0]]
+    after = source[power.span[1]:power.span[1] + 1]
+    return ("^" in between or "**" in between) and after not in ("", " ", "\t", "\n")
+
+
+def _ambiguous_power(left: Binary, right, source: str) -> tuple:
+    """The note for ``2^3x`` (a factor written right after a power's number): the span it is
+    about, what it says, and the fix for the other reading, ``2^(3x)``."""
+    start, base_end = _written(left.left, source)
+    factor, end = _written(right, source, left.span[1])
+    middle = left.right.span[0]
+    base, exponent = source[start:base_end], source[middle:end]
     return ((start, end), f"{source[start:end]} is read as ({source[start:left.span[1]]})*"
-            f"{source[right.span[0]:end]}, left to right as with *; to divide by {divisor}, "
-            f"write {dividend}/({divisor})")
+            f"{source[factor:end]}, a power before a product written "
+            f"without *; to raise {base} to {exponent}, write {base}^({exponent})",
+            (((middle, end), f"({exponent})"),))
 
 
 # Patterns compiled on first use (re caches them): most programs never need them, and compiling
@@ -402,6 +446,8 @@ def _name(tok) -> str:
     """The token's name, escapes read; an escape of a character no name may hold (a space, an
     operator) is a syntax error under that escape."""
     name = unescape_name(tok.value)
+    if name is not tok.value and re.search(f"[{_SIGNED}]", name):
+        _escaped_superscript(tok)
     if name is not tok.value and not re.match(_NAME, name):
         for m in re.finditer(_ESCAPE, tok.value):
             ch = unescape_name(m.group())
@@ -410,6 +456,21 @@ def _name(tok) -> str:
                                  (tok.start_pos + m.start(), tok.start_pos + m.end()),
                                  hint="a name is letters, digits and _, starting with a letter")
     return name
+
+
+def _escaped_superscript(tok) -> None:
+    """``x\\u00b2``: the escape of a superscript (JSON, or a shell's ``$'...'``, writes ``x²``
+    so when the text is not decoded on its way) is a ParseError under the escape, whose fix is
+    the power written with ``^``: an escape stands only for a letter of a name."""
+    def superscript(m):
+        ch = unescape_name(m.group())
+        return ch if ch in _SIGNED else m.group()
+    first = next(m for m in re.finditer(_ESCAPE, tok.value) if superscript(m) != m.group())
+    plain = _caret_powers(re.sub(_ESCAPE, superscript, tok.value))
+    raise ParseError(f"{first.group()} is the superscript {superscript(first)!r} written as an "
+                     "escape; an escape stands only for a letter of a name",
+                     (tok.start_pos + first.start(), tok.start_pos + first.end()),
+                     hint=f"write {plain}", fix=(((tok.start_pos, tok.end_pos), plain),))
 
 
 def read_name(text: str, start: int) -> str:
@@ -423,6 +484,14 @@ def read_name(text: str, start: int) -> str:
 
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _POWER = f"[{_SUPERSCRIPTS}]+"  # compiled on first use
+_SIGNED = "\u207b" + _SUPERSCRIPTS  # and the superscript minus: x⁻¹
+
+
+def _caret_powers(text: str) -> str:
+    """``text`` with each run of superscripts written with ``^``: ``x²`` is ``x^2``, ``x⁻¹``
+    is ``x^-1``."""
+    return re.sub(f"[{_SIGNED}]+", lambda m: "^" + "".join(
+        "-" if c == "\u207b" else str(_SUPERSCRIPTS.index(c)) for c in m.group()), text)
 
 
 def _no_superscript(tok) -> None:
@@ -431,8 +500,7 @@ def _no_superscript(tok) -> None:
     found = re.search(_POWER, tok.value)
     if found is None:
         return
-    plain = re.sub(_POWER, lambda m: "^" + "".join(str(_SUPERSCRIPTS.index(c)) for c in m.group()),
-                       tok.value)
+    plain = _caret_powers(tok.value)
     raise ParseError(f"{tok.value!r} holds the superscript {found.group()!r}; gradcli writes "
                      "powers with ^", (tok.start_pos + found.start(), tok.start_pos + found.end()),
                      hint=f"write {plain}", fix=(((tok.start_pos, tok.end_pos), plain),))

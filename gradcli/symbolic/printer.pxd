@@ -18,10 +18,11 @@ cpdef tuple _power_rope(tuple base, tuple exponent)
 @cython.locals(texts=list, pieces=list)
 cpdef tuple _chain(list ropes, str op)
 
-@cython.locals(base=Node, e=Node, one=Node, minus_one=Node, top=list, bottom=list, later=list)
-cpdef _product_rope(coeff, factors, list out)
+@cython.locals(base=Node, e=Node, one=Node, minus_one=Node, top=list, bottom=list, later=list,
+               trailing=list)
+cpdef _product_rope(coeff, factors, list out, last=*)
 
-cpdef _term_rope(Node node, c, list out, named)
+cpdef _term_rope(Node node, c, list out, named, last=*)
 
 @cython.locals(b=Node, e=Node)
 cpdef Py_ssize_t _degree(Node node, Node x)
@@ -30,10 +31,10 @@ cpdef Py_ssize_t _degree(Node node, Node x)
 cpdef _textbook_order(Node node)
 
 @cython.locals(t=Node, pieces=list, negative=list, ordered=list)
-cpdef _sum_rope(Node node, list out, named)
+cpdef _sum_rope(Node node, list out, named, last=*)
 
 @cython.locals(a=Node, i=Py_ssize_t)
-cpdef rope(Node node, list out, named=*)
+cpdef rope(Node node, list out, named=*, last=*)
 
 cpdef tuple name_rope(str name)
 

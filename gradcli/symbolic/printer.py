@@ -137,14 +137,18 @@ def _chain(ropes: list, op: str) -> tuple:
     return (text if len(text) <= _SHORT else [text]), _PRODUCT
 
 
-def _product_rope(coeff: Fraction, factors, out: list) -> tuple:
+def _product_rope(coeff: Fraction, factors, out: list, last=()) -> tuple:
     """``coeff * Π base^exp``: negative powers under one fraction bar, the sign on the leading
-    factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``)."""
-    top, bottom, later = [], [], []
+    factor (``-6/x^4``, ``-x^2*sin(x)``, ``2*x/(3*y^2)``); the symbols whose serials are in
+    ``last`` after the other factors (a derivation's pending ``d/dx(u)``: ``sin(x)*d/dx(x^2)``)."""
+    top, bottom, later, trailing = [], [], [], []
     # the commonest exponents, 1 and -1, known by identity (one node each in a context)
     one, minus_one = number(1), number(-1)
     for base, e in factors:
         if e is one:
+            if last and base.serial in last:
+                trailing.append(out[base.serial])
+                continue
             (top if type(base) is Symbol else later).append(out[base.serial])
             continue
         if e is minus_one:
@@ -163,6 +167,7 @@ def _product_rope(coeff: Fraction, factors, out: list) -> tuple:
             piece = _power_rope(b, _rational_rope(ev, True))
             (top if type(base) is Symbol else later).append(piece)
     top += later
+    top += trailing
     if coeff == 1:
         pass
     elif coeff == -1 and top:  # the sign on the leading factor
@@ -191,15 +196,15 @@ def _product_rope(coeff: Fraction, factors, out: list) -> tuple:
     return tree
 
 
-def _term_rope(node, c: Fraction, out: list, named: set) -> tuple:
+def _term_rope(node, c: Fraction, out: list, named: set, last=()) -> tuple:
     """``c * node`` (node a term of a sum, or None for the constant)."""
     if node is None:
         return _rational_rope(c)
     if c == 1:
         return out[node.serial]
     if type(node) is Product and node.serial not in named:
-        return _product_rope(c * node.coeff, node.factors, out)
-    return _product_rope(c, ((node, ONE_NODE()),), out)
+        return _product_rope(c * node.coeff, node.factors, out, last)
+    return _product_rope(c, ((node, ONE_NODE()),), out, last)
 
 
 def _degree(node, x) -> int:
@@ -249,7 +254,7 @@ def _by_degree(entry) -> int:
     return -entry[1]
 
 
-def _sum_rope(node, out: list, named: set) -> tuple:
+def _sum_rope(node, out: list, named: set, last=()) -> tuple:
     """Positive terms first, the constant last among them, then the negative ones: ``b - a``;
     a polynomial by descending degree (:func:`_textbook_order`)."""
     ordered = _textbook_order(node)
@@ -258,18 +263,18 @@ def _sum_rope(node, out: list, named: set) -> tuple:
         for t, c in ordered:
             if pieces:
                 text, layer = out[t.serial] if t is not None and c == 1 else \
-                    _term_rope(t, abs(c), out, named)
+                    _term_rope(t, abs(c), out, named, last)
                 pieces += (" - " if c < 0 else " + ",
                            text if layer >= _PRODUCT else _parenthesized(text))
             else:
-                pieces.append(_term_rope(t, c, out, named)[0])
+                pieces.append(_term_rope(t, c, out, named, last)[0])
         return _joined(pieces, _SUM)
     pieces, negative = [], []  # (the first piece is never in parentheses: a sum is the lowest)
     for t, c in node.terms:  # (a loop: most sums have two terms; no coefficient is 0)
         if c < 0:
             negative.append((t, -c))
             continue
-        text, layer = out[t.serial] if c == 1 else _term_rope(t, c, out, named)
+        text, layer = out[t.serial] if c == 1 else _term_rope(t, c, out, named, last)
         if pieces:
             pieces += (" + ", text if layer >= _PRODUCT else _parenthesized(text))
         else:
@@ -287,18 +292,18 @@ def _sum_rope(node, out: list, named: set) -> tuple:
     for t, c in negative:
         if pieces:
             text, layer = out[t.serial] if c == 1 and t is not None else \
-                _term_rope(t, c, out, named)
+                _term_rope(t, c, out, named, last)
             pieces += (" - ", text if layer >= _PRODUCT else _parenthesized(text))
         else:  # no positive term: the first negative one leads, with its sign
-            first = _term_rope(t, -c, out, named)
+            first = _term_rope(t, -c, out, named, last)
             pieces.append(first[0])
     return _joined(pieces, _SUM) if len(pieces) > 1 else first
 
 
-def rope(node, out: list, named: set = frozenset()) -> tuple:
+def rope(node, out: list, named: set = frozenset(), last=()) -> tuple:
     """The text of one node whose parts' texts are already in ``out`` (serial -> rope: a list
     longer than every part's serial); a part whose serial is in ``named`` is there as its
-    name."""
+    name; a symbol whose serial is in ``last`` ends each product it is a factor of."""
     t = type(node)
     if t is Number:
         return _rational_rope(node.value)
@@ -318,8 +323,8 @@ def rope(node, out: list, named: set = frozenset()) -> tuple:
         pieces.append(")")
         return _joined(pieces, _ATOM)
     if t is Product:
-        return _product_rope(node.coeff, node.factors, out)
-    return _sum_rope(node, out, named)
+        return _product_rope(node.coeff, node.factors, out, last)
+    return _sum_rope(node, out, named, last)
 
 
 def name_rope(name: str) -> tuple:
@@ -342,15 +347,16 @@ def flatten(rope: tuple) -> str:
     return "".join(out)
 
 
-def text(node) -> str:
-    """The whole expression as source text (no names for repeated parts)."""
-    return flatten(_whole(node))
+def text(node, last=()) -> str:
+    """The whole expression as source text (no names for repeated parts); the symbols whose
+    serials are in ``last`` after the other factors of a product."""
+    return flatten(_whole(node, last))
 
 
-def _whole(node) -> tuple:
+def _whole(node, last=()) -> tuple:
     out: list = [None] * (node.serial + 1)  # (parts are numbered before wholes)
     for part in reachable(node):
-        out[part.serial] = rope(part, out)
+        out[part.serial] = rope(part, out, frozenset(), last)
     return out[node.serial]
 
 

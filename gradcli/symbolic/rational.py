@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .expr import Number, Product, Sum, Symbol, add, multiply, number
+from .expr import Apply, Number, Product, Sum, Symbol, add, multiply, number
 from .printer import text
 
 MAX_NODES = 200  # larger expressions are left as built: the reduction is for what people read
@@ -33,15 +33,92 @@ MAX_DEGREE = 48  # a polynomial of higher degree is left alone (its coefficients
 
 def reduced(root):
     """``root`` in lowest terms when it is a rational function of one symbol and that prints
-    no longer; ``root`` itself otherwise."""
+    no longer; ``root`` itself otherwise. With several symbols, the terms that share a factor
+    free of one symbol are reduced together as a rational function of that symbol
+    (:func:`_by_symbol`): ``y/(x + 1) - x*y/(x + 1)^2`` is ``y/(x + 1)^2``."""
     found = _as_fraction(root)
     if found is None:
-        return root
+        return _by_symbol(root)
     x, num, den = found
     better = _node(x, num, den)
     if better is root or len(text(better)) > len(text(root)):
         return root
     return better
+
+
+def _by_symbol(root):
+    """``root`` as Σ c_j·r_j(x), each c_j free of the symbol x and each r_j a rational
+    function of x alone, with every r_j in lowest terms, for the symbol x that prints
+    shortest; ``root`` itself when no symbol gives such a form or none prints shorter."""
+    nodes = _parts(root)
+    if nodes is None:
+        return root
+    best, length = root, len(text(root))
+    for x in [n for n in nodes if type(n) is Symbol]:
+        candidate = _grouped(root, x, nodes)
+        if candidate is not None and candidate is not best:
+            size = len(text(candidate))
+            if size < length:
+                best, length = candidate, size
+    return best
+
+
+def _parts(root) -> list | None:
+    """``root`` and its parts, parts before wholes, or None past MAX_NODES (a large derivative
+    is not walked whole for nothing)."""
+    seen, stack = {root.serial: root}, [root]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        kids = [k for k, _ in n.terms] if t is Sum else \
+            [k for pair in n.factors for k in pair] if t is Product else \
+            list(n.args) if t is Apply else ()
+        for k in kids:
+            if k.serial not in seen:
+                seen[k.serial] = k
+                stack.append(k)
+        if len(seen) > MAX_NODES:
+            return None
+    return [seen[s] for s in sorted(seen)]
+
+
+def _grouped(root, x, nodes):
+    """:func:`_by_symbol`'s form for the symbol ``x``, or None."""
+    reads = {}  # serial -> whether the node reads x (parts before wholes)
+    for n in nodes:
+        t = type(n)
+        reads[n.serial] = n is x if t is Symbol else \
+            any(reads[k.serial] for k, _ in n.terms) if t is Sum else \
+            any(reads[b.serial] or reads[e.serial] for b, e in n.factors) if t is Product else \
+            any(reads[a.serial] for a in n.args) if t is Apply else False
+    terms = root.terms if type(root) is Sum else [(root, 1)]
+    one = number(1)
+    groups: dict = {}  # the free factor's serial -> (that factor, [(rational part, coefficient)])
+    for node, c in terms:
+        if type(node) is Product:
+            free = multiply([(b, e) for b, e in node.factors
+                             if not reads[b.serial] and not reads[e.serial]])
+            part = multiply([(b, e) for b, e in node.factors
+                             if reads[b.serial] or reads[e.serial]], node.coeff)
+        elif reads[node.serial]:
+            free, part = one, node
+        else:
+            free, part = node, one
+        groups.setdefault(free.serial, (free, []))[1].append((part, c))
+    if type(root) is Sum and root.const:
+        groups.setdefault(one.serial, (one, []))[1].append((one, root.const))
+    if all(len(parts) == 1 for _, parts in groups.values()):
+        return None  # nothing to put over a common denominator
+    out = []
+    for free, parts in groups.values():
+        part = add(parts)
+        if type(part) is not Number:  # (a number is in lowest terms already)
+            found = _as_fraction(part)
+            if found is None or found[0] is not x:
+                return None
+            part = _node(*found)
+        out.append((multiply([(free, one), (part, one)]), 1))
+    return add(out)
 
 
 # Polynomials are lists of Fractions, index = degree, no trailing zeros; [] is 0.

@@ -18,7 +18,7 @@ result into ``gradcli diff``'s own form.
 >>> from gradcli.api import compile
 >>> d = derivation(compile("x^2*sin(x)"), "x")
 >>> [(s.rule, s.before, s.after) for s in d.steps]
-[('product', 'D1', 'D2*sin(x) + D3*x^2'), ('power', 'D2', '2*x'), ('function', 'D3', 'cos(x)')]
+[('product', 'D1', 'sin(x)*D2 + x^2*D3'), ('power', 'D2', '2*x'), ('function', 'D3', 'cos(x)')]
 >>> d.result
 'x^2*cos(x) + 2*x*sin(x)'
 """
@@ -129,14 +129,20 @@ class _Deriver:
             self.new = []
             rule, row, chain, after = self.rewrite(node)
             line = substitute(line, symbol(name), after)
-            steps.append(Step(rule, row, chain, text(node), name, text(after), text(line)))
+            steps.append(Step(rule, row, chain, text(node), name, self.text(after),
+                              self.text(line)))
             self.stack += self.new[::-1]
         final = reduced(derivative(self.f, self.wrt))
         if final is not line:
-            steps.append(Step("simplify", None, False, "", text(line), text(final),
+            steps.append(Step("simplify", None, False, "", self.text(line), text(final),
                               text(final)))
         pending = {name: text(node) for name, node in self.markers.items()}
         return Derivation(self.wrt, text(start), steps, pending, text(final))
+
+    def text(self, node) -> str:
+        """``node``'s text with each pending derivative after what it multiplies, as a
+        textbook writes the rules: ``sin(x)*D2``, ``cos(x^2)*D3``, ``(v*D4 - u*D5)/v^2``."""
+        return text(node, frozenset([symbol(name).serial for name in self.markers]))
 
     def rewrite(self, node) -> tuple:
         """(rule, row, chain, the expansion of d/dx(node)) for a node that reads x."""
