@@ -211,9 +211,11 @@ def test_eval_parses_the_source_once_for_json_and_the_trace(options, monkeypatch
     real = graph_module.parse_source
     monkeypatch.setattr(graph_module, "parse_source",
                         lambda *args: calls.append(1) or real(*args))
-    result = CliRunner().invoke(main, ["eval", "2x^2 + |y|", "--at", "x=1,y=-2", *options])
+    # a long program (a short one may be parsed again for the reading's warnings: microseconds)
+    source = "2x^2 + |y|" + " + x*y" * 2000
+    result = CliRunner().invoke(main, ["eval", source, "--at", "x=1,y=-2", *options])
     assert result.exit_code == 0, result.output
-    assert "2*x^2 + abs(y)" in result.output
+    assert "2*x^2 + abs(y) + x*y" in result.output
     assert len(calls) == 1
 
 
