@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ..engine.arraynodes import FORWARD, VJP, lower
+from ..engine.arraynodes import FORWARD, VJP, active_nodes, lower
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
@@ -476,12 +476,7 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
             else:
                 m.next_name = None
                 values[k] = m.assign(e, shape, f"v{k}")
-    active = bytearray(len(kinds))
-    for n in wrt:
-        active[graph.inputs_by_name[n]] = 1
-    for k, kind in enumerate(kinds):
-        if kind not in ("input", "constant") and any(active[a] for a in args[k]):
-            active[k] = 1
+    active = active_nodes(graph, wrt)
     m.comment("reverse sweep")
     adjoint: list = [None] * len(kinds)
     adjoint[graph.output] = m.assign(1.0, (), f"vb{graph.output}")

@@ -358,6 +358,19 @@ class NumpyArrays:
             np.moveaxis(weights, -1, axis)
 
 
+def active_nodes(graph: ArrayGraph, wrt) -> bytearray:
+    """1 for each node that depends on an input named in ``wrt``: the others pass no adjoint
+    (every sweep of array nodes reads it: float64, symbolic, generated code)."""
+    kinds, args = graph.kinds, graph.args
+    active = bytearray(len(kinds))
+    for name in wrt:
+        active[graph.inputs_by_name[name]] = 1
+    for k, kind in enumerate(kinds):
+        if kind not in ("input", "constant") and any(active[a] for a in args[k]):
+            active[k] = 1
+    return active
+
+
 def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: float = 1.0,
           m: NumpyArrays | None = None):
     """The output's value and its gradient by the inputs named in ``wrt`` (name -> array of the
@@ -378,13 +391,7 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
         value = values[graph.output]
         if not np.all(np.isfinite(value)):
             return None
-        # the nodes that depend on a differentiated input: the others pass no adjoint
-        active = bytearray(len(kinds))
-        for name in wrt:
-            active[graph.inputs_by_name[name]] = 1
-        for k, kind in enumerate(kinds):
-            if kind not in ("input", "constant") and any(active[a] for a in args[k]):
-                active[k] = 1
+        active = active_nodes(graph, wrt)
         adjoint: list = [None] * len(kinds)
         adjoint[graph.output] = np.float64(seed)
         for k in range(graph.output, -1, -1):

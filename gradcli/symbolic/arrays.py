@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..engine.arraynodes import FORWARD, VJP, lower
+from ..engine.arraynodes import FORWARD, VJP, active_nodes, lower
 from ..engine.arrays import FUNCTIONS, broadcast_shape, shape_text, size, transposed
 from ..errors import InputError
 from .expr import (Apply, Number, Product, Sum, Sym, Symbol, SYMBOLIC, add, apply, exact,
@@ -606,12 +606,7 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
         if name not in graph.inputs_by_name:
             raise InputError(f"--wrt {name}: the expression reads no input {name}",
                              names=(name,), hint="inputs: " + ", ".join(graph.inputs_by_name))
-    active = bytearray(len(kinds))
-    for name in names:
-        active[graph.inputs_by_name[name]] = 1
-    for k, kind in enumerate(kinds):
-        if kind not in ("input", "constant") and any(active[a] for a in args[k]):
-            active[k] = 1
+    active = active_nodes(graph, names)
     adjoint: list = [None] * len(kinds)
     adjoint[graph.output] = Array(1, ())
     for k in range(graph.output, -1, -1):
