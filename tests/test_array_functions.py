@@ -224,3 +224,22 @@ def test_the_scalar_tape_records_each_base_operation():
     assert graph.kind(graph.array_calls[-1][2][0]) == "node"
     matmul_slots = graph.array_calls[0][2]
     assert all(graph.kind(s) == "node" for s in matmul_slots)
+
+
+def test_an_index_by_an_inputs_value_points_to_a_one_hot_vector_which_gives_the_gradient():
+    """``z[k]`` with ``k`` given at run time cannot be lowered (the tape is built before the
+    values); the hint's rewrite, ``dot(z, onehot)``, gives softmax(z) - onehot by z."""
+    import mpmath
+    from click.testing import CliRunner
+
+    from gradcli import evaluate
+    from gradcli.cli import main
+    result = CliRunner().invoke(main, ["eval", "logsumexp(z) - z[k]", "--at", "z=[1,2,0.5],k=2"])
+    assert result.exit_code == 2
+    assert "one-hot" in result.output and "dot(x, onehot)" in result.output
+    z, onehot = [1, 2, 0.5], [0, 0, 1]
+    r = evaluate("logsumexp(z) - dot(z, onehot)", {"z": z, "onehot": onehot}, wrt=["z"])
+    total = mpmath.fsum(mpmath.exp(mpmath.mpf(v)) for v in z)
+    for i, v in enumerate(z):
+        expected = mpmath.exp(mpmath.mpf(v)) / total - onehot[i]
+        assert abs(mpmath.mpf(r.gradient[f"z[{i}]"].text) - expected) <= abs(expected) * 1e-12

@@ -608,8 +608,13 @@ def index(ops, value, indices, span: Span, what: str):
             continue
         i = _integer(expr)
         if i is None:
+            # the tape is built before any value is known: an index chosen by a value is a
+            # weighted sum, which has a gradient too
             raise ShapeError("an index is an integer constant such as 0 or -1", expr.span,
-                             label="not an integer constant", shapes=(shape,))
+                             label="not an integer constant", shapes=(shape,),
+                             hint="to pick an element by an input's value, give a one-hot "
+                                  "vector input instead: dot(x, onehot), onehot = [0, 0, 1]"
+                             if len(shape) == 1 else None)
         if not -n <= i < n:
             raise ShapeError(f"index {i} is out of range for axis {axis} of {what}, of shape "
                              f"{shape_text(shape)}", expr.span, shapes=(shape,),
