@@ -182,6 +182,47 @@ def test_a_kink_met_exactly_uses_the_convention_and_says_so(gradcli_script):
     assert "exactly at its kink" in done.stderr
 
 
+# A turn met exactly whose adjoint is exactly 0 takes neither side's slope: logsumexp's and
+# softmax's max shift at a tie carries 1 - 1/2 - 1/2 = 0 (no note); a tie that reaches the
+# output (max itself, or scaled) keeps its note. Expected gradients: softmax by hand (1/2 each;
+# for softmax(z)[0] at a tie, s(1 - s) = 1/4 and -s·s = -1/4).
+KINK_NOTES = [
+    ("logsumexp(z)", "z=[2,2]", False, [0.5, 0.5]),
+    ("softmax(z)[0]", "z=[2,2]", False, [0.25, -0.25]),
+    ("log_softmax(z)[1]", "z=[3,3]", False, [-0.5, 0.5]),
+    ("max(x)", "x=[2,2]", True, [0.5, 0.5]),
+    ("max(x, y)*0.1", "x=1,y=1", True, [0.05, 0.05]),
+    ("abs(x - 0.1)", "x=0.1", True, [0.0]),
+]
+
+
+@pytest.mark.parametrize("expression, at, noted, gradient", KINK_NOTES)
+def test_a_kink_note_only_where_the_kink_can_matter(expression, at, noted, gradient):
+    from click.testing import CliRunner
+    from gradcli.cli import main
+    done = CliRunner().invoke(main, ["eval", expression, "--at", at])
+    assert done.exit_code == 0, done.output
+    assert ("exactly at its kink" in done.output) == noted, done.output
+    result = gradcli.evaluate(expression, dict(_point(at)), quick=True)
+    got = [float(v) for v in result.gradient.values()]
+    assert got == pytest.approx(gradient, abs=1e-15)
+    assert bool(result.certified.kinks) == noted
+    assert bool(gradcli.evaluate(expression, dict(_point(at))).certified.kinks) == noted
+
+
+def _point(at: str):
+    for item in at.replace("],", "];").split(";") if "[" in at else at.split(","):
+        name, value = item.split("=")
+        yield name, (json.loads(value) if value.startswith("[") else value)  # "0.1": exact
+
+
+def test_a_kink_note_only_where_the_kink_can_matter_installed(gradcli_script):
+    for expression, at, noted, _ in KINK_NOTES[:1] + KINK_NOTES[3:4]:
+        done = subprocess.run([gradcli_script, "eval", expression, "--at", at],
+                              capture_output=True, text=True, encoding="utf-8")
+        assert done.returncode == 0 and ("exactly at its kink" in done.stderr) == noted
+
+
 @pytest.mark.parametrize("expression, at, jump", [
     ("floor(x)", "x=1", True), ("ceil(x)", "x=-2", True), ("trunc(x)", "x=3", True),
     ("round(x)", "x=2.5", True), ("mod(x, 0.5)", "x=1.5", True), ("floor(x)", "x=1.2", False),

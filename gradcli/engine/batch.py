@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import GradcliError, InputError, MissingInputError, NumericalError
 from .graph import Graph, describe_call, domain_error, overflow_error
 from .partials import local_partials
-from .primitives import CONSTANTS, TABLE, Namespace
+from .primitives import CONSTANTS, TABLE, Namespace, tanh_slope_columns
 from .reverse import visit_order
 from . import special
 from .trig import sincos
@@ -84,7 +84,8 @@ def _polygamma(n: int, a):
 # (a row with a definition and no NumPy column: the definition on columns, see Namespace)
 NUMPY = Namespace(_on_columns, **{name: _on_columns(p) for name, p in TABLE.items()
                                   if p.numpy is not None or p.definition is None},
-                  **CONSTANTS, where=np.where, greater=np.greater, polygamma=_polygamma)
+                  **CONSTANTS, where=np.where, greater=np.greater, polygamma=_polygamma,
+                  tanh_slope=partial(tanh_slope_columns, np))
 
 
 class _SinCos:
@@ -115,7 +116,8 @@ def block_namespace() -> SimpleNamespace:
     """:data:`NUMPY` with sin and cos shared through a fresh :class:`_SinCos` (one per block)."""
     trig = _SinCos()
     return Namespace(lambda row: getattr(NUMPY, row.name), **CONSTANTS, where=np.where,
-                     greater=np.greater, polygamma=_polygamma, sin=trig.sin, cos=trig.cos)
+                     greater=np.greater, polygamma=_polygamma, sin=trig.sin, cos=trig.cos,
+                     tanh_slope=NUMPY.tanh_slope)
 
 
 # -- results ------------------------------------------------------------------------------------

@@ -1412,8 +1412,19 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
         if prim.kink is None or not all(map(_exact, args)):
             continue  # an inexact argument: a kink inside its bound leaves it unproven
         xs = [a.v for a in args]
-        if prim.kink(*xs) == 0 if jumps(prim) else (xs[0] - xs[1] if len(xs) == 2 else xs[0]) == 0:
-            kinks.append(graph.base + k)
+        if jumps(prim):
+            if prim.kink(*xs) == 0:
+                kinks.append(graph.base + k)
+        elif (xs[0] - xs[1] if len(xs) == 2 else xs[0]) == 0:
+            # a turn whose adjoint is exactly 0 takes neither side's slope: no kink to note
+            # (logsumexp's max shift at a tie); one whose bound holds 0 is for the balls to decide
+            up = adjoint[graph.base + k]
+            if type(up) is Bounded and not _exact(up):
+                if not abs(up.v + up.c) > 1.01 * up.e:  # not certainly nonzero
+                    return None
+                kinks.append(graph.base + k)
+            elif (up.v if type(up) is Bounded else up) != 0:
+                kinks.append(graph.base + k)
     if record:
         return texts[0], texts[1:], kinks, (values, adjoint, records)
     return texts[0], texts[1:], kinks

@@ -524,12 +524,14 @@ def _prove(graph, values, adjoint, records, wrt_slots, n, record, final) -> Cert
     if any(x.digits < n for x in everything):
         short = short_digits(n)
     return Certified(value, gradient, n, 0, shown_values, shown_adjoint, shown_records,
-                     _kinks(graph, values), short, values,
+                     _kinks(graph, values, adjoint), short, values,
                      [Real.of(adjoint[s]) for s in wrt_slots])
 
 
-def _kinks(graph: Graph, values: list) -> list[int]:
-    """Slots of the nodes whose arguments are exactly at their primitive's kink."""
+def _kinks(graph: Graph, values: list, adjoint=None) -> list[int]:
+    """Slots of the nodes whose arguments are exactly at their primitive's kink, leaving out a
+    turn (not a jump) whose adjoint is exactly 0: there either side's slope is multiplied by 0
+    (logsumexp's max shift at a tie, whose path carries 1 - Σ softmax)."""
     found = []
     base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     balls = values.balls if type(values) is _Reals else None
@@ -547,9 +549,14 @@ def _kinks(graph: Graph, values: list) -> list[int]:
                 continue
         args = [values[a] for a in graph.args(k)]
         gap = args[0] - args[1] if len(args) == 2 else args[0]
-        if Real.of(gap).is_zero():
+        if Real.of(gap).is_zero() and (adjoint is None or not _exactly_zero(adjoint[base + k])):
             found.append(base + k)
     return found
+
+
+def _exactly_zero(x) -> bool:
+    """Whether an adjoint is certainly 0 (a Real that is exactly 0; None: not swept)."""
+    return x is not None and (x == 0 if type(x) in (int, float) else Real.of(x).is_zero())
 
 
 def _double(x: Real) -> float | None:
