@@ -10,6 +10,7 @@ a view: the CLI hands the records to the views.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -86,6 +87,7 @@ def imports(module: str, path: pathlib.Path) -> set[str]:
     return names
 
 
+@functools.cache  # parsed once per process: every module's test reads the same graph
 def internal_graph() -> dict[str, set[str]]:
     mods = modules()
     # The package root is run by every import of a submodule; importing it is never a stage's choice.
