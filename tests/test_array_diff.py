@@ -8,7 +8,6 @@ sweep. Generated NumPy and JAX code is imported and run, and gives the same grad
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import subprocess
@@ -17,6 +16,7 @@ import sys
 import mpmath
 import numpy as np
 import pytest
+from test_codegen import compile_c, load_module
 from click.testing import CliRunner
 
 from gradcli.api import array_derivatives, jacobian
@@ -234,15 +234,6 @@ CODE_CASES = [c for c in CASES if c[0] not in ("norm(x, 1) + max(a, b)",)] + [
 ]
 
 
-def _load(text: str, directory: pathlib.Path, name: str):
-    path = directory / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("lang", ["numpy", "jax"])
 @pytest.mark.parametrize("source, shapes, f", CODE_CASES, ids=[c[0] for c in CODE_CASES])
 def test_generated_array_code_gives_evals_gradient(lang, source, shapes, f, tmp_path):
@@ -255,7 +246,7 @@ def test_generated_array_code_gives_evals_gradient(lang, source, shapes, f, tmp_
         from gradcli.errors import InputError
         assert isinstance(exc, InputError) and "array" in str(exc)
         return
-    module = _load(generated.code, tmp_path, f"g_{lang}")
+    module = load_module(generated.code, tmp_path, f"g_{lang}")
     at = _point(shapes, 5)
     value, gradient = module.f(*[at[n] for n in generated.parameters])
     want_value, want = arraynodes.evaluate(source, at)[1:3]
@@ -275,7 +266,7 @@ def test_generated_array_code_gives_evals_gradient(lang, source, shapes, f, tmp_
 def test_generated_c_array_code_gives_evals_gradient(source, shapes, f, tmp_path):
     import ctypes
     import shutil
-    from test_codegen import CC, CFLAGS
+    from test_codegen import CC
     if shutil.which(CC) is None:
         pytest.skip("no C compiler")
     from gradcli.code.arrays import generate_arrays
@@ -285,12 +276,7 @@ def test_generated_c_array_code_gives_evals_gradient(source, shapes, f, tmp_path
     except InputError as exc:  # a refusal names what C code has not
         assert "array" in str(exc) or "C code" in str(exc)
         return
-    c_file, library = tmp_path / "g.c", tmp_path / "g.so"
-    c_file.write_text(generated.code, encoding="utf-8")
-    done = subprocess.run([CC, *CFLAGS, "-Werror", "-shared", "-fPIC", "-o", str(library),
-                           str(c_file), "-lm"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr + generated.code
-    lib = ctypes.CDLL(str(library))
+    lib = compile_c(generated.code, tmp_path, "g")  # -Wall -Wextra -Werror -pedantic
     at = _point(shapes, 7)
     buffers = [np.ascontiguousarray(np.atleast_1d(np.asarray(at[n], dtype=np.float64)))
                for n in generated.parameters]
@@ -311,7 +297,7 @@ def test_codegen_cli_with_shape(tmp_path):
                                   "--lang", "numpy", "--returns", "dict"])
     assert r.exit_code == 0, r.output
     assert "#     X: (3, 2)" in r.output
-    module = _load(r.output, tmp_path, "cli_numpy")
+    module = load_module(r.output, tmp_path, "cli_numpy")
     X, w, y = np.array([[1, 2], [3, 4], [5, 6.0]]), np.array([0.5, -1]), np.array([1, 2, 3.0])
     value, gradient = module.f(X, w, y)
     np.testing.assert_allclose(gradient["w"], 2 * X.T @ (X @ w - y) / 3, rtol=1e-14)
