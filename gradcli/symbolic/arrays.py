@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..engine.arraynodes import FORWARD, VJP, active_nodes, lower
+from ..engine.arraynodes import lower, run
 from ..engine.arrays import FUNCTIONS, broadcast_shape, shape_text, size, transposed
 from ..errors import InputError
 from .expr import (Apply, Number, Product, Sum, Sym, Symbol, SYMBOLIC, add, apply, exact,
@@ -585,46 +585,36 @@ def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
         raise InputError(f"diff of an array value, of shape "
                          f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian", hint="reduce it to a number, e.g. "
                          "sum(...), or use gradcli eval for its Jacobian")
-    m = SymbolicArrays(source)
-    kinds, args, params, spans = graph.kinds, graph.args, graph.params, graph.spans
-    values: list = [None] * len(kinds)
-    for k, kind in enumerate(kinds):
-        m.span = spans[k]
-        if kind == "input":
-            values[k] = m.input(params[k], graph.shapes[k])
-        elif kind == "constant":
-            if graph.shapes[k]:
-                flat = flatten(params[k])
-                values[k] = m._literal([Array(v, ()) for v in flat], graph.shapes[k])
-            else:
-                values[k] = Array(params[k], ())
-        else:
-            values[k] = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
-            values[k].shape = graph.shapes[k]
     names = list(graph.inputs_by_name) if wrt is None else wrt
     for name in names:
         if name not in graph.inputs_by_name:
             raise InputError(f"--wrt {name}: the expression reads no input {name}",
                              names=(name,), hint="inputs: " + ", ".join(graph.inputs_by_name))
-    active = active_nodes(graph, names)
-    adjoint: list = [None] * len(kinds)
-    adjoint[graph.output] = Array(1, ())
-    for k in range(graph.output, -1, -1):
-        g = adjoint[k]
-        if g is None or kinds[k] in ("input", "constant"):
-            continue
+    m = SymbolicArrays(source)
+    kinds, params, spans = graph.kinds, graph.params, graph.spans
+
+    def leaf(k):
+        m.span, shape = spans[k], graph.shapes[k]
+        if kinds[k] == "input":
+            return m.input(params[k], shape)
+        if shape:
+            return m._literal([Array(v, ()) for v in flatten(params[k])], shape)
+        return Array(params[k], ())
+
+    def value(k, rule):
+        m.span = spans[k]  # (a refusal's caret)
+        return rule()
+
+    def enter(k, g):
+        m.span = spans[k]
         node = g.sym.node
         if type(node) is Number and node.value == 0:
-            m.zero.add(k)
-            continue  # (the shift of logsumexp and softmax: its adjoint cancels to 0)
-        m.span = spans[k]
-        xs = [values[a] for a in args[k]]
-        for i, a in enumerate(args[k]):
-            if not active[a]:
-                continue
-            c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
-            c = Array(c.sym, graph.shapes[a]) if type(c) is Array else Array(c, graph.shapes[a])
-            adjoint[a] = c if adjoint[a] is None else adjoint[a] + c
+            m.zero.add(k)  # (the shift of logsumexp and softmax: its adjoint cancels to 0)
+            return False
+        return True
+
+    values, adjoint = run(graph, m, names, leaf, lambda values: Array(1, ()), value=value,
+                          enter=enter)
     return graph, m, values, {name: adjoint[graph.inputs_by_name[name]] for name in names}
 
 
