@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ..engine.arraynodes import lower, run
+from ..engine.arraynodes import lower_for_gradient, run
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
@@ -424,14 +424,7 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
     from . import Generated, _distinct, _order
     lang = "numpy" if lang == "python" else lang
     names.check_function(name, lang)
-    graph = lower(source, shapes)
-    if graph is None:
-        raise InputError("codegen of a program with several outputs and array inputs is not "
-                         "there yet", hint="one output (a number) per program")
-    if graph.shapes[graph.output]:
-        raise InputError(f"codegen of an array value, of shape "
-                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian",
-                         hint="reduce it to a number, e.g. sum(...)")
+    graph = lower_for_gradient(source, shapes, "codegen")
 
     class _Inputs:  # what _order reads of a graph
         pass

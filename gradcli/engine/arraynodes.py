@@ -26,11 +26,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..errors import GradcliError
+from ..errors import GradcliError, InputError
 from ..language.ast import Assign
 from ..limits import check_elements
 from .arrays import (REDUCTIONS, broadcast_shape, element_names, matmul_shape, reduced_shape,
-                     shape_of)
+                     shape_of, shape_text)
 
 Shape = tuple[int, ...]
 
@@ -185,6 +185,21 @@ def lower(source: str, shapes: Mapping[str, Shape]) -> ArrayGraph | None:
         if type(stmt) is not Assign:
             bare.append(result)
     return builder.tape.graph(source, bare or [result])
+
+
+def lower_for_gradient(source: str, shapes: Mapping[str, Shape], command: str) -> ArrayGraph:
+    """``source`` lowered to array nodes for ``command`` (``diff``, ``codegen``), which writes
+    the gradient of one number: several outputs, or an array output, are an InputError."""
+    graph = lower(source, shapes)
+    if graph is None:
+        raise InputError(f"{command} of a program with several outputs and array inputs is not "
+                         "there yet", hint="one output (a number) per program")
+    if graph.shapes[graph.output]:
+        raise InputError(f"{command} of an array value, of shape "
+                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian",
+                         hint="reduce it to a number, e.g. sum(...), or use gradcli eval for "
+                              "its Jacobian")
+    return graph
 
 
 # -- the rules, over a namespace m ---------------------------------------------------------------

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..engine.arraynodes import lower, run
+from ..engine.arraynodes import lower_for_gradient, run
 from ..engine.arrays import FUNCTIONS, broadcast_shape, shape_text, size, transposed
 from ..errors import InputError
 from .expr import (Apply, Number, Product, Sum, Sym, Symbol, SYMBOLIC, add, apply, exact,
@@ -577,14 +577,7 @@ def _substitute(root, names: dict):
 
 
 def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
-    graph = lower(source, shapes)
-    if graph is None:
-        raise InputError("diff of a program with several outputs and array inputs: pick one "
-                         "output with --of", hint="or leave out the array shapes")
-    if graph.shapes[graph.output]:
-        raise InputError(f"diff of an array value, of shape "
-                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian", hint="reduce it to a number, e.g. "
-                         "sum(...), or use gradcli eval for its Jacobian")
+    graph = lower_for_gradient(source, shapes, "diff")
     names = list(graph.inputs_by_name) if wrt is None else wrt
     for name in names:
         if name not in graph.inputs_by_name:
