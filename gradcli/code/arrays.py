@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ..engine.arraynodes import lower_for_gradient, run
+from ..engine.graph import wrt_names
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
@@ -425,17 +426,8 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
     lang = "numpy" if lang == "python" else lang
     names.check_function(name, lang)
     graph = lower_for_gradient(source, shapes, "codegen")
-
-    class _Inputs:  # what _order reads of a graph
-        pass
-    g = _Inputs()
-    g.inputs = list(graph.inputs_by_name)
-    order = _order(g, inputs)
-    wrt = _distinct(list(order if wrt is None else wrt), "wrt")
-    for w in wrt:
-        if w not in graph.inputs_by_name:
-            raise InputError(f"names {w}, which the expression does not read", option="wrt",
-                             names=(w,), hint="its inputs are: " + ", ".join(order))
+    order = _order(graph.by_name(), inputs)
+    wrt = _distinct(wrt_names(graph.by_name(), wrt if wrt is not None else order), "wrt")
     # the max of softmax's shift; a max, min or prod not among them: the symbolic sweep refuses
     zero = zero_adjoints(source, shapes) if any(
         kind == "reduce" and p[0] != "add" for kind, p in zip(graph.kinds, graph.params)) \

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from ..errors import GradcliError, InputError
 from ..language.ast import Assign
@@ -82,6 +83,11 @@ class ArrayGraph:
     @property
     def n_outputs(self) -> int:
         return 1
+
+    def by_name(self):
+        """The inputs as ``wrt_names`` and codegen's order read a :class:`Graph`'s, an array by
+        its name (``w``), not by its elements'."""
+        return SimpleNamespace(inputs=list(self.inputs_by_name), arrays={})
 
     def __len__(self) -> int:
         return len(self.kinds)

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 
 from ..engine.arraynodes import lower_for_gradient, run
+from ..engine.graph import wrt_names
 from ..engine.arrays import FUNCTIONS, broadcast_shape, shape_text, size, transposed
 from ..errors import InputError
 from .expr import (Apply, Number, Product, Sum, Sym, Symbol, SYMBOLIC, add, apply, exact,
@@ -578,11 +579,7 @@ def _substitute(root, names: dict):
 
 def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
     graph = lower_for_gradient(source, shapes, "diff")
-    names = list(graph.inputs_by_name) if wrt is None else wrt
-    for name in names:
-        if name not in graph.inputs_by_name:
-            raise InputError(f"--wrt {name}: the expression reads no input {name}",
-                             names=(name,), hint="inputs: " + ", ".join(graph.inputs_by_name))
+    names = wrt_names(graph.by_name(), wrt)
     m = SymbolicArrays(source)
     kinds, params, spans = graph.kinds, graph.params, graph.spans
 
