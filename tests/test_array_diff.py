@@ -81,6 +81,17 @@ CASES = [
     ("sum([u, u] * [v])", {"u": (2,), "v": (2,)}, lambda u, v: 2 * (u[0] * v[0] + u[1] * v[1])),
     ("sum(A[0]) + u @ A @ [1, 2]", {"A": (2, 2), "u": (2,)},
      lambda A, u: A[0][0] + A[0][1] + sum(u[i] * (A[i][0] + 2 * A[i][1]) for i in range(2))),
+    # contributions merged: two (X @ w) nodes' adjoints, literals added item by item
+    ("-mean(y*log(sigmoid(X@w+b)) + (1-y)*log(1-sigmoid(X@w+b)))",
+     {"X": (3, 2), "w": (2,), "y": (3,), "b": ()},
+     lambda X, w, y, b: -sum(y[i] * mpmath.log(_sigmoid(X[i][0] * w[0] + X[i][1] * w[1] + b))
+                             + (1 - y[i]) * mpmath.log(1 - _sigmoid(X[i][0] * w[0]
+                                                                    + X[i][1] * w[1] + b))
+                             for i in range(3)) / 3),
+    ("w[0]*x + 2*w[2] + w[1]*w[0]", {"w": (3,), "x": ()},
+     lambda w, x: w[0] * x + 2 * w[2] + w[1] * w[0]),
+    ("sum(sin(s*u))/3 + s*sum(u)", {"u": (3,), "s": ()},
+     lambda u, s: sum(mpmath.sin(s * v) for v in u) / 3 + s * sum(u)),
 ]
 
 
@@ -150,6 +161,13 @@ def test_the_classic_losses_print_as_array_formulas():
     assert array_derivatives("sum(w^2)", {"w": (3,)}) == {"w": "2*w"}
     assert array_derivatives("logsumexp(z) - z[2]", {"z": (3,)}) == \
         {"z": "softmax(z) - [0, 0, 1]"}
+    # the logistic loss as the textbook writes it, Xᵀ(p - y)/n (1 - p is sigmoid(-t), and the
+    # two sigmoid(X @ w + b) nodes' adjoints are one X' @ (...))
+    loss = "-mean(y*log(sigmoid(X@w+b)) + (1-y)*log(1-sigmoid(X@w+b)))"
+    assert array_derivatives(loss, {**shapes, "b": ()}, ["w", "b"]) == \
+        {"w": "X' @ (sigmoid(X @ w + b) - y)/3", "b": "sum(sigmoid(X @ w + b) - y)/3"}
+    assert array_derivatives("w[0]*w[1]", {"w": (3,)}) == {"w": "[w[1], w[0], 0]"}
+    assert array_derivatives("w[0]*x + 2*w[2]", {"w": (3,)}, ["w"]) == {"w": "[x, 0, 2]"}
 
 
 def test_diff_cli_with_shape_and_with_array_values():
@@ -190,7 +208,7 @@ def test_several_printed_derivatives_are_one_program_eval_reads():
     (["sum(w^2)", "--shape", "w=3", "--order", "2"], "not there for array inputs"),
     (["sum(w^2)", "--shape", "w=3", "--steps"], "not there for array inputs"),
     (["sum(w^2)", "--shape", "w=3", "--at", "w=[1,2]"], "and --at a value of shape (2,)"),
-    (["sum(w^2)", "--shape", "w=3", "--wrt", "v"], "reads no input v"),
+    (["sum(w^2)", "--shape", "w=3", "--wrt", "v"], "names v, which the expression does not read"),
 ])
 def test_diff_refuses_clearly(args, words):
     r = CliRunner().invoke(main, ["diff", *args])

@@ -86,6 +86,14 @@ def test_functions_odd_and_even_and_exp():
     assert canonical(lambda x, y, z: m.sqrt(2 + 0 * x)) == "sqrt(2)"
     # an inverse function undone, exact wherever the inner function is defined
     assert canonical(lambda x, y, z: m.cosh(m.acosh(x + 2)) + m.log(m.exp(y))) == "x + y + 2"
+    # sigmoid(-a) = 1 - sigmoid(a): 1 - sigmoid(a) is written sigmoid(-a) (no cancellation),
+    # and a pair c*r*sigmoid(a) + c*r*sigmoid(-a) is c*r
+    assert canonical(lambda x, y, z: 1 - m.sigmoid(x)) == "sigmoid(-x)"
+    assert canonical(lambda x, y, z: 2 - 2 * m.sigmoid(-x) + y) == "y + 2*sigmoid(x)"
+    assert canonical(lambda x, y, z: 1 + m.sigmoid(x)) == "sigmoid(x) + 1"
+    assert canonical(lambda x, y, z: y * m.sigmoid(x) + y * m.sigmoid(-x) + z) == "y + z"
+    assert canonical(lambda x, y, z: m.sigmoid(x) + 2 * m.sigmoid(-x)) == \
+        "sigmoid(x) + 2*sigmoid(-x)"
 
 
 # The table: gradcli's length before, and sympy.diff's printed length.

@@ -144,6 +144,15 @@ def test_parity_holds_exactly_in_floats(name):
         assert prim.primal(-a) == sign * prim.primal(a), (name, a)
 
 
+@pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.complement))
+def test_complement_holds(name):
+    # the symbolic form writes 1 - f(a) as f(-a): equal to rounding, as exact numbers
+    prim = TABLE[name]
+    for (a,) in in_domain_points(prim):
+        assert prim.primal(-a) == pytest.approx(1 - prim.primal(a), rel=1e-12, abs=1e-15), \
+            (name, a)
+
+
 @pytest.mark.parametrize("name", sorted(n for n, p in TABLE.items() if p.undoes))
 def test_a_row_undoes_the_function_it_names(name):
     prim, inner = TABLE[name], TABLE[TABLE[name].undoes]

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 
-from ..engine.arraynodes import FORWARD, VJP, active_nodes, lower
+from ..engine.arraynodes import lower_for_gradient, run
+from ..engine.graph import wrt_names
 from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
-from ..symbolic.arrays import broadcast, index_text, flatten
+from ..symbolic.arrays import broadcast, flatten, index_text, zero_adjoints
 from . import names
 from .printer import Printer, comment_lines
 from .python import _ARRAY_HELPERS
@@ -416,13 +417,6 @@ class CArrays(CodeArrays):
         return v
 
 
-def _zero_adjoint(source: str, shapes) -> set[int]:
-    """The nodes whose adjoint is 0 exactly (the max of softmax's shift), by the symbolic
-    sweep; a max, min or prod that is not among them is the sweep's refusal."""
-    from ..symbolic.arrays import zero_adjoints
-    return zero_adjoints(source, shapes)
-
-
 def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
                     inputs: list[str] | None = None, wrt: list[str] | None = None,
                     returns: str = "tuple"):
@@ -431,69 +425,46 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
     from . import Generated, _distinct, _order
     lang = "numpy" if lang == "python" else lang
     names.check_function(name, lang)
-    graph = lower(source, shapes)
-    if graph is None:
-        raise InputError("codegen of a program with several outputs and array inputs is not "
-                         "there yet", hint="one output (a number) per program")
-    if graph.shapes[graph.output]:
-        raise InputError(f"codegen of an array value, of shape "
-                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian",
-                         hint="reduce it to a number, e.g. sum(...)")
-
-    class _Inputs:  # what _order reads of a graph
-        pass
-    g = _Inputs()
-    g.inputs = list(graph.inputs_by_name)
-    order = _order(g, inputs)
-    wrt = _distinct(list(order if wrt is None else wrt), "wrt")
-    for w in wrt:
-        if w not in graph.inputs_by_name:
-            raise InputError(f"names {w}, which the expression does not read", option="wrt",
-                             names=(w,), hint="its inputs are: " + ", ".join(order))
-    zero = _zero_adjoint(source, shapes) if any(
+    graph = lower_for_gradient(source, shapes, "codegen")
+    order = _order(graph.by_name(), inputs)
+    wrt = _distinct(wrt_names(graph.by_name(), wrt if wrt is not None else order), "wrt")
+    # the max of softmax's shift; a max, min or prod not among them: the symbolic sweep refuses
+    zero = zero_adjoints(source, shapes) if any(
         kind == "reduce" and p[0] != "add" for kind, p in zip(graph.kinds, graph.params)) \
         else set()
     variables = names.variables(order, lang, name)
     printer = Printer(lang)
     m = CArrays(printer) if lang == "c" else CodeArrays(lang, printer)
-    kinds, args, params = graph.kinds, graph.args, graph.params
-    values: list = [None] * len(kinds)
-    m.comment("forward sweep")
-    for k, kind in enumerate(kinds):
-        shape = graph.shapes[k]
-        if kind == "input":
+    kinds, params, shaped = graph.kinds, graph.params, graph.shapes
+
+    def leaf(k):
+        if kinds[k] == "input":
             v = variables[params[k]]
-            m.shapes[v] = shape
-            values[k] = _Value("var", (v,))
-        elif kind == "constant":
-            values[k] = m.constant_array(params[k], shape, f"v{k}") if shape \
-                else float(params[k])
-        else:
-            m.next_name = f"v{k}"
-            e = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
-            if m.next_name is None and type(e) is Code and e.op == "var" and e.args[0] == f"v{k}":
-                values[k] = e  # an array operation: its statement defined v{k}
-            else:
-                m.next_name = None
-                values[k] = m.assign(e, shape, f"v{k}")
-    active = active_nodes(graph, wrt)
-    m.comment("reverse sweep")
-    adjoint: list = [None] * len(kinds)
-    adjoint[graph.output] = m.assign(1.0, (), f"vb{graph.output}")
-    for k in range(graph.output, -1, -1):
-        g = adjoint[k]
-        if g is None or kinds[k] in ("input", "constant") or k in zero:
-            continue
-        xs = [values[a] for a in args[k]]
-        for i, a in enumerate(args[k]):
-            if not active[a]:
-                continue
-            c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
-            target = f"vb{a}" if kinds[a] != "input" else f"vb_{variables[params[a]]}"
-            if adjoint[a] is None:
-                adjoint[a] = m.assign(c, graph.shapes[a], target)
-            else:
-                adjoint[a] = m.accumulate(target, c, graph.shapes[a])
+            m.shapes[v] = shaped[k]
+            return _Value("var", (v,))
+        return m.constant_array(params[k], shaped[k], f"v{k}") if shaped[k] \
+            else float(params[k])
+
+    def value(k, rule):
+        m.next_name = f"v{k}"
+        e = rule()
+        if m.next_name is None and type(e) is Code and e.op == "var" and e.args[0] == f"v{k}":
+            return e  # an array operation: its statement defined v{k}
+        m.next_name = None
+        return m.assign(e, shaped[k], f"v{k}")
+
+    def start(values):
+        m.comment("reverse sweep")
+        return m.assign(1.0, (), f"vb{graph.output}")
+
+    def add(a, total, c):
+        target = f"vb{a}" if kinds[a] != "input" else f"vb_{variables[params[a]]}"
+        return m.assign(c, shaped[a], target) if total is None else \
+            m.accumulate(target, c, shaped[a])
+
+    m.comment("forward sweep")
+    values, adjoint = run(graph, m, wrt, leaf, start, value=value,
+                          enter=lambda k, g: k not in zero, add=add)
     results = [m.result(adjoint[graph.inputs_by_name[n]], graph.shapes[graph.inputs_by_name[n]])
                for n in wrt]
     if lang == "c":

@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
-from ..errors import GradcliError
+from ..errors import GradcliError, InputError
 from ..language.ast import Assign
 from ..limits import check_elements
 from .arrays import (REDUCTIONS, broadcast_shape, element_names, matmul_shape, reduced_shape,
-                     shape_of)
+                     shape_of, shape_text)
 
 Shape = tuple[int, ...]
 
@@ -82,6 +83,11 @@ class ArrayGraph:
     @property
     def n_outputs(self) -> int:
         return 1
+
+    def by_name(self):
+        """The inputs as ``wrt_names`` and codegen's order read a :class:`Graph`'s, an array by
+        its name (``w``), not by its elements'."""
+        return SimpleNamespace(inputs=list(self.inputs_by_name), arrays={})
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -185,6 +191,21 @@ def lower(source: str, shapes: Mapping[str, Shape]) -> ArrayGraph | None:
         if type(stmt) is not Assign:
             bare.append(result)
     return builder.tape.graph(source, bare or [result])
+
+
+def lower_for_gradient(source: str, shapes: Mapping[str, Shape], command: str) -> ArrayGraph:
+    """``source`` lowered to array nodes for ``command`` (``diff``, ``codegen``), which writes
+    the gradient of one number: several outputs, or an array output, are an InputError."""
+    graph = lower(source, shapes)
+    if graph is None:
+        raise InputError(f"{command} of a program with several outputs and array inputs is not "
+                         "there yet", hint="one output (a number) per program")
+    if graph.shapes[graph.output]:
+        raise InputError(f"{command} of an array value, of shape "
+                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian",
+                         hint="reduce it to a number, e.g. sum(...), or use gradcli eval for "
+                              "its Jacobian")
+    return graph
 
 
 # -- the rules, over a namespace m ---------------------------------------------------------------
@@ -359,16 +380,66 @@ class NumpyArrays:
 
 
 def active_nodes(graph: ArrayGraph, wrt) -> bytearray:
-    """1 for each node that depends on an input named in ``wrt``: the others pass no adjoint
-    (every sweep of array nodes reads it: float64, symbolic, generated code)."""
+    """1 for each node that depends on an input named in ``wrt``: the others pass no adjoint."""
     kinds, args = graph.kinds, graph.args
     active = bytearray(len(kinds))
     for name in wrt:
         active[graph.inputs_by_name[name]] = 1
     for k, kind in enumerate(kinds):
-        if kind not in ("input", "constant") and any(active[a] for a in args[k]):
+        if kind not in LEAVES and any(active[a] for a in args[k]):
             active[k] = 1
     return active
+
+
+LEAVES = ("input", "constant")  # the nodes without a rule
+
+
+def _as_it_is(k: int, rule):
+    return rule()
+
+
+def _sum(a: int, total, c):
+    return c if total is None else total + c
+
+
+def run(graph: ArrayGraph, m, wrt, leaf, start, *, value=_as_it_is, enter=None, add=_sum):
+    """Both sweeps of ``graph`` over the namespace ``m``, for every mode (float64, symbolic,
+    generated code): ``(values, adjoints)``, one per node (an adjoint: None where none flows,
+    and those of the operations dropped once read), or ``(values, None)`` where ``start``
+    gives no adjoint. The forward sweep runs each node's :data:`FORWARD` rule; the reverse
+    sweep, from the output's adjoint, each node's :data:`VJP` rules into the arguments that
+    depend on ``wrt``. The hooks are what a mode does its own way:
+
+    - ``leaf(k)``: the value of input or constant node k;
+    - ``value(k, rule)``: operation k's value, ``rule()`` being its forward rule's;
+    - ``start(values)``: the output's adjoint, or None for no reverse sweep;
+    - ``enter(k, g)``: False leaves node k's rules out (its adjoint ``g`` is 0 exactly);
+    - ``add(a, total, c)``: node a's adjoint ``total`` (None: none yet) with ``c`` added.
+    """
+    kinds, args, params = graph.kinds, graph.args, graph.params
+    values: list = [None] * len(kinds)
+    for k, kind in enumerate(kinds):
+        if kind in LEAVES:
+            values[k] = leaf(k)
+        else:
+            values[k] = value(k, lambda: FORWARD[kind](m, params[k],
+                                                       *[values[a] for a in args[k]]))
+    seed = start(values)
+    if seed is None:
+        return values, None
+    active = active_nodes(graph, wrt)
+    adjoint: list = [None] * len(kinds)
+    adjoint[graph.output] = seed
+    for k in range(graph.output, -1, -1):
+        g = adjoint[k]
+        if g is None or kinds[k] in LEAVES or (enter is not None and not enter(k, g)):
+            continue
+        adjoint[k] = None  # (read once: its memory is free for the arguments')
+        xs = [values[a] for a in args[k]]
+        for i, a in enumerate(args[k]):
+            if active[a]:
+                adjoint[a] = add(a, adjoint[a], VJP[kinds[k]](m, g, params[k], xs, values[k], i))
+    return values, adjoint
 
 
 def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: float = 1.0,
@@ -377,43 +448,29 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
     input's shape), in float64; None where a value or a gradient is not finite."""
     m = m or NumpyArrays()
     np = m.np
-    kinds, args, params = graph.kinds, graph.args, graph.params
-    values: list = [None] * len(kinds)
+    kinds, params, shapes = graph.kinds, graph.params, graph.shapes
+
+    def leaf(k):
+        if kinds[k] == "input":
+            return point[params[k]]
+        return np.asarray(params[k], dtype=np.float64) if shapes[k] else params[k]
+
+    def start(values):
+        return np.float64(seed) if np.all(np.isfinite(values[graph.output])) else None
+
     with np.errstate(all="ignore"):
-        for k, kind in enumerate(kinds):
-            if kind == "input":
-                values[k] = point[params[k]]
-            elif kind == "constant":
-                values[k] = np.asarray(params[k], dtype=np.float64) if graph.shapes[k] \
-                    else params[k]
-            else:
-                values[k] = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
-        value = values[graph.output]
-        if not np.all(np.isfinite(value)):
+        values, adjoint = run(graph, m, wrt, leaf, start)
+        if adjoint is None:
             return None
-        active = active_nodes(graph, wrt)
-        adjoint: list = [None] * len(kinds)
-        adjoint[graph.output] = np.float64(seed)
-        for k in range(graph.output, -1, -1):
-            g = adjoint[k]
-            if g is None or kinds[k] in ("input", "constant"):
-                continue
-            adjoint[k] = None
-            xs = [values[a] for a in args[k]]
-            for i, a in enumerate(args[k]):
-                if not active[a]:
-                    continue
-                c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
-                adjoint[a] = c if adjoint[a] is None else adjoint[a] + c
         gradient = {}
         for name in wrt:
             k = graph.inputs_by_name[name]
             g = adjoint[k]
-            g = np.zeros(graph.shapes[k]) if g is None else np.broadcast_to(g, graph.shapes[k])
+            g = np.zeros(shapes[k]) if g is None else np.broadcast_to(g, shapes[k])
             if not np.all(np.isfinite(g)):
                 return None
             gradient[name] = g
-    return float(value), gradient
+    return float(values[graph.output]), gradient
 
 
 class Elements(Mapping):

@@ -53,6 +53,7 @@ class Primitive:
     roles: tuple[str, ...] = ()  # each argument's role, for error messages ("the base")
     parity: str | None = None  # "odd": f(-a) = -f(a), "even": f(-a) = f(a), exactly in floats
     undoes: str | None = None  # the function g with f(g(a)) = a wherever g(a) is defined
+    complement: bool = False  # f(-a) = 1 - f(a): the symbolic form writes 1 - f(a) as f(-a)
     # The arguments through which inf or nan always passes (non-finite in, non-finite out,
     # whatever the other argument is): not exp (exp(-inf) = 0), nor div's divisor (1/inf = 0).
     propagates: tuple[int, ...] = ()
@@ -411,7 +412,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
     row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
               "keeps its precision for large a", numpy=_sigmoid_columns,
-         code=_helper("sigmoid")),
+         code=_helper("sigmoid"), complement=True),
     row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns,
          code=_helper("softplus")),
     row("relu", 1, _relu, (lambda m, a, y: m.step(a),),

@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..engine.arraynodes import FORWARD, VJP, active_nodes, lower
+from ..engine.arraynodes import lower_for_gradient, run
+from ..engine.graph import wrt_names
 from ..engine.arrays import FUNCTIONS, broadcast_shape, shape_text, size, transposed
 from ..errors import InputError
 from .expr import (Apply, Number, Product, Sum, Sym, Symbol, SYMBOLIC, add, apply, exact,
@@ -128,6 +129,7 @@ class SymbolicArrays:
         self.views: dict[str, tuple] = {}  # a literal atom's name -> its items (Arrays)
         self.flats: dict[str, Array] = {}  # a row or column atom's name -> its vector
         self.products: set[str] = set()  # the names of the atoms (A @ B)
+        self.linear: dict[str, tuple] = {}  # see linear_atom
         self.span = None
         self.zero: set[int] = set()  # the nodes whose adjoint is 0 exactly
         self._true: dict[int, Shape] = {}
@@ -293,19 +295,73 @@ class SymbolicArrays:
         if a.flat is not None and b.flat is not None and sa[1] == 1 and sb[0] == 1:
             if sa == (1, 1) or sb == (1, 1):  # a scalar times a row or a column
                 return self.view(a.flat * b.flat, shape)
-            ca, ra = self.split(self.full(a.flat))  # a column times a row
-            cb, rb = self.split(self.full(b.flat))
-            outer = self.atom(f"outer({self.text(ra)}, {self.text(rb)})", shape)
+            ca, ra = self.split(self.full(self.expanded(a.flat)))  # a column times a row
+            cb, rb = self.split(self.full(self.expanded(b.flat)))
+            outer = self.linear_atom(f"outer({self.text(ra)}, {self.text(rb)})", shape, "outer",
+                                     (ra, rb), lambda u, v: self.matmul(
+                                         self.as_matrix(u, False), self.as_matrix(v, True)))
             return Array(ca * cb * outer.sym, shape)
         if b.flat is not None and sb[1] == 1 and len(sa) == 2 and a.flat is None:
             return self.view(self.matmul(a, b.flat), shape)
         if a.flat is not None and sa[0] == 1 and len(sb) == 2 and b.flat is None:
             return self.view(self.matmul(a.flat, b), shape)
-        ca, ra = self.split(self.full(a))  # (operands of @ are arrays: neither is None)
-        cb, rb = self.split(self.full(b))
-        product = self.atom(f"({self.operand(ra)} @ {self.operand(rb)})", shape)
+        ca, ra = self.split(self.full(self.expanded(a)))  # (operands of @ are arrays: neither
+        cb, rb = self.split(self.full(self.expanded(b)))  # is None)
+        product = self.linear_atom(f"({self.operand(ra)} @ {self.operand(rb)})", shape, "@",
+                                   (ra, rb), self.matmul)
         self.products.add(product.sym.node.name)
         return Array(ca * cb * product.sym, shape)
+
+    def linear_atom(self, name: str, shape: Shape, key, operands: tuple, rebuild,
+                    joint: bool = False) -> Array:
+        """The atom ``name``, linear in each of its ``operands`` (``A @ B``, ``sum(A)``,
+        ``outer(a, b)``), or in all of them at once (``joint``: a literal's items):
+        :meth:`merged` adds two atoms of one ``key`` by ``rebuild``."""
+        atom = self.atom(name, shape)
+        self.linear[atom.sym.node.name] = (key, tuple(operands), rebuild, joint)
+        return atom
+
+    def merged(self, x: Array, y: Array) -> Array | None:
+        """``x + y`` as one atom where both are linear atoms of one kind that differ in one
+        operand (``c*(P @ A) + d*(P @ B)`` is ``P @ (c*A + d*B)``), else None."""
+        px, py = self._scaled_atom(x), self._scaled_atom(y)
+        if px is None or py is None:
+            return None
+        (cx, (kx, ox, rebuild, joint)), (cy, (ky, oy, _, _)) = px, py
+        if kx != ky:
+            return None
+        cx, cy = Array(cx, ()), Array(cy, ())
+        if joint:  # c*[a0, a1] + d*[b0, b1] is [c*a0 + d*b0, c*a1 + d*b1]
+            return rebuild(*[cx * a + cy * b for a, b in zip(ox, oy)])
+        differ = [i for i, (a, b) in enumerate(zip(ox, oy)) if a.sym.node is not b.sym.node]
+        if len(differ) != 1:
+            return None
+        i = differ[0]
+        return rebuild(*ox[:i], cx * ox[i] + cy * oy[i], *ox[i + 1:])
+
+    def _scaled_atom(self, x: Array):
+        """``(c, what linear_atom kept of the atom)`` for ``x`` a scalar ``c`` times a linear
+        atom, else None."""
+        node = x.sym.node
+        factors, coeff = ((node, number(1)),), 1
+        if type(node) is Product:
+            factors, coeff = node.factors, node.coeff
+        atoms = [b for b, e in factors if type(b) is Symbol and b.name in self.linear and
+                 type(e) is Number and e.value == 1]
+        if len(atoms) != 1:
+            return None
+        rest = [(b, e) for b, e in factors if b is not atoms[0]]
+        if any(self.true_shape(b) or self.true_shape(e) for b, e in rest):
+            return None
+        return Sym(multiply(rest, coeff)), self.linear[atoms[0].name]
+
+    def expanded(self, x: Array) -> Array:
+        """``x`` with its products distributed over its sums, where that prints shorter
+        (``s*t*(a/s + b/t)`` is ``a*t + b*s``)."""
+        node = _expanded(x.sym.node)
+        if node is x.sym.node or len(text(node)) >= len(text(x.sym.node)):
+            return x
+        return Array(node, x.shape, x.flat)
 
     def reduce(self, kind: str, x, axis):
         """``sum``, ``prod``, ``max``, ``min`` of ``x`` (over ``axis``, None: all)."""
@@ -332,7 +388,7 @@ class SymbolicArrays:
 
     def _sum(self, x: Array, axis) -> Array:
         shape = () if axis is None else x.shape[:axis] + x.shape[axis + 1:]
-        c, rest = self.split(x)
+        c, rest = self.split(self.expanded(x))
         if rest is None:  # a scalar broadcast: each of its copies counted
             n = size(x.shape) if axis is None else x.shape[axis]
             return Array(c * Sym(number(n)), shape)
@@ -343,7 +399,9 @@ class SymbolicArrays:
             return Array(c * Sym(number(k)) * s.sym, ())
         rest = self.full(rest)
         arg = self.text(rest) + ("" if axis is None else f", axis={axis}")
-        return Array(c * self.atom(f"sum({arg})", shape).sym, shape)
+        atom = self.linear_atom(f"sum({arg})", shape, ("sum", axis), (rest,),
+                                lambda r: self.sum(r, axis))
+        return Array(c * atom.sym, shape)
 
     def unbroadcast(self, g, shape):
         shape = tuple(shape)
@@ -399,15 +457,11 @@ class SymbolicArrays:
         a common scalar factor outside (``-[0, 0, 1]``)."""
         if size(shape) > MAX_LITERAL:
             self.refuse("indexing", f"its adjoint would be a literal of {size(shape)} elements")
-        first = items[0].sym.node
         c = None
-        if all(type(i.sym.node) is Number or i.sym.node is first for i in items):
-            if type(first) is not Number:
-                c = first  # g*[0, 0, 1]
         nonzero = {i.sym.node for i in items if not (type(i.sym.node) is Number
                                                       and i.sym.node.value == 0)}
-        if len(nonzero) == 1:
-            c = next(iter(nonzero))  # -[0, 0, 1], g*[0, 1, 0]
+        if len(nonzero) == 1:  # the others 0: -[0, 0, 1], g*[0, 1, 0] ([g, 0, 2] is not g*[...])
+            c = next(iter(nonzero))
             if type(c) is Number and c.value == 1:
                 c = None
         numbers = []
@@ -420,7 +474,10 @@ class SymbolicArrays:
         rows: list = numbers
         for n in reversed(shape[1:]):
             rows = ["[" + ", ".join(rows[i:i + n]) + "]" for i in range(0, len(rows), n)]
-        literal = self.atom("[" + ", ".join(rows) + "]", shape)
+        literal = self.linear_atom(
+            "[" + ", ".join(rows) + "]", shape, ("literal", shape),
+            [Array(1, ()) if i.sym.node is c else i for i in items],
+            lambda *items: self._literal(list(items), shape), joint=True)
         return Array(literal.sym if c is None else Sym(c) * literal.sym, shape)
 
     def scatter(self, g, positions, taken, shape):
@@ -481,6 +538,12 @@ def _terms(node) -> list | None:
                         for t, c in b.terms] + \
                     ([multiply(others, node.coeff * b.const)] if b.const else [])
     return None
+
+
+def _expanded(node):
+    """``node`` with every product over a sum distributed, term by term."""
+    terms = _terms(node)
+    return node if terms is None else add([(_expanded(t), 1) for t in terms])
 
 
 def index_text(own: Shape, positions: list[int], shape: Shape) -> str | None:
@@ -577,54 +640,39 @@ def _substitute(root, names: dict):
 
 
 def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
-    graph = lower(source, shapes)
-    if graph is None:
-        raise InputError("diff of a program with several outputs and array inputs: pick one "
-                         "output with --of", hint="or leave out the array shapes")
-    if graph.shapes[graph.output]:
-        raise InputError(f"diff of an array value, of shape "
-                         f"{shape_text(graph.shapes[graph.output])}: its gradient is a Jacobian", hint="reduce it to a number, e.g. "
-                         "sum(...), or use gradcli eval for its Jacobian")
+    graph = lower_for_gradient(source, shapes, "diff")
+    names = wrt_names(graph.by_name(), wrt)
     m = SymbolicArrays(source)
-    kinds, args, params, spans = graph.kinds, graph.args, graph.params, graph.spans
-    values: list = [None] * len(kinds)
-    for k, kind in enumerate(kinds):
+    kinds, params, spans = graph.kinds, graph.params, graph.spans
+
+    def leaf(k):
+        m.span, shape = spans[k], graph.shapes[k]
+        if kinds[k] == "input":
+            return m.input(params[k], shape)
+        if shape:
+            return m._literal([Array(v, ()) for v in flatten(params[k])], shape)
+        return Array(params[k], ())
+
+    def value(k, rule):
+        m.span = spans[k]  # (a refusal's caret)
+        return rule()
+
+    def enter(k, g):
         m.span = spans[k]
-        if kind == "input":
-            values[k] = m.input(params[k], graph.shapes[k])
-        elif kind == "constant":
-            if graph.shapes[k]:
-                flat = flatten(params[k])
-                values[k] = m._literal([Array(v, ()) for v in flat], graph.shapes[k])
-            else:
-                values[k] = Array(params[k], ())
-        else:
-            values[k] = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
-            values[k].shape = graph.shapes[k]
-    names = list(graph.inputs_by_name) if wrt is None else wrt
-    for name in names:
-        if name not in graph.inputs_by_name:
-            raise InputError(f"--wrt {name}: the expression reads no input {name}",
-                             names=(name,), hint="inputs: " + ", ".join(graph.inputs_by_name))
-    active = active_nodes(graph, names)
-    adjoint: list = [None] * len(kinds)
-    adjoint[graph.output] = Array(1, ())
-    for k in range(graph.output, -1, -1):
-        g = adjoint[k]
-        if g is None or kinds[k] in ("input", "constant"):
-            continue
         node = g.sym.node
         if type(node) is Number and node.value == 0:
-            m.zero.add(k)
-            continue  # (the shift of logsumexp and softmax: its adjoint cancels to 0)
-        m.span = spans[k]
-        xs = [values[a] for a in args[k]]
-        for i, a in enumerate(args[k]):
-            if not active[a]:
-                continue
-            c = VJP[kinds[k]](m, g, params[k], xs, values[k], i)
-            c = Array(c.sym, graph.shapes[a]) if type(c) is Array else Array(c, graph.shapes[a])
-            adjoint[a] = c if adjoint[a] is None else adjoint[a] + c
+            m.zero.add(k)  # (the shift of logsumexp and softmax: its adjoint cancels to 0)
+            return False
+        return True
+
+    def add(a, total, c):  # two contributions as one atom where that prints shorter
+        if total is None:
+            return c
+        merged, both = m.merged(total, c), total + c
+        return both if merged is None or len(m.text(merged)) >= len(m.text(both)) else merged
+
+    values, adjoint = run(graph, m, names, leaf, lambda values: Array(1, ()), value=value,
+                          enter=enter, add=add)
     return graph, m, values, {name: adjoint[graph.inputs_by_name[name]] for name in names}
 
 
@@ -661,11 +709,11 @@ def _named(graph, m: SymbolicArrays, values: list) -> dict:
 
 def _tidy_matmul(source: str, atoms) -> str:
     """``(A @ B)`` without its parentheses where it stands as a term of a sum, a whole
-    argument or the whole text (``y - X @ w``, ``sum(X @ w)``): ``@`` binds as ``*``, tighter
-    than ``+``."""
+    argument or the whole text (``y - X @ w``, ``sum(X @ w)``), or such a term over a number
+    (``X' @ v/3``): ``@`` binds as ``*``, tighter than ``+``, and left to right with ``/``."""
     for name in sorted(atoms, key=len, reverse=True):
         inner = re.escape(name)
-        source = re.sub(r"(^|\(|\[|, | \+ | - )" + inner + r"(?=$|\)|\]|,| \+ | - )",
+        source = re.sub(r"(^|\(|\[|, | \+ | - )" + inner + r"(?=$|\)|\]|,| \+ | - |/\d)",
                         lambda mt: mt.group(1) + name[1:-1], source)
     return source
 

@@ -384,6 +384,16 @@ def add(pairs, constant: Fraction = ZERO) -> Node:
     constant = _tidy(constant)
     if not terms:
         return number(constant)
+    # where f(-a) = 1 - f(a) (sigmoid): c - c*f(u) is c*f(-u), with no cancellation, and
+    # c*r*f(u) + c*r*f(-u) is c*r
+    if constant:
+        for i, (n, c) in enumerate(terms):
+            if c == -constant and type(n) is Apply and TABLE[n.name].complement:
+                return add(terms[:i] + terms[i + 1:] + [(_reflected(n), constant)])
+    if len(terms) > 1:
+        paired = _complements(terms)
+        if paired is not None:
+            return add(paired, constant)
     if len(terms) == 1 and not constant:
         node, c = terms[0]
         return node if c == 1 else multiply([(node, ONE_NODE())], c)
@@ -391,6 +401,33 @@ def add(pairs, constant: Fraction = ZERO) -> Node:
 
 
 _WIDE = 1 << 256
+
+
+def _reflected(n):
+    """``f(-u)`` for ``f(u)``."""
+    return apply(n.name, (multiply([(n.args[0], ONE_NODE())], -ONE),))
+
+
+def _complements(terms: list):
+    """The terms with each ``c*r*f(u) + c*r*f(-u)`` as ``c*r`` (f a row whose f(-a) is
+    1 - f(a)), or None where there is none."""
+    seen: dict = {}
+    for i, (n, c) in enumerate(terms):
+        f, rest = n, ONE_NODE()
+        if type(n) is Product:
+            f = None
+            for j, (b, e) in enumerate(n.factors):
+                if type(b) is Apply and TABLE[b.name].complement and _value(e) == 1:
+                    f = b
+                    rest = multiply(list(n.factors[:j]) + list(n.factors[j + 1:]))
+                    break
+        if type(f) is not Apply or not TABLE[f.name].complement:
+            continue
+        j = seen.get((rest.serial, _reflected(f).serial, c))
+        if j is not None:
+            return [t for k, t in enumerate(terms) if k not in (i, j)] + [(rest, c)]
+        seen[(rest.serial, f.serial, c)] = i
+    return None
 
 
 def _term_key(pair):
