@@ -69,9 +69,9 @@ class Graph:
     outputs: list[int] = field(default_factory=list)  # every output's slot, in order
     output_names: list[str] = field(default_factory=list)  # "f", or "f1", "f2", …, or --of's
     names: dict[str, int] = field(default_factory=dict)  # assigned name -> slot of its last value
-    # What each constant is exactly, where its float is not (the certified engine reads it):
-    # constant slot -> a decimal literal's text, ("pi",) or ("e",), or a folded operation
-    # (row name, recipe or float, ...). A constant without one is exactly its float.
+    # What each constant typed is exactly, where its float is not: constant slot -> a decimal
+    # literal's text, ("pi",) or ("e",). A folded constant is its fold (``folds``); any other
+    # is exactly its float. Read through exact_constants.
     exact: dict[int, object] = field(default_factory=dict)
     # every constant folded at lowering, in order: (its slot, primitive name, argument slots; -1
     # for none), so a bound on its rounding can be replayed (gradcli.engine.bounds)
@@ -108,25 +108,52 @@ class Graph:
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def exact_constants(self, m, number) -> list:
-        """Every constant as the number it is exactly (:attr:`exact`), in the namespace ``m``
-        the rows compute in (balls, expressions): a literal's typed text, or the float of a
+    def exact_constants(self, m, number, failed=None) -> list:
+        """Every constant as the number it is exactly, in the namespace ``m`` the rows compute
+        in (balls, expressions): a literal's typed text (:attr:`exact`), or the float of a
         constant that is exactly its float, through ``number``; ``pi`` and ``e`` as ``m.pi``
-        and ``m.e``; a folded constant as its row on its arguments', so ``log(2)`` stays
-        ``m.log(2)``. Arguments come before their folds in slot order: no recursion."""
+        and ``m.e``; a folded constant (:attr:`folds`) as its row on its arguments', so
+        ``log(2)`` stays ``m.log(2)``. Arguments come before their folds in slot order: no
+        recursion. Where ``number`` or a row raises ValueError or ZeroDivisionError (the exact
+        number is outside a domain the double was inside), ``failed(slot)`` gives the error
+        raised instead."""
         folded = {slot: (name, a, b) for slot, name, a, b in self.folds}
         exact, out = self.exact, []
         for slot, value in enumerate(self.constants):
             fold = folded.get(slot)
-            if fold is not None:
-                name, a, b = fold
-                f = getattr(m, name)
-                out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
-                continue
-            recipe = exact.get(slot)
-            out.append(number(value) if recipe is None else number(recipe)
-                       if isinstance(recipe, str) else getattr(m, recipe[0]))
+            try:
+                if fold is not None:
+                    name, a, b = fold
+                    f = getattr(m, name)
+                    out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
+                    continue
+                recipe = exact.get(slot)
+                out.append(number(value) if recipe is None else number(recipe)
+                           if isinstance(recipe, str) else getattr(m, recipe[0]))
+            except (ValueError, ZeroDivisionError):
+                if failed is None:
+                    raise
+                raise failed(slot) from None
         return out
+
+    def constant_text(self, slot: int) -> str:
+        """A constant as the source spelled it: a literal's text, ``pi``, or a folded constant
+        written out, ``(-e + 0.18281828459045)^(pi - 5441592653589793)``."""
+        folded = {s: (name, a, b) for s, name, a, b in self.folds}
+        texts: list[str] = []
+        for s in range(slot + 1):  # arguments before their folds: no recursion
+            fold = folded.get(s)
+            if fold is None:
+                recipe = self.exact.get(s)
+                texts.append(format_constant(self.constants[s]) if recipe is None else
+                             recipe if isinstance(recipe, str) else recipe[0])
+                continue
+            name, a, b = fold
+            prim = TABLE[name]
+            args = [a] if b < 0 else [a, b]
+            texts.append(spell(prim, [f"({texts[t]})" if prim.symbol and t in folded
+                                      else texts[t] for t in args]))
+        return texts[slot]
 
     @property
     def n_const(self) -> int:
@@ -432,8 +459,7 @@ class _Builder:
     def constant(self, v: float, recipe=None, key=None) -> int:
         """The id of the constant ``v`` (one per value; -0.0 is not 0.0), or with a ``recipe``
         (what it is exactly, :attr:`Graph.exact`) one per recipe, or per ``key`` when given (a
-        fold's: its row and its arguments' ids, which stand for their recipes: a nested recipe
-        is never hashed, so a constant nested n deep costs O(n), not O(n^2))."""
+        fold's: its row and its arguments' ids, which stand for what they are exactly)."""
         if key is None:
             key = (((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None
                    else (v, recipe))
@@ -493,10 +519,10 @@ class _Builder:
         da = depth[a]
         db = depth[b] if b >= 0 else -1
         if da < 0 and db < 0:  # every argument is a constant: fold
-            values, recipes = self.const_values, self.recipes
+            values = self.const_values
             args = [values[a]] if b < 0 else [values[a], values[b]]
-            exact = [recipes.get(t, values[t]) for t in ([a] if b < 0 else [a, b])]
-            tid = self.constant(_fold(prim, args, span), (prim.name, *exact), (prim.name, a, b))
+            # one constant per row and arguments; what it is exactly is the fold (Graph.folds)
+            tid = self.constant(_fold(prim, args, span), None, (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
         tid = len(depth)
@@ -775,27 +801,6 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     if not math.isfinite(result):
         raise overflow_error(prim, args, span)
     return result
-
-
-def evaluate_recipe(recipe, leaf, apply):
-    """The value of a constant's recipe (:attr:`Graph.exact`), bottom up with an explicit stack
-    (a constant may be nested 10^5 deep): ``leaf(r)`` for a literal's text or a float,
-    ``apply(name, args)`` for a row applied to its arguments' values (no arguments: pi, e)."""
-    values: list = []
-    stack = [(recipe, False)]
-    while stack:
-        r, ready = stack.pop()
-        if isinstance(r, (str, float)):
-            values.append(leaf(r))
-        elif ready:
-            n = len(r) - 1
-            args = values[len(values) - n:] if n else []
-            del values[len(values) - n:]
-            values.append(apply(r[0], args))
-        else:
-            stack.append((r, True))
-            stack.extend((child, False) for child in reversed(r[1:]))
-    return values[0]
 
 
 def spell(prim: Primitive, args: list[str]) -> str:
