@@ -237,7 +237,7 @@ def _power_above(ball: arb) -> int:
 def _forward(graph: Graph, point: Sequence) -> list:
     """Every slot's ball; a primitive certainly outside its domain is a DomainError naming the
     node, a ball that cannot decide raises :class:`Undecided` (with ``slot``)."""
-    n_const, base = graph.n_const, graph.base
+    base = graph.base
     values: list = _constants(graph)
     values += [exact_real(p) for p in point]
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
