@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 
 from .errors import GradcliError, InputError, name_list
 from .engine.forward import forward
-from .engine.graph import Graph, describe_call, point_vector
+from .engine.graph import Graph, describe_node, point_vector
 from .language.printer import format_constant
 from .engine.partials import local_partials, node_partials
 from .engine.reverse import reverse
@@ -230,6 +230,14 @@ class _Line:
         return tuple(side(*[values[a] for a in args]) for _, side, args in self.kinks)
 
 
+def _shown(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, marked ≈ where those are not exactly the
+    double (a step 1.4901161193847656e-08 is ≈1.5e-08): no digit is shown as the number's that
+    is not."""
+    text = f"{value:.{digits}g}"
+    return text if not math.isfinite(value) or float(text) == value else "≈" + text
+
+
 class _Checker:
     """Numerical derivatives along each input of one point, with their steps and notes."""
 
@@ -247,10 +255,10 @@ class _Checker:
 
     def _where(self, i: int, t: float) -> str:
         name = self.graph.inputs[i]
-        return name if t == 0 else f"{name} {'+' if t > 0 else '−'} {abs(t):.2g}"
+        return name if t == 0 else f"{name} {'+' if t > 0 else '−'} {_shown(abs(t), 2)}"
 
     def _call(self, slot: int) -> str:
-        return describe_call(*self._args(slot)[:2])
+        return describe_node(self.graph, slot, self.values)
 
     def _args(self, slot: int):
         k = slot - self.graph.base
@@ -366,8 +374,9 @@ class _Checker:
             best = self.refine(central, h0, False)
             if best.step == h0:
                 return best, "", None
-            return best, (f"step {best.step:.2g} instead of {h0:.2g}, where the difference "
-                          f"quotient is only accurate to ±{central(h0).error:.2g}"), None
+            return best, (f"step {_shown(best.step, 2)} instead of {_shown(h0, 2)}, where the "
+                          f"difference quotient is only accurate to "
+                          f"±{_shown(central(h0).error, 2)}"), None
         candidates = []
         if hl is not None and hr is not None:
             candidates.append(self.refine(central, min(hl, hr), True))
@@ -380,8 +389,10 @@ class _Checker:
             return None, (f"no difference quotient: f is not defined on either side of "
                           f"{self._where(i, 0)} ({why_l}; {why_r})"), None
         if best.scheme == "central":
-            return best, f"step shrunk from {h0:.2g} to {best.step:.2g}: {why}", None
-        return best, f"one-sided ({best.scheme}) differences, step {best.step:.2g}: {why}", None
+            return best, (f"step shrunk from {_shown(h0, 2)} to {_shown(best.step, 2)}: "
+                          f"{why}"), None
+        return best, (f"one-sided ({best.scheme}) differences, step {_shown(best.step, 2)}: "
+                      f"{why}"), None
 
     def _kink(self, i: int, hl: float, hr: float, h0: float):
         """At a kink along input i: (estimate, note, Kink) from the one-sided slopes; else None."""
@@ -409,20 +420,20 @@ class _Checker:
         sides = {"forward": (1,), "backward": (-1,)}.get(e.scheme, (-1, 1))
         if all(self.line.sample(i, s * e.step * f)[0] == self.center for s in sides for f in _OFFSETS):
             return (f"inconclusive: f does not change at all when {name} moves by up to "
-                    f"{e.step:.2g}: the step is lost to rounding (a much larger intermediate "
-                    "value absorbs it)")
+                    f"{_shown(e.step, 2)}: the step is lost to rounding (a much larger "
+                    "intermediate value absorbs it)")
         if 2 * e.error >= gap:
             return (f"inconclusive: the numerical derivative is itself only accurate to "
-                    f"±{e.error:.2g} here, as much as it differs from AD")
+                    f"±{_shown(e.error, 2)} here, as much as it differs from AD")
         # A difference quotient is an average of f' over the interval it spans. Where AD's own
         # derivative changes across that interval by as much as the gap, the quotient cannot
         # tell AD's value at the point from that average (sin(x) at 1e22: the smallest step
         # spans many periods).
         variation = self._variation(i, e, sides, gradient, name)
         if 2 * variation >= gap:
-            return (f"inconclusive: the step {e.step:.2g} is too coarse for f here: AD's "
-                    f"∂f/∂{name} itself changes by {variation:.2g} across it (huge or tiny "
-                    "arguments), and the difference quotient only sees its average")
+            return (f"inconclusive: the step {_shown(e.step, 2)} is too coarse for f here: "
+                    f"AD's ∂f/∂{name} itself changes by {_shown(variation, 2)} across it (huge "
+                    "or tiny arguments), and the difference quotient only sees its average")
         return ""
 
     def _variation(self, i: int, e: _Estimate, sides, gradient, name: str) -> float:
@@ -468,14 +479,15 @@ def kink_note(kink: Kink, name: str, ad: float, ok: bool) -> str:
                  f"{' and '.join(kink.subgradients)}")
     if kink.jump:
         return (f"{where}; but f jumps here along {name}: the difference quotients grow like 1/h "
-                f"({kink.left:.3g} from the left, {kink.right:.3g} from the right), so f has no "
-                "derivative at this point")
+                f"({_shown(kink.left, 3)} from the left, {_shown(kink.right, 3)} from the "
+                "right), so f has no derivative at this point")
     if kink.differentiable:
-        text = (f"{where}; f has the same slope {kink.left:.12g} from the left and the right "
-                f"along {name}, so it is differentiable here")
-        return text + ("" if ok else f"; but AD's subgradients add up to {ad:.12g}")
-    return (f"{where}; along {name} the difference quotient sees slope {kink.left:.12g} from the "
-            f"left and {kink.right:.12g} from the right, so f is not differentiable here")
+        text = (f"{where}; f has the same slope {_shown(kink.left, 12)} from the left and "
+                f"the right along {name}, so it is differentiable here")
+        return text + ("" if ok else f"; but AD's subgradients add up to {_shown(ad, 12)}")
+    return (f"{where}; along {name} the difference quotient sees slope "
+            f"{_shown(kink.left, 12)} from the left and {_shown(kink.right, 12)} from the right, "
+            "so f is not differentiable here")
 
 
 def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]], Mapping[str, float]],

@@ -817,6 +817,17 @@ def describe_call(prim: Primitive, args: list[float]) -> str:
     return spell(prim, [format_constant(float(a)) for a in args])
 
 
+def describe_node(graph: Graph, slot: int, values) -> str:
+    """Node ``slot``'s call on its arguments' ``values`` (:func:`describe_call`), followed by
+    ``in float64`` where an argument is another node's: its double, not a proven number
+    (``abs(5.551115123125783e-17) in float64`` for abs(x - 0.1 - 0.2) at x = 0.3, exactly 0).
+    Inputs and constants are the numbers given."""
+    k = slot - graph.base
+    args = graph.args(k)
+    text = describe_call(graph.ops[k], [values[a] for a in args])
+    return text + " in float64" if any(a >= graph.base for a in args) else text
+
+
 def expression(graph: Graph, slot: int, node_id=None) -> str:
     """A node's operation written with its parents' ids (``node_id``'s, by default the
     graph's): ``log(x)``, ``v1 + v2``, ``-v3``."""
