@@ -1721,7 +1721,7 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     if at:
         _warn_unread(point, graph)
     if _has_arrays(graph) and graph.n_outputs == 1:  # a node per array operation
-        picture = _array_picture(graph, point if at else None)
+        picture = _array_picture(graph, point if at else None, max_nodes)
     elif at:
         values, adjoint, partials = annotations(graph, point)
         picture = build_picture(graph, values, max_nodes, adjoint=adjoint, partials=partials)
@@ -1756,17 +1756,17 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         _warn(note)
 
 
-def _array_picture(graph, point):
+def _array_picture(graph, point, max_nodes: int):
     """graph of a program with array values: a node per array operation, with its shape (at a
-    point, float64's values and adjoints, as the scalar graph's)."""
+    point, float64's values and adjoints, as the scalar graph's), at most ``max_nodes``."""
     from .arraytrace import build_array_trace
     from .views.picture import array_picture
     if point is None:
-        return array_picture(build_array_trace(graph, None, None, None))
+        return array_picture(build_array_trace(graph, None, None, None), max_nodes)
     from .api import evaluate
     result = evaluate(graph, point, float64=True, record=True)
     adjoint, records = result.sweep
-    return array_picture(build_array_trace(graph, result.values, adjoint, records))
+    return array_picture(build_array_trace(graph, result.values, adjoint, records), max_nodes)
 
 
 @main.command("plot", **EXPRESSION_COMMAND)
