@@ -199,21 +199,29 @@ def _extrapolate(d: list[float], rounding: list[float], orders: tuple[int, ...])
 
 
 class _Line:
-    """f near the point, along one input at a time: values, and the side of each kink node."""
+    """f near the point, along one input at a time (or, with a ``direction``, along it whatever
+    the input): values, and the side of each kink node."""
 
-    def __init__(self, graph: Graph, point: list[float], function, kinks):
+    def __init__(self, graph: Graph, point: list[float], function, kinks, direction=None):
         self.graph, self.point, self.function, self.kinks = graph, point, function, kinks
+        self.direction = direction
         self.cache: dict[tuple[int, float], tuple[float | None, tuple[int, ...], str]] = {}
+
+    def moved(self, i: int, t: float) -> list[float]:
+        """The point with input i moved by t (with a direction v: the point + t·v)."""
+        if self.direction is not None:
+            return [p + t * v for p, v in zip(self.point, self.direction)]
+        moved = list(self.point)
+        moved[i] += t
+        return moved
 
     def sample(self, i: int, t: float) -> tuple[float | None, tuple[int, ...], str]:
         """(f, kink sides, "") with input i moved by t, or (None, (), why f is not defined)."""
         key = (i, t)
         found = self.cache.get(key)
         if found is None:
-            moved = list(self.point)
-            moved[i] += t
             try:
-                found = self.evaluate(moved)
+                found = self.evaluate(self.moved(i, t))
             except GradcliError as exc:
                 found = (None, (), str(exc))
             self.cache[key] = found
@@ -242,18 +250,27 @@ class _Checker:
     """Numerical derivatives along each input of one point, with their steps and notes."""
 
     def __init__(self, graph: Graph, point: Sequence[float], function, rtol: float, atol: float,
-                 noise: float):
+                 noise: float, direction=None):
         self.graph, self.rtol, self.atol, self.noise = graph, rtol, atol, noise
         live, base = graph.live_nodes(), graph.base
         kinks = [(base + k, p.kink, graph.args(k))
                  for k, p in enumerate(graph.ops) if p.kink is not None and live[k]]
         self.kink_slots = [slot for slot, *_ in kinks]
-        self.line = _Line(graph, list(point), function, kinks)
+        self.line = _Line(graph, list(point), function, kinks, direction)
+        # Along a direction v: steps in t are sized by the input v moves most (``along``), so
+        # that input moves by the step an input of its size would (eval's --check's)
+        self.along, self.scale = 0, 1.0
+        if direction is not None and any(direction):
+            self.along = max(range(len(direction)), key=lambda j: abs(direction[j]))
+            self.scale = abs(direction[self.along])
         self.values = forward(graph, list(point))
         self.center = function(self.values)
         self.sides = self.line.sides(self.values)
 
     def _where(self, i: int, t: float) -> str:
+        if self.line.direction is not None:
+            return "the point" if t == 0 else \
+                f"the point {'+' if t > 0 else '−'} {_shown(abs(t), 2)}·v"
         name = self.graph.inputs[i]
         return name if t == 0 else f"{name} {'+' if t > 0 else '−'} {_shown(abs(t), 2)}"
 
@@ -289,7 +306,7 @@ class _Checker:
         why = self.unusable(i, s, h0)
         if not why:
             return h0, ""
-        floor = 64 * math.ulp(self.line.point[i])
+        floor = 64 * math.ulp(self.line.point[i]) / self.scale
         lo, hi = 1, max(1, int(math.log2(h0) - math.log2(floor)))
         if self.unusable(i, s, math.ldexp(h0, -hi)):
             return None, why
@@ -363,7 +380,7 @@ class _Checker:
 
     def estimate(self, i: int) -> tuple[_Estimate | None, str, Kink | None]:
         """The numerical derivative along input i, a note on how it was found, and any kink."""
-        h0 = base_step(self.line.point[i])
+        h0 = base_step(self.line.point[i]) / self.scale
         (hl, why_l), (hr, why_r) = self.usable_step(i, -1, h0), self.usable_step(i, 1, h0)
         if hl is not None and hr is not None:
             kink = self._kink(i, hl, hr, h0)
@@ -441,10 +458,8 @@ class _Checker:
         center = gradient(list(self.line.point))[name]
         largest = 0.0
         for s in sides:
-            moved = list(self.line.point)
-            moved[i] += s * e.step
             try:
-                value = gradient(moved)[name]
+                value = gradient(self.line.moved(i, s * e.step))[name]
             except GradcliError:
                 return math.inf
             change = abs(value - center)
@@ -494,7 +509,8 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
           *, function: Callable[[list[float]], float] | None = None, noise: float = 0.0,
           rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
           expected: Mapping[str, tuple[str, float]] | None = None,
-          expected_ad: Mapping[str, float] | None = None, strict: bool = False) -> Check:
+          expected_ad: Mapping[str, float] | None = None, strict: bool = False,
+          direction: Sequence[float] | None = None) -> Check:
     """Compare ``gradient(point)`` (input name -> AD derivative) with numerical derivatives.
 
     ``point`` holds the input values in graph order. ``function(values)`` gives the scalar to
@@ -503,19 +519,21 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
     :func:`rounding_noise`). ``expected`` maps an input name to ``(formula, value)``, a
     hand-derived derivative compared with AD's, or with ``expected_ad[name]`` when given (AD's
     ∂f/∂x when ``gradient`` is scaled by a seed). Each row agrees, disagrees, or is inconclusive
-    (the difference quotient cannot decide); ``strict`` makes an inconclusive row fail.
+    (the difference quotient cannot decide); ``strict`` makes an inconclusive row fail. With a
+    ``direction`` v (one value per input), each derivative is along v, whatever its name: the
+    difference quotients of ``function`` at the point ± h·v.
     """
     if rtol < 0 or atol < 0:
         raise InputError("tolerances must not be negative")
     output = graph.output
     function = function or (lambda values: values[output])
     ad = gradient(list(point))
-    checker = _Checker(graph, point, function, rtol, atol, noise)
+    checker = _Checker(graph, point, function, rtol, atol, noise, direction)
     expected = expected or {}
     rows = []
     position = {name: i for i, name in enumerate(graph.inputs)}
     for name, derivative in ad.items():
-        i = position[name]
+        i = checker.along if direction is not None else position[name]
         estimate, note, kink = checker.estimate(i)
         if estimate is None:
             numeric, error, step, scheme = math.nan, math.inf, math.nan, "none"
@@ -527,7 +545,7 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
               and agrees(derivative, numeric, rtol, atol))
         status = "agree" if ok else "disagree"
         if kink is not None:
-            note = kink_note(kink, name, derivative, ok)
+            note = kink_note(kink, name if direction is None else "v", derivative, ok)
         elif estimate is None:
             status = "inconclusive"
         elif not ok:
@@ -851,6 +869,33 @@ def check_hessian(graph: Graph, point: list[float], columns: list[int],
         rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
                                rtol=rtol, atol=atol, strict=strict)
     return HessianCheck(rows, rtol, atol, strict)
+
+
+def check_product(graph: Graph, point: list[float], direction: list[float],
+                  product: Mapping[str, float], rtol: float = DEFAULT_RTOL,
+                  atol: float = DEFAULT_ATOL, strict: bool = False) -> Check:
+    """A Hessian-vector product H·v (input name -> AD's entry) against central differences of
+    that component of the AD gradient along v, (∂f/∂x_i(x + h·v) - ∂f/∂x_i(x - h·v))/2h,
+    extrapolated and judged as eval's --check judges the gradient (``direction``: v, one value
+    per input in graph order). The rows are the entries, in order."""
+    from .engine.dual import hessian_vector_product
+    rows = []
+    for name, value in product.items():
+        slot = graph.n_const + graph.inputs.index(name)
+
+        def component(values: list[float], slot: int = slot) -> float:
+            return reverse(graph, values)[0][slot]
+
+        def ad(at: list[float], name: str = name, value: float = value, slot: int = slot):
+            if list(at) == list(point):
+                return {name: value}
+            values = forward(graph, list(at))  # (the check asks at a moved point: inconclusive?)
+            _, hv = hessian_vector_product(graph, values, local_partials(graph, values),
+                                           list(direction))
+            return {name: hv[slot - graph.n_const]}
+        rows += check(graph, point, ad, function=component, rtol=rtol, atol=atol,
+                      strict=strict, direction=direction).rows
+    return Check(rows, rtol, atol, strict)
 
 
 # -- the check of a Jacobian: each row against numerical derivatives of its output --------------

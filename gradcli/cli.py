@@ -1177,7 +1177,8 @@ def _array_trace(result):
 @_JSON
 @click.option("--check", "check_", is_flag=True,
               help="Also compare every entry with numerical derivatives of the AD gradient, "
-                   "as eval --check does for the gradient; exit 1 if any disagrees.")
+                   "as eval --check does for the gradient (with --direction: H·v against "
+                   "central differences of the gradient along v); exit 1 if any disagrees.")
 @_STRICT
 @_MAX_ROWS
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
@@ -1230,8 +1231,9 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
     if direction is not None:
+        report = (rtol, atol, strict) if check_ else None
         return _hessian_product(graph, point, direction, wrt, digits, float64, as_json,
-                                check_ or export_path, max_rows, width, ascii_)
+                                export_path, report, max_rows, width, ascii_)
     _check_hessian_size(graph, wrt)
     results = hessians(graph, point, wrt=wrt, digits=digits, float64=float64)
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
@@ -1294,28 +1296,40 @@ def _check_hessian_size(graph, wrt) -> None:
                               "number of inputs; or name fewer inputs with --wrt")
 
 
-def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, refused, max_rows,
-                     width, ascii_) -> None:
-    """hessian --direction: the value, the gradient and H·v, an array input's in its shape."""
+def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, refused, check_,
+                     max_rows, width, ascii_) -> None:
+    """hessian --direction: the value, the gradient and H·v, an array input's in its shape;
+    with ``check_`` (rtol, atol, strict), H·v against central differences of the gradient."""
     from .api import hvp
     if refused:
-        raise InputError("--check and --export go with the whole Hessian, and --direction gives "
-                         "one product", hint="drop --direction to check or export the Hessian")
+        raise InputError("--export goes with the whole Hessian, and --direction gives one "
+                         "product", hint="drop --direction to export the Hessian")
     if graph.n_outputs > 1:
         raise InputError("--direction gives the product of one output's Hessian",
                          hint=f"pick one with --of {graph.output_names[0]}")
     _warn_unread(direction, graph, "--direction: ")
     result = hvp(graph, point, direction, wrt=wrt, digits=digits, float64=float64)
+    report = result.check(*check_) if check_ else None
     screen = _screen(width, ascii_)
     if as_json:
-        from .views.json import hvp_json
-        screen.json(hvp_json(result))
+        from .views.json import check_json, hvp_json
+        data = hvp_json(result)
+        if report is not None:
+            data["check"] = check_json(report)
+        screen.json(data)
+        if report is not None and not report.ok:
+            click.get_current_context().exit(EXIT_NUMERICAL)
         return
     from .views.arrays import gradient_blocks
     items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
     items.append("Hessian-vector product H·v along the --direction v:")
     items += gradient_blocks("f", None, result.product, graph.arrays, digits, max_rows,
                              label="∂(∇{output}·v)/∂{name}")
+    if report is not None:
+        from .views.tables import check_table
+        items.append(check_table(report, digits, max_rows=max_rows,
+                                 title="H·v check: AD against central differences of the "
+                                       "gradient along v"))
     screen.show(*items)
     if float64:
         _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
@@ -1324,6 +1338,8 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
                                          *result.product.values()]):
         from .engine.certify import short_digits
         _notes(screen, [f"note: {short_digits(digits)}"])
+    if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
 
 
 @main.command("diff", **EXPRESSION_COMMAND)
