@@ -510,17 +510,22 @@ def _prove(graph, values, adjoint, records, wrt_slots, n, record, final) -> Cert
 
 def _kinks(graph: Graph, values: list, adjoint=None) -> list[int]:
     """Slots of the nodes whose arguments are exactly at their primitive's kink, leaving out a
-    turn (not a jump) whose adjoint is exactly 0: there either side's slope is multiplied by 0
-    (logsumexp's max shift at a tie, whose path carries 1 - Σ softmax)."""
+    turn (not a jump) whose adjoint is exactly 0: there either side's slope is multiplied by 0;
+    and a shift's max (:attr:`Graph.shifts`: logsumexp's and softmax's m, whose path carries
+    1 - Σ softmax, exactly 0 though a ball of it holds 0 only as 0 ± 1e-1232 where exp(x - m)
+    is irrational)."""
     found = []
     base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     balls = values.balls if type(values) is _Reals else None
+    shifts = graph.shifts
     # the nodes of rows with a kink, picked at C speed: most nodes of a large tape have none
     for k in compress(count(), map(_KINK, graph.ops)):  # a kink is a function: never false
         if jumps(graph.ops[k]):  # on a jump: every argument exactly a double, on the jump
             doubles = [_double(values[a]) for a in graph.args(k)]
             if None not in doubles and graph.ops[k].kink(*doubles) == 0:
                 found.append(base + k)
+            continue
+        if base + k in shifts:
             continue
         if balls is not None:  # a gap whose ball (which holds it) is clear of 0 is no kink
             a, b = arg0[k], arg1[k]

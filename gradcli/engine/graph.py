@@ -88,6 +88,9 @@ class Graph:
     # beside each call, what it was called on: (its parameter, the slots of each argument's
     # elements, their shapes) (engine.arrays.ScalarTape.operands), for the array trace
     array_operands: list = field(default_factory=list)
+    # The max nodes of a shift, logsumexp's and softmax's m in exp(x - m): the result is the same
+    # for any m, so their kinks never matter (the certified engine notes none)
+    shifts: frozenset = field(default_factory=frozenset)
     # the source as gradcli read it and the notes on it (read_back's), where compile was asked
     # to keep it: printed from the parse that was lowered, so no caller parses it again
     reading: tuple[str, list] | None = field(default=None, repr=False, compare=False)
@@ -724,6 +727,7 @@ class _Builder:
             exact=exact,
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
+            shifts=frozenset([slot[t] for t in getattr(self.tape, "shifts", ())]),
             arrays={name: tensor.shape for name, tensor in self.arrays.items()},
             output_arrays=output_arrays,
             array_calls=[(kind, shape, list(map(remap, ids)), where)
