@@ -520,6 +520,17 @@ class HvpResult:
     digits: int = DEFAULT_DIGITS
     proven: bool = False  # value, gradient and product are Proven floats (certified)
 
+    def check(self, rtol: float | None = None, atol: float | None = None, strict: bool = False):
+        """Each entry of H·v against central differences of that component of the AD gradient
+        along the direction (a ``Check`` whose rows are the entries); the tolerances default to
+        ``eval --check``'s."""
+        from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_product
+        inputs = self.graph.inputs
+        return check_product(self.graph, [float(self.point[n]) for n in inputs],
+                             [float(self.direction[n]) for n in inputs], self.product,
+                             DEFAULT_RTOL if rtol is None else rtol,
+                             DEFAULT_ATOL if atol is None else atol, strict)
+
 
 def hvp(source: str | Graph, at: Mapping[str, object] | None, direction: Mapping[str, object],
         *, wrt: Iterable[str] | None = None, of: str | None = None,

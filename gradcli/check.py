@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 
 from .errors import GradcliError, InputError, name_list
 from .engine.forward import forward
-from .engine.graph import Graph, describe_call, point_vector
+from .engine.graph import Graph, describe_node, point_vector
 from .language.printer import format_constant
 from .engine.partials import local_partials, node_partials
 from .engine.reverse import reverse
@@ -199,21 +199,29 @@ def _extrapolate(d: list[float], rounding: list[float], orders: tuple[int, ...])
 
 
 class _Line:
-    """f near the point, along one input at a time: values, and the side of each kink node."""
+    """f near the point, along one input at a time (or, with a ``direction``, along it whatever
+    the input): values, and the side of each kink node."""
 
-    def __init__(self, graph: Graph, point: list[float], function, kinks):
+    def __init__(self, graph: Graph, point: list[float], function, kinks, direction=None):
         self.graph, self.point, self.function, self.kinks = graph, point, function, kinks
+        self.direction = direction
         self.cache: dict[tuple[int, float], tuple[float | None, tuple[int, ...], str]] = {}
+
+    def moved(self, i: int, t: float) -> list[float]:
+        """The point with input i moved by t (with a direction v: the point + t·v)."""
+        if self.direction is not None:
+            return [p + t * v for p, v in zip(self.point, self.direction)]
+        moved = list(self.point)
+        moved[i] += t
+        return moved
 
     def sample(self, i: int, t: float) -> tuple[float | None, tuple[int, ...], str]:
         """(f, kink sides, "") with input i moved by t, or (None, (), why f is not defined)."""
         key = (i, t)
         found = self.cache.get(key)
         if found is None:
-            moved = list(self.point)
-            moved[i] += t
             try:
-                found = self.evaluate(moved)
+                found = self.evaluate(self.moved(i, t))
             except GradcliError as exc:
                 found = (None, (), str(exc))
             self.cache[key] = found
@@ -230,27 +238,44 @@ class _Line:
         return tuple(side(*[values[a] for a in args]) for _, side, args in self.kinks)
 
 
+def _shown(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, marked ≈ where those are not exactly the
+    double (a step 1.4901161193847656e-08 is ≈1.5e-08): no digit is shown as the number's that
+    is not."""
+    text = f"{value:.{digits}g}"
+    return text if not math.isfinite(value) or float(text) == value else "≈" + text
+
+
 class _Checker:
     """Numerical derivatives along each input of one point, with their steps and notes."""
 
     def __init__(self, graph: Graph, point: Sequence[float], function, rtol: float, atol: float,
-                 noise: float):
+                 noise: float, direction=None):
         self.graph, self.rtol, self.atol, self.noise = graph, rtol, atol, noise
         live, base = graph.live_nodes(), graph.base
         kinks = [(base + k, p.kink, graph.args(k))
                  for k, p in enumerate(graph.ops) if p.kink is not None and live[k]]
         self.kink_slots = [slot for slot, *_ in kinks]
-        self.line = _Line(graph, list(point), function, kinks)
+        self.line = _Line(graph, list(point), function, kinks, direction)
+        # Along a direction v: steps in t are sized by the input v moves most (``along``), so
+        # that input moves by the step an input of its size would (eval's --check's)
+        self.along, self.scale = 0, 1.0
+        if direction is not None and any(direction):
+            self.along = max(range(len(direction)), key=lambda j: abs(direction[j]))
+            self.scale = abs(direction[self.along])
         self.values = forward(graph, list(point))
         self.center = function(self.values)
         self.sides = self.line.sides(self.values)
 
     def _where(self, i: int, t: float) -> str:
+        if self.line.direction is not None:
+            return "the point" if t == 0 else \
+                f"the point {'+' if t > 0 else '−'} {_shown(abs(t), 2)}·v"
         name = self.graph.inputs[i]
-        return name if t == 0 else f"{name} {'+' if t > 0 else '−'} {abs(t):.2g}"
+        return name if t == 0 else f"{name} {'+' if t > 0 else '−'} {_shown(abs(t), 2)}"
 
     def _call(self, slot: int) -> str:
-        return describe_call(*self._args(slot)[:2])
+        return describe_node(self.graph, slot, self.values)
 
     def _args(self, slot: int):
         k = slot - self.graph.base
@@ -281,7 +306,7 @@ class _Checker:
         why = self.unusable(i, s, h0)
         if not why:
             return h0, ""
-        floor = 64 * math.ulp(self.line.point[i])
+        floor = 64 * math.ulp(self.line.point[i]) / self.scale
         lo, hi = 1, max(1, int(math.log2(h0) - math.log2(floor)))
         if self.unusable(i, s, math.ldexp(h0, -hi)):
             return None, why
@@ -355,7 +380,7 @@ class _Checker:
 
     def estimate(self, i: int) -> tuple[_Estimate | None, str, Kink | None]:
         """The numerical derivative along input i, a note on how it was found, and any kink."""
-        h0 = base_step(self.line.point[i])
+        h0 = base_step(self.line.point[i]) / self.scale
         (hl, why_l), (hr, why_r) = self.usable_step(i, -1, h0), self.usable_step(i, 1, h0)
         if hl is not None and hr is not None:
             kink = self._kink(i, hl, hr, h0)
@@ -366,8 +391,9 @@ class _Checker:
             best = self.refine(central, h0, False)
             if best.step == h0:
                 return best, "", None
-            return best, (f"step {best.step:.2g} instead of {h0:.2g}, where the difference "
-                          f"quotient is only accurate to ±{central(h0).error:.2g}"), None
+            return best, (f"step {_shown(best.step, 2)} instead of {_shown(h0, 2)}, where the "
+                          f"difference quotient is only accurate to "
+                          f"±{_shown(central(h0).error, 2)}"), None
         candidates = []
         if hl is not None and hr is not None:
             candidates.append(self.refine(central, min(hl, hr), True))
@@ -380,8 +406,10 @@ class _Checker:
             return None, (f"no difference quotient: f is not defined on either side of "
                           f"{self._where(i, 0)} ({why_l}; {why_r})"), None
         if best.scheme == "central":
-            return best, f"step shrunk from {h0:.2g} to {best.step:.2g}: {why}", None
-        return best, f"one-sided ({best.scheme}) differences, step {best.step:.2g}: {why}", None
+            return best, (f"step shrunk from {_shown(h0, 2)} to {_shown(best.step, 2)}: "
+                          f"{why}"), None
+        return best, (f"one-sided ({best.scheme}) differences, step {_shown(best.step, 2)}: "
+                      f"{why}"), None
 
     def _kink(self, i: int, hl: float, hr: float, h0: float):
         """At a kink along input i: (estimate, note, Kink) from the one-sided slopes; else None."""
@@ -409,20 +437,20 @@ class _Checker:
         sides = {"forward": (1,), "backward": (-1,)}.get(e.scheme, (-1, 1))
         if all(self.line.sample(i, s * e.step * f)[0] == self.center for s in sides for f in _OFFSETS):
             return (f"inconclusive: f does not change at all when {name} moves by up to "
-                    f"{e.step:.2g}: the step is lost to rounding (a much larger intermediate "
-                    "value absorbs it)")
+                    f"{_shown(e.step, 2)}: the step is lost to rounding (a much larger "
+                    "intermediate value absorbs it)")
         if 2 * e.error >= gap:
             return (f"inconclusive: the numerical derivative is itself only accurate to "
-                    f"±{e.error:.2g} here, as much as it differs from AD")
+                    f"±{_shown(e.error, 2)} here, as much as it differs from AD")
         # A difference quotient is an average of f' over the interval it spans. Where AD's own
         # derivative changes across that interval by as much as the gap, the quotient cannot
         # tell AD's value at the point from that average (sin(x) at 1e22: the smallest step
         # spans many periods).
         variation = self._variation(i, e, sides, gradient, name)
         if 2 * variation >= gap:
-            return (f"inconclusive: the step {e.step:.2g} is too coarse for f here: AD's "
-                    f"∂f/∂{name} itself changes by {variation:.2g} across it (huge or tiny "
-                    "arguments), and the difference quotient only sees its average")
+            return (f"inconclusive: the step {_shown(e.step, 2)} is too coarse for f here: "
+                    f"AD's ∂f/∂{name} itself changes by {_shown(variation, 2)} across it (huge "
+                    "or tiny arguments), and the difference quotient only sees its average")
         return ""
 
     def _variation(self, i: int, e: _Estimate, sides, gradient, name: str) -> float:
@@ -430,10 +458,8 @@ class _Checker:
         center = gradient(list(self.line.point))[name]
         largest = 0.0
         for s in sides:
-            moved = list(self.line.point)
-            moved[i] += s * e.step
             try:
-                value = gradient(moved)[name]
+                value = gradient(self.line.moved(i, s * e.step))[name]
             except GradcliError:
                 return math.inf
             change = abs(value - center)
@@ -468,21 +494,23 @@ def kink_note(kink: Kink, name: str, ad: float, ok: bool) -> str:
                  f"{' and '.join(kink.subgradients)}")
     if kink.jump:
         return (f"{where}; but f jumps here along {name}: the difference quotients grow like 1/h "
-                f"({kink.left:.3g} from the left, {kink.right:.3g} from the right), so f has no "
-                "derivative at this point")
+                f"({_shown(kink.left, 3)} from the left, {_shown(kink.right, 3)} from the "
+                "right), so f has no derivative at this point")
     if kink.differentiable:
-        text = (f"{where}; f has the same slope {kink.left:.12g} from the left and the right "
-                f"along {name}, so it is differentiable here")
-        return text + ("" if ok else f"; but AD's subgradients add up to {ad:.12g}")
-    return (f"{where}; along {name} the difference quotient sees slope {kink.left:.12g} from the "
-            f"left and {kink.right:.12g} from the right, so f is not differentiable here")
+        text = (f"{where}; f has the same slope {_shown(kink.left, 12)} from the left and "
+                f"the right along {name}, so it is differentiable here")
+        return text + ("" if ok else f"; but AD's subgradients add up to {_shown(ad, 12)}")
+    return (f"{where}; along {name} the difference quotient sees slope "
+            f"{_shown(kink.left, 12)} from the left and {_shown(kink.right, 12)} from the right, "
+            "so f is not differentiable here")
 
 
 def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]], Mapping[str, float]],
           *, function: Callable[[list[float]], float] | None = None, noise: float = 0.0,
           rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
           expected: Mapping[str, tuple[str, float]] | None = None,
-          expected_ad: Mapping[str, float] | None = None, strict: bool = False) -> Check:
+          expected_ad: Mapping[str, float] | None = None, strict: bool = False,
+          direction: Sequence[float] | None = None) -> Check:
     """Compare ``gradient(point)`` (input name -> AD derivative) with numerical derivatives.
 
     ``point`` holds the input values in graph order. ``function(values)`` gives the scalar to
@@ -491,19 +519,21 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
     :func:`rounding_noise`). ``expected`` maps an input name to ``(formula, value)``, a
     hand-derived derivative compared with AD's, or with ``expected_ad[name]`` when given (AD's
     ∂f/∂x when ``gradient`` is scaled by a seed). Each row agrees, disagrees, or is inconclusive
-    (the difference quotient cannot decide); ``strict`` makes an inconclusive row fail.
+    (the difference quotient cannot decide); ``strict`` makes an inconclusive row fail. With a
+    ``direction`` v (one value per input), each derivative is along v, whatever its name: the
+    difference quotients of ``function`` at the point ± h·v.
     """
     if rtol < 0 or atol < 0:
         raise InputError("tolerances must not be negative")
     output = graph.output
     function = function or (lambda values: values[output])
     ad = gradient(list(point))
-    checker = _Checker(graph, point, function, rtol, atol, noise)
+    checker = _Checker(graph, point, function, rtol, atol, noise, direction)
     expected = expected or {}
     rows = []
     position = {name: i for i, name in enumerate(graph.inputs)}
     for name, derivative in ad.items():
-        i = position[name]
+        i = checker.along if direction is not None else position[name]
         estimate, note, kink = checker.estimate(i)
         if estimate is None:
             numeric, error, step, scheme = math.nan, math.inf, math.nan, "none"
@@ -515,7 +545,7 @@ def check(graph: Graph, point: Sequence[float], gradient: Callable[[list[float]]
               and agrees(derivative, numeric, rtol, atol))
         status = "agree" if ok else "disagree"
         if kink is not None:
-            note = kink_note(kink, name, derivative, ok)
+            note = kink_note(kink, name if direction is None else "v", derivative, ok)
         elif estimate is None:
             status = "inconclusive"
         elif not ok:
@@ -839,6 +869,33 @@ def check_hessian(graph: Graph, point: list[float], columns: list[int],
         rows[names[a]] = check(graph, point, lambda p, row=row: row, function=component,
                                rtol=rtol, atol=atol, strict=strict)
     return HessianCheck(rows, rtol, atol, strict)
+
+
+def check_product(graph: Graph, point: list[float], direction: list[float],
+                  product: Mapping[str, float], rtol: float = DEFAULT_RTOL,
+                  atol: float = DEFAULT_ATOL, strict: bool = False) -> Check:
+    """A Hessian-vector product H·v (input name -> AD's entry) against central differences of
+    that component of the AD gradient along v, (∂f/∂x_i(x + h·v) - ∂f/∂x_i(x - h·v))/2h,
+    extrapolated and judged as eval's --check judges the gradient (``direction``: v, one value
+    per input in graph order). The rows are the entries, in order."""
+    from .engine.dual import hessian_vector_product
+    rows = []
+    for name, value in product.items():
+        slot = graph.n_const + graph.inputs.index(name)
+
+        def component(values: list[float], slot: int = slot) -> float:
+            return reverse(graph, values)[0][slot]
+
+        def ad(at: list[float], name: str = name, value: float = value, slot: int = slot):
+            if list(at) == list(point):
+                return {name: value}
+            values = forward(graph, list(at))  # (the check asks at a moved point: inconclusive?)
+            _, hv = hessian_vector_product(graph, values, local_partials(graph, values),
+                                           list(direction))
+            return {name: hv[slot - graph.n_const]}
+        rows += check(graph, point, ad, function=component, rtol=rtol, atol=atol,
+                      strict=strict, direction=direction).rows
+    return Check(rows, rtol, atol, strict)
 
 
 # -- the check of a Jacobian: each row against numerical derivatives of its output --------------

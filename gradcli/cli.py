@@ -211,8 +211,10 @@ def _silence_stdout() -> None:
 
 
 def _read_source(expression: str | None, file,
-                 example: str = 'gradcli eval "x^2 + y" --at x=1,y=2') -> str:
-    """The source text (from the argument, -f FILE or stdin), kept for error messages' carets."""
+                 example: str = 'gradcli eval "x^2 + y" --at x=1,y=2', warn: bool = True) -> str:
+    """The source text (from the argument, -f FILE or stdin), kept for error messages' carets;
+    with ``warn``, the warnings on its reading (a command that compiles it with :func:`_compiled`
+    says them from that parse instead)."""
     if expression is not None and file is not None:
         raise InputError("give either an EXPRESSION or -f FILE, not both")
     if file == "-":
@@ -231,27 +233,46 @@ def _read_source(expression: str | None, file,
     # A byte-order mark (Windows Notepad saves one) is not part of the text.
     source = source.removeprefix("\ufeff")
     click.get_current_context().meta["gradcli.source"] = source
-    _warn_readings(source)
+    if warn:
+        _warn_source(source)
     return source
 
 
-def _warn_readings(source: str) -> None:
-    """A warning for each reading of the source that may not be what was meant (``1/2x`` is
-    ``(1/2)*x``, ``2^3x`` is ``(2^3)*x``). Checked where a division or a power's number is
-    followed by a factor written without ``*`` (or in any short source): a long program is not
-    parsed twice for nothing."""
+def _warn_source(source: str) -> None:
+    """The warnings on the source's reading, from a parse of its own: for a command that
+    compiles it elsewhere (diff's symbolic form, plot, explore, array nodes)."""
+    if _may_misread(source):
+        from .engine.graph import read_back
+        try:
+            _warn_readings(read_back(source)[1])
+        except GradcliError:
+            pass  # the command says what is wrong with it
+
+
+def _may_misread(source: str) -> bool:
+    """Whether the source may have a reading worth a warning (``1/2x`` is ``(1/2)*x``, ``2^3x``
+    is ``(2^3)*x``): a division or a power, and in a long program a division's or a power's
+    number followed by a factor written without ``*`` (its reading is kept only then)."""
     if "/" not in source and "÷" not in source and "^" not in source and "**" not in source:
-        return
-    if len(source) > 10_000 and not re.search(_DIVIDED_FACTOR, source) \
-            and not re.search(_POWERED_FACTOR, source):
-        return
-    from .engine.graph import read_back
-    try:
-        notes = read_back(source)[1]
-    except GradcliError:
-        return  # the command says what is wrong with it
+        return False
+    return len(source) <= 10_000 or bool(re.search(_DIVIDED_FACTOR, source)
+                                         or re.search(_POWERED_FACTOR, source))
+
+
+def _warn_readings(notes) -> None:
+    """A warning for each reading of the source that may not be what was meant."""
     for _, text, _ in notes:
         _warn(text)
+
+
+def _compiled(source: str, at=None, shown: bool = False):
+    """The source's graph for the point ``at`` (:func:`gradcli.api.compile_at`), the warnings on
+    its reading said from the same parse (kept where it may have one, or ``shown``: --json)."""
+    from .api import compile_at
+    graph = compile_at(source, at, shown or _may_misread(source))
+    if graph.reading is not None:
+        _warn_readings(graph.reading[1])
+    return graph
 
 
 # "/", an operand, then a factor with no operator between: 1/2x, a/b c, 1/(2)(x)
@@ -572,7 +593,7 @@ def eval_command(**options):
     --check or --expect, any failed row of --points/--grid), 2 bad input (syntax, unknown
     name, missing value, outside a domain).
     """
-    from .api import compile_at, select_outputs
+    from .api import select_outputs
 
     ctx = click.get_current_context()
     request = EvalRequest(**options, given=frozenset(
@@ -582,11 +603,11 @@ def eval_command(**options):
         raise InputError("'-' reads standard input once: it cannot hold both the expression "
                          "and the points", hint="give the expression as an argument or with "
                                                 "-f FILE, and pipe the points to --points -")
-    request.source = _read_source(request.expression, request.file)
+    request.source = _read_source(request.expression, request.file, warn=False)
     request.at = _merged(request.at)
     request.trace = request.trace or bool(request.elements)  # --elements shows a trace
     if request.batch:
-        graph = select_outputs(compile_at(request.source, request.at), request.of)
+        graph = select_outputs(_compiled(request.source, request.at), request.of)
         _warn_unread(request.at, graph)
         _refuse("batch", request.facts(),
                 many="--points" if request.points_path is not None else "--grid")
@@ -597,13 +618,14 @@ def eval_command(**options):
     with gc_paused():
         nodes = _on_array_nodes(request)
         if nodes is not None:  # --float64 of array inputs: array nodes, no scalar tape
+            _warn_source(request.source)  # (array nodes keep no reading)
             _warn_unread(request.at, nodes.graph)
             _refuse("point", request.facts())
             return _eval_point(nodes.graph, request, nodes)
         # the source as read is shown by --json and --trace: kept from compile's parse
         shown = (request.as_json or request.trace
                  or (request.export_path or "").lower().endswith(".json"))
-        graph = select_outputs(compile_at(request.source, request.at, shown), request.of)
+        graph = select_outputs(_compiled(request.source, request.at, shown), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
         seed = request.seed
@@ -1155,7 +1177,8 @@ def _array_trace(result):
 @_JSON
 @click.option("--check", "check_", is_flag=True,
               help="Also compare every entry with numerical derivatives of the AD gradient, "
-                   "as eval --check does for the gradient; exit 1 if any disagrees.")
+                   "as eval --check does for the gradient (with --direction: H·v against "
+                   "central differences of the gradient along v); exit 1 if any disagrees.")
 @_STRICT
 @_MAX_ROWS
 @click.option("--rtol", type=click.FloatRange(min=0), default=None,
@@ -1192,23 +1215,25 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
-    from .api import compile_at, hessians, select_outputs
+    from .api import hessians, select_outputs
     from .points import merge_points
 
-    source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2')
+    source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2',
+                          warn=False)
     if export_path and not _latex_export(export_path, standalone):
         raise InputError(f"--export {export_path}: hessian writes LaTeX only",
                          hint="use a name ending in .tex")
     _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
-    graph = select_outputs(compile_at(source, point, as_json), of)  # --json shows the reading
+    graph = select_outputs(_compiled(source, point, as_json), of)  # --json shows the reading
     _warn_unread(point, graph)
     if export_path and graph.n_outputs > 1:
         raise InputError("--export writes the Hessian of one output",
                          hint=f"pick one with --of {graph.output_names[0]}")
     if direction is not None:
+        report = (rtol, atol, strict) if check_ else None
         return _hessian_product(graph, point, direction, wrt, digits, float64, as_json,
-                                check_ or export_path, max_rows, width, ascii_)
+                                export_path, report, max_rows, width, ascii_)
     _check_hessian_size(graph, wrt)
     results = hessians(graph, point, wrt=wrt, digits=digits, float64=float64)
     reports = {name: r.check(rtol, atol, strict) if check_ else None for name, r in results.items()}
@@ -1271,28 +1296,40 @@ def _check_hessian_size(graph, wrt) -> None:
                               "number of inputs; or name fewer inputs with --wrt")
 
 
-def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, refused, max_rows,
-                     width, ascii_) -> None:
-    """hessian --direction: the value, the gradient and H·v, an array input's in its shape."""
+def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, refused, check_,
+                     max_rows, width, ascii_) -> None:
+    """hessian --direction: the value, the gradient and H·v, an array input's in its shape;
+    with ``check_`` (rtol, atol, strict), H·v against central differences of the gradient."""
     from .api import hvp
     if refused:
-        raise InputError("--check and --export go with the whole Hessian, and --direction gives "
-                         "one product", hint="drop --direction to check or export the Hessian")
+        raise InputError("--export goes with the whole Hessian, and --direction gives one "
+                         "product", hint="drop --direction to export the Hessian")
     if graph.n_outputs > 1:
         raise InputError("--direction gives the product of one output's Hessian",
                          hint=f"pick one with --of {graph.output_names[0]}")
     _warn_unread(direction, graph, "--direction: ")
     result = hvp(graph, point, direction, wrt=wrt, digits=digits, float64=float64)
+    report = result.check(*check_) if check_ else None
     screen = _screen(width, ascii_)
     if as_json:
-        from .views.json import hvp_json
-        screen.json(hvp_json(result))
+        from .views.json import check_json, hvp_json
+        data = hvp_json(result)
+        if report is not None:
+            data["check"] = check_json(report)
+        screen.json(data)
+        if report is not None and not report.ok:
+            click.get_current_context().exit(EXIT_NUMERICAL)
         return
     from .views.arrays import gradient_blocks
     items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
     items.append("Hessian-vector product H·v along the --direction v:")
     items += gradient_blocks("f", None, result.product, graph.arrays, digits, max_rows,
                              label="∂(∇{output}·v)/∂{name}")
+    if report is not None:
+        from .views.tables import check_table
+        items.append(check_table(report, digits, max_rows=max_rows,
+                                 title="H·v check: AD against central differences of the "
+                                       "gradient along v"))
     screen.show(*items)
     if float64:
         _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
@@ -1301,6 +1338,8 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
                                          *result.product.values()]):
         from .engine.certify import short_digits
         _notes(screen, [f"note: {short_digits(digits)}"])
+    if report is not None and not report.ok:
+        click.get_current_context().exit(EXIT_NUMERICAL)
 
 
 @main.command("diff", **EXPRESSION_COMMAND)
@@ -1583,9 +1622,8 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
       gradcli codegen "w*x + b" --inputs w,b,x --wrt w,b --returns dict
       gradcli codegen "mean((X @ w - y)^2)" --shape X=3x2,w=2,y=3 --lang numpy
     """
-    from .api import compile
     from .code import generate
-    source = _read_source(expression, file, example='gradcli codegen "x^2*y"')
+    source = _read_source(expression, file, example='gradcli codegen "x^2*y"', warn=False)
     mode = mode or ("hessian" if hvp else "reverse")
     shapes = _array_shapes(shapes, ())
     if shapes:  # array inputs: array code
@@ -1593,11 +1631,12 @@ def codegen_command(expression, file, lang, mode, hvp, name, wrt, inputs, return
         if mode != "reverse":
             raise InputError(f"array code is the gradient (reverse mode), not --mode {mode}",
                              option="mode", hint="drop --mode and --hvp")
+        _warn_source(source)
         generated = generate_arrays(source, shapes, lang, name=name, inputs=inputs, wrt=wrt,
                                     returns=returns)
     else:
         with _shape_hint():
-            generated = generate(compile(source), lang, mode, name=name, hvp_only=hvp,
+            generated = generate(_compiled(source), lang, mode, name=name, hvp_only=hvp,
                                  inputs=inputs, wrt=wrt, returns=returns)
     files = []
     if output_path is not None:
@@ -1686,19 +1725,19 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     Exit codes: 0 success, 1 numerical failure at the --at point, 2 bad input (also: -o with
     an image type when Graphviz's dot is not installed).
     """
-    from .api import annotations, compile_at
+    from .api import annotations
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
     from .points import merge_points
 
     ctx = click.get_current_context()
-    source = _read_source(expression, file, example='gradcli graph "x^2 + y"')
+    source = _read_source(expression, file, example='gradcli graph "x^2 + y"', warn=False)
     point = merge_points(list(at))
-    graph = compile_at(source, point)
+    graph = _compiled(source, point)
     if at:
         _warn_unread(point, graph)
     if _has_arrays(graph) and graph.n_outputs == 1:  # a node per array operation
-        picture = _array_picture(graph, point if at else None)
+        picture = _array_picture(graph, point if at else None, max_nodes)
     elif at:
         values, adjoint, partials = annotations(graph, point)
         picture = build_picture(graph, values, max_nodes, adjoint=adjoint, partials=partials)
@@ -1733,17 +1772,17 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
         _warn(note)
 
 
-def _array_picture(graph, point):
+def _array_picture(graph, point, max_nodes: int):
     """graph of a program with array values: a node per array operation, with its shape (at a
-    point, float64's values and adjoints, as the scalar graph's)."""
+    point, float64's values and adjoints, as the scalar graph's), at most ``max_nodes``."""
     from .arraytrace import build_array_trace
     from .views.picture import array_picture
     if point is None:
-        return array_picture(build_array_trace(graph, None, None, None))
+        return array_picture(build_array_trace(graph, None, None, None), max_nodes)
     from .api import evaluate
     result = evaluate(graph, point, float64=True, record=True)
     adjoint, records = result.sweep
-    return array_picture(build_array_trace(graph, result.values, adjoint, records))
+    return array_picture(build_array_trace(graph, result.values, adjoint, records), max_nodes)
 
 
 @main.command("plot", **EXPRESSION_COMMAND)

@@ -438,8 +438,15 @@ def test_hessian_vector_product_in_shape_with_scalars(run):
 def test_hessian_direction_of_another_shape_is_an_input_error(run, reported):
     result = run("hessian", "sum(w^3)", "--at", "w=[1,2,3]", "--direction", "w=[1,0]")
     reported(result, 2, ["--direction gives w the shape (2,), and the input w is (3,)"])
-    reported(run("hessian", "sum(w^3)", "--at", "w=[1,2]", "--direction", "w=[1,0]", "--check"),
-             2, ["--check and --export go with the whole Hessian"])
+    reported(run("hessian", "sum(w^3)", "--at", "w=[1,2]", "--direction", "w=[1,0]", "--export",
+                 "h.tex"), 2, ["--export goes with the whole Hessian"])
+    # --check of the product: H·v = (6·w[0]·1, 0) = (6, 0) against the gradient's differences
+    checked = run("hessian", "sum(w^3)", "--at", "w=[1,2]", "--direction", "w=[1,0]", "--check",
+                  "--json")
+    assert checked.exit_code == 0, checked.output
+    rows = json.loads(checked.stdout)["check"]["rows"]
+    assert [(r["input"], r["status"]) for r in rows] == [("w[0]", "agree"), ("w[1]", "agree")]
+    assert abs(rows[0]["numeric"] - 6) < 1e-8 and abs(rows[1]["numeric"]) < 1e-8
     reported(run("hessian", "w^2", "--at", "w=[1,2]", "--direction", "w=[1,0]"),
              2, ["--direction gives the product of one output's Hessian"])
 

@@ -309,3 +309,26 @@ def test_no_rule_flows_into_a_constant_array():
     (into_w,) = [r for r in t.rules if r.target == "w"]
     assert into_w.rule.endswith("ᵀ ḡ")
     proven_close(into_w.contribution, [2, 2])  # column sums of ones(2, 2)
+
+
+def test_graph_max_nodes_caps_an_array_program_too(gradcli_script):
+    import json
+    source = "z = w*w; s = sum(z); t = sum(sin(z)); s*t + sum(exp(w))"
+    # w, w*w, sum, sin, sum, *, exp, sum, +: 9 nodes; the 3 nearest the output are the last +
+    # and its two arguments (s*t, sum(exp(w))), their own arguments drawn as … in their place
+    done = subprocess.run([gradcli_script, "graph", source, "--at", "w=[1,2,3]",
+                           "--max-nodes", "3", "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    picture = json.loads(done.stdout)
+    assert (picture["shown"], picture["total"]) == (6, 9)  # (drawn: with the 3 stand-ins)
+    kinds = sorted(node["kind"] for node in picture["nodes"])
+    assert kinds == ["hidden"] * 3 + ["operation"] * 3
+    output, = [node for node in picture["nodes"] if node["output"]]
+    w = [mpmath.mpf(v) for v in (1, 2, 3)]
+    want = sum(v * v for v in w) * sum(mpmath.sin(v * v) for v in w) + sum(map(mpmath.exp, w))
+    assert abs(mpmath.mpf(output["value"]) - want) < 1e-12 * abs(want)
+    assert "showing the 3 nodes nearest the output, of 9" in done.stderr
+    every = subprocess.run([gradcli_script, "graph", source, "--at", "w=[1,2,3]", "--max-nodes", "0",
+                            "--json"],
+                           capture_output=True, text=True)
+    assert json.loads(every.stdout)["shown"] == 9 and every.stderr == ""

@@ -186,7 +186,29 @@ def test_a_kink_met_exactly_uses_the_convention_and_says_so(gradcli_script):
 # softmax's max shift at a tie carries 1 - 1/2 - 1/2 = 0 (no note); a tie that reaches the
 # output (max itself, or scaled) keeps its note. Expected gradients: softmax by hand (1/2 each;
 # for softmax(z)[0] at a tie, s(1 - s) = 1/4 and -s·s = -1/4).
-KINK_NOTES = [
+def _softmax(z):
+    exps = [mpmath.exp(mpmath.mpf(v)) for v in z]
+    return [e / sum(exps) for e in exps]
+
+
+def _softmax_row(z, i):  # ∂softmax(z)[i]/∂z_j = s_i (δ_ij - s_j)
+    s = _softmax(z)
+    return [float(s[i] * ((1 if i == j else 0) - s[j])) for j in range(len(z))]
+
+
+# A tie of the shift where exp(x - m) is irrational (exp(-1)): the path through m carries
+# 1 - Σ softmax, 0 exactly though no ball shows it; the shift's max is no kink at all
+# (Graph.shifts). A max of the user's own at the same tie keeps its note.
+SHIFT_TIES = [
+    ("logsumexp(z)", "z=[2,2,1]", False, [float(s) for s in _softmax([2, 2, 1])]),
+    ("softmax(z)[0]", "z=[2,2,1]", False, _softmax_row([2, 2, 1], 0)),
+    ("log_softmax(z)[1]", "z=[3,3,1]", False,
+     [float((1 if j == 1 else 0) - s) for j, s in enumerate(_softmax([3, 3, 1]))]),
+    ("softmax(z)[0] + max(z)", "z=[2,2,1]", True,
+     [g + h for g, h in zip(_softmax_row([2, 2, 1], 0), [0.5, 0.5, 0.0])]),
+]
+
+KINK_NOTES = SHIFT_TIES + [
     ("logsumexp(z)", "z=[2,2]", False, [0.5, 0.5]),
     ("softmax(z)[0]", "z=[2,2]", False, [0.25, -0.25]),
     ("log_softmax(z)[1]", "z=[3,3]", False, [-0.5, 0.5]),
@@ -217,7 +239,7 @@ def _point(at: str):
 
 
 def test_a_kink_note_only_where_the_kink_can_matter_installed(gradcli_script):
-    for expression, at, noted, _ in KINK_NOTES[:1] + KINK_NOTES[3:4]:
+    for expression, at, noted, _ in KINK_NOTES[:1] + KINK_NOTES[3:5]:
         done = subprocess.run([gradcli_script, "eval", expression, "--at", at],
                               capture_output=True, text=True, encoding="utf-8")
         assert done.returncode == 0 and ("exactly at its kink" in done.stderr) == noted

@@ -114,7 +114,7 @@ def test_a_fixed_step_would_fail_where_the_scaled_step_does_not():
 
 # (source, point, exact derivative, words the note must contain)
 DOMAIN_EDGES = [
-    ("log(x)", 1e-9, 1e9, ["step shrunk", "x − 7.6e-06", "domain of log"]),
+    ("log(x)", 1e-9, 1e9, ["step shrunk", "x − ≈7.6e-06", "domain of log"]),
     ("log(x)", 1e-300, 1e300, ["step shrunk", "domain of log"]),
     ("sqrt(x)", 1e-12, 0.5 / 1e-6, ["step shrunk", "domain of sqrt"]),
     ("asin(x)", 1 - 2 ** -30, 1 / math.sqrt(1 - (1 - 2 ** -30) ** 2), ["step shrunk", "asin"]),
@@ -459,3 +459,32 @@ def test_the_docs_show_check_and_expect_runs():
     """tests/test_docs.py replays every example; here: the pages have --check and --expect ones."""
     commands = [command for command, _ in readme_runs(lambda c: "--check" in c or "--expect" in c)]
     assert any("--expect" in c for c in commands) and any("relu" in c for c in commands)
+
+
+# -- the numbers in the check's notes and the engine's messages: the double's digits or marked ----
+
+def test_a_rounded_number_in_a_note_is_marked_and_an_exact_one_is_not():
+    from gradcli.check import _shown
+    step = 2.0 ** -26  # 1.4901161193847656e-08: 1.5e-08 is not it
+    assert _shown(step, 2) == "≈1.5e-08"
+    assert _shown(1e-06, 2) == "1e-06" and _shown(0.5, 12) == "0.5" and _shown(2.0, 12) == "2"
+    assert _shown(math.inf, 3) == "inf"
+
+
+def test_a_kink_of_a_computed_argument_is_shown_as_float64s():
+    # x*x - 1 at x = 1 is 0 in float64: the kink's argument is a double, marked so
+    result = run("eval", "relu(x*x - 1)", "--at", "x=1", "--check")
+    assert "v3 = relu(0) in float64 is at its kink, where AD uses relu'(0) = 0" in result.output
+    # an input's own value is the number given: no mark
+    result = run("eval", "relu(x)", "--at", "x=0", "--check")
+    assert "v1 = relu(0) is at its kink" in result.output
+
+
+def test_a_derivative_that_is_not_finite_names_float64s_arguments():
+    # ∂(a^b)/∂b = a^b·ln a at a = x + 1 = -1: ln(-1) is not real (mpmath: a complex number)
+    assert mpmath.log(-1).imag != 0
+    result = run("eval", "(x+1)^(y-2)", "--at", "x=-2,y=3")
+    assert result.exit_code == 1
+    assert "v3 = -1 ^ 1 in float64: the derivative by v2" in result.stderr
+    result = run("hessian", "x^1.5", "--at", "x=0")
+    assert "v1 = 0 ^ 1.5: the second derivative by x" in result.stderr

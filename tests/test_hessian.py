@@ -248,3 +248,48 @@ def test_cli_check_json_and_exit_codes(run):
 ])
 def test_cli_errors(run, reported, args, code, words):
     reported(run(*args), code, words)
+
+
+# -- hessian --direction --check: H·v against central differences of the gradient along v -------
+
+def _sympy_product(source: str, point: dict, direction: dict) -> dict:
+    import sympy
+    names = sorted(point)
+    symbols = sympy.symbols(names)
+    f = sympy.sympify(source.replace("^", "**"))
+    at = {s: sympy.Rational(str(point[n])) for s, n in zip(symbols, names)}
+    return {n: float(sum(sympy.diff(f, s, t).subs(at) * sympy.Rational(str(direction[m]))
+                         for t, m in zip(symbols, names))) for s, n in zip(symbols, names)}
+
+
+def test_check_of_the_hessian_vector_product_agrees_with_central_differences(run):
+    source, point, v = "x^2*y + sin(x*y)", {"x": 0.7, "y": 1.3}, {"x": 0.5, "y": -2.0}
+    want = _sympy_product(source, point, v)
+    result = run("hessian", source, "--at", "x=0.7,y=1.3", "--direction", "x=0.5,y=-2",
+                 "--check", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    rows = {row["input"]: row for row in data["check"]["rows"]}
+    assert data["check"]["ok"] and set(rows) == {"x", "y"}
+    for name in ("x", "y"):
+        assert rows[name]["status"] == "agree"
+        assert abs(rows[name]["numeric"] - want[name]) <= 1e-8 * abs(want[name])
+        assert abs(data["product"][name] - want[name]) <= 1e-14 * abs(want[name])
+    text = run("hessian", source, "--at", "x=0.7,y=1.3", "--direction", "x=0.5,y=-2", "--check")
+    assert "H·v check: AD against central differences of the gradient along v" in text.stdout
+
+
+def test_check_of_the_product_at_a_kink_fails_with_exit_1(gradcli_script):
+    import subprocess
+    # relu(x)*y at x = 0: ∂f/∂y = relu(x) has slope 0 on the left, 1 on the right; along v =
+    # (0.5, -2) the component ∂f/∂y changes by 0 and 0.5 per unit t: no derivative, AD's 0 fails
+    done = subprocess.run([gradcli_script, "hessian", "relu(x)*y", "--at", "x=0,y=1.3",
+                           "--direction", "x=0.5,y=-2", "--check"], capture_output=True,
+                          text=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "sees slope 0 from the left and 0.5 from the right" in done.stdout
+
+
+def test_direction_and_export_are_still_refused_together(run, reported):
+    result = run("hessian", "x*y", "--at", "x=1,y=2", "--direction", "x=1", "--export", "h.tex")
+    reported(result, 2, ["--export goes with the whole Hessian"])

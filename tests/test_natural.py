@@ -358,3 +358,28 @@ def test_an_escaped_superscript_from_the_command_line():
     # an escape of a letter is still a name: \u03b8 is θ
     result = CliRunner().invoke(main, ["eval", "\\u03b8^2", "--at", "θ=3"])
     assert result.exit_code == 0 and "9.000000000000" in result.stdout
+
+
+# -- the warnings on a reading come from the parse that is lowered ---------------------------------
+
+@pytest.mark.parametrize("args", [["eval", "1/2x + 2^3y", "--at", "x=4,y=0.5"],
+                                  ["eval", "1/2x + 2^3y", "--at", "x=4,y=0.5", "--json"],
+                                  ["hessian", "1/2x + 2^3y", "--at", "x=4,y=0.5"],
+                                  ["graph", "1/2x + 2^3y"],
+                                  ["codegen", "1/2x + 2^3y"]])
+def test_a_source_is_parsed_once_and_its_readings_warned_in_order(args, monkeypatch):
+    from gradcli.engine import graph as graph_module
+    calls = []
+    real = graph_module.parse
+
+    def counted(source, *rest, **options):
+        calls.append(source)
+        return real(source, *rest, **options)
+    monkeypatch.setattr(graph_module, "parse", counted)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert calls == ["1/2x + 2^3y"]
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert [w.split(" is read as ")[0] for w in warnings] == ["warning: 1/2x", "warning: 2^3y"]
+    if args[0] == "eval" and "--json" not in args:  # (1/2)*4 + (2^3)*0.5 = 6, as read
+        assert "f     = 6.000000000000\n" in result.stdout

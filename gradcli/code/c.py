@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..symbolic.adjoint import Code, Program, Statement, reads
+from .helpers import DEFINED, c_helper
 from .printer import Printer, comment_lines, source_comment, what
 
 _C_HELPERS = {
@@ -34,53 +35,9 @@ _C_HELPERS = {
     }
     return r;
 }''',
-    "gc_sinc": '''static double gc_sinc(double a)
-{
-    double a2 = a * a;
-    if (fabs(a) < 1e-4) return 1.0 - a2 / 6.0 * (1.0 - a2 / 20.0); /* 0/0 at 0 */
-    return sin(a) / a;
-}''',
-    "gc_digamma": '''static double gc_digamma(double a)
-{
-    static const double bernoulli[8] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
-                                        -691.0 / 2730, 7.0 / 6, -3617.0 / 510};
-    double shift = 0.0, inverse_square, series = 0.0, power;
-    int k;
-    if (a <= 0 && a == floor(a)) return NAN;
-    if (a < 0.5) /* reflection, then a >= 0.5 */
-        return gc_digamma(1.0 - a) - 3.141592653589793 / tan(3.141592653589793 * a);
-    while (a < 10.0) {
-        shift -= 1.0 / a;
-        a += 1.0;
-    }
-    inverse_square = 1.0 / (a * a);
-    power = inverse_square;
-    for (k = 1; k <= 8; k++) {
-        series += bernoulli[k - 1] / (2 * k) * power;
-        power *= inverse_square;
-    }
-    return shift + log(a) - 0.5 / a - series;
-}''',
-    "gc_trigamma": '''static double gc_trigamma(double a)
-{
-    static const double bernoulli[8] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
-                                        -691.0 / 2730, 7.0 / 6, -3617.0 / 510};
-    double shift = 0.0, total, factorial = 1.0;
-    int k;
-    if ((a <= 0 && a == floor(a)) || a < -1e6) return NAN;
-    while (a < 10.0) { /* trigamma(a) = trigamma(a + 1) + 1/a^2 */
-        shift += 1.0 / pow(a, 2.0);
-        a += 1.0;
-    }
-    total = 1.0 / a + 1.0 / (2 * pow(a, 2.0));
-    for (k = 1; k <= 8; k++) {
-        factorial *= (2 * k - 1) * (2 * k); /* (2k)! */
-        total += bernoulli[k - 1] * factorial / factorial / pow(a, 2 * k + 1);
-    }
-    return shift + total;
-}''',
 }
-
+# The special functions: printed from the engine's own (gradcli.code.helpers)
+_C_HELPERS.update({f"gc_{name}": c_helper(name) for name in DEFINED})
 
 
 class C:

@@ -4,6 +4,7 @@ function body, checked statement by statement in Python, NaN in the failed rows 
 from __future__ import annotations
 
 from ..symbolic.adjoint import CONDITIONS, Code, Program, Statement
+from .helpers import DEFINED, array_helper, python_helper
 from .printer import PREFIX, Printer, comment_lines, operand, source_comment, what, wrap
 
 # -- helpers, defined by the generated code when it uses them ------------------------------------
@@ -24,43 +25,9 @@ _PYTHON_HELPERS = {
     return 1.0 if a > 0 else (-1.0 if a < 0 else 0.0)''',
     "_step": '''def _step(a):
     return 1.0 if a > 0 else 0.0''',
-    "_sinc": '''def _sinc(a):
-    if abs(a) < 1e-4:  # the Taylor series: sin(a)/a loses nothing here, but 0/0 at 0
-        a2 = a * a
-        return 1.0 - a2 / 6.0 * (1.0 - a2 / 20.0)
-    return math.sin(a) / a''',
-    "_digamma": '''def _digamma(a):
-    if a <= 0 and a == math.floor(a):
-        raise ValueError("math domain error")
-    if a < 0.5:  # reflection, then a >= 0.5
-        return _digamma(1.0 - a) - math.pi / math.tan(math.pi * a)
-    shift = 0.0
-    while a < 10.0:
-        shift -= 1.0 / a
-        a += 1.0
-    inverse_square = 1.0 / (a * a)
-    series, power = 0.0, inverse_square
-    for k, b in enumerate(_BERNOULLI, start=1):
-        series += b / (2 * k) * power
-        power *= inverse_square
-    return shift + math.log(a) - 0.5 / a - series''',
-    "_trigamma": '''def _trigamma(a):
-    if a <= 0 and a == math.floor(a) or a < -1e6:
-        raise ValueError("math domain error")
-    shift = 0.0
-    while a < 10.0:  # trigamma(a) = trigamma(a + 1) + 1/a^2
-        shift += 1.0 * 1 / a ** 2
-        a += 1.0
-    total = 1 / a ** 1 + 1 / (2 * a ** 2)
-    for k, b in enumerate(_BERNOULLI, start=1):
-        total += b * math.factorial(2 * k) / math.factorial(2 * k) / a ** (2 * k + 1)
-    return shift + 1.0 * total''',
 }
-# The Bernoulli numbers of digamma's and trigamma's asymptotic series (gradcli.engine.special)
-for _name in ("_digamma", "_trigamma"):  # each helper carries the numbers it reads
-    _PYTHON_HELPERS[_name] = _PYTHON_HELPERS[_name].replace("_BERNOULLI", (
-        "(1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66,\n"
-        "                                  -691 / 2730, 7 / 6, -3617 / 510)"))
+# The special functions: printed from the engine's own (gradcli.code.helpers)
+_PYTHON_HELPERS.update({f"_{name}": python_helper(name) for name in DEFINED})
 
 
 def _by_rows(name: str, scalar: str) -> str:
@@ -98,11 +65,7 @@ _ARRAY_HELPERS = {  # {np} is np or jnp
     return {np}.asarray({np}.frompyfunc(math.erfc, 1, 1)(a), dtype={np}.float64)''',
     "_gamma": _by_rows("_gamma", "math.gamma"),
     "_lgamma": _by_rows("_lgamma", "math.lgamma"),
-    "_sinc": '''def _sinc(a):
-    near = {np}.abs(a) < 1e-4  # the Taylor series there: 0/0 at 0
-    safe = {np}.where(near, 1.0, a)
-    a2 = a * a
-    return {np}.where(near, 1.0 - a2 / 6.0 * (1.0 - a2 / 20.0), {np}.sin(safe) / safe)''',
+    "_sinc": array_helper("sinc"),
 }
 for _name in ("_digamma", "_trigamma"):  # the Python helper, a row at a time
     _ARRAY_HELPERS[_name] = (_PYTHON_HELPERS[_name].replace(f"def {_name}(", f"def {_name}_row(")

@@ -144,7 +144,7 @@ class ArrayTape:
         shape = broadcast_shape(shape_of(a), shape_of(b), span, what)
         return self._node("elementwise", (self._index(a), self._index(b)), prim, shape, span)
 
-    def reduce(self, kind: str, x, axis, span):
+    def reduce(self, kind: str, x, axis, span, shift: bool = False):
         if not shape_of(x):
             return x  # the reduction of one number is itself
         return self._node("reduce", (self._index(x),), (kind, axis),

@@ -198,6 +198,7 @@ class ScalarTape:
         self.emit = builder.emit
         self.calls: list[tuple[str, Shape, list[int], Span]] = []
         self.operands: list[tuple[object, list[list[int]], list[Shape]]] = []
+        self.shifts: list[int] = []  # the ids of a shift's max nodes (Graph.shifts)
 
     def _record(self, kind: str, value, span: Span, args=(), parameter=None):
         self.calls.append((kind, shape_of(value), _ids(value), span))
@@ -239,10 +240,13 @@ class ScalarTape:
             return ids
         return [ids[p] for p in stretch_positions(own, shape)]
 
-    def reduce(self, kind: str, x, axis: int | None, span: Span):
+    def reduce(self, kind: str, x, axis: int | None, span: Span, shift: bool = False):
         ids, prim, emit = _ids(x), REDUCTIONS[kind], self.emit
+        start = len(self.builder.depth)
         out = [_chain(emit, prim, [ids[p] for p in group], span)
                for group in reduction_groups(shape_of(x), axis)]
+        if shift:  # every node made here is one of the shift's max nodes
+            self.shifts.extend(range(start, len(self.builder.depth)))
         return self._record("reduce", _wrap(reduced_shape(shape_of(x), axis), out), span, (x,),
                             (kind, axis))
 
@@ -353,7 +357,7 @@ def _logsumexp(ops, args, options, span, keep: bool = False):
     softmax(x) (the path through m carries 1 - Σ softmax = 0)."""
     x = args[0]
     axis = axis_of(options.get("axis"), shape_of(x), "logsumexp")
-    m = ops.reduce("max", x, axis, span)
+    m = ops.reduce("max", x, axis, span, shift=True)
     shifted = ops.elementwise(_SUB, x, _keep(ops, m, axis, shape_of(x), span), span,
                               "logsumexp")
     total = ops.reduce("add", ops.elementwise(_EXP, shifted, None, span, "logsumexp"), axis,
@@ -364,10 +368,11 @@ def _logsumexp(ops, args, options, span, keep: bool = False):
 
 
 def _softmax(ops, args, options, span):
-    """exp(x - m) / Σ exp(x - m), m the largest element (no overflow)."""
+    """exp(x - m) / Σ exp(x - m), m the largest element (no overflow; exact mathematically for
+    any m, so m's kinks never matter: a shift)."""
     x = args[0]
     axis = axis_of(options.get("axis"), shape_of(x), "softmax")
-    m = _keep(ops, ops.reduce("max", x, axis, span), axis, shape_of(x), span)
+    m = _keep(ops, ops.reduce("max", x, axis, span, shift=True), axis, shape_of(x), span)
     exps = ops.elementwise(_EXP, ops.elementwise(_SUB, x, m, span, "softmax"), None, span,
                            "softmax")
     total = _keep(ops, ops.reduce("add", exps, axis, span), axis, shape_of(x), span)

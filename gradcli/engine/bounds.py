@@ -974,6 +974,28 @@ def _decimal_is_double(text: str, value: float) -> bool:
         return False
 
 
+class _AsTyped:
+    """The namespace in which :meth:`Graph.exact_constants` gives what each constant was typed
+    as: a literal's text (:func:`_typed_text`), ("pi",) or ("e",); None for a fold."""
+
+    pi, e = ("pi",), ("e",)
+
+    def __getattr__(self, name: str):
+        return _no_text
+
+
+def _no_text(*args) -> None:
+    return None
+
+
+def _typed_text(number):
+    """A literal's text; None for a constant that is exactly its double."""
+    return number if isinstance(number, str) else None
+
+
+_AS_TYPED = _AsTyped()
+
+
 def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     """A bound on each constant's error. A literal (0.1, pi) is the number typed (1/10, π), as
     the certified engine reads it: its double is within an ulp; a
@@ -983,11 +1005,11 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     primal and the one replayed with NumPy."""
     constants = graph.constants
     errors = [0.0] * graph.n_const
-    for slot, recipe in graph.exact.items():  # a literal, pi, e: the number typed, not its double
-        if isinstance(recipe, str) and _decimal_is_double(recipe, constants[slot]):
-            continue  # 0.5, 2.5e-3 * 4: the typed decimal is this double
-        if isinstance(recipe, str) or len(recipe) == 1:  # (the double is within an ulp of it)
-            errors[slot] = math.ulp(constants[slot])
+    # a literal, pi, e: the number typed, not its double (which is within an ulp of it)
+    for slot, typed in enumerate(graph.exact_constants(_AS_TYPED, _typed_text)):
+        if typed is None or (type(typed) is str and _decimal_is_double(typed, constants[slot])):
+            continue  # exactly its double, a fold (replayed below), 0.5, 2.5e-3 * 4
+        errors[slot] = math.ulp(constants[slot])
     typed = list(errors)
     for _ in range(8):
         changed = False

@@ -34,7 +34,7 @@ from ..errors import DomainError, InputError, NumericalError
 from ..gcpause import gc_paused
 from .ball import (_BARE, BALL, BARE, EXACT_BITS, Real, Uncertifiable, Undecided, parse_decimal,
                    precision)
-from .graph import Graph, domain_error, expression, format_constant, spell
+from .graph import Graph, domain_error, expression
 from .primitives import TABLE, jumps
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
@@ -97,47 +97,27 @@ def exact_real(spec) -> Real:
     graph = compile_source(text)
     if graph.inputs or graph.output >= graph.n_const:
         raise InputError(f"{text!r} is not a number or a constant expression")
-    return _constant(graph, graph.output)
+    return _constants(graph)[graph.output]
 
 
-def _recipe(recipe) -> Real:
-    from .graph import evaluate_recipe
-    return evaluate_recipe(
-        recipe, lambda r: Real.exact(r) if isinstance(r, str) else Real.of(r),
-        lambda name, args: getattr(BALL, name)(*args) if args else getattr(BALL, name))
+def _typed(number) -> Real:
+    """A constant's number: a literal's text exactly (1/10 for 0.1), a float as it is."""
+    return Real.exact(number) if isinstance(number, str) else Real.of(number)
 
 
-def _constant(graph: Graph, slot: int) -> Real:
-    recipe = graph.exact.get(slot)
-    if recipe is None:
-        return Real.of(graph.constants[slot])
-    try:
-        return _recipe(recipe)
-    except (ValueError, ZeroDivisionError):
+def _constants(graph: Graph) -> list[Real]:
+    """Every constant of ``graph`` as the number it is exactly (:meth:`Graph.exact_constants`)."""
+    def failed(slot: int) -> Exception:
         # float64 folded it (a double such as pi - 5441592653589793 is an integer); the exact
         # number is outside the domain
-        if isinstance(recipe, str):
-            raise InputError(f"the number {recipe} cannot be read exactly") from None
-        name = recipe[0]
-        raise DomainError(f"the constant {_recipe_text(recipe)} is, exactly, outside the "
-                          f"domain of {name} ({TABLE[name].domain})",
-                          hint="--float64 computes with the doubles instead") from None
-
-
-def _recipe_text(recipe) -> str:
-    """A folded constant as the source spelled it: ``(-e + 0.18281828459045)^(pi - 5441592653589793)``."""
-    if isinstance(recipe, str):
-        return recipe
-    if isinstance(recipe, float):
-        return format_constant(recipe)
-    if len(recipe) == 1:
-        return recipe[0]
-    prim = TABLE[recipe[0]]
-    args = [_recipe_text(r) for r in recipe[1:]]
-    if prim.symbol:
-        args = [f"({a})" if isinstance(r, tuple) and len(r) > 1 else a
-                for a, r in zip(args, recipe[1:])]
-    return spell(prim, args)
+        text = graph.constant_text(slot)
+        fold = next((name for s, name, _, _ in graph.folds if s == slot), None)
+        if fold is None:
+            return InputError(f"the number {text} cannot be read exactly")
+        return DomainError(f"the constant {text} is, exactly, outside the domain of {fold} "
+                           f"({TABLE[fold].domain})",
+                           hint="--float64 computes with the doubles instead")
+    return graph.exact_constants(BALL, _typed, failed)
 
 
 # -- decimal digits of a ball --------------------------------------------------------------------
@@ -257,8 +237,8 @@ def _power_above(ball: arb) -> int:
 def _forward(graph: Graph, point: Sequence) -> list:
     """Every slot's ball; a primitive certainly outside its domain is a DomainError naming the
     node, a ball that cannot decide raises :class:`Undecided` (with ``slot``)."""
-    n_const, base = graph.n_const, graph.base
-    values: list = [_constant(graph, s) for s in range(n_const)]
+    base = graph.base
+    values: list = _constants(graph)
     values += [exact_real(p) for p in point]
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     k = 0
@@ -377,7 +357,7 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     """Every slot's ball, and its exact rational where the Real sweep would know one: the same
     balls and rationals as :func:`_forward`'s Reals. A node whose Real function could give a
     rational (some argument is one) runs that function; the others run on bare balls."""
-    reals = [_constant(graph, s) for s in range(graph.n_const)] + [exact_real(p) for p in point]
+    reals = _constants(graph) + [exact_real(p) for p in point]
     balls, exact = [r.b for r in reals], [r.q for r in reals]
     bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
@@ -530,17 +510,22 @@ def _prove(graph, values, adjoint, records, wrt_slots, n, record, final) -> Cert
 
 def _kinks(graph: Graph, values: list, adjoint=None) -> list[int]:
     """Slots of the nodes whose arguments are exactly at their primitive's kink, leaving out a
-    turn (not a jump) whose adjoint is exactly 0: there either side's slope is multiplied by 0
-    (logsumexp's max shift at a tie, whose path carries 1 - Σ softmax)."""
+    turn (not a jump) whose adjoint is exactly 0: there either side's slope is multiplied by 0;
+    and a shift's max (:attr:`Graph.shifts`: logsumexp's and softmax's m, whose path carries
+    1 - Σ softmax, exactly 0 though a ball of it holds 0 only as 0 ± 1e-1232 where exp(x - m)
+    is irrational)."""
     found = []
     base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
     balls = values.balls if type(values) is _Reals else None
+    shifts = graph.shifts
     # the nodes of rows with a kink, picked at C speed: most nodes of a large tape have none
     for k in compress(count(), map(_KINK, graph.ops)):  # a kink is a function: never false
         if jumps(graph.ops[k]):  # on a jump: every argument exactly a double, on the jump
             doubles = [_double(values[a]) for a in graph.args(k)]
             if None not in doubles and graph.ops[k].kink(*doubles) == 0:
                 found.append(base + k)
+            continue
+        if base + k in shifts:
             continue
         if balls is not None:  # a gap whose ball (which holds it) is clear of 0 is no kink
             a, b = arg0[k], arg1[k]

@@ -69,9 +69,9 @@ class Graph:
     outputs: list[int] = field(default_factory=list)  # every output's slot, in order
     output_names: list[str] = field(default_factory=list)  # "f", or "f1", "f2", …, or --of's
     names: dict[str, int] = field(default_factory=dict)  # assigned name -> slot of its last value
-    # What each constant is exactly, where its float is not (the certified engine reads it):
-    # constant slot -> a decimal literal's text, ("pi",) or ("e",), or a folded operation
-    # (row name, recipe or float, ...). A constant without one is exactly its float.
+    # What each constant typed is exactly, where its float is not: constant slot -> a decimal
+    # literal's text, ("pi",) or ("e",). A folded constant is its fold (``folds``); any other
+    # is exactly its float. Read through exact_constants.
     exact: dict[int, object] = field(default_factory=dict)
     # every constant folded at lowering, in order: (its slot, primitive name, argument slots; -1
     # for none), so a bound on its rounding can be replayed (gradcli.engine.bounds)
@@ -88,6 +88,9 @@ class Graph:
     # beside each call, what it was called on: (its parameter, the slots of each argument's
     # elements, their shapes) (engine.arrays.ScalarTape.operands), for the array trace
     array_operands: list = field(default_factory=list)
+    # The max nodes of a shift, logsumexp's and softmax's m in exp(x - m): the result is the same
+    # for any m, so their kinks never matter (the certified engine notes none)
+    shifts: frozenset = field(default_factory=frozenset)
     # the source as gradcli read it and the notes on it (read_back's), where compile was asked
     # to keep it: printed from the parse that was lowered, so no caller parses it again
     reading: tuple[str, list] | None = field(default=None, repr=False, compare=False)
@@ -108,25 +111,52 @@ class Graph:
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
     _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def exact_constants(self, m, number) -> list:
-        """Every constant as the number it is exactly (:attr:`exact`), in the namespace ``m``
-        the rows compute in (balls, expressions): a literal's typed text, or the float of a
+    def exact_constants(self, m, number, failed=None) -> list:
+        """Every constant as the number it is exactly, in the namespace ``m`` the rows compute
+        in (balls, expressions): a literal's typed text (:attr:`exact`), or the float of a
         constant that is exactly its float, through ``number``; ``pi`` and ``e`` as ``m.pi``
-        and ``m.e``; a folded constant as its row on its arguments', so ``log(2)`` stays
-        ``m.log(2)``. Arguments come before their folds in slot order: no recursion."""
+        and ``m.e``; a folded constant (:attr:`folds`) as its row on its arguments', so
+        ``log(2)`` stays ``m.log(2)``. Arguments come before their folds in slot order: no
+        recursion. Where ``number`` or a row raises ValueError or ZeroDivisionError (the exact
+        number is outside a domain the double was inside), ``failed(slot)`` gives the error
+        raised instead."""
         folded = {slot: (name, a, b) for slot, name, a, b in self.folds}
         exact, out = self.exact, []
         for slot, value in enumerate(self.constants):
             fold = folded.get(slot)
-            if fold is not None:
-                name, a, b = fold
-                f = getattr(m, name)
-                out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
-                continue
-            recipe = exact.get(slot)
-            out.append(number(value) if recipe is None else number(recipe)
-                       if isinstance(recipe, str) else getattr(m, recipe[0]))
+            try:
+                if fold is not None:
+                    name, a, b = fold
+                    f = getattr(m, name)
+                    out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
+                    continue
+                recipe = exact.get(slot)
+                out.append(number(value) if recipe is None else number(recipe)
+                           if isinstance(recipe, str) else getattr(m, recipe[0]))
+            except (ValueError, ZeroDivisionError):
+                if failed is None:
+                    raise
+                raise failed(slot) from None
         return out
+
+    def constant_text(self, slot: int) -> str:
+        """A constant as the source spelled it: a literal's text, ``pi``, or a folded constant
+        written out, ``(-e + 0.18281828459045)^(pi - 5441592653589793)``."""
+        folded = {s: (name, a, b) for s, name, a, b in self.folds}
+        texts: list[str] = []
+        for s in range(slot + 1):  # arguments before their folds: no recursion
+            fold = folded.get(s)
+            if fold is None:
+                recipe = self.exact.get(s)
+                texts.append(format_constant(self.constants[s]) if recipe is None else
+                             recipe if isinstance(recipe, str) else recipe[0])
+                continue
+            name, a, b = fold
+            prim = TABLE[name]
+            args = [a] if b < 0 else [a, b]
+            texts.append(spell(prim, [f"({texts[t]})" if prim.symbol and t in folded
+                                      else texts[t] for t in args]))
+        return texts[slot]
 
     @property
     def n_const(self) -> int:
@@ -432,8 +462,7 @@ class _Builder:
     def constant(self, v: float, recipe=None, key=None) -> int:
         """The id of the constant ``v`` (one per value; -0.0 is not 0.0), or with a ``recipe``
         (what it is exactly, :attr:`Graph.exact`) one per recipe, or per ``key`` when given (a
-        fold's: its row and its arguments' ids, which stand for their recipes: a nested recipe
-        is never hashed, so a constant nested n deep costs O(n), not O(n^2))."""
+        fold's: its row and its arguments' ids, which stand for what they are exactly)."""
         if key is None:
             key = (((v, math.copysign(1.0, v)) if v == 0 else v) if recipe is None
                    else (v, recipe))
@@ -493,10 +522,10 @@ class _Builder:
         da = depth[a]
         db = depth[b] if b >= 0 else -1
         if da < 0 and db < 0:  # every argument is a constant: fold
-            values, recipes = self.const_values, self.recipes
+            values = self.const_values
             args = [values[a]] if b < 0 else [values[a], values[b]]
-            exact = [recipes.get(t, values[t]) for t in ([a] if b < 0 else [a, b])]
-            tid = self.constant(_fold(prim, args, span), (prim.name, *exact), (prim.name, a, b))
+            # one constant per row and arguments; what it is exactly is the fold (Graph.folds)
+            tid = self.constant(_fold(prim, args, span), None, (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
         tid = len(depth)
@@ -698,6 +727,7 @@ class _Builder:
             exact=exact,
             folds=[(slot[t], name, slot[a], slot[b] if b >= 0 else -1)
                    for t, name, a, b in self.folds],
+            shifts=frozenset([slot[t] for t in getattr(self.tape, "shifts", ())]),
             arrays={name: tensor.shape for name, tensor in self.arrays.items()},
             output_arrays=output_arrays,
             array_calls=[(kind, shape, list(map(remap, ids)), where)
@@ -777,27 +807,6 @@ def _fold(prim: Primitive, args: list[float], span: Span) -> float:
     return result
 
 
-def evaluate_recipe(recipe, leaf, apply):
-    """The value of a constant's recipe (:attr:`Graph.exact`), bottom up with an explicit stack
-    (a constant may be nested 10^5 deep): ``leaf(r)`` for a literal's text or a float,
-    ``apply(name, args)`` for a row applied to its arguments' values (no arguments: pi, e)."""
-    values: list = []
-    stack = [(recipe, False)]
-    while stack:
-        r, ready = stack.pop()
-        if isinstance(r, (str, float)):
-            values.append(leaf(r))
-        elif ready:
-            n = len(r) - 1
-            args = values[len(values) - n:] if n else []
-            del values[len(values) - n:]
-            values.append(apply(r[0], args))
-        else:
-            stack.append((r, True))
-            stack.extend((child, False) for child in reversed(r[1:]))
-    return values[0]
-
-
 def spell(prim: Primitive, args: list[str]) -> str:
     """A primitive applied to arguments already written out: ``a + b``, ``-a``, ``f(a, b)``."""
     if prim.symbol and len(args) == 2:
@@ -810,6 +819,17 @@ def spell(prim: Primitive, args: list[str]) -> str:
 def describe_call(prim: Primitive, args: list[float]) -> str:
     """``log(-1)`` or ``2 / 0``: a primitive applied to values, for messages."""
     return spell(prim, [format_constant(float(a)) for a in args])
+
+
+def describe_node(graph: Graph, slot: int, values) -> str:
+    """Node ``slot``'s call on its arguments' ``values`` (:func:`describe_call`), followed by
+    ``in float64`` where an argument is another node's: its double, not a proven number
+    (``abs(5.551115123125783e-17) in float64`` for abs(x - 0.1 - 0.2) at x = 0.3, exactly 0).
+    Inputs and constants are the numbers given."""
+    k = slot - graph.base
+    args = graph.args(k)
+    text = describe_call(graph.ops[k], [values[a] for a in args])
+    return text + " in float64" if any(a >= graph.base for a in args) else text
 
 
 def expression(graph: Graph, slot: int, node_id=None) -> str:

@@ -20,7 +20,7 @@ import math
 from typing import NamedTuple, Sequence
 
 from ..errors import NumericalError
-from .graph import Graph, describe_call
+from .graph import Graph, describe_node
 from .primitives import FLOAT
 
 _KEEP = object()  # local_partials keeps the partials (no adjoint, no each)
@@ -137,7 +137,7 @@ def not_differentiable(graph: Graph, s: int, values: Sequence, order: int = 1,
         what = f"the derivative{by} is not finite here" + (f" ({note})" if note else "")
     else:  # the primitive's note is about its first derivative
         what = f"the second derivative{by} is not finite here"
-    return NumericalError(f"{node} = {describe_call(prim, args)}: {what}", graph.spans[k],
+    return NumericalError(f"{node} = {describe_node(graph, s, values)}: {what}", graph.spans[k],
                           label="not differentiable at this point", node=node,
                           values=tuple(float(a) for a in args))
 

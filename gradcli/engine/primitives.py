@@ -173,27 +173,15 @@ _cbrt = getattr(math, "cbrt", _cbrt)  # math.cbrt is exact to the last bit, Pyth
 
 
 def _pow_by_base(m, a, b, y):
-    """∂(a^b)/∂a = b·a^(b-1); where b = 0 that is 0 for every a (a^0 = 1 is constant), also at
-    a = 0, where the formula would be 0·0^(-1)."""
-    if getattr(m, "builds_code", False):  # gradcli codegen: the case is chosen as the code runs
-        if type(b) is float:  # a constant exponent: decided now
-            return 0.0 if b == 0 else b * m.pow(a, b - 1)
-        # b·a^(b-1) itself, guarded only at a = b = 0 (0·0^-1): a case for the value would make
-        # the Hessian's tangent a constant's 0 (y^x at x = 0, y = 0.5: ∂²/∂x∂y is 1/y = 2)
-        zero = m.both(m.equal(b, 0.0), m.equal(a, 0.0))
-        return b * m.pow(a, m.where(zero, 1.0, b) - 1)
-    zero = b == 0
-    return m.where(zero, 0.0, b * m.pow(a, m.where(zero, 1.0, b) - 1))
+    """∂(a^b)/∂a = b·a^(b-1), with its case b = 0 (where it is 0 for every a): the namespace's
+    own :meth:`Namespace.pow_by_base` (generated code decides the case as it runs)."""
+    return m.pow_by_base(a, b)
 
 
 def _pow_by_exponent(m, a, b, y):
-    """∂(a^b)/∂b = a^b·ln a; where a = 0 and b > 0 that is 0 (0^b = 0 for every b > 0), though
-    ln 0 is not finite. Elsewhere ln a needs a > 0."""
-    if getattr(m, "builds_code", False):  # gradcli codegen, as above
-        zero = m.both(m.equal(a, 0.0), m.greater(b, 0.0))
-    else:  # step, not b > 0: expressions and duals do not compare
-        zero = (a == 0) & (m.step(b) == 1)
-    return m.where(zero, 0.0, y * m.log(m.where(zero, 1.0, a)))
+    """∂(a^b)/∂b = a^b·ln a, with its case a = 0 < b (where it is 0): the namespace's own
+    :meth:`Namespace.pow_by_exponent`."""
+    return m.pow_by_exponent(a, b, y)
 
 
 def where(condition, x, y):
@@ -560,6 +548,20 @@ class Namespace(SimpleNamespace):
         precision for large |a| (the difference cancels to 0 from |a| ≈ 19). NumPy float64
         columns compute it as sech(a)^2 (:func:`tanh_slope_columns`)."""
         return 4 * self.sigmoid(2 * a) * self.sigmoid(-2 * a)
+
+    def pow_by_base(self, a, b):
+        """∂(a^b)/∂a = b·a^(b-1); where b = 0 that is 0 for every a (a^0 = 1 is constant), also
+        at a = 0, where the formula would be 0·0^(-1). The case is Python's ``b == 0`` (a dual
+        or symbolic value is never equal to 0 there: its derivative is the formula's)."""
+        zero = b == 0
+        return self.where(zero, 0.0, b * self.pow(a, self.where(zero, 1.0, b) - 1))
+
+    def pow_by_exponent(self, a, b, y):
+        """∂(a^b)/∂b = a^b·ln a (``y`` = a^b); where a = 0 and b > 0 that is 0 (0^b = 0 for every
+        b > 0), though ln 0 is not finite. Elsewhere ln a needs a > 0."""
+        # step, not b > 0: duals and expressions do not compare
+        zero = (a == 0) & (self.step(b) == 1)
+        return self.where(zero, 0.0, y * self.log(self.where(zero, 1.0, a)))
 
     def polygamma(self, n: int, a):
         """ψ^(n)(a), for trigamma's rule (ψ''): none here (a namespace that has it gives it)."""

@@ -25,9 +25,14 @@ def _pole(x: float) -> bool:
     return x <= 0 and x == math.floor(x)
 
 
+# digamma, trigamma and sinc are also the helpers generated code defines (gradcli.code.helpers
+# prints them in Python and C from these definitions): each is written in the few statements
+# that printer knows (if, while, for over enumerate, assignments, arithmetic, math's
+# functions), and calls no other function of this module.
+
 def digamma(x: float) -> float:
     """ψ(x) = d/dx ln Γ(x); a ValueError at the poles 0, -1, -2, …"""
-    if _pole(x):
+    if x <= 0 and x == math.floor(x):  # a pole
         raise ValueError("math domain error")
     if x < 0.5:  # reflection, then x ≥ 0.5
         return digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
@@ -36,11 +41,26 @@ def digamma(x: float) -> float:
         shift -= 1.0 / x
         x += 1.0
     inverse_square = 1.0 / (x * x)
-    series, power = 0.0, inverse_square
+    series = 0.0
+    power = inverse_square
     for k, b in enumerate(_BERNOULLI, start=1):
         series += b / (2 * k) * power
         power *= inverse_square
     return shift + math.log(x) - 0.5 / x - series
+
+
+def trigamma(x: float) -> float:
+    """ψ'(x), the derivative of digamma: :func:`polygamma` for n = 1, the same operations."""
+    if (x <= 0 and x == math.floor(x)) or x < -1e6:  # a pole, or a million steps
+        raise ValueError("math domain error")
+    shift = 0.0
+    while x < _SHIFTED:  # ψ'(x) = ψ'(x + 1) + 1/x^2
+        shift += 1.0 / x ** 2
+        x += 1.0
+    total = 1.0 / x + 1.0 / (2 * x ** 2)
+    for k, b in enumerate(_BERNOULLI, start=1):
+        total += b / x ** (2 * k + 1)
+    return shift + total
 
 
 def polygamma(n: float, x: float) -> float:
@@ -68,17 +88,11 @@ def polygamma(n: float, x: float) -> float:
     return shift + sign * total
 
 
-def trigamma(x: float) -> float:
-    """ψ'(x), the derivative of digamma."""
-    return polygamma(1, x)
-
-
 def sinc(x: float) -> float:
     """sin(x)/x, and 1 at 0 (the unnormalized sinc of SymPy, Arb and Wolfram; NumPy's
     ``np.sinc`` is sin(πx)/(πx))."""
     if abs(x) < 1e-4:  # the Taylor series: sin(x)/x loses nothing here, but 0/0 at 0
-        x2 = x * x
-        return 1.0 - x2 / 6.0 * (1.0 - x2 / 20.0)
+        return 1.0 - x * x / 6.0 * (1.0 - x * x / 20.0)
     return math.sin(x) / x
 
 

@@ -111,12 +111,30 @@ def _function(row):
     return build
 
 
+def _pow_by_base(a, b):
+    """pow's rule by its base (:meth:`Namespace.pow_by_base`) with its case chosen as the code
+    runs: b·a^(b-1) itself, guarded only at a = b = 0 (0·0^-1). A case for the value would make
+    the Hessian's tangent a constant's 0 (y^x at x = 0, y = 0.5: ∂²/∂x∂y is 1/y = 2). A constant
+    exponent is decided now."""
+    if type(b) is float:
+        return 0.0 if b == 0 else b * CODE.pow(a, b - 1)
+    zero = _both(_equal(b, 0.0), _equal(a, 0.0))
+    return b * CODE.pow(a, _where(zero, 1.0, b) - 1)
+
+
+def _pow_by_exponent(a, b, y):
+    """pow's rule by its exponent (:meth:`Namespace.pow_by_exponent`), its case a = 0 < b
+    chosen as the code runs."""
+    zero = _both(_equal(a, 0.0), _greater(b, 0.0))
+    return _where(zero, 0.0, y * CODE.log(_where(zero, 1.0, a)))
+
+
 # What the rules receive as ``m``: every row by name (a row with a definition written out as
 # its definition's rows: generated code calls only functions that exist), the constants, and
-# the case analysis.
+# the case analysis, with pow's rules deciding their cases in the code.
 CODE = Namespace(_function, **CONSTANTS,
-                       where=_where, equal=_equal, greater=_greater, both=_both,
-                       builds_code=True)  # the rules with cases decided by values ask this
+                 where=_where, greater=_greater,
+                 pow_by_base=_pow_by_base, pow_by_exponent=_pow_by_exponent)
 
 
 def plain(e) -> str:

@@ -595,7 +595,7 @@ class _Ops:
         f = self.m.row(prim)
         return f(a) if b is None else f(a, b)
 
-    def reduce(self, kind, x, axis, span):
+    def reduce(self, kind, x, axis, span, shift=False):
         return x if not x.shape else self.m.reduce(kind, x, axis)
 
     def matmul(self, a, b, span, what="@"):

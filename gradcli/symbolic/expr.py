@@ -36,8 +36,9 @@ import math
 import zlib
 from contextlib import contextmanager
 from fractions import Fraction
+from functools import partial
 
-from ..engine.primitives import CALLED, CONSTANTS, TABLE, where
+from ..engine.primitives import CALLED, CONSTANTS, TABLE, Namespace, where
 from ..errors import LimitError
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
@@ -858,6 +859,9 @@ class _Namespace:
             setattr(self, name, _function(name))
         self.pow = lambda a, b: _sym(multiply([(_node(a), _node(b))]))
         self.where = where  # a rule's conditions are Python bools here: an expression is never 0
+        # pow's rules with their cases (the engine's: :meth:`Namespace.pow_by_base`)
+        self.pow_by_base = partial(Namespace.pow_by_base, self)
+        self.pow_by_exponent = partial(Namespace.pow_by_exponent, self)
 
     def __getattr__(self, name):  # pi and e: symbols of the current context
         if name in CONSTANTS:

@@ -188,28 +188,69 @@ def node_lines(node: Node, digits: int) -> list[str]:
     return lines
 
 
-def array_picture(trace) -> Picture:
+def array_picture(trace, max_nodes: int = 0) -> Picture:
     """The graph of a program with array values (:class:`gradcli.arraytrace.ArrayTrace`): a
     node per input and array operation, with its shape (at a point, its value and adjoint as
     arrays), an edge per argument; the edges carry no number (a rule on arrays is a row of
-    the --trace tables, not one derivative)."""
-    index = {row.id: i for i, row in enumerate(trace.forward)}
+    the --trace tables, not one derivative). With ``max_nodes`` > 0, only that many inputs and
+    operations, those nearest the output, as :func:`build_picture` draws a scalar tape."""
+    rows = trace.forward
     adjoints = {a.id: a.adjoint for a in trace.adjoints}
     layer: dict[str, int] = {}
-    nodes, edges = [], []
-    for i, row in enumerate(trace.forward):
+    arguments: dict[str, list[int]] = {}  # an operation's argument positions that are drawn
+    for row in rows:
         args = [a for a in row.args if a in layer] if row.kind != "input" else []
         layer[row.id] = 1 + max((layer[a] for a in args), default=-1)
+        arguments[row.id] = [p for p, a in enumerate(row.args)
+                             if row.kind != "input" and a in layer and a != row.id]
+    output = next((row.id for row in rows if row.is_output), rows[-1].id if rows else None)
+    shown = {row.id for row in rows}
+    if 0 < max_nodes < len(rows):
+        shown = set(_nearest(rows, output, arguments, max_nodes))
+    # A hidden node stands for an argument left out; it sits one layer before its first user.
+    hidden: dict[str, int] = {}
+    for row in rows:
+        if row.id in shown:
+            for p in arguments[row.id]:
+                a = row.args[p]
+                if a not in shown:
+                    hidden[a] = min(hidden.get(a, layer[row.id] - 1), layer[row.id] - 1)
+    kept = [row for row in rows if row.id in shown or row.id in hidden]
+    index = {row.id: i for i, row in enumerate(kept)}
+    nodes, edges = [], []
+    for i, row in enumerate(kept):
+        if row.id in hidden:
+            nodes.append(Node(row.id, "hidden", "…", hidden[row.id]))
+            continue
         nodes.append(Node(row.id, "input" if row.kind == "input" else "operation",
                           "input" if row.kind == "input" else row.expr, layer[row.id],
                           row.names, row.is_output, True, row.values, adjoints.get(row.id),
                           shape=row.shape))
-        edges += [Edge(index[a], i, p) for p, a in enumerate(row.args)
-                  if row.kind != "input" and a in layer and a != row.id]
-    output = next((i for i, row in enumerate(trace.forward) if row.is_output),
-                  len(nodes) - 1)
-    return Picture(nodes, edges, output, trace.forward[0].values is not None if nodes else False,
-                   len(nodes))
+        edges += [Edge(index[row.args[p]], i, p) for p in arguments[row.id]]
+    return Picture(nodes, edges, index.get(output, len(nodes) - 1),
+                   rows[0].values is not None if rows else False, len(rows),
+                   len(rows) - len(shown))
+
+
+def _nearest(rows, output: str, arguments: dict[str, list[int]], limit: int) -> list[str]:
+    """``limit`` ids of an array trace, breadth first from the output over the arguments; when
+    those run out, the rest from the end (as :func:`_nearest_output` on a tape)."""
+    by_id = {row.id: row for row in rows}
+    order, seen, queue = [], {output}, deque([output])
+    while queue and len(order) < limit:
+        r = queue.popleft()
+        order.append(r)
+        for p in arguments[r]:
+            a = by_id[r].args[p]
+            if a not in seen:
+                seen.add(a)
+                queue.append(a)
+    for row in reversed(rows):
+        if len(order) >= limit:
+            break
+        if row.id not in seen:
+            order.append(row.id)
+    return order
 
 
 def edge_text(edge: Edge, digits: int) -> str:
