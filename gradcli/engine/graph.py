@@ -351,6 +351,12 @@ def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None
     """Lower a parsed program to a :class:`Graph` (a tape in textbook order). ``shapes`` gives
     the array inputs' shapes (name -> shape; the others are scalars)."""
     builder = _Builder(source, shapes)
+    return builder.finish(source, _lowered(builder, program))
+
+
+def _lowered(builder: _Builder, program: Program) -> list:
+    """The values of ``program``'s outputs, its statements lowered by ``builder`` (for
+    :meth:`_Builder.finish`)."""
     result = -1
     bare: list = []  # the bare expression statements: the outputs
     try:
@@ -363,7 +369,7 @@ def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None
         # as a scalar, and "no value for X" is the better message (gradcli.api.compile_at)
         exc.inputs_read = list(zip(builder.input_ids, builder.input_spans))
         raise
-    return builder.finish(source, bare or [result])
+    return bare or [result]
 
 
 def _has_tensor(values) -> bool:
@@ -1049,10 +1055,15 @@ def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A00
             return graph
     notes: list = []
     program = parse_source(source, notes)
-    graph = lower(program, source, shapes)
-    if read:
+    reading = None
+    if read:  # printed first, so that the AST is gone before finish makes the graph
         from ..language.printer import to_source
-        graph.reading = (to_source(program), notes)
+        reading = (to_source(program), notes)
+    builder = _Builder(source, shapes)
+    outputs = _lowered(builder, program)
+    del program  # the peak is the builder and the graph, not the AST as well (--json)
+    graph = builder.finish(source, outputs)
+    graph.reading = reading
     return graph
 
 
