@@ -224,17 +224,18 @@ def test_eval_parses_the_source_once_for_json_and_the_trace(options, monkeypatch
     "t = x*y\n" + "t = sin(t) + 0.5*x\n" * 200 + "t*y + 2",
     "a = sin(x)*y\nb = x*y + exp(a)\nc = cos(b)\nb*x + 1",  # c is dead
 ])
-def test_a_large_sources_columns_are_arrays_and_give_the_same_graph(source, monkeypatch):
-    """From _COLUMNS_FROM characters on, the builder's integer columns are arrays (8 bytes a
-    node), and the graph, its reverse sweep's order and its live nodes are the ones lists give."""
-    monkeypatch.setattr(graph_module, "_COLUMNS_FROM", 0)
-    assert type(graph_module._Builder(source).a0).__name__ == "array"
-    native = compile(source)
-    monkeypatch.setattr(graph_module, "_COLUMNS_FROM", float("inf"))
-    assert type(graph_module._Builder(source).a0) is list
-    listed = compile(source)
-    assert_same_graph(native, listed)
-    for graph in (native, listed):  # 4 bytes an argument, both ways
-        assert graph.arg0.typecode == graph.arg1.typecode == "i"
-    assert native.visit_order() == listed.visit_order()
-    assert native.live_nodes() == listed.live_nodes()
+def test_the_slots_are_a_stable_sort_by_depth(source):
+    """The builder's integer columns are arrays (8 bytes a node), and finish's counting sort
+    gives each id the slot Python's stable sort by depth gives (constants, inputs, then the
+    operations by depth, each left to right); slot[-1] is -1 (an absent argument)."""
+    builder = graph_module._Builder(source)
+    assert [type(column).__name__ for column in builder.columns] == ["array"] * 5
+    graph_module.reduce(source, graph_module._Reductions(builder))
+    depth = builder.columns[0][:builder.count]
+    want = sorted(range(builder.count), key=depth.__getitem__)
+    order, slot = graph_module._by_depth(builder.columns[0], builder.count)
+    assert list(order) == want
+    assert [slot[tid] for tid in want] == list(range(builder.count)) and slot[-1] == -1
+    graph = compile(source)
+    assert graph.arg0.typecode == graph.arg1.typecode == "i"  # 4 bytes an argument
+    assert_same_graph(graph, reference(source))

@@ -7,14 +7,19 @@ import cython
 from gradcli.language.parser cimport _Token
 
 cdef class _Builder:
-    cdef public object depth, op, a0, a1, starts, ends, const_ids, const_values, input_ids
+    cdef public object const_ids, const_values, input_ids
     cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
     cdef public object shapes, arrays, tape
+    cdef public list op
+    cdef public tuple columns
+    cdef public Py_ssize_t count, room
+    # the integer columns, typed views of the arrays in columns: a node is five C stores
+    cdef long long[:] depth, a0, a1, starts, ends
 
     @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
     cpdef object emit(self, prim, Py_ssize_t a, Py_ssize_t b, tuple span)
 
-    @cython.locals(k=Py_ssize_t, tid=Py_ssize_t, order=list, slot=list)
+    @cython.locals(n=Py_ssize_t, m=Py_ssize_t, base=Py_ssize_t, op=list)
     cpdef object finish(self, str source, list outputs)
 
 cdef class _Reductions:
@@ -44,3 +49,19 @@ cpdef bytearray _live(const int[:] arg0, const int[:] arg1, list outputs, Py_ssi
 @cython.locals(n=Py_ssize_t, top=Py_ssize_t, k=Py_ssize_t, d=Py_ssize_t, at=Py_ssize_t,
                count=cython.longlong[:], start=cython.longlong[:], order=list)
 cpdef list _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)
+
+# finish's slots: a counting sort by depth and the gathers by slot, loops over C integers
+@cython.locals(k=Py_ssize_t, d=Py_ssize_t, at=Py_ssize_t, top=Py_ssize_t,
+               start=cython.longlong[:], put=cython.longlong[:], where=cython.longlong[:])
+cpdef tuple _by_depth(const long long[:] depth, Py_ssize_t n)
+
+@cython.locals(k=Py_ssize_t)
+cpdef list _gathered(const long long[:] order, Py_ssize_t base, const long long[:] column)
+
+@cython.locals(k=Py_ssize_t)
+cpdef _gather(const long long[:] order, Py_ssize_t base, const long long[:] column,
+              long long[:] out)
+
+@cython.locals(k=Py_ssize_t)
+cpdef _remapped(const long long[:] order, const long long[:] slot, Py_ssize_t base,
+                const long long[:] column, int[:] out)

@@ -381,6 +381,12 @@ def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None
     """Lower a parsed program to a :class:`Graph` (a tape in textbook order). ``shapes`` gives
     the array inputs' shapes (name -> shape; the others are scalars)."""
     builder = _Builder(source, shapes)
+    return builder.finish(source, _lowered(builder, program))
+
+
+def _lowered(builder: _Builder, program: Program) -> list:
+    """The values of ``program``'s outputs, its statements lowered by ``builder`` (for
+    :meth:`_Builder.finish`)."""
     result = -1
     bare: list = []  # the bare expression statements: the outputs
     try:
@@ -393,7 +399,7 @@ def lower(program: Program, source: str = "", shapes: Mapping[str, tuple] | None
         # as a scalar, and "no value for X" is the better message (gradcli.api.compile_at)
         exc.inputs_read = list(zip(builder.input_ids, builder.input_spans))
         raise
-    return builder.finish(source, bare or [result])
+    return bare or [result]
 
 
 def _has_tensor(values) -> bool:
@@ -416,7 +422,7 @@ class _Builder:
 
     __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
                  "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
-                 "recipes", "folds", "shapes", "arrays", "tape")
+                 "recipes", "folds", "shapes", "arrays", "tape", "columns", "count", "room")
 
     def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None,
                  tape=None):
@@ -428,16 +434,15 @@ class _Builder:
         # array nodes (engine.arraynodes)
         self.tape = (tape or arrays.ScalarTape)(self)
         self.recipes: dict[int, object] = {}  # constant id -> what it is exactly (Graph.exact)
-        # Lists, not arrays: an array's append parses its argument (PyArg_Parse, 5% of compile).
-        # A large source's integer columns are arrays: 8 bytes a node where a list holds a
-        # pointer to an int object, made and freed one by one (a third of the peak at 10^6).
-        column = (lambda: array("q")) if len(source) >= _COLUMNS_FROM else list
-        self.depth: list[int] = column()
         self.op: list[Primitive | None] = []
-        self.a0: list[int] = column()  # in a list, each id's int is the object its node's id is
-        self.a1: list[int] = column()
-        self.starts: list[int] = column()
-        self.ends: list[int] = column()
+        # The integer columns are arrays of machine integers (8 bytes a node, where a list holds
+        # a pointer to an int object: a third of the peak at 10^6), with room made ahead
+        # (:meth:`_grow`) and written in place: compiled, through typed views (graph.pxd), so
+        # a node is five C stores, not five appends that each parse their argument.
+        self.columns = tuple(array("q") for _ in range(5))
+        self.count = 0  # the ids made so far; the columns have room for self.room
+        self.room = 0
+        self._grow()
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
@@ -449,14 +454,28 @@ class _Builder:
         # Checked as each node is made: memory stops growing at the limit, not after the graph.
         self.limit = max_nodes()
 
+    def _grow(self) -> None:
+        """Room in the integer columns for an eighth more ids (at least 256)."""
+        room = self.room + max(256, self.room >> 3)
+        # a compiled view holds its array's buffer, and an array with a view cannot resize
+        self.depth = self.a0 = self.a1 = self.starts = self.ends = None
+        zeros = bytes(8 * (room - self.room))
+        for column in self.columns:
+            column.frombytes(zeros)
+        self.depth, self.a0, self.a1, self.starts, self.ends = self.columns
+        self.room = room
+
     def _new(self, depth: int, op, a: int, b: int, span: Span) -> int:
-        tid = len(self.depth)
-        self.depth.append(depth)
+        tid = self.count
+        if tid == self.room:
+            self._grow()
+        self.depth[tid] = depth
         self.op.append(op)
-        self.a0.append(a)
-        self.a1.append(b)
-        self.starts.append(span[0])
-        self.ends.append(span[1])
+        self.a0[tid] = a
+        self.a1[tid] = b
+        self.starts[tid] = span[0]
+        self.ends[tid] = span[1]
+        self.count = tid + 1
         return tid
 
     def constant(self, v: float, recipe=None, key=None) -> int:
@@ -518,9 +537,8 @@ class _Builder:
 
     def emit(self, prim: Primitive, a: int, b: int, span: Span) -> int:
         """The operation ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
-        depth = self.depth
-        da = depth[a]
-        db = depth[b] if b >= 0 else -1
+        da = self.depth[a]
+        db = self.depth[b] if b >= 0 else -1
         if da < 0 and db < 0:  # every argument is a constant: fold
             values = self.const_values
             args = [values[a]] if b < 0 else [values[a], values[b]]
@@ -528,19 +546,22 @@ class _Builder:
             tid = self.constant(_fold(prim, args, span), None, (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
-        tid = len(depth)
+        tid = self.count
         if tid >= self.limit:
             limit = self.limit
             raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
                              f"gradcli builds ({NODES_VARIABLE})",
                              span, hint=f"raise the limit for this run: {NODES_VARIABLE}="
                                         f"{limit * 4} gradcli ... (docs/limits.md)")
-        depth.append(1 + (da if da > db else db))  # _new's appends, inline: once per operation
+        if tid == self.room:  # _new's stores, inline: once per operation
+            self._grow()
+        self.depth[tid] = 1 + (da if da > db else db)
         self.op.append(prim)
-        self.a0.append(a)
-        self.a1.append(b)
-        self.starts.append(span[0])
-        self.ends.append(span[1])
+        self.a0[tid] = a
+        self.a1[tid] = b
+        self.starts[tid] = span[0]
+        self.ends[tid] = span[1]
+        self.count = tid + 1
         return tid
 
     def expression(self, expr) -> int:
@@ -685,26 +706,22 @@ class _Builder:
                     flat.append(value)
                     flat_names.append(name)
             outputs, names = flat, flat_names
-        depth, const_values = self.depth, self.const_values
-        constants = list(const_values.values())
-        n_in = len(self.input_ids)
-        base = len(constants) + n_in
-        # A stable sort by depth puts the constants (depth -1) first, then the inputs (0), then
-        # the operations by depth, each in creation (left-to-right) order: the slots. It and the
-        # gathers below run in C, not a Python step per node.
-        order = sorted(range(len(depth)), key=depth.__getitem__)
-        slot = [0] * len(depth)
-        for k, tid in enumerate(order):
-            slot[tid] = k
-        slot.append(-1)  # slot[-1] is -1: an absent second argument stays absent
-        ordered = order[base:]
-        gather = _gatherer(ordered)
+        n = self.count
+        constants = list(self.const_values.values())
+        base = len(constants) + len(self.input_ids)
+        order, slot = _by_depth(self.depth, n)
         remap = slot.__getitem__
-        ops, depths = gather(self.op), gather(depth)
-        arg0 = array("i", map(remap, gather(self.a0)))
-        arg1 = array("i", map(remap, gather(self.a1)))
-        spans = Spans.from_columns(map(self.starts.__getitem__, ordered),
-                                   map(self.ends.__getitem__, ordered))
+        op = self.op
+        ops = [op[tid] for tid in order[base:]]
+        depths = _gathered(order, base, self.depth)
+        m = n - base
+        arg0, arg1 = array("i", bytes(4 * m)), array("i", bytes(4 * m))
+        _remapped(order, slot, base, self.a0, arg0)
+        _remapped(order, slot, base, self.a1, arg1)
+        spans = Spans()
+        spans.starts, spans.ends = array("q", bytes(8 * m)), array("q", bytes(8 * m))
+        _gather(order, base, self.starts, spans.starts)
+        _gather(order, base, self.ends, spans.ends)
         exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         bindings = self.bindings  # their slots now (in C), their labels when read
         labels = Labels(list(map(slot.__getitem__, map(itemgetter(0), bindings))), bindings,
@@ -751,16 +768,48 @@ class _Builder:
         return named
 
 
-# From this many characters of source, the builder's integer columns are arrays
-_COLUMNS_FROM = 16384
+def _by_depth(depth, n: int) -> tuple:
+    """The ids ``[0, n)`` in slot order, and each id's slot: a stable counting sort by
+    ``depth`` (linear), so the constants (depth -1) come first, then the inputs (0), then the
+    operations by depth, each in creation (left-to-right) order. The slots have one more entry,
+    -1 at the end: ``slot[-1]`` is -1, so an absent second argument stays absent."""
+    top = 0
+    for k in range(n):
+        if depth[k] > top:
+            top = depth[k]
+    start = array("q", bytes(8 * (top + 3)))  # start[d + 1]: where depth d's run begins
+    for k in range(n):
+        start[depth[k] + 2] += 1
+    for d in range(2, top + 3):
+        start[d] += start[d - 1]
+    order, slot = array("q", bytes(8 * n)), array("q", bytes(8 * (n + 1)))
+    put, where = order, slot  # compiled: typed views of the two (graph.pxd)
+    where[n] = -1
+    for k in range(n):
+        d = depth[k] + 1
+        at = start[d]
+        put[at] = k
+        where[k] = at
+        start[d] = at + 1
+    return order, slot
 
 
-def _gatherer(indexes: list[int]):
-    """A function giving ``[xs[i] for i in indexes]`` for a list or array ``xs``, in C."""
-    if len(indexes) < 2:  # itemgetter gives a tuple only for two or more
-        return lambda xs: [xs[i] for i in indexes]
-    get = itemgetter(*indexes)
-    return lambda xs: list(get(xs))
+def _gathered(order, base: int, column) -> list:
+    """``column``'s entries of the ids ``order[base:]``, in that order."""
+    return [column[order[k]] for k in range(base, len(order))]
+
+
+def _gather(order, base: int, column, out) -> None:
+    """``out[k]``: ``column``'s entry of the id ``order[base + k]``."""
+    for k in range(len(order) - base):
+        out[k] = column[order[base + k]]
+
+
+def _remapped(order, slot, base: int, column, out) -> None:
+    """``out[k]``: the slot of ``column``'s entry of the id ``order[base + k]`` (an argument's
+    id made its slot)."""
+    for k in range(len(order) - base):
+        out[k] = slot[column[order[base + k]]]
 
 
 def _spells(text: str, v: float) -> bool:
@@ -1026,10 +1075,15 @@ def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A00
             return graph
     notes: list = []
     program = parse_source(source, notes)
-    graph = lower(program, source, shapes)
-    if read:
+    reading = None
+    if read:  # printed first, so that the AST is gone before finish makes the graph
         from ..language.printer import to_source
-        graph.reading = (to_source(program), notes)
+        reading = (to_source(program), notes)
+    builder = _Builder(source, shapes)
+    outputs = _lowered(builder, program)
+    del program  # the peak is the builder and the graph, not the AST as well (--json)
+    graph = builder.finish(source, outputs)
+    graph.reading = reading
     return graph
 
 
