@@ -65,6 +65,9 @@ class ArrayGraph:
     names: dict[str, int] = field(default_factory=dict)  # assigned name -> its node
     output_names: list[str] = field(default_factory=lambda: ["f"])
     output_arrays: dict = field(default_factory=dict)
+    # what a constant node is exactly where its float is not (0.1 typed: 1/10), as the scalar
+    # Graph's ``exact``: node -> recipe, or for a literal of constants a list (None: its float)
+    exact: dict = field(default_factory=dict)
 
     @property
     def arrays(self) -> dict[str, Shape]:
@@ -102,6 +105,7 @@ class ArrayTape:
         self.spans: list = []
         self.inputs: dict[str, int] = {}
         self.constants: dict[int, int] = {}  # the builder's constant id -> its node
+        self.literals: dict[int, list] = {}  # a literal's node -> its constants' ids
         self.calls: list = []  # the scalar tape's record; each node is its own here
 
     def _node(self, kind: str, args: tuple, params, shape: Shape, span) -> Node:
@@ -157,7 +161,9 @@ class ArrayTape:
         shape = (len(items), *shape_of(items[0]))
         if all(item.__class__ is int for item in items):  # a literal of constants: one node
             values = [self.builder.const_values[item] for item in items]
-            return self._node("constant", (), values, shape, span)
+            node = self._node("constant", (), values, shape, span)
+            self.literals[node.index] = list(items)
+            return node
         return self._node("stack", tuple(self._index(item) for item in items), None, shape,
                           span)
 
@@ -169,8 +175,13 @@ class ArrayTape:
         output = self._index(outputs[0])
         names = {name: value.index for name, value in self.builder.env.items()
                  if value.__class__ is Node}
+        recipes = self.builder.recipes
+        exact = {k: recipes[tid] for tid, k in self.constants.items() if tid in recipes}
+        for k, items in self.literals.items():
+            if any(item in recipes for item in items):
+                exact[k] = [recipes.get(item) for item in items]
         return ArrayGraph(source, self.kinds, self.args, self.params, self.shapes, self.spans,
-                          self.inputs, output, names)
+                          self.inputs, output, names, exact=exact)
 
 
 def lower(source: str, shapes: Mapping[str, Shape]) -> ArrayGraph | None:
@@ -252,6 +263,18 @@ class NumpyArrays:
     def row(self, row):
         return getattr(self.rows, row.name)
 
+    # how the sweep reads constants and checks results: the hooks another number type changes
+    def constant(self, value, recipe, shape: Shape):
+        """A constant node's value (``recipe``: what it is exactly, which floats ignore)."""
+        return self.np.asarray(value, dtype=self.np.float64) if shape else value
+
+    def finite(self, x) -> bool:
+        return bool(self.np.all(self.np.isfinite(x)))
+
+    def number(self, x):
+        """The output's value as the sweep gives it."""
+        return float(x)
+
     def shape(self, x) -> Shape:
         return self.np.shape(x)
 
@@ -309,7 +332,7 @@ class NumpyArrays:
         if g.shape == tuple(shape):
             return g
         while g.ndim > len(shape):
-            g = g.sum(axis=0)
+            g = np.asarray(g.sum(axis=0))  # (an object array's sum of one axis is its item)
         for axis, n in enumerate(shape):
             if n == 1 and g.shape[axis] != 1:
                 g = g.sum(axis=axis, keepdims=True)
@@ -374,7 +397,8 @@ def active_nodes(graph: ArrayGraph, wrt) -> bytearray:
 def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: float = 1.0,
           m: NumpyArrays | None = None):
     """The output's value and its gradient by the inputs named in ``wrt`` (name -> array of the
-    input's shape), in float64; None where a value or a gradient is not finite."""
+    input's shape), in float64 (or the number type of ``m``, :mod:`gradcli.engine.arbarrays`'s
+    balls); None where a value or a gradient is not finite."""
     m = m or NumpyArrays()
     np = m.np
     kinds, args, params = graph.kinds, graph.args, graph.params
@@ -384,12 +408,11 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
             if kind == "input":
                 values[k] = point[params[k]]
             elif kind == "constant":
-                values[k] = np.asarray(params[k], dtype=np.float64) if graph.shapes[k] \
-                    else params[k]
+                values[k] = m.constant(params[k], graph.exact.get(k), graph.shapes[k])
             else:
                 values[k] = FORWARD[kind](m, params[k], *[values[a] for a in args[k]])
         value = values[graph.output]
-        if not np.all(np.isfinite(value)):
+        if not m.finite(value):
             return None
         active = active_nodes(graph, wrt)
         adjoint: list = [None] * len(kinds)
@@ -410,10 +433,10 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
             k = graph.inputs_by_name[name]
             g = adjoint[k]
             g = np.zeros(graph.shapes[k]) if g is None else np.broadcast_to(g, graph.shapes[k])
-            if not np.all(np.isfinite(g)):
+            if not m.finite(g):
                 return None
             gradient[name] = g
-    return float(value), gradient
+    return m.number(value), gradient
 
 
 class Elements(Mapping):

@@ -108,9 +108,14 @@ def _recipe(recipe) -> Real:
 
 
 def _constant(graph: Graph, slot: int) -> Real:
-    recipe = graph.exact.get(slot)
+    return exact_constant(graph.constants[slot], graph.exact.get(slot))
+
+
+def exact_constant(value: float, recipe) -> Real:
+    """A constant as a Real: what its ``recipe`` (:attr:`Graph.exact`) says it is exactly,
+    else its float ``value``."""
     if recipe is None:
-        return Real.of(graph.constants[slot])
+        return Real.of(value)
     try:
         return _recipe(recipe)
     except (ValueError, ZeroDivisionError):
