@@ -842,7 +842,8 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
         return None
     # what --float64 (this float64 sweep) gets right; where it loses digits, the note names
     # the numbers, not a node (the scalar tape's float64 would round otherwise)
-    value_digits, element_digits = float64_digits(value, gradient, ball, balls, digits)
+    value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
+                                                  digits)
     names, f64, digit_of = [], {}, {}
     for name, g in gradient.items():
         shape = graph.shapes[graph.inputs_by_name[name]]

@@ -10,7 +10,7 @@ Memory is proportional to the arrays' sizes: a ball per element per node, no sca
 :func:`certify_arrays` runs the sweep at rising precision (:func:`gradcli.engine.certify.
 rising`, Ziv's loop) until every number shown is proven (:func:`~gradcli.engine.certify.
 proven`). What a bare ball cannot settle — a sign, a domain, an exact zero, a kink met exactly
-(relu at 0, a tie of max), a number the cap cannot prove — is :class:`Fallback`: the caller
+(relu at 0, a tie of max), a number two doublings cannot prove — is :class:`Fallback`: the caller
 certifies the program on the scalar tape instead, which decides it with exact rationals and
 words it as always, so the output is the same either way.
 """
@@ -26,7 +26,8 @@ from flint import arb, arb_mat
 from .arraynodes import ArrayGraph, NumpyArrays, sweep
 from .ball import BARE, Real
 from .certify import agreement, exact_constant, exact_real, proven, rising, start_bits
-from .primitives import TABLE, Namespace, jumps
+from .primitives import Namespace, jumps
+from .rounding import float_text
 
 Shape = tuple[int, ...]
 
@@ -136,40 +137,28 @@ class ArbArrays(NumpyArrays):
         np.add.at(flat, self._index(positions), np.ravel(np.broadcast_to(g, taken)))
         return flat.reshape(shape)
 
+    def extreme(self, kind: str):
+        return _MAX if kind == "max" else _MIN
+
     def reduce(self, kind: str, x, axis):
         if kind in ("max", "min"):
             self._no_ties(kind, x, axis)
-            f = _MAX if kind == "max" else _MIN
-            return f.reduce(np.ravel(x) if axis is None else x, axis=0 if axis is None else axis)
+            return self.extreme(kind).reduce(np.ravel(x) if axis is None else x,
+                                             axis=0 if axis is None else axis)
         return super().reduce(kind, x, axis)
 
     def _no_ties(self, kind: str, x, axis) -> None:
         """A Fallback where the chain ``max(max(x0, x1), x2) ...`` meets a tie (or a ball that
-        holds one): the scalar tape's max nodes at their kink."""
+        holds one): the scalar tape's max nodes at their kink, which it notes."""
         moved = np.ravel(x) if axis is None else np.moveaxis(x, axis, -1)
         if moved.shape[-1] > 1:
-            running = (_MAX if kind == "max" else _MIN).accumulate(moved, axis=-1)
+            running = self.extreme(kind).accumulate(moved, axis=-1)
             if _holds_zero(running[..., :-1] - moved[..., 1:]):
                 raise Fallback(f"a tie of {kind}")
 
     def chain_weights(self, row, kind: str, x, axis):
-        self._no_ties(kind, x, axis)
-        moved = np.ravel(x) if axis is None else np.moveaxis(x, axis, -1)
-        if moved.shape[-1] == 1:
-            weights = np.ones(moved.shape)
-        else:
-            # no tie: each element's weight is 1 where it is the extreme, else 0 (the rows'
-            # partials at a nonzero gap, as the float namespace computes them)
-            running = (_MAX if kind == "max" else _MIN).accumulate(moved, axis=-1)
-            prev, cur, ans = running[..., :-1], moved[..., 1:], running[..., 1:]
-            keep = np.broadcast_to(row.partials[0](self.rows, prev, cur, ans), cur.shape)
-            new = np.broadcast_to(row.partials[1](self.rows, prev, cur, ans), cur.shape)
-            suffix = np.cumprod(keep[..., ::-1], axis=-1)[..., ::-1]
-            ones = np.ones(keep.shape[:-1] + (1,))
-            through = np.concatenate([suffix[..., 1:], ones], axis=-1)
-            weights = np.concatenate([suffix[..., :1], new * through], axis=-1)
-        return np.reshape(weights, np.shape(x)) if axis is None else \
-            np.moveaxis(weights, -1, axis)
+        self._no_ties(kind, x, axis)  # (no tie: each weight is 1 or 0, by the rows' partials)
+        return super().chain_weights(row, kind, x, axis)
 
     def matmul(self, a, b):
         if np.ndim(a) + np.ndim(b) > 2 and np.size(a) * np.shape(b)[-1] >= _MATRIX_FROM:
@@ -294,12 +283,16 @@ def _wider(x):
     raise Fallback("a ball that holds 0")
 
 
-def float64_digits(value: float, gradient: Mapping[str, object], value_ball,
-                   gradient_balls: Mapping[str, object], digits: int):
+def float64_digits(value: float, gradient: Mapping[str, object], shown, proofs,
+                   value_ball, gradient_balls: Mapping[str, object], digits: int):
     """How many of the ``digits`` shown float64's sweep gets right (:func:`~gradcli.engine.
-    certify.agreement`): of the value, and of each gradient element (name -> flat list)."""
-    value_digits = agreement(float(value), Real.of(value_ball), digits)
-    return value_digits, {
-        name: [agreement(x, Real.of(b), digits) for x, b in
-               zip(np.ravel(gradient[name]).tolist(), np.ravel(g).tolist())]
+    certify.agreement`): of the value, and of each gradient element (name -> flat list). Most
+    get them all: their float64 rounds to the proven text, which is the exact value's rounding,
+    and that one rounding settles it."""
+    def right(x: float, p, ball) -> int:
+        return digits if float_text(x, digits) == p.text else agreement(x, Real.of(ball), digits)
+
+    return right(float(value), shown, value_ball), {
+        name: list(map(right, np.ravel(gradient[name]).tolist(), np.ravel(proofs[name]).tolist(),
+                       np.ravel(g).tolist()))
         for name, g in gradient_balls.items()}

@@ -359,6 +359,10 @@ class NumpyArrays:
         out = before * after
         return np.reshape(out, np.shape(x)) if axis is None else np.moveaxis(out, -1, axis)
 
+    def extreme(self, kind: str):
+        """The elementwise max or min (a ufunc: its ``accumulate`` is the running one)."""
+        return self.np.maximum if kind == "max" else self.np.minimum
+
     def chain_weights(self, row, kind: str, x, axis):
         """For max and min: each element's share of the result, as the scalar tape's chain
         ``row(row(x0, x1), x2) ...`` gives it, from the row's own partials (at a tie, its
@@ -368,7 +372,7 @@ class NumpyArrays:
         if moved.shape[-1] == 1:
             weights = np.ones(moved.shape)
         else:
-            running = (np.maximum if kind == "max" else np.minimum).accumulate(moved, axis=-1)
+            running = self.extreme(kind).accumulate(moved, axis=-1)
             prev, cur, ans = running[..., :-1], moved[..., 1:], running[..., 1:]
             keep = np.broadcast_to(row.partials[0](self.rows, prev, cur, ans), cur.shape)
             new = np.broadcast_to(row.partials[1](self.rows, prev, cur, ans), cur.shape)
