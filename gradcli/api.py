@@ -823,8 +823,11 @@ def _typed(value, name: str):
     def numbers(item):
         if isinstance(item, (list, tuple)):
             return [numbers(x) for x in item]
-        return constant_value(item, f"an element of {name}") if isinstance(item, str) else item
-    return numbers(value), flat
+        return constant_value(item, name) if isinstance(item, str) else item
+    try:
+        return numbers(value), flat
+    except InputError:  # the point's reading words it, for the element
+        return value, None
 
 
 def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
