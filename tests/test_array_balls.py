@@ -261,26 +261,38 @@ def test_what_balls_cannot_settle_is_the_scalar_tapes(run, monkeypatch, source, 
         assert words in balls.output
 
 
+def _scaled(x: float, bits: int = 1100) -> int:
+    """A double times 2^bits, exactly, as an integer (every double is m·2^e with e >= -1074)."""
+    n, d = x.as_integer_ratio()  # d is a power of 2
+    return n << (bits - d.bit_length() + 1)
+
+
 def test_a_hundred_thousand_rows_through_the_console_script(gradcli_script, tmp_path):
-    """The least-squares loss of X of 10^5 x 3: value and gradient against the exact
-    rationals' sums in mpmath (every product of two doubles is exact at 60 digits)."""
+    """The least-squares loss of X of 10^5 x 3 through the installed command: its value and
+    gradient against the exact rational sums, in Python integers (every input a double)."""
     rng = np.random.default_rng(7)
-    X, y, w = rng.normal(size=(100_000, 3)), rng.normal(size=100_000), np.array([0.5, -1.25, 2])
+    X, y = rng.normal(size=(100_000, 3)), rng.normal(size=100_000)
     np.save(tmp_path / "X.npy", X)
     np.save(tmp_path / "y.npy", y)
     out = subprocess.run([gradcli_script, "eval", "mean((X @ w - y)^2)", "--at",
-                          "X=@X.npy,y=@y.npy,w=[0.5,-1.25,2]", "--wrt", "w", "--json"],
+                          "X=@X.npy,y=@y.npy,w=[0.5,-1.25,2]", "--wrt", "w"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    lines = out.stdout.splitlines()
+    value_text = lines[0].split(" = ")[1]
+    gradient_texts = [line.split()[1] for line in lines[2:5]]
+    assert lines[1] == "∂f/∂w, shape (3,)" and [line.split()[0] for line in lines[2:5]] == \
+        ["[0]", "[1]", "[2]"]
+    # residuals times 2^2200 (products of two doubles scaled by 2^1100 each), exactly
+    w = [_scaled(v) for v in (0.5, -1.25, 2.0)]
+    rows = [[_scaled(v) for v in row] for row in X.tolist()]
+    residual = [sum(a * b for a, b in zip(row, w)) - (_scaled(t) << 1100)
+                for row, t in zip(rows, y.tolist())]
+    n = len(residual)
     with mpmath.workdps(60):
-        residual = [mpmath.fsum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in zip(row, w))
-                    - mpmath.mpf(t) for row, t in zip(X.tolist(), y.tolist())]
-        n = len(residual)
-        value = mpmath.fsum(r * r for r in residual) / n
-        gradient = [2 * mpmath.fsum(r * mpmath.mpf(row[j]) for r, row in
-                                    zip(residual, X.tolist())) / n for j in range(3)]
-    assert data["certified"] is True
-    assert correctly_rounded(data["decimal"]["value"], value)
-    for text, exact in zip(data["decimal"]["gradient"]["w"], gradient):
+        value = mpmath.mpf(sum(r * r for r in residual)) / n / mpmath.mpf(2) ** 4400
+        gradient = [2 * mpmath.mpf(sum(r * row[j] for r, row in zip(residual, rows))) / n
+                    / mpmath.mpf(2) ** 3300 for j in range(3)]
+    assert correctly_rounded(value_text, value)
+    for text, exact in zip(gradient_texts, gradient):
         assert correctly_rounded(text, exact)
