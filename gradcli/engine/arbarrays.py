@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from flint import arb, arb_mat
 
+from ..gcpause import gc_paused
 from .arraynodes import ArrayGraph, NumpyArrays, sweep
 from .ball import BARE, Real
 from .certify import agreement, exact_constant, exact_real, proven, rising, start_bits
@@ -213,6 +214,7 @@ def _input_balls(value, specs):
     return out.reshape(np.shape(value))
 
 
+@gc_paused()  # millions of balls in object arrays, and no reference cycle
 def certify_arrays(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence[str],
                    seed: float, digits: int, typed: Mapping[str, object] | None = None):
     """The value and the gradient by ``wrt`` (name -> object array of Proven) of ``graph`` at
