@@ -762,9 +762,9 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
-    if float64 and isinstance(source, str) and mode != "forward" and direction is None \
+    if isinstance(source, str) and mode != "forward" and direction is None \
             and of is None and not record and _has_arrays(at):
-        result = on_array_nodes(source, at, wrt, seed, digits)
+        result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64)
         if result is not None:
             return result
     at = _point(at)
@@ -783,23 +783,99 @@ def _has_arrays(at: Mapping[str, object] | None) -> bool:
 
 
 def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | None,
-                   seed: float, digits: int = DEFAULT_DIGITS) -> Result | None:
-    """:func:`evaluate` with ``float64=True`` on array nodes (:mod:`gradcli.engine.arraynodes`:
-    memory proportional to the arrays' sizes), or None where the scalar tape computes it (and
-    words its errors): several outputs, an array output, a value that is not finite."""
+                   seed: float, digits: int = DEFAULT_DIGITS, certified: bool = False
+                   ) -> Result | None:
+    """:func:`evaluate` of a program with array inputs on array nodes
+    (:mod:`gradcli.engine.arraynodes`: memory proportional to the arrays' sizes): in float64
+    (``float64=True``), or ``certified``, every digit proven on Arb balls
+    (:mod:`gradcli.engine.arbarrays`), a text typed for a number (``"0.1"``, in a list too)
+    read exactly. None where the scalar tape computes it (and words its errors, notes and
+    conventions): several outputs, an array output, a value that is not finite; certified, also
+    whatever the balls cannot settle (a kink met exactly, an exact zero, a sign)."""
     from .engine import arraynodes
-    from .points import constant_value
-    numbers = {name: constant_value(value, f"the value of {name}") if isinstance(value, str)
-               else value for name, value in at.items()}
+    numbers, typed = {}, {}
+    for name, value in at.items():
+        numbers[name], specs = _typed(value, name)
+        if specs is not None:
+            typed[name] = specs
     found = arraynodes.evaluate(source, numbers, wrt, seed)
     if found is None:
         return None
     graph, value, gradient, point = found
     if not graph.arrays:
         return None  # no array input read: a scalar program, the scalar tape's
+    if certified:
+        return _certified_on_array_nodes(graph, value, gradient, point, seed, digits,
+                                         {name: typed[name] for name in typed if name in point})
     return Result(source=source, value=value, gradient=dict(arraynodes.Elements(gradient)),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits)
+
+
+def _typed(value, name: str):
+    """An input's value as numbers (a text read as ``--at`` reads it, in a list too), and what
+    was typed where some of it is text (the text, or the flat list of an array's elements),
+    else None."""
+    from .points import constant_value
+    if isinstance(value, str):
+        return constant_value(value, f"the value of {name}"), value
+    if not isinstance(value, (list, tuple)):
+        return value, None
+    flat, level = [], [value]
+    while level:  # the elements in row-major order, without recursion
+        item = level.pop()
+        if isinstance(item, (list, tuple)):
+            level.extend(reversed(item))
+        else:
+            flat.append(item)
+    if not any(isinstance(x, str) for x in flat):
+        return value, None
+
+    def numbers(item):
+        if isinstance(item, (list, tuple)):
+            return [numbers(x) for x in item]
+        return constant_value(item, name) if isinstance(item, str) else item
+    try:
+        return numbers(value), flat
+    except InputError:  # the point's reading words it, for the element
+        return value, None
+
+
+def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
+    """:func:`on_array_nodes`'s certified result from its float64 sweep, or None."""
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 100_000 \
+            or not math.isfinite(seed):
+        return None  # the scalar tape's error
+    from .engine.arbarrays import Fallback, certify_arrays, float64_digits
+    from .engine.arrays import element_names
+    from .engine.certify import Certified
+    try:
+        shown, proofs, bits, ball, balls = certify_arrays(graph, point, list(gradient), seed,
+                                                          digits, typed)
+    except Fallback:
+        return None
+    # what --float64 (this float64 sweep) gets right; where it loses digits, the note names
+    # the numbers, not a node (the scalar tape's float64 would round otherwise)
+    value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
+                                                  digits)
+    names, f64, digit_of = [], {}, {}
+    for name, g in gradient.items():
+        shape = graph.shapes[graph.inputs_by_name[name]]
+        elements = element_names(name, shape) if shape else [name]
+        names += elements
+        f64.update(zip(elements, map(float, _flat(g))))
+        digit_of.update(zip(elements, element_digits[name]))
+    proven = [p for name in gradient for p in _flat(proofs[name])]
+    from .engine import arraynodes
+    return Result(source=graph.source, value=shown, gradient=dict(zip(names, proven)),
+                  inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
+                  digits=digits, certified=Certified(shown, proven, digits, bits),
+                  float64=Float64(value, f64, value_digits, digit_of))
+
+
+def _flat(array) -> list:
+    """An array's (or a number's) elements in row-major order."""
+    return array.ravel().tolist() if hasattr(array, "ravel") else [array]
 
 
 def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:

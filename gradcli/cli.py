@@ -617,7 +617,7 @@ def eval_command(**options):
     # counting frees them as before.
     with gc_paused():
         nodes = _on_array_nodes(request)
-        if nodes is not None:  # --float64 of array inputs: array nodes, no scalar tape
+        if nodes is not None:  # array inputs: array nodes, no scalar tape
             _warn_source(request.source)  # (array nodes keep no reading)
             _warn_unread(request.at, nodes.graph)
             _refuse("point", request.facts())
@@ -796,22 +796,25 @@ def _refuse(mode: str, facts: set[str], **words) -> None:
 
 
 def _on_array_nodes(request: EvalRequest):
-    """``eval --float64`` of array inputs, asked plainly (one output, no --trace, --check,
-    --expect, --export, --direction, --elementwise, --of or weights), on array nodes (:func:`gradcli.api.
-    on_array_nodes`); None otherwise, or where the scalar tape computes it."""
+    """``eval`` of array inputs, asked plainly (one output, no --trace, --check, --expect,
+    --export, --direction, --elementwise, --of or weights), on array nodes (:func:`gradcli.api.
+    on_array_nodes`: --float64, or certified on balls, each number read as typed); None
+    otherwise, or where the scalar tape computes it."""
     r = request
     shapes = getattr(r.at, "shapes", None)
-    if not (r.float64 and shapes) or r.trace or r.checks or r.export_path or r.of \
+    if not shapes or r.trace or r.checks or r.export_path or r.of \
             or r.elementwise or r.direction is not None or r.mode == "forward" \
             or isinstance(r.seed, dict):
         return None
     from .api import on_array_nodes
     from .engine.arrays import element_names, nested
+    # certified: each number as typed (0.1 is 1/10), which the point keeps beside its double
+    read = r.at.__getitem__ if r.float64 else getattr(r.at, "exact", r.at.__getitem__)
     owned = {element for name, shape in shapes.items() for element in element_names(name, shape)}
-    at = {name: value for name, value in r.at.items() if name not in owned}
+    at = {name: read(name) for name in r.at if name not in owned}
     for name, shape in shapes.items():
-        at[name] = nested([r.at[element] for element in element_names(name, shape)], shape)
-    return on_array_nodes(r.source, at, r.wrt, r.seed, r.digits)
+        at[name] = nested([read(element) for element in element_names(name, shape)], shape)
+    return on_array_nodes(r.source, at, r.wrt, r.seed, r.digits, certified=not r.float64)
 
 
 def _eval_point(graph, request: EvalRequest, result=None):

@@ -66,6 +66,18 @@ class ArrayGraph:
     names: dict[str, int] = field(default_factory=dict)  # assigned name -> its node
     output_names: list[str] = field(default_factory=lambda: ["f"])
     output_arrays: dict = field(default_factory=dict)
+    # what each constant node is exactly (0.1 typed: 1/10, log(2) folded: log of 2): node ->
+    # its index in ``constant_table``, or for a literal of constants a list of them
+    exact: dict = field(default_factory=dict)
+    # the program's constants as the scalar Graph keeps them: (floats, index -> typed text or
+    # ("pi",), folds), read by exact_numbers
+    constant_table: tuple = ((), {}, ())
+
+    def exact_numbers(self, m, number) -> list:
+        """The constants of ``constant_table`` as the numbers they are exactly, in ``m``
+        (:func:`gradcli.engine.graph.exact_numbers`)."""
+        from .graph import exact_numbers
+        return exact_numbers(*self.constant_table, m, number)
 
     @property
     def arrays(self) -> dict[str, Shape]:
@@ -108,6 +120,7 @@ class ArrayTape:
         self.spans: list = []
         self.inputs: dict[str, int] = {}
         self.constants: dict[int, int] = {}  # the builder's constant id -> its node
+        self.literals: dict[int, list] = {}  # a literal's node -> its constants' ids
         self.calls: list = []  # the scalar tape's record; each node is its own here
 
     def _node(self, kind: str, args: tuple, params, shape: Shape, span) -> Node:
@@ -163,7 +176,9 @@ class ArrayTape:
         shape = (len(items), *shape_of(items[0]))
         if all(item.__class__ is int for item in items):  # a literal of constants: one node
             values = [self.builder.const_values[item] for item in items]
-            return self._node("constant", (), values, shape, span)
+            node = self._node("constant", (), values, shape, span)
+            self.literals[node.index] = list(items)
+            return node
         return self._node("stack", tuple(self._index(item) for item in items), None, shape,
                           span)
 
@@ -175,8 +190,17 @@ class ArrayTape:
         output = self._index(outputs[0])
         names = {name: value.index for name, value in self.builder.env.items()
                  if value.__class__ is Node}
+        b = self.builder
+        index = {tid: i for i, tid in enumerate(b.const_values)}  # ids in order: a fold's last
+        table = (list(b.const_values.values()),
+                 {index[tid]: recipe for tid, recipe in b.recipes.items()},
+                 [(index[t], name, index[a0], index[a1] if a1 >= 0 else -1)
+                  for t, name, a0, a1 in b.folds])
+        exact = {k: index[tid] for tid, k in self.constants.items()}
+        for k, items in self.literals.items():
+            exact[k] = [index[item] for item in items]
         return ArrayGraph(source, self.kinds, self.args, self.params, self.shapes, self.spans,
-                          self.inputs, output, names)
+                          self.inputs, output, names, exact=exact, constant_table=table)
 
 
 def lower(source: str, shapes: Mapping[str, Shape]) -> ArrayGraph | None:
@@ -273,6 +297,18 @@ class NumpyArrays:
     def row(self, row):
         return getattr(self.rows, row.name)
 
+    # how the sweep reads constants and checks results: the hooks another number type changes
+    def constant(self, value, recipe, shape: Shape):
+        """A constant node's value (``recipe``: what it is exactly, which floats ignore)."""
+        return self.np.asarray(value, dtype=self.np.float64) if shape else value
+
+    def finite(self, x) -> bool:
+        return bool(self.np.all(self.np.isfinite(x)))
+
+    def number(self, x):
+        """The output's value as the sweep gives it."""
+        return float(x)
+
     def shape(self, x) -> Shape:
         return self.np.shape(x)
 
@@ -330,7 +366,7 @@ class NumpyArrays:
         if g.shape == tuple(shape):
             return g
         while g.ndim > len(shape):
-            g = g.sum(axis=0)
+            g = np.asarray(g.sum(axis=0))  # (an object array's sum of one axis is its item)
         for axis, n in enumerate(shape):
             if n == 1 and g.shape[axis] != 1:
                 g = g.sum(axis=axis, keepdims=True)
@@ -357,6 +393,10 @@ class NumpyArrays:
         out = before * after
         return np.reshape(out, np.shape(x)) if axis is None else np.moveaxis(out, -1, axis)
 
+    def extreme(self, kind: str):
+        """The elementwise max or min (a ufunc: its ``accumulate`` is the running one)."""
+        return self.np.maximum if kind == "max" else self.np.minimum
+
     def chain_weights(self, row, kind: str, x, axis):
         """For max and min: each element's share of the result, as the scalar tape's chain
         ``row(row(x0, x1), x2) ...`` gives it, from the row's own partials (at a tie, its
@@ -366,7 +406,7 @@ class NumpyArrays:
         if moved.shape[-1] == 1:
             weights = np.ones(moved.shape)
         else:
-            running = (np.maximum if kind == "max" else np.minimum).accumulate(moved, axis=-1)
+            running = self.extreme(kind).accumulate(moved, axis=-1)
             prev, cur, ans = running[..., :-1], moved[..., 1:], running[..., 1:]
             keep = np.broadcast_to(row.partials[0](self.rows, prev, cur, ans), cur.shape)
             new = np.broadcast_to(row.partials[1](self.rows, prev, cur, ans), cur.shape)
@@ -445,7 +485,8 @@ def run(graph: ArrayGraph, m, wrt, leaf, start, *, value=_as_it_is, enter=None, 
 def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: float = 1.0,
           m: NumpyArrays | None = None):
     """The output's value and its gradient by the inputs named in ``wrt`` (name -> array of the
-    input's shape), in float64; None where a value or a gradient is not finite."""
+    input's shape), in float64 (or the number type of ``m``, :mod:`gradcli.engine.arbarrays`'s
+    balls); None where a value or a gradient is not finite."""
     m = m or NumpyArrays()
     np = m.np
     kinds, params, shapes = graph.kinds, graph.params, graph.shapes
@@ -453,10 +494,10 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
     def leaf(k):
         if kinds[k] == "input":
             return point[params[k]]
-        return np.asarray(params[k], dtype=np.float64) if shapes[k] else params[k]
+        return m.constant(params[k], graph.exact.get(k), shapes[k])
 
     def start(values):
-        return np.float64(seed) if np.all(np.isfinite(values[graph.output])) else None
+        return np.float64(seed) if m.finite(values[graph.output]) else None
 
     with np.errstate(all="ignore"):
         values, adjoint = run(graph, m, wrt, leaf, start)
@@ -467,10 +508,10 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
             k = graph.inputs_by_name[name]
             g = adjoint[k]
             g = np.zeros(shapes[k]) if g is None else np.broadcast_to(g, shapes[k])
-            if not np.all(np.isfinite(g)):
+            if not m.finite(g):
                 return None
             gradient[name] = g
-    return float(values[graph.output]), gradient
+    return m.number(values[graph.output]), gradient
 
 
 class Elements(Mapping):

@@ -242,11 +242,11 @@ class ScalarTape:
 
     def reduce(self, kind: str, x, axis: int | None, span: Span, shift: bool = False):
         ids, prim, emit = _ids(x), REDUCTIONS[kind], self.emit
-        start = len(self.builder.depth)
+        start = self.builder.count
         out = [_chain(emit, prim, [ids[p] for p in group], span)
                for group in reduction_groups(shape_of(x), axis)]
         if shift:  # every node made here is one of the shift's max nodes
-            self.shifts.extend(range(start, len(self.builder.depth)))
+            self.shifts.extend(range(start, self.builder.count))
         return self._record("reduce", _wrap(reduced_shape(shape_of(x), axis), out), span, (x,),
                             (kind, axis))
 

@@ -100,7 +100,7 @@ def exact_real(spec) -> Real:
     return _constants(graph)[graph.output]
 
 
-def _typed(number) -> Real:
+def typed_real(number) -> Real:
     """A constant's number: a literal's text exactly (1/10 for 0.1), a float as it is."""
     return Real.exact(number) if isinstance(number, str) else Real.of(number)
 
@@ -117,7 +117,7 @@ def _constants(graph: Graph) -> list[Real]:
         return DomainError(f"the constant {text} is, exactly, outside the domain of {fold} "
                            f"({TABLE[fold].domain})",
                            hint="--float64 computes with the doubles instead")
-    return graph.exact_constants(BALL, _typed, failed)
+    return graph.exact_constants(BALL, typed_real, failed)
 
 
 # -- decimal digits of a ball --------------------------------------------------------------------

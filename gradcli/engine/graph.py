@@ -49,6 +49,36 @@ _LITERAL = object()  # a post-visit mark: ``[a, b, ...]``
 _INDEX = object()  # a post-visit mark: ``x[i, j]``
 
 
+def exact_numbers(constants, exact, folds, m, number, failed=None) -> list:
+    """Constants (their floats, in order) as the numbers they are exactly, in the namespace
+    ``m`` the rows compute in (balls, expressions): a literal's typed text (``exact``: index ->
+    the text, ``("pi",)`` or ``("e",)``), or the float of a constant that is exactly its float,
+    through ``number``; ``pi`` and ``e`` as ``m.pi`` and ``m.e``; a folded constant (``folds``:
+    its index, its row's name and its arguments' indices, -1 for none) as its row on its
+    arguments', so ``log(2)`` stays ``m.log(2)``. Arguments come before their folds: no
+    recursion. Where ``number`` or a row raises ValueError or ZeroDivisionError (the exact
+    number is outside a domain the double was inside), ``failed(index)`` gives the error raised
+    instead."""
+    folded = {slot: (name, a, b) for slot, name, a, b in folds}
+    out: list = []
+    for slot, value in enumerate(constants):
+        fold = folded.get(slot)
+        try:
+            if fold is not None:
+                name, a, b = fold
+                f = getattr(m, name)
+                out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
+                continue
+            recipe = exact.get(slot)
+            out.append(number(value) if recipe is None else number(recipe)
+                       if isinstance(recipe, str) else getattr(m, recipe[0]))
+        except (ValueError, ZeroDivisionError):
+            if failed is None:
+                raise
+            raise failed(slot) from None
+    return out
+
+
 @dataclass(slots=True)
 class Graph:
     """A lowered program. Slots: ``[0, n_const)`` constants, then inputs, then nodes."""
@@ -113,31 +143,8 @@ class Graph:
 
     def exact_constants(self, m, number, failed=None) -> list:
         """Every constant as the number it is exactly, in the namespace ``m`` the rows compute
-        in (balls, expressions): a literal's typed text (:attr:`exact`), or the float of a
-        constant that is exactly its float, through ``number``; ``pi`` and ``e`` as ``m.pi``
-        and ``m.e``; a folded constant (:attr:`folds`) as its row on its arguments', so
-        ``log(2)`` stays ``m.log(2)``. Arguments come before their folds in slot order: no
-        recursion. Where ``number`` or a row raises ValueError or ZeroDivisionError (the exact
-        number is outside a domain the double was inside), ``failed(slot)`` gives the error
-        raised instead."""
-        folded = {slot: (name, a, b) for slot, name, a, b in self.folds}
-        exact, out = self.exact, []
-        for slot, value in enumerate(self.constants):
-            fold = folded.get(slot)
-            try:
-                if fold is not None:
-                    name, a, b = fold
-                    f = getattr(m, name)
-                    out.append(f(out[a]) if b < 0 else f(out[a], out[b]))
-                    continue
-                recipe = exact.get(slot)
-                out.append(number(value) if recipe is None else number(recipe)
-                           if isinstance(recipe, str) else getattr(m, recipe[0]))
-            except (ValueError, ZeroDivisionError):
-                if failed is None:
-                    raise
-                raise failed(slot) from None
-        return out
+        in (balls, expressions): see :func:`exact_numbers`."""
+        return exact_numbers(self.constants, self.exact, self.folds, m, number, failed)
 
     def constant_text(self, slot: int) -> str:
         """A constant as the source spelled it: a literal's text, ``pi``, or a folded constant
