@@ -590,8 +590,15 @@ def read_array(path: str, name: str, columns: list[str] | None = None, missing=N
             raise InputError(f"{path} has no columns")
         parts, count = [], 0
         from .limits import check_elements
+        table = None
+        if kind == "parquet":  # its rows are counted in its footer: checked, and filled in place
+            check_elements(rows.total * len(wanted), path, name)
+            table = np.empty((rows.total, len(wanted)))
         for batch in _ragged_named(rows.chunks, path, kind, len(rows.columns)):
-            block = np.empty((batch.num_rows, len(wanted)))
+            if table is not None and count + batch.num_rows <= len(table):
+                block = table[count:count + batch.num_rows]
+            else:
+                block = np.empty((batch.num_rows, len(wanted)))
             for j, column in enumerate(wanted):
                 cells = batch.column(column)
                 if pa.types.is_binary(cells.type):  # CSV text, after a cell that is no number
@@ -616,7 +623,8 @@ def read_array(path: str, name: str, columns: list[str] | None = None, missing=N
         rows.close()
     if not count:
         raise InputError(f"{path} has a header and no rows of numbers")
-    table = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if table is None or count != len(table) or any(part.base is not table for part in parts):
+        table = np.concatenate(parts) if len(parts) > 1 else parts[0]
     return table[:, 0] if columns is not None and len(columns) == 1 else table
 
 
@@ -660,8 +668,8 @@ def _finite(values, path: str, where) -> None:
 
 
 def _read_npy(path: str, name: str):
-    """A .npy file's array (never a pickle): memory-mapped first, so its shape and type are
-    checked before its data is read."""
+    """A .npy file's array (never a pickle): memory-mapped, so its shape and type are checked
+    before its data is read; a float64 array stays the map (read-only), others are converted."""
     import numpy as np
     from .limits import check_elements
     try:
@@ -697,8 +705,11 @@ def _read_npy(path: str, name: str):
     if stored.size == 0:
         raise InputError(f"{path} holds an empty array, of shape {shape_text(stored.shape)}")
     check_elements(stored.size, path, name)
-    values = np.array(stored, dtype=np.float64)  # a copy: the file is closed now
-    del stored
+    if stored.dtype == np.float64:  # the map itself, read-only: no copy of the file in memory
+        values = np.asarray(stored)
+    else:
+        values = np.array(stored, dtype=np.float64)
+        del stored
     _finite(values, path, lambda *index: f"the element [{', '.join(map(str, index))}]"
             if index else "the value")
     return values
