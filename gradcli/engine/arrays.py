@@ -674,4 +674,7 @@ def nest_entries(entries: dict | None, arrays: dict[str, tuple]) -> dict | None:
     nested list of its shape (the JSON's and :attr:`gradcli.api.Result.shaped_gradient`'s)."""
     if entries is None:
         return None
+    whole = getattr(entries, "nested", None)  # a view of whole arrays (arraynodes.Elements):
+    if whole is not None:  # their lists at once, without naming each element
+        return whole()
     return {name: nested(values, shape) for name, shape, values in grouped(entries, arrays)}
