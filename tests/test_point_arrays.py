@@ -266,3 +266,21 @@ def test_the_console_script_needs_memory_near_the_arrays_not_per_element(gradcli
     x_kib = ROWS * COLUMNS * 8 // 1024
     assert large - small < 3 * x_kib, (small, large)
     _agree(_printed(printed)["∂f/∂w"], _least_squares(X, y, w)[1], rel=1e-11)
+
+
+# -- a Parquet file read a column at a time reports the cell a read row by row meets first -------
+
+@pytest.mark.parametrize("b, c, words", [
+    # chunks of 2 rows; in each, its columns' cells that are no number, then its non-finite ones
+    (["1", "2", "x", "4"], [0.0, np.inf, 0.0, 0.0], "row 2, column 'c' is inf"),
+    (["1", "2", "x", "4"], [0.0, 0.0, 0.0, np.inf], "row 3, column 'b' is 'x'"),
+    (["1", "2", "3", "x"], [0.0, 0.0, np.nan, 0.0], "row 4, column 'b' is 'x'"),
+    (["1", "2", "3", "4"], [0.0, 0.0, np.nan, 0.0], "row 3, column 'c' is nan"),
+    (["1", None, "3", "4"], [0.0, 0.0, 0.0, 0.0], "row 2, column 'b' is empty"),
+])
+def test_a_bad_parquet_cell_is_the_first_a_read_row_by_row_meets(run, reported, tmp_path,
+                                                                 monkeypatch, b, c, words):
+    monkeypatch.setattr("gradcli.readers.CHUNK_ROWS", 2)
+    pq.write_table(pa.table({"a": [1.0, 2.0, 3.0, np.nan], "b": b, "c": c}), tmp_path / "t.pq")
+    done = run("eval", "sum(X)", "--at", f"X=@{tmp_path}/t.pq", "--float64")
+    reported(done, 2, [words])
