@@ -571,7 +571,7 @@ def read_array(path: str, name: str, columns: list[str] | None = None, missing=N
     try:
         import numpy as np
         if kind != "npy":
-            import pyarrow as pa
+            import pyarrow  # noqa: F401 - here, for the error below: the readers import it
     except ImportError:
         raise InputError(f"reading {path} needs NumPy" + (" and pyarrow" if kind != "npy" else "")
                          + ", which are not installed", hint='pip install "gradcli[batch]"'
