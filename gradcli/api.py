@@ -778,6 +778,8 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
 
 def _has_arrays(at: Mapping[str, object] | None) -> bool:
     """Whether ``at`` gives an array value (a list, nested lists, a NumPy array)."""
+    if getattr(at, "arrays", None):  # a Point's arrays, without making their elements
+        return True
     return bool(at) and any(isinstance(value, (list, tuple)) or getattr(value, "ndim", 0)
                             for value in at.values())
 
@@ -793,11 +795,16 @@ def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | N
     conventions): several outputs, an array output, a value that is not finite; certified, also
     whatever the balls cannot settle (a kink met exactly, an exact zero, a sign)."""
     from .engine import arraynodes
-    numbers, typed = {}, {}
-    for name, value in at.items():
-        numbers[name], specs = _typed(value, name)
-        if specs is not None:
-            typed[name] = specs
+    from .points import Point
+    if isinstance(at, Point):  # its scalars and whole arrays: no entry per element
+        numbers = {**at.scalars(), **{name: at.array(name) for name in at.arrays}}
+        typed = at.typed() if certified else {}
+    else:
+        numbers, typed = {}, {}
+        for name, value in at.items():
+            numbers[name], specs = _typed(value, name)
+            if specs is not None:
+                typed[name] = specs
     found = arraynodes.evaluate(source, numbers, wrt, seed)
     if found is None:
         return None
@@ -881,8 +888,9 @@ def _flat(array) -> list:
 def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
     """``at`` with each string value read as ``--at`` reads it (``"0.1"``, ``"pi/4"``,
     ``"sqrt(2)"``): a number, its text kept so the certified engine reads the exact value.
-    An array value (a list, nested lists, a NumPy array) gives an entry per element (``w[0]``)
-    and its shape in the point's ``shapes``."""
+    An array value (a list, nested lists, a NumPy array) is held whole in the point's
+    ``arrays``, which gives an entry per element (``w[0]``) when read, and its shape in
+    ``shapes``."""
     if not at:
         return {}
     if not any(isinstance(value, (str, list, tuple)) or hasattr(value, "tolist")

@@ -333,14 +333,15 @@ def _warn(message: str) -> None:
 
 def _warn_unread(point, graph, prefix: str = "") -> None:
     from .errors import name_list
-    read = set(graph.inputs)
-    unread = [name for name in point if name not in read]
-    shapes = getattr(point, "shapes", None)
-    if shapes and unread:  # an array not read is named once, not element by element
-        from .engine.arrays import element_names
-        whole = {element: name for name, shape in shapes.items()
-                 if name not in graph.arrays for element in element_names(name, shape)}
-        unread = list(dict.fromkeys(whole.get(name, name) for name in unread))
+    from .points import Point
+    if isinstance(point, Point):  # an array, read or not, is named once, not by element
+        # (an array graph's ``inputs`` would name every element: its names are enough)
+        read = set(getattr(graph, "inputs_by_name", None) or graph.inputs)
+        unread = [name for name in point.names() if name not in graph.arrays
+                  and (name in point.arrays or name not in read)]
+    else:
+        read = set(graph.inputs)
+        unread = [name for name in point if name not in read]
     if unread:
         one = len(unread) == 1
         _warn(f"{prefix}{name_list(unread)} {'is' if one else 'are'} not read by the expression; "
@@ -807,14 +808,8 @@ def _on_array_nodes(request: EvalRequest):
             or isinstance(r.seed, dict):
         return None
     from .api import on_array_nodes
-    from .engine.arrays import element_names, nested
     # certified: each number as typed (0.1 is 1/10), which the point keeps beside its double
-    read = r.at.__getitem__ if r.float64 else getattr(r.at, "exact", r.at.__getitem__)
-    owned = {element for name, shape in shapes.items() for element in element_names(name, shape)}
-    at = {name: read(name) for name in r.at if name not in owned}
-    for name, shape in shapes.items():
-        at[name] = nested([read(element) for element in element_names(name, shape)], shape)
-    return on_array_nodes(r.source, at, r.wrt, r.seed, r.digits, certified=not r.float64)
+    return on_array_nodes(r.source, r.at, r.wrt, r.seed, r.digits, certified=not r.float64)
 
 
 def _eval_point(graph, request: EvalRequest, result=None):

@@ -1,8 +1,9 @@
 """Points: ``x=2,y=pi/4`` -> {name: float}, for ``at``, ``direction``, ``grid`` and the Python API.
 
-An array value (``w=[0.5,-1,2]``, ``X=[[1,2],[3,4]]``) gives one entry per element, named as the
-lowering names the array's element inputs (``w[0]``, ``X[1,0]``), and its shape in
-:attr:`Point.shapes`.
+An array value (``w=[0.5,-1,2]``, ``X=[[1,2],[3,4]]``, ``X=@data.npy``) is held once, by name,
+in :attr:`Point.arrays`, its shape in :attr:`Point.shapes`. Read as a mapping, the point gives
+one entry per element, named as the lowering names the array's element inputs (``w[0]``,
+``X[1,0]``): those are made the first time a scalar path reads them, never by the array nodes.
 
 A value is a number or exactly one constant expression in the language itself (``pi/4``,
 ``atan2(1, 2)``), evaluated by the same parser and lowering, never by Python's ``eval``. A
@@ -120,29 +121,157 @@ def constant_name(name: str, fail) -> None:
 
 class Point(dict):
     """A parsed point: name -> value, remembering where each name stood in the option's text
-    (``places[name] = (text, span)``) so that a later error about a name can point at it."""
+    (``places[name] = (text, span)``) so that a later error about a name can point at it.
+
+    An array value is held once, by name, in :attr:`arrays` (a file's read-only NumPy float64
+    array, or a typed literal's numbers as a tuple), with its shape in :attr:`shapes`. Its
+    element entries (``w[0]`` -> float), which the scalar paths read, are made the first time
+    the point is read as a mapping (see :class:`_Unmade`); the array nodes read :attr:`arrays`
+    and :meth:`scalars` and never make them.
+    """
 
     def __init__(self):
         super().__init__()
         self.places: dict[str, tuple[str, Span]] = {}
-        # What was typed for each value (``0.1``, ``pi/4``): the certified engine reads the
-        # exact number, not its nearest double.
+        # What was typed for each value (``0.1``, ``pi/4``), an element's too (``w[0]``): the
+        # certified engine reads the exact number, not its nearest double.
         self.texts: dict[str, str] = {}
         # The array values' shapes (name -> shape); their elements are entries w[0], X[1,0].
         self.shapes: dict[str, tuple[int, ...]] = {}
+        self.arrays: dict[str, object] = {}  # name -> its values (see the class's docstring)
+        # name -> how many entries the mapping held when the array was given: where its
+        # elements go, so that they stand in the order the values were given, as they always did
+        self._position: dict[str, int] = {}
+        self._unmade: list[str] = []  # the arrays whose element entries are not made yet
+
+    def add_array(self, name: str, values, shape: tuple[int, ...]) -> None:
+        """The array ``name`` of ``shape`` (``values``: a NumPy array of that shape, or a flat
+        tuple of floats, row-major), held as it is, read-only; its element entries are made when
+        read."""
+        if getattr(values, "flags", None) is not None and values.flags.writeable:
+            values = values.view()  # read-only here; the caller's array stays as it was
+            values.flags.writeable = False
+        self.shapes[name] = tuple(shape)
+        self.arrays[name] = values
+        self._position[name] = dict.__len__(self)
+        self._unmade.append(name)
+        self.__class__ = _Unmade
+
+    def array(self, name: str):
+        """The array ``name`` as a read-only NumPy float64 array of its shape."""
+        values = self.arrays[name]
+        if getattr(values, "shape", None) != self.shapes[name]:
+            import numpy as np
+            values = np.reshape(np.array(values, dtype=np.float64), self.shapes[name])
+            values.flags.writeable = False
+            self.arrays[name] = values  # made once
+        return values
+
+    def gives(self, name: str) -> bool:
+        """Whether the point gives a value to ``name`` (a scalar or a whole array), without
+        making element entries."""
+        return name in self.arrays or (dict.__contains__(self, name) and not self._element(name))
+
+    def scalars(self) -> dict[str, float]:
+        """The scalar values by name, without making any array's element entries."""
+        return {name: value for name, value in dict.items(self) if not self._element(name)}
+
+    def names(self) -> list[str]:
+        """The names given, scalars and arrays, in the order they were given (``w``, not
+        ``w[0]``), without making any element entries."""
+        unmade = sorted(self._unmade, key=self._position.__getitem__)  # (a stable sort)
+        names, k = [], 0
+        for i, key in enumerate(dict.keys(self)):
+            while k < len(unmade) and self._position[unmade[k]] == i:
+                names.append(unmade[k])
+                k += 1
+            owner = self._element(key)
+            if owner is None:
+                names.append(key)
+            elif not names or names[-1] != owner:
+                names.append(owner)
+        return names + unmade[k:]
+
+    def _element(self, key: str) -> str | None:
+        """The array whose element entry ``key`` is (among those made), or None."""
+        if "[" not in key:
+            return None
+        owner = key.partition("[")[0]
+        return owner if owner in self.arrays and owner not in self._unmade else None
+
+    def make_elements(self) -> None:
+        """The element entries of every array (``w[0]`` -> float), in the order the values were
+        given: what a scalar path reads. Done once; afterwards the point is a plain mapping."""
+        if self._unmade:
+            from .engine.arrays import element_names
+            unmade = sorted(self._unmade, key=self._position.__getitem__)
+            entries, k = list(dict.items(self)), 0
+            dict.clear(self)
+            for i, entry in enumerate(entries + [None]):
+                while k < len(unmade) and self._position[unmade[k]] <= i:
+                    name = unmade[k]
+                    values = self.arrays[name]
+                    values = values.ravel().tolist() if hasattr(values, "ravel") else values
+                    dict.update(self, zip(element_names(name, self.shapes[name]), values))
+                    k += 1
+                if entry is not None:
+                    dict.__setitem__(self, *entry)
+            self._unmade = []
+        self.__class__ = Point
+
+    def typed(self) -> dict[str, object]:
+        """What was typed where it is not its double, by name (the certified engine reads the
+        exact number): a scalar's text, or for an array the flat list of its elements' texts
+        and floats. A file's array was typed nowhere: it is left out, and no entry is made."""
+        out = {name: text for name, text in self.texts.items()
+               if "[" not in name and name not in self.arrays}
+        owners = {key.partition("[")[0] for key in self.texts if "[" in key}
+        for name in owners & set(self.arrays):
+            from .engine.arrays import element_names
+            values = self.arrays[name]
+            values = values.ravel().tolist() if hasattr(values, "ravel") else list(values)
+            out[name] = [self.texts.get(element, value) for element, value
+                         in zip(element_names(name, self.shapes[name]), values)]
+        return out
 
     def exact(self, name: str):
         """The value of ``name`` as typed (a string), or its float when not typed."""
-        return self.texts.get(name, self[name])
+        text = self.texts.get(name)
+        return self[name] if text is None else text
 
     def error(self, name: str, message: str, option: str, hint: str | None = None) -> InputError:
         """An InputError about ``name`` (and ``option``) with the caret under the name, when its
-        place is known."""
-        place = self.places.get(name)
+        place is known (an element's is its array's)."""
+        place = self.places.get(name) or self.places.get(name.partition("[")[0])
         if place is None:
             return InputError(message, hint=hint, option=option, names=(name,))
         return InputError(message, place[1], hint=hint, source=place[0], option=option,
                           names=(name,))
+
+
+class _Unmade(Point):
+    """A :class:`Point` holding arrays whose element entries are not made yet. Any read of it as
+    a mapping (``p["w[0]"]``, ``in``, iteration, ``items()``, ``dict(p)``, ...) makes them first
+    (:meth:`Point.make_elements`), and it is then a plain Point again: a scalar path reads the
+    point as it always did, at no cost per read afterwards."""
+
+
+def _making(method: str):
+    def read(self, *args, **kwargs):
+        self.make_elements()
+        return getattr(self, method)(*args, **kwargs)
+    read.__name__ = method
+    return read
+
+
+# Writes that add entries (``p[name] = v``, ``update``) need no elements: they go after them.
+for _method in ("__getitem__", "__contains__", "__iter__", "__len__", "__eq__", "__ne__",
+                "__repr__", "__reversed__", "__or__", "__ror__", "__reduce_ex__", "keys",
+                "values", "items", "get", "copy", "pop", "popitem", "setdefault", "__delitem__",
+                "clear"):
+    setattr(_Unmade, _method, _making(_method))
+del _method
+_Unmade.__bool__ = lambda self: True  # it holds an array (never empty) without counting
 
 
 def parse_point(text: str, option: str = "at") -> Point:
@@ -169,7 +298,7 @@ def parse_point(text: str, option: str = "at") -> Point:
         name, eq, value = part.partition("=")
         name = _unescape(name.strip())  # --at \u03b8=1 is θ, as in the expression
         if not eq and point and is_number(part):
-            raise _several_values(text, parts, index, here, option, list(point)[-1])
+            raise _several_values(text, parts, index, here, option, point.names()[-1])
         if not eq:
             left, colon, right = part.partition(":")
             if colon and re.match(_NAME, left.strip()) and right.strip():
@@ -186,7 +315,7 @@ def parse_point(text: str, option: str = "at") -> Point:
         if not re.match(_NAME, name):
             raise error(f"{part}: {name!r} is not a valid name",
                         (here, here + len(part.partition("=")[0].rstrip())))
-        if name in point or name in point.shapes:
+        if point.gives(name):
             raise error(f"gives {name} twice", (here, here + len(name)), names=(name,))
         constant_name(name, lambda message, hint: error(message, (here, here + len(name)), hint,
                                                         (name,)))
@@ -197,9 +326,8 @@ def parse_point(text: str, option: str = "at") -> Point:
             point.places[name] = (text, (here, here + len(name)))
             if values.ndim == 0:  # a .npy file of one number: a scalar input
                 point[name] = float(values)
-            else:
-                elements = array_entries(point, name, values, option)
-                point.places.update(dict.fromkeys(elements, point.places[name]))
+            else:  # checked whole by the reader (finite, the most elements): held as it is
+                point.add_array(name, values, values.shape)
             continue
         if value.lstrip().startswith("["):
             value_at += len(value) - len(value.lstrip())
@@ -211,12 +339,10 @@ def parse_point(text: str, option: str = "at") -> Point:
                 raise placed(exc, name, (value_at, value_at + len(value.strip())), text,
                              option) from None
             from .engine.arrays import element_names
-            point.shapes[name] = shape
+            point.add_array(name, tuple(number for number, _ in elements), shape)
             point.places[name] = (text, (here, here + len(name)))
-            for element, (number, typed) in zip(element_names(name, shape), elements):
-                point[element] = number
-                point.texts[element] = typed
-                point.places[element] = (text, (here, here + len(name)))
+            # each element as typed (a literal is short: it was typed), for the certified engine
+            point.texts.update(zip(element_names(name, shape), (typed for _, typed in elements)))
             continue
         point[name] = constant_value(value, f"{name}: the value", option, shown=text,
                                      offset=value_at)
@@ -348,22 +474,19 @@ def _column_names(inside: str, start: int, fail) -> tuple[list[str], list[Span]]
         i = k + 1
 
 
-def array_entries(point: Point, name: str, nested, option: str = "at") -> list[str]:
+def array_entries(point: Point, name: str, nested, option: str = "at") -> None:
     """Put the array ``nested`` (lists of lists of numbers or strings, as the Python API is given
-    them, or a NumPy array of numbers) into ``point``: an entry per element, its shape in
-    ``point.shapes``. Gives the elements' names."""
+    them, or a NumPy array of numbers) into ``point``, held as an array (:meth:`Point.add_array`;
+    a NumPy array of numbers is not copied), its shape in ``point.shapes``."""
     if getattr(nested, "dtype", None) is not None and nested.dtype.kind in "biuf":
         if not nested.size:
             raise InputError(f"the value of {name} is an empty array", option=option,
                              names=(name,), hint="give every row the same length, at least 1")
         check_elements(nested.size, f"the value of {name}", name)
         # booleans as numbers; a NaN is refused with the point, by element
-        values = (nested.astype(float) if nested.dtype.kind == "b" else nested).ravel().tolist()
-        point.shapes[name] = tuple(nested.shape)
-        from .engine.arrays import element_names
-        elements = element_names(name, point.shapes[name])
-        point.update(zip(elements, values))
-        return elements
+        import numpy as np
+        point.add_array(name, np.asarray(nested, dtype=np.float64), nested.shape)
+        return
     if hasattr(nested, "tolist"):  # a NumPy array of strings or objects: as lists
         nested = nested.tolist()
     shape, level = [], [nested]
@@ -380,15 +503,16 @@ def array_entries(point: Point, name: str, nested, option: str = "at") -> list[s
                          option="at", names=(name,))
     check_elements(len(level), f"the value of {name}", name)
     from .engine.arrays import element_names
-    point.shapes[name] = tuple(shape)
-    elements = element_names(name, tuple(shape))
-    for element, value in zip(elements, level):
-        if isinstance(value, str):
-            point[element] = constant_value(value, f"the value of {element}")
-            point.texts[element] = value.strip()
-        else:
-            point[element] = value
-    return elements
+    if any(isinstance(value, str) for value in level):
+        values = []
+        for element, value in zip(element_names(name, tuple(shape)), level):
+            if isinstance(value, str):
+                values.append(constant_value(value, f"the value of {element}"))
+                point.texts[element] = value.strip()
+            else:
+                values.append(value)
+        level = values
+    point.add_array(name, tuple(level), tuple(shape))
 
 
 def is_number(text: str) -> bool:
@@ -424,26 +548,27 @@ def _several_values(text: str, parts: list[str], index: int, here: int, option: 
 
 
 def merge_points(parts: list[dict[str, float]], option: str = "at") -> Point:
-    """Several points (repeated ``at`` options) into one; a name given twice is an error."""
+    """Several points (repeated ``at`` options) into one; a name given twice is an error. An
+    array is not copied, nor its element entries made."""
     merged = Point()
     for part in parts:
         places = getattr(part, "places", {})
-        for name, shape in getattr(part, "shapes", {}).items():
-            if name in merged.shapes or name in merged:
-                raise part.error(name, f"gives {name} twice", option)
-            merged.shapes[name] = shape
-            if name in places:
-                merged.places[name] = places[name]
-        for name, value in part.items():
-            if name in merged or name in merged.shapes:
+        if isinstance(part, Point):
+            scalars, arrays, names = part.scalars(), part.arrays, part.names()
+        else:
+            scalars, arrays, names = part, {}, list(part)
+        for name in names:
+            if merged.gives(name):
                 message = f"gives {name} twice"
                 raise (part.error(name, message, option) if name in places
                        else InputError(message, option=option, names=(name,)))
-            merged[name] = value
+            if name in arrays:
+                merged.add_array(name, arrays[name], part.shapes[name])
+            else:
+                merged[name] = scalars[name]
             if name in places:
                 merged.places[name] = places[name]
-            if name in getattr(part, "texts", {}):
-                merged.texts[name] = part.texts[name]
+        merged.texts.update(getattr(part, "texts", {}))
     return merged
 
 

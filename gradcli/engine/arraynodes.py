@@ -535,6 +535,12 @@ class Elements(Mapping):
             self._made = made
         return self._made
 
+    def nested(self) -> dict:
+        """Each array by name as nested lists of floats (a scalar as a float): what
+        :func:`gradcli.engine.arrays.nest_entries` makes of the elements, made from the arrays."""
+        return {name: value.tolist() if getattr(value, "shape", ()) else float(value)
+                for name, value in self._arrays.items()}
+
     def __getitem__(self, key):
         return self._items()[key]
 
