@@ -90,6 +90,19 @@ def test_a_gamma_family_constant_left_of_0_is_left_to_the_certified_engine(sourc
     assert certain_digits(graph, {"x": np.array([0.5])})[0] == 0
 
 
+@pytest.mark.parametrize("source", ["x + 0^e", "x*0^e", "y = 0^e; x + y", "pow(0, e) + x"])
+def test_zero_to_an_inexact_power_is_an_exact_zero(source):
+    """0^e folds to 0, exactly 0 whatever the exponent's rounding (e is within an ulp of the
+    double): its bound is 0, not the ValueError of math's log(0) (hypothesis found it)."""
+    graph = gradcli.compile(source)
+    xs = np.array([1.5, -2.0])
+    digits = certain_digits(graph, {"x": xs})
+    assert (digits >= 15).all()
+    r = evaluate_columns(graph, {"x": xs})
+    want = (xs + 0.0, np.ones(2)) if "+" in source else (0 * xs, np.zeros(2))
+    assert (r.values == want[0]).all() and (r.gradient["x"] == want[1]).all()
+
+
 def test_rows_without_rounding_error_claim_nearly_all_digits():
     # the bound allows half an ulp per operation: it cannot know that 3*4 + 2 is exact
     graph = gradcli.compile("x*y + 2")

@@ -457,6 +457,8 @@ def _log_size(v):
     if isinstance(v, Interval):
         low, mag = _low(v), _mag(v)
         return xp.maximum(xp.abs(xp.log(low)), xp.abs(xp.log(mag))) if low > 0 else xp.inf
+    if type(v) is float and v == 0:
+        return math.inf  # |ln 0|, as NumPy's log gives it (math's raises)
     return xp.abs(xp.log(xp.abs(v)))
 
 
@@ -1018,9 +1020,12 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
             args = [Bounded(constants[a], errors[a])]
             if b >= 0:
                 args.append(Bounded(constants[b], errors[b]))
-            with xp.errstate(all="ignore"):
-                got = _bounded(f(*args))
-                e = float(got.e) + abs(float(got.v) - constants[slot])
+            try:
+                with xp.errstate(all="ignore"):
+                    got = _bounded(f(*args))
+                    e = float(got.e) + abs(float(got.v) - constants[slot])
+            except (ArithmeticError, ValueError):  # math raised where NumPy gives inf or NaN
+                e = math.inf
             if not e <= errors[slot]:  # larger, or nan
                 errors[slot] = e if e == e else math.inf
                 changed = True
