@@ -279,6 +279,23 @@ def test_the_note_names_where_float64_loses_its_digits(gradcli_script):
     assert "cancellation in v3 = 1 - v1" in done.stderr
 
 
+def test_the_note_counts_many_numbers_instead_of_naming_each(gradcli_script):
+    """(1 - cos w)/w^2 at w = 1e-8: float64's 1 - cos w is 0, so it gets no digit of the value
+    (1/2 - w^2/24 + ...) nor of any slope (-w/12 + ...). Eight elements and the value are nine
+    numbers: the note counts them and names the worst, where three would be named one by one."""
+    at = "w=[" + ",".join(["1e-8"] * 8) + "]"
+    done = subprocess.run([gradcli_script, "eval", "sum((1-cos(w))/w^2)", "--at", at],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0, done.stderr
+    note = [line for line in done.stderr.splitlines() if "float64 gets" in line]
+    assert len(note) == 1 and "fewer digits for 9 numbers here" in note[0], done.stderr
+    assert "as few as 0 of" in note[0] and len(note[0]) < 160, note
+    at = "w=[1e-8,1e-8]"
+    done = subprocess.run([gradcli_script, "eval", "sum((1-cos(w))/w^2)", "--at", at],
+                          capture_output=True, text=True, encoding="utf-8")
+    assert "0 of 13 digits of f, 0 of ∂f/∂w[0], 0 of ∂f/∂w[1]" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("digits", [1, 5, 50, 300])
 def test_digits_means_significant_digits_all_proven(gradcli_script, digits):
     done = subprocess.run([gradcli_script, "eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3",

@@ -161,6 +161,9 @@ def _operation(graph, slot: int) -> str:
     return f"{graph.node_id(slot)} = {expression(graph, slot, node_id)}"
 
 
+NOTE_NUMBERS = 5  # a note names this many numbers where float64 loses digits, at most
+
+
 def precision_notes(result) -> list[str]:
     """The ``note:`` lines about the digits of an evaluation (:class:`gradcli.api.Result`): that
     float64 digits are not certified (``--float64``), where plain float64 would have lost some of
@@ -184,8 +187,12 @@ def precision_notes(result) -> list[str]:
                 what = ("cancellation" if graph.ops[slot - graph.base].name in ("add", "sub")
                         else "rounding")
                 why = f" ({what} in {_operation(graph, slot)})"
-            notes.append(f"note: float64 gets {', '.join(t for t, _ in lost)} here{why}; every "
-                         "digit shown is certified")
+            if len(lost) > NOTE_NUMBERS:  # (an array's thousands: the count and the worst)
+                worst = min(lost, key=lambda item: item[1])[0]
+                got = f"fewer digits for {len(lost):,} numbers here{why}, as few as {worst}"
+            else:
+                got = f"{', '.join(t for t, _ in lost)} here{why}"
+            notes.append(f"note: float64 gets {got}; every digit shown is certified")
     if cert is not None:
         graph = result.graph
         from ..engine.primitives import jumps
