@@ -5,6 +5,7 @@ PyTorch fed the same computation, side by side in one run; a Markdown table.
     python benchmarks/arrays.py                     # logistic 10^5 x 20, MLP 10^4 rows
     python benchmarks/arrays.py --rows 1000 --mlp-rows 1000 --repeat 1
     python benchmarks/arrays.py --certified-rows 10000 --certified-mlp-rows 300
+    python benchmarks/arrays.py --no-peers --repeat 3   # gradcli alone, and the command line
 
 1. The logistic loss  p = sigmoid(X @ w + b); -sum(y*log(p) + (1-y)*log(1-p)),  X of --rows x 20,
    the gradient by w and b.
@@ -20,6 +21,11 @@ on the same array nodes with Arb balls (``gradcli.engine.arbarrays``), at the fu
 scalar tape it replaced (a node per element per operation, still what certifies anything the
 balls cannot settle) is measured on --certified-rows (and --certified-mlp-rows) rows, and
 scaled.
+
+The command line, end to end: the same losses from ``.npy`` files through the installed
+console script (``gradcli eval SOURCE --at X=@X.npy,... --wrt ...``), ``--float64`` and
+certified, in turns: the CPU time and peak memory of the process (``/usr/bin/time``), reading
+the files, parsing, sweeping, proving and printing included, as a user runs it.
 
 JAX: ``jit(grad(...))`` with float64 enabled; its first call (tracing and XLA compilation) is
 shown apart, the table has the calls after it. Times are CPU time (user + system, every thread:
@@ -44,6 +50,7 @@ import time
 
 import numpy as np
 
+NO_PEERS = False  # --no-peers: gradcli's rows alone
 LOGISTIC = "p = sigmoid(X @ w + b); -sum(y*log(p) + (1-y)*log(1-p))"
 MLP = "mean((tanh(X @ W1 + b1) @ w2 - y)^2)"
 
@@ -167,7 +174,7 @@ def largest_difference(grads: list, reference: list) -> float:
 def case_rows(case: str, source: str, data: dict, small: dict, wrt: list[str], repeat: int):
     runs = {"gradcli --float64": gradcli_run(source, data, wrt, certified=False)}
     notes = {}
-    for name, (fn, note) in peers(case, data, wrt).items():
+    for name, (fn, note) in ({} if NO_PEERS else peers(case, data, wrt)).items():
         runs[name], notes[name] = fn, note
     timed = interleaved(runs, repeat)
     t64, (g64, r) = timed.pop("gradcli --float64")
@@ -189,6 +196,37 @@ def case_rows(case: str, source: str, data: dict, small: dict, wrt: list[str], r
     return rows
 
 
+def command_rows(source: str, data: dict, wrt: list[str], repeat: int) -> list:
+    """(mode, best CPU time, its peak RSS in MB) of the console script on ``data`` saved as
+    ``.npy`` files, --float64 and certified in turns."""
+    import shutil
+    import subprocess
+    import tempfile
+    script = shutil.which("gradcli") or sys.exit("gradcli is not installed (pip install -e .)")
+    with tempfile.TemporaryDirectory() as folder:
+        at = []
+        for name, value in data.items():
+            if np.ndim(value):
+                np.save(os.path.join(folder, f"{name}.npy"), value)
+                at.append(f"{name}=@{os.path.join(folder, name + '.npy')}")
+            else:
+                at.append(f"{name}={value!r}")
+        base = [script, "eval", source, "--at", ",".join(at), "--wrt", ",".join(wrt)]
+        runs = {"--float64": base + ["--float64"], "certified": base}
+        seen: dict = {mode: [] for mode in runs}
+        # /usr/bin/time reports its child's own peak: a child forked from this process would
+        # count this process's arrays in its peak (Linux keeps the high-water mark over exec)
+        timing = os.path.join(folder, "time.txt")
+        for _ in range(repeat):
+            for mode, argv in runs.items():
+                subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", timing, *argv],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                with open(timing) as f:
+                    user, system, peak = f.read().split()[-3:]
+                seen[mode].append((float(user) + float(system), int(peak) / 1024))
+    return [(mode, *min(times)) for mode, times in seen.items()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
@@ -196,9 +234,14 @@ def main() -> None:
     parser.add_argument("--certified-rows", type=int, default=2_000)
     parser.add_argument("--certified-mlp-rows", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--no-peers", action="store_true", help="gradcli alone")
+    parser.add_argument("--no-command", action="store_true",
+                        help="leave out the console script's end-to-end rows")
     parser.add_argument("--system-malloc", action="store_true",
                         help="keep glibc's default thresholds (see the module's docstring)")
     args = parser.parse_args()
+    global NO_PEERS
+    NO_PEERS = args.no_peers
     if not args.system_malloc and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
         env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(32 << 20),
                    MALLOC_TRIM_THRESHOLD_=str(1 << 30))
@@ -227,6 +270,14 @@ def main() -> None:
         if autograd_time:
             print(f"\ngradcli --float64 / autograd: {base / autograd_time:.2f}x")
         print()
+        if not args.no_command:
+            rows = command_rows(source, data, wrt, min(args.repeat, 5))
+            print("The command line, from .npy files (CPU of the process, its peak memory):\n")
+            print("| gradcli eval | time | peak memory | vs --float64 |")
+            print("|---|---|---|---|")
+            for mode, t, peak in rows:
+                print(f"| {mode} | {t:.2f} s | {peak:.0f} MB | {t / rows[0][1]:.1f}x |")
+            print()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the whole run: {peak:.0f} MB")
 
