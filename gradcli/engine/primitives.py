@@ -133,30 +133,24 @@ def _integer_valued(f):
 
 
 def _sinc_slope(m, a, y):
-    """d sinc(a)/da = (cos a - sinc a)/a, which cancels near 0 (0/0 at 0): the namespace's own
-    ``sinc_slope`` (:meth:`Namespace.sinc_slope`, the series near 0; Arb's on balls). Symbolic
-    values, which have no such function, take the quotient: exact there."""
-    slope = getattr(m, "sinc_slope", None)
-    return (m.cos(a) - y) / a if slope is None else slope(a)
+    """d sinc(a)/da = (cos a - sinc a)/a, which cancels near 0 (0/0 at 0): the namespace's
+    ``sinc_slope`` (:meth:`Namespace.sinc_slope`, the series near 0; Arb's on balls; the
+    quotient itself on symbolic values, exact there)."""
+    return m.sinc_slope(a)
 
 
 def _tanh_slope(m, a, y):
-    """d tanh(a)/da = 1 - tanh(a)^2, which cancels to 0 from |a| ≈ 19: the namespace's own
+    """d tanh(a)/da = 1 - tanh(a)^2, which cancels to 0 from |a| ≈ 19: the namespace's
     ``tanh_slope`` (:meth:`Namespace.tanh_slope`, 4·sigmoid(2a)·sigmoid(-2a); sech(a)^2 on
-    NumPy columns, :func:`tanh_slope_columns`). Symbolic values, which have no such function,
-    take the same product of sigmoids."""
-    slope = getattr(m, "tanh_slope", None)
-    return Namespace.tanh_slope(m, a) if slope is None else slope(a)
+    NumPy columns, :func:`tanh_slope_columns`)."""
+    return m.tanh_slope(a)
 
 
 def _trigamma_slope(m, a, y):
     """d trigamma(a)/da = ψ''(a), by the namespace's ``polygamma`` (:meth:`Namespace.polygamma`).
     No row of the table is ψ'' (it has no closed form), so where the namespace has none (a
     symbolic derivative, generated code) it is a LimitError saying so."""
-    polygamma = getattr(m, "polygamma", None)
-    if polygamma is None:
-        raise _no_trigamma_slope()
-    return polygamma(2, a)
+    return m.polygamma(2, a)
 
 
 def _no_trigamma_slope():

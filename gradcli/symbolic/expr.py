@@ -862,6 +862,11 @@ class _Namespace:
         # pow's rules with their cases (the engine's: :meth:`Namespace.pow_by_base`)
         self.pow_by_base = partial(Namespace.pow_by_base, self)
         self.pow_by_exponent = partial(Namespace.pow_by_exponent, self)
+        # the slopes some rows leave to the namespace: tanh's as the engine's (two sigmoids),
+        # sinc's as the quotient, which is exact in a formula, and ψ'', which has none
+        self.tanh_slope = partial(Namespace.tanh_slope, self)
+        self.sinc_slope = lambda a: (self.cos(a) - self.sinc(a)) / a
+        self.polygamma = partial(Namespace.polygamma, self)
 
     def __getattr__(self, name):  # pi and e: symbols of the current context
         if name in CONSTANTS:
