@@ -411,23 +411,31 @@ def _reflected(n):
 
 def _complements(terms: list):
     """The terms with each ``c*r*f(u) + c*r*f(-u)`` as ``c*r`` (f a row whose f(-a) is
-    1 - f(a)), or None where there is none."""
-    seen: dict = {}
+    1 - f(a)), or None where there is none. Nothing is built unless two terms share their
+    coefficient and their other factors (``add`` runs this on every sum)."""
+    groups: dict = {}  # (the other factors, the coefficient) -> [(term's index, f, others)]
     for i, (n, c) in enumerate(terms):
-        f, rest = n, ONE_NODE()
-        if type(n) is Product:
-            f = None
+        t = type(n)
+        if t is Apply:
+            if TABLE[n.name].complement:
+                groups.setdefault(((), c), []).append((i, n, ()))
+        elif t is Product:
             for j, (b, e) in enumerate(n.factors):
                 if type(b) is Apply and TABLE[b.name].complement and _value(e) == 1:
-                    f = b
-                    rest = multiply(list(n.factors[:j]) + list(n.factors[j + 1:]))
+                    others = n.factors[:j] + n.factors[j + 1:]
+                    key = (tuple([(x.serial, y.serial) for x, y in others]), c)
+                    groups.setdefault(key, []).append((i, b, others))
                     break
-        if type(f) is not Apply or not TABLE[f.name].complement:
+    for (_, c), members in groups.items():
+        if len(members) < 2:
             continue
-        j = seen.get((rest.serial, _reflected(f).serial, c))
-        if j is not None:
-            return [t for k, t in enumerate(terms) if k not in (i, j)] + [(rest, c)]
-        seen[(rest.serial, f.serial, c)] = i
+        seen: dict = {}
+        for i, f, others in members:
+            j = seen.get(_reflected(f).serial)
+            if j is not None:
+                rest = multiply(list(others)) if others else ONE_NODE()
+                return [t for k, t in enumerate(terms) if k not in (i, j)] + [(rest, c)]
+            seen[f.serial] = i
     return None
 
 
