@@ -278,22 +278,28 @@ def test_short_numbers():
     assert short(6.0) == "6" and short(None) == "—" and short(1e20) == "1.000000e+20"
 
 
-@with_textual
-def test_the_console_script_in_a_real_terminal_steps_and_quits():
-    """The installed command in a pseudo-terminal of 80x24: the app draws, → steps, q quits 0."""
+def _step_in_a_real_terminal(args: list[str], dimensions, first: str, second: str) -> None:
+    """The installed ``gradcli explore ARGS`` in a pseudo-terminal: it draws ``first``, → steps
+    to ``second``, q quits 0."""
     pexpect = pytest.importorskip("pexpect")
     import os
     gradcli = os.path.join(os.path.dirname(sys.executable), "gradcli")
-    child = pexpect.spawn(gradcli, ["explore", SEED, "--at", "x=2,y=3"], dimensions=(24, 80),
+    child = pexpect.spawn(gradcli, ["explore", *args], dimensions=dimensions,
                           env=dict(os.environ, TERM="xterm-256color"), encoding="utf-8",
                           timeout=30)
-    child.expect("forward sweep")
+    child.expect(first)
     child.send("\x1b[C")  # →
-    child.expect("node 2 of 7")
+    child.expect(second)
     child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+@with_textual
+def test_the_console_script_in_a_real_terminal_steps_and_quits():
+    """The installed command in a pseudo-terminal of 80x24: the app draws, → steps, q quits 0."""
+    _step_in_a_real_terminal([SEED, "--at", "x=2,y=3"], (24, 80), "forward sweep", "node 2 of 7")
 
 
 @with_textual
@@ -368,18 +374,7 @@ def test_the_app_steps_through_an_array_program():
     assert app.return_code == 0
 
 
+@with_textual
 def test_the_console_script_steps_through_arrays_in_a_real_terminal():
-    pexpect = pytest.importorskip("pexpect")
-    import os
-    gradcli = os.path.join(os.path.dirname(sys.executable), "gradcli")
-    child = pexpect.spawn(gradcli, ["explore", ARRAYS, "--at",
-                                    "X=[[1,2],[3,4],[5,6]],w=[0.5,-1],y=[1,0,2]"],
-                          dimensions=(30, 120), env=dict(os.environ, TERM="xterm-256color"),
-                          encoding="utf-8", timeout=30)
-    child.expect("node 1 of 8")
-    child.send("\x1b[C")  # →
-    child.expect("node 2 of 8")
-    child.send("q")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    _step_in_a_real_terminal([ARRAYS, "--at", "X=[[1,2],[3,4],[5,6]],w=[0.5,-1],y=[1,0,2]"],
+                             (30, 120), "node 1 of 8", "node 2 of 8")
