@@ -226,8 +226,8 @@ class Point(dict):
         out = {name: text for name, text in self.texts.items()
                if "[" not in name and name not in self.arrays}
         owners = {key.partition("[")[0] for key in self.texts if "[" in key}
+        from .engine.arrays import element_names
         for name in owners & set(self.arrays):
-            from .engine.arrays import element_names
             values = self.arrays[name]
             values = values.ravel().tolist() if hasattr(values, "ravel") else list(values)
             out[name] = [self.texts.get(element, value) for element, value

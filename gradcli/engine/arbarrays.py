@@ -53,14 +53,9 @@ def _where(condition, x, y):
 class _Rows(Namespace):
     """:data:`BARE` elementwise: the namespace the rows' partials read on object arrays."""
 
-    @property
-    def pi(self):
-        return arb.pi()
-
-    @property
-    def e(self):
-        return arb(1).exp()
-
+    # the constants are BARE's, at the working precision when read
+    pi = property(lambda self: BARE.pi)
+    e = property(lambda self: BARE.e)
     where = staticmethod(_where)
 
 
@@ -124,11 +119,6 @@ class ArbArrays(NumpyArrays):
 
     def number(self, x):
         return x.item() if isinstance(x, np.ndarray) else x
-
-    def times(self, g, local):
-        if type(g) is np.float64:  # the seed (a float64 times a ball is not a ball)
-            g = float(g)
-        return _times(g, local)
 
     def stack(self, xs):
         out = np.empty((len(xs), *np.shape(xs[0])), dtype=object)
@@ -197,11 +187,6 @@ class ArbArrays(NumpyArrays):
 def _exact(x):
     """A float64 array as balls (an input only ``@`` reads stays doubles until then)."""
     return balls(x) if isinstance(x, np.ndarray) and x.dtype != object else x
-
-
-def _times(g, local):
-    from .batch import _times as times  # (batch imports NumPy's namespace: when first used)
-    return times(g, local)
 
 
 # -- proving the sweep's numbers -----------------------------------------------------------------
