@@ -14,8 +14,10 @@ PyTorch fed the same computation, side by side in one run; a Markdown table.
 
 Every tool gets the same NumPy float64 arrays and computes the value and the gradient in
 float64; the gradients are checked against gradcli's --float64 ones (the largest relative
-difference is printed). gradcli goes through its Python API (``gradcli.evaluate(source, arrays,
-wrt=..., float64=True)``: parse, lower to array nodes, sweep), as a program's text each time.
+difference is printed). gradcli goes through its Python API as autograd does, the function
+built once and called with the arrays (``graph = gradcli.compile(source, shapes, arrays=True)``,
+then ``gradcli.evaluate(graph, arrays, wrt=..., float64=True)``: the sweeps); the row "text"
+passes the program's text each call (``evaluate(source, ...)``: parse, lower, sweep).
 Certified (``evaluate(..., quick=True)``, every printed digit proven, as the command line) runs
 on the same array nodes with Arb balls (``gradcli.engine.arbarrays``), at the full size; the
 scalar tape it replaced (a node per element per operation, still what certifies anything the
@@ -150,16 +152,21 @@ def peers(case: str, data: dict, wrt: list[str]) -> dict:
     return out
 
 
-def gradcli_run(source: str, data: dict, wrt: list[str], certified: bool, tape: bool = False):
-    """A function giving gradcli's gradient (a list of arrays in wrt's order) and its result;
-    ``tape``: certified on the scalar tape (a graph compiled for the shapes: the API's
-    evaluate of a compiled graph does not take the array nodes)."""
+def gradcli_run(source: str, data: dict, wrt: list[str], certified: bool, tape: bool = False,
+                text: bool = False):
+    """A function giving gradcli's gradient (a list of arrays in wrt's order) and its result:
+    of the program compiled once to array nodes (``compile(source, shapes, arrays=True)``, as
+    autograd's ``grad`` builds its function once), or with ``text`` of its text, parsed and
+    lowered each call; ``tape``: certified on the scalar tape (a graph compiled for the
+    shapes, each call)."""
     from gradcli import compile, evaluate
+    shapes = {k: np.shape(v) for k, v in data.items() if np.ndim(v)}
+    nodes = None if text or tape else compile(source, shapes, arrays=True)
 
     def run():
-        program = source
+        program = nodes or source
         if tape:
-            program = compile(source, {k: np.shape(v) for k, v in data.items() if np.ndim(v)})
+            program = compile(source, shapes)
         r = evaluate(program, data, wrt=wrt, float64=not certified, quick=certified)
         shaped = r.shaped_gradient
         return [np.asarray(shaped[k], dtype=float) for k in wrt], r
@@ -172,8 +179,10 @@ def largest_difference(grads: list, reference: list) -> float:
 
 
 def case_rows(case: str, source: str, data: dict, small: dict, wrt: list[str], repeat: int):
-    runs = {"gradcli --float64": gradcli_run(source, data, wrt, certified=False)}
-    notes = {}
+    runs = {"gradcli --float64": gradcli_run(source, data, wrt, certified=False),
+            "gradcli --float64, text": gradcli_run(source, data, wrt, certified=False,
+                                                   text=True)}
+    notes = {"gradcli --float64, text": "the program's text each call: parsed and lowered"}
     for name, (fn, note) in ({} if NO_PEERS else peers(case, data, wrt)).items():
         runs[name], notes[name] = fn, note
     timed = interleaved(runs, repeat)

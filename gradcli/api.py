@@ -14,8 +14,8 @@ from typing import ClassVar, Iterable, Mapping
 
 from .errors import InputError, NumericalError, ShapeError
 from .engine.forward import forward
-from .engine.graph import (Graph, compile, missing_inputs, point_vector, select_outputs,
-                           wrt_names)
+from .engine.graph import (Graph, missing_inputs, point_vector, select_outputs, wrt_names)
+from .engine.graph import compile as compile_graph
 from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
 
@@ -762,11 +762,14 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
-    if isinstance(source, str) and mode != "forward" and direction is None \
+    nodes = not isinstance(source, (str, Graph))  # array nodes, from compile(arrays=True)
+    if (nodes or isinstance(source, str)) and mode != "forward" and direction is None \
             and of is None and not record and _has_arrays(at):
         result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64)
         if result is not None:
             return result
+    if nodes and mode != "forward" and direction is None and of is None and not record:
+        source = source.source  # what array nodes leave: the scalar tape, from the text
     at = _point(at)
     graph = _graph(source, None if of is None else [of], at)
     if mode == "forward" or direction is not None:
@@ -784,11 +787,12 @@ def _has_arrays(at: Mapping[str, object] | None) -> bool:
                             for value in at.values())
 
 
-def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | None,
+def on_array_nodes(source, at: Mapping[str, object], wrt: Iterable[str] | None,
                    seed: float, digits: int = DEFAULT_DIGITS, certified: bool = False
                    ) -> Result | None:
     """:func:`evaluate` of a program with array inputs on array nodes
-    (:mod:`gradcli.engine.arraynodes`: memory proportional to the arrays' sizes): in float64
+    (:mod:`gradcli.engine.arraynodes`: memory proportional to the arrays' sizes; ``source`` a
+    program's text or its array nodes from ``compile(..., arrays=True)``): in float64
     (``float64=True``), or ``certified``, every digit proven on Arb balls
     (:mod:`gradcli.engine.arbarrays`), a text typed for a number (``"0.1"``, in a list too)
     read exactly. None where the scalar tape computes it (and words its errors, notes and
@@ -814,7 +818,8 @@ def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | N
     if certified:
         return _certified_on_array_nodes(graph, value, gradient, point, seed, digits,
                                          {name: typed[name] for name in typed if name in point})
-    return Result(source=source, value=value, gradient=dict(arraynodes.Elements(gradient)),
+    return Result(source=graph.source, value=value,
+                  gradient=dict(arraynodes.Elements(gradient)),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits)
 
@@ -916,15 +921,14 @@ def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
 def _graph(source: str | Graph, of: Iterable[str] | None = None, at=None) -> Graph:
     """The graph of ``source`` (a program's text, compiled here with the shapes of the array
     values in ``at``, or a graph already), with the outputs named in ``of`` (None: all)."""
-    shapes = getattr(at, "shapes", None) or {}
     if isinstance(source, str):
         return select_outputs(compile_at(source, at), of)
-    for name, shape in source.arrays.items():
-        if shapes.get(name, shape) != shape:
-            from .engine.arrays import shape_text
-            raise InputError(f"the graph was compiled with {name} of shape {shape_text(shape)}, "
-                             f"and the point gives {shape_text(shapes[name])}", names=(name,),
-                             option="at", hint="compile it again with the new shapes")
+    if not isinstance(source, Graph):
+        raise InputError("a graph compiled to array nodes (compile(..., arrays=True)) is "
+                         "taken by evaluate alone, in reverse mode, without of or record",
+                         hint="pass the program's text, or compile it without arrays=True")
+    from .engine.arrays import check_compiled_shapes
+    check_compiled_shapes(source.arrays, getattr(at, "shapes", None) or {})
     return select_outputs(source, of)
 
 
@@ -938,12 +942,42 @@ def _scalar_inputs(graph: Graph, what: str) -> Graph:
     return graph
 
 
+def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A001
+            read: bool = False, *, arrays: bool = False):
+    """Parse and lower ``source`` once, for many points: the graph every function here takes in
+    place of the text (:func:`gradcli.engine.graph.compile`; ``shapes``: the array inputs'
+    shapes, name -> shape; ``read``: keep the program as gradcli read it).
+
+    ``arrays=True`` lowers it to array nodes instead, one node per array operation
+    (:mod:`gradcli.engine.arraynodes`), which is what :func:`evaluate` runs for array values:
+    ``evaluate(graph, at, ...)`` then skips the parsing and lowering of each call, and gives
+    what ``evaluate(text, at, ...)`` gives (where array nodes leave a point to the scalar tape,
+    it compiles the text for it). Only ``evaluate`` (reverse mode) takes such a graph; it holds
+    a program with one output.
+
+    >>> g = compile("sum(w * x)", {"w": (2,), "x": (2,)}, arrays=True)
+    >>> evaluate(g, {"w": [1.0, 2.0], "x": [3.0, 4.0]}, wrt=["w"], float64=True).gradient
+    {'w[0]': 3.0, 'w[1]': 4.0}
+    """
+    if not arrays:
+        return compile_graph(source, shapes, read)
+    if read:
+        raise InputError("compile(..., arrays=True) keeps no reading", hint="leave read out")
+    from .engine.arraynodes import lower
+    graph = lower(source, {name: tuple(shape) for name, shape in (shapes or {}).items()
+                           if tuple(shape)})
+    if graph is None:
+        raise InputError("array nodes hold a program with one output, and this one has several",
+                         hint="compile it without arrays=True")
+    return graph
+
+
 def compile_at(source: str, at: Mapping[str, object] | None, read: bool = False) -> Graph:
     """:func:`compile` for the point ``at`` (its arrays' shapes, ``at.shapes``), keeping the
     reading with ``read``. A shape error that involves an input ``at`` gives no value at all is
     reported as that missing value."""
     try:
-        return compile(source, getattr(at, "shapes", None), read)
+        return compile_graph(source, getattr(at, "shapes", None), read)
     except ShapeError as exc:
         at = at or {}
         missing = [(name, span) for name, span in getattr(exc, "inputs_read", ())

@@ -17,6 +17,7 @@ import pytest
 
 from gradcli import api
 from gradcli.engine import arraynodes
+from gradcli.errors import GradcliError, InputError
 
 
 def _softmax(z):
@@ -183,3 +184,123 @@ def test_array_nodes_keep_the_points_limits(monkeypatch):
         api.evaluate("sum(w)", {"w": np.ones(20)}, float64=True)
     with pytest.raises(InputError, match="empty array"):
         api.evaluate("sum(w)", {"w": []}, float64=True)
+
+
+# -- a program compiled once to array nodes (compile(..., arrays=True)), evaluated many times --
+
+LOGISTIC = "p = sigmoid(X @ w + b); -sum(y*log(p) + (1-y)*log(1-p))"
+
+
+def _logistic_point(n=200, k=5, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, k))
+    w = rng.normal(size=k)
+    y = (rng.random(n) < 0.5) * 1.0
+    return {"X": X, "w": w, "b": -0.3, "y": y}
+
+
+def _logistic_reference(at):
+    """The loss and its gradient in closed form, NumPy alone: X'(p - y) and sum(p - y)."""
+    a = at["X"] @ at["w"] + at["b"]
+    p = 1 / (1 + np.exp(-a))
+    loss = -np.sum(at["y"] * np.log(p) + (1 - at["y"]) * np.log(1 - p))
+    return loss, at["X"].T @ (p - at["y"]), np.sum(p - at["y"])
+
+
+def _compiled(at, source=LOGISTIC):
+    return api.compile(source, {k: np.shape(v) for k, v in at.items() if np.ndim(v)},
+                       arrays=True)
+
+
+def test_a_graph_compiled_to_array_nodes_gives_what_the_text_gives():
+    at = _logistic_point()
+    graph = _compiled(at)
+    assert isinstance(graph, arraynodes.ArrayGraph)
+    loss, by_w, by_b = _logistic_reference(at)
+    for _ in range(2):  # the same graph, called again
+        r = api.evaluate(graph, at, wrt=["w", "b"], float64=True)
+        assert r.value == pytest.approx(loss, rel=1e-13)
+        assert r.shaped_gradient["w"] == pytest.approx(by_w, rel=1e-12)
+        assert r.gradient["b"] == pytest.approx(by_b, rel=1e-12)
+    text = api.evaluate(LOGISTIC, at, wrt=["w", "b"], float64=True)
+    assert r.source == LOGISTIC and (r.value, r.gradient) == (text.value, text.gradient)
+    # certified, the same proven digits from the graph as from the text
+    proven = api.evaluate(graph, at, wrt=["w", "b"])
+    proven_text = api.evaluate(LOGISTIC, at, wrt=["w", "b"])
+    assert proven.value.text == proven_text.value.text
+    assert [g.text for g in proven.gradient.values()] == \
+        [g.text for g in proven_text.gradient.values()]
+    assert float(proven.value) == pytest.approx(loss, rel=1e-13)
+
+
+def test_a_compiled_graph_at_other_shapes_or_values_that_are_not_finite():
+    at = _logistic_point(n=4, k=2)
+    graph = _compiled(at)
+    with pytest.raises(InputError, match=r"compiled with X of shape \(4, 2\), and the "
+                                             r"point gives \(5, 2\)"):
+        api.evaluate(graph, {**at, "X": np.ones((5, 2))}, float64=True)
+    with pytest.raises(InputError, match=r"compiled with b as a scalar, and the point "
+                                             r"gives \(2,\)"):
+        api.evaluate(graph, {**at, "b": np.ones(2)}, float64=True)
+    # a value that is not finite: the error the text gives, for the element (relu(-inf) is 0:
+    # a finite result would hide it)
+    X = at["X"].copy()
+    X[2, 1] = np.nan
+    words = r"the value of X\[2,1\] is nan, which is not a finite number"
+    with pytest.raises(InputError, match=words):
+        api.evaluate(graph, {**at, "X": X}, float64=True)
+    with pytest.raises(InputError, match=words):
+        api.evaluate(LOGISTIC, {**at, "X": X}, float64=True)
+    hidden = api.compile("sum(relu(w))", {"w": (2,)}, arrays=True)
+    with pytest.raises(InputError, match=r"w\[1\] is -inf, which is not a finite"):
+        api.evaluate(hidden, {"w": np.array([1.0, -np.inf])}, float64=True)
+
+
+def test_the_finite_check_of_a_sum_that_overflows_looks_at_each_element():
+    w = np.array([1e308, 1e308, -1e308])  # finite, though their sum overflows
+    r = api.evaluate(api.compile("sum(w / 4)", {"w": (3,)}, arrays=True), {"w": w},
+                     float64=True)
+    assert isinstance(r.graph, arraynodes.ArrayGraph)  # swept on array nodes, not refused
+    assert r.value == 2.5e307 and r.shaped_gradient["w"] == [0.25] * 3
+    assert arraynodes.finite(w) and not arraynodes.finite(np.array([1e308, np.inf, -np.inf]))
+
+
+def test_what_array_nodes_leave_goes_to_the_scalar_tape_from_the_graphs_text():
+    graph = api.compile("sum(log(w))", {"w": (2,)}, arrays=True)
+    with pytest.raises(GradcliError, match=r"log\(-2\) is outside the domain of log"):
+        api.evaluate(graph, {"w": [1.0, -2.0]}, float64=True)
+    scalar = api.compile("x^2 + x", arrays=True)  # no array value: the scalar tape, certified
+    assert api.evaluate(scalar, {"x": 3}).gradient == {"x": 7.0}
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda g: api.hessian(g, {"w": [1.0, 2.0]}), "taken by evaluate alone"),
+    (lambda g: api.evaluate(g, {"w": [1.0, 2.0]}, direction={"w": [1.0, 0.0]}),
+     "taken by evaluate alone"),
+    (lambda g: api.compile("sum(w); sum(w^2)", {"w": (2,)}, arrays=True), "several"),
+    (lambda g: api.compile("sum(w)", {"w": (2,)}, read=True, arrays=True), "no reading"),
+])
+def test_array_nodes_are_for_evaluate_and_one_output(call, words):
+    graph = api.compile("sum(w^2)", {"w": (2,)}, arrays=True)
+    with pytest.raises(InputError, match=words):
+        call(graph)
+
+
+def test_sigmoid_on_float64_columns_is_the_two_branch_formula_bit_for_bit():
+    """The columns' sigmoid (one array, no branch per element) against the textbook two-branch
+    form written here with np.where: the same IEEE operations, so the same bits, tails, ±0, ±inf
+    and NaN included; and within a few ulps of mpmath."""
+    import mpmath
+    from gradcli.engine.primitives import TABLE
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.normal(size=5000) * s for s in (1, 10, 300)] +
+                       [[0.0, -0.0, np.inf, -np.inf, np.nan, 745.0, -745.0, 1e-300, -1e-300,
+                         5e-324, 36.7, -36.7, 710.0, -710.0]])
+    with np.errstate(all="ignore"):
+        z = np.exp(-np.abs(x))
+        want = np.where(x >= 0, 1 / (1 + z), z / (1 + z))
+        got = TABLE["sigmoid"].numpy(np, x)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    for v, s in zip(x[::500], got[::500]):
+        exact = 1 / (1 + mpmath.exp(-mpmath.mpf(float(v))))
+        assert abs(s - float(exact)) <= 4 * np.spacing(float(exact))  # exp, +, / rounded

@@ -30,8 +30,8 @@ from types import SimpleNamespace
 from ..errors import GradcliError, InputError
 from ..language.ast import Assign
 from ..limits import check_elements
-from .arrays import (REDUCTIONS, broadcast_shape, element_names, matmul_shape, reduced_shape,
-                     shape_of, shape_text)
+from .arrays import (REDUCTIONS, broadcast_shape, check_compiled_shapes, element_names,
+                     matmul_shape, reduced_shape, shape_of, shape_text)
 
 Shape = tuple[int, ...]
 
@@ -303,7 +303,7 @@ class NumpyArrays:
         return self.np.asarray(value, dtype=self.np.float64) if shape else value
 
     def finite(self, x) -> bool:
-        return bool(self.np.all(self.np.isfinite(x)))
+        return finite(x)
 
     def number(self, x):
         """The output's value as the sweep gives it."""
@@ -551,12 +551,24 @@ class Elements(Mapping):
         return len(self._items())
 
 
-def evaluate(source: str, at: Mapping[str, object], wrt=None, seed: float = 1.0):
-    """``(graph, value, gradient by name, point as arrays)`` of ``source`` at ``at`` (name ->
-    number, list or NumPy array) on array nodes in float64; None where the
-    scalar tape should compute it instead: several outputs, an input without a value, a ``wrt``
-    that names single elements, a value or gradient that is not finite (its error is worded
-    there)."""
+def finite(array) -> bool:
+    """Whether every element of a float64 array is finite: its sum is finite (a NaN or an
+    infinity makes the sum NaN or infinite) in one pass that makes no array of flags, or, where
+    the sum overflows, each element is."""
+    import numpy as np
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(array)
+    return bool(np.isfinite(total)) or bool(np.all(np.isfinite(array)))
+
+
+def evaluate(source: str | ArrayGraph, at: Mapping[str, object], wrt=None, seed: float = 1.0):
+    """``(graph, value, gradient by name, point as arrays)`` of ``source`` (a program's text,
+    or its graph from :func:`lower`, lowered once for many points) at ``at`` (name -> number,
+    list or NumPy array) on array nodes in float64; None where the scalar tape should compute
+    it instead: several outputs, an input without a value, a ``wrt`` that names single
+    elements, a value or gradient that is not finite (its error is worded there). A graph
+    evaluated at a point whose arrays have other shapes than it was lowered for is an
+    InputError."""
     import numpy as np
     point, shapes = {}, {}
     for name, value in at.items():
@@ -569,16 +581,18 @@ def evaluate(source: str, at: Mapping[str, object], wrt=None, seed: float = 1.0)
         if array.ndim:
             check_elements(array.size, f"the value of {name}", name)
         point[name] = array if array.ndim else float(array)
-        if array.ndim:
-            shapes[name] = array.shape
-            if not np.all(np.isfinite(array)):
-                return None
-        elif not math.isfinite(float(array)):
+        shapes[name] = array.shape
+        if not (finite(array) if array.ndim else math.isfinite(float(array))):
             return None
-    try:
-        graph = lower(source, shapes)
-    except GradcliError:
-        return None  # the scalar tape's lowering says it with its context
+    if isinstance(source, ArrayGraph):
+        graph = source
+        check_compiled_shapes({name: graph.shapes[k] for name, k in
+                               graph.inputs_by_name.items()}, shapes)
+    else:
+        try:
+            graph = lower(source, {name: shape for name, shape in shapes.items() if shape})
+        except GradcliError:
+            return None  # the scalar tape's lowering says it with its context
     if graph is None or any(name not in point for name in graph.inputs_by_name):
         return None
     names = list(graph.inputs_by_name) if wrt is None else list(wrt)

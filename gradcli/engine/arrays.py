@@ -27,7 +27,7 @@ from __future__ import annotations
 from itertools import product as _cartesian
 from typing import Callable
 
-from ..errors import NameLookupError, ShapeError, Span
+from ..errors import InputError, NameLookupError, ShapeError, Span
 from ..language.ast import Keyword, Num, Slice, Unary
 from .primitives import TABLE
 
@@ -62,6 +62,17 @@ def shape_text(shape: Shape) -> str:
     if not shape:
         return "a scalar"
     return f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(map(str, shape)) + ")"
+
+
+def check_compiled_shapes(compiled: dict, given: dict) -> None:
+    """An InputError where a graph compiled for the shapes ``compiled`` (name -> shape) is
+    evaluated at a point whose value of the same name has another shape (``given``)."""
+    for name, shape in compiled.items():
+        if given.get(name, shape) != shape:
+            was = f"of shape {shape_text(shape)}" if shape else "as a scalar"
+            raise InputError(f"the graph was compiled with {name} {was}, and the point gives "
+                             f"{shape_text(given[name])}", names=(name,), option="at",
+                             hint="compile it again with the new shapes")
 
 
 def element_names(name: str, shape: Shape) -> list[str]:

@@ -235,7 +235,9 @@ def _sigmoid_columns(np, x):
     np.negative(z, out=z)
     np.exp(z, out=z)
     d = z + 1.0
-    np.copyto(z, 1.0, where=x >= 0)  # the numerator: 1 for x >= 0, exp(x) below
+    # the numerator: 1 for x >= 0, exp(x) ≤ 1 below, as the larger of z and the comparison
+    # (the same numbers as a copy where x >= 0, without a branch per element on the sign)
+    np.maximum(z, x >= 0, out=z)
     return np.divide(z, d, out=z)
 
 
