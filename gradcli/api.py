@@ -763,13 +763,14 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     if mode not in ("reverse", "forward", "auto"):
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
     nodes = not isinstance(source, (str, Graph))  # array nodes, from compile(arrays=True)
-    if (nodes or isinstance(source, str)) and mode != "forward" and direction is None \
-            and of is None and not record and _has_arrays(at):
+    if mode != "forward" and direction is None and of is None and not record \
+            and (nodes or (isinstance(source, str) and _has_arrays(at))):
+        # (a graph of array nodes checks the point's shapes, scalars too, against its own)
         result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64)
         if result is not None:
             return result
-    if nodes and mode != "forward" and direction is None and of is None and not record:
-        source = source.source  # what array nodes leave: the scalar tape, from the text
+        if nodes:
+            source = source.source  # what array nodes leave: the scalar tape, from the text
     at = _point(at)
     graph = _graph(source, None if of is None else [of], at)
     if mode == "forward" or direction is not None:

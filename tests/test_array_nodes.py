@@ -242,6 +242,10 @@ def test_a_compiled_graph_at_other_shapes_or_values_that_are_not_finite():
     with pytest.raises(InputError, match=r"compiled with b as a scalar, and the point "
                                              r"gives \(2,\)"):
         api.evaluate(graph, {**at, "b": np.ones(2)}, float64=True)
+    squares = api.compile("sum(w^2)", {"w": (2,)}, arrays=True)  # no array in the point
+    with pytest.raises(InputError, match=r"compiled with w of shape \(2,\), and the point "
+                                         r"gives a scalar"):
+        api.evaluate(squares, {"w": 3.0})
     # a value that is not finite: the error the text gives, for the element (relu(-inf) is 0:
     # a finite result would hide it)
     X = at["X"].copy()
