@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .errors import InputError, NumericalError, ShapeError
 from .engine.forward import forward
@@ -18,6 +18,9 @@ from .engine.graph import (Graph, missing_inputs, point_vector, select_outputs, 
 from .engine.graph import compile as compile_graph
 from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
+
+if TYPE_CHECKING:  # the annotations' names; at run time each is imported where it is made
+    from .matrices import HessianResult, HvpResult, JacobianResult, ProductResult
 
 
 @dataclass
@@ -128,6 +131,14 @@ class Float64:
         """The slot where float64 fails or loses its digits, found when first asked: only the
         text's note shows it, and on a tape of 10^6 nodes finding it takes seconds."""
         return self.lost() if callable(self.lost) else self.lost
+
+
+def __getattr__(name: str):
+    """The matrix-shaped results (:mod:`gradcli.matrices`), made when first asked for."""
+    if name in ("HessianResult", "HvpResult", "JacobianResult", "ProductResult"):
+        from . import matrices
+        return getattr(matrices, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _slots(graph: Graph) -> dict[str, int]:
@@ -430,38 +441,13 @@ def _seeds(graph: Graph, wrt: list[str], direction: dict[str, float] | None):
         yield name, tangents
 
 
-@dataclass
-class HessianResult:
-    """Value, gradient and Hessian: ``hessian[i][j]`` = ∂²f/∂``inputs[i]``∂``inputs[j]``."""
-
-    source: str
-    inputs: list[str]  # the rows and columns, in order of first appearance (or of ``wrt``)
-    point: dict[str, float]
-    value: float
-    gradient: dict[str, float]
-    hessian: list[list[float]]
-    graph: Graph = field(repr=False)
-    digits: int = DEFAULT_DIGITS
-    proven: bool = False  # value, gradient and hessian are Proven floats (certified)
-
-    def check(self, rtol: float | None = None, atol: float | None = None, strict: bool = False):
-        """Each row against numerical derivatives of that component of the AD gradient (a
-        ``HessianCheck``); the tolerances default to ``eval --check``'s."""
-        from .check import DEFAULT_ATOL, DEFAULT_RTOL
-        from .check import check_hessian
-        position = {name: i for i, name in enumerate(self.graph.inputs)}
-        columns = [position[name] for name in self.inputs]
-        return check_hessian(self.graph, list(self.point.values()), columns, self.hessian,
-                             DEFAULT_RTOL if rtol is None else rtol,
-                             DEFAULT_ATOL if atol is None else atol, strict)
-
-
 def _hessian(graph: Graph, at: Mapping[str, float], *,
              wrt: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
              float64: bool = False) -> HessianResult:
     """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences):
     certified as :func:`evaluate` is, every entry a Proven float (``float64=True``: plain
     float64)."""
+    from .matrices import HessianResult
     one_output(graph, "hessians")
     _check_digits(digits)
     point = point_vector(graph, at)
@@ -504,34 +490,6 @@ def hessians(source: str | Graph, at: Mapping[str, float] | None = None, *,
             for i, name in enumerate(graph.output_names)}
 
 
-@dataclass
-class HvpResult:
-    """Value, gradient and a Hessian-vector product: ``product[x]`` = (H·``direction``) read at
-    the input ``x``, for each input of ``inputs``; without the Hessian itself."""
-
-    source: str
-    inputs: list[str]  # the inputs read, in order of first appearance (or of ``wrt``)
-    point: dict[str, float]
-    value: float
-    gradient: dict[str, float]
-    direction: dict[str, float]  # every input's tangent (0 where the direction leaves it out)
-    product: dict[str, float]
-    graph: Graph = field(repr=False)
-    digits: int = DEFAULT_DIGITS
-    proven: bool = False  # value, gradient and product are Proven floats (certified)
-
-    def check(self, rtol: float | None = None, atol: float | None = None, strict: bool = False):
-        """Each entry of H·v against central differences of that component of the AD gradient
-        along the direction (a ``Check`` whose rows are the entries); the tolerances default to
-        ``eval --check``'s."""
-        from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_product
-        inputs = self.graph.inputs
-        return check_product(self.graph, [float(self.point[n]) for n in inputs],
-                             [float(self.direction[n]) for n in inputs], self.product,
-                             DEFAULT_RTOL if rtol is None else rtol,
-                             DEFAULT_ATOL if atol is None else atol, strict)
-
-
 def hvp(source: str | Graph, at: Mapping[str, object] | None, direction: Mapping[str, object],
         *, wrt: Iterable[str] | None = None, of: str | None = None,
         digits: int = DEFAULT_DIGITS, float64: bool = False) -> HvpResult:
@@ -545,6 +503,7 @@ def hvp(source: str | Graph, at: Mapping[str, object] | None, direction: Mapping
     >>> [x.text for x in r.product.values()]
     ['6.000000000000', '0']
     """
+    from .matrices import HvpResult
     from .points import check_direction
     at, direction = _point(at), _point(direction)
     graph = _graph(source, None if of is None else [of], at)
@@ -1000,58 +959,11 @@ def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], lis
 
 # -- several outputs: the Jacobian and its products ---------------------------------------------
 
-@dataclass
-class JacobianResult:
-    """Every output's value and the Jacobian: ``jacobian[output][input]`` = ∂output/∂input.
-
-    ``outputs`` are the rows (the program's outputs, or ``of``), ``inputs`` the columns (the
-    inputs in order of first appearance, or ``wrt``); ``mode`` says how it was computed and
-    ``sweeps`` how many sweeps that took.
-    """
-
-    kind: ClassVar[str] = "jacobian"  # beside a ProductResult's "vjp" and "jvp"
-    values: dict[str, float]
-    jacobian: dict[str, dict[str, float]]
-    outputs: list[str]
-    inputs: list[str]
-    mode: str = "reverse"
-    sweeps: int = 0
-    auto: bool = False  # the mode was chosen by --mode auto
-    source: str = ""
-    point: dict[str, float] = field(default_factory=dict)
-    graph: Graph = field(default=None, repr=False)
-    slot_values: list[float] = field(default_factory=list, repr=False)
-    # each sweep's (adjoints, contributions), or (partials, tangents)
-    detail: tuple = field(default=(), repr=False)
-    proven: bool = False  # values and entries are Proven (certified); the trace's sweeps are not
-
-    @property
-    def matrix(self) -> list[list[float]]:
-        """The Jacobian as rows of numbers, in the order of ``outputs`` and ``inputs``."""
-        return [[self.jacobian[o][i] for i in self.inputs] for o in self.outputs]
-
-    @cached_property
-    def trace(self):
-        """Records of every sweep (see :mod:`gradcli.records`), computed on first use."""
-        from .records import jacobian_trace
-        if not self.slot_values and self.graph.n_slots:  # float64's sweeps failed (Unswept)
-            raise self.slot_values.failure
-        return jacobian_trace(self.graph, self.slot_values, self.mode, self.inputs, self.detail)
-
-    def check(self, rtol: float | None = None, atol: float | None = None, expected=None,
-              strict: bool = False):
-        """Every entry against central differences of its output (a ``JacobianCheck``);
-        ``expected`` maps (output, input) to (formula, value)."""
-        from .check import DEFAULT_ATOL, DEFAULT_RTOL, check_jacobian
-        return check_jacobian(self.graph, self.slot_values, self.inputs, self.matrix,
-                              DEFAULT_RTOL if rtol is None else rtol,
-                              DEFAULT_ATOL if atol is None else atol, expected, strict)
-
-
 def _jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
               mode: str = "auto", digits: int = DEFAULT_DIGITS,
               float64: bool = False, record: bool = False) -> JacobianResult:
     """:func:`jacobian` of a compiled graph."""
+    from .matrices import JacobianResult
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
@@ -1113,36 +1025,6 @@ def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
                      float64=float64, record=record)
 
 
-@dataclass
-class ProductResult:
-    """A Jacobian product from one sweep: ``kind`` "vjp" (``weights`` on the outputs, ``product``
-    by input: ``wᵀJ``) or "jvp" (``weights`` on the inputs, ``product`` by output: ``J·d``)."""
-
-    kind: str
-    values: dict[str, float]
-    weights: dict[str, float]
-    product: dict[str, float]
-    outputs: list[str]
-    source: str = ""
-    point: dict[str, float] = field(default_factory=dict)
-    graph: Graph = field(default=None, repr=False)
-    slot_values: list[float] = field(default_factory=list, repr=False)
-    # (the adjoints, the weights, the contributions), or (partials, tangents)
-    detail: tuple = field(default=(), repr=False)
-    proven: bool = False  # values and product are Proven (certified); the trace's sweep is not
-
-    @property
-    def mode(self) -> str:
-        return "reverse" if self.kind == "vjp" else "forward"
-
-    @cached_property
-    def trace(self):
-        from .records import product_trace
-        if not self.slot_values and self.graph.n_slots:  # float64's sweep failed (Unswept)
-            raise self.slot_values.failure
-        return product_trace(self.graph, self.slot_values, self.kind, self.detail)
-
-
 def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]:
     names = list(graph.output_names)
     unknown = [name for name in cotangent if name not in names]
@@ -1165,6 +1047,7 @@ def _vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], 
     """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
     reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
     shows); certified as :func:`evaluate` is (``float64=True``: plain float64)."""
+    from .matrices import ProductResult
     from .engine.jacobian import vjp
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
@@ -1212,6 +1095,7 @@ def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], 
     """``J·d`` for the direction ``d`` (input name -> tangent; inputs left out are 0, names the
     graph does not read are ignored) in one tangent sweep read at every output; certified as
     :func:`evaluate` is (``float64=True``: plain float64)."""
+    from .matrices import ProductResult
     from .engine.jacobian import jvp
     point = point_vector(graph, at)
     tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]

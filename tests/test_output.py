@@ -627,3 +627,34 @@ def test_plain_eval_does_not_import_rich_and_tables_do():
     traced = subprocess.run([sys.executable, "-c", code, "eval", SEED, "--at", AT, "--trace"],
                             capture_output=True, text=True, timeout=120)
     assert "rich.table" in traced.stdout, traced.stderr
+
+
+def _rich_plain(page) -> str:
+    """The page as rich prints it part by part, with no options of gradcli's: the reference."""
+    import io
+
+    from rich.console import Console
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=page.width, color_system=None, highlight=False,
+                  emoji=False, markup=False, legacy_windows=False)
+    for part in page.parts:
+        out.print(part, crop=False)
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+@pytest.mark.parametrize("blocks, width", [
+    (["read as: " + " + ".join(f"sin(x{k})*y{k}" for k in range(3000)), "f = 1"], None),
+    (["read as: " + " + ".join(f"x{k}" for k in range(50)), "f = 1"], 40),
+    ([Sheet("T", rows=[("1" * 60, "a b c")])], 24),  # records, a number wider than the width
+])
+def test_plain_text_prints_what_rich_prints(blocks, width):
+    """A line made not to wrap that fits is printed as made, not run through rich's
+    word-wrapper; what comes out is what rich's own printing of the page gives."""
+    sheet = blocks[0]
+    if isinstance(sheet, Sheet):
+        sheet.add_column("number", "right")
+        sheet.add_column("text")
+    page = render(blocks, width, styled=False)
+    assert plain_text(page) == _rich_plain(page)
+    if width is None:
+        assert plain_text(page).splitlines()[0] == blocks[0]

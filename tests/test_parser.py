@@ -293,3 +293,16 @@ def test_the_tables_follow_larks_terminal_order():
     assert pattern.index("(?P<ASSIGN_OP>") < pattern.index("(?P<PLUS>")
     assert parse("x**2") == Program((B("^", x, N(2)),))
     assert parse("a+=1") == Program((Assign("a", "+=", N(1)),))
+
+
+def test_nodes_compare_and_hash_by_their_fields_not_their_spans():
+    """As frozen records would: equal fields are equal nodes wherever they were read; another
+    class with the same fields is another node; the repr names the fields, not the span."""
+    a = Binary("*", Num(2.0, (0, 1)), Var("x", (2, 3)), (0, 3))
+    b = Binary("*", Num(2.0), Var("x"))
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != Binary("*", Var("x"), Num(2.0))
+    assert Var("x") != Call("x", ()) and Num(1.0) != 1.0
+    assert Call("sin", (Var("x"),), (0, 6), (0, 3)) == Call("sin", (Var("x"),))
+    assert repr(a) == "Binary(op='*', left=Num(value=2.0), right=Var(name='x'))"
+    assert parse("2*x ;  y = 2*x") == parse("2 * x\ny=2*x")

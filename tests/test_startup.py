@@ -18,9 +18,9 @@ SEED = ("eval", "log(x)+x*y-sin(y)", "--at", "x=2,y=3")
 # Modules a plain evaluation must not import: the symbolic module and the trace records (built
 # only for diff and --trace), fractions and decimal (which the symbolic module needs), the rich
 # tables, NumPy (batches), Lark (the parser runs the tables shipped beside the grammar), the
-# views of array inputs.
+# views of array inputs, the records of the Jacobian and the Hessian.
 NOT_LOADED = ("gradcli.symbolic", "gradcli.records", "gradcli.views.tables", "fractions",
-              "decimal", "numpy", "lark", "rich", "gradcli.views.arrays")
+              "decimal", "numpy", "lark", "rich", "gradcli.views.arrays", "gradcli.matrices")
 
 
 def _script() -> list[str]:

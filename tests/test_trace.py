@@ -475,3 +475,25 @@ def test_at_50_columns_one_layout_and_a_wrapped_cell_is_no_new_row(gradcli_scrip
     body = reverse[reverse.index(next(line for line in reverse if line.startswith("─"))) + 1:]
     wrapped = [line for line in body if not re.match(r"v\d|[xy] ", line)]
     assert wrapped and all(line.startswith("  ") for line in wrapped)  # indented, not a row
+
+
+@pytest.mark.parametrize("source, wrt", [
+    ("log(x)+x*y-sin(y)", None),
+    ("a = x*y; b = a + x; c = a*b - sin(a); c*c + x/y", None),
+    ("a = x*y; b = a + x; c = a*b - sin(a); c*c + x/y", ["y"]),
+    ("x^y + y^x + 2*x", ["x"]),
+])
+def test_the_sweeps_edges_are_every_contribution_in_sweep_order_and_by_target(source, wrt):
+    """The recorded sweep's edges, against a loop written here over the sweep's order: each
+    visited node's arguments that are differentiated, in order; by target, a stable sort."""
+    result = evaluate(source, {"x": 0.5, "y": 0.25}, wrt=wrt, float64=True, record=True)
+    graph, records = result.graph, result.sweep[1]
+    active = graph.active() if wrt is None else graph.active(
+        [graph.n_const + graph.inputs.index(name) for name in wrt])
+    expected = [(s, a, which) for s in graph.visit_order()
+                for which, a in enumerate(graph.args(s - graph.base)) if active[a]]
+    sources, targets, which = records.edges()
+    assert list(zip(sources, targets, which)) == expected
+    by_target = sorted(range(len(expected)), key=lambda i: expected[i][1])
+    assert list(records.by_target()) == by_target
+    assert len(records) == len(expected)

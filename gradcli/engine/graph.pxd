@@ -50,6 +50,12 @@ cpdef bytearray _live(const int[:] arg0, const int[:] arg1, list outputs, Py_ssi
                count=cython.longlong[:], start=cython.longlong[:], order=list)
 cpdef list _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)
 
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t, a=Py_ssize_t,
+               b=Py_ssize_t, t=Py_ssize_t, src=cython.int[:], tgt=cython.int[:],
+               arg=cython.int[:], count=cython.int[:], order=cython.int[:])
+cpdef tuple sweep_edges(list slots, const unsigned char[:] active, const int[:] arg0,
+                        const int[:] arg1, Py_ssize_t base, Py_ssize_t n_slots)
+
 # finish's slots: a counting sort by depth and the gathers by slot, loops over C integers
 @cython.locals(k=Py_ssize_t, d=Py_ssize_t, at=Py_ssize_t, top=Py_ssize_t,
                start=cython.longlong[:], put=cython.longlong[:], where=cython.longlong[:])

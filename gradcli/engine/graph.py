@@ -271,6 +271,49 @@ def _deepest_first(depth: list, live, base: int) -> list:
     return order
 
 
+def sweep_edges(slots: list, active, arg0, arg1, base: int, n_slots: int) -> tuple:
+    """The edges of a reverse sweep visiting ``slots`` (in that order) into the ``active``
+    slots: each edge's source slot, target slot and argument (0 or 1), and the edges'
+    positions sorted stably by target (a counting sort), as int32 arrays."""
+    n = 0
+    for s in slots:
+        k = s - base
+        if active[arg0[k]]:
+            n += 1
+        b = arg1[k]
+        if b >= 0 and active[b]:
+            n += 1
+    sources, targets, which = array("i", bytes(4 * n)), array("i", bytes(4 * n)), array(
+        "i", bytes(4 * n))
+    src, tgt, arg = sources, targets, which  # (typed views, compiled)
+    i = 0
+    for s in slots:
+        k = s - base
+        a = arg0[k]
+        if active[a]:
+            src[i] = s
+            tgt[i] = a
+            i += 1
+        b = arg1[k]
+        if b >= 0 and active[b]:
+            src[i] = s
+            tgt[i] = b
+            arg[i] = 1
+            i += 1
+    count = array("i", bytes(4 * (n_slots + 1)))  # then where each target's run begins
+    for i in range(n):
+        count[tgt[i] + 1] += 1
+    for t in range(n_slots):
+        count[t + 1] += count[t]
+    by_target = array("i", bytes(4 * n))
+    order = by_target
+    for i in range(n):
+        t = tgt[i]
+        order[count[t]] = i
+        count[t] += 1
+    return sources, targets, which, by_target
+
+
 class Spans:
     """The source span of each node, ``spans[k] == (start, end)``, stored as two arrays of
     machine integers. A tuple per node would be a container the garbage collector has to walk

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..errors import NumericalError
-from .graph import Graph
+from .graph import Graph, sweep_edges
 from .partials import Partials, local_partials, not_differentiable  # noqa: F401 - re-exported
 from .primitives import FLOAT
 
@@ -97,25 +97,9 @@ class Recorded(Sequence):
         return self._edges[3]
 
     def _made(self) -> tuple[array, array, array, array]:
-        graph, active = self.graph, self.active
-        base, arg0, arg1 = graph.base, graph.arg0, graph.arg1
-        sources, targets, which = array("i"), array("i"), array("i")
-        source, target, by = sources.append, targets.append, which.append
-        for s in self.slots:
-            k = s - base
-            a = arg0[k]
-            if active[a]:
-                source(s)
-                target(a)
-                by(0)
-            b = arg1[k]
-            if b >= 0 and active[b]:
-                source(s)
-                target(b)
-                by(1)
-        # a stable sort, in C (a loop over the slots costs a Python step per slot)
-        by_target = array("i", sorted(range(len(targets)), key=targets.__getitem__))
-        return sources, targets, which, by_target
+        graph = self.graph
+        return sweep_edges(self.slots, self.active, graph.arg0, graph.arg1, graph.base,
+                           graph.n_slots)
 
     @property
     def sources(self) -> list[int]:

@@ -108,14 +108,15 @@ def walk(node, spelling: Spelling) -> str:
     (an explicit stack: deep expressions print without recursion)."""
     out: list[str] = []
     stack: list = [(node, 0)]
+    spelled, precedence = spelling.pieces, spelling.precedence  # looked up once, not per node
     while stack:
         item = stack.pop()
         if type(item) is str:
             out.append(item)
             continue
         expr, need = item
-        pieces = spelling.pieces(expr)
-        if spelling.precedence(expr) < need:
+        pieces = spelled(expr)
+        if precedence(expr) < need:
             pieces = [spelling.open, *pieces, spelling.close]
         stack.extend(reversed(pieces))
     return "".join(out)

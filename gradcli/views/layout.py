@@ -629,10 +629,22 @@ def print_page(page: Page, out) -> None:
         out.width, width = page.width, out.width
     try:
         for part in page.parts:
-            out.print(part, crop=False)
+            out.print(part, crop=False, **_unwrapped(part, out.width))
     finally:
         if narrower:
             out.width = width
+
+
+def _unwrapped(part, width: int) -> dict:
+    """The options that print a Text made not to wrap (``no_wrap``, overflow "ignore") as
+    made, when each of its lines fits ``width``: ``Console.print`` joins the Texts it is given
+    into a new one that forgets both, and runs every line through rich's word-wrapper, which
+    leaves a line that fits as it is (the source read back, one line of 10^5 words)."""
+    from rich.text import Text
+    if (isinstance(part, Text) and part.no_wrap and part.overflow == "ignore"
+            and max(map(width_of, part.plain.split("\n"))) <= width):
+        return {"no_wrap": True, "overflow": "ignore"}
+    return {}
 
 
 def plain_text(page: Page) -> str:
@@ -641,5 +653,5 @@ def plain_text(page: Page) -> str:
     buffer = io.StringIO()
     out = console(buffer, page.width, terminal=False)
     for part in page.parts:
-        out.print(part, crop=False)
+        out.print(part, crop=False, **_unwrapped(part, out.width))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
