@@ -764,7 +764,8 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
         raise InputError(f"unknown mode {mode!r}", hint="use 'reverse' or 'forward'")
     if isinstance(source, str) and mode != "forward" and direction is None \
             and of is None and not record and _has_arrays(at):
-        result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64)
+        result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64,
+                                quick=quick)
         if result is not None:
             return result
     at = _point(at)
@@ -785,13 +786,15 @@ def _has_arrays(at: Mapping[str, object] | None) -> bool:
 
 
 def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | None,
-                   seed: float, digits: int = DEFAULT_DIGITS, certified: bool = False
-                   ) -> Result | None:
+                   seed: float, digits: int = DEFAULT_DIGITS, certified: bool = False,
+                   quick: bool = False) -> Result | None:
     """:func:`evaluate` of a program with array inputs on array nodes
     (:mod:`gradcli.engine.arraynodes`: memory proportional to the arrays' sizes): in float64
     (``float64=True``), or ``certified``, every digit proven on Arb balls
     (:mod:`gradcli.engine.arbarrays`), a text typed for a number (``"0.1"``, in a list too)
-    read exactly. None where the scalar tape computes it (and words its errors, notes and
+    read exactly; ``quick``, first by the quick proof (:mod:`gradcli.engine.quickarrays`:
+    the float64 sweep with a proven bound on each number), the balls only where it cannot
+    prove every number shown. None where the scalar tape computes it (and words its errors, notes and
     conventions): several outputs, an array output, a value that is not finite; certified, also
     whatever the balls cannot settle (a kink met exactly, an exact zero, a sign)."""
     from .engine import arraynodes
@@ -813,7 +816,8 @@ def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | N
         return None  # no array input read: a scalar program, the scalar tape's
     if certified:
         return _certified_on_array_nodes(graph, value, gradient, point, seed, digits,
-                                         {name: typed[name] for name in typed if name in point})
+                                         {name: typed[name] for name in typed if name in point},
+                                         quick)
     return Result(source=source, value=value, gradient=dict(arraynodes.Elements(gradient)),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits)
@@ -848,11 +852,16 @@ def _typed(value, name: str):
         return value, None
 
 
-def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
+def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed,
+                              quick=False):
     """:func:`on_array_nodes`'s certified result from its float64 sweep, or None."""
     if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 100_000 \
             or not math.isfinite(seed):
         return None  # the scalar tape's error
+    if quick:
+        result = _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed)
+        if result is not None:
+            return result
     from .engine.arbarrays import Fallback, certify_arrays, float64_digits
     from .engine.arrays import element_names
     from .engine.certify import Certified
@@ -878,6 +887,33 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits, certified=Certified(shown, proven, digits, bits),
                   float64=Float64(value, f64, value_digits, digit_of))
+
+
+def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
+    """The certified result by the quick proof, where it proves every number shown (the
+    digits shown are then float64's too); else None."""
+    from .engine.quickarrays import certify_arrays_quickly
+    from .engine.arrays import element_names
+    from .engine.rounding import Proven
+    from .engine import arraynodes
+    found = certify_arrays_quickly(graph, point, value, gradient, list(gradient), seed, digits,
+                                   typed)
+    if found is None:
+        return None
+    shown, texts = found
+    names, proven, f64 = [], [], {}
+    for name, g in gradient.items():
+        shape = graph.shapes[graph.inputs_by_name[name]]
+        elements = element_names(name, shape) if shape else [name]
+        floats = _flat(g)
+        names += elements
+        proven += map(Proven, floats, texts[name], [digits] * len(floats))
+        f64.update(zip(elements, floats))
+    return Result(source=graph.source, value=Proven(value, shown, digits),
+                  gradient=dict(zip(names, proven)), inputs=arraynodes.Elements(point),
+                  seed=seed, graph=graph, values=[], digits=digits,
+                  certified=QuickCertificate([], digits),
+                  float64=Float64(value, f64, digits, dict.fromkeys(names, digits)))
 
 
 def _flat(array) -> list:
