@@ -858,22 +858,26 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
     if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 100_000 \
             or not math.isfinite(seed):
         return None  # the scalar tape's error
+    known = None
     if quick:
-        result = _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed)
+        result, known = _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed)
         if result is not None:
             return result
     from .engine.arbarrays import Fallback, certify_arrays, float64_digits
     from .engine.arrays import element_names
     from .engine.certify import Certified
-    try:
+    try:  # (the numbers the quick proof proved are not proven again)
         shown, proofs, bits, ball, balls = certify_arrays(graph, point, list(gradient), seed,
-                                                          digits, typed)
+                                                          digits, typed, known)
     except Fallback:
         return None
     # what --float64 (this float64 sweep) gets right; where it loses digits, the note names
     # the numbers, not a node (the scalar tape's float64 would round otherwise)
+    quickly = frozenset() if known is None else frozenset(
+        id(p) for p in [known[0], *(p for ps in known[1].values() for p in ps)]
+        if p is not None)
     value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
-                                                  digits)
+                                                  digits, quickly)
     names, f64, digit_of = [], {}, {}
     for name, g in gradient.items():
         shape = graph.shapes[graph.inputs_by_name[name]]
@@ -890,8 +894,9 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
 
 
 def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
-    """The certified result by the quick proof, where it proves every number shown (the
-    digits shown are then float64's too); else None."""
+    """``(result, known)``: the certified result by the quick proof where it proves every
+    number shown (the digits shown are then float64's too), else None and what it proved
+    (:func:`gradcli.engine.arbarrays.certify_arrays`'s ``known``, None for nothing)."""
     from .engine.quickarrays import certify_arrays_quickly
     from .engine.arrays import element_names
     from .engine.rounding import Proven
@@ -899,21 +904,24 @@ def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
     found = certify_arrays_quickly(graph, point, value, gradient, list(gradient), seed, digits,
                                    typed)
     if found is None:
-        return None
+        return None, None
     shown, texts = found
-    names, proven, f64 = [], [], {}
+    value_proof = None if shown is None else Proven(value, shown, digits)
+    proofs = {name: [None if t is None else Proven(x, t, digits)
+                     for x, t in zip(_flat(g), texts[name])] for name, g in gradient.items()}
+    if value_proof is None or any(None in ps for ps in proofs.values()):
+        return None, (value_proof, proofs)
+    names, f64 = [], {}
     for name, g in gradient.items():
         shape = graph.shapes[graph.inputs_by_name[name]]
         elements = element_names(name, shape) if shape else [name]
-        floats = _flat(g)
         names += elements
-        proven += map(Proven, floats, texts[name], [digits] * len(floats))
-        f64.update(zip(elements, floats))
-    return Result(source=graph.source, value=Proven(value, shown, digits),
-                  gradient=dict(zip(names, proven)), inputs=arraynodes.Elements(point),
-                  seed=seed, graph=graph, values=[], digits=digits,
-                  certified=QuickCertificate([], digits),
-                  float64=Float64(value, f64, digits, dict.fromkeys(names, digits)))
+        f64.update(zip(elements, _flat(g)))
+    return Result(source=graph.source, value=value_proof,
+                  gradient=dict(zip(names, (p for name in gradient for p in proofs[name]))),
+                  inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
+                  digits=digits, certified=QuickCertificate([], digits),
+                  float64=Float64(value, f64, digits, dict.fromkeys(names, digits))), None
 
 
 def _flat(array) -> list:

@@ -1412,7 +1412,7 @@ def _exact(x) -> bool:
 # :data:`BLOCK` terms then summed by halves (d = BLOCK + ⌈log2(n/BLOCK)⌉). The inputs' errors
 # add to that.
 
-BLOCK = 32
+BLOCK = 4
 
 
 def gamma(n: int) -> float:
@@ -1456,22 +1456,23 @@ def bounded_sum(x, axis=None, keepdims: bool = False) -> Bounded:
 
 def _product(a, b):
     """``a @ b`` and the most roundings a product term passes through: BLAS's for an inner
-    dimension up to :data:`BLOCK`, else BLAS's on blocks summed by halves."""
+    dimension up to :data:`BLOCK`, else BLAS's on blocks of it (and the rest), summed by
+    halves."""
     np = _numpy()
     n = np.shape(a)[-1]
     if n <= BLOCK:
         return np.matmul(a, b), n
     a2 = np.reshape(a, (1, n)) if np.ndim(a) == 1 else a
     b2 = np.reshape(b, (n, 1)) if np.ndim(b) == 1 else b
-    blocks, pad = -(-n // BLOCK), -n % BLOCK
-    if pad:  # zeros: exact terms
-        a2 = np.concatenate((a2, np.zeros((a2.shape[0], pad))), axis=1)
-        b2 = np.concatenate((b2, np.zeros((pad, b2.shape[1]))), axis=0)
-    parts = np.matmul(np.reshape(a2, (a2.shape[0], blocks, BLOCK)).transpose(1, 0, 2),
-                      np.reshape(b2, (blocks, BLOCK, b2.shape[1])))
+    blocks = n // BLOCK
+    whole = blocks * BLOCK
+    # the blocks of a's transpose: a view where a is one (X' of the reverse sweep)
+    left = np.reshape(a2.T[:whole], (blocks, BLOCK, a2.shape[0])).transpose(0, 2, 1)
+    parts = np.matmul(left, np.reshape(b2[:whole], (blocks, BLOCK, b2.shape[1])))
+    if whole < n:
+        parts = np.concatenate((parts, np.matmul(a2[:, whole:], b2[whole:])[None]))
     total, depth = _by_halves(parts, 0)
-    shape = np.shape(a)[:-1] + np.shape(b)[1:]
-    return np.reshape(total, shape), BLOCK + depth
+    return np.reshape(total, np.shape(a)[:-1] + np.shape(b)[1:]), BLOCK + depth
 
 
 def bounded_matmul(a, b, magnitude=None) -> Bounded:
@@ -1601,60 +1602,55 @@ def clear_of_kink(*xs) -> None:
         raise Unbounded("a kink")
 
 
-def proven_texts(x: Bounded, rounded, digits: int) -> list | None:
+def proven_texts(x: Bounded, rounded, digits: int) -> list:
     """:func:`proven_text` of every element of the Bounded array ``x`` (a float64 value and a
-    bound per element), each with its float64 result in ``rounded``: the texts, row-major, or
-    None where one is not proven.
+    bound per element), each with its float64 result in ``rounded``: the texts, row-major,
+    None for each element not proven so (the balls decide those).
 
     Most are decided at once, in NumPy: with ``M = rint(|r|/10^q)`` of ``digits`` digits
     (``r`` the float64 result, ``q`` its last digit's place), an element whose ends
     (:func:`ends`) and ``r`` lie strictly inside ``((M - 1/2)·10^q, (M + 1/2)·10^q)`` — each
     boundary a double moved one ulp inward past its one rounding — rounds to M's text at every
-    point of its interval: :func:`proven_text` gives that text (tests/test_quick_arrays.py).
-    The others (a boundary beyond 10^±22, more than 15 digits, an interval across a boundary)
-    are asked of :func:`proven_text` itself, one by one."""
+    point of its interval, which is the text :func:`proven_text` gives it
+    (tests/test_quick_arrays.py); one whose ends do not is not proven. Where that test does not
+    apply (more than 15 digits, a place beyond 10^±22, M not of ``digits`` digits) each
+    element is asked of :func:`proven_text` itself; an exact 0 is ``0``."""
     from .rounding import decimal_text
     np = _numpy()
-    if not (np.all(np.isfinite(x.v)) and np.all(np.isfinite(x.e))):
-        return None
     v = np.ravel(np.asarray(x.v, dtype=float))
     r = np.ravel(np.broadcast_to(np.asarray(rounded, dtype=float), np.shape(x.v)))
     e = np.ravel(np.asarray(full(x.e, x.v) if _nonzero(x.e) else np.zeros(np.shape(x.v)),
                             dtype=float))
+    texts: list = [None] * len(v)
     with np.errstate(all="ignore"):
         lo = np.where(e > 0, np.nextafter(v - 2.0 * e, -np.inf), v)
         hi = np.where(e > 0, np.nextafter(v + 2.0 * e, np.inf), v)
-        decided = np.zeros(len(v), dtype=bool)
+        finite = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(r)
+        zero = finite & (v == 0) & (e == 0) & (r == 0)
+        for i in np.flatnonzero(zero).tolist():
+            texts[i] = "0"
         size = np.abs(r)
+        applies = np.zeros(len(v), dtype=bool)
         if digits <= 15:
             place = np.floor(np.log10(np.where(size > 0, size, 1.0))).astype(np.int64) \
                 - (digits - 1)
-            near, far = np.minimum(lo, hi), np.maximum(lo, hi)  # (the ends are ordered)
-            low_end, high_end = np.where(r > 0, near, -far), np.where(r > 0, far, -near)
-            exact_scale = np.abs(place) <= 22
-            scale = 10.0 ** np.where(exact_scale, np.abs(place), 0)  # exact: 10^0..10^22
-            mantissa = np.where(place >= 0, size / scale, size * scale)
-            mantissa = np.rint(mantissa)
-            whole = (mantissa >= 10.0 ** (digits - 1)) & (mantissa < 10.0 ** digits)
+            low_end, high_end = np.where(r > 0, lo, -hi), np.where(r > 0, hi, -lo)
+            scale = 10.0 ** np.minimum(np.abs(place), 22)  # exact: 10^0 .. 10^22
+            mantissa = np.rint(np.where(place >= 0, size / scale, size * scale))
+            applies = (finite & (size > 0) & (np.abs(place) <= 22)
+                       & (mantissa >= 10.0 ** (digits - 1)) & (mantissa < 10.0 ** digits))
 
             def boundary(m, inward):
-                b = np.where(place >= 0, m * scale, m / scale)  # one rounding
-                return np.nextafter(b, inward)
+                return np.nextafter(np.where(place >= 0, m * scale, m / scale), inward)
             top, bottom = boundary(mantissa + 0.5, -np.inf), boundary(mantissa - 0.5, np.inf)
-            decided = (exact_scale & whole & (size > 0) & np.isfinite(lo) & np.isfinite(hi)
-                       & (bottom < low_end) & (high_end < top)
-                       & (bottom < size) & (size < top) & ((r > 0) & (lo > 0) | (r < 0) & (hi < 0)))
-    texts = [None] * len(v)
-    if digits <= 15:
-        signs, mantissas, places = np.sign(r).tolist(), mantissa.tolist(), place.tolist()
-        for i in np.flatnonzero(decided).tolist():
-            texts[i] = decimal_text(signs[i], int(mantissas[i]), places[i] + digits - 1, digits)
-    with np.errstate(all="ignore"):
-        for i in np.flatnonzero(~decided).tolist():
-            text = proven_text(Bounded(float(v[i]), float(e[i])), digits, float(r[i]))
-            if text is None:
-                return None
-            texts[i] = text
+            decided = (applies & (bottom < low_end) & (high_end < top) & (bottom < size)
+                       & (size < top))
+            signs, mantissas, places = np.sign(r).tolist(), mantissa.tolist(), place.tolist()
+            for i in np.flatnonzero(decided).tolist():
+                texts[i] = decimal_text(signs[i], int(mantissas[i]), places[i] + digits - 1,
+                                        digits)
+        for i in np.flatnonzero(finite & ~applies & ~zero).tolist():
+            texts[i] = proven_text(Bounded(float(v[i]), float(e[i])), digits, float(r[i]))
     return texts
 
 

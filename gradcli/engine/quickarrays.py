@@ -194,12 +194,11 @@ def _input(value, specs):
 
 
 def bounded_sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence[str],
-                  seed: float, typed: Mapping[str, object] | None = None, accept=None):
+                  seed: float, typed: Mapping[str, object] | None = None):
     """The output's value and its gradient by ``wrt`` (name -> Bounded of the input's shape)
     as Bounded (float64's numbers, each with a proven bound on its error), by both sweeps over
-    :class:`BoundedArrays`; None where the inputs cannot be read here, a value is not finite,
-    or ``accept`` (of the value, before the reverse sweep) is False. Unbounded (an
-    ArithmeticError) where a kink, a tie or a long product is met."""
+    :class:`BoundedArrays`; None where the inputs cannot be read here or a value is not
+    finite. Unbounded (an ArithmeticError) where a kink, a tie or a long product is met."""
     typed = typed or {}
     inputs = {}
     for name, x in point.items():
@@ -215,10 +214,7 @@ def bounded_sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence[
         return m.constant(params[k], graph.exact.get(k), shapes[k])
 
     def start(values):
-        y = values[graph.output]
-        if not m.finite(y) or accept is not None and not accept(y):
-            return None
-        return Bounded(np.float64(seed))
+        return Bounded(np.float64(seed)) if m.finite(values[graph.output]) else None
 
     with np.errstate(all="ignore"):
         values, adjoint = run(graph, m, list(wrt), leaf, start)
@@ -238,25 +234,18 @@ def certify_arrays_quickly(graph: ArrayGraph, point: Mapping[str, object], value
                            digits: int, typed: Mapping[str, object] | None = None):
     """The value's text and the gradient's (name -> texts, row-major) of ``graph`` at ``point``,
     each proven to ``digits`` digits by :func:`bounded_sweep` and rounding as the float64
-    sweep's ``value`` and ``gradient`` do; None where any is not proven so (the balls decide
-    it then)."""
-    shown = []
-
-    def accept(y):  # the value proven before the reverse sweep, which costs twice as much
-        shown.extend(proven_texts(y, value, digits) or ())
-        return bool(shown)
-
+    sweep's ``value`` and ``gradient`` do, None for each number not proven so (the balls decide
+    those); None where the sweep cannot bound the program (a kink, a tie met, an input only the
+    balls read, a value not finite: the balls decide it all)."""
     try:
-        found = bounded_sweep(graph, point, wrt, seed, typed, accept)
+        found = bounded_sweep(graph, point, wrt, seed, typed)
         if found is None:
             return None
-        _, bounded_gradient = found
+        bounded, bounded_gradient = found
         with np.errstate(all="ignore"):
-            texts = {}
-            for name in wrt:
-                texts[name] = proven_texts(bounded_gradient[name], gradient[name], digits)
-                if texts[name] is None:
-                    return None
+            shown = proven_texts(bounded, value, digits)[0]
+            texts = {name: proven_texts(bounded_gradient[name], gradient[name], digits)
+                     for name in wrt}
     except (ArithmeticError, ValueError, TypeError, GradcliError):
         return None  # Unbounded (a kink, a tie, a long product), a domain: the balls'
-    return shown[0], texts
+    return shown, texts
