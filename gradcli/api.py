@@ -793,8 +793,8 @@ def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | N
     (``float64=True``), or ``certified``, every digit proven on Arb balls
     (:mod:`gradcli.engine.arbarrays`), a text typed for a number (``"0.1"``, in a list too)
     read exactly; ``quick``, first by the quick proof (:mod:`gradcli.engine.quickarrays`:
-    the float64 sweep with a proven bound on each number), the balls only where it cannot
-    prove every number shown. None where the scalar tape computes it (and words its errors, notes and
+    the float64 sweep with a proven bound on each number), the balls proving only the numbers
+    it leaves. None where the scalar tape computes it (and words its errors, notes and
     conventions): several outputs, an array output, a value that is not finite; certified, also
     whatever the balls cannot settle (a kink met exactly, an exact zero, a sign)."""
     from .engine import arraynodes

@@ -1415,6 +1415,22 @@ def _exact(x) -> bool:
 BLOCK = 4
 
 
+def bounded_columns() -> SimpleNamespace:
+    """The Bounded functions of NumPy arrays (the batch engine's values): array nodes' rows."""
+    if not _COLUMNS:
+        from .batch import NUMPY
+        _COLUMNS.append(_namespace(NUMPY))
+    return _COLUMNS[0]
+
+
+_COLUMNS: list = []
+
+
+def exact_bound(e) -> bool:
+    """Whether a bound is the exact float 0.0 (a value with no error: no array of zeros)."""
+    return not _nonzero(e)
+
+
 def gamma(n: int) -> float:
     """γ_n = n·u/(1 - n·u), rounded up (two ulps over its own two roundings)."""
     return _up(n * U / (1.0 - n * U), 2) if n > 0 else 0.0

@@ -12,9 +12,11 @@ bound moves with them.
 
 :func:`certify_arrays_quickly` runs it once and proves each number shown by the quick proof's
 rule (:func:`~gradcli.engine.bounds.proven_texts`: the whole interval, and float64's result,
-round to the digits shown); anything it cannot prove — a bound too wide (cancellation), a
-kink or a tie its interval may reach, a bound that is not finite — gives None, and the balls
-(:func:`~gradcli.engine.arbarrays.certify_arrays`) take over as before.
+round to the digits shown), all at once. A number it cannot prove (a bound too wide: a
+cancellation, an interval across a rounding boundary) is left to the balls
+(:func:`~gradcli.engine.arbarrays.certify_arrays`), which prove those alone; a kink or a tie
+an interval may reach, an input only the balls read, a value that is not finite leave the
+whole program to them, as before.
 """
 
 from __future__ import annotations
@@ -26,27 +28,17 @@ import numpy as np
 from ..errors import GradcliError
 from ..gcpause import gc_paused
 from .arraynodes import ArrayGraph, NumpyArrays, run
-from .bounds import (Bounded, Unbounded, _namespace, _nonzero, bounded_extreme, bounded_matmul,
+from .bounds import (Bounded, Unbounded, bounded_columns, bounded_extreme, bounded_matmul,
                      bounded_others_product, bounded_prod, bounded_scatter, bounded_sum,
-                     clear_of_kink, clear_of_ties, exact_input, full, proven_texts,
+                     clear_of_kink, clear_of_ties, exact_bound, exact_input, full, proven_texts,
                      table_errors)
 from .primitives import jumps
 
 Shape = tuple[int, ...]
 
-_ROWS = []  # the Bounded namespace of NumPy arrays, made once when first used
-
-
-def _rows():
-    if not _ROWS:
-        from .batch import NUMPY
-        _ROWS.append(_namespace(NUMPY))
-    return _ROWS[0]
-
-
 def _each(x: Bounded, f) -> Bounded:
     """``f`` (a move of elements: reshape, transpose, an index) on the value and the bound."""
-    return Bounded(f(x.v), f(full(x.e, x.v)) if _nonzero(x.e) else 0.0)
+    return Bounded(f(x.v), f(full(x.e, x.v)) if not exact_bound(x.e) else 0.0)
 
 
 def _times(g, local):
@@ -61,7 +53,7 @@ class BoundedArrays(NumpyArrays):
 
     def __init__(self, graph: ArrayGraph):
         super().__init__()
-        self.rows, self.times = _rows(), _times
+        self.rows, self.times = bounded_columns(), _times
         self._graph, self._errors = graph, None
         self._magnitudes: dict[int, tuple] = {}  # id(array) -> (array, |array|), per sweep
 
@@ -143,9 +135,9 @@ class BoundedArrays(NumpyArrays):
         return _each(g, lambda a: a[k])
 
     def stack(self, xs):
-        bounds = [full(x.e, x.v) if _nonzero(x.e) else np.zeros(np.shape(x.v)) for x in xs]
+        bounds = [np.zeros(np.shape(x.v)) if exact_bound(x.e) else full(x.e, x.v) for x in xs]
         return Bounded(np.stack([np.asarray(x.v, dtype=np.float64) for x in xs]),
-                       np.stack(bounds) if any(_nonzero(x.e) for x in xs) else 0.0)
+                       np.stack(bounds) if not all(exact_bound(x.e) for x in xs) else 0.0)
 
     def unbroadcast(self, g, shape):
         if np.shape(g.v) == tuple(shape):
