@@ -242,7 +242,7 @@ def certify_arrays(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence
         if found is None:
             raise Fallback("a ball that is not finite")
         value, gradient = found
-        shown = known_value or proven(Real.of(value), digits)
+        shown = proven(Real.of(value), digits) if known_value is None else known_value
         if shown is None:
             return _wider(value)
         proofs = {}

@@ -1482,11 +1482,14 @@ def _product(a, b):
     b2 = np.reshape(b, (n, 1)) if np.ndim(b) == 1 else b
     blocks = n // BLOCK
     whole = blocks * BLOCK
-    # the blocks of a's transpose: a view where a is one (X' of the reverse sweep)
-    left = np.reshape(a2.T[:whole], (blocks, BLOCK, a2.shape[0])).transpose(0, 2, 1)
-    parts = np.matmul(left, np.reshape(b2[:whole], (blocks, BLOCK, b2.shape[1])))
-    if whole < n:
-        parts = np.concatenate((parts, np.matmul(a2[:, whole:], b2[whole:])[None]))
+    if blocks <= 16:  # a few: one BLAS product each (X @ W of many rows)
+        parts = np.stack([np.matmul(a2[:, k:k + BLOCK], b2[k:k + BLOCK])
+                          for k in range(0, n, BLOCK)])
+    else:  # many: the blocks of a's transpose, a view where a is one (X' of the reverse sweep)
+        left = np.reshape(a2.T[:whole], (blocks, BLOCK, a2.shape[0])).transpose(0, 2, 1)
+        parts = np.matmul(left, np.reshape(b2[:whole], (blocks, BLOCK, b2.shape[1])))
+        if whole < n:
+            parts = np.concatenate((parts, np.matmul(a2[:, whole:], b2[whole:])[None]))
     total, depth = _by_halves(parts, 0)
     return np.reshape(total, np.shape(a)[:-1] + np.shape(b)[1:]), BLOCK + depth
 
