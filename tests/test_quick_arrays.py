@@ -265,3 +265,17 @@ def test_through_the_console_script(gradcli_script, tmp_path, run, monkeypatch):
     with mpmath.workdps(60):
         exact = mpmath.mpf(value.numerator) / value.denominator
     assert correctly_rounded(out.stdout.splitlines()[0].split(" = ")[1], exact)
+
+
+@pytest.mark.parametrize("at", [{"w": [1 / 3, 1.0]}, {"w": ["0.1", "0.7"]}])
+def test_constants_and_typed_numbers_are_the_numbers_they_name(at):
+    """0.1 in the source and 0.1 typed are 1/10, within an ulp of their doubles; log(2) is
+    folded to a double within its bound: the digits are the exact numbers', quick or not."""
+    result = api.evaluate("sum(w*0.1) + log(2)*sum(w^2)", at, quick=True)
+    with mpmath.workdps(60):
+        w = [mpmath.mpf(x) for x in at["w"]]  # (a text: the decimal itself)
+        value = sum(w) / 10 + mpmath.log(2) * sum(x * x for x in w)
+        gradient = [mpmath.mpf(1) / 10 + 2 * mpmath.log(2) * x for x in w]
+    assert correctly_rounded(result.value.text, value), result.value.text
+    for g, exact in zip(result.gradient.values(), gradient):
+        assert correctly_rounded(g.text, exact), g.text
