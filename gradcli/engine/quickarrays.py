@@ -33,6 +33,7 @@ from .bounds import (Bounded, Unbounded, bounded_columns, bounded_extreme, bound
                      clear_of_kink, clear_of_ties, exact_bound, exact_input, full, proven_texts,
                      table_errors)
 from .primitives import jumps
+from .rounding import FLOAT64_DIGITS
 
 Shape = tuple[int, ...]
 
@@ -229,6 +230,8 @@ def certify_arrays_quickly(graph: ArrayGraph, point: Mapping[str, object], value
     sweep's ``value`` and ``gradient`` do, None for each number not proven so (the balls decide
     those); None where the sweep cannot bound the program (a kink, a tie met, an input only the
     balls read, a value not finite: the balls decide it all)."""
+    if digits > FLOAT64_DIGITS:  # (more than float64's results can round to: the balls')
+        return None
     try:
         found = bounded_sweep(graph, point, wrt, seed, typed)
         if found is None:
