@@ -19,7 +19,8 @@ built once and called with the arrays (``graph = gradcli.compile(source, shapes,
 then ``gradcli.evaluate(graph, arrays, wrt=..., float64=True)``: the sweeps); the row "text"
 passes the program's text each call (``evaluate(source, ...)``: parse, lower, sweep).
 Certified (``evaluate(..., quick=True)``, every printed digit proven, as the command line) runs
-on the same array nodes with Arb balls (``gradcli.engine.arbarrays``), at the full size; the
+on the same array nodes, first by the quick proof (``gradcli.engine.quickarrays``), then with
+Arb balls (``gradcli.engine.arbarrays``) for what it leaves, at the full size; the
 scalar tape it replaced (a node per element per operation, still what certifies anything the
 balls cannot settle) is measured on --certified-rows (and --certified-mlp-rows) rows, and
 scaled.
@@ -173,6 +174,12 @@ def gradcli_run(source: str, data: dict, wrt: list[str], certified: bool, tape: 
     return run
 
 
+def _proof(result) -> str:
+    """How a certified result was proven: by the quick proof alone, or on Arb balls."""
+    bits = getattr(result.certified, "bits", None)
+    return "by the quick proof alone" if bits is None else f"on Arb balls, {bits} bits"
+
+
 def largest_difference(grads: list, reference: list) -> float:
     return max(float(np.max(np.abs(np.asarray(g) - r) / np.maximum(np.abs(r), 1e-300)))
                for g, r in zip(grads, reference))
@@ -191,8 +198,7 @@ def case_rows(case: str, source: str, data: dict, small: dict, wrt: list[str], r
     n, n_small = len(data["X"]), len(small["X"])
     tb, (gb, rb) = best(gradcli_run(source, data, wrt, certified=True), min(repeat, 3))
     rows.append(("gradcli certified", tb, largest_difference(gb, g64),
-                 f"{type(rb.graph).__name__} on Arb balls, {rb.certified.bits} bits; "
-                 f"{tb / t64:.0f}x --float64"))
+                 f"{type(rb.graph).__name__} {_proof(rb)}; {tb / t64:.0f}x --float64"))
     tc, (gc, rc) = best(gradcli_run(source, small, wrt, certified=True, tape=True), 1)
     g64_small, _ = gradcli_run(source, small, wrt, certified=False)()
     scaled = tc * n / n_small

@@ -725,7 +725,8 @@ def evaluate(source: str | Graph, at: Mapping[str, float] | None = None, *,
     if mode != "forward" and direction is None and of is None and not record \
             and (nodes or (isinstance(source, str) and _has_arrays(at))):
         # (a graph of array nodes checks the point's shapes, scalars too, against its own)
-        result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64)
+        result = on_array_nodes(source, at, wrt, seed, digits, certified=not float64,
+                                quick=quick)
         if result is not None:
             return result
         if nodes:
@@ -748,14 +749,16 @@ def _has_arrays(at: Mapping[str, object] | None) -> bool:
 
 
 def on_array_nodes(source, at: Mapping[str, object], wrt: Iterable[str] | None,
-                   seed: float, digits: int = DEFAULT_DIGITS, certified: bool = False
-                   ) -> Result | None:
+                   seed: float, digits: int = DEFAULT_DIGITS, certified: bool = False,
+                   quick: bool = False) -> Result | None:
     """:func:`evaluate` of a program with array inputs on array nodes
     (:mod:`gradcli.engine.arraynodes`: memory proportional to the arrays' sizes; ``source`` a
     program's text or its array nodes from ``compile(..., arrays=True)``): in float64
     (``float64=True``), or ``certified``, every digit proven on Arb balls
     (:mod:`gradcli.engine.arbarrays`), a text typed for a number (``"0.1"``, in a list too)
-    read exactly. None where the scalar tape computes it (and words its errors, notes and
+    read exactly; ``quick``, first by the quick proof (:mod:`gradcli.engine.quickarrays`:
+    the float64 sweep with a proven bound on each number), the balls proving only the numbers
+    it leaves. None where the scalar tape computes it (and words its errors, notes and
     conventions): several outputs, an array output, a value that is not finite; certified, also
     whatever the balls cannot settle (a kink met exactly, an exact zero, a sign)."""
     from .engine import arraynodes
@@ -777,7 +780,8 @@ def on_array_nodes(source, at: Mapping[str, object], wrt: Iterable[str] | None,
         return None  # no array input read: a scalar program, the scalar tape's
     if certified:
         return _certified_on_array_nodes(graph, value, gradient, point, seed, digits,
-                                         {name: typed[name] for name in typed if name in point})
+                                         {name: typed[name] for name in typed if name in point},
+                                         quick)
     return Result(source=graph.source, value=value,
                   gradient=dict(arraynodes.Elements(gradient)),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
@@ -813,23 +817,32 @@ def _typed(value, name: str):
         return value, None
 
 
-def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
+def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed,
+                              quick=False):
     """:func:`on_array_nodes`'s certified result from its float64 sweep, or None."""
     if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 100_000 \
             or not math.isfinite(seed):
         return None  # the scalar tape's error
+    known = None
+    if quick:
+        result, known = _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed)
+        if result is not None:
+            return result
     from .engine.arbarrays import Fallback, certify_arrays, float64_digits
     from .engine.arrays import element_names
     from .engine.certify import Certified
-    try:
+    try:  # (the numbers the quick proof proved are not proven again)
         shown, proofs, bits, ball, balls = certify_arrays(graph, point, list(gradient), seed,
-                                                          digits, typed)
+                                                          digits, typed, known)
     except Fallback:
         return None
     # what --float64 (this float64 sweep) gets right; where it loses digits, the note names
     # the numbers, not a node (the scalar tape's float64 would round otherwise)
+    quickly = frozenset() if known is None else frozenset(
+        id(p) for p in [known[0], *(p for ps in known[1].values() for p in ps)]
+        if p is not None)
     value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
-                                                  digits)
+                                                  digits, quickly)
     names, f64, digit_of = [], {}, {}
     for name, g in gradient.items():
         shape = graph.shapes[graph.inputs_by_name[name]]
@@ -843,6 +856,37 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits, certified=Certified(shown, proven, digits, bits),
                   float64=Float64(value, f64, value_digits, digit_of))
+
+
+def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
+    """``(result, known)``: the certified result by the quick proof where it proves every
+    number shown (the digits shown are then float64's too), else None and what it proved
+    (:func:`gradcli.engine.arbarrays.certify_arrays`'s ``known``, None for nothing)."""
+    from .engine.quickarrays import certify_arrays_quickly
+    from .engine.arrays import element_names
+    from .engine.rounding import Proven
+    from .engine import arraynodes
+    found = certify_arrays_quickly(graph, point, value, gradient, list(gradient), seed, digits,
+                                   typed)
+    if found is None:
+        return None, None
+    shown, texts = found
+    value_proof = None if shown is None else Proven(value, shown, digits)
+    proofs = {name: [None if t is None else Proven(x, t, digits)
+                     for x, t in zip(_flat(g), texts[name])] for name, g in gradient.items()}
+    if value_proof is None or any(None in ps for ps in proofs.values()):
+        return None, (value_proof, proofs)
+    names, f64 = [], {}
+    for name, g in gradient.items():
+        shape = graph.shapes[graph.inputs_by_name[name]]
+        elements = element_names(name, shape) if shape else [name]
+        names += elements
+        f64.update(zip(elements, _flat(g)))
+    return Result(source=graph.source, value=value_proof,
+                  gradient=dict(zip(names, (p for name in gradient for p in proofs[name]))),
+                  inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
+                  digits=digits, certified=QuickCertificate([], digits),
+                  float64=Float64(value, f64, digits, dict.fromkeys(names, digits))), None
 
 
 def _flat(array) -> list:

@@ -205,12 +205,16 @@ def _input_balls(value, specs):
 
 @gc_paused()  # millions of balls in object arrays, and no reference cycle
 def certify_arrays(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence[str],
-                   seed: float, digits: int, typed: Mapping[str, object] | None = None):
+                   seed: float, digits: int, typed: Mapping[str, object] | None = None,
+                   known=None):
     """The value and the gradient by ``wrt`` (name -> object array of Proven) of ``graph`` at
     ``point`` (name -> float or float64 array, exact), every number proven to ``digits``
     digits; ``typed``: name -> what was typed (a text, or a flat list of texts and floats for
-    an array), read exactly. Gives ``(value, gradient, bits, value's ball, gradient's balls)``;
-    :class:`Fallback` where the balls cannot settle it."""
+    an array), read exactly; ``known``: the numbers proven already (the value's Proven or
+    None, and name -> a flat list of Proven or None), which are not proven again. Gives
+    ``(value, gradient, bits, value's ball, gradient's balls)``; :class:`Fallback` where the
+    balls cannot settle it."""
+    known_value, known_gradient = known or (None, {})
     typed = typed or {}
     # a sum of n balls widens by about log2(n) bits: start with that many more
     largest = max((math.prod(shape) for shape in graph.shapes), default=1)
@@ -238,17 +242,19 @@ def certify_arrays(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence
         if found is None:
             raise Fallback("a ball that is not finite")
         value, gradient = found
-        shown = proven(Real.of(value), digits)
+        shown = proven(Real.of(value), digits) if known_value is None else known_value
         if shown is None:
             return _wider(value)
         proofs = {}
         for name, g in gradient.items():
             flat = np.ravel(g)
             out = np.empty(len(flat), dtype=object)
-            for i, x in enumerate(flat.tolist()):
-                p = proven(Real.of(x), digits)
+            given = known_gradient.get(name) or [None] * len(flat)
+            for i, (x, p) in enumerate(zip(flat.tolist(), given)):
                 if p is None:
-                    return _wider(x)
+                    p = proven(Real.of(x), digits)
+                    if p is None:
+                        return _wider(x)
                 out[i] = p
             proofs[name] = out.reshape(np.shape(g))
         return shown, proofs, bits, value, gradient
@@ -275,13 +281,17 @@ def _wider(x):
 
 
 def float64_digits(value: float, gradient: Mapping[str, object], shown, proofs,
-                   value_ball, gradient_balls: Mapping[str, object], digits: int):
+                   value_ball, gradient_balls: Mapping[str, object], digits: int,
+                   known=frozenset()):
     """How many of the ``digits`` shown float64's sweep gets right (:func:`~gradcli.engine.
     certify.agreement`): of the value, and of each gradient element (name -> flat list). Most
     get them all: their float64 rounds to the proven text, which is the exact value's rounding,
-    and that one rounding settles it."""
+    and that one rounding settles it; ``known`` (the ids of Proven numbers) those the quick
+    proof proved, whose float64 rounds to them by its rule."""
     def right(x: float, p, ball) -> int:
-        return digits if float_text(x, digits) == p.text else agreement(x, Real.of(ball), digits)
+        if id(p) in known or float_text(x, digits) == p.text:
+            return digits
+        return agreement(x, Real.of(ball), digits)
 
     return right(float(value), shown, value_ball), {
         name: list(map(right, np.ravel(gradient[name]).tolist(), np.ravel(proofs[name]).tolist(),

@@ -1005,17 +1005,23 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     replayed here with Bounded arithmetic (to a fixed point: one slot can hold the values of a
     literal and of several folds), plus the distance between the value folded by the scalar
     primal and the one replayed with NumPy."""
-    constants = graph.constants
-    errors = [0.0] * graph.n_const
+    return table_errors(graph.constants, graph.exact, graph.folds, m)
+
+
+def table_errors(constants, exact, folds, m: SimpleNamespace) -> list[float]:
+    """:func:`constant_errors` of a table of constants (their floats, what each is exactly,
+    the folds: :func:`gradcli.engine.graph.exact_numbers`'s), as array nodes keep it."""
+    from .graph import exact_numbers
+    errors = [0.0] * len(constants)
     # a literal, pi, e: the number typed, not its double (which is within an ulp of it)
-    for slot, typed in enumerate(graph.exact_constants(_AS_TYPED, _typed_text)):
+    for slot, typed in enumerate(exact_numbers(constants, exact, folds, _AS_TYPED, _typed_text)):
         if typed is None or (type(typed) is str and _decimal_is_double(typed, constants[slot])):
             continue  # exactly its double, a fold (replayed below), 0.5, 2.5e-3 * 4
         errors[slot] = math.ulp(constants[slot])
     typed = list(errors)
     for _ in range(8):
         changed = False
-        for slot, name, a, b in graph.folds:
+        for slot, name, a, b in folds:
             f = getattr(m, name)
             args = [Bounded(constants[a], errors[a])]
             if b >= 0:
@@ -1031,7 +1037,7 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
                 changed = True
         if not changed:
             return errors
-    return [math.inf if any(f[0] == i for f in graph.folds) else typed[i]
+    return [math.inf if any(f[0] == i for f in folds) else typed[i]
             for i in range(len(errors))]
 
 
@@ -1395,6 +1401,276 @@ def proven_text(x, digits: int, rounded=None) -> str | None:
 
 def _exact(x) -> bool:
     return type(x) is not Bounded or not (x.e or x.c)
+
+
+# -- array nodes: the array operations over Bounded arrays -----------------------------------
+# A sum computed by a tree of additions in which each term passes through at most d of them is
+# within γ_d·Σ|x_i| of the exact sum of its doubles (Higham, Accuracy and Stability of Numerical
+# Algorithms, §4.2); a product adds one rounding per term, and n·TINY where products fall below
+# the normal range. NumPy's own sums (and BLAS's dot products) promise no order, so the sums
+# here are by halves (d = ⌈log2 n⌉), and a long dot product is BLAS's on blocks of
+# :data:`BLOCK` terms then summed by halves (d = BLOCK + ⌈log2(n/BLOCK)⌉). The inputs' errors
+# add to that.
+
+BLOCK = 4
+
+
+def bounded_columns() -> SimpleNamespace:
+    """The Bounded functions of NumPy arrays (the batch engine's values): array nodes' rows."""
+    if not _COLUMNS:
+        from .batch import NUMPY
+        _COLUMNS.append(_namespace(NUMPY))
+    return _COLUMNS[0]
+
+
+_COLUMNS: list = []
+
+
+def exact_bound(e) -> bool:
+    """Whether a bound is the exact float 0.0 (a value with no error: no array of zeros)."""
+    return not _nonzero(e)
+
+
+def gamma(n: int) -> float:
+    """γ_n = n·u/(1 - n·u), rounded up (two ulps over its own two roundings)."""
+    return _up(n * U / (1.0 - n * U), 2) if n > 0 else 0.0
+
+
+def full(e, v):
+    """The bound ``e`` in the shape of ``v`` (an exact 0.0 stays the float 0.0)."""
+    return e if not _nonzero(e) else _numpy().broadcast_to(e, _numpy().shape(v))
+
+
+def _by_halves(v, axis=None, keepdims: bool = False):
+    """The sum of ``v`` over ``axis`` (None: all) by halves, and the most additions a term
+    passes through."""
+    np = _numpy()
+    x = np.ravel(v) if axis is None else np.moveaxis(v, axis, 0)
+    depth = 0
+    while x.shape[0] > 1:
+        half = x.shape[0] // 2
+        top = x[:half] + x[half:2 * half]
+        x = np.concatenate((top, x[2 * half:])) if x.shape[0] % 2 else top
+        depth += 1
+    total = x[0] if x.shape[0] else np.zeros(x.shape[1:])
+    if keepdims:
+        total = np.reshape(total, (1,) * np.ndim(v)) if axis is None else \
+            np.expand_dims(total, axis)
+    return total, depth
+
+
+def bounded_sum(x, axis=None, keepdims: bool = False) -> Bounded:
+    """The sum of ``x`` (a Bounded array) over ``axis`` (None: all), by halves."""
+    np = _numpy()
+    x = _bounded(x)
+    v, depth = _by_halves(x.v, axis, keepdims)
+    e = gamma(depth) * np.sum(np.abs(x.v), axis=axis, keepdims=keepdims) if depth else 0.0
+    if _nonzero(x.e):
+        e = _plus(np.sum(full(x.e, x.v), axis=axis, keepdims=keepdims), e)
+    return Bounded(v, e)
+
+
+def _product(a, b):
+    """``a @ b`` and the most roundings a product term passes through: BLAS's for an inner
+    dimension up to :data:`BLOCK`, else BLAS's on blocks of it (and the rest), summed by
+    halves."""
+    np = _numpy()
+    n = np.shape(a)[-1]
+    if n <= BLOCK:
+        return np.matmul(a, b), n
+    a2 = np.reshape(a, (1, n)) if np.ndim(a) == 1 else a
+    b2 = np.reshape(b, (n, 1)) if np.ndim(b) == 1 else b
+    blocks = n // BLOCK
+    whole = blocks * BLOCK
+    if blocks <= 16:  # a few: one BLAS product each (X @ W of many rows)
+        parts = np.stack([np.matmul(a2[:, k:k + BLOCK], b2[k:k + BLOCK])
+                          for k in range(0, n, BLOCK)])
+    else:  # many: the blocks of a's transpose, a view where a is one (X' of the reverse sweep)
+        left = np.reshape(a2.T[:whole], (blocks, BLOCK, a2.shape[0])).transpose(0, 2, 1)
+        parts = np.matmul(left, np.reshape(b2[:whole], (blocks, BLOCK, b2.shape[1])))
+        if whole < n:
+            parts = np.concatenate((parts, np.matmul(a2[:, whole:], b2[whole:])[None]))
+    total, depth = _by_halves(parts, 0)
+    return np.reshape(total, np.shape(a)[:-1] + np.shape(b)[1:]), BLOCK + depth
+
+
+def bounded_matmul(a, b, magnitude=None) -> Bounded:
+    """``a @ b`` (inner dimension n, each term through at most d roundings): its error is
+    within ``γ_d·|A|@|B| + |A|@eB + eA@|B| + eA@eB``, computed as ``|A|@(γ_d·|B| + eB) +
+    eA@(|B| + eB)``; ``magnitude`` gives ``|A|`` (a cache of an input's, read twice)."""
+    np = _numpy()
+    a, b = _bounded(a), _bounded(b)
+    magnitude = magnitude or np.abs
+    v, depth = _product(a.v, b.v)
+    n = np.shape(a.v)[-1]
+    mag_b = magnitude(b.v)
+    right = gamma(depth) * mag_b
+    if _nonzero(b.e):
+        right = right + b.e
+    e = np.matmul(magnitude(a.v), right)
+    if _nonzero(a.e):
+        e = e + np.matmul(full(a.e, a.v), mag_b + b.e if _nonzero(b.e) else mag_b)
+    return Bounded(v, e + n * TINY)
+
+
+def bounded_scatter(g, index, size: int) -> Bounded:
+    """The adjoint of a gather: ``g``'s elements summed at the flat positions ``index``
+    (NumPy's bincount), each a sum of at most as many terms as a position is taken."""
+    np = _numpy()
+    g = _bounded(g)
+    v = np.bincount(index, weights=np.ravel(g.v), minlength=size)
+    most = int(np.bincount(index).max()) if len(index) else 0
+    e = gamma(most - 1) * np.bincount(index, weights=np.abs(np.ravel(g.v)), minlength=size) \
+        if most > 1 else 0.0
+    if _nonzero(g.e):
+        e = _plus(np.bincount(index, weights=np.ravel(full(g.e, g.v)), minlength=size), e)
+    return Bounded(v, e)
+
+
+def _last_axis(x: Bounded, axis):
+    """``x``'s value and bound with ``axis`` (None: all, flattened) moved last."""
+    np = _numpy()
+    e = full(x.e, x.v)
+    if axis is None:
+        return np.ravel(x.v), (np.ravel(e) if _nonzero(e) else 0.0)
+    return np.moveaxis(x.v, axis, -1), (np.moveaxis(e, axis, -1) if _nonzero(e) else 0.0)
+
+
+def _item(v, e, i):
+    return Bounded(v[..., i], e[..., i] if _nonzero(e) else 0.0)
+
+
+FOLD_MOST = 1024  # a product folded one factor at a time (a loop in Python) up to this length
+
+
+def _prefix_products(v, e) -> list:
+    """The products of the first 0, 1, ..., n-1 factors along the last axis, each by the
+    product's own formula (a fold, as NumPy's cumprod multiplies)."""
+    n = v.shape[-1]
+    if n > FOLD_MOST:
+        raise Unbounded("a product of too many factors")
+    out = [Bounded(_numpy().ones(v.shape[:-1]))]
+    for i in range(n - 1):
+        out.append(out[-1] * _item(v, e, i) if i else _item(v, e, 0))
+    return out
+
+
+def bounded_prod(x, axis=None) -> Bounded:
+    """The product of ``x`` over ``axis``, folded one factor at a time."""
+    v, e = _last_axis(_bounded(x), axis)
+    first = _prefix_products(v, e)[-1]
+    n = v.shape[-1]
+    return first * _item(v, e, n - 1) if n > 1 else _item(v, e, 0)
+
+
+def bounded_others_product(x, axis=None) -> Bounded:
+    """For each element, the product of the others along ``axis`` (the product's adjoint): the
+    products before it times those after it."""
+    np = _numpy()
+    x = _bounded(x)
+    v, e = _last_axis(x, axis)
+    before = _prefix_products(v, e)
+    after = _prefix_products(v[..., ::-1], e[..., ::-1] if _nonzero(e) else 0.0)[::-1]
+    each = [p * q for p, q in zip(before, after)]
+    out_v = np.stack([np.asarray(p.v, dtype=float) for p in each], axis=-1)
+    out_e = np.stack([np.broadcast_to(p.e, np.shape(p.v)) for p in each], axis=-1)
+    if axis is None:
+        return Bounded(np.reshape(out_v, np.shape(x.v)), np.reshape(out_e, np.shape(x.v)))
+    return Bounded(np.moveaxis(out_v, -1, axis), np.moveaxis(out_e, -1, axis))
+
+
+def clear_of_ties(kind: str, x, axis) -> None:
+    """Unbounded where the chain ``max(max(x0, x1), x2) ...`` (or min's) may meet a tie: where
+    the running extreme and the next element are not certainly apart by their bounds (each
+    twice, and a difference that is not 0 is not 0 exactly: its rounding keeps its sign)."""
+    np = _numpy()
+    v, e = _last_axis(_bounded(x), axis)
+    if v.shape[-1] < 2:
+        return
+    running = (np.maximum if kind == "max" else np.minimum).accumulate(v, axis=-1)
+    gap = np.abs(running[..., :-1] - v[..., 1:])
+    reach = 0.0
+    if _nonzero(e):
+        reach = 2.0 * (np.maximum.accumulate(e, axis=-1)[..., :-1] + e[..., 1:])
+    if not np.all(gap > reach):  # (NaN: not apart)
+        raise Unbounded(f"a tie of {kind}")
+
+
+def bounded_extreme(kind: str, x, axis) -> Bounded:
+    """max or min of ``x`` over ``axis``, with no tie met (:func:`clear_of_ties`): within the
+    largest of the elements' bounds (each is 1-Lipschitz in every element), and exact."""
+    np = _numpy()
+    x = _bounded(x)
+    clear_of_ties(kind, x, axis)
+    f = np.max if kind == "max" else np.min
+    return Bounded(f(x.v, axis=axis), np.max(full(x.e, x.v), axis=axis)
+                   if _nonzero(x.e) else 0.0)
+
+
+def clear_of_kink(*xs) -> None:
+    """Unbounded where a turn (abs, relu, sign, step at 0; min, max at a tie) may be met:
+    where its argument (the two arguments' difference) is not certainly apart from 0 by twice
+    its bound. A kink met exactly is the balls' and the scalar tape's to decide and note."""
+    np = _numpy()
+    xs = [_bounded(x) for x in xs]
+    if len(xs) == 1:
+        gap, reach = np.abs(xs[0].v), xs[0].e
+    else:
+        gap, reach = np.abs(xs[0].v - xs[1].v), _plus(xs[0].e, xs[1].e)
+    if not np.all(gap > 2.0 * reach if _nonzero(reach) else gap > 0):
+        raise Unbounded("a kink")
+
+
+def proven_texts(x: Bounded, rounded, digits: int) -> list:
+    """:func:`proven_text` of every element of the Bounded array ``x`` (a float64 value and a
+    bound per element), each with its float64 result in ``rounded``: the texts, row-major,
+    None for each element not proven so (the balls decide those).
+
+    Most are decided at once, in NumPy: with ``M = rint(|r|/10^q)`` of ``digits`` digits
+    (``r`` the float64 result, ``q`` its last digit's place), an element whose ends
+    (:func:`ends`) and ``r`` lie strictly inside ``((M - 1/2)·10^q, (M + 1/2)·10^q)`` — each
+    boundary a double moved one ulp inward past its one rounding — rounds to M's text at every
+    point of its interval, which is the text :func:`proven_text` gives it
+    (tests/test_quick_arrays.py); one whose ends do not is not proven. Where that test does not
+    apply (more than 15 digits, a place beyond 10^±22, M not of ``digits`` digits) each
+    element is asked of :func:`proven_text` itself; an exact 0 is ``0``."""
+    from .rounding import decimal_text
+    np = _numpy()
+    v = np.ravel(np.asarray(x.v, dtype=float))
+    r = np.ravel(np.broadcast_to(np.asarray(rounded, dtype=float), np.shape(x.v)))
+    e = np.ravel(np.asarray(full(x.e, x.v) if _nonzero(x.e) else np.zeros(np.shape(x.v)),
+                            dtype=float))
+    texts: list = [None] * len(v)
+    with np.errstate(all="ignore"):
+        lo = np.where(e > 0, np.nextafter(v - 2.0 * e, -np.inf), v)
+        hi = np.where(e > 0, np.nextafter(v + 2.0 * e, np.inf), v)
+        finite = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(r)
+        zero = finite & (v == 0) & (e == 0) & (r == 0)
+        for i in np.flatnonzero(zero).tolist():
+            texts[i] = "0"
+        size = np.abs(r)
+        applies = np.zeros(len(v), dtype=bool)
+        if digits <= 15:
+            place = np.floor(np.log10(np.where(size > 0, size, 1.0))).astype(np.int64) \
+                - (digits - 1)
+            low_end, high_end = np.where(r > 0, lo, -hi), np.where(r > 0, hi, -lo)
+            scale = 10.0 ** np.minimum(np.abs(place), 22)  # exact: 10^0 .. 10^22
+            mantissa = np.rint(np.where(place >= 0, size / scale, size * scale))
+            applies = (finite & (size > 0) & (np.abs(place) <= 22)
+                       & (mantissa >= 10.0 ** (digits - 1)) & (mantissa < 10.0 ** digits))
+
+            def boundary(m, inward):
+                return np.nextafter(np.where(place >= 0, m * scale, m / scale), inward)
+            top, bottom = boundary(mantissa + 0.5, -np.inf), boundary(mantissa - 0.5, np.inf)
+            decided = (applies & (bottom < low_end) & (high_end < top) & (bottom < size)
+                       & (size < top))
+            signs, mantissas, places = np.sign(r).tolist(), mantissa.tolist(), place.tolist()
+            for i in np.flatnonzero(decided).tolist():
+                texts[i] = decimal_text(signs[i], int(mantissas[i]), places[i] + digits - 1,
+                                        digits)
+        for i in np.flatnonzero(finite & ~applies & ~zero).tolist():
+            texts[i] = proven_text(Bounded(float(v[i]), float(e[i])), digits, float(r[i]))
+    return texts
 
 
 @gc_paused()  # a sweep of Bounded numbers makes no reference cycle
