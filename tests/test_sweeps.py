@@ -58,7 +58,7 @@ def test_the_reverse_order_is_a_stable_sort_by_depth_of_the_live_nodes(source):
             stack += [a for a in graph.args(s - base) if a >= base]
     assert graph.live_nodes() == [base + k in reached for k in range(n)]
     by_depth = sorted(range(n), key=lambda k: -graph.depth[k])  # sorted() is stable
-    assert graph.visit_order() == [base + k for k in by_depth if base + k in reached]
+    assert list(graph.visit_order()) == [base + k for k in by_depth if base + k in reached]
 
 
 def test_an_exact_unit_keeps_the_ball_and_is_no_wider_than_arbs_product():

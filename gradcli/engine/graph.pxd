@@ -47,8 +47,8 @@ cpdef bytearray _live(const int[:] arg0, const int[:] arg1, list outputs, Py_ssi
                       Py_ssize_t n)
 
 @cython.locals(n=Py_ssize_t, top=Py_ssize_t, k=Py_ssize_t, d=Py_ssize_t, at=Py_ssize_t,
-               count=cython.longlong[:], start=cython.longlong[:], order=list)
-cpdef list _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)
+               count=cython.longlong[:], start=cython.longlong[:], put=cython.int[:])
+cpdef object _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t, a=Py_ssize_t,
                b=Py_ssize_t, t=Py_ssize_t, src=cython.int[:], tgt=cython.int[:],

@@ -139,7 +139,7 @@ class Graph:
         slot = self.output_slots[i]
         names = self.output_names or ["f"]
         return replace(self, output=slot, outputs=[slot], output_names=[names[i]])
-    _visit: list[int] | None = field(default=None, init=False, repr=False, compare=False)
+    _visit: array | None = field(default=None, init=False, repr=False, compare=False)
 
     def exact_constants(self, m, number, failed=None) -> list:
         """Every constant as the number it is exactly, in the namespace ``m`` the rows compute
@@ -221,9 +221,9 @@ class Graph:
         live = _live(self.arg0, self.arg1, self.output_slots, self.base, len(self.ops))
         return [True] * len(live) if live.count(0) == 0 else [flag == 1 for flag in live]
 
-    def visit_order(self) -> list[int]:
+    def visit_order(self) -> array:
         """Slots of the nodes the output depends on, deepest level first, left to right within one:
-        the reverse sweep's order (computed once per graph)."""
+        the reverse sweep's order (computed once per graph), an int32 array as ``arg0``."""
         if self._visit is None:
             live = _live(self.arg0, self.arg1, self.output_slots, self.base, len(self.ops))
             self._visit = _deepest_first(self.depth, live, self.base)
@@ -247,9 +247,10 @@ def _live(arg0, arg1, outputs: list, base: int, n: int) -> bytearray:
     return live
 
 
-def _deepest_first(depth: list, live, base: int) -> list:
+def _deepest_first(depth: list, live, base: int) -> array:
     """The slots of the ``live`` nodes, deepest first, in tape order within a depth: a stable
-    counting sort by depth (linear in the nodes, where a comparison sort is n log n)."""
+    counting sort by depth (linear in the nodes, where a comparison sort is n log n). An int32
+    array, as the argument columns: a list would hold an int object for each slot."""
     n = len(live)
     top = max(depth) if n else 0
     count = array("q", [0]) * (top + 1)  # live nodes per depth
@@ -262,11 +263,12 @@ def _deepest_first(depth: list, live, base: int) -> list:
     for d in range(top, -1, -1):
         start[d] = at
         at += count[d]
-    order = [0] * at
+    order = array("i", bytes(4 * at))
+    put = order  # (compiled: a typed view of it)
     for k in range(n):
         if live[k]:
             d = depth[k]
-            order[start[d]] = base + k
+            put[start[d]] = base + k
             start[d] += 1
     return order
 

@@ -17,6 +17,7 @@ node.
 from __future__ import annotations
 
 import math
+from array import array
 from typing import NamedTuple, Sequence
 
 from ..errors import NumericalError
@@ -65,8 +66,12 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
     unit = getattr(m, "exact_units", False)  # bare balls: × ±1 and 0 + taken exactly
+    # the slots as int32, as the visit order is, so the compiled loop reads C integers
+    visit = graph.visit_order() if slots is None else \
+        slots if slots.__class__ is array else array("i", slots)
     try:
-        for s in graph.visit_order() if slots is None else slots:
+        for i in range(len(visit)):
+            s = visit[i]
             k = s - base
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
