@@ -50,10 +50,10 @@ cpdef bytearray _live(const int[:] arg0, const int[:] arg1, list outputs, Py_ssi
                count=cython.longlong[:], start=cython.longlong[:], put=cython.int[:])
 cpdef object _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)
 
-@cython.locals(n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t, a=Py_ssize_t,
-               b=Py_ssize_t, t=Py_ssize_t, src=cython.int[:], tgt=cython.int[:],
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t,
+               a=Py_ssize_t, b=Py_ssize_t, t=Py_ssize_t, src=cython.int[:], tgt=cython.int[:],
                arg=cython.int[:], count=cython.int[:], order=cython.int[:])
-cpdef tuple sweep_edges(list slots, const unsigned char[:] active, const int[:] arg0,
+cpdef tuple sweep_edges(const int[:] slots, const unsigned char[:] active, const int[:] arg0,
                         const int[:] arg1, Py_ssize_t base, Py_ssize_t n_slots)
 
 # finish's slots: a counting sort by depth and the gathers by slot, loops over C integers

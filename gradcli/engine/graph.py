@@ -273,12 +273,13 @@ def _deepest_first(depth: list, live, base: int) -> array:
     return order
 
 
-def sweep_edges(slots: list, active, arg0, arg1, base: int, n_slots: int) -> tuple:
-    """The edges of a reverse sweep visiting ``slots`` (in that order) into the ``active``
+def sweep_edges(slots, active, arg0, arg1, base: int, n_slots: int) -> tuple:
+    """The edges of a reverse sweep visiting ``slots`` (int32, in that order) into the ``active``
     slots: each edge's source slot, target slot and argument (0 or 1), and the edges'
     positions sorted stably by target (a counting sort), as int32 arrays."""
     n = 0
-    for s in slots:
+    for j in range(len(slots)):
+        s = slots[j]
         k = s - base
         if active[arg0[k]]:
             n += 1
@@ -289,7 +290,8 @@ def sweep_edges(slots: list, active, arg0, arg1, base: int, n_slots: int) -> tup
         "i", bytes(4 * n))
     src, tgt, arg = sources, targets, which  # (typed views, compiled)
     i = 0
-    for s in slots:
+    for j in range(len(slots)):
+        s = slots[j]
         k = s - base
         a = arg0[k]
         if active[a]:

@@ -98,7 +98,10 @@ class Recorded(Sequence):
 
     def _made(self) -> tuple[array, array, array, array]:
         graph = self.graph
-        return sweep_edges(self.slots, self.active, graph.arg0, graph.arg1, graph.base,
+        slots = self.slots  # int32, as the visit order is, so the compiled loop reads C integers
+        if slots.__class__ is not array:
+            slots = array("i", slots)
+        return sweep_edges(slots, self.active, graph.arg0, graph.arg1, graph.base,
                            graph.n_slots)
 
     @property
