@@ -656,5 +656,7 @@ def test_plain_text_prints_what_rich_prints(blocks, width):
         sheet.add_column("text")
     page = render(blocks, width, styled=False)
     assert plain_text(page) == _rich_plain(page)
+    if isinstance(sheet, Sheet):  # records: the number is on one line, whole
+        assert "  " + "1" * 60 in plain_text(page).splitlines()
     if width is None:
         assert plain_text(page).splitlines()[0] == blocks[0]

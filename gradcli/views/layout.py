@@ -464,7 +464,9 @@ def _sheet(sheet: Sheet, width: int | None, ascii: bool, styled: bool = True,
     title = to_ascii(sheet.title) if ascii else sheet.title
     if widths is None:
         lines = _records(sheet, cells, width, title, ascii)
-        return [styled_text(lines, styled)], width
+        # a number wider than the width is kept whole: the page is as wide as it is
+        widest = max((sum(width_of(t) for t, _ in line) for line in lines), default=0)
+        return [styled_text(lines, styled)], max(width or 0, widest)
     total = sum(widths) + frame_width(style, len(widths))
     parts: list = []
     if title:
