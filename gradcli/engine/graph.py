@@ -119,7 +119,8 @@ class Graph:
     # elements, their shapes) (engine.arrays.ScalarTape.operands), for the array trace
     array_operands: list = field(default_factory=list)
     # The max nodes of a shift, logsumexp's and softmax's m in exp(x - m): the result is the same
-    # for any m, so their kinks never matter (the certified engine notes none)
+    # for any m, so their kinks never matter (the certified engine notes none) and their
+    # adjoint is exactly 0 (the reverse sweep sets it: engine.partials)
     shifts: frozenset = field(default_factory=frozenset)
     # the source as gradcli read it and the notes on it (read_back's), where compile was asked
     # to keep it: printed from the parse that was lowered, so no caller parses it again

@@ -65,9 +65,14 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     s, which = base, 0  # the node and the argument whose partial is being computed
     unit = getattr(m, "exact_units", False)  # bare balls: × ±1 and 0 + taken exactly
+    # A shift's max (logsumexp's and softmax's m in exp(x - m)): the result is the same for any
+    # m, so its adjoint is exactly 0, though summed it is 1 - Σ softmax, a ball 0 ± 1e-1232
+    shifts = graph.shifts if adjoint is not None else None
     try:
         for s in graph.visit_order() if slots is None else slots:
             k = s - base
+            if shifts and s in shifts:
+                adjoint[s] = adjoint[s] * 0 + 0  # 0 in the sweep's own type (+0.0, not -0.0)
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
             x = values[a]
