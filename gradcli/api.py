@@ -814,7 +814,7 @@ def on_array_nodes(source: str, at: Mapping[str, object], wrt: Iterable[str] | N
     if certified:
         return _certified_on_array_nodes(graph, value, gradient, point, seed, digits,
                                          {name: typed[name] for name in typed if name in point})
-    return Result(source=source, value=value, gradient=dict(arraynodes.Elements(gradient)),
+    return Result(source=source, value=value, gradient=arraynodes.Elements(gradient),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits)
 
@@ -854,7 +854,6 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
             or not math.isfinite(seed):
         return None  # the scalar tape's error
     from .engine.arbarrays import Fallback, certify_arrays, float64_digits
-    from .engine.arrays import element_names
     from .engine.certify import Certified
     try:
         shown, proofs, bits, ball, balls = certify_arrays(graph, point, list(gradient), seed,
@@ -865,24 +864,18 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
     # the numbers, not a node (the scalar tape's float64 would round otherwise)
     value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
                                                   digits)
-    names, f64, digit_of = [], {}, {}
-    for name, g in gradient.items():
-        shape = graph.shapes[graph.inputs_by_name[name]]
-        elements = element_names(name, shape) if shape else [name]
-        names += elements
-        f64.update(zip(elements, map(float, _flat(g))))
-        digit_of.update(zip(elements, element_digits[name]))
-    proven = [p for name in gradient for p in _flat(proofs[name])]
+    import numpy as np
     from .engine import arraynodes
-    return Result(source=graph.source, value=shown, gradient=dict(zip(names, proven)),
+    shapes = {name: graph.shapes[graph.inputs_by_name[name]] for name in gradient}
+    # each array whole, its elements' entries made only when read (arraynodes.Elements)
+    digit_of = {name: np.array(element_digits[name]).reshape(shapes[name]) if shapes[name]
+                else element_digits[name][0] for name in gradient}
+    proven = arraynodes.Elements(proofs, None)
+    return Result(source=graph.source, value=shown, gradient=proven,
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
-                  digits=digits, certified=Certified(shown, proven, digits, bits),
-                  float64=Float64(value, f64, value_digits, digit_of))
-
-
-def _flat(array) -> list:
-    """An array's (or a number's) elements in row-major order."""
-    return array.ravel().tolist() if hasattr(array, "ravel") else [array]
+                  digits=digits, certified=Certified(shown, proven.flat(), digits, bits),
+                  float64=Float64(value, arraynodes.Elements(gradient),
+                                  value_digits, arraynodes.Elements(digit_of, int)))
 
 
 def _point(at: Mapping[str, object] | None) -> Mapping[str, object]:
