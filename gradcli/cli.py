@@ -240,7 +240,7 @@ def _read_source(expression: str | None, file,
 
 def _warn_source(source: str) -> None:
     """The warnings on the source's reading, from a parse of its own: for a command that
-    compiles it elsewhere (diff's symbolic form, plot, explore, array nodes)."""
+    compiles it elsewhere (diff's symbolic form, explore, array nodes)."""
     if _may_misread(source):
         from .engine.graph import read_back
         try:
@@ -1836,13 +1836,14 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
     (also: the extra is not installed).
     """
     from .plotting import PlotRequest, plot
-    source = _read_source(expression, file, example='gradcli plot "sin(x)^2" --over x=-3:3')
+    source = _read_source(expression, file, example='gradcli plot "sin(x)^2" --over x=-3:3',
+                          warn=False)
     request = PlotRequest(
         source=source, over=list(over), at=dict(_merged(at)), order=order,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
         output=output_path, fmt="json" if as_json else fmt, log=log_scale,
         descent=field == "descent",
-        ascii_only=ascii_only, of=of)
+        ascii_only=ascii_only, of=of, graph=_compiled(source))  # parsed once, warnings said
     screen = _screen(None, False)
     for channel, text in plot(request):
         if channel == "err":
