@@ -240,7 +240,7 @@ def _read_source(expression: str | None, file,
 
 def _warn_source(source: str) -> None:
     """The warnings on the source's reading, from a parse of its own: for a command that
-    compiles it elsewhere (diff's symbolic form, explore, array nodes)."""
+    compiles it elsewhere (diff's symbolic form, array nodes)."""
     if _may_misread(source):
         from .engine.graph import read_back
         try:
@@ -1897,8 +1897,10 @@ def explore_command(expression, file, at, ascii_):
     pip install "gradcli[interactive]". Exit codes: 0 success, 2 bad input.
     """
     from .explore import start
-    start(_read_source(expression, file, example='gradcli explore "x*y" --at x=2,y=3'),
-          _merged(at), ascii_)
+    source = _read_source(expression, file, example='gradcli explore "x*y" --at x=2,y=3',
+                          warn=False)
+    point = _merged(at)
+    start(source, point, ascii_, _compiled(source, point))  # parsed once, warnings said
 
 
 def _run_args(args: list[str]) -> int:

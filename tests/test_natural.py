@@ -384,3 +384,21 @@ def test_a_source_is_parsed_once_and_its_readings_warned_in_order(args, monkeypa
     assert [w.split(" is read as ")[0] for w in warnings] == ["warning: 1/2x", "warning: 2^3y"]
     if args[0] == "eval" and "--json" not in args:  # (1/2)*4 + (2^3)*0.5 = 6, as read
         assert "f     = 6.000000000000\n" in result.stdout
+
+
+def test_explore_parses_its_source_once(monkeypatch):
+    """explore's Walk steps through the graph the CLI compiled (whose parse said the warnings);
+    off a terminal it then stops with its input error."""
+    pytest.importorskip("textual")
+    from gradcli.engine import graph as graph_module
+    calls = []
+    for name in ("parse", "one_pass"):
+        def counted(source, *rest, real=getattr(graph_module, name), **options):
+            calls.append(source)
+            return real(source, *rest, **options)
+        monkeypatch.setattr(graph_module, name, counted)
+    result = CliRunner().invoke(main, ["explore", "1/2x + 2^3y", "--at", "x=4,y=0.5"])
+    assert result.exit_code == 2 and "run it in a terminal" in result.stderr, result.output
+    assert calls == ["1/2x + 2^3y"]
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert [w.split(" is read as ")[0] for w in warnings] == ["warning: 1/2x", "warning: 2^3y"]
