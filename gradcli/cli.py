@@ -1873,7 +1873,8 @@ def repl_command(script):
     if script is not None:  # a file that cannot be read is an io error, as -f FILE's
         from .errors import FileError
         try:
-            lines = _read_source(None, script).splitlines(keepends=True)
+            # (a script of lines, not an expression: each line's run says its own warnings)
+            lines = _read_source(None, script, warn=False).splitlines(keepends=True)
         except FileError as exc:
             exc.hint = "check the file's name, or pipe the lines in: gradcli repl < FILE"
             raise
