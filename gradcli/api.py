@@ -782,8 +782,7 @@ def on_array_nodes(source, at: Mapping[str, object], wrt: Iterable[str] | None,
         return _certified_on_array_nodes(graph, value, gradient, point, seed, digits,
                                          {name: typed[name] for name in typed if name in point},
                                          quick)
-    return Result(source=graph.source, value=value,
-                  gradient=dict(arraynodes.Elements(gradient)),
+    return Result(source=graph.source, value=value, gradient=arraynodes.Elements(gradient),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits)
 
@@ -829,7 +828,6 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
         if result is not None:
             return result
     from .engine.arbarrays import Fallback, certify_arrays, float64_digits
-    from .engine.arrays import element_names
     from .engine.certify import Certified
     try:  # (the numbers the quick proof proved are not proven again)
         shown, proofs, bits, ball, balls = certify_arrays(graph, point, list(gradient), seed,
@@ -843,19 +841,18 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
         if p is not None)
     value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
                                                   digits, quickly)
-    names, f64, digit_of = [], {}, {}
-    for name, g in gradient.items():
-        shape = graph.shapes[graph.inputs_by_name[name]]
-        elements = element_names(name, shape) if shape else [name]
-        names += elements
-        f64.update(zip(elements, map(float, _flat(g))))
-        digit_of.update(zip(elements, element_digits[name]))
-    proven = [p for name in gradient for p in _flat(proofs[name])]
+    import numpy as np
     from .engine import arraynodes
-    return Result(source=graph.source, value=shown, gradient=dict(zip(names, proven)),
+    shapes = {name: graph.shapes[graph.inputs_by_name[name]] for name in gradient}
+    # each array whole, its elements' entries made only when read (arraynodes.Elements)
+    digit_of = {name: np.array(element_digits[name]).reshape(shapes[name]) if shapes[name]
+                else element_digits[name][0] for name in gradient}
+    proven = arraynodes.Elements(proofs, None)
+    return Result(source=graph.source, value=shown, gradient=proven,
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
-                  digits=digits, certified=Certified(shown, proven, digits, bits),
-                  float64=Float64(value, f64, value_digits, digit_of))
+                  digits=digits, certified=Certified(shown, proven.flat(), digits, bits),
+                  float64=Float64(value, arraynodes.Elements(gradient),
+                                  value_digits, arraynodes.Elements(digit_of, int)))
 
 
 def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
@@ -863,7 +860,6 @@ def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
     number shown (the digits shown are then float64's too), else None and what it proved
     (:func:`gradcli.engine.arbarrays.certify_arrays`'s ``known``, None for nothing)."""
     from .engine.quickarrays import certify_arrays_quickly
-    from .engine.arrays import element_names
     from .engine.rounding import Proven
     from .engine import arraynodes
     found = certify_arrays_quickly(graph, point, value, gradient, list(gradient), seed, digits,
@@ -876,17 +872,23 @@ def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
                      for x, t in zip(_flat(g), texts[name])] for name, g in gradient.items()}
     if value_proof is None or any(None in ps for ps in proofs.values()):
         return None, (value_proof, proofs)
-    names, f64 = [], {}
+    import numpy as np
+    # each array whole, its elements' entries made only when read (arraynodes.Elements)
+    arrays, digit_of = {}, {}
     for name, g in gradient.items():
         shape = graph.shapes[graph.inputs_by_name[name]]
-        elements = element_names(name, shape) if shape else [name]
-        names += elements
-        f64.update(zip(elements, _flat(g)))
+        if shape:
+            arrays[name] = np.empty(shape, dtype=object)
+            arrays[name].ravel()[:] = proofs[name]
+            digit_of[name] = np.full(shape, digits)
+        else:
+            arrays[name], digit_of[name] = proofs[name][0], digits
     return Result(source=graph.source, value=value_proof,
-                  gradient=dict(zip(names, (p for name in gradient for p in proofs[name]))),
+                  gradient=arraynodes.Elements(arrays, None),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
                   digits=digits, certified=QuickCertificate([], digits),
-                  float64=Float64(value, f64, digits, dict.fromkeys(names, digits))), None
+                  float64=Float64(value, arraynodes.Elements(gradient), digits,
+                                  arraynodes.Elements(digit_of, int))), None
 
 
 def _flat(array) -> list:

@@ -240,7 +240,7 @@ def _read_source(expression: str | None, file,
 
 def _warn_source(source: str) -> None:
     """The warnings on the source's reading, from a parse of its own: for a command that
-    compiles it elsewhere (diff's symbolic form, plot, explore, array nodes)."""
+    compiles it elsewhere (diff's symbolic form, array nodes)."""
     if _may_misread(source):
         from .engine.graph import read_back
         try:
@@ -1838,13 +1838,14 @@ def plot_command(expression, file, over, at, of, order, tangent, samples, width,
     (also: the extra is not installed).
     """
     from .plotting import PlotRequest, plot
-    source = _read_source(expression, file, example='gradcli plot "sin(x)^2" --over x=-3:3')
+    source = _read_source(expression, file, example='gradcli plot "sin(x)^2" --over x=-3:3',
+                          warn=False)
     request = PlotRequest(
         source=source, over=list(over), at=dict(_merged(at)), order=order,
         tangent=tangent, samples=samples, width=width, height=height, size=size,
         output=output_path, fmt="json" if as_json else fmt, log=log_scale,
         descent=field == "descent",
-        ascii_only=ascii_only, of=of)
+        ascii_only=ascii_only, of=of, graph=_compiled(source))  # parsed once, warnings said
     screen = _screen(None, False)
     for channel, text in plot(request):
         if channel == "err":
@@ -1874,7 +1875,8 @@ def repl_command(script):
     if script is not None:  # a file that cannot be read is an io error, as -f FILE's
         from .errors import FileError
         try:
-            lines = _read_source(None, script).splitlines(keepends=True)
+            # (a script of lines, not an expression: each line's run says its own warnings)
+            lines = _read_source(None, script, warn=False).splitlines(keepends=True)
         except FileError as exc:
             exc.hint = "check the file's name, or pipe the lines in: gradcli repl < FILE"
             raise
@@ -1898,8 +1900,10 @@ def explore_command(expression, file, at, ascii_):
     pip install "gradcli[interactive]". Exit codes: 0 success, 2 bad input.
     """
     from .explore import start
-    start(_read_source(expression, file, example='gradcli explore "x*y" --at x=2,y=3'),
-          _merged(at), ascii_)
+    source = _read_source(expression, file, example='gradcli explore "x*y" --at x=2,y=3',
+                          warn=False)
+    point = _merged(at)
+    start(source, point, ascii_, _compiled(source, point))  # parsed once, warnings said
 
 
 def _run_args(args: list[str]) -> int:

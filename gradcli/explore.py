@@ -52,11 +52,13 @@ class Step:
 class Walk:
     """The sweeps of ``source`` at ``at`` as steps, in ``mode`` "reverse" or "forward"."""
 
-    def __init__(self, source: str, at: dict, mode: str = "reverse", ascii: bool = False):
+    def __init__(self, source: str, at: dict, mode: str = "reverse", ascii: bool = False,
+                 graph=None):
         from .api import compile_at, evaluate
         from .arraytrace import has_array_values
         self.source, self.at, self.ascii = source, dict(at), ascii
-        graph = compile_at(source, at)
+        if graph is None:  # (``graph``: the source compiled at ``at`` already)
+            graph = compile_at(source, at)
         if graph.n_outputs > 1:
             raise InputError(f"explore steps through one output; the program has "
                              f"{graph.n_outputs} ({', '.join(graph.output_names)})",
@@ -592,12 +594,14 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
-def start(source: str, at: dict, ascii: bool = False) -> None:
-    """``gradcli explore``: the app, full screen, until q."""
+def start(source: str, at: dict, ascii: bool = False, graph=None) -> None:
+    """``gradcli explore``: the app, full screen, until q (``graph``: the source compiled at
+    ``at`` already, by a caller that said its reading's warnings)."""
     import sys
 
     from .views.notation import needs_ascii
-    walk = Walk(source, at, ascii=ascii or needs_ascii(getattr(sys.stdout, "encoding", None)))
+    walk = Walk(source, at, ascii=ascii or needs_ascii(getattr(sys.stdout, "encoding", None)),
+                graph=graph)
     try:
         import textual  # noqa: F401
     except ImportError:

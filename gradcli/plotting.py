@@ -41,6 +41,7 @@ class PlotRequest:
     descent: bool = True
     ascii_only: bool = False
     of: list[str] | None = None  # the output to draw (a program with several: required)
+    graph: object = None  # the source compiled already (the CLI's, which said its warnings)
 
 
 def _require(*modules: str, what: str) -> None:
@@ -155,7 +156,8 @@ def _default_ranges(graph, request: PlotRequest) -> dict[str, tuple[float, float
 def _one_output(request: PlotRequest):
     """The graph of the output to draw: the program's one output, or the one ``of`` names."""
     from .engine.graph import compile, select_outputs
-    graph = select_outputs(compile(request.source), request.of)
+    graph = request.graph if request.graph is not None else compile(request.source)
+    graph = select_outputs(graph, request.of)
     if graph.n_outputs > 1:
         names = graph.output_names
         raise InputError(f"plot draws one output, and the program has {len(names)} "

@@ -716,48 +716,74 @@ def _finite(values, path: str, where) -> None:
 
 
 def _read_npy(path: str, name: str):
-    """A .npy file's array (never a pickle): memory-mapped, so its shape and type are checked
-    before its data is read; a float64 array stays the map (read-only), others are converted."""
+    """A .npy file's array (never a pickle), read into memory once its header is checked: its
+    type, shape and size (against GRADCLI_MAX_ELEMENTS, and its bytes against the file's
+    length) before any data is read. A float64 array is returned read-only; others are converted.
+    Not a memory map: a file cut short while the map is held kills the process with SIGBUS."""
     import numpy as np
     from .limits import check_elements
+    fmt = np.lib.format
     try:
-        with open(path, "rb") as f:
-            magic = f.read(len(np.lib.format.MAGIC_PREFIX))
+        f = open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if magic != np.lib.format.MAGIC_PREFIX:
-        zipped = magic.startswith(b"PK")
-        raise InputError(f"{path} is not a NumPy .npy file" + (" (a .npz archive?)" if zipped
-                                                                 else ""),
-                         hint="write one array with np.save(\"x.npy\", x)")
-    try:
-        stored = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
-        reason = str(exc).split("\n")[0]
-        if "Python objects" in reason or "allow_pickle" in reason:
-            raise InputError(f"{path} holds Python objects, which gradcli never loads (loading "
-                             "them runs pickle, which can run any code)",
-                             hint="save an array of numbers: np.save(path, x.astype(float))"
-                             ) from None
-        raise InputError(f"{path} cannot be read as a .npy file ({reason})",
-                         hint="the file is damaged or cut short: write it again") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    from .engine.arrays import shape_text
-    if stored.dtype.kind not in "biuf":
-        raise InputError(f"{path} holds {stored.dtype} values, not numbers",
-                         hint="save an array of numbers: np.save(path, x.astype(float))")
-    if stored.ndim > 2:
-        raise InputError(f"{path} holds an array of shape {shape_text(stored.shape)}: an input "
-                         "has at most 2 dimensions", hint="reshape it to a matrix before saving")
-    if stored.size == 0:
-        raise InputError(f"{path} holds an empty array, of shape {shape_text(stored.shape)}")
-    check_elements(stored.size, path, name)
-    if stored.dtype == np.float64:  # the map itself, read-only: no copy of the file in memory
-        values = np.asarray(stored)
+    with f:
+        magic = f.read(len(fmt.MAGIC_PREFIX))
+        if magic != fmt.MAGIC_PREFIX:
+            zipped = magic.startswith(b"PK")
+            raise InputError(f"{path} is not a NumPy .npy file" + (" (a .npz archive?)" if zipped
+                                                                     else ""),
+                             hint="write one array with np.save(\"x.npy\", x)")
+        try:
+            f.seek(0)
+            version = fmt.read_magic(f)
+            header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            shape, fortran, dtype = header(f)
+        except ValueError as exc:
+            raise InputError(f"{path} cannot be read as a .npy file ({str(exc).splitlines()[0]})",
+                             hint="the file is damaged or cut short: write it again") from None
+        _check_npy_header(path, name, shape, dtype)
+        check_elements(int(np.prod(shape)), path, name)
+        values = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+        wanted, there = values.nbytes, os.fstat(f.fileno()).st_size - f.tell()
+        if there < wanted:
+            raise _cut_short(path, shape, dtype, wanted, there)
+        try:
+            read = f.readinto(values.reshape(-1, order="A").view(np.uint8))
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if read < wanted:  # cut short while it was read
+            raise _cut_short(path, shape, dtype, wanted, read)
+    if values.dtype == np.float64:
+        values.flags.writeable = False  # (as the map was: the point's arrays are never written)
     else:
-        values = np.array(stored, dtype=np.float64)
-        del stored
+        values = np.array(values, dtype=np.float64)
     _finite(values, path, lambda *index: f"the element [{', '.join(map(str, index))}]"
             if index else "the value")
     return values
+
+
+def _check_npy_header(path: str, name: str, shape: tuple, dtype) -> None:
+    """An InputError unless a .npy header describes 0 to 2 dimensions of numbers, not none."""
+    from .engine.arrays import shape_text
+    if dtype.hasobject:
+        raise InputError(f"{path} holds Python objects, which gradcli never loads (loading "
+                         "them runs pickle, which can run any code)",
+                         hint="save an array of numbers: np.save(path, x.astype(float))")
+    if dtype.kind not in "biuf":
+        raise InputError(f"{path} holds {dtype} values, not numbers",
+                         hint="save an array of numbers: np.save(path, x.astype(float))")
+    if len(shape) > 2:
+        raise InputError(f"{path} holds an array of shape {shape_text(shape)}: an input "
+                         "has at most 2 dimensions", hint="reshape it to a matrix before saving")
+    if 0 in shape:
+        raise InputError(f"{path} holds an empty array, of shape {shape_text(shape)}")
+
+
+def _cut_short(path: str, shape: tuple, dtype, wanted: int, there: int) -> InputError:
+    """The error for a .npy file whose data is shorter than its header says."""
+    from .engine.arrays import shape_text
+    return InputError(f"{path} is cut short: its header says shape {shape_text(shape)} of {dtype} "
+                      f"({dtype.itemsize} bytes each), {wanted:,} bytes of data, and the file "
+                      f"has {there:,}",
+                      hint="the file is damaged or cut short: write it again")

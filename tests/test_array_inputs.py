@@ -192,6 +192,9 @@ BAD = [  # (file name, content, the @-text after the path, message words, caret:
     ("bad.npy", b"hello world", "", ["is not a NumPy .npy file"], "value"),
     ("z.npy", b"PK\x03\x04 zipped", "", ["(a .npz archive?)"], "value"),
     ("cut.npy", lambda p: p.write_bytes(_npy_bytes(np.arange(100.0))[:300]), "",
+     ["is cut short: its header says shape (100,) of float64 (8 bytes each), 800 bytes of data, "
+      "and the file has 172"], "value"),
+    ("head.npy", lambda p: p.write_bytes(_npy_bytes(np.arange(100.0))[:100]), "",
      ["cannot be read as a .npy file", "cut short"], "value"),
     ("X.npy", lambda p: np.save(p, np.ones(3)), "[a]", ["is read whole, without a [column]"],
      "value"),
@@ -515,6 +518,38 @@ def test_a_pickle_in_a_npy_file_never_runs(gradcli_script, tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "holds Python objects, which gradcli never loads" in out.stderr
     assert not marker.exists()
+
+
+def test_a_npy_file_cut_short_is_an_input_error_from_the_console_script(gradcli_script, tmp_path):
+    """Its header's size against the bytes there (800 of float64 wanted, 400 there), exit 2."""
+    path = tmp_path / "cut.npy"
+    np.save(path, np.arange(100.0))
+    header = len(_npy_bytes(np.arange(100.0))) - 800
+    subprocess.run(["truncate", "-s", str(header + 400), str(path)], check=True)
+    for extra in ([], ["--json"]):
+        out = subprocess.run([gradcli_script, "eval", "sum(X^2)", "--at", f"X=@{path}", *extra],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and "Traceback" not in out.stderr + out.stdout
+        message = ("cut.npy is cut short: its header says shape (100,) of float64 (8 bytes "
+                   "each), 800 bytes of data, and the file has 400")
+        if extra:
+            assert message in json.loads(out.stdout)["error"]["message"]
+        else:
+            assert message in out.stderr
+
+
+def test_a_npy_file_cut_short_after_it_is_read_changes_nothing(tmp_path):
+    """The array is read, not mapped: a file truncated while gradcli holds it (another program
+    writing it again) no longer kills the process with SIGBUS on the next read of the array."""
+    path = tmp_path / "x.npy"
+    np.save(path, np.arange(100_000.0))
+    script = ("import os, sys; from gradcli.readers import read_array\n"
+              "x = read_array(sys.argv[1], 'x'); os.truncate(sys.argv[1], 200)\n"
+              "print(repr(float(x.sum())))")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, (out.returncode, out.stderr)  # -7 (SIGBUS) with a map
+    assert float(out.stdout) == 99_999 * 100_000 / 2
 
 
 # -- the installed console script ----------------------------------------------------------------

@@ -147,6 +147,44 @@ def test_softmax_along_an_axis_keeps_the_axis_and_sums_over_it():
     assert Xa.shape == (3, 2)
 
 
+SHIFTED = [  # (source, d source / dz by mpmath at 50 digits, at z = [1, 2, 3])
+    ("logsumexp(z)", lambda p: p),
+    ("softmax(z)[0]", lambda p: [p[0] * ((j == 0) - p[j]) for j in range(3)]),
+    ("log_softmax(z)[0]", lambda p: [(j == 0) - p[j] for j in range(3)]),
+    ("logsumexp(z) + max(z)", lambda p: [p[0], p[1], p[2] + 1]),
+]
+
+
+@pytest.mark.parametrize("source, gradient", SHIFTED, ids=[s for s, _ in SHIFTED])
+def test_the_shift_of_logsumexp_has_an_adjoint_of_exactly_0(source, gradient):
+    """logsumexp(z) = m + log Σ exp(z - m) is the same for every m, so m's adjoint is exactly 0
+    (1 - Σ softmax, whose ball was 0 ± 1e-1232): shown as 0, like what flows from it to z."""
+    t = trace_of(source, z=[1, 2, 3])
+    shift = next(r.id for r in t.forward if r.expr == "max(z)")
+    (adjoint,) = [a for a in t.adjoints if a.id == shift]
+    assert [a.text for a in adjoint.adjoint] == ["0"] and adjoint.adjoint[0].exact
+    (from_shift,) = [r for r in t.rules if r.source == shift]
+    assert [c.text for c in from_shift.upstream] == ["0"]
+    assert [c.text for c in from_shift.contribution] == ["0", "0", "0"]
+    into_shift = [c for r in t.rules if r.target == shift for c in r.contribution]
+    assert all("±" not in c.text for c in into_shift)
+    with mpmath.workdps(50):
+        e = [mpmath.exp(v) for v in (1, 2, 3)]
+        p = [v / sum(e) for v in e]
+        (into_z,) = [a for a in t.adjoints if a.id == "z"]
+        proven_close(into_z.adjoint, gradient(p))
+
+
+def test_the_shift_in_the_printed_trace_is_0_from_the_console_script(gradcli_script, tmp_path):
+    for source in ("logsumexp(z)", "softmax(z)[0]", "log_softmax(z)[0]"):
+        out = subprocess.run([gradcli_script, "eval", source, "--at", "z=[1,2,3]", "--trace",
+                              "--elements", "all", "--width", "250"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert "±" not in out.stdout and "e-1232" not in out.stdout
+        assert re.search("│ a\u03041 +│ scalar │ 0 +│", out.stdout), out.stdout  # ā1: a + macron
+
+
 def test_a_view_gets_only_its_own_users_adjoint():
     """x[0] + sum(x): the view x[0] is read once (ḡ 1); x's adjoint counts both paths."""
     t = trace_of("x[0] * 3 + sum(x)", x=[1.0, 2.0])

@@ -142,3 +142,57 @@ def test_a_cube_root_of_a_negative_number_points_to_cbrt(gradcli_script):
     assert done.returncode == 2
     assert "outside the domain of pow" in done.stderr
     assert "hint: the real cube root of a negative number is cbrt(x)" in done.stderr
+
+
+# -- a number in a message is exact or marked (≈, in float64) ------------------------------------
+
+MARKED = [  # (command line, the message's number(s) as written, their reference)
+    # certified: decided on balls; x - pi is irrational, so its double is marked ≈
+    (["eval", "log(x - pi)", "--at", "x=3"], "log(≈-0.14159265358979323) is outside",
+     lambda mp: mp.mpf(3) - mp.pi),
+    (["eval", "log(x/3 - 1)", "--at", "x=1"], "log(≈-0.6666666666666666) is outside",
+     lambda mp: mp.mpf(1) / 3 - 1),
+    # an exact rational with a short decimal is written exactly, unmarked
+    (["eval", "log(x - 0.3)", "--at", "x=0.1"], "log(-0.2) is outside", None),
+    (["eval", "sum(log(x - pi))", "--at", "x=[3,5]"], "log(≈-0.14159265358979323) is outside",
+     lambda mp: mp.mpf(3) - mp.pi),
+    # float64: another node's double, marked in float64 (Python's doubles are the reference)
+    (["eval", "log(x - 0.3)", "--at", "x=0.1", "--float64"],
+     f"log({0.1 - 0.3!r}) in float64 is outside", None),
+    (["eval", "exp(x*x*1.1)", "--at", "x=30", "--float64"],
+     f"exp({30 * 30 * 1.1!r}) in float64 overflows", None),
+    (["hessian", "log(x - 0.3)", "--at", "x=0.1", "--float64"],
+     f"log({0.1 - 0.3!r}) in float64 is outside", None),
+    # an input's own value is the number given: no mark
+    (["eval", "exp(x)", "--at", "x=1000", "--float64"], "v1: exp(1000) overflows", None),
+]
+
+
+@pytest.mark.parametrize("args, words, reference", MARKED, ids=[" ".join(m[0]) for m in MARKED])
+def test_a_number_in_a_domain_or_overflow_message_is_exact_or_marked(run, args, words,
+                                                                     reference):
+    import json
+
+    import mpmath
+    result = run(*args)
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output
+    assert words in result.stderr, result.stderr
+    data = json.loads(run(*args, "--json").stdout)
+    assert words in data["error"]["message"]
+    if reference is not None:  # the double after ≈ is the exact number's, to 15 digits
+        with mpmath.workdps(50):
+            exact = reference(mpmath)
+        shown = float(words.split("≈")[1].split(")")[0])
+        assert abs(shown - exact) <= abs(exact) * 1e-15
+
+
+def test_a_batch_row_marks_a_nodes_double(gradcli_script, tmp_path):
+    (tmp_path / "p.csv").write_text("x\n0.1\n0.5\n")
+    out = subprocess.run([gradcli_script, "eval", "log(x - 0.3)", "--points", "p.csv"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 1, out.stderr
+    message = f"v2: log({0.1 - 0.3!r}) in float64 is outside the domain of log"
+    assert message in out.stdout.splitlines()[1] and message in out.stderr
+    out = subprocess.run([gradcli_script, "eval", "log(x - pi)", "--at", "x=3"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 2 and "log(≈-0.14159265358979323)" in out.stderr

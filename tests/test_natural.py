@@ -366,16 +366,17 @@ def test_an_escaped_superscript_from_the_command_line():
                                   ["eval", "1/2x + 2^3y", "--at", "x=4,y=0.5", "--json"],
                                   ["hessian", "1/2x + 2^3y", "--at", "x=4,y=0.5"],
                                   ["graph", "1/2x + 2^3y"],
-                                  ["codegen", "1/2x + 2^3y"]])
+                                  ["codegen", "1/2x + 2^3y"],
+                                  ["plot", "1/2x + 2^3y", "--over", "x=1:2", "--at", "y=0.5",
+                                   "--format", "csv", "--samples", "3"]])
 def test_a_source_is_parsed_once_and_its_readings_warned_in_order(args, monkeypatch):
     from gradcli.engine import graph as graph_module
     calls = []
-    real = graph_module.parse
-
-    def counted(source, *rest, **options):
-        calls.append(source)
-        return real(source, *rest, **options)
-    monkeypatch.setattr(graph_module, "parse", counted)
+    for name in ("parse", "one_pass"):  # the parser's two drivers (one_pass: with callbacks)
+        def counted(source, *rest, real=getattr(graph_module, name), **options):
+            calls.append(source)
+            return real(source, *rest, **options)
+        monkeypatch.setattr(graph_module, name, counted)
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert calls == ["1/2x + 2^3y"]
@@ -383,3 +384,21 @@ def test_a_source_is_parsed_once_and_its_readings_warned_in_order(args, monkeypa
     assert [w.split(" is read as ")[0] for w in warnings] == ["warning: 1/2x", "warning: 2^3y"]
     if args[0] == "eval" and "--json" not in args:  # (1/2)*4 + (2^3)*0.5 = 6, as read
         assert "f     = 6.000000000000\n" in result.stdout
+
+
+def test_explore_parses_its_source_once(monkeypatch):
+    """explore's Walk steps through the graph the CLI compiled (whose parse said the warnings);
+    off a terminal it then stops with its input error."""
+    pytest.importorskip("textual")
+    from gradcli.engine import graph as graph_module
+    calls = []
+    for name in ("parse", "one_pass"):
+        def counted(source, *rest, real=getattr(graph_module, name), **options):
+            calls.append(source)
+            return real(source, *rest, **options)
+        monkeypatch.setattr(graph_module, name, counted)
+    result = CliRunner().invoke(main, ["explore", "1/2x + 2^3y", "--at", "x=4,y=0.5"])
+    assert result.exit_code == 2 and "run it in a terminal" in result.stderr, result.output
+    assert calls == ["1/2x + 2^3y"]
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert [w.split(" is read as ")[0] for w in warnings] == ["warning: 1/2x", "warning: 2^3y"]

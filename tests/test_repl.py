@@ -274,6 +274,17 @@ def test_a_script_that_goes_well_is_exit_0(run, tmp_path):
     assert agree(numbers(result.output), {"f": 9, "∂f/∂x": 6})
 
 
+def test_a_script_is_not_read_as_one_expression(run, tmp_path):
+    """Its lines run one by one, each warned about once: the script's whole text was parsed
+    as a program too, and 1/2x's reading warned twice."""
+    lesson = tmp_path / "warned.txt"
+    lesson.write_text("x = 4\n1/2x\n", encoding="utf-8")
+    result = run("repl", str(lesson))
+    assert result.exit_code == 0
+    assert agree(numbers(result.stdout), {"f": 2, "∂f/∂x": 0.5})  # (1/2)*x at 4, as read
+    assert result.stderr.count("warning: 1/2x is read as (1/2)*x") == 1, result.stderr
+
+
 # -- in a real terminal ----------------------------------------------------------------------------------
 
 class Terminal:

@@ -516,30 +516,85 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
 
 class Elements(Mapping):
     """Arrays by name seen as their elements' numbers (``w[0]`` -> float), made when read: a
-    result's inputs and gradient, without a dict entry per element up front."""
+    result's inputs and gradient, without a dict entry per element up front. ``read`` makes
+    an element's entry from the array's item (default: a float; None: the item as it is, a
+    proven number of an object array)."""
 
-    def __init__(self, arrays: Mapping[str, object]):
-        self._arrays = arrays
+    def __init__(self, arrays: Mapping[str, object], read=float):
+        self._arrays, self._read = arrays, read
         self._made: dict | None = None
 
     def _items(self) -> dict:
         if self._made is None:
-            made = {}
+            made, read = {}, self._read
             for name, value in self._arrays.items():
                 shape = getattr(value, "shape", ())
                 if shape:
+                    items = value.ravel().tolist()
                     made.update(zip(element_names(name, shape),
-                                    map(float, value.ravel().tolist())))
+                                    items if read is None else map(read, items)))
                 else:
-                    made[name] = float(value)
+                    made[name] = _item(value) if read is None else read(value)
             self._made = made
         return self._made
 
-    def nested(self) -> dict:
-        """Each array by name as nested lists of floats (a scalar as a float): what
-        :func:`gradcli.engine.arrays.nest_entries` makes of the elements, made from the arrays."""
-        return {name: value.tolist() if getattr(value, "shape", ()) else float(value)
-                for name, value in self._arrays.items()}
+    def nested(self, each=None) -> dict:
+        """Each array by name as nested lists of its items (a scalar as the item), ``each(x)``
+        of each where given: what :func:`gradcli.engine.arrays.nest_entries` makes of the
+        elements, made from the arrays, with no entry per element."""
+        out = {}
+        for name, value in self._arrays.items():
+            if not getattr(value, "shape", ()):
+                value = _item(value) if self._read is None else self._read(value)
+                out[name] = value if each is None else each(value)
+            elif each is None and self._read is float and value.dtype.kind == "f":
+                out[name] = value.tolist()  # floats already: NumPy nests them at C speed
+            else:
+                f = _composed(each, self._read)
+                out[name] = value.tolist() if f is None else _frompyfunc(f)(value).tolist()
+        return out
+
+    def groups(self) -> list[tuple[str, tuple, list]]:
+        """What :func:`gradcli.engine.arrays.grouped` makes of the elements: ``(name, shape,
+        row-major entries)`` per array (a scalar with the shape ``()``), from the arrays."""
+        read = self._read
+        out = []
+        for name, value in self._arrays.items():
+            shape = getattr(value, "shape", ())
+            items = value.ravel().tolist() if shape else [_item(value)]
+            out.append((name, shape, items if read is None else list(map(read, items))))
+        return out
+
+    def below(self, limit) -> list[tuple[str, object]]:
+        """``(element name, entry)`` of the entries less than ``limit``, in order, naming only
+        those."""
+        import numpy as np
+        out = []
+        for name, value in self._arrays.items():
+            shape = getattr(value, "shape", ())
+            if not shape:
+                x = _item(value) if self._read is None else self._read(value)
+                out += [(name, x)] * (x < limit)
+                continue
+            for i in np.flatnonzero(value.ravel() < limit).tolist():
+                index = np.unravel_index(i, shape)
+                x = value.ravel()[i]
+                out.append((f"{name}[{','.join(map(str, index))}]",
+                            _item(x) if self._read is None else self._read(x)))
+        return out
+
+    def flat(self) -> list:
+        """Every element's entry, array after array, row-major, without its name."""
+        return [x for _, _, items in self.groups() for x in items]
+
+    def mapped(self, each) -> "Elements":
+        """The same arrays with ``each`` applied to every item (an array of the results)."""
+        f = _composed(each, self._read)
+        return Elements({name: _frompyfunc(f)(value) if getattr(value, "shape", ()) else
+                         f(_item(value)) for name, value in self._arrays.items()}, None)
+
+    def __repr__(self) -> str:
+        return repr(self._items())  # as the dict it stands for
 
     def __getitem__(self, key):
         return self._items()[key]
@@ -549,6 +604,22 @@ class Elements(Mapping):
 
     def __len__(self) -> int:
         return len(self._items())
+
+
+def _item(value):
+    """A 0-d array's item (a number as it is)."""
+    return value.item() if getattr(value, "ndim", None) == 0 else value
+
+
+def _composed(each, read):
+    if each is None or read is None:
+        return each if read is None else read
+    return lambda x: each(read(x))
+
+
+def _frompyfunc(f):
+    import numpy as np
+    return np.frompyfunc(f, 1, 1)
 
 
 def finite(array) -> bool:

@@ -658,6 +658,9 @@ def grouped(entries: dict, arrays: dict[str, tuple]) -> list[tuple[str, tuple, l
     values)``: a scalar input with the shape ``()`` and one value, an array's elements gathered
     under its name, row-major, where its first element stood. An array of which only some
     elements are there (``wrt=["w[2]"]``) stays those elements, each a scalar entry."""
+    whole = getattr(entries, "groups", None)  # arrays held whole (arraynodes.Elements): their
+    if whole is not None:  # groups at once, without naming each element
+        return whole()
     # only the arrays whose first element is there (naming every element of a large array
     # that is not, X beside a gradient by w, costs seconds)
     arrays = {name: shape for name, shape in arrays.items()

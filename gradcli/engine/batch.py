@@ -34,7 +34,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from ..errors import GradcliError, InputError, MissingInputError, NumericalError
-from .graph import Graph, describe_call, domain_error, overflow_error
+from .graph import Graph, describe_node, domain_error, overflow_error
 from .partials import local_partials
 from .primitives import CONSTANTS, TABLE, Namespace, tanh_slope_columns
 from .reverse import visit_order
@@ -496,15 +496,17 @@ def _value_message(graph: Graph, k: int, slots: list, r: int) -> str:
     prim = graph.ops[k]
     args = _row_args(graph, k, slots, r)
     span, node = graph.spans[k], graph.node_id(graph.base + k)
+    # the call as the single-point engine writes it, another node's double marked "in float64"
+    shown = describe_node(graph, graph.base + k, dict(zip(graph.args(k), args)))
     try:
         value = prim.primal(*args)
     except (ValueError, ZeroDivisionError):
-        return domain_error(prim, args, span, node=node).message
+        return domain_error(prim, args, span, node=node, shown=shown).message
     except OverflowError:
-        return overflow_error(prim, args, span, node=node).message
+        return overflow_error(prim, args, span, node=node, shown=shown).message
     if math.isfinite(value):  # NumPy and the C library disagree at the very edge of the range
         value = float(np.asarray(slots[graph.base + k])[r])
-    return f"{node} = {describe_call(prim, args)} is {value}: the value is not a finite number"
+    return f"{node} = {shown} is {value}: the value is not a finite number"
 
 
 def _gradient_message(graph: Graph, point: list[float]) -> str:

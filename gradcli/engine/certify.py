@@ -34,7 +34,8 @@ from ..errors import DomainError, InputError, NumericalError
 from ..gcpause import gc_paused
 from .ball import (_BARE, BALL, BARE, EXACT_BITS, Real, Uncertifiable, Undecided, parse_decimal,
                    precision)
-from .graph import Graph, domain_error, expression
+from ..language.printer import format_constant
+from .graph import Graph, domain_error, expression, spell
 from .primitives import TABLE, jumps
 from .reverse import Contribution, reverse
 from .rounding import DEFAULT_DIGITS, Proven, decimal_text, round_significant
@@ -249,8 +250,8 @@ def _forward(graph: Graph, point: Sequence) -> list:
             values.append(f(values[arg0[k]]) if b < 0 else f(values[arg0[k]], values[b]))
     except (ValueError, ZeroDivisionError):
         args = [values[a] for a in graph.args(k)]
-        raise domain_error(graph.ops[k], args, graph.spans[k],
-                           node=graph.node_id(base + k)) from None
+        raise domain_error(graph.ops[k], args, graph.spans[k], node=graph.node_id(base + k),
+                           shown=spell(graph.ops[k], [_approximate(a) for a in args])) from None
     except ArithmeticError as exc:
         exc.slot = base + k
         raise
@@ -351,6 +352,14 @@ class _Reals:
 
     def __iter__(self):
         return (self[i] for i in range(len(self.balls)))
+
+
+def _approximate(x: Real) -> str:
+    """A ball's number for a message: its double's shortest decimal, marked ``≈`` unless that
+    decimal is the number exactly (``log(-0.2)`` for log(x - 0.3) at x = 0.1, but
+    ``log(≈-0.14159265358979323)`` for log(x - pi) at x = 3)."""
+    text = format_constant(float(x))
+    return text if x.q is not None and x.q == parse_decimal(text) else "≈" + text
 
 
 def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:

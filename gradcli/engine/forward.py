@@ -11,7 +11,7 @@ from operator import attrgetter
 from typing import Sequence
 
 from ..errors import NumericalError
-from .graph import Graph, describe_call, domain_error, overflow_error
+from .graph import Graph, describe_node, domain_error, overflow_error
 
 _PRIMAL = attrgetter("primal")
 
@@ -42,7 +42,9 @@ def forward(graph: Graph, point: Sequence[float]) -> list[float]:
 def _located(graph: Graph, k: int, values, make):
     """The error ``make`` builds for node k, naming the node."""
     args = [values[a] for a in graph.args(k)]
-    return make(graph.ops[k], args, graph.spans[k], node=graph.node_id(graph.base + k))
+    slot = graph.base + k
+    return make(graph.ops[k], args, graph.spans[k], node=graph.node_id(slot),
+                shown=describe_node(graph, slot, values))  # (another node's double: marked)
 
 
 def first_non_finite(graph: Graph, values: list[float]) -> None:
@@ -51,9 +53,9 @@ def first_non_finite(graph: Graph, values: list[float]) -> None:
     for k in range(len(graph.ops)):
         v = values[base + k]
         if not math.isfinite(v):
-            node, args = graph.node_id(base + k), [values[a] for a in graph.args(k)]
+            node = graph.node_id(base + k)
             raise NumericalError(
-                f"{node} = {describe_call(graph.ops[k], args)} is {v}: the value is not a finite "
-                "number", graph.spans[k], node=node, values=(v,),
+                f"{node} = {describe_node(graph, base + k, values)} is {v}: the value is not a "
+                "finite number", graph.spans[k], node=node, values=(v,),
                 hint="an intermediate result overflowed; rescale the expression or evaluate at a "
                      "smaller point")

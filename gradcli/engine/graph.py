@@ -119,7 +119,8 @@ class Graph:
     # elements, their shapes) (engine.arrays.ScalarTape.operands), for the array trace
     array_operands: list = field(default_factory=list)
     # The max nodes of a shift, logsumexp's and softmax's m in exp(x - m): the result is the same
-    # for any m, so their kinks never matter (the certified engine notes none)
+    # for any m, so their kinks never matter (the certified engine notes none) and their
+    # adjoint is exactly 0 (the reverse sweep sets it: engine.partials)
     shifts: frozenset = field(default_factory=frozenset)
     # the source as gradcli read it and the notes on it (read_back's), where compile was asked
     # to keep it: printed from the parse that was lowered, so no caller parses it again
@@ -943,27 +944,32 @@ def expression(graph: Graph, slot: int, node_id=None) -> str:
 
 
 def domain_error(prim: Primitive, args: list[float], span: Span,
-                 node: str | None = None) -> DomainError:
-    """``log(-1)`` is outside the domain of log; with ``node``, the message starts ``v3: ``."""
+                 node: str | None = None, shown: str | None = None) -> DomainError:
+    """``log(-1)`` is outside the domain of log; with ``node``, the message starts ``v3: ``;
+    ``shown``: the call as the message writes it (default :func:`describe_call`'s; a node's
+    doubles are marked: :func:`describe_node`)."""
     at = f"{node}: " if node else ""
     values = tuple(float(a) for a in args)
+    call = describe_call(prim, args) if shown is None else shown
     if prim.name == "div":
-        return DomainError(f"{at}division by zero: {describe_call(prim, args)}", span,
+        return DomainError(f"{at}division by zero: {call}", span,
                            label="the divisor is 0", node=node, values=values)
     hint = None
     if prim.name == "pow" and values[0] < 0 and math.isfinite(values[1]):
         # a root of a negative number: x^(1/3) is not real for x < 0 in pow, cbrt is
         hint = ("the real cube root of a negative number is cbrt(x)" if values[1] == 1 / 3 else
                 "a negative base needs an integer exponent; cbrt(x) is the real cube root")
-    return DomainError(f"{at}{describe_call(prim, args)} is outside the domain of {prim.name} "
+    return DomainError(f"{at}{call} is outside the domain of {prim.name} "
                        f"({prim.domain})", span, label=f"{prim.name} is undefined here",
                        node=node, values=values, hint=hint)
 
 
 def overflow_error(prim: Primitive, args: list[float], span: Span,
-                   node: str | None = None) -> NumericalError:
+                   node: str | None = None, shown: str | None = None) -> NumericalError:
+    """``exp(1000)`` overflows (``shown``: as for :func:`domain_error`)."""
     at = f"{node}: " if node else ""
-    return NumericalError(f"{at}{describe_call(prim, args)} overflows: the result is too large "
+    call = describe_call(prim, args) if shown is None else shown
+    return NumericalError(f"{at}{call} overflows: the result is too large "
                           "for a 64-bit float", span, node=node,
                           values=tuple(float(a) for a in args))
 

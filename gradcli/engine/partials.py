@@ -69,10 +69,15 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     # the slots as int32, as the visit order is, so the compiled loop reads C integers
     visit = graph.visit_order() if slots is None else \
         slots if slots.__class__ is array else array("i", slots)
+    # A shift's max (logsumexp's and softmax's m in exp(x - m)): the result is the same for any
+    # m, so its adjoint is exactly 0, though summed it is 1 - Σ softmax, a ball 0 ± 1e-1232
+    shifts = graph.shifts if adjoint is not None else None
     try:
         for i in range(len(visit)):
             s = visit[i]
             k = s - base
+            if shifts and s in shifts:
+                adjoint[s] = adjoint[s] * 0 + 0  # 0 in the sweep's own type (+0.0, not -0.0)
             a, b, y = arg0[k], arg1[k], values[s]
             rules = ops[k].partials
             x = values[a]

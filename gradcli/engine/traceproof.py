@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from .bounds import ends, proven_text
@@ -85,6 +86,9 @@ def at(sweep, where: tuple):
     the sum of those edges' contributions."""
     if where[0] == 3:
         records, total = sweep[2], None
+        whole = _adjoint_of(records, where[1])
+        if whole is not None:  # every term of an adjoint: the adjoint itself (a shift's: 0)
+            return sweep[1][whole]
         for i in where[1]:
             c = records.contribution(i)
             total = c if total is None else total + c
@@ -93,6 +97,18 @@ def at(sweep, where: tuple):
         return sweep[where[0]][where[1]]
     records, i = sweep[2], where[1]
     return records.contribution(i) if where[2] == 4 else records[i][where[2]]
+
+
+def _adjoint_of(records, edges) -> int | None:
+    """The slot whose adjoint is the sum of exactly these edges (every edge into it, and it is
+    no output, which has a seed besides), else None."""
+    targets = records.targets
+    t = targets[edges[0]] if edges else None
+    if t is None or t in records.graph.output_slots or any(targets[e] != t for e in edges):
+        return None
+    into = bisect_right(records.by_target(), t, key=targets.__getitem__) - bisect_left(
+        records.by_target(), t, key=targets.__getitem__)
+    return t if into == len(set(edges)) else None
 
 
 def bound_proven(x, digits: int) -> Proven | None:

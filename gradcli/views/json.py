@@ -31,6 +31,19 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
+def _each(entries, f):
+    """``f`` of every number of ``entries`` (name -> number), keyed alike; arrays held whole
+    (:class:`gradcli.engine.arraynodes.Elements`) stay whole, with no entry per element."""
+    mapped = getattr(entries, "mapped", None)
+    if mapped is not None:
+        return mapped(f)
+    return {name: f(x) for name, x in entries.items()}
+
+
+def _text(x) -> str:
+    return x.text
+
+
 def _number(x: float) -> float | None:
     """A number as JSON: a plain float (a proven one is the exact value correctly rounded to a
     double), ``null`` beyond the double range."""
@@ -58,16 +71,17 @@ def precision_json(result) -> dict:
     ``float64_digits`` (how many of the digits float64 gets right)."""
     if not getattr(result, "proven", False):
         return {"certified": False}
-    numbers = [result.value, *result.gradient.values()]
+    gradient = result.gradient
+    numbers = [result.value, *(gradient.flat() if hasattr(gradient, "flat") else gradient.values())]
     data = {"certified": True,
             "decimal": {"value": result.value.text,
-                        "gradient": {name: g.text for name, g in result.gradient.items()}},
+                        "gradient": _each(result.gradient, _text)},
             "digits": min(x.digits for x in numbers)}
     f64 = result.float64
     if f64 is not None:
         data["float64"] = {"value": None if f64.value is None else _finite(f64.value),
                            "gradient": (None if f64.gradient is None else
-                                        {n: _finite(g) for n, g in f64.gradient.items()})}
+                                        _each(f64.gradient, _finite))}
         data["float64_digits"] = {"value": f64.value_digits, "gradient": f64.gradient_digits}
         if f64.error is not None:
             data["float64"]["error"] = f64.error
@@ -80,7 +94,7 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
     """``eval --json``: the result (:class:`gradcli.api.Result` or ``ForwardResult``), with its
     trace (``--trace``) and its check (``--check``/``--expect``) when given."""
     data = {**_read(result), "inputs": result.inputs, "value": _number(result.value),
-            "gradient": {name: _number(g) for name, g in result.gradient.items()},
+            "gradient": _each(result.gradient, _number),
             "seed": result.seed, "mode": result.mode}
     data.update(precision_json(result))
     if result.mode == "forward" and result.directional is not None:
@@ -292,7 +306,7 @@ def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
     data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
             "value": _number(result.value),
-            "gradient": {name: _number(g) for name, g in result.gradient.items()},
+            "gradient": _each(result.gradient, _number),
             "hessian": [[_number(x) for x in row] for row in result.hessian],
             "certified": result.proven}
     if result.proven:
@@ -311,7 +325,7 @@ def hvp_json(result) -> dict:
     input (an array input's in its shape, as ``gradient``)."""
     data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
             "value": _number(result.value),
-            "gradient": {name: _number(g) for name, g in result.gradient.items()},
+            "gradient": _each(result.gradient, _number),
             "direction": result.direction,
             "product": {name: _number(p) for name, p in result.product.items()},
             "certified": result.proven}

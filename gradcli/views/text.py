@@ -178,8 +178,11 @@ def precision_notes(result) -> list[str]:
         want = min(n, FLOAT64_DIGITS)  # float64 cannot hold more: a loss is less than that
         lost = [(f"{f64.value_digits} of {n} digits of f", f64.value_digits)] * (
             f64.value_digits < want)
+        digits = f64.gradient_digits
+        below = getattr(digits, "below", None)  # arrays held whole: only the few named
         lost += [(f"{d} of {'∇f·d' if name == 'direction' else '∂f/∂' + name}", d)
-                 for name, d in f64.gradient_digits.items() if d < want]
+                 for name, d in (below(want) if below is not None else
+                                 ((name, d) for name, d in digits.items() if d < want))]
         if lost:
             why = ""
             if f64.lost_at is not None:
