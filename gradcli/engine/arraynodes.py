@@ -305,6 +305,14 @@ class NumpyArrays:
     def finite(self, x) -> bool:
         return finite(x)
 
+    def seed(self, value: float):
+        """The output's adjoint to start the reverse sweep from."""
+        return self.np.float64(value)
+
+    def zeros(self, shape: Shape):
+        """An input's adjoint where nothing flows into it."""
+        return self.np.zeros(shape)
+
     def number(self, x):
         """The output's value as the sweep gives it."""
         return float(x)
@@ -497,7 +505,7 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
         return m.constant(params[k], graph.exact.get(k), shapes[k])
 
     def start(values):
-        return np.float64(seed) if m.finite(values[graph.output]) else None
+        return m.seed(seed) if m.finite(values[graph.output]) else None
 
     with np.errstate(all="ignore"):
         values, adjoint = run(graph, m, wrt, leaf, start)
@@ -506,8 +514,8 @@ def sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: list[str], seed: 
         gradient = {}
         for name in wrt:
             k = graph.inputs_by_name[name]
-            g = adjoint[k]
-            g = np.zeros(shapes[k]) if g is None else np.broadcast_to(g, shapes[k])
+            g = adjoint[k]  # None: nothing flows into it, exactly 0
+            g = m.zeros(shapes[k]) if g is None else m.expand(g, None, shapes[k])
             if not m.finite(g):
                 return None
             gradient[name] = g

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import GradcliError
 from ..gcpause import gc_paused
-from .arraynodes import ArrayGraph, NumpyArrays, run
+from .arraynodes import ArrayGraph, NumpyArrays, sweep
 from .bounds import (Bounded, Unbounded, bounded_columns, bounded_extreme, bounded_matmul,
                      bounded_others_product, bounded_prod, bounded_scatter, bounded_sum,
                      clear_of_kink, clear_of_ties, exact_bound, exact_input, full, proven_texts,
@@ -83,6 +83,12 @@ class BoundedArrays(NumpyArrays):
 
     def finite(self, x) -> bool:
         return bool(np.all(np.isfinite(x.v)) and np.all(np.isfinite(x.e)))
+
+    def seed(self, value: float):
+        return Bounded(np.float64(value))
+
+    def zeros(self, shape: Shape):
+        return Bounded(np.zeros(shape))
 
     def number(self, x):
         return x
@@ -198,27 +204,7 @@ def bounded_sweep(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence[
         inputs[name] = _input(x, typed.get(name))
         if inputs[name] is None:
             return None
-    m = BoundedArrays(graph)
-    kinds, params, shapes = graph.kinds, graph.params, graph.shapes
-
-    def leaf(k):
-        if kinds[k] == "input":
-            return inputs[params[k]]
-        return m.constant(params[k], graph.exact.get(k), shapes[k])
-
-    def start(values):
-        return Bounded(np.float64(seed)) if m.finite(values[graph.output]) else None
-
-    with np.errstate(all="ignore"):
-        values, adjoint = run(graph, m, list(wrt), leaf, start)
-    if adjoint is None:
-        return None
-    gradient = {}
-    for name in wrt:
-        k = graph.inputs_by_name[name]
-        g = adjoint[k]  # None: nothing flows into it, exactly 0
-        gradient[name] = Bounded(np.zeros(shapes[k])) if g is None else g
-    return values[graph.output], gradient
+    return sweep(graph, inputs, list(wrt), seed, BoundedArrays(graph))
 
 
 @gc_paused()  # (no reference cycle among the sweep's arrays)
