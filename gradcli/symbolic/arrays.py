@@ -117,6 +117,11 @@ class _Rows:
         return elementwise
 
 
+_EVAL_HAS_IT = "gradcli eval prints its gradient at a point (--at)"
+# a refusal of diff that codegen does not share (it writes the rule's algorithm as code)
+_CODE_HAS_IT = ("diff", f"{_EVAL_HAS_IT}; gradcli codegen --shape writes code that computes it")
+
+
 class SymbolicArrays:
     """The namespace the array nodes' rules read (as :class:`~gradcli.engine.arraynodes.
     NumpyArrays`), building array expressions; ``span`` is the node whose rule runs (for a
@@ -178,11 +183,10 @@ class SymbolicArrays:
         ones = self.atom(f"ones({', '.join(map(str, x.shape))})", x.shape)
         return Array(x.sym * ones.sym, x.shape)
 
-    def refuse(self, what: str, why: str):
-        raise NoArrayFormula(f"{what} has no array formula in diff and codegen ({why})",
-                             self.span,
-                             label="no array formula",
-                             hint="gradcli eval prints its gradient at a point (--at)")
+    def refuse(self, what: str, why: str, where: str = "diff and codegen",
+               hint: str = _EVAL_HAS_IT):
+        raise NoArrayFormula(f"{what} has no array formula in {where} ({why})", self.span,
+                             label="no array formula", hint=hint)
 
     def split(self, x: Array) -> tuple:
         """``x`` as (its scalar factors, the rest): ``c*v`` with c of shape ()."""
@@ -428,13 +432,14 @@ class SymbolicArrays:
     def others_product(self, x, axis):
         if self.opaque:
             return self._weights("prod", x, axis)
-        self.refuse("prod over an array", "its adjoint is the product of the other elements")
+        self.refuse("prod over an array", "its adjoint is the product of the other elements",
+                    *_CODE_HAS_IT)
 
     def chain_weights(self, row, kind, x, axis):
         if self.opaque:
             return self._weights(kind, x, axis)
         self.refuse(f"{kind} over an array", "its adjoint picks the "
-                    f"{'largest' if kind == 'max' else 'smallest'} element")
+                    f"{'largest' if kind == 'max' else 'smallest'} element", *_CODE_HAS_IT)
 
     def _weights(self, kind: str, x: Array, axis) -> Array:
         """A reduction's local derivative as an atom of its own (no formula: for
