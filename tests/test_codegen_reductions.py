@@ -269,3 +269,22 @@ def test_generated_python_is_clean():
         warnings = io.StringIO()
         assert pyflakes.check(code, "generated.py", Reporter(warnings, warnings)) == 0, \
             warnings.getvalue()
+
+
+def test_cli_writes_c_for_an_axis(tmp_path):
+    from click.testing import CliRunner
+    from gradcli.cli import main
+    _need("c")
+    r = CliRunner().invoke(main, ["codegen", "sum(max(A, axis=0))", "--shape", "A=3x2",
+                                  "--lang", "c"])
+    assert r.exit_code == 0, r.output
+    lib = compile_c(r.stdout, tmp_path, "cli")
+    A = [[1.0, 5.0], [3.0, 5.0], [3.0, -1.0]]  # column 0: 3 tied at the end; column 1: 5, 5
+    flat = np.ascontiguousarray(np.array(A).ravel())
+    value, grad = np.zeros(1), np.zeros(6)
+    pointer = ctypes.POINTER(ctypes.c_double)
+    assert lib.f(flat.ctypes.data_as(pointer), value.ctypes.data_as(pointer),
+                 grad.ctypes.data_as(pointer)) == 0
+    want_value, want = _sum_max_columns(A)
+    assert Fraction(value[0]) == want_value
+    _exact(grad.reshape(3, 2), want["A"])
