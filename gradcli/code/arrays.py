@@ -13,7 +13,9 @@ codegen`` prints them for scalars.
 The shift of ``logsumexp`` and ``softmax`` (their ``max``) carries an adjoint that is 0
 exactly, as the symbolic sweep of :mod:`gradcli.symbolic.arrays` shows: its statements are left
 out (they would add a rounding error times the max's weights). A ``max``, ``min`` or ``prod``
-reduction whose adjoint is not 0 is refused, as ``gradcli diff`` refuses it.
+reduction whose adjoint is not 0 is written as ``gradcli eval`` computes it
+(:meth:`~gradcli.engine.arraynodes.NumpyArrays.others_product`, ``chain_weights``): cumulative
+products, and the max or min row's own partials at each step of the chain.
 """
 
 from __future__ import annotations
@@ -198,13 +200,63 @@ class CodeArrays:
             text = f"{self.np}.expand_dims({text}, {axis})"
         return self.let(f"{self.np}.broadcast_to({text}, {tuple(shape)})", shape)
 
+    # prod, max and min: the algorithms of NumpyArrays.others_product and .chain_weights, step
+    # for step, as statements (the same operations in the same order as gradcli eval's)
+    def _along(self, x, axis):
+        """``x`` with the axis reduced last (all of ``x``, flat, for None), and the function
+        that puts an array of that layout back in ``x``'s shape."""
+        s, np, t = self.shape(x), self.np, self.text(x)
+        if axis is None and len(s) != 1:
+            return (self.let(f"{np}.ravel({t})", (size(s),)),
+                    lambda v: self.let(f"{np}.reshape({self.text(v)}, {s})", s))
+        if axis is None or axis == len(s) - 1:
+            return x, lambda v: v
+        moved = s[:axis] + s[axis + 1:] + (s[axis],)
+        return (self.let(f"{np}.moveaxis({t}, {axis}, -1)", moved),
+                lambda v: self.let(f"{np}.moveaxis({self.text(v)}, -1, {axis})", s))
+
     def others_product(self, x, axis):
-        raise InputError("codegen: the adjoint of prod over an array is not written as array "
-                         "code", hint="gradcli eval computes it")
+        """For each element, the product of the others along ``axis``: the product of those
+        before it times the product of those after it (cumulative products; no division)."""
+        np = self.np
+        moved, back = self._along(x, axis)
+        s = self.shape(moved)
+        t, ones = self.text(moved), f"{np}.ones({s[:-1] + (1,)})"
+        before = self.let(f"{np}.concatenate([{ones}, {np}.cumprod({t}, axis=-1)[..., :-1]], "
+                          "axis=-1)", s)
+        after = self.let(f"{np}.concatenate([{np}.cumprod({t}[..., ::-1], axis=-1)"
+                         f"[..., ::-1][..., 1:], {ones}], axis=-1)", s)
+        return back(self.let(f"{self.text(before)} * {self.text(after)}", s))
+
+    def _running(self, kind: str, t: str, s: Shape) -> str:
+        """The running max or min along the last axis."""
+        if self.lang == "jax":
+            return f"jax.lax.cum{kind}({t}, axis={len(s) - 1})"
+        return f"np.{'maximum' if kind == 'max' else 'minimum'}.accumulate({t}, axis=-1)"
 
     def chain_weights(self, row, kind, x, axis):
-        raise InputError(f"codegen: the adjoint of {kind} over an array is not written as "
-                         "array code", hint="gradcli eval computes it")
+        """For max and min: each element's share of the result, as the chain ``row(row(x0,
+        x1), x2) ...`` gives it: the row's own partials (printed as code, so its convention at
+        a tie) at each step, times the keeps of the later steps."""
+        np = self.np
+        moved, back = self._along(x, axis)
+        s = self.shape(moved)
+        if s[-1] == 1:
+            return back(self.let(f"{np}.ones({s})", s))
+        t, steps = self.text(moved), s[:-1] + (s[-1] - 1,)
+        running = self.let(self._running(kind, t, s), s)
+        r = self.text(running)
+        prev, cur = self.let(f"{r}[..., :-1]", steps), self.let(f"{t}[..., 1:]", steps)
+        ans = self.let(f"{r}[..., 1:]", steps)
+        keep = self.let(self.full(row.partials[0](self.rows, prev, cur, ans), steps), steps)
+        new = self.let(self.full(row.partials[1](self.rows, prev, cur, ans), steps), steps)
+        # through[t]: the share of step t's result that reaches the end, the later keeps' product
+        suffix = self.text(self.let(f"{np}.cumprod({self.text(keep)}[..., ::-1], axis=-1)"
+                                    "[..., ::-1]", steps))
+        through = self.let(f"{np}.concatenate([{suffix}[..., 1:], {np}.ones("
+                           f"{s[:-1] + (1,)})], axis=-1)", steps)
+        return back(self.let(f"{np}.concatenate([{suffix}[..., :1], {self.text(new)} * "
+                             f"{self.text(through)}], axis=-1)", s))
 
 
 class CArrays(CodeArrays):
@@ -343,25 +395,74 @@ class CArrays(CodeArrays):
                   f"gc_q++) gc_acc += {left} * {right}; {v.args[0]}[i] = gc_acc; }}", v.args[0])
         return v
 
-    def reduce(self, kind: str, x, axis):
-        s = self.shape(x)
+    @staticmethod
+    def along(s: Shape, axis) -> tuple:
+        """A reduction along ``axis`` (None: all) of an array of shape ``s`` as loops: (the
+        count of results, the length reduced, the function that gives the position of element
+        ``q`` of result ``i``)."""
         if axis is not None and len(s) == 1:
             axis = None
-        a = self.array(x)
-        out = () if axis is None else s[:axis] + s[axis + 1:]
         if axis is None:
-            n, element = size(s), f"{a}[gc_q]"
-        elif axis == 0:
-            n, element = s[0], f"{a}[gc_q * {s[1]} + i]"
-        else:
-            n, element = s[1], f"{a}[i * {s[1]} + gc_q]"
+            return 1, size(s), lambda q: q
+        if len(s) != 2:
+            raise InputError(f"codegen --lang c: a reduction along axis {axis} of "
+                             f"{shape_text(s)} (C code has vectors and matrices)",
+                             option="lang", hint="--lang numpy or jax")
+        if axis == 0:
+            return s[1], s[0], lambda q: f"{q} * {s[1]} + i"
+        return s[0], s[1], lambda q: f"i * {s[1]} + {q}"
+
+    def reduce(self, kind: str, x, axis):
+        s = self.shape(x)
+        a = self.array(x)
+        out = () if axis is None or len(s) == 1 else s[:axis] + s[axis + 1:]
+        _, n, at = self.along(s, axis)
+        element = f"{a}[{at('gc_q')}]"
         step = {"add": "gc_acc += {e};", "mul": "gc_acc *= {e};",
                 "max": "if ({e} > gc_acc) gc_acc = {e};",
                 "min": "if ({e} < gc_acc) gc_acc = {e};"}[kind].format(e=element)
-        first = element.replace("gc_q", "0")
+        first = f"{a}[{at('0')}]"
         v = self._declare(self._name(), out)
         self.loop(size(out), f"{{ double gc_acc = {first}; for (size_t gc_q = 1; gc_q < {n}; "
                   f"gc_q++) {step} {v.args[0]}[i] = gc_acc; }}", v.args[0])
+        return v
+
+    def others_product(self, x, axis):
+        """As the NumPy code's: the product before each element (a running product), then
+        times the product after it (a running product from the end)."""
+        s = self.shape(x)
+        a = self.array(x)
+        count, n, at = self.along(s, axis)
+        v = self._declare(self._name(), s)
+        o, q = v.args[0], at("gc_q")
+        self.loop(count, f"{{ double gc_acc = 1.0; for (size_t gc_q = 0; gc_q < {n}; gc_q++) "
+                  f"{{ {o}[{q}] = gc_acc; gc_acc *= {a}[{q}]; }} gc_acc = 1.0; "
+                  f"for (size_t gc_q = {n}; gc_q-- > 0; ) {{ {o}[{q}] *= gc_acc; "
+                  f"gc_acc *= {a}[{q}]; }} }}", o)
+        return v
+
+    def chain_weights(self, row, kind, x, axis):
+        """As the NumPy code's: the running max (or min) by the row itself, then from the end
+        each element's share, the row's partial for it times the keeps of the later steps
+        (both partials printed from the row, so its convention at a tie)."""
+        s = self.shape(x)
+        a = self.array(x)
+        count, n, at = self.along(s, axis)
+        running = self._declare(self._name(), s).args[0]
+        prev, cur = _Value("var", (f"{running}[{at('gc_p')}]",)), \
+            _Value("var", (f"{a}[{at('gc_q')}]",))
+        ans = _Value("var", (f"{running}[{at('gc_q')}]",))
+        step = self.printer.expr(self.row(row)(prev, cur))
+        self.loop(count, f"{{ {running}[{at('0')}] = {a}[{at('0')}]; for (size_t gc_q = 1; "
+                  f"gc_q < {n}; gc_q++) {{ size_t gc_p = gc_q - 1; {running}[{at('gc_q')}] = "
+                  f"{step}; }} }}", running)
+        keep = self.printer.expr(row.partials[0](self.rows, prev, cur, ans))
+        new = self.printer.expr(row.partials[1](self.rows, prev, cur, ans))
+        v = self._declare(self._name(), s)
+        w = v.args[0]
+        self.loop(count, f"{{ double gc_acc = 1.0; for (size_t gc_q = {n - 1}; gc_q > 0; "
+                  f"gc_q--) {{ size_t gc_p = gc_q - 1; {w}[{at('gc_q')}] = ({new}) * gc_acc; "
+                  f"gc_acc *= {keep}; }} {w}[{at('0')}] = gc_acc; }}", w)
         return v
 
     def _table(self, positions) -> str:
@@ -428,7 +529,7 @@ def generate_arrays(source: str, shapes: dict, lang: str, *, name: str = "f",
     graph = lower_for_gradient(source, shapes, "codegen")
     order = _order(graph.by_name(), inputs)
     wrt = _distinct(wrt_names(graph.by_name(), wrt if wrt is not None else order), "wrt")
-    # the max of softmax's shift; a max, min or prod not among them: the symbolic sweep refuses
+    # the max of softmax's shift (its adjoint cancels to 0: the symbolic sweep shows it)
     zero = zero_adjoints(source, shapes) if any(
         kind == "reduce" and p[0] != "add" for kind, p in zip(graph.kinds, graph.params)) \
         else set()

@@ -117,6 +117,11 @@ class _Rows:
         return elementwise
 
 
+_EVAL_HAS_IT = "gradcli eval prints its gradient at a point (--at)"
+# a refusal of diff that codegen does not share (it writes the rule's algorithm as code)
+_CODE_HAS_IT = ("diff", f"{_EVAL_HAS_IT}; gradcli codegen --shape writes code that computes it")
+
+
 class SymbolicArrays:
     """The namespace the array nodes' rules read (as :class:`~gradcli.engine.arraynodes.
     NumpyArrays`), building array expressions; ``span`` is the node whose rule runs (for a
@@ -132,6 +137,7 @@ class SymbolicArrays:
         self.linear: dict[str, tuple] = {}  # see linear_atom
         self.span = None
         self.zero: set[int] = set()  # the nodes whose adjoint is 0 exactly
+        self.opaque = False  # a prod's, max's or min's weights as atoms, not refused
         self._true: dict[int, Shape] = {}
 
     # -- atoms and shapes ----------------------------------------------------------------------
@@ -177,11 +183,10 @@ class SymbolicArrays:
         ones = self.atom(f"ones({', '.join(map(str, x.shape))})", x.shape)
         return Array(x.sym * ones.sym, x.shape)
 
-    def refuse(self, what: str, why: str):
-        raise NoArrayFormula(f"{what} has no array formula in diff and codegen ({why})",
-                             self.span,
-                             label="no array formula",
-                             hint="gradcli eval prints its gradient at a point (--at)")
+    def refuse(self, what: str, why: str, where: str = "diff and codegen",
+               hint: str = _EVAL_HAS_IT):
+        raise NoArrayFormula(f"{what} has no array formula in {where} ({why})", self.span,
+                             label="no array formula", hint=hint)
 
     def split(self, x: Array) -> tuple:
         """``x`` as (its scalar factors, the rest): ``c*v`` with c of shape ()."""
@@ -425,11 +430,22 @@ class SymbolicArrays:
         self.refuse("a reduction along an inner axis", f"axis={axis} of {shape_text(shape)}")
 
     def others_product(self, x, axis):
-        self.refuse("prod over an array", "its adjoint is the product of the other elements")
+        if self.opaque:
+            return self._weights("prod", x, axis)
+        self.refuse("prod over an array", "its adjoint is the product of the other elements",
+                    *_CODE_HAS_IT)
 
     def chain_weights(self, row, kind, x, axis):
+        if self.opaque:
+            return self._weights(kind, x, axis)
         self.refuse(f"{kind} over an array", "its adjoint picks the "
-                    f"{'largest' if kind == 'max' else 'smallest'} element")
+                    f"{'largest' if kind == 'max' else 'smallest'} element", *_CODE_HAS_IT)
+
+    def _weights(self, kind: str, x: Array, axis) -> Array:
+        """A reduction's local derivative as an atom of its own (no formula: for
+        :func:`zero_adjoints`, which only asks which adjoints are 0)."""
+        arg = self.text(self.full(x)) + ("" if axis is None else f", axis={axis}")
+        return self.atom(f"{kind}_weights({arg})", x.shape)
 
     def take(self, x, positions, shape):
         """An indexing, a slice, a transpose or a row/column view, by the gather's positions."""
@@ -639,10 +655,12 @@ def _substitute(root, names: dict):
     return new[root.serial]
 
 
-def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None):
+def _sweep(source: str, shapes: Mapping[str, Shape], wrt: list[str] | None,
+           opaque: bool = False):
     graph = lower_for_gradient(source, shapes, "diff")
     names = wrt_names(graph.by_name(), wrt)
     m = SymbolicArrays(source)
+    m.opaque = opaque
     kinds, params, spans = graph.kinds, graph.params, graph.spans
 
     def leaf(k):
@@ -741,7 +759,8 @@ def array_derivatives(source: str, shapes: Mapping[str, Shape],
 def zero_adjoints(source: str, shapes: Mapping[str, Shape]) -> set[int]:
     """The array nodes of ``source`` whose adjoint is 0 exactly (the max that shifts
     ``logsumexp`` and ``softmax``), for generated code; a construct without an array formula
-    raises as :func:`array_derivatives` does."""
+    raises as :func:`array_derivatives` does, but for the weights of prod, max and min (generated
+    code computes them as gradcli eval does), which stand as atoms."""
     with fresh_context():
-        _, m, _, _ = _sweep(source, shapes, None)
+        _, m, _, _ = _sweep(source, shapes, None, opaque=True)
         return set(m.zero)
