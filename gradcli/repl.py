@@ -62,6 +62,18 @@ COMMANDS = {
     "quit": ("quit", "leave (or Ctrl-D)"),
 }
 _ASSIGN = re.compile(r"\s*[^\W\d]\w*\s*([-+*/]?=)(?!=)")  # `who = 3` assigns, it is no command
+# a line typed as a shell command (`eval f --at x=2`, `gradcli trace f`): no statement of the repl
+_SHELL = re.compile(r"(gradcli\s+)?[a-z]+\s.*?\s--[a-z]|gradcli\s")
+
+
+def _shell_hint(line: str) -> str:
+    """The repl's way of what a shell command line asks: the point by ``at``, then the rest."""
+    at = re.search(r"--at[=\s]+(\S+)", line)
+    rest = re.sub(r"\s--\w[\w-]*(?:[=\s]+(?!-)\S+)?", "", re.sub(r"^gradcli\s+", "", line))
+    word, _, expression = rest.strip().partition(" ")
+    ask = expression.strip() if word == "eval" else rest.strip()
+    said = f"at {at.group(1).replace(',', ', ')}, then " if at else ""
+    return f"the repl takes no shell options: {said}{ask or 'f'} (help lists its lines)"
 
 
 @dataclass
@@ -106,6 +118,8 @@ class Session:
                 return getattr(self, "_" + word)(rest.strip())
             return self._statements(text)
         except GradcliError as error:
+            if _SHELL.match(stripped) and error.kind == "syntax":
+                error.hint = _shell_hint(stripped)  # a shell command typed here: say the repl's way
             self.err(describe(error, text))
             return error.exit_code
 

@@ -449,3 +449,18 @@ def test_a_long_paste_is_taken_and_runs(tmp_path):
     t.line("x^2", "∂f/∂x = 3.000")
     assert "Traceback" not in t.seen
     assert t.leave() == 0
+
+
+@pytest.mark.parametrize("line, hint", [
+    ("eval 1/2x --at x=4", "hint: the repl takes no shell options: at x=4, then 1/2x"),
+    ("gradcli trace f --at x=2,y=3", "at x=2, y=3, then trace f"),
+    ("eval x^2 --at=x=4 --digits 5", "at x=4, then x^2 ("),
+])
+def test_a_shell_command_line_is_told_the_repl_s_way(line, hint):
+    """A line typed as at the shell is still a syntax error (exit 2, caret), whose hint says
+    how the repl asks it: the point by `at`, then the question alone."""
+    s, calls = recorded()
+    assert s.execute(line) == 2
+    assert calls[-1][0] == "err" and "syntax error" in calls[-1][1] and hint in calls[-1][1]
+    assert s.execute("x --y") in (0, 2)  # math with a double minus keeps its own error
+    assert "shell options" not in str(calls[-1])
