@@ -42,19 +42,12 @@ def _each(x: Bounded, f) -> Bounded:
     return Bounded(f(x.v), f(full(x.e, x.v)) if not exact_bound(x.e) else 0.0)
 
 
-def _times(g, local):
-    """``g * local`` where ``local`` may be the rules' exact 1 or -1 (no pass over the array)."""
-    if type(local) is float and (local == 1.0 or local == -1.0):
-        return g if local == 1.0 else -g
-    return g * local
-
-
 class BoundedArrays(NumpyArrays):
     """The array nodes' namespace on Bounded arrays (see the module's docstring)."""
 
     def __init__(self, graph: ArrayGraph):
         super().__init__()
-        self.rows, self.times = bounded_columns(), _times
+        self.rows = bounded_columns()  # (times: the float64 sweep's, exact for ±1 on Bounded too)
         self._graph, self._errors = graph, None
         self._magnitudes: dict[int, tuple] = {}  # id(array) -> (array, |array|), per sweep
 
