@@ -441,13 +441,16 @@ def _seeds(graph: Graph, wrt: list[str], direction: dict[str, float] | None):
         yield name, tangents
 
 
-def _hessian(graph: Graph, at: Mapping[str, float], *,
-             wrt: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
-             float64: bool = False) -> HessianResult:
-    """The Hessian of a compiled graph at ``at`` by forward-over-reverse (exact, no differences):
-    certified as :func:`evaluate` is, every entry a Proven float (``float64=True``: plain
-    float64)."""
+def hessian(source: str | Graph, at: Mapping[str, float] | None = None, *,
+            wrt: Iterable[str] | None = None, of: str | None = None,
+            digits: int = DEFAULT_DIGITS, float64: bool = False) -> HessianResult:
+    """The value, gradient and Hessian of ``source`` (a program's text, or a graph from
+    :func:`compile`) at ``at``, of the output ``of`` when the program has several, by
+    forward-over-reverse (exact, no differences): certified as :func:`evaluate` is, every entry
+    a Proven float (``float64=True``: plain float64)."""
     from .matrices import HessianResult
+    at = _point(at)
+    graph = _graph(source, None if of is None else [of], at)
     one_output(graph, "hessians")
     _check_digits(digits)
     point = point_vector(graph, at)
@@ -468,17 +471,6 @@ def _hessian(graph: Graph, at: Mapping[str, float], *,
                          dict(zip(names, gradient)), matrix, graph, digits, proven=True)
 
 
-def hessian(source: str | Graph, at: Mapping[str, float] | None = None, *,
-            wrt: Iterable[str] | None = None, of: str | None = None,
-            digits: int = DEFAULT_DIGITS, float64: bool = False) -> HessianResult:
-    """The value, gradient and Hessian of ``source`` (a program's text, or a graph from
-    :func:`compile`) at ``at``, of the output ``of`` when the program has several; certified
-    unless ``float64``."""
-    at = _point(at)
-    return _hessian(_graph(source, None if of is None else [of], at), at, wrt=wrt,
-                    digits=digits, float64=float64)
-
-
 def hessians(source: str | Graph, at: Mapping[str, float] | None = None, *,
              wrt: Iterable[str] | None = None,
              of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
@@ -486,7 +478,7 @@ def hessians(source: str | Graph, at: Mapping[str, float] | None = None, *,
     """One :class:`HessianResult` per output (or per name in ``of``), by output name."""
     at = _point(at)
     graph = _graph(source, of, at)
-    return {name: _hessian(graph.only(i), at, wrt=wrt, digits=digits, float64=float64)
+    return {name: hessian(graph.only(i), at, wrt=wrt, digits=digits, float64=float64)
             for i, name in enumerate(graph.output_names)}
 
 
@@ -1005,12 +997,24 @@ def annotations(graph: Graph, at: Mapping[str, float]) -> tuple[list[float], lis
 
 # -- several outputs: the Jacobian and its products ---------------------------------------------
 
-def _jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
-              mode: str = "auto", digits: int = DEFAULT_DIGITS,
-              float64: bool = False, record: bool = False) -> JacobianResult:
-    """:func:`jacobian` of a compiled graph."""
+def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
+             of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+             mode: str = "auto", *, digits: int = DEFAULT_DIGITS, float64: bool = False,
+             record: bool = False) -> JacobianResult:
+    """Every output's value and the Jacobian of ``source`` (text, or a compiled graph) at ``at``,
+    by ``mode``: ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or
+    ``"auto"`` (fewer). Certified as :func:`evaluate` is (values and entries are Proven floats;
+    the sweeps shown by ``trace`` are float64's); ``float64=True``: plain float64.
+    ``record=True``: the reverse sweeps keep what ``trace`` shows (it runs none of its own).
+
+    >>> r = jacobian("x*y; x+y", {"x": 2, "y": 3})
+    >>> r.values, r.jacobian["f1"], r.mode
+    ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
+    """
     from .matrices import JacobianResult
     from .engine.jacobian import choose, columns_by_forward, rows_by_reverse
+    at = _point(at)
+    graph = _graph(source, of, at)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
     columns = [graph.inputs.index(name) for name in wrt]
@@ -1052,25 +1056,6 @@ def _jacobian(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | Non
         slot_values=values, detail=detail, proven=proven)
 
 
-def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
-             of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
-             mode: str = "auto", *, digits: int = DEFAULT_DIGITS, float64: bool = False,
-             record: bool = False) -> JacobianResult:
-    """Every output's value and the Jacobian of ``source`` (text, or a compiled graph) at ``at``,
-    by ``mode``: ``"reverse"`` (a sweep per output), ``"forward"`` (a sweep per input) or
-    ``"auto"`` (fewer). Certified as :func:`evaluate` is (values and entries are Proven floats;
-    the sweeps shown by ``trace`` are float64's); ``float64=True``: plain float64.
-    ``record=True``: the reverse sweeps keep what ``trace`` shows (it runs none of its own).
-
-    >>> r = jacobian("x*y; x+y", {"x": 2, "y": 3})
-    >>> r.values, r.jacobian["f1"], r.mode
-    ({'f1': 6.0, 'f2': 5.0}, {'x': 3.0, 'y': 2.0}, 'reverse')
-    """
-    at = _point(at)
-    return _jacobian(_graph(source, of, at), at, wrt=wrt, mode=mode, digits=digits,
-                     float64=float64, record=record)
-
-
 def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]:
     names = list(graph.output_names)
     unknown = [name for name in cotangent if name not in names]
@@ -1085,34 +1070,6 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
                              names=(name,), values=(w,))
         weights.append(w)
     return weights
-
-
-def _vjp(graph: Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-         wrt: Iterable[str] | None = None, record: bool = False,
-         digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
-    """``wᵀJ`` for the cotangent ``w`` (output name -> weight; outputs left out weigh 0) in one
-    reverse sweep seeded on every output (``record=True``: the sweep keeps what ``trace``
-    shows); certified as :func:`evaluate` is (``float64=True``: plain float64)."""
-    from .matrices import ProductResult
-    from .engine.jacobian import vjp
-    weights = _output_weights(graph, cotangent)
-    point = point_vector(graph, at)
-    wrt = wrt_names(graph, wrt)
-    names = list(graph.output_names)
-
-    def sweep():
-        values = forward(graph, point)
-        adjoint, records = vjp(graph, values, weights, record)
-        return values, [values[s] for s in graph.output_slots], [
-            adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt], (
-            adjoint, weights, records)
-    values, output_values, product, detail = _product(
-        graph, at, sweep, digits, float64, cotangent=weights,
-        columns=[graph.inputs.index(name) for name in wrt])
-    return ProductResult(
-        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
-        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
-        values, detail, proven=not float64)
 
 
 def _product(graph: Graph, at: Mapping[str, float], sweep, digits: int, float64: bool,
@@ -1136,13 +1093,48 @@ def _product(graph: Graph, at: Mapping[str, float], sweep, digits: int, float64:
     return values, output_values, product, detail
 
 
-def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
-         digits: int = DEFAULT_DIGITS, float64: bool = False) -> ProductResult:
-    """``J·d`` for the direction ``d`` (input name -> tangent; inputs left out are 0, names the
-    graph does not read are ignored) in one tangent sweep read at every output; certified as
-    :func:`evaluate` is (``float64=True``: plain float64)."""
+def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
+        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
+        record: bool = False, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
+    """``wᵀJ`` of ``source`` (text, or a compiled graph) at ``at`` for the cotangent ``w``
+    (output name -> weight; outputs left out weigh 0), in one reverse sweep seeded on every
+    output (``record=True``: the sweep keeps what ``trace`` shows); certified unless
+    ``float64``."""
+    from .matrices import ProductResult
+    from .engine.jacobian import vjp
+    at = _point(at)
+    graph = _graph(source, of, at)
+    weights = _output_weights(graph, cotangent)
+    point = point_vector(graph, at)
+    wrt = wrt_names(graph, wrt)
+    names = list(graph.output_names)
+
+    def sweep():
+        values = forward(graph, point)
+        adjoint, records = vjp(graph, values, weights, record)
+        return values, [values[s] for s in graph.output_slots], [
+            adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt], (
+            adjoint, weights, records)
+    values, output_values, product, detail = _product(
+        graph, at, sweep, digits, float64, cotangent=weights,
+        columns=[graph.inputs.index(name) for name in wrt])
+    return ProductResult(
+        "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
+        dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
+        values, detail, proven=not float64)
+
+
+def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
+        of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
+        float64: bool = False) -> ProductResult:
+    """``J·d`` of ``source`` (text, or a compiled graph) at ``at`` for the direction ``d``
+    (input name -> tangent; inputs left out are 0, names it does not read are ignored), in one
+    tangent sweep read at every output; certified unless ``float64``."""
     from .matrices import ProductResult
     from .engine.jacobian import jvp
+    at = _point(at)
+    graph = _graph(source, of, at)
     point = point_vector(graph, at)
     tangents = [float(direction.get(name, 0.0)) for name in graph.inputs]
     names = list(graph.output_names)
@@ -1158,29 +1150,6 @@ def _jvp(graph: Graph, at: Mapping[str, float], direction: Mapping[str, float], 
         "jvp", dict(zip(names, output_values)), dict(zip(graph.inputs, tangents)),
         dict(zip(names, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
         values, detail, proven=not float64)
-
-
-def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
-        of: Iterable[str] | None = None, wrt: Iterable[str] | None = None,
-        record: bool = False, digits: int = DEFAULT_DIGITS,
-        float64: bool = False) -> ProductResult:
-    """``wᵀJ`` of ``source`` (text, or a compiled graph) at ``at`` for the cotangent ``w``
-    (output name -> weight; outputs left out weigh 0), in one reverse sweep seeded on every
-    output (``record=True``: the sweep keeps what ``trace`` shows); certified unless
-    ``float64``."""
-    at = _point(at)
-    return _vjp(_graph(source, of, at), at, cotangent, wrt=wrt, record=record,
-                digits=digits, float64=float64)
-
-
-def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, float], *,
-        of: Iterable[str] | None = None, digits: int = DEFAULT_DIGITS,
-        float64: bool = False) -> ProductResult:
-    """``J·d`` of ``source`` (text, or a compiled graph) at ``at`` for the direction ``d``
-    (input name -> tangent; inputs left out are 0, names it does not read are ignored), in one
-    tangent sweep read at every output; certified unless ``float64``."""
-    at = _point(at)
-    return _jvp(_graph(source, of, at), at, direction, digits=digits, float64=float64)
 
 
 def codegen(source: str | Graph, lang: str = "python", mode: str = "reverse", *,
