@@ -184,21 +184,9 @@ def _curves(request, graph, ranges, size):
         equation = (f"tangent at {name} = {a:.12g}: y = {fa:.12g} + {slope:.12g}·({name} − "
                     f"{a:.12g})\n")
     note = _undefined_note(curve.undefined, len(curve.x), curve.first_error, curve.uncertified)
-    if request.fmt == "json":
-        yield "out", _json(request, {name: curve.x, **{_column(label, name): values
-                                                       for label, values in curve.series}})
-        if note:
-            yield "err", note
-        return
-    if request.fmt == "csv":
-        header = [name] + [_column(label, name) for label, _ in curve.series]
-        lines = [",".join(header)]
-        for i in range(len(curve.x)):
-            lines.append(",".join([_csv_number(curve.x[i])]
-                                  + [_csv_number(values[i]) for _, values in curve.series]))
-        yield "out", "\n".join(lines) + "\n"
-        if note:
-            yield "err", note
+    if request.fmt != "text":
+        yield from _samples(request, [(name, curve.x), *((_column(label, name), values)
+                                                        for label, values in curve.series)], note)
         return
     if request.output:
         from .views.figure import save_curve
@@ -221,9 +209,18 @@ def _curves(request, graph, ranges, size):
         yield "out", _wrapped(note, width)
 
 
-def _json(request: PlotRequest, columns: dict) -> str:
-    from .views.json import dumps, plot_json
-    return dumps(plot_json(request.source, request.at, columns)) + "\n"
+def _samples(request: PlotRequest, columns: list, note: str | None):
+    """--json or --format csv: the sampled ``columns`` (name, values) on stdout, a note on
+    stderr."""
+    if request.fmt == "json":
+        from .views.json import dumps, plot_json
+        yield "out", dumps(plot_json(request.source, request.at, dict(columns))) + "\n"
+    else:
+        rows = zip(*(values for _, values in columns))
+        yield "out", "\n".join([",".join(name for name, _ in columns),
+                                *(",".join(map(_csv_number, row)) for row in rows)]) + "\n"
+    if note:
+        yield "err", note
 
 
 def _wrapped(text: str, width: int) -> str:
@@ -272,25 +269,12 @@ def _surface(request, graph, ranges, size):
                              at=request.at)
     note = _undefined_note(surface.undefined, nx * ny, surface.first_error,
                            surface.uncertified)
-    if request.fmt == "json":  # rows as the CSV's: y outer, x inner
+    if request.fmt != "text":  # rows: y outer, x inner (x varies fastest)
         import numpy as np
         gx, gy = np.meshgrid(surface.x, surface.y)
-        yield "out", _json(request, {xn: gx.ravel(), yn: gy.ravel(), "f": surface.f.ravel(),
-                                     f"df/d{xn}": surface.dx.ravel(),
-                                     f"df/d{yn}": surface.dy.ravel()})
-        if note:
-            yield "err", note
-        return
-    if request.fmt == "csv":
-        lines = [f"{xn},{yn},f,df/d{xn},df/d{yn}"]
-        for i in range(ny):  # rows: y outer, x inner (x varies fastest)
-            for j in range(nx):
-                lines.append(",".join(_csv_number(v) for v in (
-                    surface.x[j], surface.y[i], surface.f[i, j], surface.dx[i, j],
-                    surface.dy[i, j])))
-        yield "out", "\n".join(lines) + "\n"
-        if note:
-            yield "err", note
+        yield from _samples(request, [(xn, gx.ravel()), (yn, gy.ravel()), ("f", surface.f.ravel()),
+                                      (f"df/d{xn}", surface.dx.ravel()),
+                                      (f"df/d{yn}", surface.dy.ravel())], note)
         return
     if request.output:
         from .views.figure import save_surface
