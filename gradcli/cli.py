@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from types import SimpleNamespace
 
 import click
 
@@ -24,7 +24,6 @@ from .errors import (EXIT_NUMERICAL, GradcliError, InputError, LimitError,
 from .views.text import directional_text, output_name, result_text
 
 EXIT_PIPE = 141  # standard output was a pipe that closed (128 + SIGPIPE, as shell tools give)
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 DEFAULT_MAX_ROWS = 40
 DEFAULT_MAX_NODES = 40  # gradcli graph: a picture, not a wall
@@ -417,9 +416,6 @@ class ExpressionCommand(click.Command):
             raise
 
 
-EXPRESSION_COMMAND = dict(cls=ExpressionCommand, context_settings=CONTEXT)
-
-
 @click.group(cls=GradcliGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="gradcli")
 def main():
@@ -441,10 +437,18 @@ def main():
     """
 
 
-# Arguments and options shared by the commands that read an expression.
-_EXPRESSION = click.argument("expression", required=False)
-_FILE = click.option("-f", "--file", metavar="FILE",  # opened by _read_source: errors are ours
-                     help="Read the expression or program from FILE ('-': standard input).")
+def _expression_command(name: str):
+    """A command that reads an EXPRESSION, or -f FILE (opened by _read_source: errors are
+    ours), whose EXPRESSION may start with a minus sign (:class:`ExpressionCommand`)."""
+    def declare(function):
+        function = click.option("-f", "--file", metavar="FILE", help=(
+            "Read the expression or program from FILE ('-': standard input)."))(function)
+        function = click.argument("expression", required=False)(function)
+        return main.command(name, cls=ExpressionCommand, context_settings=CONTEXT)(function)
+    return declare
+
+
+# Options shared by the commands that read an expression.
 _AT = click.option("--at", "at", type=PointType(), multiple=True,
                    help="The point: NAME=VALUE pairs, comma-separated; repeatable. "
                         "A value may be a constant expression (x=pi/4).")
@@ -491,9 +495,7 @@ def _screen(width, ascii_):
     return open_screen(width, ascii_)
 
 
-@main.command("eval", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("eval")
 @_AT
 @_WRT
 @_OF
@@ -647,43 +649,10 @@ def eval_command(**options):
             _eval_point(graph, request)
 
 
-@dataclass
-class EvalRequest:
-    """What ``gradcli eval`` is asked to do: its options by name (as click reads them), the
-    source text and the merged point once read, and which options the command line gave."""
-
-    expression: str | None
-    file: str | None
-    at: object  # the --at texts, then the merged point (a Point)
-    wrt: list | None
-    of: list | None
-    seed: object  # a float (the output's adjoint) or a dict (a weight per output)
-    mode: str | None
-    direction: dict | None
-    digits: int
-    float64: bool
-    as_json: bool
-    trace: bool
-    elements: tuple
-    max_rows: int
-    export_path: str | None
-    standalone: bool
-    check_: bool
-    expect: tuple
-    strict: bool
-    rtol: float | None
-    atol: float | None
-    points_path: str | None
-    grid: tuple
-    output_path: str | None
-    engine: str
-    scheduler: str | None
-    with_digits: bool
-    elementwise: bool
-    width: int | None
-    ascii_: bool
-    given: frozenset = frozenset()
-    source: str = ""
+class EvalRequest(SimpleNamespace):
+    """What ``gradcli eval`` is asked to do: its options by name (as click reads them: each is
+    declared once, by the command's decorators), the source text and the merged point once
+    read (``source``, ``at``), and which options the command line gave (``given``)."""
 
     @property
     def batch(self) -> bool:
@@ -859,8 +828,7 @@ def _eval_point(graph, request: EvalRequest, result=None):
     if not r.as_json:
         from .views.text import precision_notes
         _notes(screen, precision_notes(result))
-    if report is not None and not report.ok:
-        click.get_current_context().exit(EXIT_NUMERICAL)
+    _fail_on(report)
     return result
 
 
@@ -979,8 +947,7 @@ def _eval_outputs(graph, request: EvalRequest):
         elif trace:
             _notes(screen, ["note: the values and the Jacobian are certified; the trace's "
                             "sweeps are plain float64, their digits are not"])
-    if report is not None and not report.ok:
-        click.get_current_context().exit(EXIT_NUMERICAL)
+    _fail_on(report)
     return result
 
 
@@ -1166,9 +1133,7 @@ def _array_trace(result):
                              scalar=result.trace)
 
 
-@main.command("hessian", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("hessian")
 @_AT
 @_WRT
 @_OF
@@ -1220,10 +1185,9 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2',
                           warn=False)
-    if export_path and not _latex_export(export_path, standalone):
+    if not _latex_export(export_path, standalone) and export_path:
         raise InputError(f"--export {export_path}: hessian writes LaTeX only",
                          hint="use a name ending in .tex")
-    _latex_export(export_path, standalone)  # --standalone without --export FILE.tex: an error
     point = merge_points(list(at))
     graph = select_outputs(_compiled(source, point, as_json), of)  # --json shows the reading
     _warn_unread(point, graph)
@@ -1269,15 +1233,11 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
             if reports[name] is not None:
                 items += hessian_check_tables(reports[name], digits, max_rows)
         screen.show(*items)
-        if float64:
-            _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
-                            "certified"])
-        elif any(x.digits < digits for r in results.values()
-                 for x in [r.value, *r.gradient.values(), *(e for row in r.hessian for e in row)]):
-            from .engine.certify import short_digits
-            _notes(screen, [f"note: {short_digits(digits)}"])
-    if any(r is not None and not r.ok for r in reports.values()):
-        click.get_current_context().exit(EXIT_NUMERICAL)
+        _precision_note(screen, float64, digits, [
+            x for r in results.values()
+            for x in [r.value, *r.gradient.values(), *(e for row in r.hessian for e in row)]])
+    for report in reports.values():
+        _fail_on(report)
 
 
 def _check_hessian_size(graph, wrt) -> None:
@@ -1317,9 +1277,7 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
         if report is not None:
             data["check"] = check_json(report)
         screen.json(data)
-        if report is not None and not report.ok:
-            click.get_current_context().exit(EXIT_NUMERICAL)
-        return
+        return _fail_on(report)
     from .views.arrays import gradient_blocks
     items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
     items.append("Hessian-vector product H·v along the --direction v:")
@@ -1331,20 +1289,29 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
                                  title="H·v check: AD against central differences of the "
                                        "gradient along v"))
     screen.show(*items)
+    _precision_note(screen, float64, digits,
+                    [result.value, *result.gradient.values(), *result.product.values()])
+    _fail_on(report)
+
+
+def _precision_note(screen, float64: bool, digits: int, numbers) -> None:
+    """The note under a Hessian's numbers: --float64's are not certified, or some certified
+    ones hold fewer than ``digits`` digits."""
     if float64:
         _notes(screen, ["note: computed in plain float64 (--float64): its digits are not "
                         "certified"])
-    elif any(x.digits < digits for x in [result.value, *result.gradient.values(),
-                                         *result.product.values()]):
+    elif any(x.digits < digits for x in numbers):
         from .engine.certify import short_digits
         _notes(screen, [f"note: {short_digits(digits)}"])
+
+
+def _fail_on(report) -> None:
+    """Exit 1 (a numerical failure) when a --check or --expect ``report`` failed."""
     if report is not None and not report.ok:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-@main.command("diff", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("diff")
 @_WRT
 @_OF
 @click.option("--order", type=click.IntRange(min=1), default=1, show_default=True,
@@ -1577,9 +1544,7 @@ def _print_derivatives(source, wrt, of, order, mixed, as_json, as_latex, width, 
                      + values_text(labelled, digits) + "\n")
 
 
-@main.command("codegen", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("codegen")
 @click.option("--lang", type=click.Choice(["python", "numpy", "jax", "c"]), default="python",
               show_default=True, help="python: plain math; numpy: over arrays; jax: jax.numpy "
                                       "(jit it); c: C99 with <math.h>.")
@@ -1686,9 +1651,7 @@ def functions_command(as_json, width, ascii_):
     screen.show(functions_table(rows))
 
 
-@main.command("graph", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("graph")
 @click.option("--at", "at", type=PointType(), multiple=True,
               help="Annotate at this point (NAME=VALUE pairs, repeatable): each node with its "
                    "value (data) and adjoint (grad), each edge with its local derivative.")
@@ -1785,9 +1748,7 @@ def _array_picture(graph, point, max_nodes: int):
     return array_picture(build_array_trace(graph, result.values, adjoint, records), max_nodes)
 
 
-@main.command("plot", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("plot")
 @click.option("--over", "over", multiple=True, metavar="NAME=START:STOP[:COUNT][,...]",
               help="The range of one input (curves) or two inputs (a heat map with the gradient "
                    "field); COUNT is the number of samples. Default: -5:5 for each input --at "
@@ -1884,9 +1845,7 @@ def repl_command(script):
     click.get_current_context().exit(code)
 
 
-@main.command("explore", **EXPRESSION_COMMAND)
-@_EXPRESSION
-@_FILE
+@_expression_command("explore")
 @_AT
 @click.option("--ascii", "ascii_", is_flag=True, help="Only ASCII characters.")
 def explore_command(expression, file, at, ascii_):
