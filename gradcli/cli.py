@@ -141,19 +141,20 @@ def _report(error: GradcliError, ctx) -> None:
         from .views.errors import error_object
         from .views.json import dumps
         click.echo(dumps(error_object(error, source, message=error.text("--"), hint=hint)))
-    click.echo(describe(error, source, option_prefix="--", hint=hint, show=_stderr_show()),
-               err=True)
+    from .views.notation import needs_ascii
+    show = _shown_on(sys.stderr, needs_ascii(getattr(sys.stderr, "encoding", None)))
+    click.echo(describe(error, source, option_prefix="--", hint=hint, show=show), err=True)
     ctx.exit(error.exit_code)
 
 
-def _stderr_show():
-    """How text is printed on a standard error that cannot show it all (cp1252, ASCII): in the
-    notation's ASCII (df/dx) with ``\\u03b8`` escapes, so carets can count what is printed;
-    None on a stream that can (UTF-8)."""
-    encoding = getattr(sys.stderr, "encoding", None)
-    from .views.notation import needs_ascii, to_ascii
-    if not needs_ascii(encoding):
+def _shown_on(stream, ascii_: bool):
+    """How text is printed on ``stream``: as it is (None), or with ``ascii_`` (a stream that
+    cannot show it all: cp1252, ASCII) in the notation's ASCII (df/dx) with ``\\u03b8`` escapes,
+    so that carets and alignment count what is printed (a character can take six cells)."""
+    if not ascii_:
         return None
+    from .views.notation import to_ascii
+    encoding = getattr(stream, "encoding", None) or "ascii"
     return lambda text: to_ascii(text, encoding)
 
 
@@ -840,7 +841,6 @@ def _notes(screen, lines: list[str]) -> None:
         screen.stream.flush()
     except (AttributeError, OSError):
         pass
-    import sys
     encoding = getattr(sys.stderr, "encoding", None) or "ascii"
     for line in lines:
         try:
@@ -1034,24 +1034,15 @@ def _eval_batch(graph, request: EvalRequest) -> None:
         click.get_current_context().exit(EXIT_NUMERICAL)
 
 
-def _summary(result, digits: int, screen=None) -> str:
+def _summary(result, digits: int, screen) -> str:
     """The value and the gradient, or (forward mode along a direction) the directional derivative;
     aligned as ``screen`` prints it (in ASCII, a name's character can be a six-cell escape)."""
     output = output_name(result.graph)
     if result.mode == "forward" and result.directional is not None:
         return directional_text(result.value, result.directional, result.direction, result.seed,
                                 digits, output)
-    return result_text(result.value, result.gradient, result.seed, digits, _show(screen), output)
-
-
-def _show(screen):
-    """How ``screen`` prints a label: as it is, or in ASCII (a name's character can be a
-    six-cell escape), so the alignment counts what is printed."""
-    if screen is None or not screen.ascii:
-        return None
-    from .views.notation import to_ascii
-    encoding = getattr(screen.stream, "encoding", None) or "ascii"
-    return lambda text: to_ascii(text, encoding)
+    return result_text(result.value, result.gradient, result.seed, digits,
+                       _shown_on(screen.stream, screen.ascii), output)
 
 
 def _check(result, request: EvalRequest):
@@ -1085,7 +1076,7 @@ def _check_export_suffix(path: str, as_json: bool) -> None:
                          hint="use --export FILE.json, or drop --json to save the tables")
 
 
-def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=()) -> list:
+def _blocks(result, digits, max_rows, trace, check, screen, elements) -> list:
     """What eval shows: the result (an array input's gradient in its shape), (with --trace)
     the trace tables (a program with array values: by array operation, and with --elements
     the scalar rows of those named), (with --check) the check."""
@@ -1093,7 +1084,7 @@ def _blocks(result, digits, max_rows, trace, check=None, screen=None, elements=(
         from .views.arrays import gradient_blocks
         items: list = gradient_blocks(output_name(result.graph), result.value, result.gradient,
                                       result.graph.arrays, digits, max_rows, result.seed,
-                                      _show(screen))
+                                      _shown_on(screen.stream, screen.ascii))
     else:
         items = [_summary(result, digits, screen)]
     if not trace and check is None:
@@ -1181,14 +1172,13 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
     Exit codes: 0 success, 1 numerical failure or a failed --check, 2 bad input.
     """
     from .api import hessians, select_outputs
-    from .points import merge_points
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2',
                           warn=False)
     if not _latex_export(export_path, standalone) and export_path:
         raise InputError(f"--export {export_path}: hessian writes LaTeX only",
                          hint="use a name ending in .tex")
-    point = merge_points(list(at))
+    point = _merged(at)
     graph = select_outputs(_compiled(source, point, as_json), of)  # --json shows the reading
     _warn_unread(point, graph)
     if export_path and graph.n_outputs > 1:
@@ -1691,11 +1681,10 @@ def graph_command(expression, file, at, fmt, output_path, max_nodes, digits, lay
     from .api import annotations
     from .views.diagrams import save, to_dot, to_mermaid
     from .views.picture import build_picture, cap_note
-    from .points import merge_points
 
     ctx = click.get_current_context()
     source = _read_source(expression, file, example='gradcli graph "x^2 + y"', warn=False)
-    point = merge_points(list(at))
+    point = _merged(at)
     graph = _compiled(source, point)
     if at:
         _warn_unread(point, graph)
