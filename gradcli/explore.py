@@ -68,7 +68,6 @@ class Walk:
             self.result = evaluate(graph, at, float64=True, record=True)
             self.arrays = _ArraySteps(graph, self.result)
             self.trace, self.tangents = self.arrays, None
-            self.position, self.mode = 0, "reverse"
             self.set_mode(mode)
             return
         size = graph.n_slots - graph.n_const
@@ -80,8 +79,6 @@ class Walk:
         self.result = evaluate(graph, at, float64=True)  # the sweeps it steps through
         self.trace = self.result.trace
         self.tangents = evaluate(graph, at, mode="forward").trace if graph.inputs else None
-        self.position = 0
-        self.mode = "reverse"
         self.set_mode(mode)
 
     # -- moving -----------------------------------------------------------------------------------
@@ -466,16 +463,14 @@ def make_app(walk: Walk):
                                         for n in ("forward", "sweep", "adjoints"))
             for table in (forward, sweep, adjoints):
                 table.clear(columns=True)
+            forward.add_columns("node", "operation", "value")
+            adjoints.display = w.mode != "forward"
             if w.mode == "forward":
-                forward.add_columns("node", "operation", "value")
                 sweep.add_columns("node", "tangent rule",
                                   *[fix(f"v̇ ({dot(n)}=1)") for n in w.tangents.sweeps])
-                adjoints.display = False
             else:
-                forward.add_columns("node", "operation", "value")
                 sweep.add_columns("from", "to", fix("v̄ up"), "local", "contribution")
                 adjoints.add_columns("node", "adjoint", "sum of contributions")
-                adjoints.display = True
             for row in w.trace.forward:
                 forward.add_row(row.id, fix("input" if row.op == "input" else
                                             f"{row.id} = {row.expr}"), "", key=row.id)
