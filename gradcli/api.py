@@ -1020,7 +1020,8 @@ def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
     columns = [graph.inputs.index(name) for name in wrt]
     chosen = choose(mode, graph.n_outputs, len(wrt))
     sweeps = graph.n_outputs if chosen == "reverse" else len(columns)
-    try:
+
+    def sweep():
         values = forward(graph, point)
         if chosen == "reverse":
             rows, recorded = rows_by_reverse(graph, values, columns, record)
@@ -1028,32 +1029,22 @@ def jacobian(source: str | Graph, at: Mapping[str, float] | None = None,
         else:
             rows, partials, tangents = columns_by_forward(graph, values, columns)
             detail = (partials, tangents)
-        output_values = [values[slot] for slot in graph.output_slots]
-    except NumericalError as failure:
-        if float64:
-            raise
-        # float64 overflows (exp(1000)) where the balls do not: the certified numbers are the
-        # answer; only the trace, which shows float64's sweeps, has none to show
-        from .check import Unswept
-        values, detail = Unswept(failure), ()
-    names = list(graph.output_names)
-    proven = False
-    if not float64:
+        return values, [values[slot] for slot in graph.output_slots], rows, detail
+
+    def certified(exact):
         from .engine.certify import certify
-        _check_digits(digits)
-        exact = [_exact(at, name) for name in graph.inputs]
         slots = [graph.n_const + j for j in columns]
-        certified = [certify(graph.only(i), exact, wrt_slots=slots, digits=digits,
-                             active=_active(graph, slots)) for i in range(graph.n_outputs)]
-        output_values = [c.value for c in certified]
-        rows = [c.gradient for c in certified]
-        proven = True
+        found = [certify(graph.only(i), exact, wrt_slots=slots, digits=digits,
+                         active=_active(graph, slots)) for i in range(graph.n_outputs)]
+        return [c.value for c in found], [c.gradient for c in found]
+    values, output_values, rows, detail = _swept(graph, at, sweep, certified, digits, float64)
+    names = list(graph.output_names)
     return JacobianResult(
         values=dict(zip(names, output_values)),
         jacobian={name: dict(zip(wrt, row)) for name, row in zip(names, rows)},
         outputs=names, inputs=wrt, mode=chosen, sweeps=sweeps, auto=mode == "auto",
         source=graph.source, point=dict(zip(graph.inputs, point)), graph=graph,
-        slot_values=values, detail=detail, proven=proven)
+        slot_values=values, detail=detail, proven=not float64)
 
 
 def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]:
@@ -1072,25 +1063,23 @@ def _output_weights(graph: Graph, cotangent: Mapping[str, float]) -> list[float]
     return weights
 
 
-def _product(graph: Graph, at: Mapping[str, float], sweep, digits: int, float64: bool,
-             **which) -> tuple:
-    """A product's float64 ``sweep()`` (values, the outputs' values, the product, the trace's
-    detail) and, unless ``float64``, the certified numbers in place of its own (:func:`~gradcli.
-    engine.certify.certify_product` with ``which``): where float64 fails (exp(1000)), only the
-    certified ones, and no sweep for the trace."""
+def _swept(graph: Graph, at: Mapping[str, float], sweep, certified, digits: int,
+           float64: bool) -> tuple:
+    """The Jacobian's or a product's float64 ``sweep()`` (values, the outputs' values, the
+    entries, the trace's detail) and, unless ``float64``, the numbers ``certified(exact point)``
+    proves (the outputs' values, the entries) in place of its own: where float64 overflows
+    (exp(1000)) and the balls do not, only the certified ones, and no sweep for the trace."""
     try:
-        values, output_values, product, detail = sweep()
+        values, output_values, entries, detail = sweep()
     except NumericalError as failure:
         if float64:
             raise
         from .check import Unswept
         values, detail = Unswept(failure), ()
     if not float64:
-        from .engine.certify import certify_product
         _check_digits(digits)
-        output_values, product = certify_product(
-            graph, [_exact(at, n) for n in graph.inputs], digits=digits, **which)
-    return values, output_values, product, detail
+        output_values, entries = certified([_exact(at, n) for n in graph.inputs])
+    return values, output_values, entries, detail
 
 
 def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, float], *,
@@ -1108,17 +1097,19 @@ def vjp(source: str | Graph, at: Mapping[str, float], cotangent: Mapping[str, fl
     weights = _output_weights(graph, cotangent)
     point = point_vector(graph, at)
     wrt = wrt_names(graph, wrt)
+    columns = [graph.inputs.index(name) for name in wrt]
     names = list(graph.output_names)
 
     def sweep():
         values = forward(graph, point)
         adjoint, records = vjp(graph, values, weights, record)
         return values, [values[s] for s in graph.output_slots], [
-            adjoint[graph.n_const + graph.inputs.index(name)] for name in wrt], (
-            adjoint, weights, records)
-    values, output_values, product, detail = _product(
-        graph, at, sweep, digits, float64, cotangent=weights,
-        columns=[graph.inputs.index(name) for name in wrt])
+            adjoint[graph.n_const + j] for j in columns], (adjoint, weights, records)
+
+    def certified(exact):
+        from .engine.certify import certify_product
+        return certify_product(graph, exact, cotangent=weights, columns=columns, digits=digits)
+    values, output_values, product, detail = _swept(graph, at, sweep, certified, digits, float64)
     return ProductResult(
         "vjp", dict(zip(names, output_values)), dict(zip(names, weights)),
         dict(zip(wrt, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
@@ -1144,8 +1135,11 @@ def jvp(source: str | Graph, at: Mapping[str, float], direction: Mapping[str, fl
         product, partials, tangent = jvp(graph, values, tangents)
         return values, [values[s] for s in graph.output_slots], product, (
             partials, [("direction", tangent)])
-    values, output_values, product, detail = _product(graph, at, sweep, digits, float64,
-                                                      direction=tangents)
+
+    def certified(exact):
+        from .engine.certify import certify_product
+        return certify_product(graph, exact, direction=tangents, digits=digits)
+    values, output_values, product, detail = _swept(graph, at, sweep, certified, digits, float64)
     return ProductResult(
         "jvp", dict(zip(names, output_values)), dict(zip(graph.inputs, tangents)),
         dict(zip(names, product)), names, graph.source, dict(zip(graph.inputs, point)), graph,
