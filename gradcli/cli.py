@@ -701,18 +701,12 @@ _SHAPES = "{flag} shapes the tables of one point; it does not go with {many}"
 _IN_FULL = ("{many} writes every number in full (the shortest text that reads back to the same "
             "double) and every row")
 EVAL_OPTIONS = (  # (option, the modes it goes with, message elsewhere, hint)
-    ("--seed", _ONE, _DETAILS, None),
-    ("--mode", _ONE, _DETAILS, None),
-    ("--direction", _ONE, _DETAILS, None),
+    *((flag, _ONE, _DETAILS, None) for flag in ("--seed", "--mode", "--direction")),
     # before --trace, which it implies: the message names the option given
     ("--elements", ("point",), "{flag} expands an array operation of the trace of one output",
      "pick one output with --of"),
-    ("--trace", _ONE, _DETAILS, None),
-    ("--export", _ONE, _DETAILS, None),
-    ("--standalone", _ONE, _DETAILS, None),
-    ("--check", _ONE, _DETAILS, None),
-    ("--expect", _ONE, _DETAILS, None),
-    ("--elementwise", _ONE, _DETAILS, None),
+    *((flag, _ONE, _DETAILS, None) for flag in ("--trace", "--export", "--standalone",
+                                                 "--check", "--expect", "--elementwise")),
     ("--max-rows", _ONE, _SHAPES, _IN_FULL),
     ("--with-digits", ("batch",), "{flag} adds a column to the rows of --points or --grid", None),
     ("-o", ("batch",), "{flag} goes with --points or --grid", None),
