@@ -440,12 +440,9 @@ def _joined(word: str, after: str) -> bool:
 
 def incomplete(text: str) -> bool:
     """Whether the input goes on on the next line: an open bracket, a trailing operator."""
-    depth = 0
-    for ch in re.sub(r"#[^\n]*", "", text):
-        depth += ch == "("
-        depth -= ch == ")"
-    tail = re.sub(r"#[^\n]*", "", text).rstrip()
-    return depth > 0 or tail.endswith(("+", "-", "*", "/", "^", ",", "=", "\\"))
+    code = re.sub(r"#[^\n]*", "", text)
+    return (code.count("(") > code.count(")")
+            or code.rstrip().endswith(("+", "-", "*", "/", "^", ",", "=", "\\")))
 
 
 def inputs(lines):
