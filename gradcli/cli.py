@@ -1261,7 +1261,8 @@ def _hessian_product(graph, point, direction, wrt, digits, float64, as_json, ref
         if report is not None:
             data["check"] = check_json(report)
         screen.json(data)
-        return _fail_on(report)
+        _fail_on(report)
+        return
     from .views.arrays import gradient_blocks
     items = gradient_blocks("f", result.value, result.gradient, graph.arrays, digits, max_rows)
     items.append("Hessian-vector product H·v along the --direction v:")
