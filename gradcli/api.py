@@ -18,6 +18,7 @@ from .engine.graph import (Graph, missing_inputs, point_vector, select_outputs, 
 from .engine.graph import compile as compile_graph
 from .engine.partials import Partials, local_partials
 from .engine.reverse import check_gradient, reverse
+from .engine.rounding import DEFAULT_DIGITS
 
 if TYPE_CHECKING:  # the annotations' names; at run time each is imported where it is made
     from .matrices import HessianResult, HvpResult, JacobianResult, ProductResult
@@ -149,9 +150,6 @@ def _slots(graph: Graph) -> dict[str, int]:
 def _active(graph: Graph, slots: list[int]):
     """:meth:`Graph.active` for the input ``slots``; None (every non-constant) when that is all."""
     return None if len(slots) == len(graph.inputs) else graph.active(slots)
-
-
-DEFAULT_DIGITS = 13  # significant digits (engine.certify.DEFAULT_DIGITS, without importing it)
 
 
 def _reverse(graph: Graph, at: Mapping[str, float], *, wrt: Iterable[str] | None = None,
