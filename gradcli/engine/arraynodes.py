@@ -30,8 +30,8 @@ from types import SimpleNamespace
 from ..errors import GradcliError, InputError
 from ..language.ast import Assign
 from ..limits import check_elements
-from .arrays import (REDUCTIONS, broadcast_shape, check_compiled_shapes, element_names,
-                     matmul_shape, reduced_shape, shape_of, shape_text)
+from .arrays import (REDUCTIONS, broadcast_shape, check_compiled_shapes, element_entries,
+                     element_names, matmul_shape, reduced_shape, shape_of, shape_text)
 
 Shape = tuple[int, ...]
 
@@ -538,9 +538,7 @@ class Elements(Mapping):
             for name, value in self._arrays.items():
                 shape = getattr(value, "shape", ())
                 if shape:
-                    items = value.ravel().tolist()
-                    made.update(zip(element_names(name, shape),
-                                    items if read is None else map(read, items)))
+                    made.update(element_entries(name, value, shape, read))
                 else:
                     made[name] = _item(value) if read is None else read(value)
             self._made = made
