@@ -344,16 +344,10 @@ def forward_block(graph: Graph, inputs: list, m: SimpleNamespace | None = None,
 
 def _times(g, local):
     """``g * local`` without a pass over the rows when either is the float 1 or -1 (exact)."""
-    if type(local) is float:
-        if local == 1.0:
-            return g
-        if local == -1.0:
-            return -g
-    if type(g) is float:
-        if g == 1.0:
-            return local
-        if g == -1.0:
-            return -local
+    if type(local) is float and (local == 1.0 or local == -1.0):
+        return g if local == 1.0 else -g
+    if type(g) is float and (g == 1.0 or g == -1.0):
+        return local if g == 1.0 else -local
     return g * local
 
 
