@@ -1062,11 +1062,6 @@ def digits_from_relative(rel):
     return np.clip(digits, 0, 17).astype(np.int64)
 
 
-def digits_of(value, err):
-    """Certain significant digits of ``value`` given the bound ``err`` (0 to 17)."""
-    return digits_from_relative(relative_error(value, err))
-
-
 def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None = None) -> list:
     """Every slot as a Bounded for one block: the batch engine's forward sweep (the same
     operations in the same order, so the same values) with a bound carried beside each.
@@ -1087,48 +1082,59 @@ def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None =
     return slots
 
 
-def _result_bounds(graph: Graph, slots: list, wrt: list[str], order, outputs, m):
-    """(value, bound) of every result, in batchio's order (each output, then its gradient by
-    ``wrt``); a bound None for a result that is exact (nothing flows into it, or no error)."""
-    from .batch import reverse_block
-    found = []
-    singles = outputs or [graph]
-    for one in singles:
-        out = _bounded(slots[one.output])
-        found.append((out.v, out.e if _nonzero(out.e) else None))
-        if not wrt:
-            continue
-        adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
-                                else visit_order(one), m=m)
-        for name in wrt:
-            g = adjoint[one.n_const + one.inputs.index(name)]
-            g = None if g is None else _bounded(g)
-            found.append((None if g is None else g.v,
-                          g.e if g is not None and _nonzero(g.e) else None))
-    return found
+class _Rows:
+    """The rows of ``columns`` to bound, and what each block's sweep reads: the results (each
+    output's value, then its gradient by ``wrt``), their visit order, the constants' errors."""
+
+    def __init__(self, graph: Graph, columns: Mapping[str, object],
+                 wrt: Iterable[str] | None, gradient: bool):
+        from .batch import as_columns, block_namespace
+        from .graph import wrt_names
+        self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
+        self.n, self.arrays = as_columns(graph, columns)
+        self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
+                        if graph.n_outputs > 1 else None)
+        self.order = visit_order(graph) if self.outputs is None else None
+        self.errors = constant_errors(graph, _namespace(block_namespace()))
+
+    def bounds(self, block: list, m) -> list:
+        """(value, bound) of every result over ``block`` (the inputs in graph order), in
+        batchio's order; a bound None for a result that is exact (nothing flows into it, or no
+        error)."""
+        from .batch import reverse_block
+        slots = forward(self.graph, block, m, self.errors)
+        found = []
+        singles = self.outputs or [self.graph]
+        for one in singles:
+            out = _bounded(slots[one.output])
+            found.append((out.v, out.e if _nonzero(out.e) else None))
+            if not self.wrt:
+                continue
+            order = self.order if len(singles) == 1 and self.order else visit_order(one)
+            adjoint = reverse_block(one, list(slots), order, m=m)
+            for name in self.wrt:
+                g = adjoint[one.n_const + one.inputs.index(name)]
+                g = None if g is None else _bounded(g)
+                found.append((None if g is None else g.v,
+                              g.e if g is not None and _nonzero(g.e) else None))
+        return found
+
+    def digits(self, block: list):
+        """Certain digits of each row of ``block``: the least over its results."""
+        import numpy as np
+        from .batch import block_namespace
+        n = len(block[0]) if block else 1
+        worst = np.zeros(n)  # the largest relative error bound over the row's results
+        try:
+            found = self.bounds(block, _namespace(block_namespace()))
+        except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
+            return digits_from_relative(np.full(n, np.inf))
+        for value, err in found:
+            if err is not None:
+                worst = np.maximum(worst, relative_error(value, err))
+        return digits_from_relative(worst)
 
 
-def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
-                 outputs: list[Graph] | None = None, errors: list | None = None):
-    """Certain digits of each row of one block (``block``: the inputs in graph order): the least
-    over every output's value and its gradient by ``wrt``."""
-    import numpy as np
-    from .batch import block_namespace
-    n = len(block[0]) if block else 1
-    m = _namespace(block_namespace())
-    slots = forward(graph, block, m, errors)
-    worst = np.zeros(n)  # the largest relative error bound over the row's results
-    try:
-        found = _result_bounds(graph, slots, wrt, order, outputs, m)
-    except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
-        return digits_from_relative(np.full(n, np.inf))
-    for value, err in found:
-        if err is not None:
-            worst = np.maximum(worst, relative_error(value, err))
-    return digits_from_relative(worst)
-
-
-QUICK_ROWS = 1 << 14  # the quick test's smallest chunk: large enough that its Python steps do not count
 # A margin over the digits' own log10 and floor, and over the few ulps by which NumPy's
 # functions on a column and on one number (pow, expm1, log in the bounds' formulas) may differ.
 SAFETY = 1.0 + 2.0 ** -10
@@ -1140,7 +1146,7 @@ SAFETY = 1.0 + 2.0 ** -10
 _QUICK_FAILS = (ArithmeticError, LimitError, ValueError, TypeError, LookupError, AttributeError)
 
 
-class QuickTest:
+class QuickTest(_Rows):
     """The quick test (module docstring) of the rows of ``columns``: which of them the
     row-by-row bound must sweep to know whether they have ``enough`` certain digits.
 
@@ -1156,15 +1162,8 @@ class QuickTest:
                  wrt: Iterable[str] | None = None, gradient: bool = True,
                  enough: int = MIN_DIGITS):
         import numpy as np
-        from .batch import as_columns, block_namespace
-        from .graph import wrt_names
-        self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
-        self.n, self.arrays = as_columns(graph, columns)
+        super().__init__(graph, columns, wrt, gradient)
         self.inputs = [self.arrays[name] for name in graph.inputs]
-        self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
-                        if graph.n_outputs > 1 else None)
-        self.order = visit_order(graph) if self.outputs is None else None
-        self.errors = constant_errors(graph, _namespace(block_namespace()))
         self.scale = 2.0 * 10.0 ** enough * SAFETY
         self.m = _namespace(RANGES)
         self.suspect = np.zeros(self.n, dtype=bool)
@@ -1176,9 +1175,7 @@ class QuickTest:
         import numpy as np
         block = [Bounded(Interval(lo, hi), 0.0) for lo, hi in ranges]
         with np.errstate(all="ignore"):
-            slots = forward(self.graph, block, self.m, self.errors)
-            found = _result_bounds(self.graph, slots, self.wrt, self.order, self.outputs,
-                                   self.m)
+            found = self.bounds(block, self.m)
         thresholds = []
         for k, (_, err) in enumerate(found):
             if err is not None:
@@ -1277,7 +1274,6 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
     given fewer are the same, with the same digits, as without it. ``rows`` (an index array):
     the digits of these rows only, one per index."""
     import numpy as np
-    from .batch import as_columns, block_namespace
     if enough is not None and results is not None:
         quick = QuickTest(graph, columns, wrt=wrt, gradient=gradient, enough=enough)
         for start in range(0, quick.n, block_rows):
@@ -1287,22 +1283,15 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
         some = np.flatnonzero(quick.suspects())
         digits[some] = certain_digits(graph, columns, wrt=wrt, gradient=gradient, rows=some)
         return digits
-    from .graph import wrt_names
-    wrt = wrt_names(graph, wrt) if gradient else []
-    n, arrays = as_columns(graph, columns)
-    outputs = [graph.only(i) for i in range(graph.n_outputs)] if graph.n_outputs > 1 else None
-    order = visit_order(graph) if outputs is None else None
-    errors = constant_errors(graph, _namespace(block_namespace()))
-    n_rows = n if rows is None else len(rows)
+    every = _Rows(graph, columns, wrt, gradient)
+    n_rows = every.n if rows is None else len(rows)
     digits = np.empty(n_rows, dtype=np.int64)
     with np.errstate(all="ignore"):
         for start in range(0, n_rows, block_rows):
-            stop = min(n_rows, start + block_rows)
-            if rows is None:
-                block = [arrays[name][start:stop] for name in graph.inputs]
-            else:
-                block = [arrays[name][rows[start:stop]] for name in graph.inputs]
-            digits[start:stop] = block_digits(graph, block, wrt, order, outputs, errors)
+            taken = slice(start, start + block_rows) if rows is None else \
+                rows[start:start + block_rows]
+            digits[start:start + block_rows] = every.digits(
+                [every.arrays[name][taken] for name in graph.inputs])
     return digits
 
 
@@ -1733,5 +1722,4 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     return texts[0], texts[1:], kinks
 
 
-__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "certify_quickly",
-           "digits_of"]
+__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "certify_quickly"]
