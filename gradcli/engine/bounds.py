@@ -407,10 +407,8 @@ def _divide(a: Bounded, b: Bounded) -> Bounded:
     if not _nonzero(b.e):  # an exact divisor: the dividend's error, scaled
         e = a.e / _low(b.v) if _nonzero(a.e) else 0.0
         return Bounded(v, _rounded(e, v, TINY))
-    room = _low(b.v) - b.e
     with xp.errstate(divide="ignore", invalid="ignore"):
-        e = xp.where(room > 0, _plus(a.e, _mag(v) * b.e) / xp.where(room > 0, room, 1.0),
-                     xp.inf)
+        e = _over(_plus(a.e, _mag(v) * b.e), _room(b.v, b.e))
     return Bounded(v, _rounded(e, v, TINY))
 
 
@@ -433,13 +431,10 @@ def _pow(a: Bounded, b: Bounded) -> Bounded:
             if n >= 1 and n == int(n) and n <= 64:
                 e = n * (_mag(a.v) + a.e) ** (n - 1) * a.e
             else:
-                room = _low(a.v) - a.e
-                rel = xp.where(room > 0, a.e / xp.where(room > 0, room, 1.0), xp.inf)
-                e = _mag(v) * xp.expm1(abs(n) * rel)
+                e = _mag(v) * xp.expm1(abs(n) * _over(a.e, _room(a.v, a.e)))
         return Bounded(v, _not_finite_as_inf(e) + own)
     with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        room = _low(a.v) - a.e
-        rel = xp.where(room > 0, a.e / xp.where(room > 0, room, 1.0), xp.inf)  # bound on |dln a|
+        rel = _over(a.e, _room(a.v, a.e))  # bound on |dln a|
         t = _log_size(a.v) * b.e + _mag(b.v) * rel + b.e * rel
         e = _mag(v) * xp.expm1(t)
         if _summary(a.v, b.v):  # a base that may be negative with an inexact exponent: unbounded
@@ -477,16 +472,16 @@ def _room(x, e):
     return _low(x) - e
 
 
+def _over(x, room):
+    """``x / room`` where ``room > 0``, else inf (the interval may reach a pole or leave the
+    domain)."""
+    return xp.where(room > 0, x / xp.where(room > 0, room, 1.0), xp.inf)
+
+
 def _log_bound(scale=1.0):
     def bound(x, e, v):  # |ln X - ln x| <= e/min(X, x) <= e/(x - e)
-        room = _room(x, e)
-        return xp.where(room > 0, e / xp.where(room > 0, room, 1.0), xp.inf) * scale
+        return _over(e, _room(x, e)) * scale
     return bound
-
-
-def _log1p_bound(x, e, v):
-    room = _room(1.0 + x, e)
-    return xp.where(room > 0, e / xp.where(room > 0, room, 1.0), xp.inf)
 
 
 def _sqrt_bound(x, e, v):  # |√X - √x| <= min(e/√x, √e), for X >= 0
@@ -528,8 +523,7 @@ def _tan_bound(x, e, v):
     """|tan X - tan x| = |sin(X - x)|/|cos X cos x| <= e/(|cos x|(|cos x| - e)) = e·s²/(1 - e·s),
     s = 1/|cos x| = sqrt(1 + tan² x); no pole inside while e·s < 1."""
     s = xp.sqrt(1 + _mag(v) * _mag(v))
-    room = 1 - e * s
-    return xp.where(room > 0, e * (s * s) / xp.where(room > 0, room, 1.0), xp.inf)
+    return _over(e * (s * s), 1 - e * s)
 
 
 def _erfc_bound(x, e, v):  # 2/√π·exp(-d²), d the interval's nearest distance to 0
@@ -565,7 +559,8 @@ BOUNDS = {
     "expm1": lambda x, e, v: xp.where(e <= 0.5, (1 + _mag(v)) * (e * (1 + e)), xp.inf),
     "exp2": lambda x, e, v: _relative(v, e, 0.6931471805599453),
     "log": _log_bound(), "log2": _log_bound(1.4426950408889634),
-    "log10": _log_bound(0.43429448190325176), "log1p": _log1p_bound,
+    "log10": _log_bound(0.43429448190325176),
+    "log1p": lambda x, e, v: _over(e, _room(1.0 + x, e)),
     "sqrt": _sqrt_bound, "cbrt": _cbrt_bound,
     "atan": lambda x, e, v: e / (1 + xp.maximum(_room(x, e), 0) ** 2),
     "asinh": lambda x, e, v: e / xp.maximum(1.0, _room(x, e)),
@@ -584,16 +579,14 @@ BOUNDS = {
     "digamma": _positive_axis(lambda lo, hi, e, v: e * ((1 + 1 / lo) / lo)),
     "trigamma": _positive_axis(lambda lo, hi, e, v: e * ((1 + 2 / lo) / (lo * lo))),
 }
-# Exact arguments only, where the function's own error holds (the gamma family: positive axis)
-_OWN_DOMAIN = {"gamma": lambda x: x > 0, "lgamma": lambda x: x > 0,
-               "digamma": lambda x: x > 0, "trigamma": lambda x: x > 0}
+# The gamma family: its own error holds on the positive axis only (exact arguments too)
+_POSITIVE_AXIS = frozenset(("gamma", "lgamma", "digamma", "trigamma"))
 
 
 def _bounded_function(name, f):
     """A function with a rational bound (:data:`BOUNDS`): the change over the interval, and the
     function's own error (:data:`ULPS`)."""
     bound, ulps = BOUNDS[name], ULPS.get(name, DEFAULT_ULPS)
-    domain = _OWN_DOMAIN.get(name)
 
     def apply(a):
         a = _bounded(a)
@@ -601,12 +594,12 @@ def _bounded_function(name, f):
         own = _ulp_error(v, ulps)
         if name in ABSOLUTE:
             own = own + (2 * U * ulps) * 4.0
-        if domain is not None:
+        if name in _POSITIVE_AXIS:
             if _summary(a.v):
-                if not domain(a.v.lo):
+                if not a.v.lo > 0:
                     raise Unbounded(f"{name} left of 0")
             else:
-                own = xp.where(domain(a.v), own, xp.inf)
+                own = xp.where(a.v > 0, own, xp.inf)
         if not _nonzero(a.e):  # an exact argument: only the function's own error
             return Bounded(v, own)
         with xp.errstate(all="ignore"):
@@ -673,14 +666,6 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         steps = FLOAT
     else:
         from .batch import NUMPY as steps
-    def trig(own, other, name):
-        def apply(a):
-            a = _bounded(a)
-            v, c = getattr(m, own)(a.v), getattr(m, other)(a.v)
-            e = xp.minimum(2.0, _mag(c) * a.e + 0.5 * a.e * a.e)
-            return Bounded(v, e + _ulp_error(v, ULPS[name]))
-        return apply
-
     def binary_lipschitz(name, combine):
         def apply(a, b):
             a, b = _bounded(a), _bounded(b)
@@ -692,15 +677,15 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         r = _low(m.hypot(a.v, b.v))
         spread = a.e + b.e
         with xp.errstate(divide="ignore", invalid="ignore"):
-            e = xp.where(r > spread, spread / xp.where(r > spread, r - spread, 1.0), xp.inf)
-        return e + _ulp_error(v, DEFAULT_ULPS)
+            return _over(spread, r - spread) + _ulp_error(v, DEFAULT_ULPS)
 
     own = {
         # (a sum keeps the carried error of its arguments: Bounded's own operators)
         "add": lambda a, b: _kept(a) + b, "sub": lambda a, b: _kept(a) - b,
         "mul": lambda a, b: _kept(a) * b, "div": lambda a, b: _kept(a) / b,
         "neg": lambda a: -_kept(a), "pow": lambda a, b: _kept(a) ** b,
-        "sin": trig("sin", "cos", "sin"), "cos": trig("cos", "sin", "cos"),
+        "sin": _wave_bound(m.sin, m.cos, ULPS["sin"]),
+        "cos": _wave_bound(m.cos, m.sin, ULPS["cos"]),
         # exact, and moving their result no farther than their argument
         "abs": lambda a: Bounded(m.abs(_bounded(a).v), _bounded(a).e),
         "relu": lambda a: Bounded(m.relu(_bounded(a).v), _bounded(a).e),
@@ -718,8 +703,8 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     # sec, csc, cot, log(a, b): the compositions the engines compute (1/cos(a), ...), on
     # Bounded values whose functions are the library's own (NumPy's or math's, bit for bit)
     values = RANGES if m is RANGES else steps
-    library = SimpleNamespace(cos=_library_trig(values.cos, values.sin),
-                              sin=_library_trig(values.sin, values.cos),
+    library = SimpleNamespace(cos=_wave_bound(values.cos, values.sin, DEFAULT_ULPS),
+                              sin=_wave_bound(values.sin, values.cos, DEFAULT_ULPS),
                               tan=_bounded_function("tan", values.tan),
                               log=_bounded_function("log", values.log))
     for name in ("sec", "csc", "cot", "log_base"):
@@ -736,15 +721,16 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     return bounded
 
 
-def _library_trig(f, other):
-    """sin or cos as the library computes them (the C library's, not trig.sincos): for sec, csc
-    and cot, whose primals call cos and sin."""
+def _wave_bound(f, other, ulps: float):
+    """sin or cos (``f``; ``other``, its partner): ``|f(X) - f(x)| <= |other(x)|·e + e²/2``,
+    and 2 at most, plus ``ulps`` of its own error (trig.sincos's, or the C library's for sec,
+    csc and cot, whose primals call cos and sin)."""
     def apply(a):
         a = _bounded(a)
         v = f(a.v)
         e = xp.minimum(2.0, _mag(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
             else 0.0
-        return Bounded(v, _plus(e, _ulp_error(v, DEFAULT_ULPS)))
+        return Bounded(v, _plus(e, _ulp_error(v, ulps)))
     return apply
 
 
