@@ -628,6 +628,15 @@ def _frompyfunc(f):
     return np.frompyfunc(f, 1, 1)
 
 
+def objects(items, shape: Shape):
+    """Row-major ``items`` (balls, proven numbers) as an object array of ``shape`` (0-d for a
+    scalar's ``()``): NumPy keeps each item as it is, a float subclass too."""
+    import numpy as np
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(shape)
+
+
 def finite(array) -> bool:
     """Whether every element of a float64 array is finite: its sum is finite (a NaN or an
     infinity makes the sum NaN or infinite) in one pass that makes no array of flags, or, where
