@@ -141,7 +141,7 @@ class BatchResult:
     def errors(self) -> np.ndarray:
         """dtype object, one entry per row: None, or the message of the row's failure. Built on
         first use (a million Nones cost more than the sweeps of a small expression)."""
-        errors = np.empty(len(self.values), dtype=object)  # every entry None
+        errors = np.empty(len(self), dtype=object)  # every entry None
         if self.messages:
             rows = np.fromiter(self.messages, dtype=np.intp, count=len(self.messages))
             errors[rows] = list(self.messages.values())
@@ -532,15 +532,15 @@ class JacobianBatch:
 
     values: dict[str, np.ndarray]
     jacobian: dict[str, dict[str, np.ndarray]]
-    errors: np.ndarray  # dtype object: None, or the message of the row's failure
+    messages: dict[int, str]  # row -> the message of its failure, for the failed rows only
     outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
     inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
     digits: np.ndarray | None = None  # each row's proven significant digits, when asked
 
-    failed, n_failed = BatchResult.failed, BatchResult.n_failed
+    errors, failed, n_failed = BatchResult.errors, BatchResult.failed, BatchResult.n_failed
 
     def __len__(self) -> int:
-        return len(self.errors)
+        return len(next(iter(self.values.values())))
 
 
 def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
@@ -577,11 +577,7 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
                                 for column in [values[o]] + [jacobian[o][x] for x in wrt]])
 
     _run_blocks(run, range(0, n, block_rows), block_rows, threads)
-    errors = np.empty(n, dtype=object)
-    if messages:
-        rows = np.fromiter(messages, dtype=np.intp, count=len(messages))
-        errors[rows] = list(messages.values())
-    return JacobianBatch(values, jacobian, errors, names, wrt)
+    return JacobianBatch(values, jacobian, messages, names, wrt)
 
 
 def _jacobian_block(graph, singles, orders, block, checked, offset, values_out, grads_out,
