@@ -957,47 +957,20 @@ def _decimal_is_double(text: str, value: float) -> bool:
         return False
 
 
-class _AsTyped:
-    """The namespace in which :meth:`Graph.exact_constants` gives what each constant was typed
-    as: a literal's text (:func:`_typed_text`), ("pi",) or ("e",); None for a fold."""
-
-    pi, e = ("pi",), ("e",)
-
-    def __getattr__(self, name: str):
-        return _no_text
-
-
-def _no_text(*args) -> None:
-    return None
-
-
-def _typed_text(number):
-    """A literal's text; None for a constant that is exactly its double."""
-    return number if isinstance(number, str) else None
-
-
-_AS_TYPED = _AsTyped()
-
-
-def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
-    """A bound on each constant's error. A literal (0.1, pi) is the number typed (1/10, π), as
-    the certified engine reads it: its double is within an ulp; a
-    constant folded at lowering (``ln(e)``, ``1 + 1e-16``) carries the rounding of its folds,
-    replayed here with Bounded arithmetic (to a fixed point: one slot can hold the values of a
-    literal and of several folds), plus the distance between the value folded by the scalar
-    primal and the one replayed with NumPy."""
-    return table_errors(graph.constants, graph.exact, graph.folds, m)
-
-
 def table_errors(constants, exact, folds, m: SimpleNamespace) -> list[float]:
-    """:func:`constant_errors` of a table of constants (their floats, what each is exactly,
-    the folds: :func:`gradcli.engine.graph.exact_numbers`'s), as array nodes keep it."""
-    from .graph import exact_numbers
+    """A bound on each constant's error, from a table of constants (their floats, what each is
+    exactly, the folds: :func:`gradcli.engine.graph.exact_numbers`'s, as a :class:`Graph` and
+    array nodes keep them). A literal (0.1, pi) is the number typed (1/10, π), as the certified
+    engine reads it: its double is within an ulp; a constant folded at lowering (``ln(e)``,
+    ``1 + 1e-16``) carries the rounding of its folds, replayed here with Bounded arithmetic (to
+    a fixed point: one slot can hold the values of a literal and of several folds), plus the
+    distance between the value folded by the scalar primal and the one replayed with NumPy."""
     errors = [0.0] * len(constants)
+    folded = {fold[0] for fold in folds}
     # a literal, pi, e: the number typed, not its double (which is within an ulp of it)
-    for slot, typed in enumerate(exact_numbers(constants, exact, folds, _AS_TYPED, _typed_text)):
-        if typed is None or (type(typed) is str and _decimal_is_double(typed, constants[slot])):
-            continue  # exactly its double, a fold (replayed below), 0.5, 2.5e-3 * 4
+    for slot, typed in exact.items():
+        if slot in folded or (type(typed) is str and _decimal_is_double(typed, constants[slot])):
+            continue  # a fold (replayed below), exactly its double: 0.5, 2.5e-3 * 4
         errors[slot] = math.ulp(constants[slot])
     typed = list(errors)
     for _ in range(8):
@@ -1018,8 +991,7 @@ def table_errors(constants, exact, folds, m: SimpleNamespace) -> list[float]:
                 changed = True
         if not changed:
             return errors
-    return [math.inf if any(f[0] == i for f in folds) else typed[i]
-            for i in range(len(errors))]
+    return [math.inf if i in folded else typed[i] for i in range(len(errors))]
 
 
 # -- the sweeps ------------------------------------------------------------------------------
@@ -1046,9 +1018,9 @@ def digits_from_relative(rel):
 def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None = None) -> list:
     """Every slot as a Bounded for one block: the batch engine's forward sweep (the same
     operations in the same order, so the same values) with a bound carried beside each.
-    ``errors``: the constants' (:func:`constant_errors`), when already known."""
+    ``errors``: the constants' (:func:`table_errors`), when already known."""
     if errors is None:
-        errors = constant_errors(graph, m)
+        errors = table_errors(graph.constants, graph.exact, graph.folds, m)
     if m is POINT:
         slots = [Bounded(c, e) for c, e in zip(graph.constants, errors)]
     else:  # np.float64, as the namespace's constants
@@ -1076,7 +1048,8 @@ class _Rows:
         self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
                         if graph.n_outputs > 1 else None)
         self.order = visit_order(graph) if self.outputs is None else None
-        self.errors = constant_errors(graph, _namespace(block_namespace()))
+        self.errors = table_errors(graph.constants, graph.exact, graph.folds,
+                                   _namespace(block_namespace()))
 
     def bounds(self, block: list, m) -> list:
         """(value, bound) of every result over ``block`` (the inputs in graph order), in
