@@ -277,10 +277,9 @@ def float64_digits(value: float, gradient: Mapping[str, object], shown, proofs,
                    known=frozenset()):
     """How many of the ``digits`` shown float64's sweep gets right (:func:`~gradcli.engine.
     certify.agreement`): of the value, and of each gradient element (name -> an int array of
-    the gradient's shape). Most
-    get them all: their float64 rounds to the proven text, which is the exact value's rounding,
-    and that one rounding settles it; ``known`` (the ids of Proven numbers) those the quick
-    proof proved, whose float64 rounds to them by its rule."""
+    the gradient's shape). Most get them all: their float64 rounds to the proven text, which
+    is the exact value's rounding, and that one rounding settles it; ``known`` (the ids of
+    Proven numbers) those the quick proof proved, whose float64 rounds to them by its rule."""
     def right(x: float, p, ball) -> int:
         if id(p) in known or float_text(x, digits) == p.text:
             return digits
