@@ -829,14 +829,10 @@ def _certified_on_array_nodes(graph, value, gradient, point, seed, digits, typed
     quickly = frozenset() if known is None else frozenset(
         id(p) for p in [known[0], *(p for ps in known[1].values() for p in ps)]
         if p is not None)
-    value_digits, element_digits = float64_digits(value, gradient, shown, proofs, ball, balls,
-                                                  digits, quickly)
-    import numpy as np
+    value_digits, digit_of = float64_digits(value, gradient, shown, proofs, ball, balls,
+                                            digits, quickly)
     from .engine import arraynodes
-    shapes = {name: graph.shapes[graph.inputs_by_name[name]] for name in gradient}
     # each array whole, its elements' entries made only when read (arraynodes.Elements)
-    digit_of = {name: np.array(element_digits[name]).reshape(shapes[name]) if shapes[name]
-                else element_digits[name][0] for name in gradient}
     proven = arraynodes.Elements(proofs, None)
     return Result(source=graph.source, value=shown, gradient=proven,
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],
@@ -864,15 +860,8 @@ def _quick_on_array_nodes(graph, value, gradient, point, seed, digits, typed):
         return None, (value_proof, proofs)
     import numpy as np
     # each array whole, its elements' entries made only when read (arraynodes.Elements)
-    arrays, digit_of = {}, {}
-    for name, g in gradient.items():
-        shape = graph.shapes[graph.inputs_by_name[name]]
-        if shape:
-            arrays[name] = np.empty(shape, dtype=object)
-            arrays[name].ravel()[:] = proofs[name]
-            digit_of[name] = np.full(shape, digits)
-        else:
-            arrays[name], digit_of[name] = proofs[name][0], digits
+    arrays = {name: arraynodes.objects(proofs[name], np.shape(g)) for name, g in gradient.items()}
+    digit_of = {name: np.full(np.shape(g), digits) for name, g in gradient.items()}
     return Result(source=graph.source, value=value_proof,
                   gradient=arraynodes.Elements(arrays, None),
                   inputs=arraynodes.Elements(point), seed=seed, graph=graph, values=[],

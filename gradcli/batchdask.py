@@ -18,7 +18,7 @@ from typing import Iterable
 from .batchio import (ERROR_COLUMN, POINTS_THEMSELVES, SHOWN_FAILURES, Summary, _check_inputs, evaluate_chunk,
                       output_columns)
 from .files import Scratch, Staged, critical, refuse_overwriting, sync, write_error
-from .readers import Rows, _csv_header, file_format
+from .readers import Rows, csv_header, file_format
 from .engine.graph import Graph
 from .errors import FileError, InputError
 
@@ -303,7 +303,7 @@ def _csv_blocks(path: str, graph: Graph) -> CsvBlocks:
     for file in files:
         try:
             with open(file, "rb") as raw:
-                found, header = _csv_header(raw, file)
+                found, header, _ = csv_header(raw, file)
                 size = os.fstat(raw.fileno()).st_size
         except OSError as exc:
             raise InputError(f"cannot read {file}: {exc.strerror}") from None

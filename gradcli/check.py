@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -595,8 +596,6 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
     syntax error or a point outside the formula's domain is an error pointing into the formula.
     With ``digits``, each value is certified to that many significant digits (a Proven float).
     """
-    from .engine.graph import lower
-    from .points import one_expression
     values = {}
     known = set(names)
     shapes = getattr(at, "shapes", {})
@@ -609,39 +608,49 @@ def expected_values(formulas: Mapping[str, str], at: Mapping[str, float],
                              names=(name,),
                              hint="the gradient has " + (name_list(names) or "no inputs"))
 
-        def fail(message, span, hint=None, cls=InputError, name=name, formula=formula):
-            return cls(message, span, hint=hint, source=formula, option="expect", names=(name,))
-        program = one_expression(formula, f"{name}: the formula", fail)
-        try:
-            graph = lower(program, formula)
-            if digits is not None:  # proven, where float64 may overflow (exp(1000))
-                value = _certified_value(graph, at, digits)
-            else:
-                value = forward(graph, point_vector(graph, at))[graph.output]
-        except GradcliError as exc:  # the formula's own error, said to be about expect
-            exc.sentence = f"{name}: {exc.text()}"
-            exc.option, exc.source = "expect", formula
-            raise
-        values[name] = (formula.strip(), value)
+        graph, _ = _formula_graph(name, formula)
+        with _about_expect(name, formula):
+            values[name] = (formula.strip(), _value(graph, at, digits))
     return values
 
 
-def _array_expected(name: str, formula: str, at, shapes, known, digits: int | None):
-    """``--expect w="2*w"`` for the array input ``w``: the formula, an array of ``w``'s shape
-    (or a scalar, for every element), evaluated at ``at``; element name -> (formula, value)."""
-    from .engine.arrays import element_names, shape_text
+def _formula_graph(name: str, formula: str, shapes=None):
+    """The graph of ``name``'s formula (lowered with the array inputs' ``shapes``), and the
+    ``fail(message, span, hint)`` that makes an InputError pointing into the formula."""
     from .engine.graph import lower
     from .points import one_expression
 
     def fail(message, span, hint=None, cls=InputError):
         return cls(message, span, hint=hint, source=formula, option="expect", names=(name,))
     program = one_expression(formula, f"{name}: the formula", fail)
+    with _about_expect(name, formula):
+        return lower(program, formula, shapes), fail
+
+
+@contextmanager
+def _about_expect(name: str, formula: str):
+    """A formula's own error, said to be about expect."""
     try:
-        graph = lower(program, formula, shapes)
-    except GradcliError as exc:  # the formula's own error, said to be about expect
+        yield
+    except GradcliError as exc:
         exc.sentence = f"{name}: {exc.text()}"
         exc.option, exc.source = "expect", formula
         raise
+
+
+def _value(graph: Graph, at: Mapping[str, float], digits: int | None):
+    """A formula's value at ``at``: proven to ``digits`` digits (where float64 may overflow:
+    exp(1000)), or float64's."""
+    if digits is not None:
+        return _certified_value(graph, at, digits)
+    return forward(graph, point_vector(graph, at))[graph.output]
+
+
+def _array_expected(name: str, formula: str, at, shapes, known, digits: int | None):
+    """``--expect w="2*w"`` for the array input ``w``: the formula, an array of ``w``'s shape
+    (or a scalar, for every element), evaluated at ``at``; element name -> (formula, value)."""
+    from .engine.arrays import element_names, shape_text
+    graph, fail = _formula_graph(name, formula, shapes)
     shape = next(iter(graph.output_arrays.values()), ())
     if shape and shape != shapes[name]:
         raise fail(f"{name}: the formula's value has the shape {shape_text(shape)}, and ∂f/∂{name} "
@@ -655,14 +664,8 @@ def _array_expected(name: str, formula: str, at, shapes, known, digits: int | No
             continue
         shown = formula.strip() if formula.strip().isidentifier() else f"({formula.strip()})"
         text = f"{shown}[{element[len(name) + 1:]}" if shape else formula.strip()
-        try:
-            value = (_certified_value(output, at, digits) if digits is not None
-                     else forward(output, point_vector(output, at))[output.output])
-        except GradcliError as exc:
-            exc.sentence = f"{name}: {exc.text()}"
-            exc.option, exc.source = "expect", formula
-            raise
-        values[element] = (text, value)
+        with _about_expect(name, formula):
+            values[element] = (text, _value(output, at, digits))
     if not values:
         raise InputError(f"{name}: ∂f/∂{name} is not part of the gradient", option="expect",
                          names=(name,), hint="the gradient has " + (name_list(sorted(known)) or "no inputs"))
@@ -680,17 +683,11 @@ def _certified_value(graph: Graph, at: Mapping[str, float], digits: int):
 
 def _formula_value(name: str, formula: str, at: Mapping[str, float], digits: int | None = None):
     from .engine.graph import compile as compile_graph
-    try:
+    with _about_expect(name, formula):
         graph = compile_graph(formula)
         if graph.n_outputs > 1:
             raise InputError(f"the formula has {graph.n_outputs} outputs; give one expression")
-        if digits is not None:
-            return _certified_value(graph, at, digits)
-        return forward(graph, point_vector(graph, at))[graph.output]
-    except GradcliError as exc:  # the formula's own error, said to be about expect
-        exc.sentence = f"{name}: {exc.text()}"
-        exc.option, exc.source = "expect", formula
-        raise
+        return _value(graph, at, digits)
 
 
 def entry_values(formulas: Mapping[str, str], at: Mapping[str, float], outputs: Sequence[str],

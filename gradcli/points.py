@@ -139,10 +139,9 @@ class Point(dict):
         # The array values' shapes (name -> shape); their elements are entries w[0], X[1,0].
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.arrays: dict[str, object] = {}  # name -> its values (see the class's docstring)
-        # name -> how many entries the mapping held when the array was given: where its
-        # elements go, so that they stand in the order the values were given, as they always did
-        self._position: dict[str, int] = {}
-        self._unmade: list[str] = []  # the arrays whose element entries are not made yet
+        # The arrays whose element entries are not made yet: until then each stands as one
+        # entry, its name -> its values, where its elements will go (in the order given).
+        self._unmade: list[str] = []
 
     def add_array(self, name: str, values, shape: tuple[int, ...]) -> None:
         """The array ``name`` of ``shape`` (``values``: a NumPy array of that shape, or a flat
@@ -153,7 +152,7 @@ class Point(dict):
             values.flags.writeable = False
         self.shapes[name] = tuple(shape)
         self.arrays[name] = values
-        self._position[name] = dict.__len__(self)
+        dict.__setitem__(self, name, values)
         self._unmade.append(name)
         self.__class__ = _Unmade
 
@@ -174,23 +173,18 @@ class Point(dict):
 
     def scalars(self) -> dict[str, float]:
         """The scalar values by name, without making any array's element entries."""
-        return {name: value for name, value in dict.items(self) if not self._element(name)}
+        return {name: value for name, value in dict.items(self)
+                if name not in self.arrays and not self._element(name)}
 
     def names(self) -> list[str]:
         """The names given, scalars and arrays, in the order they were given (``w``, not
         ``w[0]``), without making any element entries."""
-        unmade = sorted(self._unmade, key=self._position.__getitem__)  # (a stable sort)
-        names, k = [], 0
-        for i, key in enumerate(dict.keys(self)):
-            while k < len(unmade) and self._position[unmade[k]] == i:
-                names.append(unmade[k])
-                k += 1
-            owner = self._element(key)
-            if owner is None:
-                names.append(key)
-            elif not names or names[-1] != owner:
+        names = []
+        for key in dict.keys(self):
+            owner = self._element(key) or key
+            if not names or names[-1] != owner:
                 names.append(owner)
-        return names + unmade[k:]
+        return names
 
     def _element(self, key: str) -> str | None:
         """The array whose element entry ``key`` is (among those made), or None."""
@@ -200,22 +194,17 @@ class Point(dict):
         return owner if owner in self.arrays and owner not in self._unmade else None
 
     def make_elements(self) -> None:
-        """The element entries of every array (``w[0]`` -> float), in the order the values were
-        given: what a scalar path reads. Done once; afterwards the point is a plain mapping."""
+        """The element entries of every array (``w[0]`` -> float), where the array stands:
+        what a scalar path reads. Done once; afterwards the point is a plain mapping."""
         if self._unmade:
-            from .engine.arrays import element_names
-            unmade = sorted(self._unmade, key=self._position.__getitem__)
-            entries, k = list(dict.items(self)), 0
+            from .engine.arrays import element_entries
+            entries = list(dict.items(self))
             dict.clear(self)
-            for i, entry in enumerate(entries + [None]):
-                while k < len(unmade) and self._position[unmade[k]] <= i:
-                    name = unmade[k]
-                    values = self.arrays[name]
-                    values = values.ravel().tolist() if hasattr(values, "ravel") else values
-                    dict.update(self, zip(element_names(name, self.shapes[name]), values))
-                    k += 1
-                if entry is not None:
-                    dict.__setitem__(self, *entry)
+            for key, value in entries:
+                if key in self._unmade:
+                    dict.update(self, element_entries(key, value, self.shapes[key]))
+                else:
+                    dict.__setitem__(self, key, value)
             self._unmade = []
         self.__class__ = Point
 
@@ -226,12 +215,10 @@ class Point(dict):
         out = {name: text for name, text in self.texts.items()
                if "[" not in name and name not in self.arrays}
         owners = {key.partition("[")[0] for key in self.texts if "[" in key}
-        from .engine.arrays import element_names
+        from .engine.arrays import element_entries
         for name in owners & set(self.arrays):
-            values = self.arrays[name]
-            values = values.ravel().tolist() if hasattr(values, "ravel") else list(values)
             out[name] = [self.texts.get(element, value) for element, value
-                         in zip(element_names(name, self.shapes[name]), values)]
+                         in element_entries(name, self.arrays[name], self.shapes[name])]
         return out
 
     def exact(self, name: str):

@@ -131,19 +131,14 @@ def line_too_long(what: str, row: int, limit: int):
                            "gradcli ... (docs/limits.md)")
 
 
-def _csv_header(raw, what: str) -> tuple[list[str], int]:
-    """The column names of a CSV stream's header line, and the line's length in bytes (at most
-    GRADCLI_MAX_LINE bytes are read, and GRADCLI_MAX_COLUMNS names accepted)."""
-    names, length, _ = csv_header(raw, what)
-    return names, length
-
-
 DELIMITERS = ",;\t"  # what separates a CSV file's cells: sniffed from its header line
 
 
 def csv_header(raw, what: str) -> tuple[list[str], int, str]:
-    """:func:`_csv_header`, and the delimiter the header line uses (``,``, ``;`` or a tab, as
-    the csv module's Sniffer finds it; a comma when it finds none: a single column)."""
+    """The column names of a CSV stream's header line, the line's length in bytes (at most
+    GRADCLI_MAX_LINE bytes are read, and GRADCLI_MAX_COLUMNS names accepted), and the delimiter
+    it uses (``,``, ``;`` or a tab, as the csv module's Sniffer finds it; a comma when it finds
+    none: a single column)."""
     from .limits import max_line
     limit = max_line()
     header = raw.readline(limit + 1)
@@ -326,7 +321,7 @@ class _CsvChunks:
         # its middle: seen once in three runs of 10^6 rows). The old one is closed with the rest.
         self.spent.append(self.raw)
         self.raw = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        _csv_header(self.raw, self.what)
+        csv_header(self.raw, self.what)
         self.stream = _Counted(self.raw, self.stream.count if reopen else self.header_bytes,
                                self.what, line=2)  # the skipped rows pass through it again
         self.reader = self._reader(skip=rows)

@@ -168,9 +168,7 @@ def sample_surface(source: "str | Graph", names: tuple[str, str], x_range: tuple
     result = evaluate_columns(graph, columns, wrt=list(names))
     (f, dx, dy), uncertified = _certified(graph, columns, result, list(names), nx * ny)
     ok = np.equal(result.errors, None)
-    f = np.where(ok, f, np.nan).reshape(ny, nx)
-    dx = np.where(ok, dx, np.nan).reshape(ny, nx)
-    dy = np.where(ok, dy, np.nan).reshape(ny, nx)
+    f, dx, dy = (np.where(ok, column, np.nan).reshape(ny, nx) for column in (f, dx, dy))
     return Surface(graph.source, tuple(names), x, y, f, dx, dy, int(np.count_nonzero(~ok)),
                    _first_error(result.errors), uncertified)
 

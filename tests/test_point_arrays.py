@@ -95,7 +95,7 @@ def test_a_million_element_npy_is_one_read_only_array_with_no_element_entries(tm
     values = np.arange(1_000_000, dtype=np.float64).reshape(1000, 1000) / 7
     np.save(tmp_path / "big.npy", values)
     point = parse_point(f"a=2,X=@{tmp_path}/big.npy,b=pi")
-    assert dict.__len__(point) == 2  # a and b: no entry per element yet
+    assert dict.__len__(point) == 3  # a, X and b: an entry each, none per element yet
     held = point.arrays["X"]
     assert held.shape == (1000, 1000) and held.dtype == np.float64
     assert not held.flags.writeable
@@ -104,7 +104,7 @@ def test_a_million_element_npy_is_one_read_only_array_with_no_element_entries(tm
     assert point.names() == ["a", "X", "b"] and point.scalars() == {"a": 2.0, "b": np.pi}
     assert point.shapes == {"X": (1000, 1000)}
     merged = merge_points([point, parse_point("c=1")])
-    assert dict.__len__(merged) == 3 and merged.arrays["X"] is held  # not copied
+    assert dict.__len__(merged) == 4 and merged.arrays["X"] is held  # not copied
     assert merged.names() == ["a", "X", "b", "c"]
 
 
@@ -123,7 +123,7 @@ def test_read_as_a_mapping_a_file_array_gives_its_elements_in_the_order_given(tm
 
 def test_elements_stand_in_the_order_given_as_literals_and_keep_their_typed_text():
     point = parse_point("a=1,w=[0.1,pi],b=2,M=[[1,2],[3,4]]")
-    assert dict.__len__(point) == 2
+    assert dict.__len__(point) == 4  # an entry per name, none per element yet
     assert point.exact("w[0]") == "0.1" and point.exact("w[1]") == "pi"
     assert list(point.items()) == [("a", 1.0), ("w[0]", 0.1), ("w[1]", np.pi), ("b", 2.0),
                                    ("M[0,0]", 1.0), ("M[0,1]", 2.0), ("M[1,0]", 3.0),
@@ -135,7 +135,7 @@ def test_the_api_holds_a_numpy_array_without_copying_or_changing_it():
     from gradcli.api import _point
     w = np.array([1.0, 2.0, 3.0])
     point = _point({"w": w, "x": "0.5"})
-    assert dict.__len__(point) == 1 and np.shares_memory(point.arrays["w"], w)
+    assert dict.__len__(point) == 2 and np.shares_memory(point.arrays["w"], w)
     assert w.flags.writeable  # the caller's array is left writeable
     assert point["w[2]"] == 3.0 and point.texts["x"] == "0.5"
 
@@ -240,7 +240,7 @@ def test_the_api_takes_numpy_arrays_and_points_with_arrays(data):
     _agree(r.shaped_gradient["w"], gradient)
     point = parse_point(f"X=@{folder}/X.npy,y=@{folder}/y.npy,w=@{folder}/w.npy")
     r = api.evaluate(LOSS, point, wrt=["w"], float64=True)
-    assert dict.__len__(point) == 0  # read whole, no element entries
+    assert dict.__len__(point) == 3  # read whole, no element entries
     _agree(r.shaped_gradient["w"], gradient)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from flint import arb, arb_mat
 
 from ..gcpause import gc_paused
-from .arraynodes import ArrayGraph, NumpyArrays, sweep
+from .arraynodes import ArrayGraph, NumpyArrays, objects, sweep
 from .ball import BALL, BARE, Real
 from .certify import agreement, exact_real, proven, rising, start_bits, typed_real
 from .primitives import Namespace, jumps
@@ -110,9 +110,7 @@ class ArbArrays(NumpyArrays):
             self._exact = [x.b for x in self._graph.exact_numbers(BALL, typed_real)]
         if not shape:
             return self._exact[where]
-        out = np.empty(len(where), dtype=object)
-        out[:] = [self._exact[i] for i in where]
-        return out.reshape(shape)
+        return objects([self._exact[i] for i in where], shape)
 
     def finite(self, x) -> bool:
         return bool(np.all(_FINITE(x))) if np.ndim(x) else bool(_FINITE(x))
@@ -159,9 +157,7 @@ class ArbArrays(NumpyArrays):
         if np.ndim(a) + np.ndim(b) > 2 and np.size(a) * np.shape(b)[-1] >= _MATRIX_FROM:
             # a matrix's product (a vector as a row or a column): Arb's, in C
             product = self._matrix(a, True) * self._matrix(b, False)
-            out = np.empty(product.nrows() * product.ncols(), dtype=object)
-            out[:] = product.entries()
-            return out.reshape(np.shape(a)[:-1] + np.shape(b)[1:])
+            return objects(product.entries(), np.shape(a)[:-1] + np.shape(b)[1:])
         return np.matmul(_exact(a), _exact(b))
 
     def _matrix(self, x, left: bool):
@@ -198,9 +194,7 @@ def _input_balls(value, specs):
         return balls(value)
     if not np.ndim(value):
         return exact_real(specs).b
-    out = np.empty(len(specs), dtype=object)
-    out[:] = [exact_real(s).b for s in specs]
-    return out.reshape(np.shape(value))
+    return objects([exact_real(s).b for s in specs], np.shape(value))
 
 
 @gc_paused()  # millions of balls in object arrays, and no reference cycle
@@ -247,16 +241,14 @@ def certify_arrays(graph: ArrayGraph, point: Mapping[str, object], wrt: Sequence
             return _wider(value)
         proofs = {}
         for name, g in gradient.items():
-            flat = np.ravel(g)
-            out = np.empty(len(flat), dtype=object)
-            given = known_gradient.get(name) or [None] * len(flat)
-            for i, (x, p) in enumerate(zip(flat.tolist(), given)):
-                if p is None:
-                    p = proven(Real.of(x), digits)
-                    if p is None:
+            flat = np.ravel(g).tolist()
+            out = list(known_gradient.get(name) or [None] * len(flat))
+            for i, x in enumerate(flat):
+                if out[i] is None:
+                    out[i] = proven(Real.of(x), digits)
+                    if out[i] is None:
                         return _wider(x)
-                out[i] = p
-            proofs[name] = out.reshape(np.shape(g))
+            proofs[name] = objects(out, np.shape(g))
         return shown, proofs, bits, value, gradient
     return rising(None, digits, attempt, first)
 
@@ -284,16 +276,17 @@ def float64_digits(value: float, gradient: Mapping[str, object], shown, proofs,
                    value_ball, gradient_balls: Mapping[str, object], digits: int,
                    known=frozenset()):
     """How many of the ``digits`` shown float64's sweep gets right (:func:`~gradcli.engine.
-    certify.agreement`): of the value, and of each gradient element (name -> flat list). Most
-    get them all: their float64 rounds to the proven text, which is the exact value's rounding,
-    and that one rounding settles it; ``known`` (the ids of Proven numbers) those the quick
-    proof proved, whose float64 rounds to them by its rule."""
+    certify.agreement`): of the value, and of each gradient element (name -> an int array of
+    the gradient's shape). Most get them all: their float64 rounds to the proven text, which
+    is the exact value's rounding, and that one rounding settles it; ``known`` (the ids of
+    Proven numbers) those the quick proof proved, whose float64 rounds to them by its rule."""
     def right(x: float, p, ball) -> int:
         if id(p) in known or float_text(x, digits) == p.text:
             return digits
         return agreement(x, Real.of(ball), digits)
 
     return right(float(value), shown, value_ball), {
-        name: list(map(right, np.ravel(gradient[name]).tolist(), np.ravel(proofs[name]).tolist(),
-                       np.ravel(g).tolist()))
+        name: np.reshape(list(map(right, np.ravel(gradient[name]).tolist(),
+                                  np.ravel(proofs[name]).tolist(), np.ravel(g).tolist())),
+                         np.shape(g))
         for name, g in gradient_balls.items()}

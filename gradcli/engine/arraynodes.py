@@ -30,8 +30,8 @@ from types import SimpleNamespace
 from ..errors import GradcliError, InputError
 from ..language.ast import Assign
 from ..limits import check_elements
-from .arrays import (REDUCTIONS, broadcast_shape, check_compiled_shapes, element_names,
-                     matmul_shape, reduced_shape, shape_of, shape_text)
+from .arrays import (REDUCTIONS, broadcast_shape, check_compiled_shapes, element_entries,
+                     element_names, matmul_shape, reduced_shape, shape_of, shape_text)
 
 Shape = tuple[int, ...]
 
@@ -534,17 +534,19 @@ class Elements(Mapping):
 
     def _items(self) -> dict:
         if self._made is None:
-            made, read = {}, self._read
+            made = {}
             for name, value in self._arrays.items():
                 shape = getattr(value, "shape", ())
                 if shape:
-                    items = value.ravel().tolist()
-                    made.update(zip(element_names(name, shape),
-                                    items if read is None else map(read, items)))
+                    made.update(element_entries(name, value, shape, self._read))
                 else:
-                    made[name] = _item(value) if read is None else read(value)
+                    made[name] = self._one(value)
             self._made = made
         return self._made
+
+    def _one(self, x):
+        """The entry of one item (a scalar's value, or an array's element)."""
+        return _item(x) if self._read is None else self._read(x)
 
     def nested(self, each=None) -> dict:
         """Each array by name as nested lists of its items (a scalar as the item), ``each(x)``
@@ -553,7 +555,7 @@ class Elements(Mapping):
         out = {}
         for name, value in self._arrays.items():
             if not getattr(value, "shape", ()):
-                value = _item(value) if self._read is None else self._read(value)
+                value = self._one(value)
                 out[name] = value if each is None else each(value)
             elif each is None and self._read is float and value.dtype.kind == "f":
                 out[name] = value.tolist()  # floats already: NumPy nests them at C speed
@@ -581,14 +583,12 @@ class Elements(Mapping):
         for name, value in self._arrays.items():
             shape = getattr(value, "shape", ())
             if not shape:
-                x = _item(value) if self._read is None else self._read(value)
+                x = self._one(value)
                 out += [(name, x)] * (x < limit)
                 continue
             for i in np.flatnonzero(value.ravel() < limit).tolist():
                 index = np.unravel_index(i, shape)
-                x = value.ravel()[i]
-                out.append((f"{name}[{','.join(map(str, index))}]",
-                            _item(x) if self._read is None else self._read(x)))
+                out.append((f"{name}[{','.join(map(str, index))}]", self._one(value.ravel()[i])))
         return out
 
     def flat(self) -> list:
@@ -628,6 +628,15 @@ def _composed(each, read):
 def _frompyfunc(f):
     import numpy as np
     return np.frompyfunc(f, 1, 1)
+
+
+def objects(items, shape: Shape):
+    """Row-major ``items`` (balls, proven numbers) as an object array of ``shape`` (0-d for a
+    scalar's ``()``): NumPy keeps each item as it is, a float subclass too."""
+    import numpy as np
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(shape)
 
 
 def finite(array) -> bool:

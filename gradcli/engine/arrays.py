@@ -89,20 +89,19 @@ def element_names(name: str, shape: Shape) -> list[str]:
     return names
 
 
+def element_entries(name: str, values, shape: Shape, read=None):
+    """``(element name, number)`` of each element of an array held whole (a NumPy array, or
+    its numbers row-major), as a point or a result names them (``w[0]``); ``read`` applied
+    to each number, where given."""
+    items = values.ravel().tolist() if hasattr(values, "ravel") else values
+    return zip(element_names(name, shape), items if read is None else map(read, items))
+
+
 def size(shape: Shape) -> int:
     n = 1
     for d in shape:
         n *= d
     return n
-
-
-def _ids(value) -> list[int]:
-    return value.ids if value.__class__ is Tensor else [value]
-
-
-def _wrap(shape: Shape, ids: list[int]):
-    """A Tensor, or the one id of a scalar."""
-    return Tensor(shape, ids) if shape else ids[0]
 
 
 # -- shapes: checked once, for every realization ---------------------------------------------
@@ -174,14 +173,6 @@ def stretch_positions(own: Shape, shape: Shape) -> list[int]:
     strides = [0 if d == 1 else s for d, s in zip(own, _row_major(own))]
     return [sum(i * s for i, s in zip(index, strides))
             for index in _cartesian(*(range(n) for n in shape))]
-
-
-def keep_axis(shape: Shape, axis: int | None, full: Shape) -> tuple[Shape, list[int]]:
-    """A reduction's result (of ``shape``) with the reduced axis put back as an axis of 1 (every
-    axis, for ``axis`` None), so that it broadcasts against the array reduced (``full``): the
-    shape and the positions of a :meth:`take`."""
-    kept = tuple(1 for _ in full) if axis is None else full[:axis] + (1,) + full[axis + 1:]
-    return kept, list(range(size(shape)))
 
 
 # -- the scalar realization: every base operation as nodes of the scalar tape -------------------
@@ -308,11 +299,12 @@ def axis_of(option, shape: Shape, what: str):
 
 
 def _keep(ops, reduced, axis, full: Shape, span: Span):
-    """``reduced`` with its reduced axis back as an axis of 1 (NumPy's keepdims)."""
+    """``reduced`` with its reduced axis back as an axis of 1 (NumPy's keepdims), so that it
+    broadcasts against the array reduced (``full``)."""
     if axis is None or not reduced_shape(full, axis):
         return reduced  # a scalar broadcasts as it is
-    kept, positions = keep_axis(shape_of(reduced), axis, full)
-    return ops.take(reduced, positions, kept, span)
+    kept = full[:axis] + (1,) + full[axis + 1:]
+    return ops.take(reduced, list(range(size(shape_of(reduced)))), kept, span)
 
 
 def _reduction(kind: str):

@@ -141,7 +141,7 @@ class BatchResult:
     def errors(self) -> np.ndarray:
         """dtype object, one entry per row: None, or the message of the row's failure. Built on
         first use (a million Nones cost more than the sweeps of a small expression)."""
-        errors = np.empty(len(self.values), dtype=object)  # every entry None
+        errors = np.empty(len(self), dtype=object)  # every entry None
         if self.messages:
             rows = np.fromiter(self.messages, dtype=np.intp, count=len(self.messages))
             errors[rows] = list(self.messages.values())
@@ -236,28 +236,35 @@ def evaluate_columns(graph: Graph, columns: Mapping[str, object], *,
     messages: dict[int, str] = {}
     order = visit_order(graph) if gradient else []
     checked = checked_slots(graph)
+
+    def sweep(block: list, start: int, stop: int) -> None:
+        _evaluate_block(graph, block, order, checked, start, values[start:stop],
+                        {name: g[start:stop] for name, g in grads.items()}, messages, gradient)
+
+    _sweep_blocks(graph, n, arrays, sweep, [values, *grads.values()], threads, block_rows,
+                  watch)
+    return BatchResult(values, grads, messages, list(graph.inputs))
+
+
+def _sweep_blocks(graph: Graph, n: int, arrays: dict, sweep, results: list, threads: int,
+                  block_rows: int | None, watch) -> None:
+    """``sweep(block, start, stop)`` for every block of rows (``block``: the inputs' columns in
+    graph order), NumPy's floating-point errors ignored; then ``watch(start, stop, the block's
+    rows of each column of results)``, where given."""
     threads = max(1, threads)
-    block_rows = _block_rows(graph, n, threads, block_rows)
-    starts = range(0, n, block_rows)
+    if block_rows is None:
+        block_rows = block_size(n, threads)
+    block_rows = max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
 
     def run(start: int) -> None:
         stop = min(n, start + block_rows)
         block = [arrays[name][start:stop] for name in graph.inputs]
         with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
-            _evaluate_block(graph, block, order, checked, start, values[start:stop],
-                            {name: g[start:stop] for name, g in grads.items()}, messages,
-                            gradient)
+            sweep(block, start, stop)
         if watch is not None:
-            watch(start, stop, [values[start:stop]] + [g[start:stop] for g in grads.values()])
+            watch(start, stop, [column[start:stop] for column in results])
 
-    _run_blocks(run, starts, block_rows, threads)
-    return BatchResult(values, grads, messages, list(graph.inputs))
-
-
-def _block_rows(graph: Graph, n: int, threads: int, block_rows: int | None) -> int:
-    if block_rows is None:
-        block_rows = block_size(n, threads)
-    return max(256, min(block_rows, BLOCK_ELEMENTS // graph.n_slots))
+    _run_blocks(run, range(0, n, block_rows), block_rows, threads)
 
 
 def _run_blocks(run, starts: range, block_rows: int, threads: int) -> None:
@@ -344,16 +351,10 @@ def forward_block(graph: Graph, inputs: list, m: SimpleNamespace | None = None,
 
 def _times(g, local):
     """``g * local`` without a pass over the rows when either is the float 1 or -1 (exact)."""
-    if type(local) is float:
-        if local == 1.0:
-            return g
-        if local == -1.0:
-            return -g
-    if type(g) is float:
-        if g == 1.0:
-            return local
-        if g == -1.0:
-            return -local
+    if type(local) is float and (local == 1.0 or local == -1.0):
+        return g if local == 1.0 else -g
+    if type(g) is float and (g == 1.0 or g == -1.0):
+        return local if g == 1.0 else -local
     return g * local
 
 
@@ -538,15 +539,15 @@ class JacobianBatch:
 
     values: dict[str, np.ndarray]
     jacobian: dict[str, dict[str, np.ndarray]]
-    errors: np.ndarray  # dtype object: None, or the message of the row's failure
+    messages: dict[int, str]  # row -> the message of its failure, for the failed rows only
     outputs: list[str] = field(default_factory=list)  # the Jacobian's rows
     inputs: list[str] = field(default_factory=list)  # its columns (the inputs of ``wrt``)
     digits: np.ndarray | None = None  # each row's proven significant digits, when asked
 
-    failed, n_failed = BatchResult.failed, BatchResult.n_failed
+    errors, failed, n_failed = BatchResult.errors, BatchResult.failed, BatchResult.n_failed
 
     def __len__(self) -> int:
-        return len(self.errors)
+        return len(next(iter(self.values.values())))
 
 
 def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
@@ -567,27 +568,15 @@ def jacobian_columns(graph: Graph, columns: Mapping[str, object], *,
     values = {o: np.empty(n) for o in names}
     jacobian = {o: {x: np.empty(n) for x in wrt} for o in names}
     messages: dict[int, str] = {}
-    threads = max(1, threads)
-    block_rows = _block_rows(graph, n, threads, block_rows)
 
-    def run(start: int) -> None:
-        stop = min(n, start + block_rows)
-        block = [arrays[name][start:stop] for name in graph.inputs]
-        with np.errstate(all="ignore"):
-            _jacobian_block(graph, singles, orders, block, checked, start,
-                            [values[o][start:stop] for o in names],
-                            [{x: jacobian[o][x][start:stop] for x in wrt} for o in names],
-                            messages)
-        if watch is not None:
-            watch(start, stop, [column[start:stop] for o in names
-                                for column in [values[o]] + [jacobian[o][x] for x in wrt]])
+    def sweep(block: list, start: int, stop: int) -> None:
+        _jacobian_block(graph, singles, orders, block, checked, start,
+                        [values[o][start:stop] for o in names],
+                        [{x: jacobian[o][x][start:stop] for x in wrt} for o in names], messages)
 
-    _run_blocks(run, range(0, n, block_rows), block_rows, threads)
-    errors = np.empty(n, dtype=object)
-    if messages:
-        rows = np.fromiter(messages, dtype=np.intp, count=len(messages))
-        errors[rows] = list(messages.values())
-    return JacobianBatch(values, jacobian, errors, names, wrt)
+    results = [column for o in names for column in [values[o], *jacobian[o].values()]]
+    _sweep_blocks(graph, n, arrays, sweep, results, threads, block_rows, watch)
+    return JacobianBatch(values, jacobian, messages, names, wrt)
 
 
 def _jacobian_block(graph, singles, orders, block, checked, offset, values_out, grads_out,

@@ -407,10 +407,8 @@ def _divide(a: Bounded, b: Bounded) -> Bounded:
     if not _nonzero(b.e):  # an exact divisor: the dividend's error, scaled
         e = a.e / _low(b.v) if _nonzero(a.e) else 0.0
         return Bounded(v, _rounded(e, v, TINY))
-    room = _low(b.v) - b.e
     with xp.errstate(divide="ignore", invalid="ignore"):
-        e = xp.where(room > 0, _plus(a.e, _mag(v) * b.e) / xp.where(room > 0, room, 1.0),
-                     xp.inf)
+        e = _over(_plus(a.e, _mag(v) * b.e), _room(b.v, b.e))
     return Bounded(v, _rounded(e, v, TINY))
 
 
@@ -433,13 +431,10 @@ def _pow(a: Bounded, b: Bounded) -> Bounded:
             if n >= 1 and n == int(n) and n <= 64:
                 e = n * (_mag(a.v) + a.e) ** (n - 1) * a.e
             else:
-                room = _low(a.v) - a.e
-                rel = xp.where(room > 0, a.e / xp.where(room > 0, room, 1.0), xp.inf)
-                e = _mag(v) * xp.expm1(abs(n) * rel)
+                e = _mag(v) * xp.expm1(abs(n) * _over(a.e, _room(a.v, a.e)))
         return Bounded(v, _not_finite_as_inf(e) + own)
     with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        room = _low(a.v) - a.e
-        rel = xp.where(room > 0, a.e / xp.where(room > 0, room, 1.0), xp.inf)  # bound on |dln a|
+        rel = _over(a.e, _room(a.v, a.e))  # bound on |dln a|
         t = _log_size(a.v) * b.e + _mag(b.v) * rel + b.e * rel
         e = _mag(v) * xp.expm1(t)
         if _summary(a.v, b.v):  # a base that may be negative with an inexact exponent: unbounded
@@ -477,16 +472,16 @@ def _room(x, e):
     return _low(x) - e
 
 
+def _over(x, room):
+    """``x / room`` where ``room > 0``, else inf (the interval may reach a pole or leave the
+    domain)."""
+    return xp.where(room > 0, x / xp.where(room > 0, room, 1.0), xp.inf)
+
+
 def _log_bound(scale=1.0):
     def bound(x, e, v):  # |ln X - ln x| <= e/min(X, x) <= e/(x - e)
-        room = _room(x, e)
-        return xp.where(room > 0, e / xp.where(room > 0, room, 1.0), xp.inf) * scale
+        return _over(e, _room(x, e)) * scale
     return bound
-
-
-def _log1p_bound(x, e, v):
-    room = _room(1.0 + x, e)
-    return xp.where(room > 0, e / xp.where(room > 0, room, 1.0), xp.inf)
 
 
 def _sqrt_bound(x, e, v):  # |√X - √x| <= min(e/√x, √e), for X >= 0
@@ -528,8 +523,7 @@ def _tan_bound(x, e, v):
     """|tan X - tan x| = |sin(X - x)|/|cos X cos x| <= e/(|cos x|(|cos x| - e)) = e·s²/(1 - e·s),
     s = 1/|cos x| = sqrt(1 + tan² x); no pole inside while e·s < 1."""
     s = xp.sqrt(1 + _mag(v) * _mag(v))
-    room = 1 - e * s
-    return xp.where(room > 0, e * (s * s) / xp.where(room > 0, room, 1.0), xp.inf)
+    return _over(e * (s * s), 1 - e * s)
 
 
 def _erfc_bound(x, e, v):  # 2/√π·exp(-d²), d the interval's nearest distance to 0
@@ -565,7 +559,8 @@ BOUNDS = {
     "expm1": lambda x, e, v: xp.where(e <= 0.5, (1 + _mag(v)) * (e * (1 + e)), xp.inf),
     "exp2": lambda x, e, v: _relative(v, e, 0.6931471805599453),
     "log": _log_bound(), "log2": _log_bound(1.4426950408889634),
-    "log10": _log_bound(0.43429448190325176), "log1p": _log1p_bound,
+    "log10": _log_bound(0.43429448190325176),
+    "log1p": lambda x, e, v: _over(e, _room(1.0 + x, e)),
     "sqrt": _sqrt_bound, "cbrt": _cbrt_bound,
     "atan": lambda x, e, v: e / (1 + xp.maximum(_room(x, e), 0) ** 2),
     "asinh": lambda x, e, v: e / xp.maximum(1.0, _room(x, e)),
@@ -584,16 +579,14 @@ BOUNDS = {
     "digamma": _positive_axis(lambda lo, hi, e, v: e * ((1 + 1 / lo) / lo)),
     "trigamma": _positive_axis(lambda lo, hi, e, v: e * ((1 + 2 / lo) / (lo * lo))),
 }
-# Exact arguments only, where the function's own error holds (the gamma family: positive axis)
-_OWN_DOMAIN = {"gamma": lambda x: x > 0, "lgamma": lambda x: x > 0,
-               "digamma": lambda x: x > 0, "trigamma": lambda x: x > 0}
+# The gamma family: its own error holds on the positive axis only (exact arguments too)
+_POSITIVE_AXIS = frozenset(("gamma", "lgamma", "digamma", "trigamma"))
 
 
 def _bounded_function(name, f):
     """A function with a rational bound (:data:`BOUNDS`): the change over the interval, and the
     function's own error (:data:`ULPS`)."""
     bound, ulps = BOUNDS[name], ULPS.get(name, DEFAULT_ULPS)
-    domain = _OWN_DOMAIN.get(name)
 
     def apply(a):
         a = _bounded(a)
@@ -601,12 +594,12 @@ def _bounded_function(name, f):
         own = _ulp_error(v, ulps)
         if name in ABSOLUTE:
             own = own + (2 * U * ulps) * 4.0
-        if domain is not None:
+        if name in _POSITIVE_AXIS:
             if _summary(a.v):
-                if not domain(a.v.lo):
+                if not a.v.lo > 0:
                     raise Unbounded(f"{name} left of 0")
             else:
-                own = xp.where(domain(a.v), own, xp.inf)
+                own = xp.where(a.v > 0, own, xp.inf)
         if not _nonzero(a.e):  # an exact argument: only the function's own error
             return Bounded(v, own)
         with xp.errstate(all="ignore"):
@@ -673,14 +666,6 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         steps = FLOAT
     else:
         from .batch import NUMPY as steps
-    def trig(own, other, name):
-        def apply(a):
-            a = _bounded(a)
-            v, c = getattr(m, own)(a.v), getattr(m, other)(a.v)
-            e = xp.minimum(2.0, _mag(c) * a.e + 0.5 * a.e * a.e)
-            return Bounded(v, e + _ulp_error(v, ULPS[name]))
-        return apply
-
     def binary_lipschitz(name, combine):
         def apply(a, b):
             a, b = _bounded(a), _bounded(b)
@@ -692,15 +677,15 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
         r = _low(m.hypot(a.v, b.v))
         spread = a.e + b.e
         with xp.errstate(divide="ignore", invalid="ignore"):
-            e = xp.where(r > spread, spread / xp.where(r > spread, r - spread, 1.0), xp.inf)
-        return e + _ulp_error(v, DEFAULT_ULPS)
+            return _over(spread, r - spread) + _ulp_error(v, DEFAULT_ULPS)
 
     own = {
         # (a sum keeps the carried error of its arguments: Bounded's own operators)
         "add": lambda a, b: _kept(a) + b, "sub": lambda a, b: _kept(a) - b,
         "mul": lambda a, b: _kept(a) * b, "div": lambda a, b: _kept(a) / b,
         "neg": lambda a: -_kept(a), "pow": lambda a, b: _kept(a) ** b,
-        "sin": trig("sin", "cos", "sin"), "cos": trig("cos", "sin", "cos"),
+        "sin": _wave_bound(m.sin, m.cos, ULPS["sin"]),
+        "cos": _wave_bound(m.cos, m.sin, ULPS["cos"]),
         # exact, and moving their result no farther than their argument
         "abs": lambda a: Bounded(m.abs(_bounded(a).v), _bounded(a).e),
         "relu": lambda a: Bounded(m.relu(_bounded(a).v), _bounded(a).e),
@@ -718,8 +703,8 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     # sec, csc, cot, log(a, b): the compositions the engines compute (1/cos(a), ...), on
     # Bounded values whose functions are the library's own (NumPy's or math's, bit for bit)
     values = RANGES if m is RANGES else steps
-    library = SimpleNamespace(cos=_library_trig(values.cos, values.sin),
-                              sin=_library_trig(values.sin, values.cos),
+    library = SimpleNamespace(cos=_wave_bound(values.cos, values.sin, DEFAULT_ULPS),
+                              sin=_wave_bound(values.sin, values.cos, DEFAULT_ULPS),
                               tan=_bounded_function("tan", values.tan),
                               log=_bounded_function("log", values.log))
     for name in ("sec", "csc", "cot", "log_base"):
@@ -736,15 +721,16 @@ def _namespace(m: SimpleNamespace) -> SimpleNamespace:
     return bounded
 
 
-def _library_trig(f, other):
-    """sin or cos as the library computes them (the C library's, not trig.sincos): for sec, csc
-    and cot, whose primals call cos and sin."""
+def _wave_bound(f, other, ulps: float):
+    """sin or cos (``f``; ``other``, its partner): ``|f(X) - f(x)| <= |other(x)|·e + e²/2``,
+    and 2 at most, plus ``ulps`` of its own error (trig.sincos's, or the C library's for sec,
+    csc and cot, whose primals call cos and sin)."""
     def apply(a):
         a = _bounded(a)
         v = f(a.v)
         e = xp.minimum(2.0, _mag(other(a.v)) * a.e + 0.5 * a.e * a.e) if _nonzero(a.e) \
             else 0.0
-        return Bounded(v, _plus(e, _ulp_error(v, DEFAULT_ULPS)))
+        return Bounded(v, _plus(e, _ulp_error(v, ulps)))
     return apply
 
 
@@ -911,15 +897,11 @@ def _atan2(a, b):
     return _ENCLOSURES["atan"](a / b)
 
 
-def _reciprocal(f):
-    return lambda a: 1.0 / f(a)
-
-
 _log = _monotone(math.log, lo_bound=0.0)
+# (the arithmetic and sec, csc, cot, log(a, b) are not here: the quick test's Bounded values
+# compute them with Interval's operators, as the compositions the engines compute)
 _ENCLOSURES = {
-    "add": lambda a, b: Interval.of(a) + b, "sub": lambda a, b: Interval.of(a) - b,
-    "mul": lambda a, b: Interval.of(a) * b, "div": lambda a, b: Interval.of(a) / b,
-    "neg": lambda a: -Interval.of(a), "pow": lambda a, b: Interval.of(a) ** b,
+    "pow": lambda a, b: Interval.of(a) ** b,
     "exp": _monotone(math.exp), "expm1": _monotone(math.expm1), "log": _log,
     "log1p": _monotone(math.log1p, lo_bound=-1.0), "log2": _monotone(math.log2, lo_bound=0.0),
     "log10": _monotone(math.log10, lo_bound=0.0), "sqrt": _monotone(math.sqrt, lo_bound=0.0),
@@ -936,8 +918,7 @@ _ENCLOSURES = {
     "exp2": _monotone(TABLE["exp2"].primal), "hypot": _hypot, "abs": _abs, "sign": _sign,
     "step": lambda a: Interval(1.0, 1.0) if _sign(a).lo > 0 else Interval(0.0, 0.0),
     "relu": lambda a: _ends(max)(a, 0.0), "min": _ends(min), "max": _ends(max),
-    "atan2": _atan2, "sec": _reciprocal(_wave(math.cos, 0.0)),
-    "csc": _reciprocal(_wave(math.sin, math.pi / 2)), "cot": _reciprocal(_tangent),
+    "atan2": _atan2,
     "digamma": _monotone(TABLE["digamma"].primal, lo_bound=2.0 ** -1000),
     "trigamma": _monotone(TABLE["trigamma"].primal, increasing=False, lo_bound=2.0 ** -1000),
     "gamma": _turning(math.gamma, _GAMMA_X0), "lgamma": _turning(math.lgamma, _LGAMMA_X0),
@@ -976,47 +957,20 @@ def _decimal_is_double(text: str, value: float) -> bool:
         return False
 
 
-class _AsTyped:
-    """The namespace in which :meth:`Graph.exact_constants` gives what each constant was typed
-    as: a literal's text (:func:`_typed_text`), ("pi",) or ("e",); None for a fold."""
-
-    pi, e = ("pi",), ("e",)
-
-    def __getattr__(self, name: str):
-        return _no_text
-
-
-def _no_text(*args) -> None:
-    return None
-
-
-def _typed_text(number):
-    """A literal's text; None for a constant that is exactly its double."""
-    return number if isinstance(number, str) else None
-
-
-_AS_TYPED = _AsTyped()
-
-
-def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
-    """A bound on each constant's error. A literal (0.1, pi) is the number typed (1/10, π), as
-    the certified engine reads it: its double is within an ulp; a
-    constant folded at lowering (``ln(e)``, ``1 + 1e-16``) carries the rounding of its folds,
-    replayed here with Bounded arithmetic (to a fixed point: one slot can hold the values of a
-    literal and of several folds), plus the distance between the value folded by the scalar
-    primal and the one replayed with NumPy."""
-    return table_errors(graph.constants, graph.exact, graph.folds, m)
-
-
 def table_errors(constants, exact, folds, m: SimpleNamespace) -> list[float]:
-    """:func:`constant_errors` of a table of constants (their floats, what each is exactly,
-    the folds: :func:`gradcli.engine.graph.exact_numbers`'s), as array nodes keep it."""
-    from .graph import exact_numbers
+    """A bound on each constant's error, from a table of constants (their floats, what each is
+    exactly, the folds: :func:`gradcli.engine.graph.exact_numbers`'s, as a :class:`Graph` and
+    array nodes keep them). A literal (0.1, pi) is the number typed (1/10, π), as the certified
+    engine reads it: its double is within an ulp; a constant folded at lowering (``ln(e)``,
+    ``1 + 1e-16``) carries the rounding of its folds, replayed here with Bounded arithmetic (to
+    a fixed point: one slot can hold the values of a literal and of several folds), plus the
+    distance between the value folded by the scalar primal and the one replayed with NumPy."""
     errors = [0.0] * len(constants)
+    folded = {fold[0] for fold in folds}
     # a literal, pi, e: the number typed, not its double (which is within an ulp of it)
-    for slot, typed in enumerate(exact_numbers(constants, exact, folds, _AS_TYPED, _typed_text)):
-        if typed is None or (type(typed) is str and _decimal_is_double(typed, constants[slot])):
-            continue  # exactly its double, a fold (replayed below), 0.5, 2.5e-3 * 4
+    for slot, typed in exact.items():
+        if slot in folded or (type(typed) is str and _decimal_is_double(typed, constants[slot])):
+            continue  # a fold (replayed below), exactly its double: 0.5, 2.5e-3 * 4
         errors[slot] = math.ulp(constants[slot])
     typed = list(errors)
     for _ in range(8):
@@ -1037,8 +991,7 @@ def table_errors(constants, exact, folds, m: SimpleNamespace) -> list[float]:
                 changed = True
         if not changed:
             return errors
-    return [math.inf if any(f[0] == i for f in folds) else typed[i]
-            for i in range(len(errors))]
+    return [math.inf if i in folded else typed[i] for i in range(len(errors))]
 
 
 # -- the sweeps ------------------------------------------------------------------------------
@@ -1062,17 +1015,12 @@ def digits_from_relative(rel):
     return np.clip(digits, 0, 17).astype(np.int64)
 
 
-def digits_of(value, err):
-    """Certain significant digits of ``value`` given the bound ``err`` (0 to 17)."""
-    return digits_from_relative(relative_error(value, err))
-
-
 def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None = None) -> list:
     """Every slot as a Bounded for one block: the batch engine's forward sweep (the same
     operations in the same order, so the same values) with a bound carried beside each.
-    ``errors``: the constants' (:func:`constant_errors`), when already known."""
+    ``errors``: the constants' (:func:`table_errors`), when already known."""
     if errors is None:
-        errors = constant_errors(graph, m)
+        errors = table_errors(graph.constants, graph.exact, graph.folds, m)
     if m is POINT:
         slots = [Bounded(c, e) for c, e in zip(graph.constants, errors)]
     else:  # np.float64, as the namespace's constants
@@ -1087,48 +1035,60 @@ def forward(graph: Graph, block: list, m: SimpleNamespace, errors: list | None =
     return slots
 
 
-def _result_bounds(graph: Graph, slots: list, wrt: list[str], order, outputs, m):
-    """(value, bound) of every result, in batchio's order (each output, then its gradient by
-    ``wrt``); a bound None for a result that is exact (nothing flows into it, or no error)."""
-    from .batch import reverse_block
-    found = []
-    singles = outputs or [graph]
-    for one in singles:
-        out = _bounded(slots[one.output])
-        found.append((out.v, out.e if _nonzero(out.e) else None))
-        if not wrt:
-            continue
-        adjoint = reverse_block(one, list(slots), order if len(singles) == 1 and order
-                                else visit_order(one), m=m)
-        for name in wrt:
-            g = adjoint[one.n_const + one.inputs.index(name)]
-            g = None if g is None else _bounded(g)
-            found.append((None if g is None else g.v,
-                          g.e if g is not None and _nonzero(g.e) else None))
-    return found
+class _Rows:
+    """The rows of ``columns`` to bound, and what each block's sweep reads: the results (each
+    output's value, then its gradient by ``wrt``), their visit order, the constants' errors."""
+
+    def __init__(self, graph: Graph, columns: Mapping[str, object],
+                 wrt: Iterable[str] | None, gradient: bool):
+        from .batch import as_columns, block_namespace
+        from .graph import wrt_names
+        self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
+        self.n, self.arrays = as_columns(graph, columns)
+        self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
+                        if graph.n_outputs > 1 else None)
+        self.order = visit_order(graph) if self.outputs is None else None
+        self.errors = table_errors(graph.constants, graph.exact, graph.folds,
+                                   _namespace(block_namespace()))
+
+    def bounds(self, block: list, m) -> list:
+        """(value, bound) of every result over ``block`` (the inputs in graph order), in
+        batchio's order; a bound None for a result that is exact (nothing flows into it, or no
+        error)."""
+        from .batch import reverse_block
+        slots = forward(self.graph, block, m, self.errors)
+        found = []
+        singles = self.outputs or [self.graph]
+        for one in singles:
+            out = _bounded(slots[one.output])
+            found.append((out.v, out.e if _nonzero(out.e) else None))
+            if not self.wrt:
+                continue
+            order = self.order if len(singles) == 1 and self.order else visit_order(one)
+            adjoint = reverse_block(one, list(slots), order, m=m)
+            for name in self.wrt:
+                g = adjoint[one.n_const + one.inputs.index(name)]
+                g = None if g is None else _bounded(g)
+                found.append((None if g is None else g.v,
+                              g.e if g is not None and _nonzero(g.e) else None))
+        return found
+
+    def digits(self, block: list):
+        """Certain digits of each row of ``block``: the least over its results."""
+        import numpy as np
+        from .batch import block_namespace
+        n = len(block[0]) if block else 1
+        worst = np.zeros(n)  # the largest relative error bound over the row's results
+        try:
+            found = self.bounds(block, _namespace(block_namespace()))
+        except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
+            return digits_from_relative(np.full(n, np.inf))
+        for value, err in found:
+            if err is not None:
+                worst = np.maximum(worst, relative_error(value, err))
+        return digits_from_relative(worst)
 
 
-def block_digits(graph: Graph, block: list, wrt: list[str], order=None,
-                 outputs: list[Graph] | None = None, errors: list | None = None):
-    """Certain digits of each row of one block (``block``: the inputs in graph order): the least
-    over every output's value and its gradient by ``wrt``."""
-    import numpy as np
-    from .batch import block_namespace
-    n = len(block[0]) if block else 1
-    m = _namespace(block_namespace())
-    slots = forward(graph, block, m, errors)
-    worst = np.zeros(n)  # the largest relative error bound over the row's results
-    try:
-        found = _result_bounds(graph, slots, wrt, order, outputs, m)
-    except LimitError:  # a rule with no formula to bound (trigamma's ψ''): none proven
-        return digits_from_relative(np.full(n, np.inf))
-    for value, err in found:
-        if err is not None:
-            worst = np.maximum(worst, relative_error(value, err))
-    return digits_from_relative(worst)
-
-
-QUICK_ROWS = 1 << 14  # the quick test's smallest chunk: large enough that its Python steps do not count
 # A margin over the digits' own log10 and floor, and over the few ulps by which NumPy's
 # functions on a column and on one number (pow, expm1, log in the bounds' formulas) may differ.
 SAFETY = 1.0 + 2.0 ** -10
@@ -1140,7 +1100,7 @@ SAFETY = 1.0 + 2.0 ** -10
 _QUICK_FAILS = (ArithmeticError, LimitError, ValueError, TypeError, LookupError, AttributeError)
 
 
-class QuickTest:
+class QuickTest(_Rows):
     """The quick test (module docstring) of the rows of ``columns``: which of them the
     row-by-row bound must sweep to know whether they have ``enough`` certain digits.
 
@@ -1156,15 +1116,8 @@ class QuickTest:
                  wrt: Iterable[str] | None = None, gradient: bool = True,
                  enough: int = MIN_DIGITS):
         import numpy as np
-        from .batch import as_columns, block_namespace
-        from .graph import wrt_names
-        self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
-        self.n, self.arrays = as_columns(graph, columns)
+        super().__init__(graph, columns, wrt, gradient)
         self.inputs = [self.arrays[name] for name in graph.inputs]
-        self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
-                        if graph.n_outputs > 1 else None)
-        self.order = visit_order(graph) if self.outputs is None else None
-        self.errors = constant_errors(graph, _namespace(block_namespace()))
         self.scale = 2.0 * 10.0 ** enough * SAFETY
         self.m = _namespace(RANGES)
         self.suspect = np.zeros(self.n, dtype=bool)
@@ -1176,9 +1129,7 @@ class QuickTest:
         import numpy as np
         block = [Bounded(Interval(lo, hi), 0.0) for lo, hi in ranges]
         with np.errstate(all="ignore"):
-            slots = forward(self.graph, block, self.m, self.errors)
-            found = _result_bounds(self.graph, slots, self.wrt, self.order, self.outputs,
-                                   self.m)
+            found = self.bounds(block, self.m)
         thresholds = []
         for k, (_, err) in enumerate(found):
             if err is not None:
@@ -1277,7 +1228,6 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
     given fewer are the same, with the same digits, as without it. ``rows`` (an index array):
     the digits of these rows only, one per index."""
     import numpy as np
-    from .batch import as_columns, block_namespace
     if enough is not None and results is not None:
         quick = QuickTest(graph, columns, wrt=wrt, gradient=gradient, enough=enough)
         for start in range(0, quick.n, block_rows):
@@ -1287,22 +1237,15 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
         some = np.flatnonzero(quick.suspects())
         digits[some] = certain_digits(graph, columns, wrt=wrt, gradient=gradient, rows=some)
         return digits
-    from .graph import wrt_names
-    wrt = wrt_names(graph, wrt) if gradient else []
-    n, arrays = as_columns(graph, columns)
-    outputs = [graph.only(i) for i in range(graph.n_outputs)] if graph.n_outputs > 1 else None
-    order = visit_order(graph) if outputs is None else None
-    errors = constant_errors(graph, _namespace(block_namespace()))
-    n_rows = n if rows is None else len(rows)
+    every = _Rows(graph, columns, wrt, gradient)
+    n_rows = every.n if rows is None else len(rows)
     digits = np.empty(n_rows, dtype=np.int64)
     with np.errstate(all="ignore"):
         for start in range(0, n_rows, block_rows):
-            stop = min(n_rows, start + block_rows)
-            if rows is None:
-                block = [arrays[name][start:stop] for name in graph.inputs]
-            else:
-                block = [arrays[name][rows[start:stop]] for name in graph.inputs]
-            digits[start:stop] = block_digits(graph, block, wrt, order, outputs, errors)
+            taken = slice(start, start + block_rows) if rows is None else \
+                rows[start:start + block_rows]
+            digits[start:start + block_rows] = every.digits(
+                [every.arrays[name][taken] for name in graph.inputs])
     return digits
 
 
@@ -1733,5 +1676,4 @@ def certify_quickly(graph, point, wrt_slots, seed: float, digits: int, active=No
     return texts[0], texts[1:], kinks
 
 
-__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "certify_quickly",
-           "digits_of"]
+__all__ = ["MIN_DIGITS", "Bounded", "QuickTest", "certain_digits", "certify_quickly"]

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..errors import NumericalError
 from .graph import Graph
-from .primitives import CONSTANTS, FLOAT, TABLE, Namespace, Primitive, where
+from .primitives import FLOAT, TABLE, Namespace, Primitive, where
 from .reverse import reverse
 from .tangent import local_partials, tangent_sweep
 
@@ -35,7 +35,7 @@ class Dual:
     namespace ``ops`` of its numbers (a subclass per namespace: floats, balls)."""
 
     __slots__ = ("value", "tangent")
-    ops: SimpleNamespace  # the dual namespace its operators run (set below, per base)
+    ops: SimpleNamespace  # the dual namespace its operators run (set by dual_namespace)
 
     def __init__(self, value: float, tangent: float):
         self.value = value
@@ -108,19 +108,16 @@ def _lifted_tanh_slope(base, kind):
     return tanh_slope
 
 
-DUAL = Namespace(lift, **{name: lift(p) for name, p in TABLE.items()}, **CONSTANTS, where=where,
-                 greater=_greater, polygamma=_lifted_polygamma(FLOAT, Dual),
-                 tanh_slope=_lifted_tanh_slope(FLOAT, Dual), Dual=Dual)
-Dual.ops = DUAL
-_DUALS = {id(FLOAT): DUAL}
+_DUALS: dict = {}
 
 
 def dual_namespace(base) -> SimpleNamespace:
     """The dual-number namespace over ``base`` (made once per base), with its class of dual
-    numbers as ``Dual``: their operators run ``base``'s rows too (a ball's square is a ball)."""
+    numbers as ``Dual`` (:class:`Dual` itself over floats): their operators run ``base``'s rows
+    too (a ball's square is a ball)."""
     found = _DUALS.get(id(base))
     if found is None:
-        kind = type("Dual", (Dual,), {"__slots__": ()})
+        kind = Dual if base is FLOAT else type("Dual", (Dual,), {"__slots__": ()})
         # pi and e read from the base each time: a ball's π is made at the working precision
         namespace = type("DualNamespace", (Namespace,), {
             "pi": property(lambda self: base.pi), "e": property(lambda self: base.e)})
@@ -137,6 +134,9 @@ def dual_namespace(base) -> SimpleNamespace:
                 return kind(base.sinc_slope(a.value), base.sinc_curvature(a.value) * a.tangent)
             found.sinc_slope = sinc_slope
     return found
+
+
+DUAL = dual_namespace(FLOAT)
 
 
 def _parts(x) -> tuple[float, float]:

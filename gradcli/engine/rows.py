@@ -138,12 +138,11 @@ def certified_batch(graph: Graph, columns: Mapping[str, object], wrt: list[str] 
     errors = result.errors
     marked: list[int] = []
     digits, _ = certify_rows(graph, arrays, results, errors, wrt, MIN_DIGITS, n, quick, marked)
-    if marked and hasattr(result, "messages"):  # BatchResult keeps its failures by row too
+    if marked:  # the result keeps its failures by row too
         result.messages = {**result.messages, **{r: errors[r] for r in marked}}
     if with_digits:
         digits = digits.astype(np.int64)
-        failed = list(getattr(result, "messages", ())) or np.flatnonzero(np.not_equal(errors, None))
-        digits[failed] = 0
+        digits[list(result.messages)] = 0
         result.digits = digits
     return result
 

@@ -32,40 +32,34 @@ class Numbers(Sequence):
     def __init__(self, trace, which: int):
         self.trace, self.which = trace, which
 
+    @property
+    def raw(self):
+        return self.trace.balls[self.which]
+
     def __len__(self) -> int:
-        return len(self.trace.balls[self.which])
+        return len(self.raw)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if self.trace.balls[self.which][i] is None:  # no adjoint flows there
+        return self.proven(i + len(self) if i < 0 else i)
+
+    def proven(self, i: int):
+        if self.raw[i] is None:  # no adjoint flows there
             return None
         return self.trace.number((self.which, i))
 
 
-class Contributions(Sequence):
+class Contributions(Numbers):
     """The contributions of a recorded sweep, their numbers proven when read; ``raw``, the
     sweep's records (:class:`~gradcli.engine.reverse.Recorded`), for what needs only their
     slots."""
 
     def __init__(self, trace):
-        self.trace = trace
+        super().__init__(trace, 2)
 
-    @property
-    def raw(self):
-        return self.trace.balls[2]
-
-    def __len__(self) -> int:
-        return len(self.trace.balls[2])
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        raw, number = self.trace.balls[2], self.trace.number
+    def proven(self, i: int):
+        raw, number = self.raw, self.trace.number
         return Contribution(raw.sources[i], raw.targets[i], number((2, i, 2)),
                             number((2, i, 3)), number((2, i, 4)))
 
@@ -142,13 +136,9 @@ class QuickTrace:
                 got = bound_proven(at(self.balls, where), self.digits)
             except ArithmeticError:  # not a finite bound
                 got = None
-            if got is None:  # too wide here: the balls prove it
+            if got is None:  # too wide here: the balls prove it (their trace's number)
                 if self._certified is None:
                     self._certified = self._balls()
-                c = self._certified
-                got = c.records.total(where[1]) if where[0] == 3 else (
-                    c.values, c.adjoint)[where[0]][where[1]] if len(where) == 2 else (
-                    c.records.contribution(where[1]) if where[2] == 4
-                    else c.records[where[1]][where[2]])
+                got = self._certified.records.trace.number(where)
             self.proven[where] = got
         return got
