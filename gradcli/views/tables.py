@@ -100,12 +100,16 @@ def forward_table(trace, digits: int, max_rows: int):
 
     def add(row):
         cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
-        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}",
-                  format_number(row.value, digits)]
+        cells += [_operation(row), format_number(row.value, digits)]
         if marked:
             cells.append(_output_mark(row))
         table.add_row(*cells)
     return _limited(table, trace.forward, max_rows, add, trace.forward.key)
+
+
+def _operation(row) -> str:
+    """``v3 = v1 * v2 = 2 * 3``, or ``input``: a forward row's operation and its step."""
+    return "input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}"
 
 
 def _output_mark(row):
@@ -127,17 +131,21 @@ def _formula(formula: str, value: str) -> str:
 def contributions_table(trace, digits: int, max_rows: int,
                         title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
-    table = _table(title, ("from", "left"), ("to", "left"),
-                   ("upstream adjoint", "right"), ("local derivative", "right", "text"),
-                   ("contribution", "right"))
-
-    def add(row):
-        table.add_row(row.equation, (row.target, "cyan"),
-                      format_number(row.upstream, digits),
-                      _formula(row.local_expr, format_number(row.local, digits)),
-                      format_number(row.contribution, digits))
-    return _limited(table, trace.contributions, max_rows, add,
+    table = _table(title, *CONTRIBUTION_COLUMNS)
+    return _limited(table, trace.contributions, max_rows,
+                    lambda row: table.add_row(*_contribution(row, digits)),
                     _contributions_kept(trace, max_rows))
+
+
+CONTRIBUTION_COLUMNS = (("from", "left"), ("to", "left"), ("upstream adjoint", "right"),
+                        ("local derivative", "right", "text"), ("contribution", "right"))
+
+
+def _contribution(row, digits: int) -> tuple:
+    """A contribution's cells: the edge, its upstream adjoint, local derivative and product."""
+    return (row.equation, (row.target, "cyan"), format_number(row.upstream, digits),
+            _formula(row.local_expr, format_number(row.local, digits)),
+            format_number(row.contribution, digits))
 
 
 def _contributions_kept(trace, max_rows: int) -> list[int]:
@@ -298,20 +306,14 @@ def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
         f_table = _table(f"{title}: forward", ("node", "left"), ("operation", "left"),
                          ("value", "right"))
         for r in forward:
-            f_table.add_row((r.id, "cyan"), "input" if r.op == "input"
-                            else f"{r.id} = {r.expr} = {r.step}", format_number(r.value, digits))
+            f_table.add_row((r.id, "cyan"), _operation(r), format_number(r.value, digits))
         items.append(f_table)
         edges = scalar.edges_from(made) if row.members else scalar.edges_into(row.slots)
-        c_table = _table(f"{title}: reverse sweep (contributions)", ("from", "left"),
-                         ("to", "left"), ("upstream adjoint", "right"),
-                         ("local derivative", "right", "text"), ("contribution", "right"))
+        c_table = _table(f"{title}: reverse sweep (contributions)", *CONTRIBUTION_COLUMNS)
         contributions = scalar.trace.contributions
 
         def add(e, c_table=c_table):
-            r = contributions[e]
-            c_table.add_row(r.equation, (r.target, "cyan"), format_number(r.upstream, digits),
-                            _formula(r.local_expr, format_number(r.local, digits)),
-                            format_number(r.contribution, digits))
+            c_table.add_row(*_contribution(contributions[e], digits))
         if edges:
             items.append(_limited(c_table, edges, max_rows, add))
     return items
@@ -336,12 +338,8 @@ def jacobian_table(outputs: list[str], inputs: list[str], matrix: list[list[floa
                    digits: int, max_rows: int = 0) -> Sheet:
     """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x. At most
     ``max_rows`` rows and as many columns (0 = all), as :func:`hessian_table`."""
-    shown = len(inputs) if not max_rows else min(max_rows, len(inputs))
-    title = "Jacobian" if shown == len(inputs) else (
-        f"Jacobian (the first {shown:,} of {len(inputs):,} columns; --max-rows 0 shows all)")
-    table = _table(title, ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs[:shown]])
-    return _limited(table, list(zip(outputs, matrix)), max_rows, lambda item: table.add_row(
-        (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
+    return hessian_table(outputs, matrix, digits, max_rows, "Jacobian",
+                         [f"∂/∂{name}" for name in inputs])
 
 
 def jacobian_check_tables(check, digits: int) -> list:
@@ -353,13 +351,16 @@ def jacobian_check_tables(check, digits: int) -> list:
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
-                  max_rows: int = 0, title: str = "Hessian") -> Sheet:
-    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y.
-    At most ``max_rows`` rows and as many columns (0 = all); the title says what was left out."""
-    shown = len(names) if not max_rows else min(max_rows, len(names))
-    title = title if shown == len(names) else (
-        f"{title} (the first {shown:,} of {len(names):,} columns; --max-rows 0 shows all)")
-    table = _table(title, ("", "left"), *[(name, "right") for name in names[:shown]])
+                  max_rows: int = 0, title: str = "Hessian", headers: list[str] | None = None
+                  ) -> Sheet:
+    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y (or
+    another matrix, its columns headed ``headers``). At most ``max_rows`` rows and as many
+    columns (0 = all); the title says what was left out."""
+    headers = headers or names
+    shown = len(headers) if not max_rows else min(max_rows, len(headers))
+    title = title if shown == len(headers) else (
+        f"{title} (the first {shown:,} of {len(headers):,} columns; --max-rows 0 shows all)")
+    table = _table(title, ("", "left"), *[(header, "right") for header in headers[:shown]])
     return _limited(table, list(zip(names, matrix)), max_rows, lambda item: table.add_row(
         (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
 
