@@ -268,26 +268,18 @@ STYLES_IN_ORDER = ("box", "plain", "tight", "records")  # each narrower than the
 
 def _choose(cells: _Cells, width: int | None, least: str = "box"):
     """The first style from ``least`` on that fits ``width``, and its column widths."""
-    if least != "box":
-        for style in STYLES_IN_ORDER[STYLES_IN_ORDER.index(least):-1]:
-            widths = _widths(cells, width, frame_width(style, len(cells.natural)))
-            if widths is not None:
-                return style, widths
-        return "records", None
-    piped = cells.piped
-    if width is None and piped and sum(cells.natural) + frame_width("box", len(
-            cells.natural)) > piped:
-        # Piped, a wide table that asks for it fits its width where only text and headers
-        # wrap (no number is ever broken), in a box or without one: else it stays whole.
-        for style in ("box", "plain", "tight"):
-            widths = _widths(cells, piped, frame_width(style, len(cells.natural)))
-            if widths is not None:
-                return style, widths
-    for style in ("box", "plain", "tight"):
+    none_fits = "records", None
+    if width is None:
+        # Piped, a table stays whole in a box, unless it asks to fit a width (``piped``) where
+        # only text and headers wrap (no number is ever broken), in a box or without one.
+        none_fits, width = ("box", list(cells.natural)), cells.piped
+        if not width:
+            return none_fits
+    for style in STYLES_IN_ORDER[STYLES_IN_ORDER.index(least):-1]:
         widths = _widths(cells, width, frame_width(style, len(cells.natural)))
         if widths is not None:
             return style, widths
-    return "records", None
+    return none_fits
 
 
 def frame_width(style: str, columns: int) -> int:
@@ -299,8 +291,8 @@ def frame_width(style: str, columns: int) -> int:
 _GAPS = {"plain": 2, "tight": 1}  # spaces between columns of a table without lines
 
 
-def _widths(cells: _Cells, width: int | None, frame: int) -> list[int] | None:
-    if width is None or sum(cells.natural) + frame <= width:
+def _widths(cells: _Cells, width: int, frame: int) -> list[int] | None:
+    if sum(cells.natural) + frame <= width:
         return list(cells.natural)
     if sum(cells.minimum) + frame > width:
         return None
