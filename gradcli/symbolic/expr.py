@@ -843,10 +843,6 @@ def divide(a, b):
     return multiply([(a, ONE_NODE()), (b, number(-ONE))])
 
 
-def negate(a):
-    return multiply([(a, ONE_NODE())], -ONE)
-
-
 def _function(name):
     """The row as a builder of canonical nodes: a sum or product form (``sub``: ``a - b``) as
     one, any other function as its application."""
