@@ -24,15 +24,9 @@ BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangen
 MAX_ROWS_HINT = "--max-rows 0 shows all"
 
 
-def show(*blocks, console=None) -> None:
-    """Print blocks on standard output (or on a rich ``console``: laid out for its width when
-    it is a terminal, at natural width otherwise)."""
-    if console is None:
-        open_screen().show(*blocks)
-        return
-    from .layout import print_page, render
-    width = console.width if console.is_terminal else None
-    print_page(render(list(blocks), width, styled=True), console)
+def show(*blocks) -> None:
+    """Print blocks on standard output, laid out for it (:func:`gradcli.views.screen.open_screen`)."""
+    open_screen().show(*blocks)
 
 
 def make_console(record: bool = False, **options):
@@ -414,20 +408,12 @@ def _names(ids: list[str]) -> str:
     return ", ".join(ids) if len(ids) <= 6 else ", ".join(ids[:5]) + f" and {len(ids) - 5} more"
 
 
-def show_graph(picture, digits: int, note: str | None = None, console=None, screen=None,
+def show_graph(picture, digits: int, note: str | None = None, screen=None,
                layout: str | None = "lr") -> str | None:
     """Print the drawing, then ``note``. On a screen with a width, the drawing is cut at it,
     never wrapped (its line count does not depend on the width); returns a sentence saying
     what was cut, for standard error (None when nothing was). ``layout`` None: left to right
     where that fits the width, else top to bottom where that does."""
-    if console is not None:  # a rich console: its width, its colours
-        width = console.width if console.is_terminal else None
-        drawing = _fitted(picture, digits, layout, width, False)
-        cut = cut_note(drawing, width)
-        lines = crop(drawing.lines, width) if width else drawing.lines
-        from .layout import print_page, render
-        print_page(render([Preformatted(lines), note, cut], width), console)
-        return cut
     screen = screen or open_screen()
     drawing = _fitted(picture, digits, layout, screen.width, screen.ascii)
     cut = cut_note(drawing, screen.width)
