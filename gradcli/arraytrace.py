@@ -34,31 +34,11 @@ from dataclasses import dataclass, field
 from .engine.arrays import element_names
 from .engine.graph import Graph, spell
 from .engine.primitives import TABLE
+from .records import Rows  # an array's numbers, row-major, each read (and proven) when first read
 
 BAR = "g\u0304"  # ḡ, the upstream adjoint of an array operation (autograd's ``g``), with the
 # combining macron the tables' v̄5 has (ASCII output: bar(g))
 REDUCED = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
-
-
-class Elements(Sequence):
-    """An array's numbers, row-major, each read (and proven) when first read: ``read(i)``."""
-
-    __slots__ = ("_read", "_n")
-
-    def __init__(self, n: int, read):
-        self._n, self._read = n, read
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._read(j) for j in range(*i.indices(self._n))]
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
-            raise IndexError("element index out of range")
-        return self._read(i)
 
 
 @dataclass(slots=True)
@@ -313,7 +293,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     for i in order:
         row = rows[i]
         args = arg_rows[i]
-        row.values = None if values is None else Elements(
+        row.values = None if values is None else Rows(
             len(row.slots), lambda j, slots=row.slots: values[slots[j]])
         row.is_output = bool(output_slots.intersection(row.slots)) and (
             len(row.slots) == 1 or row.kind != "input")
@@ -396,7 +376,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                 row.id, target.id, f"{row.id} = {row.expr}",
                 rule_text(parts := _rule_parts(row, target, p, graph)),
                 _upstream(row, i, view, upstream_edges, adjoint, total), row.shape,
-                None if contribution is None else Elements(
+                None if contribution is None else Rows(
                     len(contribution), lambda j, es=contribution: total(es[j])),
                 target.shape, tuple(e for es in (contribution or ()) for e in es),
                 tuple(parts)))
@@ -517,8 +497,8 @@ def _upstream(row, i, view, upstream_edges, adjoint, total):
         grads = upstream_edges.get(i)
         if grads is None:
             return None
-        return Elements(len(grads), lambda j: total(grads[j]))
-    return Elements(len(row.slots), lambda j, slots=row.slots: adjoint[slots[j]])
+        return Rows(len(grads), lambda j: total(grads[j]))
+    return Rows(len(row.slots), lambda j, slots=row.slots: adjoint[slots[j]])
 
 
 # -- the rules, written out ----------------------------------------------------------------------
