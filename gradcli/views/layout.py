@@ -531,19 +531,24 @@ def _one_style(blocks, width: int | None, ascii: bool) -> str:
     none, each table keeps its own)."""
     if not width:
         return "box"
-    sheets, stack = [], [blocks]
-    while stack:
-        block = stack.pop()
-        if isinstance(block, (list, tuple)):
-            stack += block
-        elif hasattr(block, "renderables"):
-            stack += list(block.renderables)
-        elif isinstance(block, Sheet):
-            sheets.append(block)
+    sheets = [block for block in _leaves(blocks) if isinstance(block, Sheet)]
     if len(sheets) < 2:
         return "box"
     chosen = [_choose(_Cells(sheet, ascii), width)[0] for sheet in sheets]
     return max(chosen, key=STYLES_IN_ORDER.index)
+
+
+def _leaves(blocks):
+    """The blocks in order, lists and rich Groups opened, None left out."""
+    stack = [blocks]
+    while stack:
+        block = stack.pop()
+        if isinstance(block, (list, tuple)):
+            stack += reversed(block)
+        elif hasattr(block, "renderables"):  # a rich Group
+            stack += reversed(list(block.renderables))
+        elif block is not None:
+            yield block
 
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
@@ -553,16 +558,8 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
     parts: list = []
     widest = 0
     least = _one_style(blocks, width, ascii)
-    stack = [blocks]
-    while stack:
-        block = stack.pop()
-        if block is None:
-            continue
-        if isinstance(block, (list, tuple)):
-            stack += reversed(block)
-        elif hasattr(block, "renderables"):  # a rich Group
-            stack += reversed(list(block.renderables))
-        elif isinstance(block, Sheet):
+    for block in _leaves(blocks):
+        if isinstance(block, Sheet):
             more, used = _sheet(block, width, ascii, styled, least)
             parts += more
             widest = max(widest, used)

@@ -8,6 +8,7 @@ table never loses a number at any width, and the same blocks give the text, SVG 
 from __future__ import annotations
 
 import math
+import os
 from typing import TYPE_CHECKING
 
 from ..errors import name_list
@@ -27,16 +28,6 @@ MAX_ROWS_HINT = "--max-rows 0 shows all"
 def show(*blocks) -> None:
     """Print blocks on standard output, laid out for it (:func:`gradcli.views.screen.open_screen`)."""
     open_screen().show(*blocks)
-
-
-def make_console(record: bool = False, **options):
-    """A rich console for stdout (kept for callers that print rich renderables themselves)."""
-    import os
-
-    from rich.console import Console
-    if os.environ.get("NO_COLOR"):
-        options.setdefault("no_color", True)
-    return Console(record=record, **options)
 
 
 PIPED = 80  # reference tables piped: folded to this width where no number is broken
@@ -568,7 +559,10 @@ class DelayedProgress:
     def __init__(self, description: str = "evaluating", delay: float = 1.0,
                  console: Console | None = None, clock=None):
         import time
-        self.console = console or make_console(stderr=True)
+        if console is None:
+            from rich.console import Console
+            console = Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")) or None)
+        self.console = console
         self.description, self.delay = description, delay
         self.clock = clock or time.monotonic
         self.start = self.clock()
