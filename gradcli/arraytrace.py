@@ -513,15 +513,18 @@ def _words(s: str) -> tuple:
     return ("text", s)
 
 
-def rule_text(parts) -> str:
-    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``."""
+def rule_text(parts, marks=(BAR, "ᵀ", "·"), name=str, formula=str, words=str,
+              brackets=("(", ")")) -> str:
+    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``; another
+    view gives its own ``marks`` (upstream, transpose, product), spellings and ``brackets``."""
+    spelled = dict(zip(("g", "T", "dot"), marks))
     out = []
-    for part in parts:
-        kind = part[0]
+    for kind, *value in parts:
         if kind == "formula":
-            out.append(f"({part[1]})" if bracketed(part[1]) else part[1])
+            f = formula(value[0])
+            out.append(brackets[0] + f + brackets[1] if bracketed(value[0]) else f)
         else:
-            out.append({"g": BAR, "T": "ᵀ", "dot": "·"}.get(kind) or part[1])
+            out.append(spelled.get(kind) or (name if kind == "name" else words)(value[0]))
     return "".join(out)
 
 

@@ -409,24 +409,9 @@ def _array(values, shape: tuple, digits: int) -> str:
 
 def _rule(parts) -> str:
     """A rule on arrays (:func:`gradcli.arraytrace.rule_text`'s parts) as math."""
-    out = []
-    for part in parts:
-        kind = part[0]
-        if kind == "g":
-            out.append(r"\bar{g}")
-        elif kind == "T":
-            out.append(r"^{\top}")
-        elif kind == "dot":
-            out.append(r" \cdot ")
-        elif kind == "name":
-            out.append(name(part[1]))
-        elif kind == "formula":
-            from ..arraytrace import bracketed
-            f = _math(part[1])
-            out.append(r"\left(" + f + r"\right)" if bracketed(part[1]) else f)
-        else:
-            out.append(r"\text{" + text(part[1]) + "}")
-    return "".join(out)
+    from ..arraytrace import rule_text
+    return rule_text(parts, (r"\bar{g}", r"^{\top}", r" \cdot "), name, _math,
+                     lambda s: r"\text{" + text(s) + "}", (r"\left(", r"\right)"))
 
 
 def _bar(node: str) -> str:
