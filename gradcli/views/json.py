@@ -299,9 +299,7 @@ def jacobian_check_json(check) -> dict:
 
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
-    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
-            "value": _number(result.value),
-            "gradient": _each(result.gradient, _number),
+    data = {**_gradient_at(result),
             "hessian": [[_number(x) for x in row] for row in result.hessian],
             "certified": result.proven}
     if result.proven:
@@ -312,13 +310,17 @@ def hessian_json(result, check=None) -> dict:
     return _nested(data, result.graph.arrays, "inputs", "gradient", "decimal.gradient")
 
 
+def _gradient_at(result) -> dict:
+    """The keys a Hessian's JSON starts with: the source, the point, ``wrt``, the value and
+    the gradient."""
+    return {**_read(result), "inputs": result.point, "wrt": result.inputs,
+            "value": _number(result.value), "gradient": _each(result.gradient, _number)}
+
+
 def hvp_json(result) -> dict:
     """``hessian --direction --json``: a :class:`gradcli.api.HvpResult`: ``product`` is H·v by
     input (an array input's in its shape, as ``gradient``)."""
-    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
-            "value": _number(result.value),
-            "gradient": _each(result.gradient, _number),
-            "direction": result.direction,
+    data = {**_gradient_at(result), "direction": result.direction,
             "product": {name: _number(p) for name, p in result.product.items()},
             "certified": result.proven}
     if result.proven:
