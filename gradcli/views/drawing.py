@@ -20,7 +20,8 @@ on it (:func:`_in_order`), and a line with branches above, below and level gets 
 whole drawing takes the rows of old, argument ports on odd rows and output ports on even ones,
 where no two horizontal lines of a gap ever share a row, at the price of a step in every line.
 
-:func:`draw_with_boxes` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles their colours.
+:func:`draw_with_boxes` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles
+their colours.
 Text is measured by display width (a wide character takes two cells, a combining mark none).
 ``layout="tb"`` draws one box under another instead (:func:`_draw_top_to_bottom`), for narrow
 terminals; with ``ascii`` every character is ASCII.

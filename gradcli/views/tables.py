@@ -26,7 +26,7 @@ MAX_ROWS_HINT = "--max-rows 0 shows all"
 
 
 def show(*blocks) -> None:
-    """Print blocks on standard output, laid out for it (:func:`gradcli.views.screen.open_screen`)."""
+    """Print blocks on standard output, laid out for it (:func:`.screen.open_screen`)."""
     open_screen().show(*blocks)
 
 
@@ -77,19 +77,25 @@ def _sum(terms: list[float], digits: int) -> str:
 
 def forward_table(trace, digits: int, max_rows: int):
     """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
-    named, marked = trace.forward.named, trace.forward.marked
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("value", "right")] + ([("", "left", "label")] if marked
-                                                              else [])
-    table = _table("Forward evaluation trace", *columns)
+    forward = trace.forward
+    table, add = _node_table("Forward evaluation trace", forward.named, forward.marked,
+                             ("operation", "left"), ("value", "right"))
+    return _limited(table, forward, max_rows, lambda row: add(
+        row.id, row.names, _operation(row), format_number(row.value, digits),
+        mark=_output_mark(row)), forward.key)
 
-    def add(row):
-        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
-        cells += [_operation(row), format_number(row.value, digits)]
-        if marked:
-            cells.append(_output_mark(row))
-        table.add_row(*cells)
-    return _limited(table, trace.forward, max_rows, add, trace.forward.key)
+
+def _node_table(title: str, named: bool, marked: bool, *columns: tuple):
+    """A table of a row per node: its id (``named``: and the names the program gave it), the
+    ``columns``, and (``marked``) a last one saying which output it is; and the function that
+    adds a row, ``add(id, names, *cells, mark=...)``."""
+    table = _table(title, ("node", "left"), *([("name", "left")] if named else []), *columns,
+                   *([("", "left", "label")] if marked else []))
+
+    def add(node_id, names, *cells, mark=""):
+        table.add_row((node_id, "cyan"), *([", ".join(names)] if named else []), *cells,
+                      *([mark] if marked else []))
+    return table, add
 
 
 def _operation(row) -> str:
@@ -144,9 +150,8 @@ def _contributions_kept(trace, max_rows: int) -> list[int]:
 
 def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
-    named = trace.adjoints.named
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    table = _table(title, *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+    table, add_node = _node_table(title, trace.adjoints.named, False, ("adjoint", "right"),
+                                  ("sum of contributions", "left"))
     seeds = trace.seeds
 
     def add(row):
@@ -160,9 +165,8 @@ def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
             how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
         else:
             how = "(no path to the output)"
-        bar = _adjoint_mark(row.id)  # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
-        cells = [(bar, "cyan")] + ([", ".join(row.names)] if named else [])
-        table.add_row(*cells, format_number(row.adjoint, digits), how)
+        # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
+        add_node(_adjoint_mark(row.id), row.names, format_number(row.adjoint, digits), how)
     return _limited(table, trace.adjoints, max_rows, add, trace.adjoints.key)
 
 
@@ -193,26 +197,22 @@ def _tangent_rule(row, digits: int) -> str:
 def tangent_table(trace, digits: int, max_rows: int):
     """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
     rows = trace.rows
-    named, marked = rows.named, rows.marked
     if trace.sweeps == ["direction"]:
         sweep_headers = ["tangent v̇"]
     else:
         sweep_headers = [f"v̇ ({_accented(name, DOT)} = 1)" for name in trace.sweeps]
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("value", "right"), ("tangent rule", "left")]
-    columns += [(h, "right") for h in sweep_headers] + ([("", "left", "label")] if marked else [])
-    table = _table("Forward-mode tangent trace", *columns)
+    table, add_node = _node_table(
+        "Forward-mode tangent trace", rows.named, rows.marked, ("operation", "left"),
+        ("value", "right"), ("tangent rule", "left"), *[(h, "right") for h in sweep_headers])
 
     def add(r):
         row = r.row
-        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
         is_input = row.op == "input"
-        cells += ["input" if is_input else f"{row.id} = {row.expr}",
-                  format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
-        cells += ["—" if t is None else format_number(t, digits) for t in r.tangents]
-        if marked:
-            cells.append(_output_mark(row))
-        table.add_row(*cells)
+        add_node(row.id, row.names, "input" if is_input else f"{row.id} = {row.expr}",
+                 format_number(row.value, digits),
+                 "seed" if is_input else _tangent_rule(r, digits),
+                 *["—" if t is None else format_number(t, digits) for t in r.tangents],
+                 mark=_output_mark(row))
     return _limited(table, rows, max_rows, add, rows.key)
 
 
@@ -230,20 +230,15 @@ def array_trace_tables(trace, max_rows: int) -> list:
     from .arrays import preview
     from .notation import operation_adjoint
     forward = trace.forward
-    named = any(row.names for row in forward)
-    marked = any(row.is_output for row in forward)
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("shape", "left"), ("value", "left")]
-    columns += [("", "left", "label")] if marked else []
-    table = _table("Forward evaluation trace (array operations)", *columns)
+    table, add_node = _node_table(
+        "Forward evaluation trace (array operations)", any(row.names for row in forward),
+        any(row.is_output for row in forward), ("operation", "left"), ("shape", "left"),
+        ("value", "left"))
 
     def add(row):
-        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
-        cells += ["input" if row.kind == "input" else f"{row.id} = {row.expr}",
-                  _shape(row.shape), preview(row.values, row.shape)]
-        if marked:
-            cells.append(("← output", "bold green") if row.is_output else "")
-        table.add_row(*cells)
+        add_node(row.id, row.names, "input" if row.kind == "input" else f"{row.id} = {row.expr}",
+                 _shape(row.shape), preview(row.values, row.shape),
+                 mark=("← output", "bold green") if row.is_output else "")
     keep = [i for i, row in enumerate(forward) if row.kind == "input" or row.is_output]
     tables = [_limited(table, forward, max_rows, add, keep)]
 
