@@ -31,34 +31,15 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .engine.arrays import element_names
+from .engine.arrays import element_names, shape_text
 from .engine.graph import Graph, spell
 from .engine.primitives import TABLE
+# Rows: an array's numbers, row-major, each read (and proven) when first read
+from .records import Rows, local_formulas
 
 BAR = "g\u0304"  # ḡ, the upstream adjoint of an array operation (autograd's ``g``), with the
 # combining macron the tables' v̄5 has (ASCII output: bar(g))
 REDUCED = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
-
-
-class Elements(Sequence):
-    """An array's numbers, row-major, each read (and proven) when first read: ``read(i)``."""
-
-    __slots__ = ("_read", "_n")
-
-    def __init__(self, n: int, read):
-        self._n, self._read = n, read
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._read(j) for j in range(*i.indices(self._n))]
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
-            raise IndexError("element index out of range")
-        return self._read(i)
 
 
 @dataclass(slots=True)
@@ -313,7 +294,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
     for i in order:
         row = rows[i]
         args = arg_rows[i]
-        row.values = None if values is None else Elements(
+        row.values = None if values is None else Rows(
             len(row.slots), lambda j, slots=row.slots: values[slots[j]])
         row.is_output = bool(output_slots.intersection(row.slots)) and (
             len(row.slots) == 1 or row.kind != "input")
@@ -330,7 +311,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
         kind, parameter = row.kind, row.parameter
         row.args = tuple(name(a) for a in args)
         if kind == "take" and isinstance(args[0], int) and rows[args[0]].slots == row.slots:
-            row.expr = f"{row.args[0]} as {_shape(row.shape)}"  # NumPy's keepdims, a reshape
+            row.expr = f"{row.args[0]} as {shape_text(row.shape)}"  # NumPy's keepdims, a reshape
             row.arg_shapes = (rows[args[0]].shape,)
             continue
         row.arg_shapes = tuple(rows[a].shape if isinstance(a, int) else () for a in args)
@@ -396,7 +377,7 @@ def build_array_trace(graph: Graph, values, adjoint, records, scalar=None,
                 row.id, target.id, f"{row.id} = {row.expr}",
                 rule_text(parts := _rule_parts(row, target, p, graph)),
                 _upstream(row, i, view, upstream_edges, adjoint, total), row.shape,
-                None if contribution is None else Elements(
+                None if contribution is None else Rows(
                     len(contribution), lambda j, es=contribution: total(es[j])),
                 target.shape, tuple(e for es in (contribution or ()) for e in es),
                 tuple(parts)))
@@ -517,8 +498,8 @@ def _upstream(row, i, view, upstream_edges, adjoint, total):
         grads = upstream_edges.get(i)
         if grads is None:
             return None
-        return Elements(len(grads), lambda j: total(grads[j]))
-    return Elements(len(row.slots), lambda j, slots=row.slots: adjoint[slots[j]])
+        return Rows(len(grads), lambda j: total(grads[j]))
+    return Rows(len(row.slots), lambda j, slots=row.slots: adjoint[slots[j]])
 
 
 # -- the rules, written out ----------------------------------------------------------------------
@@ -533,15 +514,18 @@ def _words(s: str) -> tuple:
     return ("text", s)
 
 
-def rule_text(parts) -> str:
-    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``."""
+def rule_text(parts, marks=(BAR, "ᵀ", "·"), name=str, formula=str, words=str,
+              brackets=("(", ")")) -> str:
+    """A rule's parts as the tables print it: ``sum over axis 0 of ḡ·1``, ``Xᵀ ḡ``; another
+    view gives its own ``marks`` (upstream, transpose, product), spellings and ``brackets``."""
+    spelled = dict(zip(("g", "T", "dot"), marks))
     out = []
-    for part in parts:
-        kind = part[0]
+    for kind, *value in parts:
         if kind == "formula":
-            out.append(f"({part[1]})" if bracketed(part[1]) else part[1])
+            f = formula(value[0])
+            out.append(brackets[0] + f + brackets[1] if bracketed(value[0]) else f)
         else:
-            out.append({"g": BAR, "T": "ᵀ", "dot": "·"}.get(kind) or part[1])
+            out.append(spelled.get(kind) or (name if kind == "name" else words)(value[0]))
     return "".join(out)
 
 
@@ -582,13 +566,13 @@ def _rule_parts(row, target, p, graph) -> list:
     if kind in ("elementwise", "scalar"):
         slot = row.slots[0] if kind == "scalar" else next(
             (s for s in row.members if s in set(row.slots)), None)
-        formula = _local_formula(graph, slot, row.args, p) if slot is not None else "?"
+        formula = local_formulas(graph, slot, row.args)[p] if slot is not None else "?"
         return _summed(_times(formula), target.shape, row.shape)
     if kind == "reduce":
         what, axis = row.parameter
         along = "" if axis is None else f" along axis {axis}"
         if what == "add":
-            return [G, _words(f" broadcast{along} to {_shape(target.shape)}")]
+            return [G, _words(f" broadcast{along} to {shape_text(target.shape)}")]
         if what == "mul":
             return [G, TIMES, _words("(product of the other elements), broadcast")]
         return [G, _words(f" to the {'largest' if what == 'max' else 'smallest'} element "
@@ -598,7 +582,7 @@ def _rule_parts(row, target, p, graph) -> list:
         return _matmul_rule(p, a, b, *row.arg_shapes)
     if kind == "take":
         if row.slots == target.slots:
-            return [G, _words(f" as {_shape(target.shape)}")]
+            return [G, _words(f" as {shape_text(target.shape)}")]
         if len(row.slots) == 1:
             return [G, _words(" at its element, 0 elsewhere")]
         if _is_transpose(row.slots, target.slots, target.shape):
@@ -609,10 +593,6 @@ def _rule_parts(row, target, p, graph) -> list:
     return [_words("?")]
 
 
-def _shape(shape: tuple) -> str:
-    if not shape:
-        return "a scalar"
-    return f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(map(str, shape)) + ")"
 
 
 def _matmul_rule(p: int, a: str, b: str, sa: tuple, sb: tuple) -> list:
@@ -636,15 +616,3 @@ def _is_transpose(slots: tuple, of: tuple, shape: tuple) -> bool:
     return list(slots) == [of[i * m + j] for j in range(m) for i in range(n)]
 
 
-def _local_formula(graph: Graph, slot: int, names: tuple, p: int) -> str:
-    """The node's local derivative by argument ``p`` as a formula in the argument rows' ids
-    (``2*a2``, ``1/a4``): the rule table's rule on symbols."""
-    from .symbolic.expr import constant_nodes, fresh_context, local_derivatives, symbol
-    from .symbolic.printer import text
-    k = slot - graph.base
-    slots = graph.args(k)
-    with fresh_context():
-        constants = constant_nodes(graph) if min(slots) < graph.n_const else ()
-        args = [constants[s] if s < graph.n_const else symbol(n)
-                for s, n in zip(slots, names)]
-        return text(local_derivatives(graph.ops[k], args)[p])

@@ -177,16 +177,18 @@ def substituted(graph: Graph, values: list, slot: int, node_id=None) -> str:
     return spell(prim, args)  # a call: log(2), and log(8, 2) for the log_base row
 
 
-def local_formulas(graph: Graph, slot: int) -> list[str]:
+def local_formulas(graph: Graph, slot: int, names=None) -> list[str]:
     """A node's local derivatives by each argument as formulas in the node ids (``1/x``,
-    ``cos(y)``, ``v2``): the rule table's rules, run on symbols instead of numbers."""
+    ``cos(y)``, ``v2``), or in the arguments' ``names``: the rule table's rules, run on
+    symbols instead of numbers."""
     from .symbolic.expr import constant_nodes, fresh_context, local_derivatives, symbol
     from .symbolic.printer import text
     k = slot - graph.base
     slots = graph.args(k)
+    names = names or [graph.node_id(s) for s in slots]
     with fresh_context():
         constants = constant_nodes(graph) if min(slots) < graph.n_const else ()
-        args = [constants[s] if s < graph.n_const else symbol(graph.node_id(s)) for s in slots]
+        args = [constants[s] if s < graph.n_const else symbol(n) for s, n in zip(slots, names)]
         return [text(d) for d in local_derivatives(graph.ops[k], args)]
 
 

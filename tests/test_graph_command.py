@@ -19,7 +19,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 
 import drawn
 from strategies import cases
@@ -28,6 +27,7 @@ from gradcli.cli import main
 from gradcli.errors import DomainError
 from gradcli.views.diagrams import dot_string, mermaid_text, record_field, to_dot, to_mermaid
 from gradcli.views.picture import build_picture
+from gradcli.views.screen import open_screen
 from gradcli.views.tables import show_graph
 
 SEED = "log(x)+x*y-sin(y)"
@@ -435,11 +435,10 @@ def test_when_lines_cannot_be_untangled_the_drawing_falls_back_to_odd_and_even_r
 
 def test_a_drawing_too_wide_for_the_terminal_says_where_it_is_cut():
     deep = "x" + "".join(f" + x^{k}" for k in range(2, 12))
-    console = Console(file=io.StringIO(), force_terminal=True, width=60, color_system=None)
-    show_graph(build_picture(compile(deep)), 4, console=console)
-    out = console.file.getvalue()
-    assert max(len(line) for line in out.splitlines()[:-1]) <= 60  # cut, not wrapped
-    assert "cut at 60" in out and "--format dot" in out
+    stream = io.StringIO()
+    cut = show_graph(build_picture(compile(deep)), 4, screen=open_screen(60, stream=stream))
+    assert max(len(line) for line in stream.getvalue().splitlines()) <= 60  # cut, not wrapped
+    assert "cut at 60" in cut and "--format dot" in cut  # said on standard error
 
 
 def test_capped_drawing_says_so(run):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from rich.console import Console
 
 from gradcli import evaluate
 from gradcli.cli import main
-from gradcli.views.tables import show, trace_tables
+from gradcli.views.screen import open_screen
+from gradcli.views.tables import trace_tables
 from gradcli.views.text import result_text
 
 SEED = "log(x)+x*y-sin(y)"
@@ -97,12 +97,13 @@ def test_program_with_reassignments_shows_names_and_versions():
     assert any(r.expr.endswith(" / 2") for r in result.trace.forward)
 
 
-def _render(source, at, width=100, max_rows=40, digits=13):
+def _render(source, at, max_rows=40, digits=13):
+    """What standard output shows when it is a file."""
     result = evaluate(source, at)
-    console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
-    show(result_text(result.value, result.gradient, digits=digits),
-         *trace_tables(result.trace, digits, max_rows), console=console)
-    return console.export_text()
+    stream = io.StringIO()
+    open_screen(stream=stream).show(result_text(result.value, result.gradient, digits=digits),
+                                    *trace_tables(result.trace, digits, max_rows))
+    return stream.getvalue()
 
 
 def test_rendering_snapshot():
@@ -124,7 +125,7 @@ def test_textbook_symbolic_columns():
     assert "1/x = 0.5" in reverse and "cos(y) = -0.989992496600" in reverse
     assert "y = 3.000000000000" in reverse and "x = 2.000000000000" in reverse  # ∂(x*y)
     # the symbolic column for other rules: x^y, exp, negative operands substituted in parentheses
-    text = _render("exp(x)^y - x*-y", {"x": 0.5, "y": -2}, width=200)
+    text = _render("exp(x)^y - x*-y", {"x": 0.5, "y": -2})
     assert "v3 = v1 ^ y = 1.6487212707 ^ (-2)" in text and "v2 = -y = -(-2)" in text
     assert "y*v1^(y - 1) = " in text and "exp(x) = 1.648721270700" in text
 
@@ -132,7 +133,7 @@ def test_textbook_symbolic_columns():
 def test_constants_are_shown_as_the_numbers_they_are_exactly():
     """A folded constant is written as it is exactly, in canonical form (never the 17 digits of
     its double), in the operation, the step and the local derivative's formula."""
-    text = _render("log(2)*x + x/(1/3) + 0.1*x^(1/3) - pi*x + x*sqrt(2)", {"x": 1}, width=200)
+    text = _render("log(2)*x + x/(1/3) + 0.1*x^(1/3) - pi*x + x*sqrt(2)", {"x": 1})
     assert "v1 = log(2) * x = log(2) * 1" in text
     assert "x / (1/3)" in text and "x ^ (1/3)" in text and "0.1 * v" in text
     assert "pi * x" in text and "x * sqrt(2)" in text
@@ -230,15 +231,22 @@ def test_export_rejects_unknown_suffix(tmp_path):
     assert "unknown file type" in result.stderr
 
 
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
 def test_no_color_and_terminal_colour(monkeypatch):
-    from gradcli.views.tables import make_console
-    monkeypatch.setenv("NO_COLOR", "1")
-    assert make_console(force_terminal=True).no_color
-    monkeypatch.delenv("NO_COLOR")
-    console = make_console(force_terminal=True, file=io.StringIO())
-    result = evaluate(SEED, {"x": 2, "y": 3})
-    show(*trace_tables(result.trace, 12, 40), console=console)
-    assert "\x1b[" in console.file.getvalue()  # colour on a terminal
+    monkeypatch.setenv("TERM", "xterm")
+    tables = trace_tables(evaluate(SEED, {"x": 2, "y": 3}).trace, 12, 40)
+    for no_color, coloured in (("1", False), (None, True)):
+        if no_color:
+            monkeypatch.setenv("NO_COLOR", no_color)
+        else:
+            monkeypatch.delenv("NO_COLOR")
+        stream = _Terminal()
+        open_screen(stream=stream).show(*tables)
+        assert ("\x1b[" in stream.getvalue()) == coloured  # colour on a terminal, unless NO_COLOR
 
 
 def test_a_shortened_table_builds_only_the_rows_it_shows():

@@ -138,8 +138,7 @@ class CodeArrays:
         if len(s) == 2:
             return x
         n = size(s)
-        return self.let(f"{self.np}.reshape({self.text(x)}, {(1, n) if left else (n, 1)})",
-                        (1, n) if left else (n, 1))
+        return self.reshape(x, (1, n) if left else (n, 1))
 
     def reduce(self, kind: str, x, axis):
         s = self.shape(x)
@@ -363,13 +362,6 @@ class CArrays(CodeArrays):
 
     def reshape(self, x, shape):
         return self._alias(x, tuple(shape))
-
-    def as_matrix(self, x, left: bool):
-        s = self.shape(x)
-        if len(s) == 2:
-            return x
-        n = size(s)
-        return self._alias(x, (1, n) if left else (n, 1))
 
     def item(self, g, k: int):
         s = self.shape(g)

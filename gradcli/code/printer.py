@@ -83,10 +83,9 @@ class Printer:
             self.helpers.add(spelled)
         if "{" in spelled:  # a template: the modules of the functions it calls
             self.modules.update(re.findall(r"([\w.]+)\.\w+\(", spelled))
-        elif "." in spelled:
-            self.modules.add(spelled.rsplit(".", 1)[0])
-        if "{" in spelled:
             return spelled.format(*wrapped)
+        if "." in spelled:
+            self.modules.add(spelled.rsplit(".", 1)[0])
         return f"{spelled}({', '.join(args)})"
 
 

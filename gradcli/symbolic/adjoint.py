@@ -285,10 +285,10 @@ def build(graph: Graph, mode: str = "reverse", variables: dict[str, str] | None 
     program = Program(graph.source, mode, list(inputs or graph.inputs), variables,
                       list(graph.output_names or ["f"]), forward, live,
                       values=[names.value(s) for s in graph.output_slots], wrt=wrt)
-    moved = {variables[name] for name in wrt}  # the inputs with a tangent
-    if mode == "forward":
+    if mode != "reverse":  # the forward sweep's tangents, along the inputs of wrt
         live_forward = [s for s, alive in zip(forward, live) if alive]
-        tangents_, tangents = tangent_statements(live_forward, moved)
+        tangents_, tangents = tangent_statements(live_forward, {variables[n] for n in wrt})
+    if mode == "forward":
         program.derivatives = [_tangent_of(v, tangents) for v in program.values]
         program.tangents = prune(tangents_, program.derivatives)
         return program
@@ -299,8 +299,6 @@ def build(graph: Graph, mode: str = "reverse", variables: dict[str, str] | None 
         program.sweeps.append(prune(sweep, gradient))
         program.gradients.append(gradient)
     if mode == "hessian":
-        live_forward = [s for s, alive in zip(forward, live) if alive]
-        tangents_, tangents = tangent_statements(live_forward, moved)
         sweep_tangents, tangents = tangent_statements(program.sweeps[0], tangents)
         program.hvp = [_tangent_of(g, tangents) for g in program.gradients[0]]
         kept = prune(tangents_ + sweep_tangents, program.hvp)

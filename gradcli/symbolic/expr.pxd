@@ -130,7 +130,6 @@ cpdef Sym _sym(node)
 
 cpdef divide(a, b)
 
-cpdef negate(a)
 
 cpdef list local_derivatives(prim, args, value=*)
 

@@ -672,20 +672,13 @@ def _join_two(items, loose: bool = False) -> Product | None:
     owner = p if large is fp else q  # the large side's hash pairs, kept when it is a product
     hashes = list(owner._pairs) if type(owner) is Product and owner.factors is large else \
         [(large[0][0].hash, large[0][1].hash)]  # (a single factor)
-    if small is fq:
-        for pair in fq:
-            i = _insertion(merged, pair, True)
-            if _holds(merged, i, pair[0]):
-                return None
-            merged.insert(i, pair)
-            hashes.insert(i, (pair[0].hash, pair[1].hash))
-    else:
-        for pair in reversed(fp):
-            i = _insertion(merged, pair, False)
-            if _holds(merged, i, pair[0]):
-                return None
-            merged.insert(i, pair)
-            hashes.insert(i, (pair[0].hash, pair[1].hash))
+    right = small is fq  # q's factors go after p's equal ones; p's, taken last first, before
+    for pair in (fq if right else reversed(fp)):
+        i = _insertion(merged, pair, right)
+        if _holds(merged, i, pair[0]):
+            return None
+        merged.insert(i, pair)
+        hashes.insert(i, (pair[0].hash, pair[1].hash))
     return _made(loose, _tidy(cp * cq), tuple(merged), tuple(hashes))
 
 
@@ -841,10 +834,6 @@ _NODES = frozenset([Number, Symbol, Apply, Sum, Product])
 
 def divide(a, b):
     return multiply([(a, ONE_NODE()), (b, number(-ONE))])
-
-
-def negate(a):
-    return multiply([(a, ONE_NODE())], -ONE)
 
 
 def _function(name):

@@ -13,18 +13,14 @@ from .text import _aligned, _value
 ARRAY_MAX_COLUMNS = 8  # a matrix wider than this shows its first and last columns
 
 
-def _kept(n: int, most: int) -> tuple[list[int], int]:
-    """The indices shown of ``n`` when at most ``most`` are (0 = all): the first and last halves,
-    and how many are left out between them."""
+def _kept(n: int, most: int) -> tuple[list, int]:
+    """The indices shown of ``n`` when at most ``most`` are (0 = all): the first and last halves
+    (the larger first), None between them where the others are left out, and how many those
+    are."""
     if not most or n <= most:
         return list(range(n)), 0
-    head = _head(most)
-    return list(range(head)) + list(range(n - (most - head), n)), n - most
-
-
-def _head(shown: int) -> int:
-    """How many of the ``shown`` indices come before the gap (the rest after it)."""
-    return (shown + 1) // 2
+    head = (most + 1) // 2
+    return list(range(head)) + [None] + list(range(n - (most - head), n)), n - most
 
 
 def gradient_blocks(output: str, value, gradient: dict, arrays: dict[str, tuple],
@@ -62,18 +58,17 @@ def _vector_text(label: str, values: list, digits: int, max_rows: int,
                  indices: list[str] | None = None) -> str:
     shown, hidden = _kept(len(values), max_rows)
     indices = indices or [f"[{i}]" for i in range(len(values))]
-    width = max(len(indices[i]) for i in shown)
-    texts = {i: _value(values[i], digits) for i in shown}
-    point = max(_integer_width(texts[i]) for i in shown)
+    texts = {i: _value(values[i], digits) for i in shown if i is not None}
+    width = max(len(indices[i]) for i in texts)
+    point = max(map(_integer_width, texts.values()))
     lines = [label]
-    gap = f"  {'…'.rjust(width)}  ({hidden:,} more, not shown; --max-rows 0 shows all)"
-    for k, i in enumerate(shown):
-        if hidden and k == _head(len(shown)):
-            lines.append(gap)
+    for i in shown:
+        if i is None:
+            lines.append(f"  {'…'.rjust(width)}  ({hidden:,} more, not shown; --max-rows 0 "
+                         "shows all)")
+            continue
         text = texts[i]
         lines.append(f"  {indices[i].rjust(width)}  {' ' * (point - _integer_width(text))}{text}")
-    if hidden and _head(len(shown)) == len(shown):  # --max-rows 1: the gap comes last
-        lines.append(gap)
     return "\n".join(lines)
 
 
@@ -94,20 +89,17 @@ def _matrix_sheet(label: str, shape: tuple, values: list, digits: int, max_rows:
         label += f" ({hidden_cols:,} middle columns not shown)"
     sheet = Sheet(label)
     sheet.add_column("", "left")
-    half = _head(len(cols))
-    for k, j in enumerate(cols):
-        if hidden_cols and k == half:
+    for j in cols:
+        if j is None:
             sheet.add_column("…", "left")
-        sheet.add_column(f"[:,{j}]", "right")
-    for k, i in enumerate(rows):
-        if hidden_rows and k == _head(len(rows)):
+        else:
+            sheet.add_column(f"[:,{j}]", "right")
+    for i in rows:
+        if i is None:
             sheet.add_gap(hidden_rows, "--max-rows 0 shows all")
-        cells = [_value(values[i * m + j], digits) for j in cols]
-        if hidden_cols:
-            cells.insert(half, "…")
+            continue
+        cells = ["…" if j is None else _value(values[i * m + j], digits) for j in cols]
         sheet.add_row((f"[{i},:]", "cyan"), *cells)
-    if hidden_rows and _head(len(rows)) == len(rows):  # --max-rows 1: the gap comes last
-        sheet.add_gap(hidden_rows, "--max-rows 0 shows all")
     return sheet
 
 

@@ -20,7 +20,8 @@ on it (:func:`_in_order`), and a line with branches above, below and level gets 
 whole drawing takes the rows of old, argument ports on odd rows and output ports on even ones,
 where no two horizontal lines of a gap ever share a row, at the price of a step in every line.
 
-:func:`draw` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles their colours.
+:func:`draw_with_boxes` gives lines of ``(text, style)`` runs; ``screen.py`` gives the styles
+their colours.
 Text is measured by display width (a wide character takes two cells, a combining mark none).
 ``layout="tb"`` draws one box under another instead (:func:`_draw_top_to_bottom`), for narrow
 terminals; with ``ascii`` every character is ASCII.
@@ -86,16 +87,11 @@ class Link:
     arrow: bool = False  # right is a box (not a carried line)
 
 
-def draw(picture: Picture, digits: int = 4, ascii: bool = False,
-         layout: str = "lr") -> list[list[tuple[str, str]]]:
-    """The drawing as lines of ``(text, style)`` runs; styles: box, output, hidden, unused, id,
-    text, edge, label. ``layout``: "lr" (inputs on the left) or "tb" (inputs at the top)."""
-    return draw_with_boxes(picture, digits, ascii, layout)[0]
-
-
 def draw_with_boxes(picture: Picture, digits: int = 4, ascii: bool = False, layout: str = "lr"):
-    """The drawing's lines and where each node's box is: ``(id, first column, end column)``.
-    With ``ascii``, every character is ASCII (``+-|`` lines, ``>`` arrowheads)."""
+    """The drawing as lines of ``(text, style)`` runs (styles: box, output, hidden, unused, id,
+    text, edge, label), and where each node's box is: ``(id, first column, end column)``.
+    ``layout``: "lr" (inputs on the left) or "tb" (inputs at the top). With ``ascii``, every
+    character is ASCII (``+-|`` lines, ``>`` arrowheads)."""
     fix = to_ascii if ascii else (lambda text: text)
     if layout == "tb":
         lines, boxes = _draw_top_to_bottom(picture, digits, fix)

@@ -40,8 +40,27 @@ def _each(entries, f):
     return {name: f(x) for name, x in entries.items()}
 
 
-def _text(x) -> str:
-    return x.text
+def _texts(x):
+    """Proven numbers (one, or a dict or list of them, nested) as their printed strings."""
+    if isinstance(x, (list, tuple)):
+        return [_texts(v) for v in x]
+    return _each(x, _texts) if hasattr(x, "items") else x.text
+
+
+def _proven(x) -> list:
+    """The proven numbers of ``x`` (as :func:`_texts` reads it), in a flat list."""
+    if isinstance(x, (list, tuple)):
+        return [n for v in x for n in _proven(v)]
+    if hasattr(x, "flat"):  # arrays held whole
+        return x.flat()
+    return [n for v in x.values() for n in _proven(v)] if hasattr(x, "items") else [x]
+
+
+def _decimal(**groups) -> dict:
+    """``decimal``: each group of proven numbers as its printed strings; ``digits``: how many
+    significant digits are proven, the fewest of any number."""
+    return {"decimal": {key: _texts(x) for key, x in groups.items()},
+            "digits": min(x.digits for x in _proven(list(groups.values())))}
 
 
 def _number(x: float) -> float | None:
@@ -71,12 +90,7 @@ def precision_json(result) -> dict:
     ``float64_digits`` (how many of the digits float64 gets right)."""
     if not getattr(result, "proven", False):
         return {"certified": False}
-    gradient = result.gradient
-    numbers = [result.value, *(gradient.flat() if hasattr(gradient, "flat") else gradient.values())]
-    data = {"certified": True,
-            "decimal": {"value": result.value.text,
-                        "gradient": _each(result.gradient, _text)},
-            "digits": min(x.digits for x in numbers)}
+    data = {"certified": True, **_decimal(value=result.value, gradient=result.gradient)}
     f64 = result.float64
     if f64 is not None:
         data["float64"] = {"value": None if f64.value is None else _finite(f64.value),
@@ -105,20 +119,8 @@ def eval_json(result, trace: Trace | TangentTrace | None = None, check=None) -> 
         data["trace"] = trace_json(trace)
     if check is not None:
         data["check"] = check_json(check)
-    arrays = result.graph.arrays
-    if arrays:  # array inputs: their values and gradients as nested lists, and their shapes
-        from ..engine.arrays import nest_entries
-        data["inputs"] = nest_entries(data["inputs"], arrays)
-        if "gradient" in data:
-            data["gradient"] = nest_entries(data["gradient"], arrays)
-        if data.get("certified"):
-            data["decimal"]["gradient"] = nest_entries(data["decimal"]["gradient"], arrays)
-            if "float64" in data:
-                data["float64"]["gradient"] = nest_entries(data["float64"]["gradient"], arrays)
-                data["float64_digits"]["gradient"] = nest_entries(
-                    data["float64_digits"]["gradient"], arrays)
-        data["shapes"] = {name: list(shape) for name, shape in arrays.items()}
-    return data
+    return _nested(data, result.graph.arrays, "inputs", "gradient", "decimal.gradient",
+                   "float64.gradient", "float64_digits.gradient")
 
 
 def singular_json(error, source: str | None = None, message: str | None = None,
@@ -228,6 +230,11 @@ def check_json(check) -> dict:
                                 "abs_error": _finite(e.abs_error), "rel_error": _finite(e.rel_error),
                                 "ok": e.ok}
         rows.append(item)
+    return _check_summary(check, rows)
+
+
+def _check_summary(check, rows: list) -> dict:
+    """A check's verdict and tolerances, then its ``rows``."""
     return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
             "inconclusive": check.inconclusive, "rows": rows}
 
@@ -246,11 +253,7 @@ def jacobian_json(result, trace=None, check=None) -> dict:
         data["mode"], data["sweeps"] = result.mode, result.sweeps
         data["certified"] = result.proven
         if result.proven:
-            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
-                               "jacobian": {o: {i: x.text for i, x in r.items()}
-                                            for o, r in result.jacobian.items()}}
-            data["digits"] = min(x.digits for x in [*result.values.values(), *(
-                x for r in result.jacobian.values() for x in r.values())])
+            data.update(_decimal(values=result.values, jacobian=result.jacobian))
     else:
         data["mode"] = result.mode
         weights, product = ("cotangent", "vjp") if result.kind == "vjp" else ("direction", "jvp")
@@ -258,10 +261,7 @@ def jacobian_json(result, trace=None, check=None) -> dict:
         data[product] = {k: _number(x) for k, x in result.product.items()}
         data["certified"] = result.proven
         if result.proven:
-            data["decimal"] = {"values": {o: v.text for o, v in result.values.items()},
-                               product: {k: x.text for k, x in result.product.items()}}
-            data["digits"] = min(x.digits for x in [*result.values.values(),
-                                                     *result.product.values()])
+            data.update(_decimal(**{"values": result.values, product: result.product}))
     if trace is not None:
         data["trace"] = outputs_trace_json(trace)
     if check is not None:
@@ -270,8 +270,7 @@ def jacobian_json(result, trace=None, check=None) -> dict:
     if graph is not None and graph.output_arrays:  # an array output: its elements' shape
         data["output_shapes"] = {name: list(shape) for name, shape in graph.output_arrays.items()}
     if graph is not None and graph.arrays:  # what is keyed by input is nested, as eval's
-        keys = ("inputs", "vjp") if result.kind == "vjp" else ("inputs",)
-        data = _nested(data, graph.arrays, keys, ("vjp",) if result.kind == "vjp" else ())
+        data = _nested(data, graph.arrays, "inputs", "vjp", "decimal.vjp")
     return data
 
 
@@ -292,63 +291,57 @@ def outputs_trace_json(trace) -> dict:
 def jacobian_check_json(check) -> dict:
     """``check`` with several outputs: one entry per (output, input) of the Jacobian (a
     :class:`gradcli.check.JacobianCheck`)."""
-    entries = []
-    for name, c in check.rows.items():
-        for item in check_json(c)["rows"]:
-            entries.append({"output": name, **item})
-    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
-            "inconclusive": check.inconclusive, "rows": entries}
+    return _check_summary(check, [{"output": name, **item} for name, c in check.rows.items()
+                                  for item in check_json(c)["rows"]])
 
 
 # -- gradcli hessian --------------------------------------------------------------------------
 
 def hessian_json(result, check=None) -> dict:
     """``hessian --json``: a :class:`gradcli.api.HessianResult`, with its check when given."""
-    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
-            "value": _number(result.value),
-            "gradient": _each(result.gradient, _number),
+    data = {**_gradient_at(result),
             "hessian": [[_number(x) for x in row] for row in result.hessian],
             "certified": result.proven}
     if result.proven:
-        data["decimal"] = {"value": result.value.text,
-                           "gradient": {n: g.text for n, g in result.gradient.items()},
-                           "hessian": [[x.text for x in row] for row in result.hessian]}
-        data["digits"] = min(x.digits for x in [result.value, *result.gradient.values(),
-                                               *(x for row in result.hessian for x in row)])
+        data.update(_decimal(value=result.value, gradient=result.gradient,
+                             hessian=result.hessian))
     if check is not None:
         data["check"] = hessian_check_json(check)
-    return _nested(data, result.graph.arrays, ("inputs", "gradient"), ("gradient",))
+    return _nested(data, result.graph.arrays, "inputs", "gradient", "decimal.gradient")
+
+
+def _gradient_at(result) -> dict:
+    """The keys a Hessian's JSON starts with: the source, the point, ``wrt``, the value and
+    the gradient."""
+    return {**_read(result), "inputs": result.point, "wrt": result.inputs,
+            "value": _number(result.value), "gradient": _each(result.gradient, _number)}
 
 
 def hvp_json(result) -> dict:
     """``hessian --direction --json``: a :class:`gradcli.api.HvpResult`: ``product`` is H·v by
     input (an array input's in its shape, as ``gradient``)."""
-    data = {**_read(result), "inputs": result.point, "wrt": result.inputs,
-            "value": _number(result.value),
-            "gradient": _each(result.gradient, _number),
-            "direction": result.direction,
+    data = {**_gradient_at(result), "direction": result.direction,
             "product": {name: _number(p) for name, p in result.product.items()},
             "certified": result.proven}
     if result.proven:
-        data["decimal"] = {"value": result.value.text,
-                           "gradient": {n: g.text for n, g in result.gradient.items()},
-                           "product": {n: p.text for n, p in result.product.items()}}
-        data["digits"] = min(x.digits for x in [result.value, *result.gradient.values(),
-                                               *result.product.values()])
-    return _nested(data, result.graph.arrays, ("inputs", "gradient", "direction", "product"),
-                   ("gradient", "product"))
+        data.update(_decimal(value=result.value, gradient=result.gradient,
+                             product=result.product))
+    return _nested(data, result.graph.arrays, "inputs", "gradient", "direction", "product",
+                   "decimal.gradient", "decimal.product")
 
 
-def _nested(data: dict, arrays: dict, keys, decimal_keys) -> dict:
-    """``data`` with the entries under ``keys`` (and ``decimal``'s ``decimal_keys``) keyed by
-    input, an array input's as nested lists of its shape, and ``shapes``: as eval's JSON."""
+def _nested(data: dict, arrays: dict, *paths: str) -> dict:
+    """``data`` with the entries at ``paths`` (``"inputs"``, ``"decimal.gradient"``; one that
+    ``data`` lacks is passed over) keyed by input, an array input's as nested lists of its
+    shape, and ``shapes``: as eval's JSON."""
     if not arrays:
         return data
     from ..engine.arrays import nest_entries
-    for key in keys:
-        data[key] = nest_entries(data[key], arrays)
-    for key in decimal_keys if "decimal" in data else ():
-        data["decimal"][key] = nest_entries(data["decimal"][key], arrays)
+    for path in paths:
+        *outer, key = path.split(".")
+        holder = data.get(outer[0]) if outer else data
+        if holder is not None and key in holder:
+            holder[key] = nest_entries(holder[key], arrays)
     data["shapes"] = {name: list(shape) for name, shape in arrays.items()}
     return data
 
@@ -365,18 +358,15 @@ def hessians_json(results: dict, checks: dict) -> dict:
         hessians[name] = one
     data = {**_read(first), "inputs": first.point, "wrt": first.inputs,
             "outputs": list(results), "hessians": hessians}
-    return _nested(data, first.graph.arrays, ("inputs",), ())
+    return _nested(data, first.graph.arrays, "inputs")
 
 
 def hessian_check_json(check) -> dict:
     """``check`` of ``hessian --check --json``: one entry per (row, column) of H (a
     :class:`gradcli.check.HessianCheck`)."""
-    entries = []
-    for name, c in check.rows.items():
-        for item in check_json(c)["rows"]:
-            entries.append({"row": name, "column": item.pop("input"), **item})
-    return {"ok": check.ok, "rtol": check.rtol, "atol": check.atol, "strict": check.strict,
-            "inconclusive": check.inconclusive, "rows": entries}
+    return _check_summary(check, [{"row": name, "column": item.pop("input"), **item}
+                                  for name, c in check.rows.items()
+                                  for item in check_json(c)["rows"]])
 
 
 # -- gradcli diff, codegen, functions -------------------------------------------------------

@@ -14,13 +14,11 @@ from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, walk
 
-_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
-          "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
-          "omega"}
-_UNICODE_GREEK = {chr(0x3B1 + i): name for i, name in enumerate(
+_UNICODE_GREEK = {chr(0x3B1 + i): name for i, name in enumerate(  # α to ω
     ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
      "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon",
      "phi", "chi", "psi", "omega"])}
+_GREEK = set(_UNICODE_GREEK.values()) - {"omicron", "varsigma"}  # names spelled as letters
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
             "^": r"\textasciicircum{}"}
@@ -211,6 +209,11 @@ def derivatives(result: dict[str, str], order: int) -> str:
             lines.append(f"{name(stmt.name)} &= {expression(stmt.value, source)}")
         lines.append(f"{derivative_symbol(wrt, order)} &= "
                      f"{expression(program.statements[-1], source)}")
+    return align(lines)
+
+
+def align(lines: list[str]) -> str:
+    """Lines of display math (``t &= ...``), aligned at their ``&`` (amsmath's ``align*``)."""
     return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
 
 
@@ -287,7 +290,7 @@ def result_math(value: float, gradient: dict[str, float], digits: int,
     lines = formula_lines(source, inputs) if source else []
     lines += [f"f &= {_num(value, digits)}"]
     lines += [f"{derivative_symbol(n, 1)} &= {_num(g, digits)}" for n, g in gradient.items()]
-    return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+    return align(lines)
 
 
 def formula_lines(source: str, inputs) -> list[str]:
@@ -406,24 +409,9 @@ def _array(values, shape: tuple, digits: int) -> str:
 
 def _rule(parts) -> str:
     """A rule on arrays (:func:`gradcli.arraytrace.rule_text`'s parts) as math."""
-    out = []
-    for part in parts:
-        kind = part[0]
-        if kind == "g":
-            out.append(r"\bar{g}")
-        elif kind == "T":
-            out.append(r"^{\top}")
-        elif kind == "dot":
-            out.append(r" \cdot ")
-        elif kind == "name":
-            out.append(name(part[1]))
-        elif kind == "formula":
-            from ..arraytrace import bracketed
-            f = _math(part[1])
-            out.append(r"\left(" + f + r"\right)" if bracketed(part[1]) else f)
-        else:
-            out.append(r"\text{" + text(part[1]) + "}")
-    return "".join(out)
+    from ..arraytrace import rule_text
+    return rule_text(parts, (r"\bar{g}", r"^{\top}", r" \cdot "), name, _math,
+                     lambda s: r"\text{" + text(s) + "}", (r"\left(", r"\right)"))
 
 
 def _bar(node: str) -> str:
@@ -497,13 +485,18 @@ def eval_export(result, digits: int, trace: bool, check=None, standalone: bool =
         parts += trace_tables(result.trace, digits)
     if check is not None:
         parts.append(check_table(check, digits))
+    return _fragment(parts, standalone)
+
+
+def _fragment(parts: list[str], standalone: bool) -> str:
+    """The parts, a blank line apart, as a fragment or (``standalone``) a whole document."""
     fragment = "\n\n".join(parts) + "\n"
     return document(fragment) if standalone else fragment
 
 
 def result_directional(value: float, directional: float, digits: int) -> str:
-    return ("\\begin{align*}\n" + f"f &= {_num(value, digits)} \\\\\n"
-            + rf"\nabla f \cdot d &= {_num(directional, digits)}" + "\n\\end{align*}")
+    return align([f"f &= {_num(value, digits)}",
+                  rf"\nabla f \cdot d &= {_num(directional, digits)}"])
 
 
 def hessian_export(result, digits: int, check=None, standalone: bool = False) -> str:
@@ -516,8 +509,7 @@ def hessian_export(result, digits: int, check=None, standalone: bool = False) ->
         for n, row in check.rows.items():
             parts.append(check_table(row, digits, caption=f"Hessian check, row {n}: AD against "
                                                           f"numerical derivatives of df/d{n}"))
-    fragment = "\n\n".join(parts) + "\n"
-    return document(fragment) if standalone else fragment
+    return _fragment(parts, standalone)
 
 
 def steps(derivations: list, partial: bool) -> str:
@@ -529,12 +521,11 @@ def steps(derivations: list, partial: bool) -> str:
     for d in derivations:
         frac = (rf"\frac{{\partial}}{{\partial {name(d.wrt)}}}" if partial else
                 rf"\frac{{d}}{{d{name(d.wrt)}}}")
-        pending = {name(marker): frac + r"\left(" + expression(parse(inner).statements[-1],
-                                                                inner) + r"\right)"
+        pending = {name(marker): frac + r"\left(" + _math(inner) + r"\right)"
                    for marker, inner in d.pending.items()}
 
         def math(source: str) -> str:
-            out = expression(parse(source).statements[-1], source)
+            out = _math(source)
             for marker in sorted(pending, key=len, reverse=True):
                 out = out.replace(marker, pending[marker])
             return out
@@ -544,5 +535,5 @@ def steps(derivations: list, partial: bool) -> str:
         if not d.steps:  # a constant: d/dx(5) = 0
             lines.append("&= 0")
         lines[:2] = [" ".join(lines[:2])]  # the first line: d/dx(f) &= ...
-        blocks.append("\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}")
+        blocks.append(align(lines))
     return "\n".join(blocks)

@@ -268,26 +268,18 @@ STYLES_IN_ORDER = ("box", "plain", "tight", "records")  # each narrower than the
 
 def _choose(cells: _Cells, width: int | None, least: str = "box"):
     """The first style from ``least`` on that fits ``width``, and its column widths."""
-    if least != "box":
-        for style in STYLES_IN_ORDER[STYLES_IN_ORDER.index(least):-1]:
-            widths = _widths(cells, width, frame_width(style, len(cells.natural)))
-            if widths is not None:
-                return style, widths
-        return "records", None
-    piped = cells.piped
-    if width is None and piped and sum(cells.natural) + frame_width("box", len(
-            cells.natural)) > piped:
-        # Piped, a wide table that asks for it fits its width where only text and headers
-        # wrap (no number is ever broken), in a box or without one: else it stays whole.
-        for style in ("box", "plain", "tight"):
-            widths = _widths(cells, piped, frame_width(style, len(cells.natural)))
-            if widths is not None:
-                return style, widths
-    for style in ("box", "plain", "tight"):
+    none_fits = "records", None
+    if width is None:
+        # Piped, a table stays whole in a box, unless it asks to fit a width (``piped``) where
+        # only text and headers wrap (no number is ever broken), in a box or without one.
+        none_fits, width = ("box", list(cells.natural)), cells.piped
+        if not width:
+            return none_fits
+    for style in STYLES_IN_ORDER[STYLES_IN_ORDER.index(least):-1]:
         widths = _widths(cells, width, frame_width(style, len(cells.natural)))
         if widths is not None:
             return style, widths
-    return "records", None
+    return none_fits
 
 
 def frame_width(style: str, columns: int) -> int:
@@ -299,8 +291,8 @@ def frame_width(style: str, columns: int) -> int:
 _GAPS = {"plain": 2, "tight": 1}  # spaces between columns of a table without lines
 
 
-def _widths(cells: _Cells, width: int | None, frame: int) -> list[int] | None:
-    if width is None or sum(cells.natural) + frame <= width:
+def _widths(cells: _Cells, width: int, frame: int) -> list[int] | None:
+    if sum(cells.natural) + frame <= width:
         return list(cells.natural)
     if sum(cells.minimum) + frame > width:
         return None
@@ -539,19 +531,24 @@ def _one_style(blocks, width: int | None, ascii: bool) -> str:
     none, each table keeps its own)."""
     if not width:
         return "box"
-    sheets, stack = [], [blocks]
-    while stack:
-        block = stack.pop()
-        if isinstance(block, (list, tuple)):
-            stack += block
-        elif hasattr(block, "renderables"):
-            stack += list(block.renderables)
-        elif isinstance(block, Sheet):
-            sheets.append(block)
+    sheets = [block for block in _leaves(blocks) if isinstance(block, Sheet)]
     if len(sheets) < 2:
         return "box"
     chosen = [_choose(_Cells(sheet, ascii), width)[0] for sheet in sheets]
     return max(chosen, key=STYLES_IN_ORDER.index)
+
+
+def _leaves(blocks):
+    """The blocks in order, lists and rich Groups opened, None left out."""
+    stack = [blocks]
+    while stack:
+        block = stack.pop()
+        if isinstance(block, (list, tuple)):
+            stack += reversed(block)
+        elif hasattr(block, "renderables"):  # a rich Group
+            stack += reversed(list(block.renderables))
+        elif block is not None:
+            yield block
 
 
 def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) -> Page:
@@ -561,16 +558,8 @@ def render(blocks, width: int | None, ascii: bool = False, styled: bool = True) 
     parts: list = []
     widest = 0
     least = _one_style(blocks, width, ascii)
-    stack = [blocks]
-    while stack:
-        block = stack.pop()
-        if block is None:
-            continue
-        if isinstance(block, (list, tuple)):
-            stack += reversed(block)
-        elif hasattr(block, "renderables"):  # a rich Group
-            stack += reversed(list(block.renderables))
-        elif isinstance(block, Sheet):
+    for block in _leaves(blocks):
+        if isinstance(block, Sheet):
             more, used = _sheet(block, width, ascii, styled, least)
             parts += more
             widest = max(widest, used)

@@ -24,12 +24,7 @@ NODE_ID = r"v\d+\Z"  # patterns compiled on first use (re caches them), not at s
 def adjoint(name: str) -> str:
     """``v̄5``, ``x̄``, ``r̅a̅t̅e̅``: the adjoint of a node or a named input; ``w̄[0]``: of an
     array input's element (element 0 of w̄)."""
-    base, bracket, index = name.partition("[")
-    if bracket and base:
-        return adjoint(base) + bracket + index
-    if len(name) == 1 or re.match(NODE_ID, name):
-        return name[0] + MACRON + name[1:]
-    return "".join(ch + OVERLINE for ch in name)
+    return _marked(name, MACRON, lambda whole: "".join(ch + OVERLINE for ch in whole))
 
 
 def operation_adjoint(node_id: str) -> str:
@@ -43,12 +38,18 @@ def operation_adjoint(node_id: str) -> str:
 def tangent(name: str) -> str:
     """``v̇5``, ``ẋ``, ``(rate)˙``: the tangent of a node or a named input; ``ẇ[0]``: of an
     array input's element."""
+    return _marked(name, DOT_ABOVE, lambda whole: f"({whole})\u02d9")
+
+
+def _marked(name: str, mark: str, whole) -> str:
+    """``mark`` over a node id's v or a one-letter name; a longer name ``whole(name)``; an
+    element's index left unmarked."""
     base, bracket, index = name.partition("[")
     if bracket and base:
-        return tangent(base) + bracket + index
+        return _marked(base, mark, whole) + bracket + index
     if len(name) == 1 or re.match(NODE_ID, name):
-        return name[0] + DOT_ABOVE + name[1:]
-    return f"({name})\u02d9"
+        return name[0] + mark + name[1:]
+    return whole(name)
 
 
 # -- ASCII ---------------------------------------------------------------------------------------
@@ -112,9 +113,9 @@ def escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _encodes(ch: str, encoding: str) -> bool:
+def _encodes(text: str, encoding: str) -> bool:
     try:
-        ch.encode(encoding)
+        text.encode(encoding)
     except (UnicodeEncodeError, LookupError):
         return False
     return True
@@ -126,10 +127,4 @@ _SAMPLE = "∂∇v\u0304x\u0307r\u0305─│┏╭▶←✓…⋮"
 
 def needs_ascii(encoding: str | None) -> bool:
     """True when a stream with this encoding cannot show the notation and the box lines."""
-    if not encoding:
-        return False
-    try:
-        _SAMPLE.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return True
-    return False
+    return bool(encoding) and not _encodes(_SAMPLE, encoding)

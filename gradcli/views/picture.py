@@ -76,7 +76,9 @@ def build_picture(graph: Graph, values: list[float] | None = None, max_nodes: in
     n_const, base = graph.n_const, graph.base
     total = graph.n_slots - n_const
     if 0 < max_nodes < total:
-        shown = set(_nearest_output(graph, max_nodes))
+        starts = [s for s in dict.fromkeys(graph.output_slots) if s >= n_const]
+        shown = set(_nearest(starts, lambda s: _args(graph, s) if s >= base else (),
+                             range(graph.n_slots - 1, n_const - 1, -1), max_nodes))
     else:
         shown = set(range(n_const, graph.n_slots))
     # A hidden node stands for an argument left out; it sits one layer before its first user.
@@ -115,27 +117,23 @@ def _args(graph: Graph, slot: int) -> list[int]:
     return [a for a in graph.args(slot - graph.base) if a >= graph.n_const]
 
 
-def _nearest_output(graph: Graph, limit: int) -> list[int]:
-    """``limit`` slots (inputs and nodes), breadth first from the output over the arguments;
-    when those run out, the rest from the end of the tape."""
-    order, seen = [], set()
-    starts = [s for s in dict.fromkeys(graph.output_slots) if s >= graph.n_const]
-    if starts:
-        queue = deque(starts)
-        seen.update(starts)
-        while queue and len(order) < limit:
-            s = queue.popleft()
-            order.append(s)
-            if s >= graph.base:
-                for a in _args(graph, s):
-                    if a not in seen:
-                        seen.add(a)
-                        queue.append(a)
-    s = graph.n_slots - 1
-    while len(order) < limit and s >= graph.n_const:
-        if s not in seen:
-            order.append(s)
-        s -= 1
+def _nearest(starts: list, arguments, rest, limit: int) -> list:
+    """``limit`` nodes (slots of a tape, ids of an array trace), breadth first from the
+    outputs ``starts`` over their ``arguments``; when those run out, the others of ``rest``
+    (the nodes from the end)."""
+    order, seen, queue = [], set(starts), deque(starts)
+    while queue and len(order) < limit:
+        node = queue.popleft()
+        order.append(node)
+        for a in arguments(node):
+            if a not in seen:
+                seen.add(a)
+                queue.append(a)
+    for node in rest:
+        if len(order) >= limit:
+            break
+        if node not in seen:
+            order.append(node)
     return order
 
 
@@ -206,7 +204,9 @@ def array_picture(trace, max_nodes: int = 0) -> Picture:
     output = next((row.id for row in rows if row.is_output), rows[-1].id if rows else None)
     shown = {row.id for row in rows}
     if 0 < max_nodes < len(rows):
-        shown = set(_nearest(rows, output, arguments, max_nodes))
+        by_id = {row.id: row for row in rows}
+        shown = set(_nearest([output], lambda r: [by_id[r].args[p] for p in arguments[r]],
+                             [row.id for row in reversed(rows)], max_nodes))
     # A hidden node stands for an argument left out; it sits one layer before its first user.
     hidden: dict[str, int] = {}
     for row in rows:
@@ -230,27 +230,6 @@ def array_picture(trace, max_nodes: int = 0) -> Picture:
     return Picture(nodes, edges, index.get(output, len(nodes) - 1),
                    rows[0].values is not None if rows else False, len(rows),
                    len(rows) - len(shown))
-
-
-def _nearest(rows, output: str, arguments: dict[str, list[int]], limit: int) -> list[str]:
-    """``limit`` ids of an array trace, breadth first from the output over the arguments; when
-    those run out, the rest from the end (as :func:`_nearest_output` on a tape)."""
-    by_id = {row.id: row for row in rows}
-    order, seen, queue = [], {output}, deque([output])
-    while queue and len(order) < limit:
-        r = queue.popleft()
-        order.append(r)
-        for p in arguments[r]:
-            a = by_id[r].args[p]
-            if a not in seen:
-                seen.add(a)
-                queue.append(a)
-    for row in reversed(rows):
-        if len(order) >= limit:
-            break
-        if row.id not in seen:
-            order.append(row.id)
-    return order
 
 
 def edge_text(edge: Edge, digits: int) -> str:

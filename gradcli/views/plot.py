@@ -337,9 +337,7 @@ def surface_text(surface, *, log: bool, descent: bool, color: bool, ascii_only: 
             if on_grid:
                 # Screen direction: divide by the cell size so arrows follow the picture.
                 ch = arrow(sign * dx[row, col] / sx, sign * dy[row, col] / sy, 2.0, ascii_only)
-            elif math.isnan(level):
-                ch = " "
-            elif color:
+            elif math.isnan(level) or color:  # (colour: the cell's background says it)
                 ch = " "
             else:
                 ch = shades[min(len(shades) - 1, int(level * len(shades)))]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import cache
 from typing import TextIO
 
 from ..errors import OutputError
@@ -170,21 +171,16 @@ def crop(lines: list[Line], width: int) -> list[Line]:
 
 # -- exports ---------------------------------------------------------------------------------------
 
-# A light theme: dark text on white, yellow deepened so labels stay readable.
-_LIGHT = None
-
-
+@cache
 def _light_theme():
-    global _LIGHT
-    if _LIGHT is None:
-        from rich.terminal_theme import TerminalTheme
-        _LIGHT = TerminalTheme(
-            (255, 255, 255), (30, 30, 30),
-            [(0, 0, 0), (170, 0, 0), (0, 120, 0), (140, 100, 0), (0, 60, 170), (140, 0, 140),
-             (0, 110, 130), (90, 90, 90)],
-            [(90, 90, 90), (200, 0, 0), (0, 140, 0), (150, 110, 0), (30, 80, 200),
-             (170, 0, 170), (0, 130, 150), (20, 20, 20)])
-    return _LIGHT
+    """A light theme: dark text on white, yellow deepened so labels stay readable."""
+    from rich.terminal_theme import TerminalTheme
+    return TerminalTheme(
+        (255, 255, 255), (30, 30, 30),
+        [(0, 0, 0), (170, 0, 0), (0, 120, 0), (140, 100, 0), (0, 60, 170), (140, 0, 140),
+         (0, 110, 130), (90, 90, 90)],
+        [(90, 90, 90), (200, 0, 0), (0, 140, 0), (150, 110, 0), (30, 80, 200),
+         (170, 0, 170), (0, 130, 150), (20, 20, 20)])
 
 
 def _svg_format(svg: str) -> str:

@@ -8,6 +8,7 @@ table never loses a number at any width, and the same blocks give the text, SVG 
 from __future__ import annotations
 
 import math
+import os
 from typing import TYPE_CHECKING
 
 from ..errors import name_list
@@ -24,25 +25,9 @@ BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangen
 MAX_ROWS_HINT = "--max-rows 0 shows all"
 
 
-def show(*blocks, console=None) -> None:
-    """Print blocks on standard output (or on a rich ``console``: laid out for its width when
-    it is a terminal, at natural width otherwise)."""
-    if console is None:
-        open_screen().show(*blocks)
-        return
-    from .layout import print_page, render
-    width = console.width if console.is_terminal else None
-    print_page(render(list(blocks), width, styled=True), console)
-
-
-def make_console(record: bool = False, **options):
-    """A rich console for stdout (kept for callers that print rich renderables themselves)."""
-    import os
-
-    from rich.console import Console
-    if os.environ.get("NO_COLOR"):
-        options.setdefault("no_color", True)
-    return Console(record=record, **options)
+def show(*blocks) -> None:
+    """Print blocks on standard output, laid out for it (:func:`.screen.open_screen`)."""
+    open_screen().show(*blocks)
 
 
 PIPED = 80  # reference tables piped: folded to this width where no number is broken
@@ -92,20 +77,30 @@ def _sum(terms: list[float], digits: int) -> str:
 
 def forward_table(trace, digits: int, max_rows: int):
     """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
-    named, marked = trace.forward.named, trace.forward.marked
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("value", "right")] + ([("", "left", "label")] if marked
-                                                              else [])
-    table = _table("Forward evaluation trace", *columns)
+    forward = trace.forward
+    table, add = _node_table("Forward evaluation trace", forward.named, forward.marked,
+                             ("operation", "left"), ("value", "right"))
+    return _limited(table, forward, max_rows, lambda row: add(
+        row.id, row.names, _operation(row), format_number(row.value, digits),
+        mark=_output_mark(row)), forward.key)
 
-    def add(row):
-        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
-        cells += ["input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}",
-                  format_number(row.value, digits)]
-        if marked:
-            cells.append(_output_mark(row))
-        table.add_row(*cells)
-    return _limited(table, trace.forward, max_rows, add, trace.forward.key)
+
+def _node_table(title: str, named: bool, marked: bool, *columns: tuple):
+    """A table of a row per node: its id (``named``: and the names the program gave it), the
+    ``columns``, and (``marked``) a last one saying which output it is; and the function that
+    adds a row, ``add(id, names, *cells, mark=...)``."""
+    table = _table(title, ("node", "left"), *([("name", "left")] if named else []), *columns,
+                   *([("", "left", "label")] if marked else []))
+
+    def add(node_id, names, *cells, mark=""):
+        table.add_row((node_id, "cyan"), *([", ".join(names)] if named else []), *cells,
+                      *([mark] if marked else []))
+    return table, add
+
+
+def _operation(row) -> str:
+    """``v3 = v1 * v2 = 2 * 3``, or ``input``: a forward row's operation and its step."""
+    return "input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}"
 
 
 def _output_mark(row):
@@ -127,17 +122,21 @@ def _formula(formula: str, value: str) -> str:
 def contributions_table(trace, digits: int, max_rows: int,
                         title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
-    table = _table(title, ("from", "left"), ("to", "left"),
-                   ("upstream adjoint", "right"), ("local derivative", "right", "text"),
-                   ("contribution", "right"))
-
-    def add(row):
-        table.add_row(row.equation, (row.target, "cyan"),
-                      format_number(row.upstream, digits),
-                      _formula(row.local_expr, format_number(row.local, digits)),
-                      format_number(row.contribution, digits))
-    return _limited(table, trace.contributions, max_rows, add,
+    table = _table(title, *CONTRIBUTION_COLUMNS)
+    return _limited(table, trace.contributions, max_rows,
+                    lambda row: table.add_row(*_contribution(row, digits)),
                     _contributions_kept(trace, max_rows))
+
+
+CONTRIBUTION_COLUMNS = (("from", "left"), ("to", "left"), ("upstream adjoint", "right"),
+                        ("local derivative", "right", "text"), ("contribution", "right"))
+
+
+def _contribution(row, digits: int) -> tuple:
+    """A contribution's cells: the edge, its upstream adjoint, local derivative and product."""
+    return (row.equation, (row.target, "cyan"), format_number(row.upstream, digits),
+            _formula(row.local_expr, format_number(row.local, digits)),
+            format_number(row.contribution, digits))
 
 
 def _contributions_kept(trace, max_rows: int) -> list[int]:
@@ -151,9 +150,8 @@ def _contributions_kept(trace, max_rows: int) -> list[int]:
 
 def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
-    named = trace.adjoints.named
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    table = _table(title, *columns, ("adjoint", "right"), ("sum of contributions", "left"))
+    table, add_node = _node_table(title, trace.adjoints.named, False, ("adjoint", "right"),
+                                  ("sum of contributions", "left"))
     seeds = trace.seeds
 
     def add(row):
@@ -167,9 +165,8 @@ def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
             how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
         else:
             how = "(no path to the output)"
-        bar = _adjoint_mark(row.id)  # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
-        cells = [(bar, "cyan")] + ([", ".join(row.names)] if named else [])
-        table.add_row(*cells, format_number(row.adjoint, digits), how)
+        # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
+        add_node(_adjoint_mark(row.id), row.names, format_number(row.adjoint, digits), how)
     return _limited(table, trace.adjoints, max_rows, add, trace.adjoints.key)
 
 
@@ -200,26 +197,22 @@ def _tangent_rule(row, digits: int) -> str:
 def tangent_table(trace, digits: int, max_rows: int):
     """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
     rows = trace.rows
-    named, marked = rows.named, rows.marked
     if trace.sweeps == ["direction"]:
         sweep_headers = ["tangent v̇"]
     else:
         sweep_headers = [f"v̇ ({_accented(name, DOT)} = 1)" for name in trace.sweeps]
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("value", "right"), ("tangent rule", "left")]
-    columns += [(h, "right") for h in sweep_headers] + ([("", "left", "label")] if marked else [])
-    table = _table("Forward-mode tangent trace", *columns)
+    table, add_node = _node_table(
+        "Forward-mode tangent trace", rows.named, rows.marked, ("operation", "left"),
+        ("value", "right"), ("tangent rule", "left"), *[(h, "right") for h in sweep_headers])
 
     def add(r):
         row = r.row
-        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
         is_input = row.op == "input"
-        cells += ["input" if is_input else f"{row.id} = {row.expr}",
-                  format_number(row.value, digits), "seed" if is_input else _tangent_rule(r, digits)]
-        cells += ["—" if t is None else format_number(t, digits) for t in r.tangents]
-        if marked:
-            cells.append(_output_mark(row))
-        table.add_row(*cells)
+        add_node(row.id, row.names, "input" if is_input else f"{row.id} = {row.expr}",
+                 format_number(row.value, digits),
+                 "seed" if is_input else _tangent_rule(r, digits),
+                 *["—" if t is None else format_number(t, digits) for t in r.tangents],
+                 mark=_output_mark(row))
     return _limited(table, rows, max_rows, add, rows.key)
 
 
@@ -237,20 +230,15 @@ def array_trace_tables(trace, max_rows: int) -> list:
     from .arrays import preview
     from .notation import operation_adjoint
     forward = trace.forward
-    named = any(row.names for row in forward)
-    marked = any(row.is_output for row in forward)
-    columns = [("node", "left")] + ([("name", "left")] if named else [])
-    columns += [("operation", "left"), ("shape", "left"), ("value", "left")]
-    columns += [("", "left", "label")] if marked else []
-    table = _table("Forward evaluation trace (array operations)", *columns)
+    table, add_node = _node_table(
+        "Forward evaluation trace (array operations)", any(row.names for row in forward),
+        any(row.is_output for row in forward), ("operation", "left"), ("shape", "left"),
+        ("value", "left"))
 
     def add(row):
-        cells = [(row.id, "cyan")] + ([", ".join(row.names)] if named else [])
-        cells += ["input" if row.kind == "input" else f"{row.id} = {row.expr}",
-                  _shape(row.shape), preview(row.values, row.shape)]
-        if marked:
-            cells.append(("← output", "bold green") if row.is_output else "")
-        table.add_row(*cells)
+        add_node(row.id, row.names, "input" if row.kind == "input" else f"{row.id} = {row.expr}",
+                 _shape(row.shape), preview(row.values, row.shape),
+                 mark=("← output", "bold green") if row.is_output else "")
     keep = [i for i, row in enumerate(forward) if row.kind == "input" or row.is_output]
     tables = [_limited(table, forward, max_rows, add, keep)]
 
@@ -298,20 +286,14 @@ def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
         f_table = _table(f"{title}: forward", ("node", "left"), ("operation", "left"),
                          ("value", "right"))
         for r in forward:
-            f_table.add_row((r.id, "cyan"), "input" if r.op == "input"
-                            else f"{r.id} = {r.expr} = {r.step}", format_number(r.value, digits))
+            f_table.add_row((r.id, "cyan"), _operation(r), format_number(r.value, digits))
         items.append(f_table)
         edges = scalar.edges_from(made) if row.members else scalar.edges_into(row.slots)
-        c_table = _table(f"{title}: reverse sweep (contributions)", ("from", "left"),
-                         ("to", "left"), ("upstream adjoint", "right"),
-                         ("local derivative", "right", "text"), ("contribution", "right"))
+        c_table = _table(f"{title}: reverse sweep (contributions)", *CONTRIBUTION_COLUMNS)
         contributions = scalar.trace.contributions
 
         def add(e, c_table=c_table):
-            r = contributions[e]
-            c_table.add_row(r.equation, (r.target, "cyan"), format_number(r.upstream, digits),
-                            _formula(r.local_expr, format_number(r.local, digits)),
-                            format_number(r.contribution, digits))
+            c_table.add_row(*_contribution(contributions[e], digits))
         if edges:
             items.append(_limited(c_table, edges, max_rows, add))
     return items
@@ -336,12 +318,8 @@ def jacobian_table(outputs: list[str], inputs: list[str], matrix: list[list[floa
                    digits: int, max_rows: int = 0) -> Sheet:
     """The Jacobian: a row per output, a column per input; row f, column x is ∂f/∂x. At most
     ``max_rows`` rows and as many columns (0 = all), as :func:`hessian_table`."""
-    shown = len(inputs) if not max_rows else min(max_rows, len(inputs))
-    title = "Jacobian" if shown == len(inputs) else (
-        f"Jacobian (the first {shown:,} of {len(inputs):,} columns; --max-rows 0 shows all)")
-    table = _table(title, ("", "left"), *[(f"∂/∂{name}", "right") for name in inputs[:shown]])
-    return _limited(table, list(zip(outputs, matrix)), max_rows, lambda item: table.add_row(
-        (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
+    return hessian_table(outputs, matrix, digits, max_rows, "Jacobian",
+                         [f"∂/∂{name}" for name in inputs])
 
 
 def jacobian_check_tables(check, digits: int) -> list:
@@ -353,13 +331,16 @@ def jacobian_check_tables(check, digits: int) -> list:
 
 
 def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
-                  max_rows: int = 0, title: str = "Hessian") -> Sheet:
-    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y.
-    At most ``max_rows`` rows and as many columns (0 = all); the title says what was left out."""
-    shown = len(names) if not max_rows else min(max_rows, len(names))
-    title = title if shown == len(names) else (
-        f"{title} (the first {shown:,} of {len(names):,} columns; --max-rows 0 shows all)")
-    table = _table(title, ("", "left"), *[(name, "right") for name in names[:shown]])
+                  max_rows: int = 0, title: str = "Hessian", headers: list[str] | None = None
+                  ) -> Sheet:
+    """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y (or
+    another matrix, its columns headed ``headers``). At most ``max_rows`` rows and as many
+    columns (0 = all); the title says what was left out."""
+    headers = headers or names
+    shown = len(headers) if not max_rows else min(max_rows, len(headers))
+    title = title if shown == len(headers) else (
+        f"{title} (the first {shown:,} of {len(headers):,} columns; --max-rows 0 shows all)")
+    table = _table(title, ("", "left"), *[(header, "right") for header in headers[:shown]])
     return _limited(table, list(zip(names, matrix)), max_rows, lambda item: table.add_row(
         (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
 
@@ -413,20 +394,12 @@ def _names(ids: list[str]) -> str:
     return ", ".join(ids) if len(ids) <= 6 else ", ".join(ids[:5]) + f" and {len(ids) - 5} more"
 
 
-def show_graph(picture, digits: int, note: str | None = None, console=None, screen=None,
+def show_graph(picture, digits: int, note: str | None = None, screen=None,
                layout: str | None = "lr") -> str | None:
     """Print the drawing, then ``note``. On a screen with a width, the drawing is cut at it,
     never wrapped (its line count does not depend on the width); returns a sentence saying
     what was cut, for standard error (None when nothing was). ``layout`` None: left to right
     where that fits the width, else top to bottom where that does."""
-    if console is not None:  # a rich console: its width, its colours
-        width = console.width if console.is_terminal else None
-        drawing = _fitted(picture, digits, layout, width, False)
-        cut = cut_note(drawing, width)
-        lines = crop(drawing.lines, width) if width else drawing.lines
-        from .layout import print_page, render
-        print_page(render([Preformatted(lines), note, cut], width), console)
-        return cut
     screen = screen or open_screen()
     drawing = _fitted(picture, digits, layout, screen.width, screen.ascii)
     cut = cut_note(drawing, screen.width)
@@ -581,7 +554,10 @@ class DelayedProgress:
     def __init__(self, description: str = "evaluating", delay: float = 1.0,
                  console: Console | None = None, clock=None):
         import time
-        self.console = console or make_console(stderr=True)
+        if console is None:
+            from rich.console import Console
+            console = Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")) or None)
+        self.console = console
         self.description, self.delay = description, delay
         self.clock = clock or time.monotonic
         self.start = self.clock()
