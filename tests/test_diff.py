@@ -264,6 +264,15 @@ def test_printed_formulas_agree_with_eval_in_every_digit(case):
         assert got.text == want.text, (name, formula)
 
 
+@pytest.mark.parametrize("c", ["1e-160", "3.2e-192"])
+def test_tiny_constants_keep_the_formula(c):
+    """In lowest terms with integer coefficients, (x + c)^2 would be scaled by 1/c^2, beyond
+    the doubles: the formula as built prints (it was a LimitError). By hand: d/dx atan(x + c)
+    is 1/((x + c)^2 + 1), d/dx (x + c)^-2 is -2/(x + c)^3."""
+    assert derivatives(f"atan(x + {c})")["x"] == f"1/((x + {c})^2 + 1)"
+    assert derivatives(f"1/(x + {c})^2")["x"] == f"-2/(x + {c})^3"
+
+
 def test_powers_do_not_explode():
     for order in range(1, 13):
         text = derivatives("x^10", order=order)["x"]

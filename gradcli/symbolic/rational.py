@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..errors import LimitError
 from .expr import Apply, Number, Product, Sum, Symbol, add, multiply, number
 from .printer import text
 
@@ -36,6 +37,15 @@ def reduced(root):
     no longer; ``root`` itself otherwise. With several symbols, the terms that share a factor
     free of one symbol are reduced together as a rational function of that symbol
     (:func:`_by_symbol`): ``y/(x + 1) - x*y/(x + 1)^2`` is ``y/(x + 1)^2``."""
+    try:
+        return _reduced(root)
+    except LimitError:
+        # the lowest terms' integer coefficients would leave the double range ((x + 1e-160)^2
+        # is 10^-320·(10^160·x + 1)^2): the expression as built prints, exact as it is
+        return root
+
+
+def _reduced(root):
     found = _as_fraction(root)
     if found is None:
         return _by_symbol(root)
