@@ -11,7 +11,6 @@ import numpy as np
 
 from .plot import clipped, panels
 
-SUFFIXES = (".png", ".svg", ".pdf")
 DPI = 100
 
 
