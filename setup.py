@@ -22,7 +22,7 @@ a C compiler is missing, the install goes on and the .py files run
 
 from setuptools import setup
 
-COMPILED = ["gradcli/language/parser.py", "gradcli/language/printer.py",
+COMPILED = ["gradcli/language/ast.py", "gradcli/language/parser.py", "gradcli/language/printer.py",
             "gradcli/engine/graph.py", "gradcli/engine/forward.py", "gradcli/engine/partials.py",
             "gradcli/engine/certify.py", "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
             "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's

@@ -4,6 +4,7 @@
 # without Cython it runs as written.
 import cython
 
+from gradcli.language.ast cimport Binary, Call, Node, Num, Var
 from gradcli.language.parser cimport _Token
 
 cdef class _Builder:
@@ -21,6 +22,12 @@ cdef class _Builder:
 
     @cython.locals(n=Py_ssize_t, m=Py_ssize_t, base=Py_ssize_t, op=list)
     cpdef object finish(self, str source, list outputs)
+
+    # the lowering from the AST: a node's fields read directly (ast.pxd), its kind's variable
+    @cython.locals(node=Node, var=Var, binary=Binary, call=Call, results=list, stack=list)
+    cpdef object expression(self, expr)
+    @cython.locals(start=Py_ssize_t, end=Py_ssize_t, text=str)
+    cpdef object number(self, Num node)
 
 cdef class _Reductions:
     cdef public _Builder builder

@@ -628,7 +628,7 @@ class _Builder:
         result, pop_result = results.append, results.pop
         stack = [(expr, None)]
         pop, push = stack.pop, stack.append
-        emit, env_get, input_get = self.emit, self.env.get, self.input_ids.get
+        env_get, input_get = self.env.get, self.input_ids.get
         while stack:
             node, prim = pop()
             if prim is not None:
@@ -636,7 +636,7 @@ class _Builder:
                     b = pop_result() if prim.arity == 2 else -1
                     a = pop_result()
                     if a.__class__ is int and b.__class__ is int:
-                        result(emit(prim, a, b, node.span))
+                        result(self.emit(prim, a, b, node.span))
                     else:  # an array operand: element by element
                         result(self.tape.elementwise(prim, a, b if prim.arity == 2 else None,
                                                      node.span, _operation_text(node, prim)))
@@ -644,24 +644,29 @@ class _Builder:
                     result(self.array_operation(node, prim, results))
                 continue
             t = type(node)
+            # each kind's node as a variable of its own (graph.pxd types them: compiled, its
+            # fields are read directly)
             if t is Var:
-                name = node.name
+                var = node
+                name = var.name
                 tid = env_get(name)
                 if tid is None:
                     tid = input_get(name)  # never pi or e: those are read as constants
-                result(tid if tid is not None else self.read(name, node.span))
+                result(tid if tid is not None else self.read(name, var.span))
             elif t is Binary:
-                push((node, _BINARY.get(node.op, _MATMUL)))
-                push((node.right, None)); push((node.left, None))
+                binary = node
+                push((binary, _BINARY.get(binary.op, _MATMUL)))
+                push((binary.right, None)); push((binary.left, None))
             elif t is Num:
                 result(self.number(node))
             elif t is Call:
-                args = node.args
-                if node.name in arrays.FUNCTIONS:
-                    args, options = arrays.call_arguments(node.name, args, node.span)
-                    push((node, (arrays.FUNCTIONS[node.name], options, len(args))))
+                call = node
+                args = call.args
+                if call.name in arrays.FUNCTIONS:
+                    args, options = arrays.call_arguments(call.name, args, call.span)
+                    push((call, (arrays.FUNCTIONS[call.name], options, len(args))))
                 else:
-                    push((node, _check_call(node)))
+                    push((call, _check_call(call)))
                 for arg in reversed(args):
                     push((arg, None))
             elif t is ArrayLit:
