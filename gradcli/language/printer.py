@@ -125,6 +125,9 @@ def walk(node, spelling: Spelling) -> str:
         pieces = spelling.pieces(expr)
         if spelling.precedence(expr) < need:
             pieces = [spelling.open, *pieces, spelling.close]
+        elif len(pieces) == 1 and type(pieces[0]) is str:  # a leaf: written at once
+            out.append(pieces[0])
+            continue
         stack.extend(reversed(pieces))
     return "".join(out)
 
