@@ -10,7 +10,7 @@ from gradcli.language.parser cimport _Token
 cdef class _Builder:
     cdef public object const_ids, const_values, input_ids
     cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
-    cdef public object shapes, arrays, tape
+    cdef public object shapes, arrays, tape, literals
     cdef public list op
     cdef public tuple columns
     cdef public Py_ssize_t count, room

@@ -477,7 +477,8 @@ class _Builder:
 
     __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
                  "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
-                 "recipes", "folds", "shapes", "arrays", "tape", "columns", "count", "room")
+                 "recipes", "folds", "shapes", "arrays", "tape", "columns", "count", "room",
+                 "literals")
 
     def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None,
                  tape=None):
@@ -500,6 +501,7 @@ class _Builder:
         self._grow()
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
+        self.literals: dict[str, tuple] = {}  # a literal's text -> its float and its constant
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
         self.input_ids: dict[str, int] = {}  # in order of first read
         self.input_spans: list[Span] = []
@@ -553,9 +555,14 @@ class _Builder:
         v = node.value
         start, end = node.span
         text = self.source[start:end]
+        known = self.literals.get(text)  # a program writes the same few literals many times
+        if known is not None and known[0] == v and v != 0:  # (a zero's sign is not in ==)
+            return known[1]
         if not _spells(text, v):  # a node made without its source
             return self.constant(v)
-        return self.literal(text, v)
+        tid = self.literal(text, v)
+        self.literals[text] = (v, tid)
+        return tid
 
     def literal(self, text: str, v: float) -> int:
         """The constant of the literal ``text`` (whose float is ``v``): a decimal such as 0.1
@@ -646,6 +653,12 @@ class _Builder:
             t = type(node)
             # each kind's node as a variable of its own (graph.pxd types them: compiled, its
             # fields are read directly)
+            while t is Binary:  # down the left operands at once, each operation left waiting
+                binary = node
+                push((binary, _BINARY.get(binary.op, _MATMUL)))
+                push((binary.right, None))
+                node = binary.left
+                t = type(node)
             if t is Var:
                 var = node
                 name = var.name
@@ -653,10 +666,6 @@ class _Builder:
                 if tid is None:
                     tid = input_get(name)  # never pi or e: those are read as constants
                 result(tid if tid is not None else self.read(name, var.span))
-            elif t is Binary:
-                binary = node
-                push((binary, _BINARY.get(binary.op, _MATMUL)))
-                push((binary.right, None)); push((binary.left, None))
             elif t is Num:
                 result(self.number(node))
             elif t is Call:
