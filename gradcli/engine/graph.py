@@ -478,7 +478,7 @@ class _Builder:
     __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
                  "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
                  "recipes", "folds", "shapes", "arrays", "tape", "columns", "count", "room",
-                 "literals")
+                 "literals", "calls")
 
     def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None,
                  tape=None):
@@ -502,6 +502,7 @@ class _Builder:
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
         self.literals: dict[str, tuple] = {}  # a literal's text -> its float and its constant
+        self.calls: dict[tuple, Primitive] = {}  # (name, number of arguments) -> the row called
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
         self.input_ids: dict[str, int] = {}  # in order of first read
         self.input_spans: list[Span] = []
@@ -635,7 +636,7 @@ class _Builder:
         result, pop_result = results.append, results.pop
         stack = [(expr, None)]
         pop, push = stack.pop, stack.append
-        env_get, input_get = self.env.get, self.input_ids.get
+        env_get, input_get, calls = self.env.get, self.input_ids.get, self.calls
         while stack:
             node, prim = pop()
             if prim is not None:
@@ -674,8 +675,12 @@ class _Builder:
                 if call.name in arrays.FUNCTIONS:
                     args, options = arrays.call_arguments(call.name, args, call.span)
                     push((call, (arrays.FUNCTIONS[call.name], options, len(args))))
-                else:
-                    push((call, _check_call(call)))
+                else:  # a program calls the same few functions many times
+                    key = (call.name, len(args))
+                    prim = calls.get(key)
+                    if prim is None:
+                        prim = calls[key] = _check_call(call)
+                    push((call, prim))
                 for arg in reversed(args):
                     push((arg, None))
             elif t is ArrayLit:
