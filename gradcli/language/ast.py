@@ -11,6 +11,8 @@ The nodes are plain classes with ``__slots__``, not dataclasses: every command i
 module, and making eleven dataclasses at import is a cost every start-up would pay
 (docs/performance.md). :class:`Node` gives them what ``dataclass(eq=True, unsafe_hash=True)``
 would: ``==`` and ``hash`` over ``_fields``' values as a tuple, and a ``repr`` naming them.
+Compiled (setup.py), ast.pxd makes them extension types with the same fields, which the
+parser's callbacks, the printer and the lowering read directly.
 """
 
 from __future__ import annotations
