@@ -5,6 +5,9 @@ language/parser.py holds the one parser driver: parser.pxd types its loop's posi
 stacks and makes its token an extension type of four fields, so reading a program is the
 lexer's matches and the builder's callbacks, not the interpreter's steps between them;
 engine/graph.pxd makes the builder those callbacks drive an extension type (emit called directly).
+language/ast.pxd makes the AST's nodes extension types, so the code that builds them (the parser's
+callbacks), prints them (printer.py: a program's reading) and lowers them reads their fields
+directly.
 
 engine/forward.py and partials.py hold the loop of every sweep: forward.pxd and partials.pxd
 type their indices as C integers and the tape's argument columns as int32 memoryviews, so the
@@ -22,8 +25,9 @@ a C compiler is missing, the install goes on and the .py files run
 
 from setuptools import setup
 
-COMPILED = ["gradcli/language/parser.py", "gradcli/language/printer.py",
-            "gradcli/engine/graph.py", "gradcli/engine/forward.py", "gradcli/engine/partials.py",
+COMPILED = ["gradcli/language/ast.py", "gradcli/language/parser.py",
+            "gradcli/language/printer.py", "gradcli/engine/graph.py", "gradcli/engine/forward.py",
+            "gradcli/engine/partials.py",
             "gradcli/engine/certify.py", "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
             "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
 

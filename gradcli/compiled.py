@@ -5,8 +5,9 @@ files instead: GRADCLI_NO_EXTENSION=1 (comparisons: tests/test_symbolic_build.py
 import os
 import sys
 
-COMPILED = ("gradcli.language.parser", "gradcli.language.printer", "gradcli.engine.graph",
-            "gradcli.engine.forward", "gradcli.engine.partials", "gradcli.engine.certify",
+COMPILED = ("gradcli.language.ast", "gradcli.language.parser", "gradcli.language.printer",
+            "gradcli.engine.graph", "gradcli.engine.forward", "gradcli.engine.partials",
+            "gradcli.engine.certify",
             "gradcli.symbolic.expr", "gradcli.symbolic.printer", "gradcli.symbolic.diff")
 
 

@@ -239,3 +239,21 @@ def test_the_slots_are_a_stable_sort_by_depth(source):
     graph = compile(source)
     assert graph.arg0.typecode == graph.arg1.typecode == "i"  # 4 bytes an argument
     assert_same_graph(graph, reference(source))
+
+
+
+def test_a_literal_read_again_is_its_constant_only_where_its_number_is_the_same():
+    """The lowering keeps each literal's constant by its text (a program writes 0.5 thousands
+    of times); a node whose span shows that text but holds another number (an AST made by hand)
+    is its own constant, and so is a zero of the other sign."""
+    from gradcli.language.ast import Binary, Num, Var
+    source = "x*0.5 + x*0.5 + x*0"
+
+    def times(value, span):
+        return Binary("*", Var("x", (0, 1)), Num(value, span))
+    tree = Binary("+", Binary("+", Binary("+", times(0.5, (2, 5)), times(0.25, (10, 13))),
+                              times(0.0, (18, 19))), times(-0.0, (18, 19)))
+    graph = lower(Program((tree,)), source)
+    assert [(v, math.copysign(1.0, v)) for v in graph.constants] == \
+        [(0.5, 1.0), (0.25, 1.0), (0.0, 1.0), (-0.0, -1.0)]
+    assert list(graph.exact.values()) == ["0.5"]  # the 0.5 typed; 0.25 was never written

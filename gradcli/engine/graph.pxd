@@ -4,12 +4,13 @@
 # without Cython it runs as written.
 import cython
 
+from gradcli.language.ast cimport Binary, Call, Node, Num, Var
 from gradcli.language.parser cimport _Token
 
 cdef class _Builder:
     cdef public object const_ids, const_values, input_ids
     cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
-    cdef public object shapes, arrays, tape
+    cdef public object shapes, arrays, tape, literals, calls
     cdef public list op
     cdef public tuple columns
     cdef public Py_ssize_t count, room
@@ -21,6 +22,13 @@ cdef class _Builder:
 
     @cython.locals(n=Py_ssize_t, m=Py_ssize_t, base=Py_ssize_t, op=list)
     cpdef object finish(self, str source, list outputs)
+
+    # the lowering from the AST: a node's fields read directly (ast.pxd), its kind's variable
+    @cython.locals(node=Node, var=Var, binary=Binary, call=Call, results=list, stack=list,
+                   calls=dict)
+    cpdef object expression(self, expr)
+    @cython.locals(start=Py_ssize_t, end=Py_ssize_t, text=str)
+    cpdef object number(self, Num node)
 
 cdef class _Reductions:
     cdef public _Builder builder

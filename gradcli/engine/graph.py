@@ -477,7 +477,8 @@ class _Builder:
 
     __slots__ = ("depth", "op", "a0", "a1", "starts", "ends", "const_ids", "const_values",
                  "input_ids", "input_spans", "env", "versions", "bindings", "limit", "source",
-                 "recipes", "folds", "shapes", "arrays", "tape", "columns", "count", "room")
+                 "recipes", "folds", "shapes", "arrays", "tape", "columns", "count", "room",
+                 "literals", "calls")
 
     def __init__(self, source: str = "", shapes: Mapping[str, tuple] | None = None,
                  tape=None):
@@ -500,6 +501,8 @@ class _Builder:
         self._grow()
         self.const_ids: dict = {}  # value (signed zeros apart) -> id
         self.const_values: dict[int, float] = {}  # id -> value
+        self.literals: dict[str, tuple] = {}  # a literal's text -> its float and its constant
+        self.calls: dict[tuple, Primitive] = {}  # (name, number of arguments) -> the row called
         self.folds: list[tuple[int, str, int, int]] = []  # (result id, name, argument ids)
         self.input_ids: dict[str, int] = {}  # in order of first read
         self.input_spans: list[Span] = []
@@ -553,9 +556,14 @@ class _Builder:
         v = node.value
         start, end = node.span
         text = self.source[start:end]
+        known = self.literals.get(text)  # a program writes the same few literals many times
+        if known is not None and known[0] == v and v != 0:  # (a zero's sign is not in ==)
+            return known[1]
         if not _spells(text, v):  # a node made without its source
             return self.constant(v)
-        return self.literal(text, v)
+        tid = self.literal(text, v)
+        self.literals[text] = (v, tid)
+        return tid
 
     def literal(self, text: str, v: float) -> int:
         """The constant of the literal ``text`` (whose float is ``v``): a decimal such as 0.1
@@ -628,7 +636,7 @@ class _Builder:
         result, pop_result = results.append, results.pop
         stack = [(expr, None)]
         pop, push = stack.pop, stack.append
-        emit, env_get, input_get = self.emit, self.env.get, self.input_ids.get
+        env_get, input_get, calls = self.env.get, self.input_ids.get, self.calls
         while stack:
             node, prim = pop()
             if prim is not None:
@@ -636,7 +644,7 @@ class _Builder:
                     b = pop_result() if prim.arity == 2 else -1
                     a = pop_result()
                     if a.__class__ is int and b.__class__ is int:
-                        result(emit(prim, a, b, node.span))
+                        result(self.emit(prim, a, b, node.span))
                     else:  # an array operand: element by element
                         result(self.tape.elementwise(prim, a, b if prim.arity == 2 else None,
                                                      node.span, _operation_text(node, prim)))
@@ -644,24 +652,35 @@ class _Builder:
                     result(self.array_operation(node, prim, results))
                 continue
             t = type(node)
+            # each kind's node as a variable of its own (graph.pxd types them: compiled, its
+            # fields are read directly)
+            while t is Binary:  # down the left operands at once, each operation left waiting
+                binary = node
+                push((binary, _BINARY.get(binary.op, _MATMUL)))
+                push((binary.right, None))
+                node = binary.left
+                t = type(node)
             if t is Var:
-                name = node.name
+                var = node
+                name = var.name
                 tid = env_get(name)
                 if tid is None:
                     tid = input_get(name)  # never pi or e: those are read as constants
-                result(tid if tid is not None else self.read(name, node.span))
-            elif t is Binary:
-                push((node, _BINARY.get(node.op, _MATMUL)))
-                push((node.right, None)); push((node.left, None))
+                result(tid if tid is not None else self.read(name, var.span))
             elif t is Num:
                 result(self.number(node))
             elif t is Call:
-                args = node.args
-                if node.name in arrays.FUNCTIONS:
-                    args, options = arrays.call_arguments(node.name, args, node.span)
-                    push((node, (arrays.FUNCTIONS[node.name], options, len(args))))
-                else:
-                    push((node, _check_call(node)))
+                call = node
+                args = call.args
+                if call.name in arrays.FUNCTIONS:
+                    args, options = arrays.call_arguments(call.name, args, call.span)
+                    push((call, (arrays.FUNCTIONS[call.name], options, len(args))))
+                else:  # a program calls the same few functions many times
+                    key = (call.name, len(args))
+                    prim = calls.get(key)
+                    if prim is None:
+                        prim = calls[key] = _check_call(call)
+                    push((call, prim))
                 for arg in reversed(args):
                     push((arg, None))
             elif t is ArrayLit:

@@ -11,6 +11,8 @@ The nodes are plain classes with ``__slots__``, not dataclasses: every command i
 module, and making eleven dataclasses at import is a cost every start-up would pay
 (docs/performance.md). :class:`Node` gives them what ``dataclass(eq=True, unsafe_hash=True)``
 would: ``==`` and ``hash`` over ``_fields``' values as a tuple, and a ``repr`` naming them.
+Compiled (setup.py), ast.pxd makes them extension types with the same fields, which the
+parser's callbacks, the printer and the lowering read directly.
 """
 
 from __future__ import annotations
@@ -26,29 +28,44 @@ class Node:
     """An AST node: equal to a node of its own class with equal ``_fields`` (span and any
     other position left out), hashed by them, shown by them."""
 
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def __init_subclass__(cls):
-        get = attrgetter(*cls._fields)  # the fields' values as a tuple, in C
-        cls._values = staticmethod(get if len(cls._fields) > 1 else lambda node: (get(node),))
+    __slots__ = ("span",)
+    _fields = ()
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return self._values(self) == other._values(other)
+            return _values(self) == _values(other)
+        return NotImplemented
+
+    def __ne__(self, other):
+        if other.__class__ is self.__class__:
+            return _values(self) != _values(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._values(self))
+        return hash(_values(self))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields,
-                                                                     self._values(self)))
+                                                                     _values(self)))
         return f"{self.__class__.__qualname__}({shown})"
 
 
+def _values(node) -> tuple:
+    """A node's ``_fields``' values, as a tuple (one getter per class, in C)."""
+    get = _GETTERS.get(node.__class__)
+    if get is None:
+        fields = node._fields
+        get = attrgetter(*fields) if len(fields) > 1 else \
+            (lambda n, get=attrgetter(*fields): (get(n),)) if fields else (lambda n: ())
+        _GETTERS[node.__class__] = get
+    return get(node)
+
+
+_GETTERS: dict = {}
+
+
 class Num(Node):
-    __slots__ = ("value", "span")
+    __slots__ = ("value",)
     _fields = ("value",)
 
     def __init__(self, value: float, span: Span = NO_SPAN):
@@ -57,7 +74,7 @@ class Num(Node):
 
 
 class Var(Node):
-    __slots__ = ("name", "span")
+    __slots__ = ("name",)
     _fields = ("name",)
 
     def __init__(self, name: str, span: Span = NO_SPAN):
@@ -66,7 +83,7 @@ class Var(Node):
 
 
 class Unary(Node):
-    __slots__ = ("op", "operand", "span")
+    __slots__ = ("op", "operand")
     _fields = ("op", "operand")
 
     def __init__(self, op: str, operand: Expr, span: Span = NO_SPAN):
@@ -76,7 +93,7 @@ class Unary(Node):
 
 
 class Binary(Node):
-    __slots__ = ("op", "left", "right", "span")
+    __slots__ = ("op", "left", "right")
     _fields = ("op", "left", "right")
 
     def __init__(self, op: str, left: Expr, right: Expr, span: Span = NO_SPAN):
@@ -87,7 +104,7 @@ class Binary(Node):
 
 
 class Call(Node):
-    __slots__ = ("name", "args", "span", "name_span")
+    __slots__ = ("name", "args", "name_span")
     _fields = ("name", "args")
 
     def __init__(self, name: str, args: tuple[Expr, ...], span: Span = NO_SPAN,
@@ -101,7 +118,7 @@ class Call(Node):
 class ArrayLit(Node):
     """``[a, b, c]``: a vector of its items (a matrix when the items are vectors)."""
 
-    __slots__ = ("items", "span")
+    __slots__ = ("items",)
     _fields = ("items",)
 
     def __init__(self, items: tuple[Expr, ...], span: Span = NO_SPAN):
@@ -113,7 +130,7 @@ class Index(Node):
     """``x[0]``, ``A[i, j]``: one element (or row) of an array; the indices are integer
     constants, read at lowering."""
 
-    __slots__ = ("target", "indices", "span")
+    __slots__ = ("target", "indices")
     _fields = ("target", "indices")
 
     def __init__(self, target: Expr, indices: tuple[Expr, ...], span: Span = NO_SPAN):
@@ -126,7 +143,7 @@ class Slice(Node):
     """``1:3``, ``:``, ``2:`` in an index: the elements of an axis from ``start`` up to
     ``stop`` (either None: that end of the axis); both integer constants, read at lowering."""
 
-    __slots__ = ("start", "stop", "span")
+    __slots__ = ("start", "stop")
     _fields = ("start", "stop")
 
     def __init__(self, start: Expr | None, stop: Expr | None, span: Span = NO_SPAN):
@@ -138,7 +155,7 @@ class Slice(Node):
 class Keyword(Node):
     """``axis=0`` among a call's arguments: an array function's option, read at lowering."""
 
-    __slots__ = ("name", "value", "span")
+    __slots__ = ("name", "value")
     _fields = ("name", "value")
 
     def __init__(self, name: str, value: Expr, span: Span = NO_SPAN):
@@ -148,7 +165,7 @@ class Keyword(Node):
 
 
 class Assign(Node):
-    __slots__ = ("name", "op", "value", "span")
+    __slots__ = ("name", "op", "value")
     _fields = ("name", "op", "value")
 
     def __init__(self, name: str, op: str, value: Expr, span: Span = NO_SPAN):
@@ -159,7 +176,7 @@ class Assign(Node):
 
 
 class Program(Node):
-    __slots__ = ("statements", "span")
+    __slots__ = ("statements",)
     _fields = ("statements",)
 
     def __init__(self, statements: tuple[Expr | Assign, ...], span: Span = NO_SPAN):

@@ -4,6 +4,8 @@
 # parser.py stays the one source; without Cython it runs as written.
 import cython
 
+from gradcli.language.ast cimport Node
+
 cpdef object _nesting(str kind, str text, Py_ssize_t depth)
 
 @cython.locals(index=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t, top=Py_ssize_t,
@@ -14,3 +16,20 @@ cpdef object _drive(str source, builder, tuple machine)
 cdef class _Token:
     cdef public object type, value
     cdef public Py_ssize_t start_pos, end_pos
+
+# the callbacks that build the AST, as an extension type: its fields and the nodes' spans read
+# directly (ast.pxd). Lark's own loop calls them too (the tests), with Lark's tokens: tokens stay
+# untyped here.
+cdef class _ToAst:
+    cdef object source, functions, notes
+    cdef dict loose
+    cpdef object num(self, list children)
+    cpdef object var(self, list children)
+    @cython.locals(operand=Node)
+    cpdef object unary(self, list children)
+    @cython.locals(left=Node, right=Node)
+    cpdef object binary(self, list children)
+    @cython.locals(left=Node, right=Node)
+    cpdef object implicit(self, list children)
+    cpdef object call(self, list children)
+    cpdef object group(self, list children)

@@ -90,10 +90,14 @@ class _ToAst:
 
     def var(self, children):
         tok = children[0]
-        if not tok.value.isascii():
-            _no_superscript(tok)
+        text = tok.value
         # Interned: a name read 10,000 times is one string, hashed once by the lowering's dicts.
-        name = intern(_name(tok))
+        if text.isascii() and "\\" not in text:  # no superscript, no escape: the name as written
+            name = intern(text)
+        else:
+            if not text.isascii():
+                _no_superscript(tok)
+            name = intern(_name(tok))
         if name == DEGREE:
             return _degree((tok.start_pos, tok.end_pos))
         return Var(name, (tok.start_pos, tok.end_pos))

@@ -29,17 +29,21 @@ def format_constant(value: float, named: bool = True) -> str:
 
 
 def _negative_number(node) -> bool:
-    return type(node) is Num and (node.value < 0 or (node.value == 0
-                                                     and str(node.value).startswith("-")))
+    if type(node) is not Num:
+        return False
+    num = node  # each kind's node as a variable of its own (printer.pxd types them)
+    return num.value < 0 or (num.value == 0 and str(num.value).startswith("-"))
 
 
 class Spelling:
     """How a notation writes numbers, names, operators and calls. :func:`walk` decides the
     parentheses from :meth:`precedence` and the ``need`` each piece asks of its operands, so
     every notation (source text here, LaTeX in :mod:`gradcli.views.latex`) groups the same
-    trees the same way. This class spells gradcli's own source."""
+    trees the same way. This class spells gradcli's own source (compiled, an extension type
+    whose methods :func:`walk` calls directly: printer.pxd)."""
 
-    open, close = "(", ")"
+    open = "("
+    close = ")"
 
     def number(self, value: float) -> str:
         return format_constant(value, named=False)
@@ -51,7 +55,8 @@ class Spelling:
         """The grammar layer ``node`` is written at: an operand asking for more is grouped."""
         t = type(node)
         if t is Binary:
-            return _BINARY[node.op]
+            binary = node
+            return _BINARY[binary.op]
         if t is Unary or _negative_number(node):
             return _UNARY  # printed with a leading sign
         return _ATOM
@@ -59,14 +64,17 @@ class Spelling:
     def pieces(self, expr) -> list:
         """``expr`` as text and ``(operand, need)`` pairs, left to right."""
         t = type(expr)
-        if t is Num:
-            return [self.number(expr.value)]
-        if t is Var:
-            return [self.name(expr.name)]
-        if t is Unary:
-            return [expr.op, (expr.operand, _UNARY)]
         if t is Binary:
             return self.binary(expr)
+        if t is Var:
+            var = expr
+            return [self.name(var.name)]
+        if t is Num:
+            num = expr
+            return [self.number(num.value)]
+        if t is Unary:
+            unary = expr
+            return [unary.op, (unary.operand, _UNARY)]
         if t is Call:
             return self.call(expr)
         if t is ArrayLit:
@@ -108,16 +116,18 @@ def walk(node, spelling: Spelling) -> str:
     (an explicit stack: deep expressions print without recursion)."""
     out: list[str] = []
     stack: list = [(node, 0)]
-    spelled, precedence = spelling.pieces, spelling.precedence  # looked up once, not per node
     while stack:
         item = stack.pop()
         if type(item) is str:
             out.append(item)
             continue
         expr, need = item
-        pieces = spelled(expr)
-        if precedence(expr) < need:
+        pieces = spelling.pieces(expr)
+        if spelling.precedence(expr) < need:
             pieces = [spelling.open, *pieces, spelling.close]
+        elif len(pieces) == 1 and type(pieces[0]) is str:  # a leaf: written at once
+            out.append(pieces[0])
+            continue
         stack.extend(reversed(pieces))
     return "".join(out)
 
