@@ -7,7 +7,8 @@ import sys
 
 COMPILED = ("gradcli.language.parser", "gradcli.language.printer", "gradcli.engine.graph",
             "gradcli.engine.forward", "gradcli.engine.partials", "gradcli.engine.certify",
-            "gradcli.symbolic.expr", "gradcli.symbolic.printer", "gradcli.symbolic.diff")
+            "gradcli.engine.primitives", "gradcli.engine.ball", "gradcli.symbolic.expr",
+            "gradcli.symbolic.printer", "gradcli.symbolic.diff")
 
 
 class _Source:
