@@ -13,6 +13,9 @@ engine/forward.py and partials.py hold the loop of every sweep: forward.pxd and 
 type their indices as C integers and the tape's argument columns as int32 memoryviews, so the
 loop's bookkeeping is C and only the rule-table calls are Python's. engine/certify.pxd does the
 same for the certified sweep's forward pass on bare balls (only Arb's operations are calls).
+engine/primitives.py (the rule table) and engine/ball.py (the balls' functions) are compiled
+as they are, so the rules and functions those loops call are C functions, not interpreter
+frames.
 
 The canonical form and the printer are Python object code (dicts, tuples, small classes): the
 interpreter's dispatch is a quarter of ``gradcli diff``'s instructions, and Cython removes it
@@ -27,8 +30,9 @@ from setuptools import setup
 
 COMPILED = ["gradcli/language/ast.py", "gradcli/language/parser.py",
             "gradcli/language/printer.py", "gradcli/engine/graph.py", "gradcli/engine/forward.py",
-            "gradcli/engine/partials.py",
-            "gradcli/engine/certify.py", "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
+            "gradcli/engine/partials.py", "gradcli/engine/certify.py",
+            "gradcli/engine/primitives.py", "gradcli/engine/ball.py",
+            "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
             "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
 
 
