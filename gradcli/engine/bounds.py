@@ -62,6 +62,7 @@ from __future__ import annotations
 import math
 import sys
 from contextlib import nullcontext
+from functools import cache
 from types import SimpleNamespace
 from typing import Iterable, Mapping
 
@@ -965,6 +966,13 @@ RANGES = Namespace(lambda row: _enclosure(row.name), **{
     name: _enclosure(name) for name, p in TABLE.items() if p.definition is None}, **CONSTANTS)
 
 
+@cache
+def _ranges_namespace() -> SimpleNamespace:
+    """The Bounded functions of Intervals (the quick test's), built once: :data:`RANGES` is a
+    constant and the namespace holds no state."""
+    return _namespace(RANGES)
+
+
 def _decimal_is_double(text: str, value: float) -> bool:
     """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3).
     Decimal, not Fraction: ``1e-999999999`` is compared by its exponent, never expanded into
@@ -1166,7 +1174,7 @@ class QuickTest:
         self.order = visit_order(graph) if self.outputs is None else None
         self.errors = constant_errors(graph, _namespace(block_namespace()))
         self.scale = 2.0 * 10.0 ** enough * SAFETY
-        self.m = _namespace(RANGES)
+        self.m = _ranges_namespace()
         self.suspect = np.zeros(self.n, dtype=bool)
         self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
 
