@@ -1016,6 +1016,13 @@ def constant_errors(graph: Graph, m: SimpleNamespace) -> list[float]:
     return table_errors(graph.constants, graph.exact, graph.folds, m)
 
 
+def _block_constant_errors(graph: Graph) -> list[float]:
+    """:func:`constant_errors` with the folds replayed as a block's sweep computes them; the
+    namespace is built only when there are folds to replay (most graphs have none)."""
+    from .batch import block_namespace
+    return constant_errors(graph, _namespace(block_namespace()) if graph.folds else None)
+
+
 def table_errors(constants, exact, folds, m: SimpleNamespace) -> list[float]:
     """:func:`constant_errors` of a table of constants (their floats, what each is exactly,
     the folds: :func:`gradcli.engine.graph.exact_numbers`'s), as array nodes keep it."""
@@ -1164,7 +1171,7 @@ class QuickTest:
                  wrt: Iterable[str] | None = None, gradient: bool = True,
                  enough: int = MIN_DIGITS):
         import numpy as np
-        from .batch import as_columns, block_namespace
+        from .batch import as_columns
         from .graph import wrt_names
         self.graph, self.wrt = graph, (wrt_names(graph, wrt) if gradient else [])
         self.n, self.arrays = as_columns(graph, columns)
@@ -1172,7 +1179,7 @@ class QuickTest:
         self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
                         if graph.n_outputs > 1 else None)
         self.order = visit_order(graph) if self.outputs is None else None
-        self.errors = constant_errors(graph, _namespace(block_namespace()))
+        self.errors = _block_constant_errors(graph)
         self.scale = 2.0 * 10.0 ** enough * SAFETY
         self.m = _ranges_namespace()
         self.suspect = np.zeros(self.n, dtype=bool)
@@ -1285,7 +1292,7 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
     given fewer are the same, with the same digits, as without it. ``rows`` (an index array):
     the digits of these rows only, one per index."""
     import numpy as np
-    from .batch import as_columns, block_namespace
+    from .batch import as_columns
     if enough is not None and results is not None:
         quick = QuickTest(graph, columns, wrt=wrt, gradient=gradient, enough=enough)
         for start in range(0, quick.n, block_rows):
@@ -1300,7 +1307,7 @@ def certain_digits(graph: Graph, columns: Mapping[str, object], *,
     n, arrays = as_columns(graph, columns)
     outputs = [graph.only(i) for i in range(graph.n_outputs)] if graph.n_outputs > 1 else None
     order = visit_order(graph) if outputs is None else None
-    errors = constant_errors(graph, _namespace(block_namespace()))
+    errors = _block_constant_errors(graph)
     n_rows = n if rows is None else len(rows)
     digits = np.empty(n_rows, dtype=np.int64)
     with np.errstate(all="ignore"):
