@@ -62,6 +62,7 @@ from __future__ import annotations
 import math
 import sys
 from contextlib import nullcontext
+from functools import cache
 from types import SimpleNamespace
 from typing import Iterable, Mapping
 
@@ -946,6 +947,13 @@ RANGES = Namespace(lambda row: _enclosure(row.name), **{
     name: _enclosure(name) for name, p in TABLE.items() if p.definition is None}, **CONSTANTS)
 
 
+@cache
+def _ranges_namespace() -> SimpleNamespace:
+    """The Bounded functions of Intervals (the quick test's), built once: :data:`RANGES` is a
+    constant and the namespace holds no state."""
+    return _namespace(RANGES)
+
+
 def _decimal_is_double(text: str, value: float) -> bool:
     """Whether the decimal literal ``text`` is exactly the double ``value`` (0.5, 1.25e3).
     Decimal, not Fraction: ``1e-999999999`` is compared by its exponent, never expanded into
@@ -1048,8 +1056,9 @@ class _Rows:
         self.outputs = ([graph.only(i) for i in range(graph.n_outputs)]
                         if graph.n_outputs > 1 else None)
         self.order = visit_order(graph) if self.outputs is None else None
+        # the folds replayed as a block's sweep computes them: a namespace only if there are any
         self.errors = table_errors(graph.constants, graph.exact, graph.folds,
-                                   _namespace(block_namespace()))
+                                   _namespace(block_namespace()) if graph.folds else None)
 
     def bounds(self, block: list, m) -> list:
         """(value, bound) of every result over ``block`` (the inputs in graph order), in
@@ -1119,7 +1128,7 @@ class QuickTest(_Rows):
         super().__init__(graph, columns, wrt, gradient)
         self.inputs = [self.arrays[name] for name in graph.inputs]
         self.scale = 2.0 * 10.0 ** enough * SAFETY
-        self.m = _namespace(RANGES)
+        self.m = _ranges_namespace()
         self.suspect = np.zeros(self.n, dtype=bool)
         self.kept = None  # (ranges, thresholds) reused while the blocks' ranges stay inside
 

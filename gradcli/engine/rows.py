@@ -79,6 +79,8 @@ def certify_rows(graph: Graph, columns: Mapping[str, object], results: list, err
         index = None
     else:
         digits, index = None, np.flatnonzero(quick.suspects())
+        if not len(index):  # every row proven by the quick test
+            return digits, 0
         found = certain_digits(graph, columns, wrt=wrt, rows=index)
     fine = np.equal(errors, None) if index is None else np.equal(errors[index], None)
     short = np.flatnonzero((found < min_digits) & fine)
