@@ -26,14 +26,20 @@ a C compiler is missing, the install goes on and the .py files run
 (GRADCLI_NO_EXTENSION=1 runs them on demand).
 """
 
+import ast
+from pathlib import Path
+
 from setuptools import setup
 
-COMPILED = ["gradcli/language/ast.py", "gradcli/language/parser.py",
-            "gradcli/language/printer.py", "gradcli/engine/graph.py", "gradcli/engine/forward.py",
-            "gradcli/engine/partials.py", "gradcli/engine/certify.py",
-            "gradcli/engine/primitives.py", "gradcli/engine/ball.py",
-            "gradcli/symbolic/expr.py", "gradcli/symbolic/printer.py",
-            "gradcli/symbolic/diff.py"]  # gradcli/compiled.py's
+
+def listed_modules() -> list:
+    """gradcli/compiled.py's COMPILED, as source paths: the one list, read as data (the package
+    itself is not importable before it is built)."""
+    source = Path(__file__).with_name("gradcli") / "compiled.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    names = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and node.targets[0].id == "COMPILED")
+    return [name.replace(".", "/") + ".py" for name in ast.literal_eval(names)]
 
 
 def compiled_modules() -> list:
@@ -41,7 +47,8 @@ def compiled_modules() -> list:
         from Cython.Build import cythonize
     except ImportError:  # a build without its build requirements (no isolation): pure Python
         return []
-    modules = cythonize(COMPILED, build_dir="build/cython", quiet=True, compiler_directives={
+    sources = listed_modules()
+    modules = cythonize(sources, build_dir="build/cython", quiet=True, compiler_directives={
         "language_level": 3,
         "annotation_typing": False,  # annotations document; they do not make C types here
         "binding": True,  # functions keep __doc__, __code__ and signatures (doctest, inspect)

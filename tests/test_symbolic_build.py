@@ -58,14 +58,6 @@ def test_ci_runs_the_compiled_modules():
     assert BUILT == MODULES, [m.__file__ for m in MODULES]
 
 
-def test_setup_compiles_the_modules_listed():
-    """setup.py's list of sources and gradcli/compiled.py's modules are the same."""
-    tree = ast.parse((Path(__file__).parent.parent / "setup.py").read_text(encoding="utf-8"))
-    listed = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                  and node.targets[0].id == "COMPILED")
-    assert ast.literal_eval(listed) == [name.replace(".", "/") + ".py" for name in COMPILED]
-
-
 def test_the_package_has_docstring_examples_to_run():
     assert _docstring_examples(SOURCES["gradcli.symbolic.diff"].read_text(encoding="utf-8")) >= 3
 

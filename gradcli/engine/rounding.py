@@ -98,8 +98,12 @@ def compact(x: float) -> str:
     """A number in few characters, for sentences: a proven one's digits without trailing zeros
     (``6``, ``0.9092974268257``), a float's 12 significant digits."""
     text = getattr(x, "text", None)
-    if text is None:
-        return f"{float(x):.12g}"
+    return f"{float(x):.12g}" if text is None else trimmed(text)
+
+
+def trimmed(text: str) -> str:
+    """A decimal without the trailing zeros of its mantissa: ``6.5000`` is ``6.5``, ``2.000e-5``
+    is ``2e-5``."""
     mantissa, e, exponent = text.partition("e")
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..engine.rounding import DEFAULT_DIGITS, FLOAT64_DIGITS, compact, float_text  # noqa: F401 - compact: for the views
+from ..engine.rounding import (  # noqa: F401 - compact: for the views
+    DEFAULT_DIGITS, FLOAT64_DIGITS, compact, float_text, trimmed)
 
 
 def format_number(x: float, digits: int = DEFAULT_DIGITS) -> str:
@@ -145,10 +146,7 @@ def short_number(x: float, digits: int = 4) -> str:
         text = f"{x:.{digits}e}"
     else:
         text = f"{x:.{digits}f}"
-    mantissa, e, exponent = text.partition("e")
-    if "." in mantissa:
-        mantissa = mantissa.rstrip("0").rstrip(".")
-    return mantissa + e + exponent
+    return trimmed(text)
 
 
 def _operation(graph, slot: int) -> str:
