@@ -196,3 +196,28 @@ def test_a_batch_row_marks_a_nodes_double(gradcli_script, tmp_path):
     out = subprocess.run([gradcli_script, "eval", "log(x - pi)", "--at", "x=3"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert out.returncode == 2 and "log(≈-0.14159265358979323)" in out.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["eval", "abs(x=2.3)", "--at", "x=0.5"], ["eval", "abs(x= - 2.3)", "--at", "x=0.5", "--json"],
+    ["diff", "abs(x=2.3)"], ["hessian", "abs(x=2.3)", "--at", "x=0.5"],
+    ["codegen", "abs(x=2.3)"], ["graph", "abs(x=2.3)"],
+])
+def test_an_option_in_a_scalar_functions_call_is_a_name_error_under_it(run, args):
+    """abs(x=2.3) parses (options are array functions': sum(X, axis=0)); it was a TypeError
+    traceback from the lowering in every command (found by test_fuzz's thorough profile)."""
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.stderr
+    assert "name error: abs has no option x=" in result.stderr
+    line, caret = result.stderr.splitlines()[1:3]
+    assert caret.index("^") == line.index("x=")
+
+
+def test_an_option_in_a_scalar_call_through_the_console_script():
+    out = subprocess.run([_console_script(), "eval", "atan2(y=1, x)", "--at", "x=1,y=2"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("name error: atan2 has no option y=")
+    exc = _raised("atan2(y=1, x)", {"x": 1, "y": 2})
+    assert type(exc) is NameLookupError and exc.span == (6, 9)

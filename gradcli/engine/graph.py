@@ -31,7 +31,7 @@ from ..errors import (DomainError, GradcliError, InputError, LimitError, Missing
                       NameLookupError, NumericalError, ParseError, ShapeError, Span, name_list)
 from ..gcpause import gc_paused
 from ..limits import NODES_VARIABLE, check_nodes, max_nodes
-from ..language.ast import ArrayLit, Assign, Binary, Call, Index, Num, Program, Unary, Var
+from ..language.ast import ArrayLit, Assign, Binary, Call, Index, Keyword, Num, Program, Unary, Var
 from ..language.parser import DEGREE, READ_AS, call_name, check_length, parse, read_name, reduce
 from ..language.printer import format_constant
 from . import arrays
@@ -913,6 +913,10 @@ def _check_call(node: Call) -> Primitive:
                               hint=f"did you mean {' or '.join(close)}?" if close
                               else "`gradcli functions` lists them all",
                               fix=((node.name_span, close[0]),) if close else ())
+    for arg in node.args:  # abs(x=2.3): an option is an array function's (sum(X, axis=0))
+        if type(arg) is Keyword:
+            raise NameLookupError(f"{node.name} has no option {arg.name}=", arg.span,
+                                  hint="only array functions take options: sum(X, axis=0)")
     if len(node.args) != prim.arity:
         counts = sorted({prim.arity} | {n for (name, n) in OVERLOADS if name == node.name})
         want = " or ".join(map(str, counts)) + (" argument" if counts == [1] else " arguments")
