@@ -202,6 +202,7 @@ def test_a_batch_row_marks_a_nodes_double(gradcli_script, tmp_path):
     ["eval", "abs(x=2.3)", "--at", "x=0.5"], ["eval", "abs(x= - 2.3)", "--at", "x=0.5", "--json"],
     ["diff", "abs(x=2.3)"], ["hessian", "abs(x=2.3)", "--at", "x=0.5"],
     ["codegen", "abs(x=2.3)"], ["graph", "abs(x=2.3)"],
+    ["eval", "abs(abs(x= - 2.3))", "--at", "x=0.5"],  # a row already looked up: still checked
 ])
 def test_an_option_in_a_scalar_functions_call_is_a_name_error_under_it(run, args):
     """abs(x=2.3) parses (options are array functions': sum(X, axis=0)); it was a TypeError

@@ -678,7 +678,7 @@ class _Builder:
                 else:  # a program calls the same few functions many times
                     key = (call.name, len(args))
                     prim = calls.get(key)
-                    if prim is None:
+                    if prim is None or Keyword in map(type, args):  # abs(abs(x=1)): each time
                         prim = calls[key] = _check_call(call)
                     push((call, prim))
                 for arg in reversed(args):
