@@ -1367,15 +1367,12 @@ def _exact(x) -> bool:
 BLOCK = 4
 
 
+@cache
 def bounded_columns() -> SimpleNamespace:
-    """The Bounded functions of NumPy arrays (the batch engine's values): array nodes' rows."""
-    if not _COLUMNS:
-        from .batch import NUMPY
-        _COLUMNS.append(_namespace(NUMPY))
-    return _COLUMNS[0]
-
-
-_COLUMNS: list = []
+    """The Bounded functions of NumPy arrays (the batch engine's values): array nodes' rows,
+    built once (as :func:`_ranges_namespace`)."""
+    from .batch import NUMPY
+    return _namespace(NUMPY)
 
 
 def exact_bound(e) -> bool:
