@@ -1169,7 +1169,8 @@ def hessian_command(expression, file, at, wrt, of, digits, float64, as_json, che
 
     source = _read_source(expression, file, example='gradcli hessian "x^2*y" --at x=1,y=2',
                           warn=False)
-    if not _latex_export(export_path, standalone) and export_path:
+    latex = _latex_export(export_path, standalone)  # (--standalone without FILE.tex: an error)
+    if export_path and not latex:
         raise InputError(f"--export {export_path}: hessian writes LaTeX only",
                          hint="use a name ending in .tex")
     point = _merged(at)
