@@ -161,8 +161,8 @@ class Walk:
         if r.row.op == "input":
             return self.fix(f"{tangent(r.row.id)} = {short(r.tangents[k])} (seed: "
                              f"{tangent(name)} = 1)")
-        from .views.tables import _tangent_rule
-        return self.fix(_tangent_rule(r, DIGITS) + f" = {short(r.tangents[k])}")
+        from .views.columns import tangent_rule
+        return self.fix(tangent_rule(r, DIGITS) + f" = {short(r.tangents[k])}")
 
     def bar(self, node_id: str) -> str:
         """A node's adjoint as the tables write it: ``v̄5``, ``x̄``; an array operation's
@@ -488,10 +488,10 @@ def make_app(walk: Walk):
             step = w.current
             sweep.clear()
             if w.mode == "forward":
-                from .views.tables import _tangent_rule
+                from .views.columns import tangent_rule
                 k = w.tangents.sweeps.index(step.sweep.split(" ", 1)[1])
                 for i, r in enumerate(w.tangents.rows[:step.index + 1]):
-                    rule = "seed" if r.row.op == "input" else _tangent_rule(r, DIGITS)
+                    rule = "seed" if r.row.op == "input" else tangent_rule(r, DIGITS)
                     cells = [short(t) if j <= k else "" for j, t in enumerate(r.tangents)]
                     sweep.add_row(r.row.id, fix(rule), *cells)
                 forward.move_cursor(row=step.index, animate=False)

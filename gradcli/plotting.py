@@ -197,7 +197,8 @@ def _curves(request, graph, ranges, size):
         if note:
             yield "err", note
         return
-    from .views.plot import curve_text, to_ascii
+    from .views.notation import to_ascii
+    from .views.plot import curve_text
     width, height, color, ascii_only = _terminal(request)
     text = curve_text(curve, width=width, height=height, color=color, ascii_only=ascii_only,
                       tangent=tangent)
@@ -286,7 +287,8 @@ def _surface(request, graph, ranges, size):
         return
     from rich.console import Console
 
-    from .views.plot import surface_text, to_ascii
+    from .views.notation import to_ascii
+    from .views.plot import surface_text
     text = surface_text(surface, log=request.log, descent=request.descent, color=color,
                         ascii_only=ascii_only, width=max(width, nx + label))
     console = Console(width=max(width, nx + label), force_terminal=color, no_color=not color,

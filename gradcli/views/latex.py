@@ -13,6 +13,7 @@ from ..engine.primitives import lookup
 from ..language.ast import Assign, Binary, Call, Num, Program, Unary, Var
 from ..language.parser import parse
 from ..language.printer import _ATOM, _POWER, _PRODUCT, _SUM, _UNARY, Spelling, walk
+from . import columns
 
 _UNICODE_GREEK = {chr(0x3B1 + i): name for i, name in enumerate(  # α to ω
     ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
@@ -217,27 +218,22 @@ def align(lines: list[str]) -> str:
     return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
 
 
-def table(caption: str, headers: list[str], rows: list[list[str]], align: str | None = None,
-          math_columns: set[int] = frozenset(), math_headers: bool = False,
-          latex_headers: bool = False) -> str:
-    """A booktabs table: ``\\toprule``, headers, ``\\midrule``, rows, ``\\bottomrule``.
-    Cells are plain text (escaped) unless their column is in ``math_columns``; headers are
-    text, math (``math_headers``) or LaTeX already (``latex_headers``). The table is set
-    ``\\small`` and shrunk to the text width if it is wider (graphicx's ``\\resizebox``):
-    it never runs into the margin."""
-    align = align or "l" * len(headers)
+def table(spec, rows) -> str:
+    """A table of :mod:`gradcli.views.columns` as booktabs (every row, without the columns the
+    terminal alone shows): ``\\toprule``, headers, ``\\midrule``, rows, ``\\bottomrule``. A
+    column's cells are math or escaped text. The table is set ``\\small`` and shrunk to the text
+    width if it is wider (graphicx's ``\\resizebox``): it never runs into the margin."""
+    shown = [k for k, c in enumerate(spec.columns) if not c.screen]
+    kept = [spec.columns[k] for k in shown]
 
-    def cell(i: int, c: str) -> str:
-        return f"${c}$" if i in math_columns and c else text(c)
-
-    def header(h: str) -> str:
-        if latex_headers:
-            return h
-        return (f"${h}$" if h else "") if math_headers else text(h)
-    body = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\caption{{{text(caption)}}}",
+    def cell(column, c: str) -> str:
+        return f"${c}$" if column.math and c else text(c)
+    align = "".join("r" if c.justify == "right" else "l" for c in kept)
+    body = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\caption{{{text(spec.title)}}}",
             _FIT + rf"{{\begin{{tabular}}{{{align}}}", r"\toprule",
-            " & ".join(header(h) for h in headers) + r" \\", r"\midrule"]
-    body += [" & ".join(cell(i, c) for i, c in enumerate(row)) + r" \\" for row in rows]
+            " & ".join(c.tex or text(c.header) for c in kept) + r" \\", r"\midrule"]
+    body += [" & ".join(cell(c, cells[k]) for c, k in zip(kept, shown)) + r" \\"
+             for cells in map(spec.cells, rows)]
     body += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(body)
 
@@ -311,73 +307,62 @@ def formula_lines(source: str, inputs) -> list[str]:
     return lines
 
 
+class Tex:
+    """The tables' notation (:mod:`gradcli.views.columns`) in LaTeX: math cells, ``\\bar{v}_{5}``."""
+
+    most_terms = None  # a file holds every term of a sum
+    blank = ""
+    repeats = "its elements repeat"
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+    def number(self, value: float) -> str:
+        return _num(value, self.digits)
+
+    def error(self, x: float) -> str:
+        return scientific(f"{x:.1e}")
+
+    def word(self, words: str) -> str:
+        return r"\text{" + text(words) + "}"
+
+    def array_formula(self, expr: str) -> str:
+        try:
+            return _math(expr)
+        except Exception:  # a view written as the source wrote it (a8[:, 0]): as text
+            return self.word(expr)
+
+    def status(self, status: str) -> str:
+        return {"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
+                "inconclusive": r"\text{inconclusive}"}[status]
+
+    def array(self, values, shape: tuple) -> str:
+        return _array(values, shape, self.digits)
+
+    def rule(self, rule) -> str:
+        return _rule(rule.parts)
+
+    name = node = staticmethod(name)
+    formula = staticmethod(_math)
+    bar = array_bar = staticmethod(lambda node_id: _bar(node_id))
+
+
 def trace_tables(trace, digits: int) -> list[str]:
     """The forward trace, the reverse sweep's contributions and the adjoints (every row)."""
-    forward = []
-    for row in trace.forward:
-        op = "" if row.op == "input" else (
-            f"{name(row.id)} = {_math(row.expr)}" + (f" = {_math(row.step)}" if row.step else ""))
-        forward.append([name(row.id), op or r"\text{input}", _num(row.value, digits)])
-    contributions = []
-    for c in trace.contributions:
-        local = _num(c.local, digits)
-        if c.local_expr:
-            try:
-                float(c.local_expr)
-            except ValueError:
-                local = f"{_math(c.local_expr)} = {local}"
-        equation_id, _, equation = c.equation.partition(" = ")
-        contributions.append([f"{name(equation_id)} = {_math(equation)}", name(c.target),
-                              _num(c.upstream, digits), local, _num(c.contribution, digits)])
-    adjoints = []
-    for row in trace.adjoints:
-        how = r"\text{seed}" if row.id == trace.output and not row.terms else " + ".join(
-            _num(t, digits) for t in row.terms).replace("+ -", "- ")
-        adjoints.append([_bar(row.id), _num(row.adjoint, digits), how])
-    return [
-        table("Forward evaluation trace", ["node", "operation", "value"], forward, "llr",
-              {0, 1, 2}),
-        table("Reverse sweep (contributions)", ["from", "to", "upstream adjoint",
-                                                "local derivative", "contribution"],
-              contributions, "llrrr", {0, 1, 2, 3, 4}),
-        table("Adjoints", ["node", "adjoint", "sum of contributions"], adjoints, "lrl",
-              {0, 1, 2}),
-    ]
+    n = Tex(digits)
+    return [table(columns.forward(trace.forward, n), trace.forward),
+            table(columns.contributions(n), trace.contributions),
+            table(columns.adjoints(trace, n), trace.adjoints)]
 
 
 def array_trace_tables(trace, digits: int) -> list[str]:
     """A program with array values (:mod:`gradcli.arraytrace`): the forward trace, the rules
     on arrays and the adjoints, one row per array operation, each array previewed as the
     terminal's tables do (a long axis elided with the count)."""
-    def ids(expr: str) -> str:
-        try:
-            return _math(expr)
-        except Exception:  # a view written as the source wrote it (a8[:, 0]): as text
-            return r"\text{" + text(expr) + "}"
-    forward = [[name(r.id), r"\text{input}" if r.kind == "input" else
-                f"{name(r.id)} = {ids(r.expr)}", _shape(r.shape), _array(r.values, r.shape, digits)]
-               for r in trace.forward]
-    rules = [[f"{name(r.source)} = {ids(r.equation.partition(' = ')[2])}", name(r.target),
-              _array(r.upstream, r.upstream_shape, digits), _rule(r.parts),
-              _array(r.contribution, r.shape, digits) if r.contribution is not None
-              else r"\text{its elements repeat}"] for r in trace.rules]
-    adjoints = [[_bar(a.id), _shape(a.shape), _array(a.adjoint, a.shape, digits),
-                 r"\text{" + text(", ".join(a.terms)) + "}"] for a in trace.adjoints]
-    return [
-        table("Forward evaluation trace (array operations)", ["node", "operation", "shape",
-                                                              "value"], forward, "llll",
-              {0, 1, 3}),
-        table("Reverse sweep (rules on arrays)", ["from", "to", "upstream adjoint",
-                                                  "local rule", "contribution"],
-              rules, "lllll", {0, 1, 2, 3, 4}),
-        table("Adjoints (arrays)", ["node", "shape", "adjoint", "sum of the rules of"],
-              adjoints, "llll", {0, 2, 3}),
-    ]
-
-
-def _shape(shape: tuple) -> str:
-    from ..engine.arrays import shape_text
-    return shape_text(shape) if shape else "scalar"
+    n = Tex(digits)
+    return [table(columns.array_forward(trace, n), trace.forward),
+            table(columns.array_rules(trace, n), trace.rules),
+            table(columns.array_adjoints(trace, n), trace.adjoints)]
 
 
 def _array(values, shape: tuple, digits: int) -> str:
@@ -404,7 +389,7 @@ def _array(values, shape: tuple, digits: int) -> str:
         if hidden:
             lines.insert(len(picks) - 1, rf"\text{{{hidden:,} more rows}}")
         return r"\begin{bmatrix}" + r" \\ ".join(lines) + r"\end{bmatrix}"
-    return r"\text{" + str(len(values)) + " numbers, shape " + text(_shape(shape)) + "}"
+    return r"\text{" + str(len(values)) + " numbers, shape " + text(columns.shape_text(shape)) + "}"
 
 
 def _rule(parts) -> str:
@@ -420,52 +405,6 @@ def _bar(node: str) -> str:
     return r"\bar{" + head + "}" + (brace + digits if brace else "")
 
 
-def tangent_table(trace, digits: int) -> str:
-    """Forward mode's tangent trace: each node, its value and its tangent in every sweep."""
-    rows = []
-    for r in trace.rows:
-        row = r.row
-        op = r"\text{input}" if row.op == "input" else f"{name(row.id)} = {_math(row.expr)}"
-        rows.append([name(row.id), op, _num(row.value, digits)] +
-                    ["" if t is None else _num(t, digits) for t in r.tangents])
-    headers = ["node", "operation", "value"] + [f"tangent ({s})" for s in trace.sweeps]
-    return table("Forward-mode tangent trace", headers, rows, "ll" + "r" * (len(headers) - 2),
-                 set(range(len(headers))))
-
-
-def check_table(check, digits: int,
-                caption: str = "Gradient check: AD against numerical differentiation") -> str:
-    """AD against numerical derivatives, one row per input, with the verdict."""
-    expect = any(row.expected is not None for row in check.rows)
-    headers = ["input", "AD", "numerical", r"$\pm$ (est.)",
-               r"$|\text{AD} - \text{num.}|$", "rel.\\ error"]
-    if expect:
-        headers += ["your formula", r"formula $-$ AD"]
-    headers.append("status")
-    rows = []
-    for row in check.rows:
-        cells = [name(row.input), _num(row.ad, digits), _num(row.numeric, digits),
-                 *(scientific(f"{e:.1e}") for e in (row.numeric_error, row.abs_error,
-                                                     row.rel_error))]
-        e = row.expected
-        if expect:
-            cells += ["", ""] if e is None else [f"{_math(e.formula)} = {_num(e.value, digits)}",
-                                                 _num(e.value - e.ad, digits)]
-        status = "disagree" if e is not None and not e.ok else row.status
-        cells.append({"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
-                      "inconclusive": r"\text{inconclusive}"}[status])
-        rows.append(cells)
-    return table(caption, headers, rows, "l" + "r" * (len(headers) - 1), set(range(len(headers))),
-                 latex_headers=True)
-
-
-def hessian_table(names: list[str], matrix: list[list[float]], digits: int) -> str:
-    """The Hessian: row x, column y is ∂²f/∂x∂y."""
-    rows = [[name(n)] + [_num(v, digits) for v in row] for n, row in zip(names, matrix)]
-    return table("Hessian", [""] + [name(n) for n in names], rows,
-                 "l" + "r" * len(names), set(range(len(names) + 1)), math_headers=True)
-
-
 def eval_export(result, digits: int, trace: bool, check=None, standalone: bool = False,
                 arrays=None) -> str:
     """What ``eval --export FILE.tex`` writes: the result, (``--trace``) the trace tables (of a
@@ -478,13 +417,13 @@ def eval_export(result, digits: int, trace: bool, check=None, standalone: bool =
         parts = [result_math(result.value, result.gradient, digits,
                              getattr(result, "source", None), getattr(result, "inputs", ()))]
     if trace and getattr(result, "mode", "reverse") == "forward":
-        parts.append(tangent_table(result.trace, digits))
+        parts.append(table(columns.tangents(result.trace, Tex(digits)), result.trace.rows))
     elif trace and arrays is not None:
         parts += array_trace_tables(arrays, digits)
     elif trace:
         parts += trace_tables(result.trace, digits)
     if check is not None:
-        parts.append(check_table(check, digits))
+        parts.append(table(columns.check(check, Tex(digits)), check.rows))
     return _fragment(parts, standalone)
 
 
@@ -503,12 +442,15 @@ def hessian_export(result, digits: int, check=None, standalone: bool = False) ->
     """What ``hessian --export FILE.tex`` writes: value, gradient, the Hessian, check tables."""
     parts = [result_math(result.value, result.gradient, digits,
                          getattr(result, "source", None), result.inputs)]
+    n = Tex(digits)
     if result.inputs:
-        parts.append(hessian_table(result.inputs, result.hessian, digits))
+        parts.append(table(columns.matrix(result.inputs, n),
+                              list(zip(result.inputs, result.hessian))))
     if check is not None:
-        for n, row in check.rows.items():
-            parts.append(check_table(row, digits, caption=f"Hessian check, row {n}: AD against "
-                                                          f"numerical derivatives of df/d{n}"))
+        for x, row in check.rows.items():
+            parts.append(table(columns.check(row, n, f"Hessian check, row {x}: AD against "
+                                                        f"numerical derivatives of df/d{x}"),
+                                  row.rows))
     return _fragment(parts, standalone)
 
 

@@ -54,11 +54,11 @@ def _marked(name: str, mark: str, whole) -> str:
 
 # -- ASCII ---------------------------------------------------------------------------------------
 
-# Box drawing and arrows: one ASCII character each, so a drawing keeps its shape.
+# Box drawing, blocks and arrows: one ASCII character each, so a drawing (a plot) keeps its shape.
 _LINES = {**{ch: "-" for ch in "─━┄╌┈"}, **{ch: "|" for ch in "│┃║"}, "═": "=",
           **{ch: ":" for ch in "┆╎┊"},
           **{ch: "+" for ch in "┌┐└┘├┤┬┴┼╭╮╰╯╔╗╚╝╟╢┏┓┗┛┡┩┣┫┳┻╋╇╈┠┨┯┷┿╂"},
-          "▶": ">", "◀": "<", "▼": "v", "▲": "^"}
+          "▶": ">", "◀": "<", "▼": "v", "▲": "^", "█": "#", "▁": "_"}
 # Symbols of the notation and of the messages, by their ASCII spelling.
 _SYMBOLS = {"∂": "d", "∇": "grad ", "·": "*", "×": "x", "−": "-", "–": "-", "—": "-",
             "±": "+-", "≠": "!=", "≤": "<=", "≥": ">=", "≈": "~", "π": "pi", "…": "...",

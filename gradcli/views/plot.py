@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .notation import to_ascii
+
 # Eight directions, counter-clockwise from east; the ASCII set where the output cannot encode them.
 ARROWS = "→↗↑↖←↙↓↘"
 ASCII_ARROWS = ">/^\\<\\v/"
@@ -23,15 +25,6 @@ ASCII_SHADES = " .:*#"
 # Viridis at eight stops (perceptually uniform, readable by the colour-blind), interpolated.
 _VIRIDIS = [(68, 1, 84), (70, 50, 126), (54, 92, 141), (39, 127, 142), (31, 161, 135),
             (74, 193, 109), (160, 218, 57), (253, 231, 37)]
-
-
-_ASCII = str.maketrans({"┌": "+", "┐": "+", "└": "+", "┘": "+", "─": "-", "│": "|", "█": "#",
-                        "▁": "_", "·": "*", "−": "-", "∇": "grad "})
-
-
-def to_ascii(text: str) -> str:
-    """Frames, blocks and the notation in ASCII, for output that cannot encode them."""
-    return text.translate(_ASCII)
 
 
 def visible_range(series: list[np.ndarray]) -> tuple[float, float] | None:

@@ -7,21 +7,20 @@ table never loses a number at any width, and the same blocks give the text, SVG 
 
 from __future__ import annotations
 
-import math
 import os
 from typing import TYPE_CHECKING
 
 from ..errors import name_list
+from . import columns
+from .columns import Plain, error_text
 from .layout import Preformatted, Sheet
-from .notation import adjoint as _adjoint_mark, tangent as _tangent_mark
 from .screen import crop, open_screen
-from .text import compact, format_number
+from .text import compact
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-BAR, DOT = "\u0304", "\u0307"  # combining marks: the adjoint v̄ and the tangent v̇
 MAX_ROWS_HINT = "--max-rows 0 shows all"
 
 
@@ -31,16 +30,6 @@ def show(*blocks) -> None:
 
 
 PIPED = 80  # reference tables piped: folded to this width where no number is broken
-
-
-def _table(title: str, *columns: tuple) -> Sheet:
-    """A sheet with these ``(header, justify[, kind])`` columns: right-justified ones hold
-    numbers (never broken), left-justified ones text (broken between words when needed).
-    A styled cell is a ``(text, style)`` pair."""
-    table = Sheet(title)
-    for header, justify, *kind in columns:
-        table.add_column(header, justify, *kind)
-    return table
 
 
 def _limited(table: Sheet, rows, max_rows: int, add, keep=()) -> Sheet:
@@ -67,76 +56,31 @@ def _limited(table: Sheet, rows, max_rows: int, add, keep=()) -> Sheet:
     return table
 
 
-def _sum(terms: list[float], digits: int) -> str:
-    """``0.5 + 3`` or ``2 - 0.25``: contributions as a sum, signs folded into the operators."""
-    text = format_number(terms[0], digits)
-    for t in terms[1:]:
-        text += (" - " if t < 0 else " + ") + format_number(abs(t), digits)
-    return text
+def _sheet(spec, rows, max_rows: int, keep=(), each=None) -> Sheet:
+    """A table of :mod:`gradcli.views.columns` as a sheet: at most ``max_rows`` rows
+    (:func:`_limited`), each made when shown (and then given to ``each``)."""
+    table = Sheet(spec.title)
+    for c in spec.columns:
+        table.add_column(c.header, c.justify, c.kind)
+
+    def add(row):
+        table.add_row(*spec.cells(row))
+        if each is not None:
+            each(row)
+    return _limited(table, rows, max_rows, add, keep)
 
 
 def forward_table(trace, digits: int, max_rows: int):
     """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
-    forward = trace.forward
-    table, add = _node_table("Forward evaluation trace", forward.named, forward.marked,
-                             ("operation", "left"), ("value", "right"))
-    return _limited(table, forward, max_rows, lambda row: add(
-        row.id, row.names, _operation(row), format_number(row.value, digits),
-        mark=_output_mark(row)), forward.key)
-
-
-def _node_table(title: str, named: bool, marked: bool, *columns: tuple):
-    """A table of a row per node: its id (``named``: and the names the program gave it), the
-    ``columns``, and (``marked``) a last one saying which output it is; and the function that
-    adds a row, ``add(id, names, *cells, mark=...)``."""
-    table = _table(title, ("node", "left"), *([("name", "left")] if named else []), *columns,
-                   *([("", "left", "label")] if marked else []))
-
-    def add(node_id, names, *cells, mark=""):
-        table.add_row((node_id, "cyan"), *([", ".join(names)] if named else []), *cells,
-                      *([mark] if marked else []))
-    return table, add
-
-
-def _operation(row) -> str:
-    """``v3 = v1 * v2 = 2 * 3``, or ``input``: a forward row's operation and its step."""
-    return "input" if row.op == "input" else f"{row.id} = {row.expr} = {row.step}"
-
-
-def _output_mark(row):
-    """``← output``, or with several outputs ``← f1`` (the names of the outputs it is)."""
-    if not row.is_output:
-        return ""
-    return ("← " + (", ".join(row.outputs) if row.outputs else "output"), "bold green")
-
-
-def _formula(formula: str, value: str) -> str:
-    """``1/x = 0.5``: a formula beside its value (a number alone when the formula is one)."""
-    try:
-        float(formula)
-        return value
-    except ValueError:
-        return f"{formula} = {value}" if formula else value
+    return _sheet(columns.forward(trace.forward, Plain(digits)), trace.forward, max_rows,
+                  trace.forward.key)
 
 
 def contributions_table(trace, digits: int, max_rows: int,
                         title: str = "Reverse sweep (contributions)"):
     """Reverse sweep: one row per edge, in the order the sweep visits them."""
-    table = _table(title, *CONTRIBUTION_COLUMNS)
-    return _limited(table, trace.contributions, max_rows,
-                    lambda row: table.add_row(*_contribution(row, digits)),
-                    _contributions_kept(trace, max_rows))
-
-
-CONTRIBUTION_COLUMNS = (("from", "left"), ("to", "left"), ("upstream adjoint", "right"),
-                        ("local derivative", "right", "text"), ("contribution", "right"))
-
-
-def _contribution(row, digits: int) -> tuple:
-    """A contribution's cells: the edge, its upstream adjoint, local derivative and product."""
-    return (row.equation, (row.target, "cyan"), format_number(row.upstream, digits),
-            _formula(row.local_expr, format_number(row.local, digits)),
-            format_number(row.contribution, digits))
+    return _sheet(columns.contributions(Plain(digits), title), trace.contributions, max_rows,
+                  _contributions_kept(trace, max_rows))
 
 
 def _contributions_kept(trace, max_rows: int) -> list[int]:
@@ -150,70 +94,13 @@ def _contributions_kept(trace, max_rows: int) -> list[int]:
 
 def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
-    table, add_node = _node_table(title, trace.adjoints.named, False, ("adjoint", "right"),
-                                  ("sum of contributions", "left"))
-    seeds = trace.seeds
-
-    def add(row):
-        if row.id in seeds:  # a vector-Jacobian product seeds every output with its weight
-            how = f"seed {format_number(seeds[row.id], digits)}"
-            if row.terms:
-                how += " + " + _sum(list(row.terms[:8]), digits)
-        elif row.id == trace.output and not row.terms:
-            how = "seed"
-        elif row.terms:
-            how = _sum(list(row.terms[:8]), digits) + (" + …" if len(row.terms) > 8 else "")
-        else:
-            how = "(no path to the output)"
-        # the textbook's adjoint bar: v̄5, x̄, r̅a̅t̅e̅
-        add_node(_adjoint_mark(row.id), row.names, format_number(row.adjoint, digits), how)
-    return _limited(table, trace.adjoints, max_rows, add, trace.adjoints.key)
-
-
-def _accented(node_id: str, mark: str) -> str:
-    """``v5`` -> ``v̄5`` or ``v̇5``; a longer name is marked as a whole (see notation)."""
-    return _adjoint_mark(node_id) if mark == BAR else _tangent_mark(node_id)
-
-
-def _tangent_rule(row, digits: int) -> str:
-    """``v̇2 = 5·ẋ + 2·ẏ``: the tangent as the sum of local partial × argument tangent."""
-    terms = []
-    for arg, partial in zip(row.row.args, row.partials):
-        if partial is None:
-            continue  # a constant argument: its tangent is 0
-        dot = _accented(arg, DOT)
-        magnitude = abs(partial)
-        coefficient = "" if magnitude == 1 else f"{magnitude:.{max(digits, 1)}g}·"
-        sign = "-" if partial < 0 else "+"
-        terms.append((sign, coefficient + dot))
-    if not terms:
-        return "(no path to the output)"
-    text = ("-" if terms[0][0] == "-" else "") + terms[0][1]
-    for sign, term in terms[1:]:
-        text += f" {sign} {term}"
-    return f"{_accented(row.row.id, DOT)} = {text}"
+    return _sheet(columns.adjoints(trace, Plain(digits), title), trace.adjoints, max_rows,
+                  trace.adjoints.key)
 
 
 def tangent_table(trace, digits: int, max_rows: int):
     """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
-    rows = trace.rows
-    if trace.sweeps == ["direction"]:
-        sweep_headers = ["tangent v̇"]
-    else:
-        sweep_headers = [f"v̇ ({_accented(name, DOT)} = 1)" for name in trace.sweeps]
-    table, add_node = _node_table(
-        "Forward-mode tangent trace", rows.named, rows.marked, ("operation", "left"),
-        ("value", "right"), ("tangent rule", "left"), *[(h, "right") for h in sweep_headers])
-
-    def add(r):
-        row = r.row
-        is_input = row.op == "input"
-        add_node(row.id, row.names, "input" if is_input else f"{row.id} = {row.expr}",
-                 format_number(row.value, digits),
-                 "seed" if is_input else _tangent_rule(r, digits),
-                 *["—" if t is None else format_number(t, digits) for t in r.tangents],
-                 mark=_output_mark(row))
-    return _limited(table, rows, max_rows, add, rows.key)
+    return _sheet(columns.tangents(trace, Plain(digits)), trace.rows, max_rows, trace.rows.key)
 
 
 def trace_tables(trace, digits: int, max_rows: int) -> list:
@@ -227,50 +114,17 @@ def array_trace_tables(trace, max_rows: int) -> list:
     preview`); the adjoints too where one sums several rules (an array read twice: else each
     adjoint is already the ḡ of its rules, an input's the gradient). ``--elements`` shows the
     scalar rows."""
-    from .arrays import preview
-    from .notation import operation_adjoint
+    n = Plain(0)  # arrays are previewed in their proven digits
     forward = trace.forward
-    table, add_node = _node_table(
-        "Forward evaluation trace (array operations)", any(row.names for row in forward),
-        any(row.is_output for row in forward), ("operation", "left"), ("shape", "left"),
-        ("value", "left"))
-
-    def add(row):
-        add_node(row.id, row.names, "input" if row.kind == "input" else f"{row.id} = {row.expr}",
-                 _shape(row.shape), preview(row.values, row.shape),
-                 mark=("← output", "bold green") if row.is_output else "")
     keep = [i for i, row in enumerate(forward) if row.kind == "input" or row.is_output]
-    tables = [_limited(table, forward, max_rows, add, keep)]
-
-    rules = _table("Reverse sweep (rules on arrays)", ("from", "left"), ("to", "left"),
-                   ("upstream adjoint ḡ", "left"), ("local rule", "left", "formula"),
-                   ("contribution", "left"))
-
-    def add_rule(rule):
-        rules.add_row(rule.equation, (rule.target, "cyan"),
-                      preview(rule.upstream, rule.upstream_shape), rule.rule,
-                      preview(rule.contribution, rule.shape) if rule.contribution is not None
-                      else "its elements repeat: --elements shows them")
+    tables = [_sheet(columns.array_forward(trace, n), forward, max_rows, keep)]
     inputs = {row.id for row in forward if row.kind == "input"}
     keep = [i for i, rule in enumerate(trace.rules) if rule.target in inputs]
-    tables.append(_limited(rules, trace.rules, max_rows, add_rule, keep))
-
-    adjoints = _table("Adjoints (arrays)", ("node", "left"), ("shape", "left"),
-                      ("adjoint", "left"), ("sum of the rules of", "left"))
-
-    def add_adjoint(a):
-        adjoints.add_row((operation_adjoint(a.id), "cyan"), _shape(a.shape),
-                         preview(a.adjoint, a.shape), ", ".join(a.terms))
+    tables.append(_sheet(columns.array_rules(trace, n), trace.rules, max_rows, keep))
     keep = [i for i, a in enumerate(trace.adjoints) if a.id in inputs or a.terms == ("seed",)]
     if any(len(a.terms) > 1 for a in trace.adjoints):  # else each is a ḡ column's already
-        tables.append(_limited(adjoints, trace.adjoints, max_rows, add_adjoint, keep))
+        tables.append(_sheet(columns.array_adjoints(trace, n), trace.adjoints, max_rows, keep))
     return tables
-
-
-def _shape(shape: tuple) -> str:
-    """A row's shape: ``(3, 2)``, ``(3,)``, or ``scalar``."""
-    from ..engine.arrays import shape_text
-    return shape_text(shape) if shape else "scalar"
 
 
 def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
@@ -278,24 +132,18 @@ def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
     elements: the forward rows of the nodes it made (of an input or a view: its elements),
     and the contributions from them (into an input: the contributions into it)."""
     items: list = []
-    n_const = scalar.n_const
+    n_const, n = scalar.n_const, Plain(digits)
+    contributions = scalar.trace.contributions
     for row in rows:
         made = row.members or row.slots
         forward = [scalar.forward[s - n_const] for s in dict.fromkeys(made) if s >= n_const]
         title = f"Elements of {row.id}" + ("" if row.kind == "input" else f" = {row.expr}")
-        f_table = _table(f"{title}: forward", ("node", "left"), ("operation", "left"),
-                         ("value", "right"))
-        for r in forward:
-            f_table.add_row((r.id, "cyan"), _operation(r), format_number(r.value, digits))
-        items.append(f_table)
+        items.append(_sheet(columns.forward(forward, n, f"{title}: forward"), forward, 0))
         edges = scalar.edges_from(made) if row.members else scalar.edges_into(row.slots)
-        c_table = _table(f"{title}: reverse sweep (contributions)", *CONTRIBUTION_COLUMNS)
-        contributions = scalar.trace.contributions
-
-        def add(e, c_table=c_table):
-            c_table.add_row(*_contribution(contributions[e], digits))
         if edges:
-            items.append(_limited(c_table, edges, max_rows, add))
+            spec = columns.contributions(n, f"{title}: reverse sweep (contributions)")
+            items.append(_sheet(columns.Table(spec.title, spec.columns, lambda e, spec=spec: (
+                spec.cells(contributions[e]))), edges, max_rows))  # a row made when shown
     return items
 
 
@@ -340,9 +188,8 @@ def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
     shown = len(headers) if not max_rows else min(max_rows, len(headers))
     title = title if shown == len(headers) else (
         f"{title} (the first {shown:,} of {len(headers):,} columns; --max-rows 0 shows all)")
-    table = _table(title, ("", "left"), *[(header, "right") for header in headers[:shown]])
-    return _limited(table, list(zip(names, matrix)), max_rows, lambda item: table.add_row(
-        (item[0], "cyan"), *[format_number(v, digits) for v in item[1][:shown]]))
+    return _sheet(columns.matrix(names, Plain(digits), title, headers[:shown]),
+                  [(name, row[:shown]) for name, row in zip(names, matrix)], max_rows)
 
 
 def hessian_check_tables(check, digits: int, max_rows: int = 0) -> list:
@@ -446,13 +293,6 @@ def _alternatives(syntax: str) -> list[str]:
     return out + [syntax[start:].strip()]
 
 
-def _error(x: float) -> str:
-    """A small error as ``2.3e-11`` (``0`` when exact, ``?`` when unknown)."""
-    if not math.isfinite(x):
-        return "?"
-    return "0" if x == 0 else f"{x:.1e}"
-
-
 def check_verdict(check) -> Text:
     """The one-line verdict under the check table: agreement, the inconclusive inputs (which
     fail only with --strict) and every confident disagreement."""
@@ -485,7 +325,7 @@ def check_verdict(check) -> Text:
                             f"{row.certified} (float64 gets {row.float64_digits} of its digits)")
         elif row.status == "disagree":
             problems.append(f"AD and the difference quotient disagree for {row.input} "
-                            f"by {_error(row.abs_error)}")
+                            f"by {error_text(row.abs_error)}")
         e = row.expected
         if e is not None and not e.ok:
             problems.append(f"your formula for ∂f/∂{row.input} is off by {e.value - e.ad:+.3g} "
@@ -498,10 +338,6 @@ def check_verdict(check) -> Text:
     return Text(f"✗ check failed {tolerance}: " + "; ".join(problems), style="bold red")
 
 
-_STATUS = {"agree": ("ok", "green"), "disagree": ("FAIL", "bold red"),
-           "inconclusive": ("inconclusive", "yellow")}
-
-
 def check_table(check, digits: int,
                 title: str = "Gradient check: AD against numerical differentiation",
                 max_rows: int = 0):
@@ -510,38 +346,17 @@ def check_table(check, digits: int,
     from rich.text import Text
     if not check.rows:
         return check_verdict(check)
-    expect = any(row.expected is not None for row in check.rows)
-    columns = [("input", "left"), ("AD", "right"), ("numerical", "right"), ("± (est.)", "right"),
-               ("|AD − num.|", "right"), ("rel. error", "right")]
-    if expect:
-        columns += [("your formula", "left"), ("formula − AD", "right")]
-    certified = any(row.float64_digits is not None for row in check.rows)
-    if certified:  # what plain float64 gets of the proven digits
-        columns += [("float64 digits", "right")]
-    table = _table(title, *columns, ("status", "left"))
-    table.piped = PIPED  # `| less`: headers fold so the numbers fit
     notes = []
     rows = check.rows
     if max_rows and len(rows) > max_rows:  # the rows a reader must see come first
         rows = sorted(rows, key=lambda r: (r.status == "agree" and (
             r.expected is None or r.expected.ok)))
 
-    def add(row):
-        cells = [(row.input, "cyan"), format_number(row.ad, digits),
-                 format_number(row.numeric, digits), _error(row.numeric_error),
-                 _error(row.abs_error), _error(row.rel_error)]
-        e = row.expected
-        if expect:
-            cells += ["", ""] if e is None else [f"{e.formula} = {format_number(e.value, digits)}",
-                                                 format_number(e.value - e.ad, digits)]
-        if certified:
-            cells.append("" if row.float64_digits is None else f"{row.float64_digits}/{digits}")
-        status = "disagree" if e is not None and not e.ok else row.status
-        cells.append(_STATUS[status])
-        table.add_row(*cells)
+    def note(row):
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
-    _limited(table, rows, max_rows, add)
+    table = _sheet(columns.check(check, Plain(digits), title), rows, max_rows, each=note)
+    table.piped = PIPED  # `| less`: headers fold so the numbers fit
     return [table, *notes, check_verdict(check)]
 
 
