@@ -83,22 +83,15 @@ def _size(text: str) -> tuple[int, int]:
     return size
 
 
-def _encodable(text: str) -> bool:
-    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
 def _terminal(request: PlotRequest) -> tuple[int, int, bool, bool]:
     """Width, height, colour, ASCII-only: asked for, or read from the terminal."""
     size = shutil.get_terminal_size((80, 24))
     width = request.width or size.columns
     height = request.height or max(8, min(24, size.lines) - 8)
     color = sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    ascii_only = request.ascii_only or not _encodable("█▄→∇−")
+    from .views.notation import encodes
+    ascii_only = request.ascii_only or not encodes("█▄→∇−", getattr(sys.stdout, "encoding",
+                                                                     None) or "ascii")
     return width, height, color, ascii_only
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from .notation import adjoint, operation_adjoint, tangent
 from .text import format_number
@@ -34,7 +34,16 @@ class Column:
 class Table:
     title: str
     columns: list
-    cells: Callable  # a record -> its cells, one per column (read only for the rows shown)
+    cells: Callable  # a record -> its cells, one per column (made only for the rows shown)
+    rows: Sequence  # the records
+    keep: Sequence = ()  # the rows a shortened table still shows (the output, the inputs)
+
+
+def error_text(x: float) -> str:
+    """A small error as ``2.3e-11`` (``0`` when exact, ``?`` when unknown)."""
+    if not math.isfinite(x):
+        return "?"
+    return "0" if x == 0 else f"{x:.1e}"
 
 
 class Plain:
@@ -43,6 +52,14 @@ class Plain:
     most_terms = MOST_TERMS
     blank = "—"  # no tangent flows
     repeats = "its elements repeat: --elements shows them"
+    name = formula = array_formula = word = staticmethod(str)
+    node = staticmethod(lambda node_id: (node_id, "cyan"))
+    bar = staticmethod(lambda node_id: (adjoint(node_id), "cyan"))
+    array_bar = staticmethod(lambda node_id: (operation_adjoint(node_id), "cyan"))
+    error = staticmethod(error_text)
+    status = staticmethod({"agree": ("ok", "green"), "disagree": ("FAIL", "bold red"),
+                           "inconclusive": ("inconclusive", "yellow")}.get)
+    rule = staticmethod(lambda rule: rule.rule)
 
     def __init__(self, digits: int):
         self.digits = digits
@@ -50,46 +67,9 @@ class Plain:
     def number(self, value: float) -> str:
         return format_number(value, self.digits)
 
-    def name(self, node_id: str) -> str:
-        return node_id
-
-    def node(self, node_id: str):
-        return (node_id, "cyan")
-
-    def bar(self, node_id: str):
-        return (adjoint(node_id), "cyan")
-
-    def array_bar(self, node_id: str):
-        return (operation_adjoint(node_id), "cyan")
-
-    def formula(self, source: str) -> str:
-        return source
-
-    array_formula = formula  # a view as the source wrote it (a8[:, 0])
-
-    def word(self, words: str) -> str:
-        return words
-
-    def error(self, x: float) -> str:
-        return error_text(x)
-
-    def status(self, status: str):
-        return {"agree": ("ok", "green"), "disagree": ("FAIL", "bold red"),
-                "inconclusive": ("inconclusive", "yellow")}[status]
-
     def array(self, values, shape: tuple) -> str:
         from .arrays import preview
         return preview(values, shape)
-
-    def rule(self, rule) -> str:
-        return rule.rule
-
-
-def error_text(x: float) -> str:
-    """A small error as ``2.3e-11`` (``0`` when exact, ``?`` when unknown)."""
-    if not math.isfinite(x):
-        return "?"
-    return "0" if x == 0 else f"{x:.1e}"
 
 
 def _node_columns(named: bool, marked: bool, *columns: Column) -> list:
@@ -127,10 +107,11 @@ def forward(rows, n, title: str = "Forward evaluation trace") -> Table:
     named, marked = getattr(rows, "named", False), getattr(rows, "marked", False)
     return Table(title, _node_columns(
         named, marked, Column("operation"), Column("value", "right")),
-        lambda row: _node_cells(n, row, named, marked, _operation(n, row), n.number(row.value)))
+        lambda row: _node_cells(n, row, named, marked, _operation(n, row), n.number(row.value)),
+        rows, getattr(rows, "key", ()))
 
 
-def contributions(n, title: str = "Reverse sweep (contributions)") -> Table:
+def contributions(rows, n, title: str = "Reverse sweep (contributions)", keep=()) -> Table:
     """Reverse sweep: one row per edge: the edge, its upstream adjoint, local derivative and
     their product."""
     def cells(row):
@@ -140,7 +121,7 @@ def contributions(n, title: str = "Reverse sweep (contributions)") -> Table:
                 n.number(row.contribution)]
     return Table(title, [Column("from"), Column("to"), Column("upstream adjoint", "right"),
                          Column("local derivative", "right", "text"),
-                         Column("contribution", "right")], cells)
+                         Column("contribution", "right")], cells, rows, keep)
 
 
 def _formula(n, formula: str, value: str) -> str:
@@ -170,7 +151,7 @@ def adjoints(trace, n, title: str = "Adjoints") -> Table:
     return Table(title, _node_columns(named, False, Column("adjoint", "right"),
                                       Column("sum of contributions")),
                  lambda row: [n.bar(row.id), *([", ".join(row.names)] if named else []),
-                              n.number(row.adjoint), how(row)])
+                              n.number(row.adjoint), how(row)], trace.adjoints, trace.adjoints.key)
 
 
 def _sum(n, terms: list) -> str:
@@ -200,7 +181,7 @@ def tangents(trace, n) -> Table:
                            *[n.blank if t is None else n.number(t) for t in r.tangents])
     return Table("Forward-mode tangent trace", _node_columns(
         named, marked, Column("operation"), Column("value", "right"),
-        Column("tangent rule", screen=True), *sweeps), cells)
+        Column("tangent rule", screen=True), *sweeps), cells, rows, rows.key)
 
 
 def tangent_rule(row, digits: int) -> str:
@@ -233,7 +214,7 @@ def array_forward(trace, n) -> Table:
                            n.array(row.values, row.shape))
     return Table("Forward evaluation trace (array operations)", _node_columns(
         named, marked, Column("operation"), Column("shape", math=False), Column("value")),
-        cells)
+        cells, rows, [i for i, row in enumerate(rows) if row.kind == "input" or row.is_output])
 
 
 def array_rules(trace, n) -> Table:
@@ -243,18 +224,26 @@ def array_rules(trace, n) -> Table:
                 n.node(r.target), n.array(r.upstream, r.upstream_shape), n.rule(r),
                 n.array(r.contribution, r.shape) if r.contribution is not None
                 else n.word(n.repeats)]
+    inputs = _inputs(trace)
     return Table("Reverse sweep (rules on arrays)", [
         Column("from"), Column("to"), Column("upstream adjoint g\u0304", tex="upstream adjoint"),
-        Column("local rule", kind="formula"), Column("contribution")], cells)
+        Column("local rule", kind="formula"), Column("contribution")], cells, trace.rules,
+        [i for i, rule in enumerate(trace.rules) if rule.target in inputs])
 
 
 def array_adjoints(trace, n) -> Table:
     """Each array's adjoint and the rules summed into it."""
+    inputs = _inputs(trace)
     return Table("Adjoints (arrays)", [
         Column("node"), Column("shape", math=False), Column("adjoint"),
         Column("sum of the rules of")],
         lambda a: [n.array_bar(a.id), shape_text(a.shape), n.array(a.adjoint, a.shape),
-                   n.word(", ".join(a.terms))])
+                   n.word(", ".join(a.terms))], trace.adjoints,
+        [i for i, a in enumerate(trace.adjoints) if a.id in inputs or a.terms == ("seed",)])
+
+
+def _inputs(trace) -> set:
+    return {row.id for row in trace.forward if row.kind == "input"}
 
 
 def shape_text(shape: tuple) -> str:
@@ -290,13 +279,25 @@ def check(check, n, title: str = "Gradient check: AD against numerical different
             cells.append("" if row.float64_digits is None else f"{row.float64_digits}/{n.digits}")
         cells.append(n.status("disagree" if e is not None and not e.ok else row.status))
         return cells
-    return Table(title, columns, cells)
+    return Table(title, columns, cells, check.rows)
 
 
-def matrix(names: list[str], n, title: str = "Hessian", headers: list[str] | None = None
-           ) -> Table:
+def matrix(names: list[str], matrix: list[list[float]], n, title: str = "Hessian",
+           headers: list[str] | None = None) -> Table:
     """The Hessian with the inputs as row and column headers: row x, column y is ∂²f/∂x∂y (or
-    another matrix, its columns headed ``headers``). A row is ``(name, values)``."""
+    another matrix, its columns headed ``headers``: as many numbers of each row are shown)."""
+    headers = headers or names
     return Table(title, [Column(""), *[
-        Column(h, "right", tex=f"${n.name(h)}$") for h in headers or names]],
-        lambda item: [n.node(item[0]), *map(n.number, item[1])])
+        Column(h, "right", tex=f"${n.name(h)}$") for h in headers]],
+        lambda item: [n.node(item[0]), *map(n.number, item[1][:len(headers)])],
+        list(zip(names, matrix)))
+
+
+def trace(trace, n) -> list:
+    """The reverse-mode trace: the forward trace, the contributions, the adjoints."""
+    return [forward(trace.forward, n), contributions(trace.contributions, n), adjoints(trace, n)]
+
+
+def array_trace(trace, n) -> list:
+    """The trace of a program with array values: forward, the rules, the adjoints."""
+    return [array_forward(trace, n), array_rules(trace, n), array_adjoints(trace, n)]

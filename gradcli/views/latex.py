@@ -218,7 +218,7 @@ def align(lines: list[str]) -> str:
     return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
 
 
-def table(spec, rows) -> str:
+def table(spec) -> str:
     """A table of :mod:`gradcli.views.columns` as booktabs (every row, without the columns the
     terminal alone shows): ``\\toprule``, headers, ``\\midrule``, rows, ``\\bottomrule``. A
     column's cells are math or escaped text. The table is set ``\\small`` and shrunk to the text
@@ -233,7 +233,7 @@ def table(spec, rows) -> str:
             _FIT + rf"{{\begin{{tabular}}{{{align}}}", r"\toprule",
             " & ".join(c.tex or text(c.header) for c in kept) + r" \\", r"\midrule"]
     body += [" & ".join(cell(c, cells[k]) for c, k in zip(kept, shown)) + r" \\"
-             for cells in map(spec.cells, rows)]
+             for cells in map(spec.cells, spec.rows)]
     body += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(body)
 
@@ -307,15 +307,14 @@ def formula_lines(source: str, inputs) -> list[str]:
     return lines
 
 
-class Tex:
+class Tex(columns.Plain):
     """The tables' notation (:mod:`gradcli.views.columns`) in LaTeX: math cells, ``\\bar{v}_{5}``."""
 
     most_terms = None  # a file holds every term of a sum
     blank = ""
     repeats = "its elements repeat"
-
-    def __init__(self, digits: int):
-        self.digits = digits
+    status = staticmethod({"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
+                           "inconclusive": r"\text{inconclusive}"}.get)
 
     def number(self, value: float) -> str:
         return _num(value, self.digits)
@@ -332,77 +331,48 @@ class Tex:
         except Exception:  # a view written as the source wrote it (a8[:, 0]): as text
             return self.word(expr)
 
-    def status(self, status: str) -> str:
-        return {"agree": r"\text{ok}", "disagree": r"\textbf{FAIL}",
-                "inconclusive": r"\text{inconclusive}"}[status]
-
     def array(self, values, shape: tuple) -> str:
-        return _array(values, shape, self.digits)
+        """An array as math: a scalar, a vector ``[a, b, c]``, a matrix ``bmatrix``; a long
+        axis shows its ends and ``\\ldots`` with the count left out
+        (:func:`gradcli.views.arrays.shown`)."""
+        from .arrays import PREVIEW, shown
+        if values is None:
+            return "-"
+        if not shape:
+            return self.number(values[0])
+
+        def row(start: int, m: int, most: int, between: str) -> str:
+            picks, hidden = shown(m, most)
+            cells = [self.number(values[start + j]) for j in picks]
+            if hidden:
+                cells.insert(most - 2, rf"\ldots\text{{ {hidden:,} more }}\ldots")
+            return between.join(cells)
+        if len(shape) == 1:
+            return "[" + row(0, shape[0], PREVIEW, r",\ ") + "]"
+        if len(shape) == 2:
+            n, m = shape
+            picks, hidden = shown(n, max(PREVIEW - 3, 3))
+            lines = [row(i * m, m, max(PREVIEW - 2, 3), " & ") for i in picks]
+            if hidden:
+                lines.insert(len(picks) - 1, rf"\text{{{hidden:,} more rows}}")
+            return r"\begin{bmatrix}" + r" \\ ".join(lines) + r"\end{bmatrix}"
+        return self.word(f"{len(values)} numbers, shape {columns.shape_text(shape)}")
 
     def rule(self, rule) -> str:
-        return _rule(rule.parts)
+        """A rule on arrays (:func:`gradcli.arraytrace.rule_text`'s parts) as math."""
+        from ..arraytrace import rule_text
+        return rule_text(rule.parts, (r"\bar{g}", r"^{\top}", r" \cdot "), name, _math,
+                         self.word, (r"\left(", r"\right)"))
 
+    @staticmethod
+    def bar(node: str) -> str:
+        """An adjoint's name: ``\\bar{v}_{5}``, the bar over the letter, not the subscript."""
+        head, brace, digits = name(node).partition("_{")
+        return r"\bar{" + head + "}" + (brace + digits if brace else "")
+
+    array_bar = bar
     name = node = staticmethod(name)
     formula = staticmethod(_math)
-    bar = array_bar = staticmethod(lambda node_id: _bar(node_id))
-
-
-def trace_tables(trace, digits: int) -> list[str]:
-    """The forward trace, the reverse sweep's contributions and the adjoints (every row)."""
-    n = Tex(digits)
-    return [table(columns.forward(trace.forward, n), trace.forward),
-            table(columns.contributions(n), trace.contributions),
-            table(columns.adjoints(trace, n), trace.adjoints)]
-
-
-def array_trace_tables(trace, digits: int) -> list[str]:
-    """A program with array values (:mod:`gradcli.arraytrace`): the forward trace, the rules
-    on arrays and the adjoints, one row per array operation, each array previewed as the
-    terminal's tables do (a long axis elided with the count)."""
-    n = Tex(digits)
-    return [table(columns.array_forward(trace, n), trace.forward),
-            table(columns.array_rules(trace, n), trace.rules),
-            table(columns.array_adjoints(trace, n), trace.adjoints)]
-
-
-def _array(values, shape: tuple, digits: int) -> str:
-    """An array as math: a scalar, a vector ``[a, b, c]``, a matrix ``bmatrix``; a long axis
-    shows its ends and ``\\ldots`` with the count left out (:func:`gradcli.views.arrays.shown`)."""
-    from .arrays import PREVIEW, shown
-    if values is None:
-        return "-"
-    if not shape:
-        return _num(values[0], digits)
-
-    def row(start: int, m: int, most: int, between: str) -> str:
-        picks, hidden = shown(m, most)
-        cells = [_num(values[start + j], digits) for j in picks]
-        if hidden:
-            cells.insert(most - 2, rf"\ldots\text{{ {hidden:,} more }}\ldots")
-        return between.join(cells)
-    if len(shape) == 1:
-        return "[" + row(0, shape[0], PREVIEW, r",\ ") + "]"
-    if len(shape) == 2:
-        n, m = shape
-        picks, hidden = shown(n, max(PREVIEW - 3, 3))
-        lines = [row(i * m, m, max(PREVIEW - 2, 3), " & ") for i in picks]
-        if hidden:
-            lines.insert(len(picks) - 1, rf"\text{{{hidden:,} more rows}}")
-        return r"\begin{bmatrix}" + r" \\ ".join(lines) + r"\end{bmatrix}"
-    return r"\text{" + str(len(values)) + " numbers, shape " + text(columns.shape_text(shape)) + "}"
-
-
-def _rule(parts) -> str:
-    """A rule on arrays (:func:`gradcli.arraytrace.rule_text`'s parts) as math."""
-    from ..arraytrace import rule_text
-    return rule_text(parts, (r"\bar{g}", r"^{\top}", r" \cdot "), name, _math,
-                     lambda s: r"\text{" + text(s) + "}", (r"\left(", r"\right)"))
-
-
-def _bar(node: str) -> str:
-    """An adjoint's name: ``\\bar{v}_{5}``, the bar over the letter, not the subscript."""
-    head, brace, digits = name(node).partition("_{")
-    return r"\bar{" + head + "}" + (brace + digits if brace else "")
 
 
 def eval_export(result, digits: int, trace: bool, check=None, standalone: bool = False,
@@ -416,14 +386,14 @@ def eval_export(result, digits: int, trace: bool, check=None, standalone: bool =
     else:
         parts = [result_math(result.value, result.gradient, digits,
                              getattr(result, "source", None), getattr(result, "inputs", ()))]
+    n = Tex(digits)
     if trace and getattr(result, "mode", "reverse") == "forward":
-        parts.append(table(columns.tangents(result.trace, Tex(digits)), result.trace.rows))
-    elif trace and arrays is not None:
-        parts += array_trace_tables(arrays, digits)
-    elif trace:
-        parts += trace_tables(result.trace, digits)
+        parts.append(table(columns.tangents(result.trace, n)))
+    elif trace:  # of a program with array values: by array operation
+        parts += map(table, columns.array_trace(arrays, n) if arrays is not None else
+                     columns.trace(result.trace, n))
     if check is not None:
-        parts.append(table(columns.check(check, Tex(digits)), check.rows))
+        parts.append(table(columns.check(check, n)))
     return _fragment(parts, standalone)
 
 
@@ -444,13 +414,11 @@ def hessian_export(result, digits: int, check=None, standalone: bool = False) ->
                          getattr(result, "source", None), result.inputs)]
     n = Tex(digits)
     if result.inputs:
-        parts.append(table(columns.matrix(result.inputs, n),
-                              list(zip(result.inputs, result.hessian))))
+        parts.append(table(columns.matrix(result.inputs, result.hessian, n)))
     if check is not None:
         for x, row in check.rows.items():
             parts.append(table(columns.check(row, n, f"Hessian check, row {x}: AD against "
-                                                        f"numerical derivatives of df/d{x}"),
-                                  row.rows))
+                                                        f"numerical derivatives of df/d{x}")))
     return _fragment(parts, standalone)
 
 

@@ -97,7 +97,7 @@ def to_ascii(text: str, encoding: str = "ascii") -> str:
             out.append(_LINES[ch])
         elif ch in _SYMBOLS:
             out.append(_SYMBOLS[ch])
-        elif _encodes(ch, encoding):
+        elif encodes(ch, encoding):
             out.append(ch)
         elif unicodedata.combining(ch):
             continue  # an accent the stream cannot show: the letter alone
@@ -113,7 +113,7 @@ def escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _encodes(text: str, encoding: str) -> bool:
+def encodes(text: str, encoding: str) -> bool:
     try:
         text.encode(encoding)
     except (UnicodeEncodeError, LookupError):
@@ -127,4 +127,4 @@ _SAMPLE = "∂∇v\u0304x\u0307r\u0305─│┏╭▶←✓…⋮"
 
 def needs_ascii(encoding: str | None) -> bool:
     """True when a stream with this encoding cannot show the notation and the box lines."""
-    return bool(encoding) and not _encodes(_SAMPLE, encoding)
+    return bool(encoding) and not encodes(_SAMPLE, encoding)

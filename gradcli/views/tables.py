@@ -8,6 +8,7 @@ table never loses a number at any width, and the same blocks give the text, SVG 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import name_list
@@ -56,9 +57,10 @@ def _limited(table: Sheet, rows, max_rows: int, add, keep=()) -> Sheet:
     return table
 
 
-def _sheet(spec, rows, max_rows: int, keep=(), each=None) -> Sheet:
+def _sheet(spec, max_rows: int, keep=None, each=None) -> Sheet:
     """A table of :mod:`gradcli.views.columns` as a sheet: at most ``max_rows`` rows
-    (:func:`_limited`), each made when shown (and then given to ``each``)."""
+    (:func:`_limited`; ``keep``: the table's own), each made when shown (then given to
+    ``each``)."""
     table = Sheet(spec.title)
     for c in spec.columns:
         table.add_column(c.header, c.justify, c.kind)
@@ -67,40 +69,33 @@ def _sheet(spec, rows, max_rows: int, keep=(), each=None) -> Sheet:
         table.add_row(*spec.cells(row))
         if each is not None:
             each(row)
-    return _limited(table, rows, max_rows, add, keep)
+    return _limited(table, spec.rows, max_rows, add, spec.keep if keep is None else keep)
 
 
 def forward_table(trace, digits: int, max_rows: int):
     """Forward evaluation trace: inputs, then v1..vk with their operation and value."""
-    return _sheet(columns.forward(trace.forward, Plain(digits)), trace.forward, max_rows,
-                  trace.forward.key)
+    return _sheet(columns.forward(trace.forward, Plain(digits)), max_rows)
 
 
 def contributions_table(trace, digits: int, max_rows: int,
                         title: str = "Reverse sweep (contributions)"):
-    """Reverse sweep: one row per edge, in the order the sweep visits them."""
-    return _sheet(columns.contributions(Plain(digits), title), trace.contributions, max_rows,
-                  _contributions_kept(trace, max_rows))
-
-
-def _contributions_kept(trace, max_rows: int) -> list[int]:
-    """The rows into the inputs (the gradient's terms), or when they are more than
-    ``max_rows``, the last one into each input (the one that completes its adjoint)."""
-    if not max_rows or len(trace.contributions) <= max_rows:
-        return []
-    into = trace.contributions.key
-    return into if len(into) <= max_rows else trace.contributions.last_key
+    """Reverse sweep: one row per edge, in the order the sweep visits them: where they are more
+    than ``max_rows``, the rows into the inputs (the gradient's terms), or when those are more,
+    the last one into each input (the one that completes its adjoint)."""
+    rows, keep = trace.contributions, ()
+    if max_rows and len(rows) > max_rows:
+        keep = rows.key if len(rows.key) <= max_rows else rows.last_key
+    return _sheet(columns.contributions(rows, Plain(digits), title), max_rows, keep)
 
 
 def adjoints_table(trace, digits: int, max_rows: int, title: str = "Adjoints"):
     """Adjoints: every node's total, with the sum of contributions that produced it."""
-    return _sheet(columns.adjoints(trace, Plain(digits), title), trace.adjoints, max_rows,
-                  trace.adjoints.key)
+    return _sheet(columns.adjoints(trace, Plain(digits), title), max_rows)
 
 
 def tangent_table(trace, digits: int, max_rows: int):
     """Forward-mode trace (Baydin et al. 2018, Table 2): each node's value and tangent v̇."""
-    return _sheet(columns.tangents(trace, Plain(digits)), trace.rows, max_rows, trace.rows.key)
+    return _sheet(columns.tangents(trace, Plain(digits)), max_rows)
 
 
 def trace_tables(trace, digits: int, max_rows: int) -> list:
@@ -114,17 +109,10 @@ def array_trace_tables(trace, max_rows: int) -> list:
     preview`); the adjoints too where one sums several rules (an array read twice: else each
     adjoint is already the ḡ of its rules, an input's the gradient). ``--elements`` shows the
     scalar rows."""
-    n = Plain(0)  # arrays are previewed in their proven digits
-    forward = trace.forward
-    keep = [i for i, row in enumerate(forward) if row.kind == "input" or row.is_output]
-    tables = [_sheet(columns.array_forward(trace, n), forward, max_rows, keep)]
-    inputs = {row.id for row in forward if row.kind == "input"}
-    keep = [i for i, rule in enumerate(trace.rules) if rule.target in inputs]
-    tables.append(_sheet(columns.array_rules(trace, n), trace.rules, max_rows, keep))
-    keep = [i for i, a in enumerate(trace.adjoints) if a.id in inputs or a.terms == ("seed",)]
-    if any(len(a.terms) > 1 for a in trace.adjoints):  # else each is a ḡ column's already
-        tables.append(_sheet(columns.array_adjoints(trace, n), trace.adjoints, max_rows, keep))
-    return tables
+    tables = columns.array_trace(trace, Plain(0))  # arrays show their proven digits
+    if not any(len(a.terms) > 1 for a in trace.adjoints):  # each is a ḡ column's already
+        tables.pop()
+    return [_sheet(spec, max_rows) for spec in tables]
 
 
 def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
@@ -138,12 +126,12 @@ def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
         made = row.members or row.slots
         forward = [scalar.forward[s - n_const] for s in dict.fromkeys(made) if s >= n_const]
         title = f"Elements of {row.id}" + ("" if row.kind == "input" else f" = {row.expr}")
-        items.append(_sheet(columns.forward(forward, n, f"{title}: forward"), forward, 0))
+        items.append(_sheet(columns.forward(forward, n, f"{title}: forward"), 0))
         edges = scalar.edges_from(made) if row.members else scalar.edges_into(row.slots)
-        if edges:
-            spec = columns.contributions(n, f"{title}: reverse sweep (contributions)")
-            items.append(_sheet(columns.Table(spec.title, spec.columns, lambda e, spec=spec: (
-                spec.cells(contributions[e]))), edges, max_rows))  # a row made when shown
+        if edges:  # a row read when shown
+            spec = columns.contributions(edges, n, f"{title}: reverse sweep (contributions)")
+            items.append(_sheet(replace(spec, cells=lambda e, cells=spec.cells: cells(
+                contributions[e])), max_rows))
     return items
 
 
@@ -188,8 +176,7 @@ def hessian_table(names: list[str], matrix: list[list[float]], digits: int,
     shown = len(headers) if not max_rows else min(max_rows, len(headers))
     title = title if shown == len(headers) else (
         f"{title} (the first {shown:,} of {len(headers):,} columns; --max-rows 0 shows all)")
-    return _sheet(columns.matrix(names, Plain(digits), title, headers[:shown]),
-                  [(name, row[:shown]) for name, row in zip(names, matrix)], max_rows)
+    return _sheet(columns.matrix(names, matrix, Plain(digits), title, headers[:shown]), max_rows)
 
 
 def hessian_check_tables(check, digits: int, max_rows: int = 0) -> list:
@@ -355,7 +342,8 @@ def check_table(check, digits: int,
     def note(row):
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
-    table = _sheet(columns.check(check, Plain(digits), title), rows, max_rows, each=note)
+    table = _sheet(replace(columns.check(check, Plain(digits), title), rows=rows), max_rows,
+                   each=note)
     table.piped = PIPED  # `| less`: headers fold so the numbers fit
     return [table, *notes, check_verdict(check)]
 
