@@ -279,6 +279,33 @@ def test_hessian_export(tex_engine, run, tmp_path):
     assert not fragment.read_text(encoding="utf-8").startswith(r"\documentclass")
 
 
+EXPORTS = [  # every kind of table --export FILE.tex writes, and how many tables
+    (["eval", SEED, "--at", "x=2,y=3", "--trace", "--check", "--expect", "x=1/x+y"], 4),
+    (["eval", "t = x*y; t + sin(t)", "--at", "x=2,y=3", "--mode", "forward", "--trace"], 1),
+    (["eval", "sum((X + b)^2) * c", "--at", "X=[[1,2],[3,4],[5,6]],b=[1,-2],c=3", "--trace"], 3),
+    (["hessian", SEED, "--at", "x=2,y=3", "--check"], 3),  # H, then a check per row
+]
+
+
+@pytest.mark.parametrize("args, count", EXPORTS,
+                         ids=["trace and check", "tangents", "arrays", "hessian"])
+def test_each_latex_row_has_a_cell_per_column(run, tmp_path, args, count):
+    """The columns of a table are written once (gradcli/views/columns.py) for the terminal and
+    for LaTeX, with some for the terminal alone (names, output marks, tangent rules, float64
+    digits): each booktabs row keeps as many cells as its tabular has columns."""
+    path = tmp_path / "t.tex"
+    result = run(*args, "--export", str(path))
+    assert result.exit_code == 0, result.output
+    tex = path.read_text(encoding="utf-8")
+    tables = re.findall(r"\\begin\{tabular\}\{(\w+)\}\n\\toprule\n(.*?)\n\\midrule\n(.*?)\n"
+                        r"\\bottomrule", tex, re.S)
+    assert len(tables) == count
+    for align, header, body in tables:
+        for row in [header, *body.split("\n")]:
+            row = re.sub(r"\\begin\{bmatrix\}.*?\\end\{bmatrix\}", "M", row)  # its own &
+            assert len(row.removesuffix(r" \\").split(" & ")) == len(align), row
+
+
 @pytest.mark.parametrize("args, words", [
     (["eval", "x", "--at", "x=1", "--standalone"], ["--standalone", "--export FILE.tex"]),
     (["hessian", "x*y", "--at", "x=1,y=2", "--export", "h.svg"], ["LaTeX only", ".tex"]),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from functools import cache
 from typing import TextIO
 
@@ -53,15 +54,11 @@ class Screen:
                               "going to a terminal, a pipe or a file")
         if self.ascii:
             text = to_ascii(text, getattr(self.stream, "encoding", None) or "ascii")
-        try:
+        with reported():
             # In pieces: one huge write to a pipe whose reader leaves can end "successfully"
             # half-written, so the closed pipe would go unnoticed.
             for k in range(0, len(text), CHUNK):
                 self.stream.write(text[k:k + CHUNK])
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise stdout_error(exc) from None
 
     def echo(self, text: str = "") -> None:
         self.write(text + "\n")
@@ -85,21 +82,13 @@ class Screen:
     def flush(self) -> None:
         if self.stream is None:
             return
-        try:
+        with reported():
             self.stream.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise stdout_error(exc) from None
 
     def _print_styled(self, page) -> None:
         from .layout import console, print_page
-        try:
+        with reported():
             print_page(page, console(self.stream, page.width, terminal=True))
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise stdout_error(exc) from None
 
 
 def open_screen(width: int | None = None, ascii: bool = False,
@@ -225,6 +214,18 @@ def write_text(path: str, text: str) -> None:
     (:func:`gradcli.files.write_atomic`); a failure is a FileError naming the file."""
     from ..files import write_atomic
     write_atomic(path, text)
+
+
+@contextmanager
+def reported():
+    """A failed write to standard output raised as :func:`stdout_error` says it (a closed pipe
+    goes on as ``BrokenPipeError``, which the command line ends quietly)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise stdout_error(exc) from None
 
 
 def stdout_error(exc: OSError) -> OutputError:
