@@ -8,7 +8,6 @@ table never loses a number at any width, and the same blocks give the text, SVG 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import name_list
@@ -130,7 +129,7 @@ def elements_tables(trace, scalar, rows, digits: int, max_rows: int) -> list:
         edges = scalar.edges_from(made) if row.members else scalar.edges_into(row.slots)
         if edges:  # a row read when shown
             spec = columns.contributions(edges, n, f"{title}: reverse sweep (contributions)")
-            items.append(_sheet(replace(spec, cells=lambda e, cells=spec.cells: cells(
+            items.append(_sheet(spec._replace(cells=lambda e, cells=spec.cells: cells(
                 contributions[e])), max_rows))
     return items
 
@@ -342,7 +341,7 @@ def check_table(check, digits: int,
     def note(row):
         if row.note:
             notes.append(Text(f"{row.input}: {row.note}", style="dim"))
-    table = _sheet(replace(columns.check(check, Plain(digits), title), rows=rows), max_rows,
+    table = _sheet(columns.check(check, Plain(digits), title)._replace(rows=rows), max_rows,
                    each=note)
     table.piped = PIPED  # `| less`: headers fold so the numbers fit
     return [table, *notes, check_verdict(check)]
