@@ -365,33 +365,68 @@ def _approximate(x: Real) -> str:
 def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     """Every slot's ball, and its exact rational where the Real sweep would know one: the same
     balls and rationals as :func:`_forward`'s Reals. A node whose Real function could give a
-    rational (some argument is one) runs that function; the others run on bare balls."""
+    rational (every argument is one) runs that function (:func:`_exact_node`); the others run
+    on bare balls.
+
+    A node of exact arguments is a function of those rationals alone, so the same rational
+    objects give the same ball and rational: each is computed once a sweep (a wide sum's
+    ``x0*x1 + 0.5``, ``exp`` of it and ``x0 - x1`` recur a million times), and the nodes share
+    the one ball, which no sweep changes."""
     reals = _constants(graph) + [exact_real(p) for p in point]
     balls, exact = [r.b for r in reals], [r.q for r in reals]
-    bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
+    bare = _BARE
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+    known: dict = {}  # (row, id of each argument's rational) -> the slot that computed it
     for k in range(len(ops)):
-        name, a, b = ops[k].name, arg0[k], arg1[k]
-        f = bare.get(name)
+        prim, a, b = ops[k], arg0[k], arg1[k]
         qa = exact[a]
         qb = exact[b] if b >= 0 else _ZERO  # (_ZERO: no second argument)
-        if f is not None and (qa is None or qb is None or name in never):
+        if qa is not None and qb is not None:
+            # the rationals are kept alive by ``exact`` for the whole sweep: their ids are theirs
+            key = (prim, id(qa), id(qb))
+            s = known.get(key)
+            if s is not None:
+                balls.append(balls[s])
+                exact.append(exact[s])
+                continue
+            _exact_node(prim.name, a, b, qa, qb, balls, exact)
+            if len(known) < _KNOWN:
+                known[key] = len(balls) - 1
+            continue
+        f = bare.get(prim.name)
+        if f is not None:
             balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
             exact.append(None)
             continue
-        r = rational.get(name)
-        if r is not None and qa is not None and qb is not None:
-            q = r(qa) if b < 0 else r(qa, qb)  # as the Real function: the rational, if small
-            if q.height_bits() <= EXACT_BITS:
-                balls.append(arb(q))
-                exact.append(q)
-                continue
-            if f is not None:
-                balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
-                exact.append(None)
-                continue
-        _real_node(name, a, b, balls, exact)
+        _real_node(prim.name, a, b, balls, exact)
     return balls, exact
+
+
+_KNOWN = 1 << 16  # results of exact arguments remembered a sweep: the recurring ones, in bounded memory
+
+
+def _exact_node(name: str, a: int, b: int, qa, qb, balls: list, exact: list) -> None:
+    """A node whose arguments are exact rationals ``qa`` and ``qb`` (``_ZERO`` for a unary row),
+    appended to :func:`_bare_forward`'s columns as its Real function gives it: a row that is
+    never exact on bare balls, +, -, · and the piecewise-linear rows on the rationals (while
+    they stay small), any other by its Real function."""
+    f = _BARE.get(name)
+    if f is not None and name in _NEVER_EXACT:
+        balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
+        exact.append(None)
+        return
+    r = _RATIONAL.get(name)
+    if r is not None:
+        q = r(qa) if b < 0 else r(qa, qb)  # as the Real function: the rational, if small
+        if q.height_bits() <= EXACT_BITS:
+            balls.append(arb(q))
+            exact.append(q)
+            return
+        if f is not None:
+            balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
+            exact.append(None)
+            return
+    _real_node(name, a, b, balls, exact)
 
 
 def _real_node(name: str, a: int, b: int, balls: list, exact: list) -> None:
