@@ -334,12 +334,14 @@ _KINK = operator.attrgetter("kink")
 
 
 class _Reals:
-    """A sweep's bare balls (and the rationals known exactly, if kept) read as Reals."""
+    """A sweep's bare balls (and the rationals known exactly, if kept) read as Reals; ``shared``
+    (a bytearray over the slots, if kept) is 1 at a node that shares an earlier node's ball
+    (:func:`_bare_forward`): the same row of the same rationals."""
 
-    __slots__ = ("balls", "exact")
+    __slots__ = ("balls", "exact", "shared")
 
-    def __init__(self, balls: list, exact: list | None = None):
-        self.balls, self.exact = balls, exact
+    def __init__(self, balls: list, exact: list | None = None, shared: bytearray | None = None):
+        self.balls, self.exact, self.shared = balls, exact, shared
 
     def __getitem__(self, i: int) -> Real:
         x = self.balls[i]
@@ -362,7 +364,7 @@ def _approximate(x: Real) -> str:
     return text if x.q is not None and x.q == parse_decimal(text) else "≈" + text
 
 
-def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
+def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list, bytearray]:
     """Every slot's ball, and its exact rational where the Real sweep would know one: the same
     balls and rationals as :func:`_forward`'s Reals. A node whose Real function could give a
     rational (every argument is one) runs that function (:func:`_exact_node`); the others run
@@ -371,12 +373,14 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
     A node of exact arguments is a function of those rationals alone, so the same rational
     objects give the same ball and rational: each is computed once a sweep (a wide sum's
     ``x0*x1 + 0.5``, ``exp`` of it and ``x0 - x1`` recur a million times), and the nodes share
-    the one ball, which no sweep changes."""
+    the one ball, which no sweep changes; the third column is 1 at each such later node."""
     reals = _constants(graph) + [exact_real(p) for p in point]
     balls, exact = [r.b for r in reals], [r.q for r in reals]
     bare = _BARE
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
     known: dict = {}  # (row, id of each argument's rational) -> the slot that computed it
+    base = len(balls)
+    shared = bytearray(base + len(ops))
     for k in range(len(ops)):
         prim, a, b = ops[k], arg0[k], arg1[k]
         qa = exact[a]
@@ -388,6 +392,7 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
             if s is not None:
                 balls.append(balls[s])
                 exact.append(exact[s])
+                shared[base + k] = 1
                 continue
             _exact_node(prim.name, a, b, qa, qb, balls, exact)
             if len(known) < _KNOWN:
@@ -399,7 +404,7 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
             exact.append(None)
             continue
         _real_node(prim.name, a, b, balls, exact)
-    return balls, exact
+    return balls, exact, shared
 
 
 _KNOWN = 1 << 16  # results of exact arguments remembered a sweep: the recurring ones, in bounded memory
@@ -452,11 +457,11 @@ def _bare_attempt(graph, point, wrt_slots, seed, digits, active, record: bool = 
     ``record``, the result's ``records`` holds the sweep's (values, adjoints, contributions), for
     a trace."""
     try:
-        balls, exact = _bare_forward(graph, point)
+        balls, exact, shared = _bare_forward(graph, point)
         # spent: only the inputs' adjoints are read (a ball a node was half the sweep's memory)
         adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active,
                                    spend=not record)
-        values, adjoints = _Reals(balls, exact), _Reals(adjoint)
+        values, adjoints = _Reals(balls, exact, shared), _Reals(adjoint)
         result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
         if result is not None:
             if record:
@@ -678,10 +683,12 @@ def _keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int) -> list
 _VECTOR_FROM = 50_000  # nodes: from here float64_loss's quick test runs on NumPy columns
 
 
-def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, start: int = 0):
+def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, start: int = 0,
+                      skip: bytearray | None = None):
     """The positions from ``start`` where :func:`_keeping_half` is False, in order (counted
-    from ``start``), as they are found. A large tape's test runs on NumPy columns where NumPy is
-    installed: the same IEEE operations on the same doubles (2^-acc is exact both ways), so the
+    from ``start``), as they are found, leaving out those where ``skip`` is 1. A large tape's
+    test runs on NumPy columns where NumPy is installed: the same IEEE operations on the same
+    doubles (2^-acc is exact both ways), so the
     same positions, at a third of the time; a block of 65,536 nodes at a time, so a caller
     that stops at the first position it wants tests no more, and the columns are the size of
     a block, not of the tape (at 10^6 terms, a second of the system's time making them)."""
@@ -693,12 +700,22 @@ def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, sta
             np = None
     for lo in range(start, len(balls), _BLOCK):
         hi = min(lo + _BLOCK, len(balls))
+        block, x = balls[lo:hi], floats[lo:hi]
+        tested = None if skip is None else skip[lo:hi].translate(_UNSHARED)
+        if tested is not None:
+            block = list(compress(block, tested))
         if np is None:
-            keeping = _keeping_half(floats[lo:hi], balls[lo:hi], n)
-            yield from (lo - start + k for k, keep in enumerate(keeping) if not keep)
+            at = range(lo - start, hi - start)  # each position tested, counted from start
+            if tested is not None:
+                x, at = list(compress(x, tested)), list(compress(at, tested))
+            keeping = _keeping_half(x, block, n)
+            yield from (at[k] for k, keep in enumerate(keeping) if not keep)
             continue
-        block = balls[lo:hi]
-        x = np.array(floats[lo:hi], dtype=float)
+        x = np.array(x, dtype=float)
+        at = np.arange(lo - start, hi - start)
+        if tested is not None:
+            mask = np.frombuffer(tested, np.bool_)
+            x, at = x[mask], at[mask]
         m = np.fromiter(map(float, block), float, len(block))
         acc = np.fromiter(map(arb.rel_accuracy_bits, block), float, len(block))
         with np.errstate(all="ignore"):  # inf and nan compare False, as for Python's floats
@@ -706,20 +723,27 @@ def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, sta
             keep = ((acc >= 20) & (0.0 < xm) & (xm < math.inf)
                     & (np.abs(x - m) + np.abs(m) * (np.exp2(-acc) + 4.5e-16) + 4.5e-16 * np.abs(x)
                        < _half_tolerance(n) * np.minimum(np.abs(x), np.abs(m) * 0.999)))
-        yield from (lo - start + k for k in np.flatnonzero(~keep).tolist())
+        yield from at[~keep].tolist()
 
 
 _BLOCK = 1 << 16
+_UNSHARED = bytes.maketrans(b"\0\1", b"\1\0")  # a shared column's 0 and 1 swapped: the nodes tested
 
 
 @gc_paused()
 def float64_loss(graph: Graph, float_values: Sequence[float], reals: Sequence[Real],
                  n: int) -> int | None:
     """The first node (in tape order) where float64 keeps fewer than half of ``n`` digits while
-    its arguments keep them all: where the digits are lost (a cancellation, mostly)."""
+    its arguments keep them all: where the digits are lost (a cancellation, mostly).
+
+    A node that shares an earlier node's ball (:attr:`_Reals.shared`: the same row of the same
+    exact arguments, which float64 computes from the same doubles) keeps what that node keeps,
+    and is not where the digits are first lost: only the others are tested."""
     base = graph.base
-    balls = reals.balls if type(reals) is _Reals else [r.b for r in reals]
-    for k in _not_keeping_half(float_values, balls, n, base):  # most nodes kept, at float speed
+    bare = type(reals) is _Reals
+    balls = reals.balls if bare else [r.b for r in reals]
+    skip = reals.shared if bare else None
+    for k in _not_keeping_half(float_values, balls, n, base, skip):  # at float speed, mostly
         s = base + k
         if agreement(float_values[s], reals[s], n) < n / 2 and all(
                 a < base or agreement(float_values[a], reals[a], n) >= n for a in graph.args(k)):
