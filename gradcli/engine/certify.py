@@ -407,7 +407,7 @@ def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list, bytearray]
     return balls, exact, shared
 
 
-_KNOWN = 1 << 16  # results of exact arguments remembered a sweep: the recurring ones, in bounded memory
+_KNOWN = 1 << 16  # nodes of exact arguments remembered a sweep: the recurring ones, bounded
 
 
 def _exact_node(name: str, a: int, b: int, qa, qb, balls: list, exact: list) -> None:
@@ -688,10 +688,10 @@ def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, sta
     """The positions from ``start`` where :func:`_keeping_half` is False, in order (counted
     from ``start``), as they are found, leaving out those where ``skip`` is 1. A large tape's
     test runs on NumPy columns where NumPy is installed: the same IEEE operations on the same
-    doubles (2^-acc is exact both ways), so the
-    same positions, at a third of the time; a block of 65,536 nodes at a time, so a caller
-    that stops at the first position it wants tests no more, and the columns are the size of
-    a block, not of the tape (at 10^6 terms, a second of the system's time making them)."""
+    doubles (2^-acc is exact both ways), so the same positions, at a third of the time; a block
+    of 65,536 nodes at a time, so a caller that stops at the first position it wants tests no
+    more, and the columns are the size of a block, not of the tape (at 10^6 terms, a second of
+    the system's time making them)."""
     np = None
     if n >= 2 and len(balls) - start >= _VECTOR_FROM:
         try:
@@ -727,7 +727,7 @@ def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, sta
 
 
 _BLOCK = 1 << 16
-_UNSHARED = bytes.maketrans(b"\0\1", b"\1\0")  # a shared column's 0 and 1 swapped: the nodes tested
+_UNSHARED = bytes.maketrans(b"\0\1", b"\1\0")  # a shared column's 0 and 1 swapped: nodes tested
 
 
 @gc_paused()
