@@ -449,6 +449,33 @@ def test_the_node_where_float64_loses_its_digits_is_found_as_by_the_definition(s
     assert float64_loss(graph, floats, reals, n) == first
 
 
+@pytest.mark.parametrize("source, x", [
+    ("sin(x) + ((x + 1) - 1)*3 + ((x + 1) - 1)*3 + exp((x + 1) - 1)", "1e-12"),
+    ("((x + 1) - 1) + ((x + 1) - 1)", "1e-12"),
+    ("exp(x*x + 0.5) + exp(x*x + 0.5) + (exp(x*x + 0.5) - exp(x*x + 0.5))*x", "0.3"),
+    ("cos(x) - 1 + (cos(x) - 1) + sqrt(x*x + 1) - 1", "1e-5"),
+])
+def test_a_shared_ball_leaves_the_node_where_float64_loses_its_digits_as_it_was(source, x):
+    """The bare sweep gives the nodes of the same row and exact arguments one ball (marked in
+    ``shared``); float64_loss tests only the first of them, and names the node the definition
+    names, every node's agreement computed exactly."""
+    from gradcli.engine.certify import agreement, certify, float64_loss
+    from gradcli.engine.forward import forward
+    graph = gradcli.compile(source)
+    floats = forward(graph, [float(x)])
+    reals = certify(graph, [x]).reals
+    assert any(reals.shared) or "cos" in source
+    for n in (3, 13, 17):
+        base, good, first = graph.base, [True] * graph.n_slots, None
+        for k in range(len(graph.ops)):
+            kept = agreement(floats[base + k], reals[base + k], n)
+            good[base + k] = kept >= n
+            if kept < n / 2 and all(good[a] for a in graph.args(k)):
+                first = base + k
+                break
+        assert float64_loss(graph, floats, reals, n) == first
+
+
 # -- the first attempt on bare balls gives what the Real sweeps give ----------------------------
 
 def _both_ways(source: str, point: list[str], monkeypatch):
@@ -570,3 +597,11 @@ def test_the_quick_half_digits_test_on_columns_decides_as_the_scalar_one(monkeyp
             assert list(c._not_keeping_half(floats, balls, n, 100)) == from_100
             blocks.setattr(c, "_VECTOR_FROM", 0)
             assert list(c._not_keeping_half(floats, balls, n, 100)) == from_100
+        # the positions a shared column marks are left out, both ways
+        skip = bytearray(rng.choice([0, 0, 1]) for _ in floats)
+        unshared = [k - 100 for k in scalar if k >= 100 and not skip[k]]
+        with monkeypatch.context() as blocks:
+            blocks.setattr(c, "_BLOCK", 700)
+            for vector_from in (0, 10 ** 9):
+                blocks.setattr(c, "_VECTOR_FROM", vector_from)
+                assert list(c._not_keeping_half(floats, balls, n, 100, skip)) == unshared

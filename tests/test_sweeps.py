@@ -78,6 +78,11 @@ def test_an_exact_unit_keeps_the_ball_and_is_no_wider_than_arbs_product():
             assert first is upstream
         later = _accumulated(old, upstream, p)
         assert (old + upstream * p).contains(later)
+    for seed in (1.0, -1.0):  # an upstream ±1.0 (a sum's terms): the partial's ball itself
+        first = _accumulated(0.0, seed, upstream)
+        assert (0.0 + seed * upstream).contains(first) and first.rad() <= upstream.rad()
+        assert (old + seed * upstream).contains(_accumulated(old, seed, upstream))
+    assert _accumulated(0.0, 1.0, upstream) is upstream
     # a float product is added as floats add: 0.0 + -0.0 is +0.0, as in the plain sweep
     assert _accumulated(0.0, 2.0, -1.0) == -2.0
     assert math.copysign(1.0, _accumulated(0.0, -0.0, 1.0)) == 1.0

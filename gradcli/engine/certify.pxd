@@ -5,5 +5,6 @@
 import cython
 
 @cython.locals(arg0=cython.int[:], arg1=cython.int[:], k=Py_ssize_t, a=Py_ssize_t,
-               b=Py_ssize_t, balls=list, exact=list, bare=dict, rational=dict, name=str)
+               b=Py_ssize_t, balls=list, exact=list, bare=dict, known=dict,
+               base=Py_ssize_t, shared=bytearray)
 cpdef tuple _bare_forward(graph, point)

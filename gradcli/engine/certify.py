@@ -334,12 +334,14 @@ _KINK = operator.attrgetter("kink")
 
 
 class _Reals:
-    """A sweep's bare balls (and the rationals known exactly, if kept) read as Reals."""
+    """A sweep's bare balls (and the rationals known exactly, if kept) read as Reals; ``shared``
+    (a bytearray over the slots, if kept) is 1 at a node that shares an earlier node's ball
+    (:func:`_bare_forward`): the same row of the same rationals."""
 
-    __slots__ = ("balls", "exact")
+    __slots__ = ("balls", "exact", "shared")
 
-    def __init__(self, balls: list, exact: list | None = None):
-        self.balls, self.exact = balls, exact
+    def __init__(self, balls: list, exact: list | None = None, shared: bytearray | None = None):
+        self.balls, self.exact, self.shared = balls, exact, shared
 
     def __getitem__(self, i: int) -> Real:
         x = self.balls[i]
@@ -362,36 +364,74 @@ def _approximate(x: Real) -> str:
     return text if x.q is not None and x.q == parse_decimal(text) else "≈" + text
 
 
-def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list]:
+def _bare_forward(graph: Graph, point: Sequence) -> tuple[list, list, bytearray]:
     """Every slot's ball, and its exact rational where the Real sweep would know one: the same
     balls and rationals as :func:`_forward`'s Reals. A node whose Real function could give a
-    rational (some argument is one) runs that function; the others run on bare balls."""
+    rational (every argument is one) runs that function (:func:`_exact_node`); the others run
+    on bare balls.
+
+    A node of exact arguments is a function of those rationals alone, so the same rational
+    objects give the same ball and rational: each is computed once a sweep (a wide sum's
+    ``x0*x1 + 0.5``, ``exp`` of it and ``x0 - x1`` recur a million times), and the nodes share
+    the one ball, which no sweep changes; the third column is 1 at each such later node."""
     reals = _constants(graph) + [exact_real(p) for p in point]
     balls, exact = [r.b for r in reals], [r.q for r in reals]
-    bare, never, rational = _BARE, _NEVER_EXACT, _RATIONAL
+    bare = _BARE
     ops, arg0, arg1 = graph.ops, graph.arg0, graph.arg1
+    known: dict = {}  # (row, id of each argument's rational) -> the slot that computed it
+    base = len(balls)
+    shared = bytearray(base + len(ops))
     for k in range(len(ops)):
-        name, a, b = ops[k].name, arg0[k], arg1[k]
-        f = bare.get(name)
+        prim, a, b = ops[k], arg0[k], arg1[k]
         qa = exact[a]
         qb = exact[b] if b >= 0 else _ZERO  # (_ZERO: no second argument)
-        if f is not None and (qa is None or qb is None or name in never):
+        if qa is not None and qb is not None:
+            # the rationals are kept alive by ``exact`` for the whole sweep: their ids are theirs
+            key = (prim, id(qa), id(qb))
+            s = known.get(key)
+            if s is not None:
+                balls.append(balls[s])
+                exact.append(exact[s])
+                shared[base + k] = 1
+                continue
+            _exact_node(prim.name, a, b, qa, qb, balls, exact)
+            if len(known) < _KNOWN:
+                known[key] = len(balls) - 1
+            continue
+        f = bare.get(prim.name)
+        if f is not None:
             balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
             exact.append(None)
             continue
-        r = rational.get(name)
-        if r is not None and qa is not None and qb is not None:
-            q = r(qa) if b < 0 else r(qa, qb)  # as the Real function: the rational, if small
-            if q.height_bits() <= EXACT_BITS:
-                balls.append(arb(q))
-                exact.append(q)
-                continue
-            if f is not None:
-                balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
-                exact.append(None)
-                continue
-        _real_node(name, a, b, balls, exact)
-    return balls, exact
+        _real_node(prim.name, a, b, balls, exact)
+    return balls, exact, shared
+
+
+_KNOWN = 1 << 16  # nodes of exact arguments remembered a sweep: the recurring ones, bounded
+
+
+def _exact_node(name: str, a: int, b: int, qa, qb, balls: list, exact: list) -> None:
+    """A node whose arguments are exact rationals ``qa`` and ``qb`` (``_ZERO`` for a unary row),
+    appended to :func:`_bare_forward`'s columns as its Real function gives it: a row that is
+    never exact on bare balls, +, -, · and the piecewise-linear rows on the rationals (while
+    they stay small), any other by its Real function."""
+    f = _BARE.get(name)
+    if f is not None and name in _NEVER_EXACT:
+        balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
+        exact.append(None)
+        return
+    r = _RATIONAL.get(name)
+    if r is not None:
+        q = r(qa) if b < 0 else r(qa, qb)  # as the Real function: the rational, if small
+        if q.height_bits() <= EXACT_BITS:
+            balls.append(arb(q))
+            exact.append(q)
+            return
+        if f is not None:
+            balls.append(f(balls[a]) if b < 0 else f(balls[a], balls[b]))
+            exact.append(None)
+            return
+    _real_node(name, a, b, balls, exact)
 
 
 def _real_node(name: str, a: int, b: int, balls: list, exact: list) -> None:
@@ -417,11 +457,11 @@ def _bare_attempt(graph, point, wrt_slots, seed, digits, active, record: bool = 
     ``record``, the result's ``records`` holds the sweep's (values, adjoints, contributions), for
     a trace."""
     try:
-        balls, exact = _bare_forward(graph, point)
+        balls, exact, shared = _bare_forward(graph, point)
         # spent: only the inputs' adjoints are read (a ball a node was half the sweep's memory)
         adjoint, records = reverse(graph, balls, seed, record=record, m=BARE, active=active,
                                    spend=not record)
-        values, adjoints = _Reals(balls, exact), _Reals(adjoint)
+        values, adjoints = _Reals(balls, exact, shared), _Reals(adjoint)
         result = _prove(graph, values, adjoints, [], wrt_slots, digits, False, False)
         if result is not None:
             if record:
@@ -643,13 +683,15 @@ def _keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int) -> list
 _VECTOR_FROM = 50_000  # nodes: from here float64_loss's quick test runs on NumPy columns
 
 
-def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, start: int = 0):
+def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, start: int = 0,
+                      skip: bytearray | None = None):
     """The positions from ``start`` where :func:`_keeping_half` is False, in order (counted
-    from ``start``), as they are found. A large tape's test runs on NumPy columns where NumPy is
-    installed: the same IEEE operations on the same doubles (2^-acc is exact both ways), so the
-    same positions, at a third of the time; a block of 65,536 nodes at a time, so a caller
-    that stops at the first position it wants tests no more, and the columns are the size of
-    a block, not of the tape (at 10^6 terms, a second of the system's time making them)."""
+    from ``start``), as they are found, leaving out those where ``skip`` is 1. A large tape's
+    test runs on NumPy columns where NumPy is installed: the same IEEE operations on the same
+    doubles (2^-acc is exact both ways), so the same positions, at a third of the time; a block
+    of 65,536 nodes at a time, so a caller that stops at the first position it wants tests no
+    more, and the columns are the size of a block, not of the tape (at 10^6 terms, a second of
+    the system's time making them)."""
     np = None
     if n >= 2 and len(balls) - start >= _VECTOR_FROM:
         try:
@@ -658,12 +700,22 @@ def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, sta
             np = None
     for lo in range(start, len(balls), _BLOCK):
         hi = min(lo + _BLOCK, len(balls))
+        block, x = balls[lo:hi], floats[lo:hi]
+        tested = None if skip is None else skip[lo:hi].translate(_UNSHARED)
+        if tested is not None:
+            block = list(compress(block, tested))
         if np is None:
-            keeping = _keeping_half(floats[lo:hi], balls[lo:hi], n)
-            yield from (lo - start + k for k, keep in enumerate(keeping) if not keep)
+            at = range(lo - start, hi - start)  # each position tested, counted from start
+            if tested is not None:
+                x, at = list(compress(x, tested)), list(compress(at, tested))
+            keeping = _keeping_half(x, block, n)
+            yield from (at[k] for k, keep in enumerate(keeping) if not keep)
             continue
-        block = balls[lo:hi]
-        x = np.array(floats[lo:hi], dtype=float)
+        x = np.array(x, dtype=float)
+        at = np.arange(lo - start, hi - start)
+        if tested is not None:
+            mask = np.frombuffer(tested, np.bool_)
+            x, at = x[mask], at[mask]
         m = np.fromiter(map(float, block), float, len(block))
         acc = np.fromiter(map(arb.rel_accuracy_bits, block), float, len(block))
         with np.errstate(all="ignore"):  # inf and nan compare False, as for Python's floats
@@ -671,20 +723,27 @@ def _not_keeping_half(floats: Sequence[float], balls: Sequence[arb], n: int, sta
             keep = ((acc >= 20) & (0.0 < xm) & (xm < math.inf)
                     & (np.abs(x - m) + np.abs(m) * (np.exp2(-acc) + 4.5e-16) + 4.5e-16 * np.abs(x)
                        < _half_tolerance(n) * np.minimum(np.abs(x), np.abs(m) * 0.999)))
-        yield from (lo - start + k for k in np.flatnonzero(~keep).tolist())
+        yield from at[~keep].tolist()
 
 
 _BLOCK = 1 << 16
+_UNSHARED = bytes.maketrans(b"\0\1", b"\1\0")  # a shared column's 0 and 1 swapped: nodes tested
 
 
 @gc_paused()
 def float64_loss(graph: Graph, float_values: Sequence[float], reals: Sequence[Real],
                  n: int) -> int | None:
     """The first node (in tape order) where float64 keeps fewer than half of ``n`` digits while
-    its arguments keep them all: where the digits are lost (a cancellation, mostly)."""
+    its arguments keep them all: where the digits are lost (a cancellation, mostly).
+
+    A node that shares an earlier node's ball (:attr:`_Reals.shared`: the same row of the same
+    exact arguments, which float64 computes from the same doubles) keeps what that node keeps,
+    and is not where the digits are first lost: only the others are tested."""
     base = graph.base
-    balls = reals.balls if type(reals) is _Reals else [r.b for r in reals]
-    for k in _not_keeping_half(float_values, balls, n, base):  # most nodes kept, at float speed
+    bare = type(reals) is _Reals
+    balls = reals.balls if bare else [r.b for r in reals]
+    skip = reals.shared if bare else None
+    for k in _not_keeping_half(float_values, balls, n, base, skip):  # at float speed, mostly
         s = base + k
         if agreement(float_values[s], reals[s], n) < n / 2 and all(
                 a < base or agreement(float_values[a], reals[a], n) >= n for a in graph.args(k)):

@@ -6,7 +6,8 @@ import cython
 @cython.locals(arg0=cython.int[:], arg1=cython.int[:], n=Py_ssize_t, base=Py_ssize_t,
                s=Py_ssize_t, k=Py_ssize_t, a=Py_ssize_t, b=Py_ssize_t, which=Py_ssize_t,
                target=Py_ssize_t, unit=bint, shifts=frozenset, first=list, second=list,
-               active=bytearray, visit=cython.int[:], i=Py_ssize_t)
+               active=bytearray, visit=cython.int[:], i=Py_ssize_t,
+               known=dict, looked=Py_ssize_t, found=Py_ssize_t)
 cpdef tuple local_partials(graph, values, m=*, order=*, slots=*, adjoint=*, active=*, each=*,
                            keep=*, spend=*)
 

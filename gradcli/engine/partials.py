@@ -72,6 +72,12 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     # A shift's max (logsumexp's and softmax's m in exp(x - m)): the result is the same for any
     # m, so its adjoint is exactly 0, though summed it is 1 - Σ softmax, a ball 0 ± 1e-1232
     shifts = graph.shifts if adjoint is not None else None
+    # Bare balls: the bare forward sweep gives nodes of the same exact arguments one shared ball
+    # (certify's _bare_forward), so a function's partial at the very same balls recurs (a wide
+    # sum's exp(x0*x1 + 0.5), met a million times): computed once, the rule a pure function of
+    # the balls. A tape whose first partials do not recur stops looking (_RECUR).
+    known: dict | None = {} if unit else None
+    looked = found = 0
     try:
         for i in range(len(visit)):
             s = visit[i]
@@ -86,7 +92,21 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
                 target = b if which else a
                 if not active[target]:
                     continue
-                p = rules[which](m, x, y) if b < 0 else rules[which](m, x, z, y)
+                rule = rules[which]
+                if known is not None and ops[k].form is None:  # not +, -, ·, /: a function
+                    key = (rule, id(x), id(z), id(y))  # the balls live in values: ids are theirs
+                    p = known.get(key)
+                    looked += 1
+                    if p is None:
+                        p = rule(m, x, y) if b < 0 else rule(m, x, z, y)
+                        if len(known) < _RECUR[1]:
+                            known[key] = p
+                    else:
+                        found += 1
+                    if looked == _RECUR[0] and 2 * found < looked:
+                        known = None
+                else:
+                    p = rule(m, x, y) if b < 0 else rule(m, x, z, y)
                 if each is _KEEP or each is _BOTH:
                     (second if which else first)[k] = p
                 if each is None or each is _BOTH:
@@ -106,14 +126,23 @@ def local_partials(graph: Graph, values: Sequence, m=FLOAT, order: int = 1,
     return first, second
 
 
+# the bare sweep's partials remembered: judged after the first 1,024 (kept if half recur), at
+# most 65,536 of them
+_RECUR = (1 << 10, 1 << 16)
+
+
 def _accumulated(old, upstream, p):
     """``old + upstream·p`` in a namespace whose numbers are exact under ``× ±1`` and ``0 +``
     (``exact_units``: bare balls): a partial 1.0 or -1.0 gives ``upstream`` or ``-upstream``
-    itself and the first contribution to an adjoint (still the float 0.0) is kept as it is. Arb
-    would round the radius of ``ball × 1.0`` up, and a sum's adjoint chain is long; the result
-    is the same number in a ball no wider."""
+    itself, an upstream 1.0 or -1.0 (the seed's, down a sum's chain of + and -) gives ``p`` or
+    ``-p``, and the first contribution to an adjoint (still the float 0.0) is kept as it is.
+    Arb would round the radius of ``ball × 1.0`` up, and a sum's adjoint chain is long; the
+    result is the same number in a ball no wider."""
     if type(p) is float and (p == 1.0 or p == -1.0):
         product = upstream if p == 1.0 else -upstream
+    elif type(upstream) is float and (upstream == 1.0 or upstream == -1.0) and not isinstance(
+            p, (int, float)):  # a ball (a number keeps the float product's type)
+        product = p if upstream == 1.0 else -p
     else:
         product = upstream * p
     if type(old) is float and old == 0.0 and type(product) is not float:
