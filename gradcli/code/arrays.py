@@ -28,7 +28,8 @@ from ..engine.arrays import shape_text, size, transposed
 from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
 from ..symbolic.arrays import broadcast, flatten, index_text, zero_adjoints
-from . import helpers, names
+from . import names
+from .helpers import array_helper, c_helper
 from .printer import Printer, comment_lines
 
 Shape = tuple[int, ...]
@@ -633,7 +634,7 @@ def _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, r
         lines.insert(len(head) + 1, "import math")
     lines += ["", f"INPUTS = {tuple(order)!r}", f"WRT = {tuple(wrt)!r}"]
     for helper in sorted(m.printer.helpers):
-        lines += ["", "", helpers.array(helper).replace("{np}", np)]
+        lines += ["", "", array_helper(helper).replace("{np}", np)]
     params = [variables[n] for n in order]
     lines += ["", "", f"def {name}({', '.join(params)}):",
               f'    """(value, gradient) at ({", ".join(params)}): the gradient has an entry '
@@ -681,7 +682,7 @@ def _c_text(source, name, graph, order, variables, wrt, m, values, results) -> t
     head.append(" * The temporaries are on the stack: for large arrays, use --lang numpy. */")
     lines = head + ["", "#include <math.h>", "#include <stddef.h>", ""]
     for helper in sorted(m.printer.helpers):
-        lines += [helpers.c(helper), ""]
+        lines += [c_helper(helper), ""]
     lines += [signature, "{"]
     value = m.array(values[graph.output]) if type(values[graph.output]) is Code else None
     # the lines whose array is read: from the results back (an operand made a matrix for the

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..symbolic.adjoint import Code, Program, Statement, reads
-from . import helpers
+from .helpers import c_helper
 from .printer import Printer, comment_lines, source_comment, what
 
 class C:
@@ -191,7 +191,7 @@ class C:
                 functions.append(self.hessian(params))
             else:
                 functions.append(self.function(function, params))
-        used = [helpers.c(h) for h in sorted(self.printer.helpers)]
+        used = [c_helper(h) for h in sorted(self.printer.helpers)]
         if any("gc_fail(" in f for f in functions):  # an unused static function: a warning
             used.append(_C_FAIL)
         return "\n".join([*self.comments(), "", "#include <math.h>", "#include <stddef.h>", "",

@@ -1,12 +1,12 @@
 """The helpers generated code defines for itself, in Python (``_sigmoid``), NumPy and JAX
-(``_sigmoid`` over arrays, ``{np}`` for np or jnp) and C (``gc_sigmoid``): :func:`python`,
-:func:`array`, :func:`c`, each by the helper's name as the code calls it.
+(``_sigmoid`` over arrays, ``{np}`` for np or jnp) and C (``gc_sigmoid``): :func:`python_helper`,
+:func:`array_helper`, :func:`c_helper`, each by the helper's name as the code calls it.
 
 A row of the table whose spelling is a helper and whose float primal is written in
 :mod:`gradcli.engine.special` (sigmoid, softplus, relu, sign, step, min, max, sinc, digamma,
 trigamma: :data:`DEFINED`) has its helpers printed from that primal: each is written once, and
-the code computes what eval computes, branch for branch. A definition is read with :mod:`ast`
-(as ``inspect`` finds it) and printed statement by statement. The printers know the few forms
+the code computes what eval computes, branch for branch. A definition is read from special.py with
+:mod:`ast` and printed statement by statement. The printers know the few forms
 those definitions use: ``if``, ``while``, ``for k, b in enumerate(CONSTANTS, start=1)``,
 assignments, ``raise`` (C: NaN), ``return``, conditional expressions (NumPy: ``where``),
 arithmetic, comparisons and ``math``'s functions; a module constant is written as its value.
@@ -21,9 +21,9 @@ erf, erfc, gamma and lgamma a row at a time (NumPy has none; JAX's are jax.scipy
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 from functools import cache
+from pathlib import Path
 
 from ..engine import special
 from ..engine.primitives import TABLE
@@ -35,28 +35,37 @@ DEFINED = {name: row.primal for name, row in TABLE.items()
 _ROW = {f.__name__: name for name, f in DEFINED.items()}  # a definition's name -> its row's
 
 
-def python(helper: str) -> str:
+def python_helper(helper: str) -> str:
     """The Python helper ``_name``."""
-    return python_helper(helper.removeprefix("_"))
+    return _printed_python(helper.removeprefix("_"))
 
 
-def array(helper: str) -> str:
+def array_helper(helper: str) -> str:
     """The NumPy/JAX helper ``_name``, ``{np}`` for np or jnp."""
     name = helper.removeprefix("_")
     if name in _BY_ROWS:
         return _by_rows(helper, _BY_ROWS[name])
-    return array_helper(name)
+    return _printed_array(name)
 
 
-def c(helper: str) -> str:
+def c_helper(helper: str) -> str:
     """The C helper ``gc_name``."""
-    return _C_MOD if helper == "gc_mod" else c_helper(helper.removeprefix("gc_"))
+    return _C_MOD if helper == "gc_mod" else _printed_c(helper.removeprefix("gc_"))
+
+
+@cache
+def _source() -> dict[str, ast.FunctionDef]:
+    """special.py's functions by name, parsed from the source beside the module (which Cython
+    compiles: ``inspect`` finds no source for a compiled function)."""
+    path = Path(special.__file__).with_name("special.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 @cache
 def _definition(name: str) -> ast.FunctionDef:
-    """The function's tree, without its docstring and annotations."""
-    tree = ast.parse(inspect.getsource(DEFINED[name])).body[0]
+    """The row's function's tree, without its docstring and annotations."""
+    tree = _copy(_source()[DEFINED[name].__name__])
     body = tree.body
     if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
@@ -107,7 +116,7 @@ def _copy(e):
 
 
 @cache
-def python_helper(name: str, suffix: str = "") -> str:
+def _printed_python(name: str, suffix: str = "") -> str:
     """``def _name(x): ...``: the definition as a Python helper (named ``_name`` + ``suffix``)."""
     tree = _Python(suffix).visit(_copy(_definition(name)))
     tree.name = f"_{name}{suffix}"
@@ -133,7 +142,7 @@ def _by_rows(helper: str, scalar: str) -> str:
 
 
 @cache
-def array_helper(name: str) -> str:
+def _printed_array(name: str) -> str:
     """The definition on arrays, ``{np}`` for np or jnp: its assignments and return with
     NumPy's functions, a conditional expression as ``where``; a first ``if C: return A`` as
     ``where(C, A, B)``, the rest (B) computed where C does not hold (so B's 0/0 at a point of C
@@ -165,7 +174,7 @@ def array_helper(name: str) -> str:
 def _row_at_a_time(name: str) -> str:
     if len(_definition(name).args.args) != 1:
         raise _unsupported(_definition(name))
-    return (python_helper(name, "_row") + "\n\n\n"
+    return (_printed_python(name, "_row") + "\n\n\n"
             + _by_rows(f"_{name}", f"_{name}_row"))
 
 
@@ -225,7 +234,7 @@ _C_MOD = '''static double gc_mod(double a, double b)
 
 
 @cache
-def c_helper(name: str) -> str:
+def _printed_c(name: str) -> str:
     """``static double gc_name(double x) {...}``: the definition as a C helper (a ValueError is
     NaN)."""
     tree = _definition(name)

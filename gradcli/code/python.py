@@ -4,7 +4,7 @@ function body, checked statement by statement in Python, NaN in the failed rows 
 from __future__ import annotations
 
 from ..symbolic.adjoint import CONDITIONS, Code, Program, Statement
-from . import helpers
+from .helpers import array_helper, python_helper
 from .printer import PREFIX, Printer, comment_lines, operand, source_comment, what, wrap
 
 # Operations that raise nothing on floats (an overflow is inf, checked by _finite after)
@@ -276,8 +276,8 @@ class Python:
 
     def helper(self, name: str) -> str:
         if self.lang == "python":
-            return helpers.python(name)
-        return helpers.array(name).replace("{np}", PREFIX[self.lang].rstrip("."))
+            return python_helper(name)
+        return array_helper(name).replace("{np}", PREFIX[self.lang].rstrip("."))
 
 
 _ARRAY_FAILED = '''def _failed(*columns):
