@@ -1,21 +1,16 @@
-"""The helpers generated code defines for itself, in Python (``_sigmoid``), NumPy and JAX
-(``_sigmoid`` over arrays, ``{np}`` for np or jnp) and C (``gc_sigmoid``): :func:`python_helper`,
-:func:`array_helper`, :func:`c_helper`, each by the helper's name as the code calls it.
+"""The helpers generated code defines for itself, by the name the code calls: Python's and
+NumPy/JAX's ``_sigmoid`` (``{np}`` for np or jnp), C's ``gc_sigmoid``.
 
-A row of the table whose spelling is a helper and whose float primal is written in
-:mod:`gradcli.engine.special` (sigmoid, softplus, relu, sign, step, min, max, sinc, digamma,
-trigamma: :data:`DEFINED`) has its helpers printed from that primal: each is written once, and
-the code computes what eval computes, branch for branch. A definition is read from special.py with
-:mod:`ast` and printed statement by statement. The printers know the few forms
-those definitions use: ``if``, ``while``, ``for k, b in enumerate(CONSTANTS, start=1)``,
-assignments, ``raise`` (C: NaN), ``return``, conditional expressions (NumPy: ``where``),
-arithmetic, comparisons and ``math``'s functions; a module constant is written as its value.
+A row spelled as a helper whose float primal is a function of :mod:`gradcli.engine.special`
+(:data:`DEFINED`) has its helpers printed from that function's source, read with :mod:`ast`: each
+is written once, and the code computes what eval computes, branch for branch. The printers know
+the forms those definitions use: ``if``, ``while``, ``for k, b in enumerate(CONSTANTS,
+start=1)``, assignments, ``raise`` (C: NaN), ``return``, conditional expressions (NumPy:
+``where``), arithmetic, comparisons and ``math``'s functions; a module constant is its value.
 Anything else is a TypeError, so a definition that grows past them fails its tests, not a
-user's compiler. On arrays, a definition with a loop runs a row at a time.
-
-Written out here are only the helpers with no Python definition to print: C's ``gc_mod``, the
-C spelling of Python's ``%`` (the engine's mod), and the NumPy helpers that run ``math``'s
-erf, erfc, gamma and lgamma a row at a time (NumPy has none; JAX's are jax.scipy's).
+user's compiler. On arrays, a definition with a loop, or a row whose primal is ``math``'s (erf,
+gamma: NumPy has none), runs a row at a time. Written out is only C's ``gc_mod``: Python's ``%``
+(mod's primal, an operator with no Python source to print).
 """
 
 from __future__ import annotations
@@ -43,9 +38,12 @@ def python_helper(helper: str) -> str:
 def array_helper(helper: str) -> str:
     """The NumPy/JAX helper ``_name``, ``{np}`` for np or jnp."""
     name = helper.removeprefix("_")
-    if name in _BY_ROWS:
-        return _by_rows(helper, _BY_ROWS[name])
-    return _printed_array(name)
+    if name in DEFINED:
+        return _printed_array(name)
+    primal = TABLE[name].primal
+    if getattr(primal, "__module__", None) != "math":
+        raise KeyError(f"{helper}: its row's primal is neither special.py's nor math's")
+    return _by_rows(helper, f"math.{primal.__name__}")
 
 
 def c_helper(helper: str) -> str:
@@ -124,10 +122,6 @@ def _printed_python(name: str, suffix: str = "") -> str:
 
 
 # -- NumPy and JAX --------------------------------------------------------------------------------
-
-_BY_ROWS = {"erf": "math.erf", "erfc": "math.erfc", "gamma": "math.gamma",
-            "lgamma": "math.lgamma"}  # NumPy has none of these
-
 
 def _by_rows(helper: str, scalar: str) -> str:
     """An array helper computing a Python function a row at a time, NaN outside its domain."""
