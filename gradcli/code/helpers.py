@@ -30,27 +30,6 @@ DEFINED = {name: row.primal for name, row in TABLE.items()
 _ROW = {f.__name__: name for name, f in DEFINED.items()}  # a definition's name -> its row's
 
 
-def python_helper(helper: str) -> str:
-    """The Python helper ``_name``."""
-    return _printed_python(helper.removeprefix("_"))
-
-
-def array_helper(helper: str) -> str:
-    """The NumPy/JAX helper ``_name``, ``{np}`` for np or jnp."""
-    name = helper.removeprefix("_")
-    if name in DEFINED:
-        return _printed_array(name)
-    primal = TABLE[name].primal
-    if getattr(primal, "__module__", None) != "math":
-        raise KeyError(f"{helper}: its row's primal is neither special.py's nor math's")
-    return _by_rows(helper, f"math.{primal.__name__}")
-
-
-def c_helper(helper: str) -> str:
-    """The C helper ``gc_name``."""
-    return _C_MOD if helper == "gc_mod" else _printed_c(helper.removeprefix("gc_"))
-
-
 @cache
 def _source() -> dict[str, ast.FunctionDef]:
     """special.py's functions by name, parsed from the source beside the module (which Cython
@@ -114,10 +93,10 @@ def _copy(e):
 
 
 @cache
-def _printed_python(name: str, suffix: str = "") -> str:
-    """``def _name(x): ...``: the definition as a Python helper (named ``_name`` + ``suffix``)."""
-    tree = _Python(suffix).visit(_copy(_definition(name)))
-    tree.name = f"_{name}{suffix}"
+def python_helper(helper: str, suffix: str = "") -> str:
+    """``def _name(x): ...``: the Python helper ``_name`` (named ``_name`` + ``suffix``)."""
+    tree = _Python(suffix).visit(_copy(_definition(helper.removeprefix("_"))))
+    tree.name = helper + suffix
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
@@ -136,11 +115,18 @@ def _by_rows(helper: str, scalar: str) -> str:
 
 
 @cache
-def _printed_array(name: str) -> str:
-    """The definition on arrays, ``{np}`` for np or jnp: its assignments and return with
-    NumPy's functions, a conditional expression as ``where``; a first ``if C: return A`` as
-    ``where(C, A, B)``, the rest (B) computed where C does not hold (so B's 0/0 at a point of C
-    is never computed). A definition with a loop: the Python helper a row at a time."""
+def array_helper(helper: str) -> str:
+    """The NumPy/JAX helper ``_name``, ``{np}`` for np or jnp: the definition's assignments and
+    return with NumPy's functions, a conditional expression as ``where``; a first ``if C:
+    return A`` as ``where(C, A, B)``, the rest (B) computed where C does not hold (so B's 0/0 at
+    a point of C is never computed). A definition with a loop, or math's primal: a row at a
+    time."""
+    name = helper.removeprefix("_")
+    if name not in DEFINED:
+        primal = TABLE[name].primal
+        if getattr(primal, "__module__", None) != "math":
+            raise KeyError(f"{helper}: its row's primal is neither special.py's nor math's")
+        return _by_rows(helper, f"math.{primal.__name__}")
     tree = _definition(name)
     params = [a.arg for a in tree.args.args]
     body = tree.body
@@ -168,7 +154,7 @@ def _printed_array(name: str) -> str:
 def _row_at_a_time(name: str) -> str:
     if len(_definition(name).args.args) != 1:
         raise _unsupported(_definition(name))
-    return (_printed_python(name, "_row") + "\n\n\n"
+    return (python_helper(f"_{name}", "_row") + "\n\n\n"
             + _by_rows(f"_{name}", f"_{name}_row"))
 
 
@@ -228,9 +214,12 @@ _C_MOD = '''static double gc_mod(double a, double b)
 
 
 @cache
-def _printed_c(name: str) -> str:
-    """``static double gc_name(double x) {...}``: the definition as a C helper (a ValueError is
+def c_helper(helper: str) -> str:
+    """``static double gc_name(double x) {...}``: the C helper ``gc_name`` (a ValueError is
     NaN)."""
+    if helper == "gc_mod":
+        return _C_MOD
+    name = helper.removeprefix("gc_")
     tree = _definition(name)
     params = [a.arg for a in tree.args.args]
     printer = _C(name)
