@@ -13,9 +13,9 @@ engine/forward.py and partials.py hold the loop of every sweep: forward.pxd and 
 type their indices as C integers and the tape's argument columns as int32 memoryviews, so the
 loop's bookkeeping is C and only the rule-table calls are Python's. engine/certify.pxd does the
 same for the certified sweep's forward pass on bare balls (only Arb's operations are calls).
-engine/primitives.py (the rule table) and engine/ball.py (the balls' functions) are compiled
-as they are, so the rules and functions those loops call are C functions, not interpreter
-frames.
+engine/primitives.py (the rule table), engine/special.py (the float primals it names from there)
+and engine/ball.py (the balls' functions) are compiled as they are, so the rules and functions
+those loops call are C functions, not interpreter frames.
 
 The canonical form and the printer are Python object code (dicts, tuples, small classes): the
 interpreter's dispatch is a quarter of ``gradcli diff``'s instructions, and Cython removes it

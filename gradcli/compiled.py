@@ -7,7 +7,8 @@ import sys
 
 COMPILED = ("gradcli.language.ast", "gradcli.language.parser", "gradcli.language.printer",
             "gradcli.engine.graph", "gradcli.engine.forward", "gradcli.engine.partials",
-            "gradcli.engine.certify", "gradcli.engine.primitives", "gradcli.engine.ball",
+            "gradcli.engine.certify", "gradcli.engine.primitives", "gradcli.engine.special",
+            "gradcli.engine.ball",
             "gradcli.symbolic.expr", "gradcli.symbolic.printer", "gradcli.symbolic.diff")
 
 

@@ -155,7 +155,7 @@ NEEDS = {
     "digits": "definition over other rows (or a ball function in engine/ball.py) and partials",
     "hessian": "partials written with m (differentiable: dual numbers), and balls (definition)",
     "diff": "partials written with m",
-    "code": "definition (or its spelling: code={...}, and a helper in views/codegen.py)",
+    "code": "definition (or its spelling: code={...}, a helper's primal in engine/special.py)",
     "batch": "numpy (or definition), and a bound: definition (or engine/bounds.py)",
     "latex": "latex (default \\operatorname{name})",
 }

@@ -29,8 +29,8 @@ from ..errors import InputError
 from ..symbolic.adjoint import CODE, Code
 from ..symbolic.arrays import broadcast, flatten, index_text, zero_adjoints
 from . import names
+from .helpers import array_helper, c_helper
 from .printer import Printer, comment_lines
-from .python import _ARRAY_HELPERS
 
 Shape = tuple[int, ...]
 
@@ -634,7 +634,7 @@ def _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, r
         lines.insert(len(head) + 1, "import math")
     lines += ["", f"INPUTS = {tuple(order)!r}", f"WRT = {tuple(wrt)!r}"]
     for helper in sorted(m.printer.helpers):
-        lines += ["", "", _ARRAY_HELPERS[helper].replace("{np}", np)]
+        lines += ["", "", array_helper(helper).replace("{np}", np)]
     params = [variables[n] for n in order]
     lines += ["", "", f"def {name}({', '.join(params)}):",
               f'    """(value, gradient) at ({", ".join(params)}): the gradient has an entry '
@@ -662,7 +662,6 @@ def _text(source, lang, name, shapes, graph, order, variables, wrt, m, values, r
 def _c_text(source, name, graph, order, variables, wrt, m, values, results) -> tuple[str, str]:
     """The C code and its header: ``int name(inputs..., double *value, double *grad_...)``,
     every input and result a pointer to its elements, row-major (a scalar's: one)."""
-    from .c import _C_HELPERS
     params = [f"const double *{variables[n]}" for n in order]
     taken = set(variables.values())
     grads = {n: f"grad_{variables[n]}" if f"grad_{variables[n]}" not in taken
@@ -683,7 +682,7 @@ def _c_text(source, name, graph, order, variables, wrt, m, values, results) -> t
     head.append(" * The temporaries are on the stack: for large arrays, use --lang numpy. */")
     lines = head + ["", "#include <math.h>", "#include <stddef.h>", ""]
     for helper in sorted(m.printer.helpers):
-        lines += [_C_HELPERS[helper], ""]
+        lines += [c_helper(helper), ""]
     lines += [signature, "{"]
     value = m.array(values[graph.output]) if type(values[graph.output]) is Code else None
     # the lines whose array is read: from the results back (an operand made a matrix for the

@@ -4,41 +4,8 @@
 from __future__ import annotations
 
 from ..symbolic.adjoint import Code, Program, Statement, reads
-from .helpers import DEFINED, c_helper
+from .helpers import c_helper
 from .printer import Printer, comment_lines, source_comment, what
-
-_C_HELPERS = {
-    "gc_sigmoid": '''static double gc_sigmoid(double a)
-{
-    double z;
-    if (a >= 0) return 1.0 / (1.0 + exp(-a));
-    z = exp(a); /* no overflow for very negative a */
-    return z / (1.0 + z);
-}''',
-    "gc_softplus": '''static double gc_softplus(double a)
-{
-    return log1p(exp(-fabs(a))) + (a > 0 ? a : 0.0);
-}''',
-    "gc_relu": "static double gc_relu(double a) { return a > 0 ? a : 0.0; }",
-    "gc_sign": "static double gc_sign(double a) { return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0); }",
-    "gc_step": "static double gc_step(double a) { return a > 0 ? 1.0 : 0.0; }",
-    "gc_min": "static double gc_min(double a, double b) { return b < a ? b : a; }",
-    "gc_max": "static double gc_max(double a, double b) { return b > a ? b : a; }",
-    "gc_mod": '''static double gc_mod(double a, double b)
-{
-    /* Python's a % b: the sign of b (C's fmod has the sign of a) */
-    double r = fmod(a, b);
-    if (r != 0.0) {
-        if ((b < 0) != (r < 0)) r += b;
-    } else {
-        r = copysign(0.0, b);
-    }
-    return r;
-}''',
-}
-# The special functions: printed from the engine's own (gradcli.code.helpers)
-_C_HELPERS.update({f"gc_{name}": c_helper(name) for name in DEFINED})
-
 
 class C:
     """C99 with <math.h>: ``int f(const double *in, double *out, double *grad)``."""
@@ -224,11 +191,11 @@ class C:
                 functions.append(self.hessian(params))
             else:
                 functions.append(self.function(function, params))
-        helpers = [_C_HELPERS[h] for h in sorted(self.printer.helpers)]
+        used = [c_helper(h) for h in sorted(self.printer.helpers)]
         if any("gc_fail(" in f for f in functions):  # an unused static function: a warning
-            helpers.append(_C_FAIL)
+            used.append(_C_FAIL)
         return "\n".join([*self.comments(), "", "#include <math.h>", "#include <stddef.h>", "",
-                          "\n\n".join(helpers + functions)]) + "\n"
+                          "\n\n".join(used + functions)]) + "\n"
 
 
 _C_FAIL = '''static void gc_nan(double *a, int n)

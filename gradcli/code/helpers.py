@@ -1,30 +1,48 @@
-"""The special functions generated code defines for itself (digamma, trigamma, sinc), printed
-in Python, NumPy/JAX and C from the engine's own float functions (:mod:`gradcli.engine.special`):
-each is written once, and the code computes what eval computes, operation for operation.
+"""The helpers generated code defines for itself, by the name the code calls: Python's and
+NumPy/JAX's ``_sigmoid`` (``{np}`` for np or jnp), C's ``gc_sigmoid``.
 
-A definition is read with :mod:`ast` (as ``inspect`` finds it) and printed statement by
-statement. The printers know the few forms those definitions use: ``if``, ``while``, ``for k, b
-in enumerate(CONSTANTS, start=1)``, assignments, ``raise`` (C: NaN), ``return``, arithmetic,
-comparisons and ``math``'s functions; a module constant is written as its value. Anything else
-is a TypeError, so a definition that grows past them fails its tests, not a user's compiler.
+A row spelled as a helper whose float primal is a function of :mod:`gradcli.engine.special`
+(:data:`DEFINED`) has its helpers printed from that function's source, read with :mod:`ast`: each
+is written once, and the code computes what eval computes, branch for branch. The printers know
+the forms those definitions use: ``if``, ``while``, ``for k, b in enumerate(CONSTANTS,
+start=1)``, assignments, ``raise`` (C: NaN), ``return``, conditional expressions (NumPy:
+``where``), arithmetic, comparisons and ``math``'s functions; a module constant is its value.
+Anything else is a TypeError, so a definition that grows past them fails its tests, not a
+user's compiler. On arrays, a definition with a loop, or a row whose primal is ``math``'s (erf,
+gamma: NumPy has none), runs a row at a time. Written out is only C's ``gc_mod``: Python's ``%``
+(mod's primal, an operator with no Python source to print).
 """
 
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 from functools import cache
+from pathlib import Path
 
 from ..engine import special
+from ..engine.primitives import TABLE
 
-DEFINED = {"digamma": special.digamma, "trigamma": special.trigamma, "sinc": special.sinc}
+# row name -> its float primal, for the rows whose helpers are printed from it
+DEFINED = {name: row.primal for name, row in TABLE.items()
+           if getattr(row.primal, "__module__", None) == special.__name__
+           and row.code.get("c") == f"gc_{name}"}
+_ROW = {f.__name__: name for name, f in DEFINED.items()}  # a definition's name -> its row's
+
+
+@cache
+def _source() -> dict[str, ast.FunctionDef]:
+    """special.py's functions by name, parsed from the source beside the module (which Cython
+    compiles: ``inspect`` finds no source for a compiled function)."""
+    path = Path(special.__file__).with_name("special.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 @cache
 def _definition(name: str) -> ast.FunctionDef:
-    """The function's tree, without its docstring and annotations."""
-    tree = ast.parse(inspect.getsource(DEFINED[name])).body[0]
+    """The row's function's tree, without its docstring and annotations."""
+    tree = _copy(_source()[DEFINED[name].__name__])
     body = tree.body
     if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
@@ -51,12 +69,15 @@ def _unsupported(node) -> TypeError:
 # -- Python ---------------------------------------------------------------------------------------
 
 class _Python(ast.NodeTransformer):
-    """A definition as a helper of generated Python: ``digamma`` is ``_digamma``, a module
-    constant its value (``math`` is imported by the code)."""
+    """A definition as a helper of generated Python: ``digamma`` is ``_digamma`` (``suffix``
+    after it), a module constant its value (``math`` is imported by the code)."""
+
+    def __init__(self, suffix: str = ""):
+        self.suffix = suffix
 
     def visit_Name(self, node: ast.Name):
-        if node.id in DEFINED:
-            return ast.copy_location(ast.Name(f"_{node.id}", node.ctx), node)
+        if node.id in _ROW:
+            return ast.copy_location(ast.Name(f"_{_ROW[node.id]}{self.suffix}", node.ctx), node)
         value = _constant(node.id)
         if value is None:
             return node
@@ -71,33 +92,74 @@ def _copy(e):
         ast.parse(ast.unparse(e)).body[0]
 
 
-def python_helper(name: str) -> str:
-    """``def _name(x): ...``: the definition as a Python helper."""
-    tree = _Python().visit(_copy(_definition(name)))
-    tree.name = f"_{name}"
+@cache
+def python_helper(helper: str, suffix: str = "") -> str:
+    """``def _name(x): ...``: the Python helper ``_name`` (named ``_name`` + ``suffix``)."""
+    tree = _Python(suffix).visit(_copy(_definition(helper.removeprefix("_"))))
+    tree.name = helper + suffix
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def array_helper(name: str) -> str:
-    """The definition on arrays, ``{np}`` for np or jnp: one that is ``if C: return A`` then
-    ``return B`` as ``where(C, A, B)``, B computed where C does not hold (so B's 0/0 at a point
-    of C is never computed); any other a row at a time is the caller's (NumPy has no loop)."""
-    tree = _definition(name)
-    if not (len(tree.body) == 2 and isinstance(tree.body[0], ast.If)
-            and not tree.body[0].orelse and len(tree.body[0].body) == 1
-            and isinstance(tree.body[0].body[0], ast.Return)
-            and isinstance(tree.body[1], ast.Return) and len(tree.args.args) == 1):
-        raise _unsupported(tree)
-    x = tree.args.args[0].arg
-    condition, then = tree.body[0].test, tree.body[0].body[0].value
-    otherwise = _Renamed(x, "safe").visit(_copy(tree.body[1].value))
+# -- NumPy and JAX --------------------------------------------------------------------------------
 
-    def text(e) -> str:
-        return ast.unparse(_Numpy().visit(_copy(e)))
-    return (f"def _{name}({x}):\n"
-            f"    near = {text(condition)}\n"
-            f"    safe = {{np}}.where(near, 1.0, {x})\n"
-            f"    return {{np}}.where(near, {text(then)}, {text(otherwise)})")
+def _by_rows(helper: str, scalar: str) -> str:
+    """An array helper computing a Python function a row at a time, NaN outside its domain."""
+    return (f"def {helper}(a):\n"
+            f"    # NumPy has none: {scalar} a row at a time (NaN outside its domain)\n"
+            f"    def row(x):\n"
+            f"        try:\n"
+            f"            return {scalar}(x)\n"
+            f"        except (ValueError, ZeroDivisionError, OverflowError):\n"
+            f"            return math.nan\n"
+            f"    return {{np}}.asarray({{np}}.frompyfunc(row, 1, 1)(a), dtype={{np}}.float64)")
+
+
+@cache
+def array_helper(helper: str) -> str:
+    """The NumPy/JAX helper ``_name``, ``{np}`` for np or jnp: the definition's assignments and
+    return with NumPy's functions, a conditional expression as ``where``; a first ``if C:
+    return A`` as ``where(C, A, B)``, the rest (B) computed where C does not hold (so B's 0/0 at
+    a point of C is never computed). A definition with a loop, or math's primal: a row at a
+    time."""
+    name = helper.removeprefix("_")
+    if name not in DEFINED:
+        primal = TABLE[name].primal
+        if getattr(primal, "__module__", None) != "math":
+            raise KeyError(f"{helper}: its row's primal is neither special.py's nor math's")
+        return _by_rows(helper, f"math.{primal.__name__}")
+    tree = _definition(name)
+    params = [a.arg for a in tree.args.args]
+    body = tree.body
+    lines = []
+    guard = body[0] if isinstance(body[0], ast.If) else None
+    if guard is not None:
+        if guard.orelse or len(guard.body) != 1 or not isinstance(guard.body[0], ast.Return) \
+                or len(params) != 1:
+            return _row_at_a_time(name)
+        x = params[0]
+        lines += [f"near = {_numpy(guard.test)}", f"safe = {{np}}.where(near, 1.0, {x})"]
+        body = [_Renamed(x, "safe").visit(_copy(s)) for s in body[1:]]
+    if not (all(isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) for s in body[:-1])
+            and isinstance(body[-1], ast.Return)):
+        return _row_at_a_time(name)
+    lines += [f"{s.targets[0].id} = {_numpy(s.value)}" for s in body[:-1]]
+    result = _numpy(body[-1].value)
+    if guard is not None:
+        result = f"{{np}}.where(near, {_numpy(guard.body[0].value)}, {result})"
+    lines.append(f"return {result}")
+    return f"def _{name}({', '.join(params)}):\n" + "\n".join("    " + line for line in lines)
+
+
+def _row_at_a_time(name: str) -> str:
+    if len(_definition(name).args.args) != 1:
+        raise _unsupported(_definition(name))
+    return (python_helper(f"_{name}", "_row") + "\n\n\n"
+            + _by_rows(f"_{name}", f"_{name}_row"))
+
+
+def _numpy(e) -> str:
+    return ast.unparse(_Numpy().visit(_copy(e)))
 
 
 class _Renamed(ast.NodeTransformer):
@@ -109,7 +171,8 @@ class _Renamed(ast.NodeTransformer):
 
 
 class _Numpy(ast.NodeTransformer):
-    """``math.sin`` and ``abs`` as ``{np}.sin`` and ``{np}.abs``."""
+    """``math.sin`` and ``abs`` as ``{np}.sin`` and ``{np}.abs``, ``A if C else B`` as
+    ``{np}.where(C, A, B)``."""
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
@@ -123,6 +186,11 @@ class _Numpy(ast.NodeTransformer):
             raise _unsupported(node)
         return node
 
+    def visit_IfExp(self, node: ast.IfExp):
+        self.generic_visit(node)
+        return ast.Call(ast.Name("{np}.where", ast.Load()), [node.test, node.body, node.orelse],
+                        [])
+
 
 # -- C ---------------------------------------------------------------------------------------------
 
@@ -130,12 +198,28 @@ _C_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Lt:
                 ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
                 ast.And: "&&", ast.Or: "||"}
 _C_FUNCTIONS = {"abs": "fabs", "fabs": "fabs", "floor": "floor", "log": "log", "tan": "tan",
-                "sin": "sin", "cos": "cos", "exp": "exp", "sqrt": "sqrt"}
+                "sin": "sin", "cos": "cos", "exp": "exp", "sqrt": "sqrt", "log1p": "log1p"}
+
+_C_MOD = '''static double gc_mod(double a, double b)
+{
+    /* Python's a % b: the sign of b (C's fmod has the sign of a) */
+    double r = fmod(a, b);
+    if (r != 0.0) {
+        if ((b < 0) != (r < 0)) r += b;
+    } else {
+        r = copysign(0.0, b);
+    }
+    return r;
+}'''
 
 
-def c_helper(name: str) -> str:
-    """``static double gc_name(double x) {...}``: the definition as a C helper (a ValueError is
+@cache
+def c_helper(helper: str) -> str:
+    """``static double gc_name(double x) {...}``: the C helper ``gc_name`` (a ValueError is
     NaN)."""
+    if helper == "gc_mod":
+        return _C_MOD
+    name = helper.removeprefix("gc_")
     tree = _definition(name)
     params = [a.arg for a in tree.args.args]
     printer = _C(name)
@@ -170,25 +254,25 @@ class _C:
     def statement(self, s, depth: int) -> list[str]:
         pad = "    " * depth
         if isinstance(s, ast.Return):
-            return [f"{pad}return {self.expression(s.value)};"]
+            return [f"{pad}return {self.whole(s.value)};"]
         if isinstance(s, ast.Raise):
             return [f"{pad}return NAN;"]
         if isinstance(s, ast.If):
-            lines = [f"{pad}if ({self.expression(s.test)}) {{", *self.block(s.body, depth + 1)]
+            lines = [f"{pad}if ({self.whole(s.test)}) {{", *self.block(s.body, depth + 1)]
             if s.orelse:
                 lines += [f"{pad}}} else {{", *self.block(s.orelse, depth + 1)]
             return lines + [f"{pad}}}"]
         if isinstance(s, ast.While):
-            return [f"{pad}while ({self.expression(s.test)}) {{",
+            return [f"{pad}while ({self.whole(s.test)}) {{",
                     *self.block(s.body, depth + 1), f"{pad}}}"]
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name):
             self.assigned.add(s.targets[0].id)
-            return [f"{pad}{s.targets[0].id} = {self.expression(s.value)};"]
+            return [f"{pad}{s.targets[0].id} = {self.whole(s.value)};"]
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             self.assigned.add(s.target.id)
             op = _C_OPERATORS[type(s.op)]
-            return [f"{pad}{s.target.id} {op}= {self.expression(s.value)};"]
+            return [f"{pad}{s.target.id} {op}= {self.whole(s.value)};"]
         if isinstance(s, ast.For):
             return self.enumerate(s, depth)
         raise _unsupported(s)
@@ -215,6 +299,14 @@ class _C:
                 f"{pad}    {b} = {array_name}[{k} - {start}];",
                 *self.block(s.body, depth + 1), f"{pad}}}"]
 
+    def whole(self, e) -> str:
+        """An expression standing alone (a statement's, an argument's): without the parentheses
+        :meth:`expression` puts around an operation."""
+        text = self.expression(e)
+        operation = isinstance(e, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp))
+        return text[1:-1] if operation and not isinstance(getattr(e, "op", None), ast.Pow) \
+            else text
+
     def expression(self, e) -> str:
         if isinstance(e, ast.Constant) and type(e.value) in (int, float):
             return repr(e.value)
@@ -234,16 +326,19 @@ class _C:
         if isinstance(e, ast.BoolOp):
             op = f" {_C_OPERATORS[type(e.op)]} "
             return "(" + op.join(self.expression(v) for v in e.values) + ")"
+        if isinstance(e, ast.IfExp):
+            return (f"({self.expression(e.test)} ? {self.expression(e.body)} : "
+                    f"{self.expression(e.orelse)})")
         if isinstance(e, ast.Compare) and len(e.ops) == 1:
             return (f"({self.expression(e.left)} {_C_OPERATORS[type(e.ops[0])]} "
                     f"{self.expression(e.comparators[0])})")
         if isinstance(e, ast.Call) and not e.keywords:
-            return f"{self.function(e.func)}({', '.join(map(self.expression, e.args))})"
+            return f"{self.function(e.func)}({', '.join(map(self.whole, e.args))})"
         raise _unsupported(e)
 
     def function(self, f) -> str:
-        if isinstance(f, ast.Name) and f.id in DEFINED:
-            return f"gc_{f.id}"
+        if isinstance(f, ast.Name) and f.id in _ROW:
+            return f"gc_{_ROW[f.id]}"
         if isinstance(f, ast.Name) and f.id in _C_FUNCTIONS:
             return _C_FUNCTIONS[f.id]
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \

@@ -4,74 +4,8 @@ function body, checked statement by statement in Python, NaN in the failed rows 
 from __future__ import annotations
 
 from ..symbolic.adjoint import CONDITIONS, Code, Program, Statement
-from .helpers import DEFINED, array_helper, python_helper
+from .helpers import array_helper, python_helper
 from .printer import PREFIX, Printer, comment_lines, operand, source_comment, what, wrap
-
-# -- helpers, defined by the generated code when it uses them ------------------------------------
-# Each mirrors its primal (gradcli.engine.primitives; the batch engine's for arrays) branch for
-# branch, so the generated code computes what eval computes.
-
-_PYTHON_HELPERS = {
-    "_sigmoid": '''def _sigmoid(a):
-    if a >= 0:
-        return 1.0 / (1.0 + math.exp(-a))
-    z = math.exp(a)  # no overflow for very negative a
-    return z / (1.0 + z)''',
-    "_softplus": '''def _softplus(a):
-    return math.log1p(math.exp(-abs(a))) + (a if a > 0 else 0.0)''',
-    "_relu": '''def _relu(a):
-    return a if a > 0 else 0.0''',
-    "_sign": '''def _sign(a):
-    return 1.0 if a > 0 else (-1.0 if a < 0 else 0.0)''',
-    "_step": '''def _step(a):
-    return 1.0 if a > 0 else 0.0''',
-}
-# The special functions: printed from the engine's own (gradcli.code.helpers)
-_PYTHON_HELPERS.update({f"_{name}": python_helper(name) for name in DEFINED})
-
-
-def _by_rows(name: str, scalar: str) -> str:
-    """An array helper computing a Python function a row at a time, NaN outside its domain."""
-    return (f"def {name}(a):\n"
-            f"    # NumPy has none: {scalar} a row at a time (NaN outside its domain)\n"
-            f"    def row(x):\n"
-            f"        try:\n"
-            f"            return {scalar}(x)\n"
-            f"        except (ValueError, ZeroDivisionError, OverflowError):\n"
-            f"            return math.nan\n"
-            f"    return {{np}}.asarray({{np}}.frompyfunc(row, 1, 1)(a), dtype={{np}}.float64)")
-
-_ARRAY_HELPERS = {  # {np} is np or jnp
-    "_sigmoid": '''def _sigmoid(a):
-    z = {np}.exp(-{np}.abs(a))  # exp(-a) for a >= 0, exp(a) below: never overflows
-    return {np}.where(a >= 0, 1.0 / (1.0 + z), z / (1.0 + z))''',
-    "_softplus": '''def _softplus(a):
-    return {np}.log1p({np}.exp(-{np}.abs(a))) + {np}.where(a > 0, a, 0.0)''',
-    "_relu": '''def _relu(a):
-    return {np}.where(a > 0, a, 0.0)''',
-    "_sign": '''def _sign(a):
-    return {np}.where(a > 0, 1.0, {np}.where(a < 0, -1.0, 0.0))''',
-    "_step": '''def _step(a):
-    return {np}.where(a > 0, 1.0, 0.0)''',
-    "_min": '''def _min(a, b):
-    return {np}.where(b < a, b, a)  # Python's min: the first unless the second is smaller''',
-    "_max": '''def _max(a, b):
-    return {np}.where(b > a, b, a)''',
-    "_erf": '''def _erf(a):
-    # NumPy has no erf: the C library's, a row at a time
-    return {np}.asarray({np}.frompyfunc(math.erf, 1, 1)(a), dtype={np}.float64)''',
-    "_erfc": '''def _erfc(a):
-    # NumPy has no erfc: the C library's, a row at a time
-    return {np}.asarray({np}.frompyfunc(math.erfc, 1, 1)(a), dtype={np}.float64)''',
-    "_gamma": _by_rows("_gamma", "math.gamma"),
-    "_lgamma": _by_rows("_lgamma", "math.lgamma"),
-    "_sinc": array_helper("sinc"),
-}
-for _name in ("_digamma", "_trigamma"):  # the Python helper, a row at a time
-    _ARRAY_HELPERS[_name] = (_PYTHON_HELPERS[_name].replace(f"def {_name}(", f"def {_name}_row(")
-                             .replace(f"return {_name}(", f"return {_name}_row(") + "\n\n\n"
-                             + _by_rows(_name, _name + "_row"))
-
 
 # Operations that raise nothing on floats (an overflow is inf, checked by _finite after)
 _RAISE_NOTHING = frozenset(["add", "sub", "mul", "neg", "var", "where", *CONDITIONS])
@@ -272,16 +206,16 @@ class Python:
         if (p.mode == "forward" and self.checked) or (self.returns == "dict"
                                                        and len(p.output_names) > 1):
             constants.append(f"OUTPUTS = {tuple(p.output_names)!r}")
-        helpers = [self.helper(h) for h in sorted(self.printer.helpers)]
+        used = [self.helper(h) for h in sorted(self.printer.helpers)]
         if self.checked:
-            helpers += [_PY_FINITE, _PY_LOCATED]
+            used += [_PY_FINITE, _PY_LOCATED]
         else:
-            helpers += [_ARRAY_FAILED.replace("{np}", PREFIX[lang].rstrip("."))]
+            used += [_ARRAY_FAILED.replace("{np}", PREFIX[lang].rstrip("."))]
         blocks = ["\n".join(head), "\n".join(imports)]
         if lang == "jax":
             blocks.append('jax.config.update("jax_enable_x64", True)')
         blocks.append("\n".join(constants))
-        return "\n\n".join(blocks) + "\n\n\n" + "\n\n\n".join(helpers + functions) + "\n"
+        return "\n\n".join(blocks) + "\n\n\n" + "\n\n\n".join(used + functions) + "\n"
 
     def docstring(self, function: str) -> str:
         p = self.p
@@ -342,8 +276,8 @@ class Python:
 
     def helper(self, name: str) -> str:
         if self.lang == "python":
-            return _PYTHON_HELPERS[name]
-        return _ARRAY_HELPERS[name].replace("{np}", PREFIX[self.lang].rstrip("."))
+            return python_helper(name)
+        return array_helper(name).replace("{np}", PREFIX[self.lang].rstrip("."))
 
 
 _ARRAY_FAILED = '''def _failed(*columns):

@@ -80,29 +80,8 @@ class Primitive:
 
 
 # -- numerically careful primals ---------------------------------------------------------------
-
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    z = math.exp(x)  # no overflow for very negative x
-    return z / (1.0 + z)
-
-
-def _softplus(x: float) -> float:
-    return math.log1p(math.exp(-abs(x))) + (x if x > 0 else 0.0)
-
-
-def _relu(x: float) -> float:
-    return x if x > 0 else 0.0
-
-
-def _sign(x: float) -> float:
-    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-
-
-def _step(x: float) -> float:
-    return 1.0 if x > 0 else 0.0
-
+# (sigmoid, softplus, relu, sign, step, min, max, sinc, digamma, trigamma are in special.py, from
+# which gradcli.code.helpers prints them as generated code's own helpers)
 
 def _side(a: float, b: float = 0.0) -> int:
     """-1, 0 or +1 as a < b, a = b, a > b: where relu, abs, sign, step (b = 0), min, max turn."""
@@ -185,7 +164,8 @@ def where(condition, x, y):
 
 
 def _helper(name: str) -> dict[str, str]:
-    """The spelling of a primitive that generated code defines itself (gradcli codegen)."""
+    """The spelling of a primitive that generated code defines itself (gradcli codegen), printed
+    from its float primal by :mod:`gradcli.code.helpers`."""
     return {"python": f"_{name}", "numpy": f"_{name}", "jax": f"_{name}", "c": f"gc_{name}"}
 
 
@@ -221,8 +201,8 @@ def row(name, arity, primal, partials, domain="all reals", symbol=None, note="",
 
 
 # -- the primals of the piecewise rows on NumPy columns: f(np, *columns) -----------------------
-# Each mirrors its scalar primal above (same branches, same IEEE operations), so that the two
-# engines agree to the last bit wherever NumPy and the C library compute the same function.
+# Each mirrors its scalar primal (special.py: same branches, same IEEE operations), so that the
+# two engines agree to the last bit wherever NumPy and the C library compute the same function.
 
 def _sigmoid_columns(np, x):
     if np.ndim(x) == 0 or x.dtype != np.float64:
@@ -393,13 +373,13 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          sympy="atanh", numpy="arctanh", propagates=FIRST, parity="odd", code=_arc("tanh"),
          outside=lambda m, a: a <= -1 or a >= 1),
     # machine learning
-    row("sigmoid", 1, _sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
+    row("sigmoid", 1, special.sigmoid, (lambda m, a, y: y * m.sigmoid(-a),),
          note="d/da = sigmoid(a)·(1 - sigmoid(a)), computed as sigmoid(a)·sigmoid(-a), which "
               "keeps its precision for large a", numpy=_sigmoid_columns,
          code=_helper("sigmoid"), complement=True),
-    row("softplus", 1, _softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns,
+    row("softplus", 1, special.softplus, (lambda m, a, y: m.sigmoid(a),), numpy=_softplus_columns,
          code=_helper("softplus")),
-    row("relu", 1, _relu, (lambda m, a, y: m.step(a),),
+    row("relu", 1, special.relu, (lambda m, a, y: m.step(a),),
          note="relu'(0) = 0 (the conventional subgradient)", kink=_side, numpy=_relu_columns,
          code=_helper("relu")),
     # piecewise
@@ -407,19 +387,19 @@ TABLE: dict[str, Primitive] = {p.name: p for p in (
          sympy="Abs", note="abs'(0) = 0 (the conventional subgradient)", kink=_side, numpy="abs",
          propagates=FIRST, parity="even", exact=True,
          code={"python": "math.fabs", "c": "fabs"}),
-    row("min", 2, min, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
+    row("min", 2, special.minimum, (lambda m, a, b, y: (1 - m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 + m.sign(a - b)) / 2),
          note="at a tie a = b each argument gets 1/2", kink=_side, numpy=_min_columns,
          latex=r"\min", exact=True, code={**_helper("min"), "python": "min"}),
-    row("max", 2, max, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
+    row("max", 2, special.maximum, (lambda m, a, b, y: (1 + m.sign(a - b)) / 2,
                          lambda m, a, b, y: (1 - m.sign(a - b)) / 2),
          note="at a tie a = b each argument gets 1/2", kink=_side, numpy=_max_columns,
          latex=r"\max", exact=True, code={**_helper("max"), "python": "max"}),
-    row("sign", 1, _sign, (lambda m, a, y: 0.0,),
+    row("sign", 1, special.sign, (lambda m, a, y: 0.0,),
          sympy="sign",
          note="sign(0) = 0; derivative taken as 0 everywhere (used by the rules of abs, min, max)",
          kink=_side, numpy=_sign_columns, parity="odd", exact=True, code=_helper("sign")),
-    row("step", 1, _step, (lambda m, a, y: 0.0,),
+    row("step", 1, special.step, (lambda m, a, y: 0.0,),
          note="step(a) = 1 if a > 0 else 0; derivative taken as 0 everywhere (the rule of relu)",
          kink=_side, numpy=_step_columns, exact=True, code=_helper("step")),
     # reciprocal trigonometric

@@ -1,4 +1,6 @@
-"""Special functions the C library lacks, on floats: digamma and polygamma, sinc and its slope.
+"""Float functions of the table that neither Python nor the C library has as they are here:
+digamma and polygamma, sinc and its slope, and the piecewise and machine-learning rows (sigmoid,
+softplus, relu, sign, step, min, max) that generated code defines for itself.
 
 ``math`` has gamma, lgamma and erfc; digamma ψ = Γ'/Γ and its derivatives ψ⁽ⁿ⁾ it has not.
 They are computed the textbook way (Abramowitz & Stegun 6.3.18, 6.4.11): shift the argument up
@@ -25,10 +27,45 @@ def _pole(x: float) -> bool:
     return x <= 0 and x == math.floor(x)
 
 
-# digamma, trigamma and sinc are also the helpers generated code defines (gradcli.code.helpers
-# prints them in Python and C from these definitions): each is written in the few statements
-# that printer knows (if, while, for over enumerate, assignments, arithmetic, math's
-# functions), and calls no other function of this module.
+# sigmoid, softplus, relu, sign, step, minimum, maximum, digamma, trigamma and sinc are also the
+# helpers generated code defines (gradcli.code.helpers prints them in Python, NumPy and C from
+# these definitions): each is written in the few statements that printer knows (if, while, for
+# over enumerate, assignments, conditional expressions, arithmetic, math's functions), and
+# calls no other function of this module.
+
+def sigmoid(x: float) -> float:
+    """1/(1 + e^-x), as e^-|x| over one plus it below 0: e^-|x| ≤ 1 never overflows."""
+    z = math.exp(-abs(x))
+    return 1.0 / (1.0 + z) if x >= 0 else z / (1.0 + z)
+
+
+def softplus(x: float) -> float:
+    """ln(1 + e^x), as ln(1 + e^-|x|) + max(x, 0): no overflow for large x."""
+    return math.log1p(math.exp(-abs(x))) + (x if x > 0 else 0.0)
+
+
+def relu(x: float) -> float:
+    return x if x > 0 else 0.0
+
+
+def sign(x: float) -> float:
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+
+
+def step(x: float) -> float:
+    return 1.0 if x > 0 else 0.0
+
+
+def minimum(a: float, b: float) -> float:
+    """Python's min(a, b): a unless b is smaller (min(nan, 1) is nan, min(1, nan) is 1; NumPy's
+    minimum is nan for both)."""
+    return b if b < a else a
+
+
+def maximum(a: float, b: float) -> float:
+    """Python's max(a, b): a unless b is larger."""
+    return b if b > a else a
+
 
 def digamma(x: float) -> float:
     """ψ(x) = d/dx ln Γ(x); a ValueError at the poles 0, -1, -2, …"""
