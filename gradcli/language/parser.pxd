@@ -9,7 +9,7 @@ from gradcli.language.ast cimport Node
 
 cpdef object _nesting(str kind, str text, Py_ssize_t depth)
 
-@cython.locals(index=Py_ssize_t, kind=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t,
+@cython.locals(kind=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t,
                after=Py_ssize_t, top=Py_ssize_t, state=Py_ssize_t, action=Py_ssize_t,
                reduction=Py_ssize_t, size=Py_ssize_t, call=Py_ssize_t, depth=Py_ssize_t,
                width=Py_ssize_t, end_kind=Py_ssize_t, start=Py_ssize_t, end=Py_ssize_t,

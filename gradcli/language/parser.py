@@ -626,25 +626,30 @@ BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
 def lexer(tables: dict) -> re.Pattern:
     """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
     token's trailing blanks part of its match (no step of its own for a space), the end of the
-    text one more, empty, match (``_END_``), and any other character a match of its own
-    (``_BAD_``, tried last), so each match starts where the one before ended.
+    text one more, empty, match, and any other character a match of its own (``_BAD_``, tried
+    last), so each match starts where the one before ended.
 
-    Each terminal's group follows its pattern and holds the blanks after it,
+    Each token's group follows its pattern and holds the blanks after it,
     ``(?:+)(?P<PLUS>[ \t\f\r]*)``, where the tables have ``(?P<PLUS>+)``: the same alternatives
     in the same order, so the same matches, but the regular expression engine skips a branch
     by its first character (a group opening the branch hides that character from it). The
     match's last group is the terminal's, and its span is where the token ends and where the
-    next match starts: one call per token."""
+    next match starts: one call per token. What the grammar ignores and the end of the text
+    have no group (a match with no last group): fewer groups, a smaller match object."""
     parts = re.split(r"\(\?P<(\w+)>", tables["pattern"])  # "", name, body + ")|", name, ...
     names, bodies = parts[1::2], [body[:-2] for body in parts[2::2]]
     bodies[-1] = parts[-1][:-1]
     if parts[0] or "|".join(f"(?P<{n}>{b})" for n, b in zip(names, bodies)) != tables["pattern"]:
         raise ValueError("the lexer's pattern is not one group per terminal")
-    terminals = "|".join(f"(?:{body})(?P<{name}>{BLANKS})" for name, body in zip(names, bodies))
-    regex = re.compile(f"{terminals}|\\Z(?P<_END_>)|(?s:.)(?P<_BAD_>{BLANKS})")
+    ignore = tables["ignore"]
+    terminals = "|".join(f"(?:{body}){BLANKS}" if name in ignore else
+                         f"(?:{body})(?P<{name}>{BLANKS})" for name, body in zip(names, bodies))
+    regex = re.compile(f"{terminals}|\\Z|(?s:.)(?P<_BAD_>{BLANKS})")
+    if regex.groups != len(regex.groupindex):  # a match of an ignored terminal has no group
+        raise ValueError("the lexer's pattern has a group that is not a terminal's")
     for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
         found = regex.match(blank)
-        if found is None or found.lastgroup not in tables["ignore"]:
+        if found is None or found.lastgroup is not None:
             raise ValueError(f"the grammar does not ignore {blank!r}")
     return regex
 
@@ -691,25 +696,23 @@ def driver(tables: dict) -> Callable[[str, object], object]:
         methods.append((method, _child_filter(entry[0], pairs)))
     regex = lexer(tables)
     # Per group of the lexer: the kind of token a match whose last group it is gives (that
-    # group holds the blanks after the token); _IGNORED for the terminals the grammar ignores,
-    # _BAD for no terminal.
+    # group holds the blanks after the token); _BAD for no terminal.
     kinds = array("i", [_BAD] * (regex.groups + 1))
     for name, index in regex.groupindex.items():
-        kinds[index] = _IGNORED if name in tables["ignore"] else number["$END"] \
-            if name == "_END_" else _BAD if name == "_BAD_" else number[name]
+        kinds[index] = _BAD if name == "_BAD_" else number[name]
     machine = _Machine(regex.finditer, kinds, order, table, width, sizes, rules, calls,
                        methods, number["$END"], tables["start"], tables["end"])
     return partial(_drive, machine=machine)
 
 
-_IGNORED, _BAD = -1, -2  # the kinds of a match that is no token
+_BAD = -1  # the kind of a match that is no token
 
 
 class _Machine(NamedTuple):
     """:func:`driver`'s tables, as :func:`_drive` reads them."""
 
     finditer: Callable
-    kinds: array       # per group of the lexer, the token's kind (or _IGNORED, _BAD)
+    kinds: array       # per group of the lexer, the token's kind (or _BAD)
     names: list        # per symbol, its name (a token's type)
     table: array       # per state and symbol, the action (see driver)
     width: int         # the symbols (a row of the table)
@@ -738,13 +741,18 @@ def _drive(source: str, builder, machine):
     begin = 0  # each match starts where the one before it ended (the lexer's last alternative)
     for match in finditer(source):
         index = match.lastindex
-        kind = kinds[index]
-        stop, after = match.span(index)
-        if kind < 0:
-            if kind == _BAD:  # no terminal matches here
+        if index is None:  # what the grammar ignores, or the end (the one empty match)
+            after = match.end()
+            if after != begin:
+                begin = after
+                continue  # a comment, blanks
+            kind = end_kind
+            stop = begin
+        else:
+            kind = kinds[index]
+            stop, after = match.span(index)
+            if kind < 0:  # _BAD: no terminal matches here
                 return SyntaxFault(begin)
-            begin = after
-            continue  # a comment, blanks
         text = source[begin:stop]
         if newlines:
             nested = _nesting(names[kind], text, depth)
