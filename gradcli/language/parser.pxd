@@ -1,17 +1,22 @@
 # What Cython knows of parser.py when setup.py compiles it (see engine/forward.pxd): the driver's
-# loop with its positions and stack indices as C integers and its containers typed, so the
-# loop's bookkeeping is C and only the lexer's matches and the builder's callbacks are Python's.
-# parser.py stays the one source; without Cython it runs as written.
+# loop with its positions, states and stack indices as C integers and its tables as typed views
+# of their integer arrays, so the loop's bookkeeping is C and only the lexer's matches and the
+# builder's callbacks are Python's. parser.py stays the one source; without Cython it runs as
+# written.
 import cython
 
 from gradcli.language.ast cimport Node
 
 cpdef object _nesting(str kind, str text, Py_ssize_t depth)
 
-@cython.locals(index=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t, top=Py_ssize_t,
-               size=Py_ssize_t, call=Py_ssize_t, depth=Py_ssize_t, states=list, values=list,
-               callbacks=list, kinds=list, row=dict, newlines=bint, text=str, tok=_Token)
-cpdef object _drive(str source, builder, tuple machine)
+@cython.locals(kind=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t,
+               after=Py_ssize_t, top=Py_ssize_t, state=Py_ssize_t, action=Py_ssize_t,
+               reduction=Py_ssize_t, size=Py_ssize_t, call=Py_ssize_t, depth=Py_ssize_t,
+               width=Py_ssize_t, end_kind=Py_ssize_t, start=Py_ssize_t, end=Py_ssize_t,
+               kinds=cython.int[:], table=cython.int[:], sizes=cython.int[:],
+               rules=cython.int[:], calls=cython.int[:], states=cython.int[:],
+               values=list, callbacks=list, names=list, newlines=bint, text=str, tok=_Token)
+cpdef object _drive(str source, builder, machine)
 
 cdef class _Token:
     cdef public object type, value

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from array import array
 from sys import intern
 from functools import partial
 from typing import Callable, NamedTuple
@@ -625,24 +626,30 @@ BLANKS = "[ \t\f\r]*"  # the blanks the grammar ignores (%ignore /[ \t\f\r]+/)
 def lexer(tables: dict) -> re.Pattern:
     """The lexer of the tables: Lark's alternation of the terminals, in Lark's order, each
     token's trailing blanks part of its match (no step of its own for a space), the end of the
-    text one more, empty, match (``_END_``), and any other character a match of its own
-    (``_BAD_``, tried last), so each match starts where the one before ended.
+    text one more, empty, match, and any other character a match of its own (``_BAD_``, tried
+    last), so each match starts where the one before ended.
 
-    Each terminal's group is an empty one after its pattern, ``(?:+)(?P<PLUS>)``, where the
-    tables have ``(?P<PLUS>+)``: the same alternatives in the same order, so the same matches,
-    but the regular expression engine skips a branch by its first character (a group opening
-    the branch hides that character from it). The match's last group is the terminal's, and
-    where that group is is where the token ends."""
+    Each token's group follows its pattern and holds the blanks after it,
+    ``(?:+)(?P<PLUS>[ \t\f\r]*)``, where the tables have ``(?P<PLUS>+)``: the same alternatives
+    in the same order, so the same matches, but the regular expression engine skips a branch
+    by its first character (a group opening the branch hides that character from it). The
+    match's last group is the terminal's, and its span is where the token ends and where the
+    next match starts: one call per token. What the grammar ignores and the end of the text
+    have no group (a match with no last group): fewer groups, a smaller match object."""
     parts = re.split(r"\(\?P<(\w+)>", tables["pattern"])  # "", name, body + ")|", name, ...
     names, bodies = parts[1::2], [body[:-2] for body in parts[2::2]]
     bodies[-1] = parts[-1][:-1]
     if parts[0] or "|".join(f"(?P<{n}>{b})" for n, b in zip(names, bodies)) != tables["pattern"]:
         raise ValueError("the lexer's pattern is not one group per terminal")
-    terminals = "|".join(f"(?:{body})(?P<{name}>)" for name, body in zip(names, bodies))
-    regex = re.compile(f"(?:{terminals}|\\Z(?P<_END_>)|(?s:.)(?P<_BAD_>)){BLANKS}")
+    ignore = tables["ignore"]
+    terminals = "|".join(f"(?:{body}){BLANKS}" if name in ignore else
+                         f"(?:{body})(?P<{name}>{BLANKS})" for name, body in zip(names, bodies))
+    regex = re.compile(f"{terminals}|\\Z|(?s:.)(?P<_BAD_>{BLANKS})")
+    if regex.groups != len(regex.groupindex):  # a match of an ignored terminal has no group
+        raise ValueError("the lexer's pattern has a group that is not a terminal's")
     for blank in BLANKS[1:-2]:  # eaten after a token: they must be blanks the grammar ignores
         found = regex.match(blank)
-        if found is None or found.lastgroup not in tables["ignore"]:
+        if found is None or found.lastgroup is not None:
             raise ValueError(f"the grammar does not ignore {blank!r}")
     return regex
 
@@ -656,121 +663,146 @@ def driver(tables: dict) -> Callable[[str, object], object]:
     rule's children as one list; :func:`parse` passes :class:`_ToAst`, and the lowering
     (``engine/graph.py``) passes one that makes the tape's nodes as the rules are reduced."""
     names = [intern(name) for name in tables["symbols"]]
-    # A shift becomes the target state's own dict, so the stack holds dicts and no index is
-    # looked up; a reduction becomes (its size, rule name, index of its callback); a unit rule
-    # (``?sum: product``, the same value in a new state) has the index -1.
-    reductions, calls = [], []
+    # Symbols as integers, the terminals first (a token's kind), then the rules; the tables as
+    # one flat array of integers, a row per state and a column per symbol, so that compiled
+    # (parser.pxd) the loop reads them as C arrays: 0 is an error, s + 1 shifts (or goes) to
+    # state s, -(r + 1) reduces by reduction r.
+    order = [name for name in names if name.isupper()]
+    order += [name for name in names if not name.isupper()]
+    number = {name: i for i, name in enumerate(order)}
+    width, count = len(order), len(tables["states"])
+    table = array("i", bytes(4 * width * count))
+    for state, pairs in enumerate(tables["states"]):
+        pairs = bytes.fromhex(pairs)
+        base = state * width
+        for i in range(0, len(pairs), 2):
+            action = pairs[i + 1]
+            table[base + number[names[pairs[i]]]] = action + 1 if action < count \
+                else count - action - 1
+    # Per reduction: its size, its rule's column, and its callback's index (-1: a unit rule,
+    # ``?sum: product``, whose value is its only child's, in a new state).
+    sizes, rules, calls, methods = array("i"), array("i"), array("i"), []
     for entry in tables["reductions"]:
-        size, rule = entry[0], names[entry[1]]
+        sizes.append(entry[0])
+        rules.append(number[names[entry[1]]])
         if len(entry) == 2:
-            reductions.append((size, rule, -1))
+            calls.append(-1)
             continue
         method, kept = entry[2], entry[3]
         if method is not None and method not in _METHODS:
             raise ValueError(f"no callback {method!r}")
-        reductions.append((size, rule, len(calls)))
+        calls.append(len(methods))
         pairs = tuple((kept[i], bool(kept[i + 1])) for i in range(0, len(kept), 2))
-        calls.append((method, _child_filter(size, pairs)))
-    rows: list[dict] = [{} for _ in tables["states"]]
-    n = len(rows)
-    for row, pairs in zip(rows, tables["states"]):
-        pairs = bytes.fromhex(pairs)
-        for i in range(0, len(pairs), 2):
-            action = pairs[i + 1]
-            row[names[pairs[i]]] = rows[action] if action < n else reductions[action - n]
-    start, end = rows[tables["start"]], rows[tables["end"]]
-    # Unit rules never run: a goto becomes, per lookahead, the state reached after the unit
-    # reductions that lookahead would make next (between an atom and a sum there are four).
-    terminals = [name for name in names if name.isupper()] + [None]
-    settled = []
-    for row in rows:
-        for rule, target in row.items():
-            if not rule.isupper():
-                settled.append((row, rule, {kind: _settle(row, target, kind)
-                                            for kind in terminals}))
-    for row, rule, gotos in settled:
-        row[rule] = gotos
+        methods.append((method, _child_filter(entry[0], pairs)))
     regex = lexer(tables)
-    # Per group of the lexer: the terminal a match whose last group it is gives (the token
-    # ends where that group is); "" for the terminals the grammar ignores, None for no terminal.
-    kinds: list = [None] * (regex.groups + 1)
+    # Per group of the lexer: the kind of token a match whose last group it is gives (that
+    # group holds the blanks after the token); _BAD for no terminal.
+    kinds = array("i", [_BAD] * (regex.groups + 1))
     for name, index in regex.groupindex.items():
-        kinds[index] = "" if name in tables["ignore"] else _END if name == "_END_" else \
-            None if name == "_BAD_" else intern(name)
-    return partial(_drive, machine=(regex.finditer, kinds, calls, start, end))
+        kinds[index] = _BAD if name == "_BAD_" else number[name]
+    machine = _Machine(regex.finditer, kinds, order, table, width, sizes, rules, calls,
+                       methods, number["$END"], tables["start"], tables["end"])
+    return partial(_drive, machine=machine)
 
 
-_END = "$END"
+_BAD = -1  # the kind of a match that is no token
+
+
+class _Machine(NamedTuple):
+    """:func:`driver`'s tables, as :func:`_drive` reads them."""
+
+    finditer: Callable
+    kinds: array       # per group of the lexer, the token's kind (or _BAD)
+    names: list        # per symbol, its name (a token's type)
+    table: array       # per state and symbol, the action (see driver)
+    width: int         # the symbols (a row of the table)
+    sizes: array       # per reduction, how many children it takes
+    rules: array       # per reduction, its rule's symbol
+    calls: array       # per reduction, its callback in methods (-1 for a unit rule)
+    methods: list      # per callback, (the builder's method name or None, Lark's child filter)
+    end_kind: int      # $END's symbol
+    start: int         # the state to start in
+    end: int           # the state that accepts
 
 
 def _drive(source: str, builder, machine):
     """:func:`driver`'s ``run``: ``source`` read by the machine with ``builder``'s callbacks."""
-    finditer, kinds, calls, start, end = machine
+    finditer, kinds, names, table, width, sizes, rules, calls, methods, end_kind, start, end \
+        = machine
     callbacks = [_bind(method and getattr(builder, method), child_filter)
-                 for method, child_filter in calls]
-    # The LR stack: states[i] is the state after values[i] (values[0] is no value), i <= top.
+                 for method, child_filter in methods]
+    # The LR stack: stack[i] is the state after values[i] (values[0] is no value), i <= top.
     # Entries above top are left in place and overwritten: no list shrinks or grows per step.
-    states, values, top = [start] * 64, [None] * 64, 0
-    row = start
+    stack, values, top = array("i", [start]) * 64, [None] * 64, 0
+    states = stack  # compiled, a typed view of the array (re-taken when the stack grows)
+    state = start
     newlines = "\n" in source  # the post-lexer only ever drops newline tokens
     depth = 0
+    begin = 0  # each match starts where the one before it ended (the lexer's last alternative)
     for match in finditer(source):
         index = match.lastindex
-        kind = kinds[index]
-        if not kind:
-            if kind is None:  # no terminal matches here
-                return SyntaxFault(match.start())
-            continue  # a comment, blanks
-        begin = match.start()
-        stop = match.end(index)
+        if index is None:  # what the grammar ignores, or the end (the one empty match)
+            after = match.end()
+            if after != begin:
+                begin = after
+                continue  # a comment, blanks
+            kind = end_kind
+            stop = begin
+        else:
+            kind = kinds[index]
+            stop, after = match.span(index)
+            if kind < 0:  # _BAD: no terminal matches here
+                return SyntaxFault(begin)
         text = source[begin:stop]
         if newlines:
-            after = _nesting(kind, text, depth)
-            if after is None:
+            nested = _nesting(names[kind], text, depth)
+            if nested is None:
+                begin = after
                 continue
-            depth = after
+            depth = nested
         tok = _Token.__new__(_Token)  # no __init__ call: compiled, four stores
-        tok.type = kind
+        tok.type = names[kind]
         tok.value = text
         tok.start_pos = begin
         tok.end_pos = stop
         while True:
-            action = row.get(kind)
-            if action is None:
-                return SyntaxFault(begin, kind, text, _terminals(row))
+            action = table[state * width + kind]
+            if action == 0:
+                return SyntaxFault(begin, names[kind], text, _expected_at(machine, state))
             if top + 1 == len(values):  # a deeper nesting than ever: twice the room
-                states.extend(states)
+                states = None  # the view let go, so that the array can be copied
+                stack = stack + stack
+                states = stack
                 values.extend(values)
-            if type(action) is dict:  # shift
+            if action > 0:  # shift
                 top += 1
-                states[top] = row = action
+                state = action - 1
+                states[top] = state
                 values[top] = tok
                 break
-            size, name, call = action
+            reduction = -action - 1
+            size = sizes[reduction]
+            call = calls[reduction]
             top -= size  # the state below the rule's children goes to the rule's
-            value = callbacks[call](values[top + 1:top + 1 + size])
-            row = states[top][name][kind]
+            if call < 0:  # a unit rule: its child's value stays
+                value = values[top + 1]
+            else:
+                value = callbacks[call](values[top + 1:top + 1 + size])
+            state = table[states[top] * width + rules[reduction]] - 1
             top += 1
-            states[top] = row
+            states[top] = state
             values[top] = value
-            if row is end and kind is _END:
+            if state == end and kind == end_kind:
                 return value
+        begin = after
     raise AssertionError("the scan ends with $END or a stop")  # pragma: no cover
 
 
-def _terminals(row: dict) -> frozenset:
+def _expected_at(machine: _Machine, state: int) -> frozenset:
     """The terminals a state can shift or reduce on (what a syntax error there expected)."""
-    return frozenset(s for s in row if s.isupper())
-
-
-def _settle(below: dict, state: dict, kind: str | None) -> dict:
-    """The state a goto from ``below`` to ``state`` ends in once the lookahead ``kind`` has made
-    its unit reductions (each replaces the top state by ``below``'s goto on its rule)."""
-    action = state.get(kind)
-    while action.__class__ is tuple and action[2] < 0:
-        state = below[action[1]]
-        action = state.get(kind)
-    return state
+    base = state * machine.width
+    return frozenset(name for kind, name in enumerate(machine.names)
+                     if name.isupper() and machine.table[base + kind] != 0)
 
 
 def _child_filter(size: int, kept: tuple) -> Callable[[list], list] | None:
