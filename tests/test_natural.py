@@ -32,7 +32,7 @@ READINGS = [
     # implicit multiplication: a number, a name, a call and a group written side by side
     ("2x", "2*x"), ("2 x", "2*x"), ("x sin(x)", "x*sin(x)"), ("(x+1)(x-1)", "(x+1)*(x-1)"),
     ("2(x+1)", "2*(x+1)"), ("x^2 sin(x)", "(x^2)*sin(x)"), ("2x y", "(2*x)*y"),
-    ("sin(x) cos(x)", "sin(x)*cos(x)"), ("x(x+1)", "x*(x+1)"), ("2x(x+1)", "2*x*(x+1)"),
+    ("sin(x) cos(x)", "sin(x)*cos(x)"), ("x(x+1)", "x*(x+1)"), ("pi(x+1)", "pi*(x+1)"), ("2pi (x+1)", "2*pi*(x+1)"), ("2x(x+1)", "2*x*(x+1)"),
     ("x (x+1)", "x*(x+1)"), ("-x(x+1)", "-x*(x+1)"), ("x(x+1)²", "x*(x+1)^2"),
     ("x(x+1)^2", "x*(x+1)^2"), ("2^x(x+1)", "2^x*(x+1)"), ("2/x(x+1)", "2/x*(x+1)"),
     ("√x(x+1)", "sqrt(x)*(x+1)"), ("2^-x(x+1)^2", "2^(-x)*(x+1)^2"), ("(x(x+1))^2", "(x*(x+1))^2"),

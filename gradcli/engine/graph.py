@@ -1197,7 +1197,10 @@ def one_pass(source: str) -> Graph | None:
 
 class _Functions:
     """What the parser asks of the rule table (``language.parser.parse``'s ``functions``):
-    whether a name is a function, and the name of its inverse function."""
+    whether a name is a function, the name of its inverse function, and which names are
+    constants (``pi(x+1)`` is a product, as ``x(x+1)`` is)."""
+
+    constants = frozenset(CONSTANTS)
 
     def __contains__(self, name: str) -> bool:
         return lookup(name) is not None

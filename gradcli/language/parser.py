@@ -293,9 +293,11 @@ class _ToAst:
         args = tuple(children[1:-1:2])
         span = (tok.start_pos, rpar.end_pos)
         functions = self.functions
-        if functions is not None and len(args) == 1 and len(name) == 1 \
-                and name not in functions and type(args[0]) is not Keyword:
-            # x(x+1): a one-letter name that is no function, before parentheses, multiplies
+        if functions is not None and len(args) == 1 and name not in functions \
+                and (len(name) == 1 or name in functions.constants) \
+                and type(args[0]) is not Keyword:
+            # x(x+1), pi(x+1): a one-letter name or a constant that is no function, before
+            # parentheses, multiplies
             factor = Var(name, name_span)
             return self._loosen(Binary("*", factor, args[0], span), factor, args[0])
         return Call(name, args, span, name_span)
@@ -863,9 +865,10 @@ def parse(source: str, functions=None, notes: list | None = None) -> Program:
     """Parse a program (or a single expression) into a :class:`~gradcli.language.ast.Program`.
 
     ``functions`` says which names are functions (``name in functions``) and their inverses
-    (``functions.inverse(name)``: a name or None); the rule table's is
-    ``engine.graph.FUNCTIONS``, which ``engine.graph.parse_source`` passes. With it,
-    ``sin^2(x)`` is ``sin(x)^2``, ``sin^-1(x)`` is ``asin(x)`` and ``x(x+1)`` is ``x*(x+1)``.
+    (``functions.inverse(name)``: a name or None), and the constants' names
+    (``functions.constants``); the rule table's is ``engine.graph.FUNCTIONS``, which
+    ``engine.graph.parse_source`` passes. With it, ``sin^2(x)`` is ``sin(x)^2``, ``sin^-1(x)``
+    is ``asin(x)``, and ``x(x+1)`` and ``pi(x+1)`` are products.
     ``notes`` (a list) receives ``(span, text)`` for each reading worth a warning (``1/2x``)."""
     check_length(source)
     builder = _TRANSFORMER if functions is None and notes is None else \
