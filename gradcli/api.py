@@ -295,13 +295,13 @@ def _float64(graph, values, adjoint, cert, wrt, slot, failure) -> Float64:
     value_digits = agreement(values[graph.output], reals[graph.output], n)
     gradient_digits = {name: agreement(adjoint[slot[name]], Real.of(g), n)
                        for name, g in zip(wrt, cert.gradient_reals)}
-    lost = None
     want = min(n, FLOAT64_DIGITS)
-    if value_digits < want or any(d < want for d in gradient_digits.values()):
-        def lost():
-            return float64_loss(graph, values, reals, want)
+
+    def lost():
+        return float64_loss(graph, values, reals, want)
+    loses = value_digits < want or any(d < want for d in gradient_digits.values())
     return Float64(values[graph.output], {name: adjoint[slot[name]] for name in wrt},
-                   value_digits, gradient_digits, None, lost)
+                   value_digits, gradient_digits, None, lost if loses else None)
 
 
 @dataclass

@@ -897,7 +897,7 @@ def _eval_outputs(graph, request: EvalRequest):
     """eval of a program with several outputs: the Jacobian, or one product (--seed NAME=W
     or --direction), printed as text and tables or as JSON."""
     from .api import jacobian, jvp, vjp
-    from .views.text import jvp_text, mode_line, values_text, vjp_text
+    from .views.text import jvp_text, mode_line, vjp_text
     r = request
     digits, trace, float64 = r.digits, r.trace, r.float64
     if r.direction is not None:

@@ -687,7 +687,7 @@ def interactive(session: Session, history: str) -> int:
         bottom_toolbar=lambda: toolbar_text(session, prompt.default_buffer.document
                                             .text_before_cursor, functions,
                                             prompt.app.output.get_size().columns))
-    session.out(f"gradcli repl: define (f = x^2*y), set the point (at x=2, y=3), ask (f, trace f, "
+    session.out("gradcli repl: define (f = x^2*y), set the point (at x=2, y=3), ask (f, trace f, "
                 "hessian f); help lists the commands, Ctrl-D leaves.")
     while True:
         try:

@@ -25,7 +25,6 @@ with the caret under the operation. The shapes are checked here, once, for every
 from __future__ import annotations
 
 from itertools import product as _cartesian
-from typing import Callable
 
 from ..errors import InputError, NameLookupError, ShapeError, Span
 from ..language.ast import Keyword, Num, Slice, Unary

@@ -198,7 +198,7 @@ def checked_slots(graph: Graph) -> list[int]:
     the output, and every slot read by some node that does not pass a non-finite value on (the
     row's ``propagates``: a non-finite value read only that way shows again in a later node, so
     a block's quick check need not look at it) or read by none."""
-    n_const, base = graph.n_const, graph.base
+    n_const = graph.n_const
     checked = bytearray(graph.n_slots)
     read = bytearray(graph.n_slots)
     for k, prim in enumerate(graph.ops):

@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from fractions import Fraction
 from functools import partial
 
-from ..engine.primitives import CALLED, CONSTANTS, TABLE, Namespace, where
+from ..engine.primitives import CONSTANTS, TABLE, Namespace, where
 from ..errors import LimitError
 
 FLAT = 16  # a nested sum/product with at most this many operands is flattened into its parent
