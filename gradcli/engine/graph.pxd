@@ -9,16 +9,19 @@ from gradcli.language.parser cimport _Token
 
 cdef class _Builder:
     cdef public object const_ids, const_values, input_ids
-    cdef public object input_spans, env, versions, bindings, limit, source, recipes, folds
+    cdef public object input_spans, env, versions, bindings, source, recipes, folds
     cdef public object shapes, arrays, tape, literals, calls
     cdef public list op
     cdef public tuple columns
-    cdef public Py_ssize_t count, room
+    cdef public Py_ssize_t count, room, limit
     # the integer columns, typed views of the arrays in columns: a node is five C stores
     cdef long long[:] depth, a0, a1, starts, ends
 
     @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
     cpdef object emit(self, prim, Py_ssize_t a, Py_ssize_t b, tuple span)
+    @cython.locals(da=Py_ssize_t, db=Py_ssize_t, tid=Py_ssize_t)
+    cdef Py_ssize_t _node(self, prim, Py_ssize_t a, Py_ssize_t b, Py_ssize_t start,
+                          Py_ssize_t end) except -1
 
     @cython.locals(n=Py_ssize_t, m=Py_ssize_t, base=Py_ssize_t, op=list)
     cpdef object finish(self, str source, list outputs)
@@ -30,23 +33,36 @@ cdef class _Builder:
     @cython.locals(start=Py_ssize_t, end=Py_ssize_t, text=str)
     cpdef object number(self, Num node)
 
+# a value on the parser's stack: an expression's id and span, three C integers
+cdef class _Value:
+    cdef public Py_ssize_t id, start, end
+
+@cython.locals(value=_Value)
+cdef _Value _value(Py_ssize_t tid, Py_ssize_t start, Py_ssize_t end)
+
 cdef class _Reductions:
     cdef public _Builder builder
-    cdef public dict numbers, functions
+    cdef public dict numbers, inputs, operators, unary_calls, binary_calls
 
     # the parser's callbacks, called by the driver with the rule's children; its tokens are
     # parser._Token's, read as fields
     @cython.locals(tok=_Token)
     cpdef object num(self, list children)
-    @cython.locals(tok=_Token, name=str)
+    @cython.locals(tok=_Token)
     cpdef object var(self, list children)
-    @cython.locals(op=_Token)
+    @cython.locals(name=str, builder=_Builder)
+    cpdef object read(self, _Token tok)
+    @cython.locals(op=_Token, x=_Value, tid=Py_ssize_t, start=Py_ssize_t)
     cpdef object unary(self, list children)
-    @cython.locals(op=_Token)
+    @cython.locals(x=_Value, op=_Token, y=_Value)
     cpdef object binary(self, list children)
-    @cython.locals(tok=_Token, rpar=_Token, name=str)
+    @cython.locals(x=_Value, y=_Value)
+    cpdef object implicit(self, list children)
+    @cython.locals(n=Py_ssize_t, tok=_Token, rpar=_Token, a=_Value, b=_Value, tid=Py_ssize_t)
     cpdef object call(self, list children)
-    @cython.locals(tok=_Token, op=_Token, name=str)
+    @cython.locals(name=str)
+    cpdef object function(self, _Token tok, Py_ssize_t n_args)
+    @cython.locals(tok=_Token, op=_Token, x=_Value, name=str)
     cpdef object assign(self, list children)
 
 # the reverse sweep's order: liveness and a counting sort by depth, loops over C integers

@@ -600,13 +600,18 @@ class _Builder:
 
     def emit(self, prim: Primitive, a: int, b: int, span: Span) -> int:
         """The operation ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
+        return self._node(prim, a, b, span[0], span[1])
+
+    def _node(self, prim: Primitive, a: int, b: int, start: int, end: int) -> int:
+        """:meth:`emit` with the span as its two ends (compiled: C integers in and out, no tuple
+        and no int object made per operation)."""
         da = self.depth[a]
         db = self.depth[b] if b >= 0 else -1
         if da < 0 and db < 0:  # every argument is a constant: fold
             values = self.const_values
             args = [values[a]] if b < 0 else [values[a], values[b]]
             # one constant per row and arguments; what it is exactly is the fold (Graph.folds)
-            tid = self.constant(_fold(prim, args, span), None, (prim.name, a, b))
+            tid = self.constant(_fold(prim, args, (start, end)), None, (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
         tid = self.count
@@ -614,16 +619,16 @@ class _Builder:
             limit = self.limit
             raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
                              f"gradcli builds ({NODES_VARIABLE})",
-                             span, hint=f"raise the limit for this run: {NODES_VARIABLE}="
-                                        f"{limit * 4} gradcli ... (docs/limits.md)")
+                             (start, end), hint=f"raise the limit for this run: {NODES_VARIABLE}="
+                                                f"{limit * 4} gradcli ... (docs/limits.md)")
         if tid == self.room:  # _new's stores, inline: once per operation
             self._grow()
         self.depth[tid] = 1 + (da if da > db else db)
         self.op.append(prim)
         self.a0[tid] = a
         self.a1[tid] = b
-        self.starts[tid] = span[0]
-        self.ends[tid] = span[1]
+        self.starts[tid] = start
+        self.ends[tid] = end
         self.count = tid + 1
         return tid
 
@@ -1035,22 +1040,51 @@ class _GiveUp(Exception):
     """A mistake in the source, which parse and lower are left to describe."""
 
 
+class _Value:
+    """A value the parser's stack holds for :class:`_Reductions`: an expression's id and its
+    span in the source. Compiled, three C integers (graph.pxd): no tuple and no int objects
+    made per reduction."""
+
+    __slots__ = ("id", "start", "end")
+
+
+def _value(tid: int, start: int, end: int) -> _Value:
+    """The :class:`_Value` of ``tid`` spanning ``[start, end)``."""
+    value = _Value.__new__(_Value)
+    value.id = tid
+    value.start = start
+    value.end = end
+    return value
+
+
+# the rows of the binary operators as the tokens spell them (``**`` and the typeset signs
+# too); ``@`` is not among them: arrays are lowered from the AST
+_OPERATORS = {**_BINARY, **{text: _BINARY[op] for text, op in READ_AS.items()}}
+
+
 class _Reductions:
     """The parser's callbacks (named as ``language.parser._ToAst``'s) making the tape's nodes as
     the driver reduces the rules, with :class:`_Builder`'s methods, in the order :func:`lower`
     makes them: LR reductions come in post-order (left operand, right operand, then the
-    operation). A value is (id, start, end); an assignment's is its id alone, an int.
+    operation). An expression's value is a :class:`_Value`; an assignment's is its id alone,
+    an int.
 
     Only valid programs go this way: at the first thing wrong it gives up (:class:`_GiveUp`, or
     the builder's error), and :func:`compile` runs parse and lower, whose messages, spans and
     order of checks are the reference."""
 
-    __slots__ = ("builder", "numbers", "functions")
+    __slots__ = ("builder", "numbers", "inputs", "operators", "unary_calls", "binary_calls")
 
     def __init__(self, builder: _Builder):
         self.builder = builder
         self.numbers: dict[str, int] = {}  # a literal's text -> its constant
-        self.functions: dict[tuple[str, int], Primitive] = {}  # (text, arity) -> its row
+        # a name's text -> its input's id: an input is never assigned (bind refuses it), so
+        # its text reads the same id every time, one lookup
+        self.inputs: dict[str, int] = {}
+        self.operators: dict[str, Primitive] = _OPERATORS
+        # a function's text (``sin(``) -> its row, called with one and with two arguments
+        self.unary_calls: dict[str, Primitive] = {}
+        self.binary_calls: dict[str, Primitive] = {}
 
     def num(self, children):
         tok = children[0]
@@ -1061,38 +1095,49 @@ class _Reductions:
             if v == _INF:
                 raise _GiveUp  # the parser says it is too large
             tid = self.numbers[text] = self.builder.literal(text, v)
-        return tid, tok.start_pos, tok.end_pos
+        return _value(tid, tok.start_pos, tok.end_pos)
 
     def var(self, children):
         tok = children[0]
+        tid = self.inputs.get(tok.value)
+        if tid is None:
+            tid = self.read(tok)
+        return _value(tid, tok.start_pos, tok.end_pos)
+
+    def read(self, tok):
+        """The id the name ``tok`` reads (:meth:`var`'s first read of an input, or any read of
+        an assigned name or a constant)."""
         builder = self.builder
         name = tok.value
         if not name.isascii() or "\\" in name:
             name = read_name(name, tok.start_pos)
         tid = builder.env.get(name)
+        if tid is not None:
+            return tid
+        tid = builder.input_ids.get(name)
         if tid is None:
-            tid = builder.input_ids.get(name)
-            if tid is None:
-                if name == DEGREE:
-                    raise _GiveUp  # pi/180, which parse and lower read
-                tid = builder.read(name, (tok.start_pos, tok.end_pos))
-        return tid, tok.start_pos, tok.end_pos
+            if name == DEGREE:
+                raise _GiveUp  # pi/180, which parse and lower read
+            tid = builder.read(name, (tok.start_pos, tok.end_pos))
+            if builder.input_ids.get(name) != tid:
+                return tid  # a named constant (pi, e)
+        self.inputs[tok.value] = tid
+        return tid
 
     def unary(self, children):
-        op, (x, _, end) = children
+        op, x = children
         start = op.start_pos
+        tid = x.id
         if op.value != "+":  # - or −
-            x = self.builder.emit(_NEG, x, -1, (start, end))
-        return x, start, end
+            tid = self.builder._node(_NEG, tid, -1, start, x.end)
+        return _value(tid, start, x.end)
 
     def binary(self, children):
-        (x, start, _), op, (y, _, end) = children
-        text = op.value
-        if text == "@":
-            raise _GiveUp  # arrays are lowered from the AST
-        if text not in "+-*/^":  # ** and the typeset signs (· × ÷ −)
-            text = READ_AS[text]
-        return self.builder.emit(_BINARY[text], x, y, (start, end)), start, end
+        x, op, y = children
+        prim = self.operators.get(op.value)
+        if prim is None:
+            raise _GiveUp  # @: arrays are lowered from the AST
+        return _value(self.builder._node(prim, x.id, y.id, x.start, y.end), x.start, y.end)
 
     def array(self, children):
         raise _GiveUp  # arrays are lowered from the AST
@@ -1100,8 +1145,8 @@ class _Reductions:
     index = slice = keyword = transpose = array
 
     def implicit(self, children):
-        (x, start, _), (y, _, end) = children
-        return self.builder.emit(_MUL, x, y, (start, end)), start, end
+        x, y = children
+        return _value(self.builder._node(_MUL, x.id, y.id, x.start, y.end), x.start, y.end)
 
     def _natural(self, children):
         raise _GiveUp  # x², 30°, √x, |x|: rare in a program large enough to matter
@@ -1109,33 +1154,45 @@ class _Reductions:
     superscript = degrees = root = bars = _natural
 
     def call(self, children):
-        tok, rpar = children[0], children[-1]
-        args = children[1:-1:2]
-        key = tok.value, len(args)
-        prim = self.functions.get(key)
-        if prim is None:
-            name = call_name(tok.value)
-            if not name.isascii() or "\\" in name:
-                name = read_name(name, tok.start_pos)
-            prim = lookup(name, len(args))
-            if prim is None or prim.arity != len(args):
-                raise _GiveUp  # the lowering says which mistake it is
-            self.functions[key] = prim
-        start, end = tok.start_pos, rpar.end_pos
-        return self.builder.emit(prim, args[0][0], args[1][0] if len(args) == 2 else -1,
-                                 (start, end)), start, end
+        n = len(children)
+        tok, rpar = children[0], children[n - 1]
+        if n == 3:  # f(a)
+            prim = self.unary_calls.get(tok.value)
+            if prim is None:
+                prim = self.unary_calls[tok.value] = self.function(tok, 1)
+            a = children[1]
+            tid = self.builder._node(prim, a.id, -1, tok.start_pos, rpar.end_pos)
+        elif n == 5:  # f(a, b)
+            prim = self.binary_calls.get(tok.value)
+            if prim is None:
+                prim = self.binary_calls[tok.value] = self.function(tok, 2)
+            a, b = children[1], children[3]
+            tid = self.builder._node(prim, a.id, b.id, tok.start_pos, rpar.end_pos)
+        else:
+            raise _GiveUp  # every row takes one or two arguments: the lowering says which
+        return _value(tid, tok.start_pos, rpar.end_pos)
+
+    def function(self, tok, n_args: int) -> Primitive:
+        """The row the call token ``tok`` (``sin(``) calls with ``n_args`` arguments."""
+        name = call_name(tok.value)
+        if not name.isascii() or "\\" in name:
+            name = read_name(name, tok.start_pos)
+        prim = lookup(name, n_args)
+        if prim is None or prim.arity != n_args:
+            raise _GiveUp  # the lowering says which mistake it is
+        return prim
 
     def group(self, children):
         return children[1]
 
     def assign(self, children):
-        tok, op, (x, _, end) = children
+        tok, op, x = children
         name = tok.value
         if not name.isascii() or "\\" in name:
             name = read_name(name, tok.start_pos)
         if name == DEGREE:
             raise _GiveUp  # the parser says deg cannot be assigned
-        return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x, end)
+        return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x.id, x.end)
 
     def program(self, children):
         return children
@@ -1185,10 +1242,10 @@ def one_pass(source: str) -> Graph | None:
         return None
     if statements.__class__ is not list or not statements:
         return None  # a syntax error, or nothing to compute
-    result, bare = -1, []  # an expression's value is a tuple, an assignment's an int
+    result, bare = -1, []  # an expression's value is a _Value, an assignment's an int
     for value in statements:
-        if value.__class__ is tuple:
-            result = value[0]
+        if value.__class__ is _Value:
+            result = value.id
             bare.append(result)
         else:
             result = value
