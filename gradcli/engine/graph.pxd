@@ -72,7 +72,7 @@ cpdef bytearray _live(const int[:] arg0, const int[:] arg1, list outputs, Py_ssi
 
 @cython.locals(n=Py_ssize_t, top=Py_ssize_t, k=Py_ssize_t, d=Py_ssize_t, at=Py_ssize_t,
                count=cython.longlong[:], start=cython.longlong[:], put=cython.int[:])
-cpdef object _deepest_first(list depth, const unsigned char[:] live, Py_ssize_t base)
+cpdef object _deepest_first(const int[:] depth, const unsigned char[:] live, Py_ssize_t base)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t,
                a=Py_ssize_t, b=Py_ssize_t, t=Py_ssize_t, src=cython.int[:], tgt=cython.int[:],
@@ -86,7 +86,10 @@ cpdef tuple sweep_edges(const int[:] slots, const unsigned char[:] active, const
 cpdef tuple _by_depth(const long long[:] depth, Py_ssize_t n)
 
 @cython.locals(k=Py_ssize_t)
-cpdef list _gathered(const long long[:] order, Py_ssize_t base, const long long[:] column)
+cpdef list _picked(const long long[:] order, Py_ssize_t base, list column)
+
+@cython.locals(k=Py_ssize_t, put=cython.int[:])
+cpdef object _gathered(const long long[:] order, Py_ssize_t base, const long long[:] column)
 
 @cython.locals(k=Py_ssize_t)
 cpdef _gather(const long long[:] order, Py_ssize_t base, const long long[:] column,

@@ -91,7 +91,7 @@ class Graph:
     # made for every slot (at 10^6 terms, 0.3 GB)
     arg0: array
     arg1: array  # -1 for a one-argument primitive
-    depth: list[int]
+    depth: array  # each node's depth (int32), in tape order
     spans: "Spans"  # spans[k] is node k's (start, end) in the source
     output: int  # the slot of the result (a node, an input or a constant)
     labels: Mapping[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
@@ -248,12 +248,15 @@ def _live(arg0, arg1, outputs: list, base: int, n: int) -> bytearray:
     return live
 
 
-def _deepest_first(depth: list, live, base: int) -> array:
+def _deepest_first(depth, live, base: int) -> array:
     """The slots of the ``live`` nodes, deepest first, in tape order within a depth: a stable
     counting sort by depth (linear in the nodes, where a comparison sort is n log n). An int32
     array, as the argument columns: a list would hold an int object for each slot."""
     n = len(live)
-    top = max(depth) if n else 0
+    top = 0
+    for k in range(n):
+        if depth[k] > top:
+            top = depth[k]
     count = array("q", [0]) * (top + 1)  # live nodes per depth
     for k in range(n):
         if live[k]:
@@ -791,7 +794,7 @@ class _Builder:
         order, slot = _by_depth(self.depth, n)
         remap = slot.__getitem__
         op = self.op
-        ops = [op[tid] for tid in order[base:]]
+        ops = _picked(order, base, op)
         depths = _gathered(order, base, self.depth)
         m = n - base
         arg0, arg1 = array("i", bytes(4 * m)), array("i", bytes(4 * m))
@@ -878,9 +881,19 @@ def _by_depth(depth, n: int) -> tuple:
     return order, slot
 
 
-def _gathered(order, base: int, column) -> list:
+def _picked(order, base: int, column: list) -> list:
     """``column``'s entries of the ids ``order[base:]``, in that order."""
     return [column[order[k]] for k in range(base, len(order))]
+
+
+def _gathered(order, base: int, column) -> array:
+    """``column``'s entries of the ids ``order[base:]``, in that order, as an int32 array (4
+    bytes an entry, where a list holds a pointer to an int object)."""
+    out = array("i", bytes(4 * (len(order) - base)))
+    put = out  # (compiled: a typed view of it)
+    for k in range(len(order) - base):
+        put[k] = column[order[base + k]]
+    return out
 
 
 def _gather(order, base: int, column, out) -> None:
