@@ -85,16 +85,10 @@ cpdef tuple sweep_edges(const int[:] slots, const unsigned char[:] active, const
                start=cython.longlong[:], put=cython.longlong[:], where=cython.longlong[:])
 cpdef tuple _by_depth(const long long[:] depth, Py_ssize_t n)
 
-@cython.locals(k=Py_ssize_t)
-cpdef list _picked(const long long[:] order, Py_ssize_t base, list column)
-
-@cython.locals(k=Py_ssize_t, put=cython.int[:])
-cpdef object _gathered(const long long[:] order, Py_ssize_t base, const long long[:] column)
-
-@cython.locals(k=Py_ssize_t)
-cpdef _gather(const long long[:] order, Py_ssize_t base, const long long[:] column,
-              long long[:] out)
-
-@cython.locals(k=Py_ssize_t)
-cpdef _remapped(const long long[:] order, const long long[:] slot, Py_ssize_t base,
-                const long long[:] column, int[:] out)
+@cython.locals(m=Py_ssize_t, k=Py_ssize_t, tid=Py_ssize_t, ops=list, put_depth=cython.int[:],
+               put_a0=cython.int[:], put_a1=cython.int[:], put_start=cython.longlong[:],
+               put_end=cython.longlong[:])
+cpdef tuple _permuted(const long long[:] order, const long long[:] slot, Py_ssize_t base,
+                      list op, const long long[:] depth, const long long[:] a0,
+                      const long long[:] a1, const long long[:] starts,
+                      const long long[:] ends)

@@ -793,17 +793,10 @@ class _Builder:
         base = len(constants) + len(self.input_ids)
         order, slot = _by_depth(self.depth, n)
         remap = slot.__getitem__
-        op = self.op
-        ops = _picked(order, base, op)
-        depths = _gathered(order, base, self.depth)
-        m = n - base
-        arg0, arg1 = array("i", bytes(4 * m)), array("i", bytes(4 * m))
-        _remapped(order, slot, base, self.a0, arg0)
-        _remapped(order, slot, base, self.a1, arg1)
+        ops, depths, arg0, arg1, starts, ends = _permuted(order, slot, base, self.op, self.depth,
+                                                          self.a0, self.a1, self.starts, self.ends)
         spans = Spans()
-        spans.starts, spans.ends = array("q", bytes(8 * m)), array("q", bytes(8 * m))
-        _gather(order, base, self.starts, spans.starts)
-        _gather(order, base, self.ends, spans.ends)
+        spans.starts, spans.ends = starts, ends
         exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         bindings = self.bindings  # their slots now (in C), their labels when read
         labels = Labels(list(map(slot.__getitem__, map(itemgetter(0), bindings))), bindings,
@@ -864,12 +857,12 @@ def _by_depth(depth, n: int) -> tuple:
     for k in range(n):
         if depth[k] > top:
             top = depth[k]
-    start = array("q", bytes(8 * (top + 3)))  # start[d + 1]: where depth d's run begins
+    start = array("q", [0]) * (top + 3)  # start[d + 1]: where depth d's run begins
     for k in range(n):
         start[depth[k] + 2] += 1
     for d in range(2, top + 3):
         start[d] += start[d - 1]
-    order, slot = array("q", bytes(8 * n)), array("q", bytes(8 * (n + 1)))
+    order, slot = array("q", [0]) * n, array("q", [0]) * (n + 1)
     put, where = order, slot  # compiled: typed views of the two (graph.pxd)
     where[n] = -1
     for k in range(n):
@@ -881,32 +874,25 @@ def _by_depth(depth, n: int) -> tuple:
     return order, slot
 
 
-def _picked(order, base: int, column: list) -> list:
-    """``column``'s entries of the ids ``order[base:]``, in that order."""
-    return [column[order[k]] for k in range(base, len(order))]
-
-
-def _gathered(order, base: int, column) -> array:
-    """``column``'s entries of the ids ``order[base:]``, in that order, as an int32 array (4
-    bytes an entry, where a list holds a pointer to an int object)."""
-    out = array("i", bytes(4 * (len(order) - base)))
-    put = out  # (compiled: a typed view of it)
-    for k in range(len(order) - base):
-        put[k] = column[order[base + k]]
-    return out
-
-
-def _gather(order, base: int, column, out) -> None:
-    """``out[k]``: ``column``'s entry of the id ``order[base + k]``."""
-    for k in range(len(order) - base):
-        out[k] = column[order[base + k]]
-
-
-def _remapped(order, slot, base: int, column, out) -> None:
-    """``out[k]``: the slot of ``column``'s entry of the id ``order[base + k]`` (an argument's
-    id made its slot)."""
-    for k in range(len(order) - base):
-        out[k] = slot[column[order[base + k]]]
+def _permuted(order, slot, base: int, op: list, depth, a0, a1, starts, ends) -> tuple:
+    """The nodes' columns in slot order, each from the id ``order[base + k]``: the operations
+    (a list), the depths, the arguments (their ids made their slots) as int32 arrays, the
+    spans' starts and ends. One pass, each column's array made at its size and filled."""
+    m = len(order) - base
+    ops = [None] * m
+    depths, arg0, arg1 = array("i", [0]) * m, array("i", [0]) * m, array("i", [0]) * m
+    firsts, lasts = array("q", [0]) * m, array("q", [0]) * m
+    # compiled: typed views of the five arrays
+    put_depth, put_a0, put_a1, put_start, put_end = depths, arg0, arg1, firsts, lasts
+    for k in range(m):
+        tid = order[base + k]
+        ops[k] = op[tid]
+        put_depth[k] = depth[tid]
+        put_a0[k] = slot[a0[tid]]
+        put_a1[k] = slot[a1[tid]]  # slot[-1] is -1: no second argument
+        put_start[k] = starts[tid]
+        put_end[k] = ends[tid]
+    return ops, depths, arg0, arg1, firsts, lasts
 
 
 def _spells(text: str, v: float) -> bool:
