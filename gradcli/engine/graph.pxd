@@ -1,7 +1,8 @@
 # What Cython knows of graph.py when setup.py compiles it (see language/parser.pxd): the builder
 # and the parser's callbacks that drive it as extension types, so a reduction's callback reads
-# its builder's columns as fields and calls emit directly. graph.py stays the one source;
-# without Cython it runs as written.
+# its builder's columns as fields and calls its _node directly, and the values on the parser's
+# stack (_Value) are three C integers. graph.py stays the one source; without Cython it runs as
+# written.
 import cython
 
 from gradcli.language.ast cimport Binary, Call, Node, Num, Var
