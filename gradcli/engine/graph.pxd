@@ -39,7 +39,7 @@ cdef class _Value:
     cdef public Py_ssize_t id, start, end
 
 @cython.locals(value=_Value)
-cdef _Value _value(Py_ssize_t tid, Py_ssize_t start, Py_ssize_t end)
+cpdef _Value _value(Py_ssize_t tid, Py_ssize_t start, Py_ssize_t end)
 
 cdef class _Reductions:
     cdef public _Builder builder
