@@ -95,6 +95,16 @@ SOURCES = [
     ("x = 1", True),
     ("x = y\nz = x*x\n", True),
     ("max(x, y)\nmin(x,\n\n y)\n", True),
+    # names, calls and operators read again (the one pass keeps an input's id, a row, by the
+    # token's text): an input by its two spellings, constants and assigned names never kept
+    ("x*y + x*y + y", True),
+    ("\\u03b8 + θ + \\u03b8*θ", True),
+    ("pi*x + pi + e*e + x*e", True),
+    ("c = x\nc = c*2\nc + c*x + x", True),
+    ("atan2(x, y) + atan2(y, x) + sin(x) + sin(y)", True),
+    ("log(x) + log(x, 2) + log(y, 3) + log(y)", True),
+    ("x·y × z ÷ w − v ** 2", True),
+    ("hypot(x, y, x)", False),
     ("1e308*10", False),  # a constant that overflows: the lowering's error
     ("f(x, y)", False),
     ("sin x", False),
@@ -238,6 +248,7 @@ def test_the_slots_are_a_stable_sort_by_depth(source):
     assert [slot[tid] for tid in want] == list(range(builder.count)) and slot[-1] == -1
     graph = compile(source)
     assert graph.arg0.typecode == graph.arg1.typecode == "i"  # 4 bytes an argument
+    assert graph.depth.typecode == "i"  # and a depth
     assert_same_graph(graph, reference(source))
 
 

@@ -91,7 +91,7 @@ class Graph:
     # made for every slot (at 10^6 terms, 0.3 GB)
     arg0: array
     arg1: array  # -1 for a one-argument primitive
-    depth: list[int]
+    depth: array  # each node's depth (int32), in tape order
     spans: "Spans"  # spans[k] is node k's (start, end) in the source
     output: int  # the slot of the result (a node, an input or a constant)
     labels: Mapping[int, list[str]] = field(default_factory=dict)  # slot -> assigned names
@@ -248,12 +248,15 @@ def _live(arg0, arg1, outputs: list, base: int, n: int) -> bytearray:
     return live
 
 
-def _deepest_first(depth: list, live, base: int) -> array:
+def _deepest_first(depth, live, base: int) -> array:
     """The slots of the ``live`` nodes, deepest first, in tape order within a depth: a stable
     counting sort by depth (linear in the nodes, where a comparison sort is n log n). An int32
     array, as the argument columns: a list would hold an int object for each slot."""
     n = len(live)
-    top = max(depth) if n else 0
+    top = 0
+    for k in range(n):
+        if depth[k] > top:
+            top = depth[k]
     count = array("q", [0]) * (top + 1)  # live nodes per depth
     for k in range(n):
         if live[k]:
@@ -600,13 +603,18 @@ class _Builder:
 
     def emit(self, prim: Primitive, a: int, b: int, span: Span) -> int:
         """The operation ``prim(a, b)`` (``b`` is -1 for one argument), or a folded constant."""
+        return self._node(prim, a, b, span[0], span[1])
+
+    def _node(self, prim: Primitive, a: int, b: int, start: int, end: int) -> int:
+        """:meth:`emit` with the span as its two ends (compiled: C integers in and out, no tuple
+        and no int object made per operation)."""
         da = self.depth[a]
         db = self.depth[b] if b >= 0 else -1
         if da < 0 and db < 0:  # every argument is a constant: fold
             values = self.const_values
             args = [values[a]] if b < 0 else [values[a], values[b]]
             # one constant per row and arguments; what it is exactly is the fold (Graph.folds)
-            tid = self.constant(_fold(prim, args, span), None, (prim.name, a, b))
+            tid = self.constant(_fold(prim, args, (start, end)), None, (prim.name, a, b))
             self.folds.append((tid, prim.name, a, b))
             return tid
         tid = self.count
@@ -614,16 +622,16 @@ class _Builder:
             limit = self.limit
             raise LimitError(f"the expression's graph has more than {limit:,} nodes, the most "
                              f"gradcli builds ({NODES_VARIABLE})",
-                             span, hint=f"raise the limit for this run: {NODES_VARIABLE}="
-                                        f"{limit * 4} gradcli ... (docs/limits.md)")
+                             (start, end), hint=f"raise the limit for this run: {NODES_VARIABLE}="
+                                                f"{limit * 4} gradcli ... (docs/limits.md)")
         if tid == self.room:  # _new's stores, inline: once per operation
             self._grow()
         self.depth[tid] = 1 + (da if da > db else db)
         self.op.append(prim)
         self.a0[tid] = a
         self.a1[tid] = b
-        self.starts[tid] = span[0]
-        self.ends[tid] = span[1]
+        self.starts[tid] = start
+        self.ends[tid] = end
         self.count = tid + 1
         return tid
 
@@ -785,17 +793,10 @@ class _Builder:
         base = len(constants) + len(self.input_ids)
         order, slot = _by_depth(self.depth, n)
         remap = slot.__getitem__
-        op = self.op
-        ops = [op[tid] for tid in order[base:]]
-        depths = _gathered(order, base, self.depth)
-        m = n - base
-        arg0, arg1 = array("i", bytes(4 * m)), array("i", bytes(4 * m))
-        _remapped(order, slot, base, self.a0, arg0)
-        _remapped(order, slot, base, self.a1, arg1)
+        ops, depths, arg0, arg1, starts, ends = _permuted(order, slot, base, self.op, self.depth,
+                                                          self.a0, self.a1, self.starts, self.ends)
         spans = Spans()
-        spans.starts, spans.ends = array("q", bytes(8 * m)), array("q", bytes(8 * m))
-        _gather(order, base, self.starts, spans.starts)
-        _gather(order, base, self.ends, spans.ends)
+        spans.starts, spans.ends = starts, ends
         exact = {slot[tid]: recipe for tid, recipe in self.recipes.items()}
         bindings = self.bindings  # their slots now (in C), their labels when read
         labels = Labels(list(map(slot.__getitem__, map(itemgetter(0), bindings))), bindings,
@@ -856,12 +857,12 @@ def _by_depth(depth, n: int) -> tuple:
     for k in range(n):
         if depth[k] > top:
             top = depth[k]
-    start = array("q", bytes(8 * (top + 3)))  # start[d + 1]: where depth d's run begins
+    start = array("q", [0]) * (top + 3)  # start[d + 1]: where depth d's run begins
     for k in range(n):
         start[depth[k] + 2] += 1
     for d in range(2, top + 3):
         start[d] += start[d - 1]
-    order, slot = array("q", bytes(8 * n)), array("q", bytes(8 * (n + 1)))
+    order, slot = array("q", [0]) * n, array("q", [0]) * (n + 1)
     put, where = order, slot  # compiled: typed views of the two (graph.pxd)
     where[n] = -1
     for k in range(n):
@@ -873,22 +874,25 @@ def _by_depth(depth, n: int) -> tuple:
     return order, slot
 
 
-def _gathered(order, base: int, column) -> list:
-    """``column``'s entries of the ids ``order[base:]``, in that order."""
-    return [column[order[k]] for k in range(base, len(order))]
-
-
-def _gather(order, base: int, column, out) -> None:
-    """``out[k]``: ``column``'s entry of the id ``order[base + k]``."""
-    for k in range(len(order) - base):
-        out[k] = column[order[base + k]]
-
-
-def _remapped(order, slot, base: int, column, out) -> None:
-    """``out[k]``: the slot of ``column``'s entry of the id ``order[base + k]`` (an argument's
-    id made its slot)."""
-    for k in range(len(order) - base):
-        out[k] = slot[column[order[base + k]]]
+def _permuted(order, slot, base: int, op: list, depth, a0, a1, starts, ends) -> tuple:
+    """The nodes' columns in slot order, each from the id ``order[base + k]``: the operations
+    (a list), the depths, the arguments (their ids made their slots) as int32 arrays, the
+    spans' starts and ends. One pass, each column's array made at its size and filled."""
+    m = len(order) - base
+    ops = [None] * m
+    depths, arg0, arg1 = array("i", [0]) * m, array("i", [0]) * m, array("i", [0]) * m
+    firsts, lasts = array("q", [0]) * m, array("q", [0]) * m
+    # compiled: typed views of the five arrays
+    put_depth, put_a0, put_a1, put_start, put_end = depths, arg0, arg1, firsts, lasts
+    for k in range(m):
+        tid = order[base + k]
+        ops[k] = op[tid]
+        put_depth[k] = depth[tid]
+        put_a0[k] = slot[a0[tid]]
+        put_a1[k] = slot[a1[tid]]  # slot[-1] is -1: no second argument
+        put_start[k] = starts[tid]
+        put_end[k] = ends[tid]
+    return ops, depths, arg0, arg1, firsts, lasts
 
 
 def _spells(text: str, v: float) -> bool:
@@ -1035,22 +1039,51 @@ class _GiveUp(Exception):
     """A mistake in the source, which parse and lower are left to describe."""
 
 
+class _Value:
+    """A value the parser's stack holds for :class:`_Reductions`: an expression's id and its
+    span in the source. Compiled, three C integers (graph.pxd): no tuple and no int objects
+    made per reduction."""
+
+    __slots__ = ("id", "start", "end")
+
+
+def _value(tid: int, start: int, end: int) -> _Value:
+    """The :class:`_Value` of ``tid`` spanning ``[start, end)``."""
+    value = _Value.__new__(_Value)
+    value.id = tid
+    value.start = start
+    value.end = end
+    return value
+
+
+# the rows of the binary operators as the tokens spell them (``**`` and the typeset signs
+# too); ``@`` is not among them: arrays are lowered from the AST
+_OPERATORS = {**_BINARY, **{text: _BINARY[op] for text, op in READ_AS.items()}}
+
+
 class _Reductions:
     """The parser's callbacks (named as ``language.parser._ToAst``'s) making the tape's nodes as
     the driver reduces the rules, with :class:`_Builder`'s methods, in the order :func:`lower`
     makes them: LR reductions come in post-order (left operand, right operand, then the
-    operation). A value is (id, start, end); an assignment's is its id alone, an int.
+    operation). An expression's value is a :class:`_Value`; an assignment's is its id alone,
+    an int.
 
     Only valid programs go this way: at the first thing wrong it gives up (:class:`_GiveUp`, or
     the builder's error), and :func:`compile` runs parse and lower, whose messages, spans and
     order of checks are the reference."""
 
-    __slots__ = ("builder", "numbers", "functions")
+    __slots__ = ("builder", "numbers", "inputs", "operators", "unary_calls", "binary_calls")
 
     def __init__(self, builder: _Builder):
         self.builder = builder
         self.numbers: dict[str, int] = {}  # a literal's text -> its constant
-        self.functions: dict[tuple[str, int], Primitive] = {}  # (text, arity) -> its row
+        # a name's text -> its input's id: an input is never assigned (bind refuses it), so
+        # its text reads the same id every time, one lookup
+        self.inputs: dict[str, int] = {}
+        self.operators: dict[str, Primitive] = _OPERATORS
+        # a function's text (``sin(``) -> its row, called with one and with two arguments
+        self.unary_calls: dict[str, Primitive] = {}
+        self.binary_calls: dict[str, Primitive] = {}
 
     def num(self, children):
         tok = children[0]
@@ -1061,38 +1094,49 @@ class _Reductions:
             if v == _INF:
                 raise _GiveUp  # the parser says it is too large
             tid = self.numbers[text] = self.builder.literal(text, v)
-        return tid, tok.start_pos, tok.end_pos
+        return _value(tid, tok.start_pos, tok.end_pos)
 
     def var(self, children):
         tok = children[0]
+        tid = self.inputs.get(tok.value)
+        if tid is None:
+            tid = self.read(tok)
+        return _value(tid, tok.start_pos, tok.end_pos)
+
+    def read(self, tok):
+        """The id the name ``tok`` reads (:meth:`var`'s first read of an input, or any read of
+        an assigned name or a constant)."""
         builder = self.builder
         name = tok.value
         if not name.isascii() or "\\" in name:
             name = read_name(name, tok.start_pos)
         tid = builder.env.get(name)
+        if tid is not None:
+            return tid
+        tid = builder.input_ids.get(name)
         if tid is None:
-            tid = builder.input_ids.get(name)
-            if tid is None:
-                if name == DEGREE:
-                    raise _GiveUp  # pi/180, which parse and lower read
-                tid = builder.read(name, (tok.start_pos, tok.end_pos))
-        return tid, tok.start_pos, tok.end_pos
+            if name == DEGREE:
+                raise _GiveUp  # pi/180, which parse and lower read
+            tid = builder.read(name, (tok.start_pos, tok.end_pos))
+            if builder.input_ids.get(name) != tid:
+                return tid  # a named constant (pi, e)
+        self.inputs[tok.value] = tid
+        return tid
 
     def unary(self, children):
-        op, (x, _, end) = children
+        op, x = children
         start = op.start_pos
+        tid = x.id
         if op.value != "+":  # - or −
-            x = self.builder.emit(_NEG, x, -1, (start, end))
-        return x, start, end
+            tid = self.builder._node(_NEG, tid, -1, start, x.end)
+        return _value(tid, start, x.end)
 
     def binary(self, children):
-        (x, start, _), op, (y, _, end) = children
-        text = op.value
-        if text == "@":
-            raise _GiveUp  # arrays are lowered from the AST
-        if text not in "+-*/^":  # ** and the typeset signs (· × ÷ −)
-            text = READ_AS[text]
-        return self.builder.emit(_BINARY[text], x, y, (start, end)), start, end
+        x, op, y = children
+        prim = self.operators.get(op.value)
+        if prim is None:
+            raise _GiveUp  # @: arrays are lowered from the AST
+        return _value(self.builder._node(prim, x.id, y.id, x.start, y.end), x.start, y.end)
 
     def array(self, children):
         raise _GiveUp  # arrays are lowered from the AST
@@ -1100,8 +1144,8 @@ class _Reductions:
     index = slice = keyword = transpose = array
 
     def implicit(self, children):
-        (x, start, _), (y, _, end) = children
-        return self.builder.emit(_MUL, x, y, (start, end)), start, end
+        x, y = children
+        return _value(self.builder._node(_MUL, x.id, y.id, x.start, y.end), x.start, y.end)
 
     def _natural(self, children):
         raise _GiveUp  # x², 30°, √x, |x|: rare in a program large enough to matter
@@ -1109,33 +1153,45 @@ class _Reductions:
     superscript = degrees = root = bars = _natural
 
     def call(self, children):
-        tok, rpar = children[0], children[-1]
-        args = children[1:-1:2]
-        key = tok.value, len(args)
-        prim = self.functions.get(key)
-        if prim is None:
-            name = call_name(tok.value)
-            if not name.isascii() or "\\" in name:
-                name = read_name(name, tok.start_pos)
-            prim = lookup(name, len(args))
-            if prim is None or prim.arity != len(args):
-                raise _GiveUp  # the lowering says which mistake it is
-            self.functions[key] = prim
-        start, end = tok.start_pos, rpar.end_pos
-        return self.builder.emit(prim, args[0][0], args[1][0] if len(args) == 2 else -1,
-                                 (start, end)), start, end
+        n = len(children)
+        tok, rpar = children[0], children[n - 1]
+        if n == 3:  # f(a)
+            prim = self.unary_calls.get(tok.value)
+            if prim is None:
+                prim = self.unary_calls[tok.value] = self.function(tok, 1)
+            a = children[1]
+            tid = self.builder._node(prim, a.id, -1, tok.start_pos, rpar.end_pos)
+        elif n == 5:  # f(a, b)
+            prim = self.binary_calls.get(tok.value)
+            if prim is None:
+                prim = self.binary_calls[tok.value] = self.function(tok, 2)
+            a, b = children[1], children[3]
+            tid = self.builder._node(prim, a.id, b.id, tok.start_pos, rpar.end_pos)
+        else:
+            raise _GiveUp  # every row takes one or two arguments: the lowering says which
+        return _value(tid, tok.start_pos, rpar.end_pos)
+
+    def function(self, tok, n_args: int) -> Primitive:
+        """The row the call token ``tok`` (``sin(``) calls with ``n_args`` arguments."""
+        name = call_name(tok.value)
+        if not name.isascii() or "\\" in name:
+            name = read_name(name, tok.start_pos)
+        prim = lookup(name, n_args)
+        if prim is None or prim.arity != n_args:
+            raise _GiveUp  # the lowering says which mistake it is
+        return prim
 
     def group(self, children):
         return children[1]
 
     def assign(self, children):
-        tok, op, (x, _, end) = children
+        tok, op, x = children
         name = tok.value
         if not name.isascii() or "\\" in name:
             name = read_name(name, tok.start_pos)
         if name == DEGREE:
             raise _GiveUp  # the parser says deg cannot be assigned
-        return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x, end)
+        return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x.id, x.end)
 
     def program(self, children):
         return children
@@ -1185,10 +1241,10 @@ def one_pass(source: str) -> Graph | None:
         return None
     if statements.__class__ is not list or not statements:
         return None  # a syntax error, or nothing to compute
-    result, bare = -1, []  # an expression's value is a tuple, an assignment's an int
+    result, bare = -1, []  # an expression's value is a _Value, an assignment's an int
     for value in statements:
-        if value.__class__ is tuple:
-            result = value[0]
+        if value.__class__ is _Value:
+            result = value.id
             bare.append(result)
         else:
             result = value
