@@ -957,9 +957,9 @@ def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A00
     return graph
 
 
-def compile_at(source: str, at: Mapping[str, object] | None, read: bool = False) -> Graph:
+def compile_at(source: str, at: Mapping[str, object] | None, read: bool | int = False) -> Graph:
     """:func:`compile` for the point ``at`` (its arrays' shapes, ``at.shapes``), keeping the
-    reading with ``read``. A shape error that involves an input ``at`` gives no value at all is
+    reading with ``read`` (a number: its first that many characters). A shape error that involves an input ``at`` gives no value at all is
     reported as that missing value."""
     try:
         return compile_graph(source, getattr(at, "shapes", None), read)

@@ -265,9 +265,10 @@ def _warn_readings(notes) -> None:
         _warn(text)
 
 
-def _compiled(source: str, at=None, shown: bool = False):
+def _compiled(source: str, at=None, shown: bool | int = False):
     """The source's graph for the point ``at`` (:func:`gradcli.api.compile_at`), the warnings on
-    its reading said from the same parse (kept where it may have one, or ``shown``: --json)."""
+    its reading said from the same parse (kept where it may have one, or ``shown``: --json; a
+    number: the trace's "read as", its first that many characters)."""
     from .api import compile_at
     graph = compile_at(source, at, shown or _may_misread(source))
     if graph.reading is not None:
@@ -522,7 +523,8 @@ def _screen(width, ascii_):
                    "operation NODE (a1, an input's name; repeatable), or of all of them "
                    "(--elements all, for small arrays). Implies --trace.")
 @click.option("--max-rows", type=click.IntRange(min=0), default=DEFAULT_MAX_ROWS, show_default=True,
-              help="At most N rows per table (trace, check; 0 = all); --json is always complete.")
+              help="At most N rows per table (trace, check; 0 = all, and the whole reading "
+                   "of a long source); --json is always complete.")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, writable=True),
               help="Also save the output to FILE: .txt (plain text at --width or natural "
                    "width), .svg, .html, .tex (LaTeX booktabs tables); .json (or any FILE "
@@ -627,8 +629,8 @@ def eval_command(**options):
             _refuse("point", request.facts())
             return _eval_point(nodes.graph, request, nodes)
         # the source as read is shown by --json and --trace: kept from compile's parse
-        shown = (request.as_json or request.trace
-                 or (request.export_path or "").lower().endswith(".json"))
+        shown = (request.as_json or (request.export_path or "").lower().endswith(".json")
+                 or (request.trace and (not request.max_rows or READ_AS_CHARACTERS)))
         graph = select_outputs(_compiled(request.source, request.at, shown), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
@@ -1084,8 +1086,7 @@ def _blocks(result, digits, max_rows, trace, check, screen, elements) -> list:
     if not trace and check is None:
         return items
     if trace:  # what the trace is the trace of: the source as gradcli read it
-        from .engine.graph import read_back
-        items.insert(0, f"read as: {read_back(result.graph)[0]}")
+        items.insert(0, _read_as(result.graph, max_rows))
     from .views.tables import check_table, tangent_table, trace_tables
     if trace and result.mode == "forward":
         items.append(tangent_table(result.trace, digits, max_rows))
@@ -1101,6 +1102,21 @@ def _blocks(result, digits, max_rows, trace, check, screen, elements) -> list:
     if check is not None:
         items.append(check_table(check, digits, max_rows=max_rows))
     return items
+
+
+READ_AS_CHARACTERS = 2_000  # of a trace's "read as" line, as --max-rows cuts its tables
+
+
+def _read_as(graph, max_rows: int) -> str:
+    """The trace's first line: the source as gradcli read it, its first
+    :data:`READ_AS_CHARACTERS` characters unless ``max_rows`` is 0 (a program of 10^4 terms
+    reads back as a line of a third of a megabyte, which only --max-rows 0 asks for)."""
+    from .engine.graph import read_back
+    limit = READ_AS_CHARACTERS if max_rows else -1
+    text = read_back(graph, limit)[0]
+    if 0 <= limit < len(text):
+        text = f"{text[:limit]}… (its first {limit:,} characters; --max-rows 0 shows all)"
+    return f"read as: {text}"
 
 
 def _has_arrays(graph) -> bool:

@@ -505,3 +505,21 @@ def test_the_sweeps_edges_are_every_contribution_in_sweep_order_and_by_target(so
     by_target = sorted(range(len(expected)), key=lambda i: expected[i][1])
     assert list(records.by_target()) == by_target
     assert len(records) == len(expected)
+
+
+def test_a_long_reading_shows_its_beginning_as_tables_show_their_first_rows(gradcli_script):
+    # 500 terms of an explicit spelling: the reading is the source itself, 4,499 characters
+    import subprocess
+    source = " + ".join(["x*y"] * 500)
+    cut = f"read as: {source[:2000]}… (its first 2,000 characters; --max-rows 0 shows all)"
+    out = CliRunner().invoke(main, ["eval", source, "--at", "x=2,y=3", "--trace"]).output
+    assert out.splitlines()[0] == cut
+    whole = subprocess.run([gradcli_script, "eval", source, "--at", "x=2,y=3", "--trace",
+                            "--max-rows", "0"], capture_output=True, text=True,
+                           encoding="utf-8").stdout
+    assert whole.splitlines()[0] == f"read as: {source}"
+    short = CliRunner().invoke(main, ["eval", "2x^2 + y", "--at", "x=1,y=2", "--trace"]).output
+    assert short.splitlines()[0] == "read as: 2*x^2 + y"
+    data = json.loads(CliRunner().invoke(main, ["eval", source, "--at", "x=2,y=3", "--trace",
+                                                "--json"]).output)
+    assert data["source_read"] == source  # --json is always complete

@@ -1202,11 +1202,12 @@ _INF = float("inf")
 
 @gc_paused()  # one pause for the whole build (and for parse + lower, the AST freed uncollected)
 def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A001
-            read: bool = False) -> Graph:
+            read: bool | int = False) -> Graph:
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
     ``shapes`` gives the array inputs' shapes (name -> shape such as ``(3,)`` or ``(2, 3)``).
     ``read``: the graph keeps the source as gradcli read it (:func:`read_back`, from the same
-    parse), for a caller that shows it.
+    parse), for a caller that shows it; a number N (>= 1) keeps at least its first N characters,
+    for a caller that shows no more.
 
     A valid program of scalar inputs is read in one pass: the parser's driver with callbacks
     that make the tape's nodes (:class:`_Reductions`); anything wrong with it, any array, and
@@ -1222,7 +1223,7 @@ def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A00
     reading = None
     if read:  # printed first, so that the AST is gone before finish makes the graph
         from ..language.printer import to_source
-        reading = (to_source(program), notes)
+        reading = (to_source(program, -1 if read is True else read), notes)
     builder = _Builder(source, shapes)
     outputs = _lowered(builder, program)
     del program  # the peak is the builder and the graph, not the AST as well (--json)
@@ -1285,11 +1286,12 @@ def parse_source(source: str, notes: list | None = None) -> Program:
         raise
 
 
-def read_back(source) -> tuple[str, list]:
+def read_back(source, limit: int = -1) -> tuple[str, list]:
     """The source as gradcli read it, in the explicit spelling (``2x^2`` -> ``2*x^2``,
     ``|x|`` -> ``abs(x)``), and the notes on readings worth a warning (``1/2x``): ``(span,
     text)`` pairs. Of a graph, the reading it kept (``compile(..., read=True)``), else its
-    source's (an array-node graph keeps none)."""
+    source's (an array-node graph keeps none). With a ``limit`` (>= 0), the reading may stop
+    soon after that many characters (a view showing its beginning)."""
     if not isinstance(source, str):
         reading = getattr(source, "reading", None)
         if reading is not None:
@@ -1297,7 +1299,7 @@ def read_back(source) -> tuple[str, list]:
         source = source.source
     from ..language.printer import to_source
     notes: list = []
-    return to_source(parse_source(source, notes)), notes
+    return to_source(parse_source(source, notes), limit), notes
 
 
 def point_vector(graph: Graph, at: Mapping[str, float]) -> list[float]:

@@ -22,5 +22,5 @@ cdef class Spelling:
     cpdef list binary(self, Binary expr)
     cpdef list call(self, Call expr)
 
-@cython.locals(out=list, stack=list, pieces=list, need=cython.int)
-cpdef str walk(node, Spelling spelling)
+@cython.locals(out=list, stack=list, pieces=list, need=cython.int, size=Py_ssize_t)
+cpdef str walk(node, Spelling spelling, Py_ssize_t limit=*)

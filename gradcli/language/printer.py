@@ -111,15 +111,21 @@ class Spelling:
 SOURCE = Spelling()
 
 
-def walk(node, spelling: Spelling) -> str:
+def walk(node, spelling: Spelling, limit: int = -1) -> str:
     """An expression written out by ``spelling``, with the parentheses its precedence needs
-    (an explicit stack: deep expressions print without recursion)."""
+    (an explicit stack: deep expressions print without recursion). With a ``limit`` (>= 0),
+    the walk stops once the text is longer than that: its beginning, for a view that shows no
+    more of it."""
     out: list[str] = []
     stack: list = [(node, 0)]
+    size = 0
     while stack:
+        if 0 <= limit < size:
+            break
         item = stack.pop()
         if type(item) is str:
             out.append(item)
+            size += len(item)
             continue
         expr, need = item
         pieces = spelling.pieces(expr)
@@ -127,15 +133,24 @@ def walk(node, spelling: Spelling) -> str:
             pieces = [spelling.open, *pieces, spelling.close]
         elif len(pieces) == 1 and type(pieces[0]) is str:  # a leaf: written at once
             out.append(pieces[0])
+            size += len(pieces[0])
             continue
         stack.extend(reversed(pieces))
     return "".join(out)
 
 
-def to_source(node) -> str:
-    """Source text for an expression, an assignment or a whole program."""
+def to_source(node, limit: int = -1) -> str:
+    """Source text for an expression, an assignment or a whole program; with a ``limit``
+    (>= 0), at least its first ``limit`` characters, the rest left unwritten where it can be."""
     if type(node) is Program:
-        return "\n".join(to_source(s) for s in node.statements)
+        lines: list[str] = []
+        size = 0
+        for statement in node.statements:
+            if 0 <= limit < size:
+                break
+            lines.append(to_source(statement, limit if limit < 0 else limit - size))
+            size += len(lines[-1]) + 1
+        return "\n".join(lines)
     if type(node) is Assign:
-        return f"{node.name} {node.op} {to_source(node.value)}"
-    return walk(node, SOURCE)
+        return f"{node.name} {node.op} {to_source(node.value, limit)}"
+    return walk(node, SOURCE, limit)
