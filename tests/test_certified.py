@@ -426,12 +426,25 @@ def test_the_quick_sweep_proves_atan2_and_the_reciprocal_trig(source, point):
             assert abs(mpmath.mpf(text) - exact_value) <= unit / 2, (text, exact_value)
 
 
+def _first_losing_node(graph, floats, reals, n):
+    """float64_loss by its definition: the first node keeping fewer than half of ``n`` digits
+    whose arguments keep them all, every node's agreement computed exactly."""
+    from gradcli.engine.certify import agreement
+    base, good = graph.base, [True] * graph.n_slots
+    for k in range(len(graph.ops)):
+        kept = agreement(floats[base + k], reals[base + k], n)
+        good[base + k] = kept >= n
+        if kept < n / 2 and all(good[a] for a in graph.args(k)):
+            return base + k
+    return None
+
+
 @settings(max_examples=40, derandomize=True, database=None)
 @given(CANCELLING_SOURCES, CANCELLING, st.sampled_from([2, 3, 7, 13, 15, 17]))
 def test_the_node_where_float64_loses_its_digits_is_found_as_by_the_definition(source, x, n):
     """float64_loss skips, at float speed, the nodes that certainly keep half the digits: it
     names the same node as the definition, every node's agreement computed exactly."""
-    from gradcli.engine.certify import agreement, certify, float64_loss
+    from gradcli.engine.certify import certify, float64_loss
     from gradcli.engine.forward import forward
     graph = gradcli.compile(source)
     try:
@@ -439,14 +452,7 @@ def test_the_node_where_float64_loses_its_digits_is_found_as_by_the_definition(s
         reals = certify(graph, [x]).reals
     except gradcli.GradcliError:
         return
-    base, good, first = graph.base, [True] * graph.n_slots, None
-    for k in range(len(graph.ops)):
-        kept = agreement(floats[base + k], reals[base + k], n)
-        good[base + k] = kept >= n
-        if kept < n / 2 and all(good[a] for a in graph.args(k)):
-            first = base + k
-            break
-    assert float64_loss(graph, floats, reals, n) == first
+    assert float64_loss(graph, floats, reals, n) == _first_losing_node(graph, floats, reals, n)
 
 
 @pytest.mark.parametrize("source, x", [
@@ -459,21 +465,14 @@ def test_a_shared_ball_leaves_the_node_where_float64_loses_its_digits_as_it_was(
     """The bare sweep gives the nodes of the same row and exact arguments one ball (marked in
     ``shared``); float64_loss tests only the first of them, and names the node the definition
     names, every node's agreement computed exactly."""
-    from gradcli.engine.certify import agreement, certify, float64_loss
+    from gradcli.engine.certify import certify, float64_loss
     from gradcli.engine.forward import forward
     graph = gradcli.compile(source)
     floats = forward(graph, [float(x)])
     reals = certify(graph, [x]).reals
     assert any(reals.shared) or "cos" in source
     for n in (3, 13, 17):
-        base, good, first = graph.base, [True] * graph.n_slots, None
-        for k in range(len(graph.ops)):
-            kept = agreement(floats[base + k], reals[base + k], n)
-            good[base + k] = kept >= n
-            if kept < n / 2 and all(good[a] for a in graph.args(k)):
-                first = base + k
-                break
-        assert float64_loss(graph, floats, reals, n) == first
+        assert float64_loss(graph, floats, reals, n) == _first_losing_node(graph, floats, reals, n)
 
 
 # -- the first attempt on bare balls gives what the Real sweeps give ----------------------------
