@@ -1108,8 +1108,7 @@ class _Reductions:
         an assigned name or a constant)."""
         builder = self.builder
         name = tok.value
-        if not name.isascii() or "\\" in name:
-            name = read_name(name, tok.start_pos)
+        name = read_name(name, tok.start_pos)
         tid = builder.env.get(name)
         if tid is not None:
             return tid
@@ -1174,8 +1173,7 @@ class _Reductions:
     def function(self, tok, n_args: int) -> Primitive:
         """The row the call token ``tok`` (``sin(``) calls with ``n_args`` arguments."""
         name = call_name(tok.value)
-        if not name.isascii() or "\\" in name:
-            name = read_name(name, tok.start_pos)
+        name = read_name(name, tok.start_pos)
         prim = lookup(name, n_args)
         if prim is None or prim.arity != n_args:
             raise _GiveUp  # the lowering says which mistake it is
@@ -1187,8 +1185,7 @@ class _Reductions:
     def assign(self, children):
         tok, op, x = children
         name = tok.value
-        if not name.isascii() or "\\" in name:
-            name = read_name(name, tok.start_pos)
+        name = read_name(name, tok.start_pos)
         if name == DEGREE:
             raise _GiveUp  # the parser says deg cannot be assigned
         return self.builder.assign(name, op.value, (tok.start_pos, tok.end_pos), x.id, x.end)

@@ -9,6 +9,9 @@ from gradcli.language.ast cimport Node
 
 cpdef object _nesting(str kind, str text, Py_ssize_t depth)
 
+# called per name the AST holds: a C call from the callbacks
+cpdef str read_name(str text, Py_ssize_t start)
+
 @cython.locals(kind=Py_ssize_t, begin=Py_ssize_t, stop=Py_ssize_t,
                after=Py_ssize_t, top=Py_ssize_t, state=Py_ssize_t, action=Py_ssize_t,
                reduction=Py_ssize_t, size=Py_ssize_t, call=Py_ssize_t, depth=Py_ssize_t,

@@ -91,14 +91,7 @@ class _ToAst:
 
     def var(self, children):
         tok = children[0]
-        text = tok.value
-        # Interned: a name read 10,000 times is one string, hashed once by the lowering's dicts.
-        if text.isascii() and "\\" not in text:  # no superscript, no escape: the name as written
-            name = intern(text)
-        else:
-            if not text.isascii():
-                _no_superscript(tok)
-            name = intern(_name(tok))
+        name = read_name(tok.value, tok.start_pos)
         if name == DEGREE:
             return _degree((tok.start_pos, tok.end_pos))
         return Var(name, (tok.start_pos, tok.end_pos))
@@ -288,8 +281,7 @@ class _ToAst:
         if text[-1] in " \t\f":
             text = text.rstrip(" \t\f")
         name_span = (tok.start_pos, tok.start_pos + len(text))
-        name = read_name(text, tok.start_pos) if not text.isascii() or "\\" in text \
-            else intern(text)
+        name = read_name(text, tok.start_pos)
         args = tuple(children[1:-1:2])
         span = (tok.start_pos, rpar.end_pos)
         functions = self.functions
@@ -482,7 +474,10 @@ def _escaped_superscript(tok) -> None:
 
 def read_name(text: str, start: int) -> str:
     """The name a NAME token at ``start`` spells (escapes read), or the ParseError the parser
-    gives for it (a superscript, an escape no name may hold)."""
+    gives for it (a superscript, an escape no name may hold); interned: a name read 10,000
+    times is one string, hashed once by the lowering's dicts."""
+    if text.isascii() and "\\" not in text:  # no superscript, no escape: the name as written
+        return intern(text)
     tok = _Token("NAME", text, start, start + len(text))
     if not text.isascii():
         _no_superscript(tok)
