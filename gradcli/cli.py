@@ -630,7 +630,7 @@ def eval_command(**options):
             return _eval_point(nodes.graph, request, nodes)
         # the source as read is shown by --json and --trace: kept from compile's parse
         shown = (request.as_json or (request.export_path or "").lower().endswith(".json")
-                 or (request.trace and (not request.max_rows or READ_AS_CHARACTERS)))
+                 or (request.trace and _reading_limit(request.max_rows)))
         graph = select_outputs(_compiled(request.source, request.at, shown), request.of)
         _warn_unread(request.at, graph)
         _refuse("point", request.facts())
@@ -1107,12 +1107,18 @@ def _blocks(result, digits, max_rows, trace, check, screen, elements) -> list:
 READ_AS_CHARACTERS = 2_000  # of a trace's "read as" line, as --max-rows cuts its tables
 
 
+def _reading_limit(max_rows: int) -> int:
+    """How much of the reading the trace shows: its first :data:`READ_AS_CHARACTERS`
+    characters, all of it (-1) with ``--max-rows 0`` (a program of 10^4 terms reads back as a
+    line of a third of a megabyte, which only --max-rows 0 asks for)."""
+    return READ_AS_CHARACTERS if max_rows else -1
+
+
 def _read_as(graph, max_rows: int) -> str:
-    """The trace's first line: the source as gradcli read it, its first
-    :data:`READ_AS_CHARACTERS` characters unless ``max_rows`` is 0 (a program of 10^4 terms
-    reads back as a line of a third of a megabyte, which only --max-rows 0 asks for)."""
+    """The trace's first line: the source as gradcli read it, as much as
+    :func:`_reading_limit` says."""
     from .engine.graph import read_back
-    limit = READ_AS_CHARACTERS if max_rows else -1
+    limit = _reading_limit(max_rows)
     text = read_back(graph, limit)[0]
     if 0 <= limit < len(text):
         text = f"{text[:limit]}… (its first {limit:,} characters; --max-rows 0 shows all)"

@@ -1203,8 +1203,8 @@ def compile(source: str, shapes: Mapping[str, tuple] | None = None,  # noqa: A00
     """Parse and lower ``source`` once; evaluate the graph at many points with :func:`gradcli.api.evaluate`.
     ``shapes`` gives the array inputs' shapes (name -> shape such as ``(3,)`` or ``(2, 3)``).
     ``read``: the graph keeps the source as gradcli read it (:func:`read_back`, from the same
-    parse), for a caller that shows it; a number N (>= 1) keeps at least its first N characters,
-    for a caller that shows no more.
+    parse), for a caller that shows it; a number N keeps at least its first N characters, for
+    a caller that shows no more (-1: all of it).
 
     A valid program of scalar inputs is read in one pass: the parser's driver with callbacks
     that make the tape's nodes (:class:`_Reductions`); anything wrong with it, any array, and
